@@ -1,0 +1,10 @@
+/* placeholder until the subcommand lands (this session) */
+#include <stdio.h>
+
+#include "commands.h"
+
+int pd_cli_render(int argc, char** argv) {
+    (void)argc;
+    fprintf(stderr, "peridot %s: not available yet\n", argv[0]);
+    return 2;
+}

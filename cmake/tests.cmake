@@ -1,0 +1,23 @@
+# One test binary per area (tests/<area>/*.c + tests/test_main.c). Each source file is one
+# ctest entry `<area>.<file>`, run as `test_<area> <file>`, labelled with its area so that
+# `ctest -L unit` selects the unit tests (run again under the sanitizers by `make test`).
+set(PD_TEST_AREAS unit physics cli bad_input)
+foreach(area ${PD_TEST_AREAS})
+  file(GLOB area_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/${area}/*.c)
+  if(NOT area_sources)
+    continue()
+  endif()
+  add_executable(test_${area} ${area_sources} ${CMAKE_SOURCE_DIR}/tests/test_main.c)
+  target_include_directories(test_${area} PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests
+                             ${CHOLMOD_INCLUDE_DIR})
+  target_compile_options(test_${area} PRIVATE ${PD_WARNINGS})
+  target_compile_definitions(test_${area} PRIVATE PD_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+                             PD_CLI_PATH="$<TARGET_FILE:peridot_cli>")
+  target_link_libraries(test_${area} PRIVATE peridot)
+  add_dependencies(test_${area} peridot_cli)
+  foreach(src ${area_sources})
+    get_filename_component(stem ${src} NAME_WE)
+    add_test(NAME ${area}.${stem} COMMAND test_${area} ${stem})
+    set_tests_properties(${area}.${stem} PROPERTIES LABELS ${area} TIMEOUT 900)
+  endforeach()
+endforeach()

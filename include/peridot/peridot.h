@@ -1,0 +1,42 @@
+/* Peridot: particle simulation of elastoplastic, hyperelastic, viscoelastic and granular
+ * materials. Umbrella header of the public API. */
+#ifndef PERIDOT_H
+#define PERIDOT_H
+
+#include <stddef.h>
+
+#include "math.h"
+#include "scene.h"
+#include "status.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+const char* pd_version(void);
+
+typedef struct pd_world pd_world;
+
+/* What a scene will need, computed without sampling or allocating it. */
+typedef struct pd_estimate {
+    size_t particles; /* upper bound from the bodies' bounding boxes */
+    size_t bonds;     /* particles * expected family size */
+    size_t bytes;     /* memory the world will allocate */
+    size_t steps;     /* time steps for the whole run */
+} pd_estimate;
+pd_status pd_scene_estimate(const pd_scene* scene, pd_estimate* out, pd_error* err);
+
+/* Samples the bodies, builds colliders, pins and the method's solver. */
+pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err);
+void pd_destroy_world(pd_world* world);
+
+/* One time step of scene->world.dt. PD_ERR_UNSTABLE (with err saying when and where) when
+ * a position or velocity becomes non-finite or runs away. */
+pd_status pd_world_step(pd_world* world, pd_error* err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

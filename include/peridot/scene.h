@@ -1,0 +1,39 @@
+/* A parsed, validated scene (SCENE.md, docs/scene-format.md). */
+#ifndef PERIDOT_SCENE_H
+#define PERIDOT_SCENE_H
+
+#include "types.h"
+
+struct pd_solver_vtable;
+
+typedef struct pd_scene {
+    char file[PD_PATH_MAX]; /* the scene file as given */
+    char dir[PD_PATH_MAX];  /* its folder: mesh paths are resolved against it */
+    int version;
+    char method[PD_NAME_MAX];
+    const struct pd_solver_vtable* solver; /* from the registry, by `method` */
+    void* solver_params;                   /* the method's params struct (its param table) */
+    pd_world_def world;
+    int material_count;
+    pd_material_def* materials;
+    int body_count;
+    pd_body_def* bodies;
+    int collider_count;
+    pd_collider_def* colliders;
+    pd_output_def output;
+    char* resolved_json; /* the scene with overrides applied and every default explicit */
+} pd_scene;
+
+/* Reads, validates and resolves a scene. `overrides` are "json.path=value" strings
+ * (`--set`), applied before validation. On error nothing is allocated, `err` names the file,
+ * JSON path (and line when known) and what was expected, and PD_ERR_BAD_SCENE (or PD_ERR_IO
+ * for a missing file) is returned. */
+pd_status pd_scene_load(const char* path, const char* const* overrides, int override_count,
+                        pd_scene* out, pd_error* err);
+/* Same, from JSON text; `dir` resolves relative mesh paths. */
+pd_status pd_scene_parse(const char* json, const char* file, const char* dir,
+                         const char* const* overrides, int override_count, pd_scene* out,
+                         pd_error* err);
+void pd_scene_free(pd_scene* scene);
+
+#endif

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Peridot needs, only those that are missing.
+# Used by `make demo` and `make test`; safe to run again. Needs root (or sudo) on Debian 12.
+set -eu
+need=(build-essential cmake pkg-config libcjson-dev libsuitesparse-dev libassimp-dev libpng-dev)
+missing=()
+for p in "${need[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "setup: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

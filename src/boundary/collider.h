@@ -1,0 +1,50 @@
+/* Colliders shared by every method: analytic signed-distance shapes (plane, box, sphere,
+ * cylinder; mesh later), as obstacles or containers (`inside`), moving by velocity, angular
+ * velocity or keyframes; slip with Coulomb friction, or no-slip. */
+#ifndef PD_COLLIDER_H
+#define PD_COLLIDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peridot/types.h"
+
+typedef struct pd_collider {
+    pd_collider_def def;
+    pd_vec3 center;      /* rest centre (rotation pivot) */
+    pd_vec3 translation; /* current offset from the rest pose (m) */
+    pd_mat3 rotation;    /* current rotation about `center` */
+    pd_vec3 lin_vel;     /* current linear velocity of the pivot (m/s) */
+    pd_vec3 ang_vel;     /* current angular velocity (rad/s) */
+} pd_collider;
+
+typedef struct pd_colliders {
+    int count;
+    pd_collider* items;
+} pd_colliders;
+
+/* `path` prefix for errors is "colliders[k]". */
+pd_status pd_colliders_create(const pd_collider_def* defs, int count, pd_colliders* out,
+                              pd_error* err);
+void pd_colliders_destroy(pd_colliders* c);
+
+/* Poses every collider at time t (s). */
+void pd_colliders_update(pd_colliders* c, pd_real t);
+
+/* Signed distance of p to collider k (negative inside the solid, i.e. where particles must
+ * not be) and the outward unit normal there. */
+pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal);
+
+/* Velocity of the collider's surface at p. */
+pd_vec3 pd_collider_velocity_at(const pd_collider* col, pd_vec3 p);
+
+/* After a solver step of length dt: moves every particle i with skip[i] == 0 that lies
+ * inside a collider back onto its surface, and corrects its velocity: the normal
+ * approach relative to the collider is removed; slip keeps the tangential relative velocity
+ * reduced by Coulomb friction (|dv_t| <= friction * |dv_n|), no-slip sets it to the
+ * collider's velocity. Returns the number of particles in contact. Parallel, and the same
+ * result for any thread count. */
+size_t pd_colliders_project(const pd_colliders* c, size_t n, pd_vec3* pos, pd_vec3* vel,
+                            const uint8_t* skip, pd_real dt);
+
+#endif

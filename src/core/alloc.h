@@ -1,0 +1,23 @@
+/* Counted allocation. Every allocation in Peridot goes through these so that tests and
+ * `peridot info` can report bytes in use; a user hook may replace malloc/free. */
+#ifndef PD_ALLOC_H
+#define PD_ALLOC_H
+
+#include <stddef.h>
+
+void* pd_alloc(size_t bytes);                 /* NULL on failure; bytes == 0 gives NULL */
+void* pd_calloc(size_t count, size_t size);   /* zeroed; NULL on failure or overflow */
+void* pd_realloc(void* p, size_t old_bytes, size_t new_bytes);
+void pd_free(void* p, size_t bytes);          /* bytes must be what was allocated */
+size_t pd_bytes_in_use(void);
+size_t pd_peak_bytes(void);
+
+typedef void* (*pd_alloc_fn)(size_t bytes);
+typedef void (*pd_free_fn)(void* p);
+void pd_set_allocator(pd_alloc_fn alloc_fn, pd_free_fn free_fn);
+
+/* Typed helpers: PD_NEW_ARRAY(T, n) and PD_FREE_ARRAY(p, T, n). */
+#define PD_NEW_ARRAY(T, n) ((T*)pd_calloc((n), sizeof(T)))
+#define PD_FREE_ARRAY(p, T, n) pd_free((p), (size_t)(n) * sizeof(T))
+
+#endif

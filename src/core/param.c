@@ -1,0 +1,119 @@
+#include "core/param.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+static void* field(const pd_param_info* p, void* blob) { return (char*)blob + p->offset; }
+
+void pd_params_set_defaults(const pd_param_table* t, void* blob) {
+    memset(blob, 0, t->struct_size);
+    for (int i = 0; i < t->count; ++i) {
+        const pd_param_info* p = &t->params[i];
+        if (p->type == PD_PARAM_REAL)
+            *(pd_real*)field(p, blob) = (pd_real)p->def;
+        else
+            *(int*)field(p, blob) = (int)p->def;
+    }
+}
+
+const pd_param_info* pd_param_find(const pd_param_table* t, const char* name) {
+    for (int i = 0; t && i < t->count; ++i)
+        if (strcmp(t->params[i].name, name) == 0)
+            return &t->params[i];
+    return NULL;
+}
+
+pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, const char* path,
+                              pd_error* err) {
+    if (!isfinite(value))
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a finite number");
+    switch (p->type) {
+        case PD_PARAM_ENUM:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected one of %s", p->choices);
+        case PD_PARAM_BOOL:
+            if (value != 0 && value != 1)
+                return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected true or false");
+            *(int*)field(p, blob) = (int)value;
+            return PD_OK;
+        case PD_PARAM_INT:
+            if (value != floor(value))
+                return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an integer, got %g", value);
+            break;
+        case PD_PARAM_REAL:
+            break;
+    }
+    if (value < p->min || value > p->max)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a value in [%g, %g] (%s), got %g",
+                       p->min, p->max, p->unit, value);
+    if (p->type == PD_PARAM_INT)
+        *(int*)field(p, blob) = (int)value;
+    else
+        *(pd_real*)field(p, blob) = (pd_real)value;
+    return PD_OK;
+}
+
+/* Index of `choice` in the "a|b|c" list, or -1. */
+static int choice_index(const char* choices, const char* choice) {
+    size_t n = strlen(choice);
+    int index = 0;
+    for (const char* s = choices; *s; ++index) {
+        size_t len = strcspn(s, "|");
+        if (len == n && strncmp(s, choice, n) == 0)
+            return index;
+        s += len;
+        if (*s == '|')
+            ++s;
+    }
+    return -1;
+}
+
+pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* choice,
+                              const char* path, pd_error* err) {
+    if (p->type != PD_PARAM_ENUM)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a number (%s), got \"%s\"", p->unit,
+                       choice);
+    int index = choice_index(p->choices, choice);
+    if (index < 0)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected one of %s, got \"%s\"", p->choices,
+                       choice);
+    *(int*)field(p, blob) = index;
+    return PD_OK;
+}
+
+pd_status pd_param_set_text(const pd_param_info* p, void* blob, const char* text,
+                            const char* path, pd_error* err) {
+    if (p->type == PD_PARAM_ENUM)
+        return pd_param_set_choice(p, blob, text, path, err);
+    if (p->type == PD_PARAM_BOOL) {
+        if (strcmp(text, "true") == 0 || strcmp(text, "1") == 0)
+            return pd_param_set_number(p, blob, 1, path, err);
+        if (strcmp(text, "false") == 0 || strcmp(text, "0") == 0)
+            return pd_param_set_number(p, blob, 0, path, err);
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected true or false, got \"%s\"", text);
+    }
+    char* end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0')
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a number, got \"%s\"", text);
+    return pd_param_set_number(p, blob, v, path, err);
+}
+
+double pd_param_get_number(const pd_param_info* p, const void* blob) {
+    const char* f = (const char*)blob + p->offset;
+    return p->type == PD_PARAM_REAL ? (double)*(const pd_real*)f : (double)*(const int*)f;
+}
+
+void pd_param_choice_name(const pd_param_info* p, int index, char* out, size_t cap) {
+    const char* s = p->choices ? p->choices : "";
+    for (int i = 0; i < index && *s; ++i) {
+        s += strcspn(s, "|");
+        if (*s == '|')
+            ++s;
+    }
+    size_t len = strcspn(s, "|");
+    snprintf(out, cap, "%.*s", (int)len, s);
+}

@@ -1,0 +1,53 @@
+/* Parameter tables: a method declares each of its options once (name, type, default, range,
+ * unit, doc) and the table drives JSON parsing (unknown keys rejected), `--set` overrides,
+ * defaults, and the generated docs/scene-format.md. Values live in a plain struct at
+ * `offset`: pd_real for REAL, int for INT, BOOL and ENUM (the index into `choices`). */
+#ifndef PD_PARAM_H
+#define PD_PARAM_H
+
+#include <stddef.h>
+
+#include "peridot/types.h"
+
+typedef enum pd_param_type {
+    PD_PARAM_REAL,
+    PD_PARAM_INT,
+    PD_PARAM_BOOL,
+    PD_PARAM_ENUM,
+} pd_param_type;
+
+typedef struct pd_param_info {
+    const char* name;
+    pd_param_type type;
+    size_t offset;
+    double def, min, max; /* ENUM: def is the default index; min/max unused */
+    const char* unit;     /* "s", "Pa", "1", ... */
+    const char* choices;  /* ENUM only: "a|b|c" */
+    const char* doc;      /* one sentence */
+} pd_param_info;
+
+typedef struct pd_param_table {
+    const pd_param_info* params;
+    int count;
+    size_t struct_size;
+} pd_param_table;
+
+void pd_params_set_defaults(const pd_param_table* t, void* blob);
+const pd_param_info* pd_param_find(const pd_param_table* t, const char* name);
+
+/* Sets a numeric value (REAL, INT, BOOL as 0/1), checking type and range; `path` names the
+ * JSON path for errors. */
+pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, const char* path,
+                              pd_error* err);
+/* Sets an ENUM by its choice name. */
+pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* choice,
+                              const char* path, pd_error* err);
+/* Parses text ("30", "1e-4", "true", "direct") by the parameter's type: for --set. */
+pd_status pd_param_set_text(const pd_param_info* p, void* blob, const char* text,
+                            const char* path, pd_error* err);
+
+double pd_param_get_number(const pd_param_info* p, const void* blob);
+/* Writes the choice name of an ENUM into out. */
+void pd_param_choice_name(const pd_param_info* p, int index, char* out, size_t cap);
+
+#endif

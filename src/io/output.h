@@ -1,0 +1,48 @@
+/* Frame writers (binary little-endian PLY, legacy VTK) and a PLY reader for `render` and
+ * tests. Every writer writes to "<path>.tmp" and renames, so a reader never sees half a
+ * file. */
+#ifndef PD_OUTPUT_H
+#define PD_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peridot/types.h"
+
+typedef enum pd_field_type {
+    PD_FIELD_REAL,  /* pd_real source, written as float */
+    PD_FIELD_INT32, /* int32_t source, written as int */
+} pd_field_type;
+
+/* A per-particle attribute of `components` values per particle, stored interleaved
+ * (data[i * components + c]); names[c] is the PLY property name of component c. */
+typedef struct pd_field {
+    const char* names[6];
+    int components;
+    pd_field_type type;
+    const void* data;
+} pd_field;
+
+pd_status pd_write_ply(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
+                       int field_count, pd_error* err);
+pd_status pd_write_vtk(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
+                       int field_count, pd_error* err);
+
+/* A PLY file read back: positions and every other vertex property as float columns. */
+#define PD_PLY_MAX_PROPS 32
+typedef struct pd_ply_data {
+    size_t count;
+    int prop_count; /* includes x, y, z */
+    char names[PD_PLY_MAX_PROPS][32];
+    float* columns[PD_PLY_MAX_PROPS]; /* count floats each (ints converted) */
+} pd_ply_data;
+
+pd_status pd_read_ply(const char* path, pd_ply_data* out, pd_error* err);
+/* Column of property `name`, or NULL. */
+const float* pd_ply_column(const pd_ply_data* ply, const char* name);
+void pd_ply_free(pd_ply_data* ply);
+
+/* Writes `text` to path atomically (temp + rename). */
+pd_status pd_write_text_atomic(const char* path, const char* text, size_t len, pd_error* err);
+
+#endif

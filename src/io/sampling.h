@@ -1,0 +1,26 @@
+/* Filling bodies with particles. */
+#ifndef PD_SAMPLING_H
+#define PD_SAMPLING_H
+
+#include <stddef.h>
+
+#include "peridot/types.h"
+
+/* Samples the shape with particles `spacing` apart: grid (lattice min + spacing*(i+1/2) over
+ * the bounding box, kept where inside), jittered (grid + uniform offsets of up to 0.25 spacing
+ * from `seed`), poisson_disk. *points is allocated with pd_alloc (count * sizeof(pd_vec3)).
+ * A shape thinner than spacing in one direction gives one layer (shells), in two a line
+ * (rods). `path` is the JSON path of the body for errors. */
+pd_status pd_sample_shape(const pd_shape_def* shape, pd_real spacing, pd_sampling sampling,
+                          uint64_t seed, pd_vec3** points, size_t* count, const char* path,
+                          pd_error* err);
+
+/* Inside test for analytic shapes (box, sphere, cylinder); points on the surface count as
+ * inside. Mesh shapes return 0 (use pd_mesh_winding_number). */
+int pd_shape_contains(const pd_shape_def* shape, pd_vec3 p);
+
+/* Axis-aligned bounds of an analytic shape (for meshes: the loaded, transformed mesh). */
+pd_status pd_shape_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, const char* path,
+                          pd_error* err);
+
+#endif

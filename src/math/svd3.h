@@ -1,0 +1,25 @@
+/* Robust 3x3 decompositions. */
+#ifndef PD_SVD3_H
+#define PD_SVD3_H
+
+#include "peridot/math.h"
+
+/* A = U diag(s) V^T with U, V proper rotations (det +1) and s sorted by decreasing
+ * magnitude, s0 >= s1 >= |s2|; s2 < 0 exactly when det A < 0 (sign-fixed for inverted
+ * matrices). Correct for singular, rank-deficient and zero matrices. */
+void pd_svd3(pd_mat3 a, pd_mat3* u, pd_vec3* s, pd_mat3* v);
+
+/* A = R S with R a proper rotation and S symmetric (S is indefinite when det A < 0). */
+void pd_polar3(pd_mat3 a, pd_mat3* r, pd_mat3* s);
+
+/* Symmetric A = Q diag(l) Q^T, l ascending, Q's columns the eigenvectors (det Q = +1). */
+void pd_eigen_sym3(pd_mat3 a, pd_vec3* l, pd_mat3* q);
+
+/* Inverse; returns 0 (and leaves *inv unchanged) when |det| <= tiny * scale^3. */
+int pd_m3_inverse(pd_mat3 a, pd_mat3* inv);
+
+/* Pseudo-inverse of a symmetric positive semi-definite A: eigenvalues below
+ * rel_tol * max eigenvalue are treated as zero (planar / linear neighbourhoods). */
+pd_mat3 pd_m3_pinv_sym(pd_mat3 a, pd_real rel_tol);
+
+#endif

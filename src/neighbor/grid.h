@@ -1,0 +1,39 @@
+/* Fixed-radius neighbour search on a uniform grid: particles are counting-sorted into
+ * hashed cells, then each particle scans the 27 cells around it. The result is a CSR list.
+ * Buffers are kept between calls and only grow, so a renewal does not allocate once warm. */
+#ifndef PD_GRID_H
+#define PD_GRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peridot/math.h"
+#include "peridot/status.h"
+
+/* Neighbours of i are indices[offsets[i] .. offsets[i+1]), in increasing index order, i
+ * itself excluded, every j with |p_j - p_i| <= radius. */
+typedef struct pd_neighbor_list {
+    size_t count; /* particles */
+    uint32_t* offsets;
+    uint32_t* indices;
+    size_t offsets_capacity, indices_capacity;
+} pd_neighbor_list;
+
+typedef struct pd_hash_grid {
+    pd_real cell;         /* cell size (>= radius) */
+    size_t table_size;    /* hash buckets */
+    uint32_t* cell_start; /* table_size + 1 */
+    uint32_t* sorted;     /* particle indices sorted by bucket */
+    uint32_t* bucket;     /* bucket of each particle */
+    size_t capacity, table_capacity;
+} pd_hash_grid;
+
+pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, pd_real radius,
+                             pd_neighbor_list* out);
+/* The same list by brute force, O(n^2): for tests. */
+pd_status pd_neighbors_brute_force(const pd_vec3* pos, size_t n, pd_real radius,
+                                   pd_neighbor_list* out);
+void pd_hash_grid_destroy(pd_hash_grid* grid);
+void pd_neighbor_list_destroy(pd_neighbor_list* list);
+
+#endif

@@ -1,0 +1,18 @@
+/* Z-order (Morton) ordering, so that particles near in space are near in memory. */
+#ifndef PD_MORTON_H
+#define PD_MORTON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peridot/math.h"
+#include "peridot/status.h"
+
+/* 63-bit Morton code of p quantised on a grid of `cell` size from `origin`. */
+uint64_t pd_morton_code(pd_vec3 p, pd_vec3 origin, pd_real cell);
+
+/* perm[i] = the old index of the particle that goes to place i, sorted by Morton code (ties by
+ * old index, so the order is deterministic). */
+pd_status pd_morton_order(const pd_vec3* pos, size_t n, pd_real cell, uint32_t* perm);
+
+#endif

@@ -1,0 +1,28 @@
+#include "parallel/parallel.h"
+
+#include <omp.h>
+
+void pd_parallel_for(size_t n, size_t grain, pd_range_fn* fn, void* ctx) {
+    if (n == 0)
+        return;
+    if (grain == 0)
+        grain = 1;
+    long chunks = (long)((n + grain - 1) / grain);
+    if (chunks == 1 || omp_get_max_threads() == 1) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (long c = 0; c < chunks; ++c) {
+        size_t begin = (size_t)c * grain;
+        size_t end = begin + grain < n ? begin + grain : n;
+        fn(ctx, begin, end, omp_get_thread_num());
+    }
+}
+
+void pd_set_threads(int threads) {
+    if (threads > 0)
+        omp_set_num_threads(threads);
+}
+
+int pd_thread_count(void) { return omp_get_max_threads(); }

@@ -1,0 +1,38 @@
+/* Options of the projective_pd method (He, Wang, Wu 2017). One table drives parsing of the
+ * scene's `solver` object, `--set solver.<key>=...`, and docs/scene-format.md. */
+#include "solvers/projective_pd/projective_pd_data.h"
+
+#include <stddef.h>
+
+#define P(field) offsetof(pd_ppd_params, field)
+
+static const pd_param_info k_params[] = {
+    {"iterations", PD_PARAM_INT, P(iterations), 20, 1, 100000, "1", NULL,
+     "Maximum local/global iterations per time step (Sec. 4.1)."},
+    {"tolerance", PD_PARAM_REAL, P(tolerance), 1e-4, 0, 1, "1", NULL,
+     "Stop a step when the residual of Eq. 12, relative to its value at the step's start, falls "
+     "below this."},
+    {"global_solve", PD_PARAM_ENUM, P(global_solve), PD_PPD_CHEBYSHEV, 0, 0, "-",
+     "chebyshev|direct|position_based",
+     "Global step: Jacobi with Chebyshev acceleration (Wang 2015), sparse Cholesky (CHOLMOD, "
+     "factored while families are fixed), or neighbourhood averaging (Fig. 7)."},
+    {"linear_iterations", PD_PARAM_INT, P(linear_iterations), 10, 1, 100000, "1", NULL,
+     "Jacobi sweeps (with Chebyshev acceleration) per global step."},
+    {"horizon", PD_PARAM_REAL, P(horizon), 2.01, 1.01, 4.0, "spacing", NULL,
+     "Family radius in particle spacings; 2.01 gives 32 neighbours on a lattice (Sec. 8: "
+     "about 30)."},
+    {"line_search", PD_PARAM_BOOL, P(line_search), 1, 0, 1, "-", NULL,
+     "Backtracking line search with the Armijo condition on the step of Eq. 13."},
+    {"armijo", PD_PARAM_REAL, P(armijo), 1e-4, 0, 0.5, "1", NULL,
+     "Sufficient-decrease constant c of the Armijo condition."},
+    {"dilatation", PD_PARAM_BOOL, P(dilatation), 1, 0, 1, "-", NULL,
+     "Adds a volumetric term (beyond the paper) so that Poisson ratios in [0.25, 0.49] are "
+     "honoured; off, the paper's energy shows nu = 1/4 and other ratios are refused."},
+    {"inversion_fix", PD_PARAM_BOOL, P(inversion_fix), 1, 0, 1, "-", NULL,
+     "Permute the first two rows of F when det F < 0 (Sec. 4.1, Fig. 3)."},
+    {"ghost_layers", PD_PARAM_INT, P(ghost_radius_layers), 1, 0, 4, "1", NULL,
+     "Rods: rings of ghost particles added around each rod particle (Fig. 6)."},
+};
+
+const pd_param_table pd_ppd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
+                                           sizeof(pd_ppd_params)};

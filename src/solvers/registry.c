@@ -1,0 +1,21 @@
+/* Every method, by its scene key. Add a method here and in its own folder
+ * (docs/adding-a-solver.md). */
+#include <string.h>
+
+#include "solvers/solver.h"
+
+extern const pd_solver_vtable pd_projective_pd_solver;
+
+static const pd_solver_vtable* const k_solvers[] = {
+    &pd_projective_pd_solver,
+    NULL,
+};
+
+const pd_solver_vtable* const* pd_solver_all(void) { return k_solvers; }
+
+const pd_solver_vtable* pd_solver_find(const char* name) {
+    for (int i = 0; k_solvers[i]; ++i)
+        if (strcmp(k_solvers[i]->name, name) == 0)
+            return k_solvers[i];
+    return NULL;
+}

@@ -1,0 +1,62 @@
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PD_MAX_TESTS 512
+
+typedef struct {
+    char file[128];
+    const char* name;
+    pd_test_fn fn;
+} pd_test_entry;
+
+static pd_test_entry g_tests[PD_MAX_TESTS];
+static int g_count;
+int pd_test_failures;
+
+static void file_stem(const char* path, char* out, size_t cap) {
+    const char* base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strcspn(base, ".");
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, base, n);
+    out[n] = '\0';
+}
+
+void pd_test_register(const char* file, const char* name, pd_test_fn fn) {
+    if (g_count >= PD_MAX_TESTS) {
+        fprintf(stderr, "too many tests\n");
+        exit(3);
+    }
+    file_stem(file, g_tests[g_count].file, sizeof g_tests[g_count].file);
+    g_tests[g_count].name = name;
+    g_tests[g_count].fn = fn;
+    g_count++;
+}
+
+/* Usage: test_<area> [file-stem [test-name]] */
+int main(int argc, char** argv) {
+    int passed = 0, failed = 0;
+    for (int i = 0; i < g_count; ++i) {
+        if (argc > 1 && strcmp(argv[1], g_tests[i].file) != 0)
+            continue;
+        if (argc > 2 && strcmp(argv[2], g_tests[i].name) != 0)
+            continue;
+        printf("[ RUN  ] %s.%s\n", g_tests[i].file, g_tests[i].name);
+        fflush(stdout);
+        int before = pd_test_failures;
+        g_tests[i].fn();
+        int ok = pd_test_failures == before;
+        printf("[ %s ] %s.%s\n", ok ? " OK " : "FAIL", g_tests[i].file, g_tests[i].name);
+        fflush(stdout);
+        ok ? passed++ : failed++;
+    }
+    if (passed + failed == 0) {
+        fprintf(stderr, "no test matched\n");
+        return 3;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
