@@ -23,17 +23,25 @@ typedef struct pd_colliders {
     pd_collider* items;
 } pd_colliders;
 
-/* `path` prefix for errors is "colliders[k]". */
+/* `path` prefix for errors is "colliders[k]". Normalises plane normals, cylinder axes and
+ * keyframe axes; copies the keyframes (the defs need not outlive the colliders). Poses at
+ * t = 0. Mesh colliders give PD_ERR_UNSUPPORTED for now. */
 pd_status pd_colliders_create(const pd_collider_def* defs, int count, pd_colliders* out,
                               pd_error* err);
 void pd_colliders_destroy(pd_colliders* c);
 
-/* Poses every collider at time t (s). */
+/* Poses every collider at time t (s): rest pose moved by velocity*t and turned by
+ * angular_velocity*t about its centre, or, when keyframes are given (they take the place of
+ * velocity and angular_velocity), interpolated between them and held outside their range. */
 void pd_colliders_update(pd_colliders* c, pd_real t);
 
 /* Signed distance of p to collider k (negative inside the solid, i.e. where particles must
- * not be) and the outward unit normal there. */
+ * not be) and the outward unit normal there (towards the allowed side; normal may be NULL).
+ * A container (`inside`, box / sphere / cylinder) negates both; a plane ignores `inside`. */
 pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal);
+
+/* Where a point given in the collider's rest pose (its def's coordinates) is now. */
+pd_vec3 pd_collider_to_world(const pd_collider* col, pd_vec3 rest_point);
 
 /* Velocity of the collider's surface at p. */
 pd_vec3 pd_collider_velocity_at(const pd_collider* col, pd_vec3 p);

@@ -11,7 +11,9 @@ static const pd_solver_vtable* const k_solvers[] = {
     NULL,
 };
 
-const pd_solver_vtable* const* pd_solver_all(void) { return k_solvers; }
+const pd_solver_vtable* const* pd_solver_all(void) {
+    return k_solvers;
+}
 
 const pd_solver_vtable* pd_solver_find(const char* name) {
     for (int i = 0; k_solvers[i]; ++i)

@@ -20,8 +20,8 @@ typedef struct pd_step_stats {
 } pd_step_stats;
 
 typedef struct pd_solver_vtable {
-    const char* name;  /* method key in the scene */
-    const char* paper; /* "He, Wang, Wu 2017, Projective Peridynamics" */
+    const char* name;                      /* method key in the scene */
+    const char* paper;                     /* "He, Wang, Wu 2017, Projective Peridynamics" */
     const pd_param_table* params;          /* keys of the scene's `solver` object */
     const pd_param_table* material_params; /* method keys inside a material (REAL only) */
     /* Refuses a material the method cannot honour (e.g. a Poisson ratio); path is the JSON

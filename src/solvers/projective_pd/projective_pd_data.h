@@ -23,3 +23,62 @@ typedef struct pd_ppd_params {
 extern const pd_param_table pd_ppd_param_table;
 
 #endif
+
+#ifndef PD_PROJECTIVE_PD_STATE
+#define PD_PROJECTIVE_PD_STATE
+#include "linalg/cholmod_solver.h"
+#include "neighbor/family.h"
+
+/* Index of a material method parameter in pd_material_def.method_params. */
+enum { PD_PPD_MAT_DEVIATORIC_SCALE };
+extern const pd_param_table pd_ppd_material_table;
+
+/* Constants of Eq. 8 for one material, mapped from E and nu (docs/methods/projective_pd.md). */
+typedef struct pd_ppd_material {
+    pd_real mu;     /* deviatoric constant of Eq. 8 (Pa) */
+    pd_real lambda; /* isotropic (spring) constant of Eq. 8 (Pa) */
+    pd_real kv;     /* dilatation constant (beyond the paper; 0 when off) (Pa) */
+} pd_ppd_material;
+
+typedef struct pd_ppd_state {
+    pd_ppd_params prm;
+    pd_real dt;
+    pd_vec3 gravity;
+    size_t n;
+    pd_family fam;
+    pd_hash_grid grid;
+    pd_ppd_material* mat; /* per scene material */
+    int material_count;
+    const pd_real* mass; /* the world's arrays (kg, m^3) */
+    const pd_real* volume;
+    const int32_t* material;
+    /* per bond */
+    pd_real* a; /* stiffness of the bond's quadratic term (N/m) */
+    pd_real* c; /* a_ij + a_ji: off-diagonal weight of the global matrix (N/m) */
+    pd_vec3* p; /* projection (target of Y) from the last local step (m) */
+    /* per particle */
+    pd_mat3* kinv;    /* (X*X)^+ of the family */
+    uint8_t* planar;  /* family spans a plane or a line: no inversion fix, no dilatation */
+    pd_real* diag;    /* m/h^2 + sum_j c_ij */
+    pd_vec3* ystar;   /* inertial prediction y* */
+    pd_vec3* y;       /* current iterate */
+    pd_vec3* ytrial;  /* line-search trial */
+    pd_vec3* yhat;    /* global-step solution */
+    pd_vec3* yprev;   /* Chebyshev: iterate before the last */
+    pd_vec3* q;       /* sum_j (a_ji p_ji - a_ij p_ij) */
+    pd_vec3* r;       /* residual of Eq. 12 */
+    pd_real* partial; /* one per chunk: deterministic reductions */
+    size_t chunks;
+    pd_real rho;              /* Jacobi spectral radius bound (Gershgorin) */
+    pd_cholmod_solver direct; /* global_solve = direct: A over the free particles */
+    int32_t* free_index;      /* particle -> row of A, -1 for constrained particles */
+    size_t free_count;
+    pd_vec3* rhs;  /* free_count */
+    pd_vec3* xsol; /* free_count */
+    /* what the last step did, for tests */
+    int last_iterations;
+    double last_residual;
+    double merit_first, merit_last;
+    int merit_increases; /* accepted iterations whose merit went up */
+} pd_ppd_state;
+#endif

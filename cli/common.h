@@ -1,0 +1,32 @@
+/* What the subcommands share: loading a scene with command-line overrides and reporting
+ * errors as "file: path: message". */
+#ifndef PD_CLI_COMMON_H
+#define PD_CLI_COMMON_H
+
+#include "peridot/peridot.h"
+
+#define PD_CLI_MAX_SETS 64
+
+typedef struct pd_cli_scene_args {
+    const char* scene;
+    const char* out_dir; /* -o */
+    int frames;          /* --frames, 0: scene's */
+    int threads;         /* --threads, 0: default */
+    int quiet;
+    int set_count;
+    const char* sets[PD_CLI_MAX_SETS + 2];
+    char frames_set[64], dir_set[PD_PATH_MAX + 32];
+} pd_cli_scene_args;
+
+/* Parses the options shared by run/info. Returns 0, or the exit code for a usage error
+ * (after printing it), or -1 when --help was printed. */
+int pd_cli_parse_scene_args(int argc, char** argv, pd_cli_scene_args* a, const char* usage);
+
+/* Loads the scene with the overrides; on error prints it and returns 2 (or 1 for I/O). */
+int pd_cli_load_scene(pd_cli_scene_args* a, pd_scene* scene);
+
+void pd_cli_print_error(const char* command, const pd_error* err, pd_status st);
+/* Refuses (exit 2) a scene estimated above the machine's memory. */
+int pd_cli_check_memory(const pd_scene* scene, pd_estimate* est);
+
+#endif

@@ -1,0 +1,483 @@
+/* Analytic colliders: exact signed distances of a plane, box, sphere and capped cylinder
+ * (obstacles, or containers when `inside`), their rigid motion (velocity + angular velocity,
+ * or piecewise-linear keyframes) and the projection of particles out of them with slip +
+ * Coulomb friction or no-slip. */
+#include "boundary/collider.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "parallel/parallel.h"
+
+/* Particles per parallel chunk: large enough that scheduling overhead is negligible. */
+#define PD_COLLIDER_GRAIN 2048
+
+/* ---- small rotation helpers ---- */
+
+/* Rotation by `radians` about the unit axis a (Rodrigues' formula). */
+static pd_mat3 rotation_axis_angle(pd_vec3 a, pd_real radians) {
+    pd_real c = cos(radians), s = sin(radians), k = 1 - c;
+    pd_mat3 r = {{{c + k * a.x * a.x, k * a.x * a.y - s * a.z, k * a.x * a.z + s * a.y},
+                  {k * a.y * a.x + s * a.z, c + k * a.y * a.y, k * a.y * a.z - s * a.x},
+                  {k * a.z * a.x - s * a.y, k * a.z * a.y + s * a.x, c + k * a.z * a.z}}};
+    return r;
+}
+
+/* Axis (unit) and angle in [0, pi] of a rotation matrix. */
+static void rotation_to_axis_angle(pd_mat3 r, pd_vec3* axis, pd_real* angle) {
+    pd_real c = 0.5 * (pd_m3_trace(r) - 1);
+    c = c > 1 ? 1 : (c < -1 ? -1 : c);
+    pd_real phi = acos(c);
+    pd_vec3 w = pd_v3(r.m[2][1] - r.m[1][2], r.m[0][2] - r.m[2][0], r.m[1][0] - r.m[0][1]);
+    pd_real wl = pd_v3_len(w);
+    *angle = phi;
+    if (phi < 1e-12) {
+        *axis = pd_v3(0, 1, 0);
+        return;
+    }
+    if (phi < PD_PI - 1e-6 && wl > 1e-12) {
+        *axis = pd_v3_scale(w, 1 / wl);
+        return;
+    }
+    /* Near pi the skew part vanishes: read the axis from (R + I) / 2 = a a^T instead. */
+    pd_real d[3] = {0.5 * (r.m[0][0] + 1), 0.5 * (r.m[1][1] + 1), 0.5 * (r.m[2][2] + 1)};
+    int k = d[1] > d[0] ? 1 : 0;
+    k = d[2] > d[k] ? 2 : k;
+    pd_real ak = sqrt(fmax(d[k], 0));
+    pd_real col[3];
+    for (int i = 0; i < 3; ++i)
+        col[i] = i == k ? ak : 0.5 * (r.m[i][k] + r.m[k][i]) * 0.5 / ak;
+    pd_vec3 a = pd_v3(col[0], col[1], col[2]);
+    if (pd_v3_dot(a, w) < 0)
+        a = pd_v3_scale(a, -1); /* just below pi the skew part still tells the sense */
+    *axis = pd_v3_scale(a, 1 / pd_v3_len(a));
+}
+
+/* A unit vector perpendicular to the unit vector a, chosen deterministically. */
+static pd_vec3 any_perpendicular(pd_vec3 a) {
+    pd_vec3 e = fabs(a.x) < 0.57 ? pd_v3(1, 0, 0) : pd_v3(0, 1, 0);
+    pd_vec3 p = pd_v3_cross(a, e);
+    return pd_v3_scale(p, 1 / pd_v3_len(p));
+}
+
+/* ---- shape SDFs in the rest frame (negative inside the solid, gradient as normal) ---- */
+
+static pd_real plane_sdf(const pd_collider_def* d, pd_vec3 p, pd_vec3* n) {
+    *n = d->normal;
+    return pd_v3_dot(pd_v3_sub(p, d->point), d->normal);
+}
+
+static pd_real sign_or_plus(pd_real x) {
+    return x < 0 ? -1 : 1;
+}
+
+/* Exact box distance: outside, the length of the positive part of q = |p - c| - h; inside,
+ * the largest (least negative) component of q, whose face gives the normal. */
+static pd_real box_sdf(const pd_shape_def* s, pd_vec3 p, pd_vec3* n) {
+    pd_vec3 c = pd_v3_scale(pd_v3_add(s->min, s->max), 0.5);
+    pd_vec3 h = pd_v3_scale(pd_v3_sub(s->max, s->min), 0.5);
+    pd_vec3 r = pd_v3_sub(p, c);
+    pd_real rv[3] = {r.x, r.y, r.z}, hv[3] = {h.x, h.y, h.z}, q[3], qp[3];
+    int kmax = 0;
+    for (int k = 0; k < 3; ++k) {
+        q[k] = fabs(rv[k]) - hv[k];
+        qp[k] = q[k] > 0 ? q[k] : 0;
+        if (q[k] > q[kmax])
+            kmax = k;
+    }
+    pd_real out = sqrt(qp[0] * qp[0] + qp[1] * qp[1] + qp[2] * qp[2]);
+    if (out > 0) {
+        *n = pd_v3(sign_or_plus(rv[0]) * qp[0] / out, sign_or_plus(rv[1]) * qp[1] / out,
+                   sign_or_plus(rv[2]) * qp[2] / out);
+        return out;
+    }
+    pd_real nv[3] = {0, 0, 0};
+    nv[kmax] = sign_or_plus(rv[kmax]);
+    *n = pd_v3(nv[0], nv[1], nv[2]);
+    return q[kmax];
+}
+
+static pd_real sphere_sdf(const pd_shape_def* s, pd_vec3 p, pd_vec3* n) {
+    pd_vec3 r = pd_v3_sub(p, s->center);
+    pd_real len = pd_v3_len(r);
+    /* At the centre every direction is nearest: y (up) is as good as any. */
+    *n = len > 0 ? pd_v3_scale(r, 1 / len) : pd_v3(0, 1, 0);
+    return len - s->radius;
+}
+
+/* Capped cylinder as a 2-D box in (radial distance, axial offset from the mid-height). */
+static pd_real cylinder_sdf(const pd_shape_def* s, pd_vec3 p, pd_vec3* n) {
+    pd_vec3 r = pd_v3_sub(p, s->base);
+    pd_real along = pd_v3_dot(r, s->axis);
+    pd_vec3 radial = pd_v3_madd(r, -along, s->axis);
+    pd_real rho = pd_v3_len(radial);
+    pd_vec3 er = rho > 0 ? pd_v3_scale(radial, 1 / rho) : any_perpendicular(s->axis);
+    pd_real mid = along - 0.5 * s->height;
+    pd_vec3 ea = pd_v3_scale(s->axis, sign_or_plus(mid));
+    pd_real dr = rho - s->radius, da = fabs(mid) - 0.5 * s->height;
+    pd_real pr = dr > 0 ? dr : 0, pa = da > 0 ? da : 0;
+    pd_real out = sqrt(pr * pr + pa * pa);
+    if (out > 0) {
+        *n = pd_v3_add(pd_v3_scale(er, pr / out), pd_v3_scale(ea, pa / out));
+        return out;
+    }
+    *n = dr >= da ? er : ea;
+    return dr >= da ? dr : da;
+}
+
+static pd_real rest_sdf(const pd_collider_def* d, pd_vec3 p, pd_vec3* n) {
+    switch (d->type) {
+        case PD_COLLIDER_PLANE:
+            return plane_sdf(d, p, n);
+        case PD_COLLIDER_BOX:
+            return box_sdf(&d->shape, p, n);
+        case PD_COLLIDER_SPHERE:
+            return sphere_sdf(&d->shape, p, n);
+        case PD_COLLIDER_CYLINDER:
+            return cylinder_sdf(&d->shape, p, n);
+        default:
+            /* Meshes are refused by pd_colliders_create; nothing else reaches here. */
+            *n = pd_v3(0, 1, 0);
+            return INFINITY;
+    }
+}
+
+/* ---- pose ---- */
+
+pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal) {
+    /* Back to the rest frame: x_rest = R^T (x - c - T) + c. */
+    pd_vec3 local = pd_v3_sub(p, pd_v3_add(col->center, col->translation));
+    pd_vec3 rest = pd_v3_add(pd_m3_mulv(pd_m3_transpose(col->rotation), local), col->center);
+    pd_vec3 n_rest;
+    pd_real d = rest_sdf(&col->def, rest, &n_rest);
+    pd_vec3 n = pd_m3_mulv(col->rotation, n_rest);
+    /* A container allows its interior: flip the sign so the wall's outside is "solid". */
+    if (col->def.inside && col->def.type != PD_COLLIDER_PLANE) {
+        d = -d;
+        n = pd_v3_scale(n, -1);
+    }
+    if (normal)
+        *normal = n;
+    return d;
+}
+
+pd_vec3 pd_collider_to_world(const pd_collider* col, pd_vec3 rest_point) {
+    pd_vec3 r = pd_m3_mulv(col->rotation, pd_v3_sub(rest_point, col->center));
+    return pd_v3_add(pd_v3_add(col->center, col->translation), r);
+}
+
+pd_vec3 pd_collider_velocity_at(const pd_collider* col, pd_vec3 p) {
+    pd_vec3 pivot = pd_v3_add(col->center, col->translation);
+    return pd_v3_add(col->lin_vel, pd_v3_cross(col->ang_vel, pd_v3_sub(p, pivot)));
+}
+
+static pd_vec3 rest_center(const pd_collider_def* d) {
+    switch (d->type) {
+        case PD_COLLIDER_PLANE:
+            return d->point;
+        case PD_COLLIDER_BOX:
+            return pd_v3_scale(pd_v3_add(d->shape.min, d->shape.max), 0.5);
+        case PD_COLLIDER_SPHERE:
+            return d->shape.center;
+        case PD_COLLIDER_CYLINDER:
+            return pd_v3_madd(d->shape.base, 0.5 * d->shape.height, d->shape.axis);
+        default:
+            return pd_v3(0, 0, 0);
+    }
+}
+
+static pd_real deg_to_rad(pd_real deg) {
+    return deg * (PD_PI / 180.0);
+}
+
+static pd_mat3 keyframe_rotation(const pd_keyframe* k) {
+    if (k->rotate_degrees == 0)
+        return pd_m3_identity();
+    return rotation_axis_angle(k->rotate_axis, deg_to_rad(k->rotate_degrees));
+}
+
+/* Both keyframes rotate about one axis (or one of them does not rotate): then the angle
+ * itself is interpolated, so that turns beyond 180 degrees between keyframes are kept.
+ * Gives the common axis and the two signed angles (rad). */
+static int common_axis(const pd_keyframe* k0, const pd_keyframe* k1, pd_vec3* axis, pd_real* a0,
+                       pd_real* a1) {
+    *a0 = deg_to_rad(k0->rotate_degrees);
+    *a1 = deg_to_rad(k1->rotate_degrees);
+    if (*a0 == 0 || *a1 == 0) {
+        *axis = *a0 != 0 ? k0->rotate_axis : k1->rotate_axis;
+        return 1;
+    }
+    pd_real c = pd_v3_dot(k0->rotate_axis, k1->rotate_axis);
+    *axis = k0->rotate_axis;
+    if (c < -1 + 1e-12)
+        *a1 = -*a1; /* the opposite axis is the same axis with the angle negated */
+    return fabs(c) > 1 - 1e-12;
+}
+
+/* Pose between keyframes k0 and k1 at fraction s of the segment of length span (s). */
+static void keyframe_segment_pose(pd_collider* col, const pd_keyframe* k0, const pd_keyframe* k1,
+                                  pd_real s, pd_real span) {
+    col->translation = pd_v3_madd(k0->translate, s, pd_v3_sub(k1->translate, k0->translate));
+    col->lin_vel = pd_v3_scale(pd_v3_sub(k1->translate, k0->translate), 1 / span);
+    pd_vec3 axis;
+    pd_real a0, a1;
+    if (common_axis(k0, k1, &axis, &a0, &a1)) {
+        pd_real angle = a0 + s * (a1 - a0);
+        col->rotation = angle == 0 ? pd_m3_identity() : rotation_axis_angle(axis, angle);
+        col->ang_vel = pd_v3_scale(axis, (a1 - a0) / span);
+        return;
+    }
+    /* Different axes: turn along the shortest arc from R0 to R1, R(s) = rot(b, s phi) R0. */
+    pd_mat3 r0 = keyframe_rotation(k0), r1 = keyframe_rotation(k1);
+    pd_real phi;
+    pd_vec3 b;
+    rotation_to_axis_angle(pd_m3_mul(r1, pd_m3_transpose(r0)), &b, &phi);
+    col->rotation = pd_m3_mul(rotation_axis_angle(b, s * phi), r0);
+    col->ang_vel = pd_v3_scale(b, phi / span);
+}
+
+static void keyframe_hold(pd_collider* col, const pd_keyframe* k) {
+    col->translation = k->translate;
+    col->rotation = keyframe_rotation(k);
+    col->lin_vel = pd_v3(0, 0, 0);
+    col->ang_vel = pd_v3(0, 0, 0);
+}
+
+static void keyframe_pose(pd_collider* col, pd_real t) {
+    const pd_keyframe* kf = col->def.keyframes;
+    int n = col->def.keyframe_count;
+    if (t < kf[0].t) {
+        keyframe_hold(col, &kf[0]);
+        return;
+    }
+    if (t >= kf[n - 1].t) {
+        keyframe_hold(col, &kf[n - 1]);
+        return;
+    }
+    int j = 0;
+    while (j + 2 < n && t >= kf[j + 1].t)
+        ++j;
+    pd_real span = kf[j + 1].t - kf[j].t;
+    keyframe_segment_pose(col, &kf[j], &kf[j + 1], (t - kf[j].t) / span, span);
+}
+
+static void velocity_pose(pd_collider* col, pd_real t) {
+    col->lin_vel = col->def.velocity;
+    col->ang_vel = col->def.angular_velocity;
+    col->translation = pd_v3_scale(col->def.velocity, t);
+    pd_real w = pd_v3_len(col->def.angular_velocity);
+    col->rotation = w > 0
+                        ? rotation_axis_angle(pd_v3_scale(col->def.angular_velocity, 1 / w), w * t)
+                        : pd_m3_identity();
+}
+
+void pd_colliders_update(pd_colliders* c, pd_real t) {
+    for (int k = 0; k < c->count; ++k) {
+        pd_collider* col = &c->items[k];
+        if (col->def.keyframe_count > 0)
+            keyframe_pose(col, t);
+        else
+            velocity_pose(col, t);
+    }
+}
+
+/* ---- creation and validation ---- */
+
+static pd_status fail_key(pd_error* err, pd_status st, int k, const char* key, const char* msg) {
+    char path[128];
+    snprintf(path, sizeof path, "colliders[%d].%s", k, key);
+    return pd_fail(err, st, path, "%s", msg);
+}
+
+static int normalize_in_place(pd_vec3* v) {
+    pd_real len = pd_v3_len(*v);
+    if (!(len > 0) || !isfinite(len))
+        return 0;
+    *v = pd_v3_scale(*v, 1 / len);
+    return 1;
+}
+
+static pd_status validate_shape(pd_collider_def* d, int k, pd_error* err) {
+    pd_shape_def* s = &d->shape;
+    switch (d->type) {
+        case PD_COLLIDER_PLANE:
+            if (!normalize_in_place(&d->normal))
+                return fail_key(err, PD_ERR_BAD_SCENE, k, "normal",
+                                "plane normal must be a non-zero vector");
+            return PD_OK;
+        case PD_COLLIDER_BOX:
+            if (!(s->min.x < s->max.x && s->min.y < s->max.y && s->min.z < s->max.z))
+                return fail_key(err, PD_ERR_BAD_SCENE, k, "max",
+                                "box max must be greater than min in x, y and z");
+            return PD_OK;
+        case PD_COLLIDER_SPHERE:
+            if (!(s->radius > 0))
+                return fail_key(err, PD_ERR_BAD_SCENE, k, "radius", "radius must be > 0");
+            return PD_OK;
+        case PD_COLLIDER_CYLINDER:
+            if (!(s->radius > 0))
+                return fail_key(err, PD_ERR_BAD_SCENE, k, "radius", "radius must be > 0");
+            if (!(s->height > 0))
+                return fail_key(err, PD_ERR_BAD_SCENE, k, "height", "height must be > 0");
+            if (!normalize_in_place(&s->axis))
+                return fail_key(err, PD_ERR_BAD_SCENE, k, "axis",
+                                "cylinder axis must be a non-zero vector");
+            return PD_OK;
+        case PD_COLLIDER_MESH:
+            return fail_key(err, PD_ERR_UNSUPPORTED, k, "type",
+                            "mesh colliders are not supported yet");
+        default:
+            return fail_key(err, PD_ERR_BAD_SCENE, k, "type", "unknown collider type");
+    }
+}
+
+static pd_status validate_keyframes(pd_collider_def* d, int k, pd_error* err) {
+    char key[64];
+    for (int j = 0; j < d->keyframe_count; ++j) {
+        pd_keyframe* kf = &d->keyframes[j];
+        if (j > 0 && !(kf->t > d->keyframes[j - 1].t)) {
+            snprintf(key, sizeof key, "keyframes[%d].t", j);
+            return fail_key(err, PD_ERR_BAD_SCENE, k, key,
+                            "keyframe times must be strictly increasing");
+        }
+        if (kf->rotate_degrees != 0 && !normalize_in_place(&kf->rotate_axis)) {
+            snprintf(key, sizeof key, "keyframes[%d].rotate", j);
+            return fail_key(err, PD_ERR_BAD_SCENE, k, key,
+                            "a keyframe rotation needs a non-zero axis");
+        }
+    }
+    return PD_OK;
+}
+
+/* Copies def into col (keyframes into memory the collider owns) and checks it. */
+static pd_status collider_init(pd_collider* col, const pd_collider_def* def, int k, pd_error* err) {
+    col->def = *def;
+    col->def.keyframes = NULL;
+    col->def.keyframe_count = 0;
+    if (!(def->friction >= 0))
+        return fail_key(err, PD_ERR_BAD_SCENE, k, "friction", "friction must be >= 0");
+    pd_status st = validate_shape(&col->def, k, err);
+    if (st != PD_OK)
+        return st;
+    if (def->keyframe_count > 0) {
+        if (!def->keyframes)
+            return fail_key(err, PD_ERR_INVALID_ARGUMENT, k, "keyframes", "keyframes missing");
+        col->def.keyframes = PD_NEW_ARRAY(pd_keyframe, def->keyframe_count);
+        if (!col->def.keyframes)
+            return fail_key(err, PD_ERR_OUT_OF_MEMORY, k, "keyframes", "out of memory");
+        col->def.keyframe_count = def->keyframe_count;
+        memcpy(col->def.keyframes, def->keyframes, sizeof(pd_keyframe) * def->keyframe_count);
+        st = validate_keyframes(&col->def, k, err);
+        if (st != PD_OK)
+            return st;
+    }
+    col->center = rest_center(&col->def);
+    return PD_OK;
+}
+
+pd_status pd_colliders_create(const pd_collider_def* defs, int count, pd_colliders* out,
+                              pd_error* err) {
+    out->count = 0;
+    out->items = NULL;
+    if (count < 0 || (count > 0 && !defs))
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, "colliders", "bad collider list");
+    if (count == 0)
+        return PD_OK;
+    out->items = PD_NEW_ARRAY(pd_collider, count);
+    if (!out->items)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "colliders", "out of memory");
+    out->count = count;
+    for (int k = 0; k < count; ++k) {
+        pd_status st = collider_init(&out->items[k], &defs[k], k, err);
+        if (st != PD_OK) {
+            pd_colliders_destroy(out);
+            return st;
+        }
+    }
+    pd_colliders_update(out, 0);
+    return PD_OK;
+}
+
+void pd_colliders_destroy(pd_colliders* c) {
+    if (!c || !c->items)
+        return;
+    for (int k = 0; k < c->count; ++k) {
+        pd_collider_def* d = &c->items[k].def;
+        if (d->keyframes)
+            PD_FREE_ARRAY(d->keyframes, pd_keyframe, d->keyframe_count);
+    }
+    PD_FREE_ARRAY(c->items, pd_collider, c->count);
+    c->items = NULL;
+    c->count = 0;
+}
+
+/* ---- projection ---- */
+
+/* Velocity after contact with a surface of normal n moving at vc: the approaching normal
+ * part relative to the surface is removed; slip shrinks the tangential part by at most
+ * friction * |dv_n| (Coulomb), no-slip drops it. */
+static pd_vec3 contact_velocity(const pd_collider_def* d, pd_vec3 v, pd_vec3 vc, pd_vec3 n) {
+    pd_vec3 vr = pd_v3_sub(v, vc);
+    pd_real vn = pd_v3_dot(vr, n);
+    pd_real dvn = vn < 0 ? -vn : 0;
+    pd_real vn_kept = vn > 0 ? vn : 0;
+    pd_vec3 base = pd_v3_madd(vc, vn_kept, n);
+    if (d->boundary == PD_BOUNDARY_NO_SLIP)
+        return base;
+    pd_vec3 vt = pd_v3_madd(vr, -vn, n);
+    pd_real vt_len = pd_v3_len(vt);
+    pd_real cut = d->friction * dvn;
+    if (vt_len <= cut)
+        return base;
+    return pd_v3_madd(base, 1 - cut / vt_len, vt);
+}
+
+typedef struct project_ctx {
+    const pd_colliders* c;
+    pd_vec3* pos;
+    pd_vec3* vel;
+    const uint8_t* skip;
+    atomic_size_t touched;
+} project_ctx;
+
+/* Projects one particle against every collider in order; 1 if it touched any. */
+static int project_particle(const pd_colliders* c, pd_vec3* x, pd_vec3* v) {
+    int touched = 0;
+    for (int k = 0; k < c->count; ++k) {
+        const pd_collider* col = &c->items[k];
+        pd_vec3 n;
+        pd_real d = pd_collider_sdf(col, *x, &n);
+        if (!(d < 0))
+            continue;
+        *x = pd_v3_madd(*x, -d, n);
+        *v = contact_velocity(&col->def, *v, pd_collider_velocity_at(col, *x), n);
+        touched = 1;
+    }
+    return touched;
+}
+
+static void project_range(void* vctx, size_t begin, size_t end, int thread) {
+    project_ctx* ctx = vctx;
+    size_t touched = 0;
+    for (size_t i = begin; i < end; ++i) {
+        if (ctx->skip && ctx->skip[i])
+            continue;
+        touched += (size_t)project_particle(ctx->c, &ctx->pos[i], &ctx->vel[i]);
+    }
+    /* An integer sum: the total is the same whatever order the chunks finish in. */
+    atomic_fetch_add(&ctx->touched, touched);
+}
+
+size_t pd_colliders_project(const pd_colliders* c, size_t n, pd_vec3* pos, pd_vec3* vel,
+                            const uint8_t* skip, pd_real dt) {
+    (void)dt; /* poses are set by pd_colliders_update; contact is resolved at the end pose */
+    if (!c || c->count == 0 || n == 0)
+        return 0;
+    project_ctx ctx = {.c = c, .pos = pos, .vel = vel, .skip = skip};
+    atomic_init(&ctx.touched, 0);
+    pd_parallel_for(n, PD_COLLIDER_GRAIN, project_range, &ctx);
+    return atomic_load(&ctx.touched);
+}

@@ -1,0 +1,25 @@
+/* Sparse Cholesky through SuiteSparse CHOLMOD: factor a symmetric positive definite matrix
+ * once, then solve for three right-hand sides (x, y, z) at a time. */
+#ifndef PD_CHOLMOD_SOLVER_H
+#define PD_CHOLMOD_SOLVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peridot/math.h"
+#include "peridot/status.h"
+
+typedef struct pd_cholmod_solver {
+    void* impl; /* CHOLMOD's common, factor and reusable dense workspaces */
+    size_t n;
+} pd_cholmod_solver;
+
+/* The upper triangle in compressed columns: column k has rows row[col[k] .. col[k+1]) (all
+ * <= k) with values val. */
+pd_status pd_cholmod_factor(pd_cholmod_solver* s, size_t n, const uint32_t* col,
+                            const uint32_t* row, const double* val);
+/* Solves A x = rhs for the three components at once; no allocation after the first call. */
+pd_status pd_cholmod_solve3(pd_cholmod_solver* s, const pd_vec3* rhs, pd_vec3* x);
+void pd_cholmod_free(pd_cholmod_solver* s);
+
+#endif

@@ -1,0 +1,90 @@
+#include "neighbor/family.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+
+static int in_family(const pd_vec3* rest, const pd_real* spacing, const int32_t* body,
+                     pd_real horizon, uint32_t i, uint32_t j) {
+    pd_real r = horizon * spacing[i];
+    return body[i] == body[j] && pd_v3_len2(pd_v3_sub(rest[j], rest[i])) <= r * r;
+}
+
+/* Bond index of j -> i in j's (sorted) list. */
+static uint32_t find_bond(const pd_family* f, uint32_t j, uint32_t i) {
+    uint32_t lo = f->offsets[j], hi = f->offsets[j + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->j[mid] < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static pd_status allocate(pd_family* f, size_t n, size_t bonds) {
+    f->count = n;
+    f->bond_count = bonds;
+    f->offsets = PD_NEW_ARRAY(uint32_t, n + 1);
+    f->j = PD_NEW_ARRAY(uint32_t, bonds + 1);
+    f->rev = PD_NEW_ARRAY(uint32_t, bonds + 1);
+    f->xi = PD_NEW_ARRAY(pd_vec3, bonds + 1);
+    f->w = PD_NEW_ARRAY(pd_real, bonds + 1);
+    return f->offsets && f->j && f->rev && f->xi && f->w ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+}
+
+pd_status pd_family_build(pd_family* f, pd_hash_grid* grid, const pd_vec3* rest,
+                          const pd_real* volume, const pd_real* spacing, const int32_t* body,
+                          size_t n, pd_real horizon) {
+    memset(f, 0, sizeof *f);
+    pd_real max_spacing = 0;
+    for (size_t i = 0; i < n; ++i)
+        max_spacing = fmax(max_spacing, spacing[i]);
+    pd_neighbor_list list = {0};
+    pd_status st = pd_neighbors_build(grid, rest, n, horizon * max_spacing, &list);
+    size_t bonds = 0;
+    for (uint32_t i = 0; st == PD_OK && i < n; ++i)
+        for (uint32_t k = list.offsets[i]; k < list.offsets[i + 1]; ++k)
+            bonds += in_family(rest, spacing, body, horizon, i, list.indices[k]);
+    if (st == PD_OK)
+        st = allocate(f, n, bonds);
+    if (st != PD_OK) {
+        pd_neighbor_list_destroy(&list);
+        pd_family_free(f);
+        return st;
+    }
+    uint32_t b = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        f->offsets[i] = b;
+        pd_real volume_sum = 0;
+        for (uint32_t k = list.offsets[i]; k < list.offsets[i + 1]; ++k) {
+            uint32_t j = list.indices[k];
+            if (!in_family(rest, spacing, body, horizon, i, j))
+                continue;
+            f->j[b] = j;
+            f->xi[b] = pd_v3_sub(rest[j], rest[i]);
+            volume_sum += volume[j];
+            ++b;
+        }
+        /* Uniform influence, normalised per family so that sum_j w V_j = 1 (Eq. 4 as a
+         * weighted average; it also keeps surface particles from going soft). */
+        for (uint32_t k = f->offsets[i]; k < b; ++k)
+            f->w[k] = 1.0 / volume_sum;
+    }
+    f->offsets[n] = b;
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
+            f->rev[k] = find_bond(f, f->j[k], i);
+    pd_neighbor_list_destroy(&list);
+    return PD_OK;
+}
+
+void pd_family_free(pd_family* f) {
+    PD_FREE_ARRAY(f->offsets, uint32_t, f->count + 1);
+    PD_FREE_ARRAY(f->j, uint32_t, f->bond_count + 1);
+    PD_FREE_ARRAY(f->rev, uint32_t, f->bond_count + 1);
+    PD_FREE_ARRAY(f->xi, pd_vec3, f->bond_count + 1);
+    PD_FREE_ARRAY(f->w, pd_real, f->bond_count + 1);
+    memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,29 @@
+/* Peridynamic families (He 2017 Sec. 3): for each particle the bonds to the particles of the
+ * same body within its horizon, with editable reference vectors X<xi> and weights w<xi>. */
+#ifndef PD_FAMILY_H
+#define PD_FAMILY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neighbor/grid.h"
+#include "peridot/types.h"
+
+typedef struct pd_family {
+    size_t count;      /* particles */
+    size_t bond_count; /* directed bonds */
+    uint32_t* offsets; /* bonds of i: offsets[i] .. offsets[i+1] */
+    uint32_t* j;       /* the neighbour of each bond */
+    uint32_t* rev;     /* index of the opposite bond j -> i */
+    pd_vec3* xi;       /* reference vector X<xi> = x_j - x_i (m); plasticity may edit it */
+    pd_real* w;        /* weight w<xi> (1/m^3): sum_j w_ij V_j = 1 over each family */
+} pd_family;
+
+/* Families on `rest` positions: j is in i's family when both belong to the same body and
+ * |x_j - x_i| <= horizon * spacing_i. Families are symmetric. */
+pd_status pd_family_build(pd_family* f, pd_hash_grid* grid, const pd_vec3* rest,
+                          const pd_real* volume, const pd_real* spacing, const int32_t* body,
+                          size_t n, pd_real horizon);
+void pd_family_free(pd_family* f);
+
+#endif

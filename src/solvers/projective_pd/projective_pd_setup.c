@@ -1,0 +1,281 @@
+/* projective_pd set-up: material mapping, families, the constant global matrix of Eq. 12
+ * (its Jacobi bound and, for the direct solve, its Cholesky factor). */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "math/svd3.h"
+#include "solvers/projective_pd/projective_pd_internal.h"
+#include "world/world.h"
+
+static const pd_param_info k_material_params[] = {
+    {"deviatoric_scale", PD_PARAM_REAL, PD_PPD_MAT_DEVIATORIC_SCALE * sizeof(pd_real), 1, 0, 100,
+     "1", NULL,
+     "Multiplies the deviatoric constant mu of Eq. 8: the paper's knob for bending stiffness of "
+     "shells and rods (Fig. 5); it also stiffens shear and stretch."},
+};
+const pd_param_table pd_ppd_material_table = {
+    k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
+    PD_MAX_METHOD_PARAMS * sizeof(pd_real)};
+
+static void youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu) {
+    if (m->has_lame) {
+        pd_real l = m->lame_lambda, u = m->lame_mu;
+        *E = u * (3 * l + 2 * u) / (l + u);
+        *nu = l / (2 * (l + u));
+    } else {
+        *E = m->youngs_modulus;
+        *nu = m->poisson_ratio;
+    }
+}
+
+#define PPD_NU_BOND  0.25
+#define PPD_NU_SLACK 0.005
+#define PPD_NU_MAX   0.49
+
+pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, const char* path,
+                                pd_error* err) {
+    const pd_ppd_params* prm = params;
+    pd_real E, nu;
+    youngs_poisson(m, &E, &nu);
+    if (nu < PPD_NU_BOND - PPD_NU_SLACK)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "projective_pd cannot show a Poisson ratio below 0.25 (got %.3g): its "
+                       "bond energy (Eq. 8) gives nu = 1/4 and the dilatation term only adds "
+                       "volume stiffness",
+                       nu);
+    if (!prm->dilatation && nu > PPD_NU_BOND + PPD_NU_SLACK)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "with solver.dilatation = false, projective_pd shows nu = 0.25 only (got "
+                       "%.3g); set \"dilatation\": true in `solver` to honour it",
+                       nu);
+    if (nu > PPD_NU_MAX)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "projective_pd accepts Poisson ratios up to %.2f (got %.3g)", PPD_NU_MAX,
+                       nu);
+    return PD_OK;
+}
+
+/* In the bulk, under a homogeneous small strain e, Eq. 8 with weights normalised to
+ * sum_j w V_j = 1 averages (n.e.n)^2 over bond directions n: Psi = (mu + lambda/2)/15
+ * (tr(e)^2 + 2 e:e), a solid with Lame constants 2 (mu + lambda/2)/15 each, i.e. nu = 1/4.
+ * The dilatation term adds kv (tr e)^2 / 9, i.e. 2 kv / 9 to lambda. So for a target
+ * (E, nu >= 1/4): mu + lambda/2 = 7.5 G, split evenly (mu = lambda = 5 G), and
+ * kv = 4.5 (lambda_target - G). docs/methods/projective_pd.md has the derivation. */
+pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm) {
+    pd_real E, nu;
+    youngs_poisson(m, &E, &nu);
+    pd_real G = E / (2 * (1 + nu)), lam = E * nu / ((1 + nu) * (1 - 2 * nu));
+    pd_ppd_material out;
+    out.mu = 5 * G * m->method_params[PD_PPD_MAT_DEVIATORIC_SCALE];
+    out.lambda = 5 * G;
+    out.kv = prm->dilatation ? fmax(0, 4.5 * (lam - G)) : 0;
+    return out;
+}
+
+#define ALLOC(field, T, count)                                                                     \
+    do {                                                                                           \
+        s->field = PD_NEW_ARRAY(T, (count) + 1);                                                   \
+        if (!s->field)                                                                             \
+            return PD_ERR_OUT_OF_MEMORY;                                                           \
+    } while (0)
+
+static pd_status allocate_state(pd_ppd_state* s) {
+    size_t n = s->n, nb = s->fam.bond_count;
+    ALLOC(a, pd_real, nb);
+    ALLOC(c, pd_real, nb);
+    ALLOC(p, pd_vec3, nb);
+    ALLOC(kinv, pd_mat3, n);
+    ALLOC(planar, uint8_t, n);
+    ALLOC(diag, pd_real, n);
+    ALLOC(ystar, pd_vec3, n);
+    ALLOC(y, pd_vec3, n);
+    ALLOC(ytrial, pd_vec3, n);
+    ALLOC(yhat, pd_vec3, n);
+    ALLOC(yprev, pd_vec3, n);
+    ALLOC(q, pd_vec3, n);
+    ALLOC(r, pd_vec3, n);
+    s->chunks = (n + 511) / 512;
+    ALLOC(partial, pd_real, s->chunks);
+    return PD_OK;
+}
+
+/* (X*X)^+ per family (Sec. 3); a family that spans only a plane (shell) or a line is marked
+ * planar and gets the pseudo-inverse. */
+static void shape_tensors(pd_ppd_state* s) {
+    const pd_family* f = &s->fam;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_mat3 k = pd_m3_zero();
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+            pd_m3_add_outer(&k, f->w[b] * s->volume[f->j[b]], f->xi[b], f->xi[b]);
+        pd_vec3 l;
+        pd_mat3 q;
+        pd_eigen_sym3(k, &l, &q);
+        s->planar[i] = l.x <= 1e-6 * l.z;
+        s->kinv[i] = pd_m3_pinv_sym(k, 1e-6);
+    }
+}
+
+/* Bond stiffness a_ij = 2 V_i V_j w (mu + lambda/2 + kv) / |X|^2 of the quadratic form, the
+ * matrix weights c_ij = a_ij + a_ji, the diagonal, and the Jacobi bound rho. */
+static void stiffness(pd_ppd_state* s, const uint8_t* flags) {
+    const pd_family* f = &s->fam;
+    pd_real h2 = s->dt * s->dt;
+    for (size_t i = 0; i < s->n; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        pd_real k = m->mu + 0.5 * m->lambda + (s->planar[i] ? 0 : m->kv);
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+            s->a[b] = 2 * s->volume[i] * s->volume[f->j[b]] * f->w[b] * k / pd_v3_len2(f->xi[b]);
+    }
+    s->rho = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real sum = 0;
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            s->c[b] = s->a[b] + s->a[f->rev[b]];
+            sum += s->c[b];
+        }
+        s->diag[i] = s->mass[i] / h2 + sum;
+        if (!(flags[i] & PD_P_CONSTRAINED))
+            s->rho = fmax(s->rho, sum / s->diag[i]);
+    }
+}
+
+/* Upper triangle of A over the free particles, in compressed columns, factored once: the
+ * families and stiffness do not change during an elastic run (Sec. 4.1). */
+static pd_status factor_direct(pd_ppd_state* s, const uint8_t* flags) {
+    const pd_family* f = &s->fam;
+    ALLOC(free_index, int32_t, s->n);
+    s->free_count = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        s->free_index[i] = flags[i] & PD_P_CONSTRAINED ? -1 : (int32_t)s->free_count++;
+    ALLOC(rhs, pd_vec3, s->free_count);
+    ALLOC(xsol, pd_vec3, s->free_count);
+    size_t nnz_max = s->free_count + f->bond_count, nnz = 0;
+    uint32_t* col = PD_NEW_ARRAY(uint32_t, s->free_count + 1);
+    uint32_t* row = PD_NEW_ARRAY(uint32_t, nnz_max + 1);
+    double* val = PD_NEW_ARRAY(double, nnz_max + 1);
+    pd_status st = col && row && val ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; st == PD_OK && i < s->n; ++i) {
+        int32_t fi = s->free_index[i];
+        if (fi < 0)
+            continue;
+        col[fi] = (uint32_t)nnz;
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            int32_t fj = s->free_index[f->j[b]];
+            if (fj >= 0 && fj < fi) {
+                row[nnz] = (uint32_t)fj;
+                val[nnz++] = -s->c[b];
+            }
+        }
+        row[nnz] = (uint32_t)fi;
+        val[nnz++] = s->diag[i];
+    }
+    if (st == PD_OK) {
+        col[s->free_count] = (uint32_t)nnz;
+        st = s->free_count ? pd_cholmod_factor(&s->direct, s->free_count, col, row, val) : PD_OK;
+    }
+    PD_FREE_ARRAY(col, uint32_t, s->free_count + 1);
+    PD_FREE_ARRAY(row, uint32_t, nnz_max + 1);
+    PD_FREE_ARRAY(val, double, nnz_max + 1);
+    return st;
+}
+
+pd_status pd_ppd_solve_direct(pd_ppd_state* s, const uint8_t* flags) {
+    const pd_family* f = &s->fam;
+    pd_real inertia_h2 = 1.0 / (s->dt * s->dt);
+    for (size_t i = 0; i < s->n; ++i) {
+        int32_t fi = s->free_index[i];
+        if (fi < 0)
+            continue;
+        pd_vec3 b = pd_v3_madd(s->q[i], s->mass[i] * inertia_h2, s->ystar[i]);
+        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
+            if (s->free_index[f->j[k]] < 0) /* held neighbours go to the right-hand side */
+                b = pd_v3_madd(b, s->c[k], s->y[f->j[k]]);
+        s->rhs[fi] = b;
+    }
+    pd_status st = s->free_count ? pd_cholmod_solve3(&s->direct, s->rhs, s->xsol) : PD_OK;
+    for (size_t i = 0; i < s->n; ++i)
+        s->yhat[i] = s->free_index[i] < 0 ? s->y[i] : s->xsol[s->free_index[i]];
+    (void)flags;
+    return st;
+}
+
+static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
+    const pd_scene* sc = w->scene;
+    const pd_particles* p = &w->particles;
+    s->material_count = sc->material_count;
+    ALLOC(mat, pd_ppd_material, sc->material_count);
+    for (int m = 0; m < sc->material_count; ++m)
+        s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm);
+    pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
+                                   p->count, s->prm.horizon);
+    if (st != PD_OK)
+        return st;
+    for (size_t i = 0; i < s->n; ++i)
+        if (s->fam.offsets[i + 1] - s->fam.offsets[i] < 2 && !(p->flags[i] & PD_P_CONSTRAINED))
+            return pd_fail(err, PD_ERR_BAD_SCENE, "solver.horizon",
+                           "particle %d of body '%s' has fewer than 2 neighbours within the "
+                           "horizon; raise solver.horizon or refine the body's spacing",
+                           (int)p->id[i], sc->bodies[p->body[i]].name);
+    st = allocate_state(s);
+    if (st != PD_OK)
+        return st;
+    shape_tensors(s);
+    stiffness(s, p->flags);
+    if (s->prm.global_solve == PD_PPD_DIRECT) {
+        st = factor_direct(s, p->flags);
+        if (st != PD_OK)
+            return pd_fail(err, st, "solver.global_solve",
+                           "the sparse Cholesky factorisation failed (%s)", pd_status_string(st));
+    }
+    return PD_OK;
+}
+
+pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error* err) {
+    pd_ppd_state* s = pd_calloc(1, sizeof *s);
+    if (!s)
+        return PD_ERR_OUT_OF_MEMORY;
+    memcpy(&s->prm, params, sizeof s->prm);
+    s->dt = w->def.dt;
+    s->gravity = w->def.gravity;
+    s->n = w->particles.count;
+    s->mass = w->particles.mass;
+    s->volume = w->particles.volume;
+    s->material = w->particles.material;
+    pd_status st = setup(s, w, err);
+    if (st != PD_OK) {
+        pd_ppd_destroy_state(s);
+        return st;
+    }
+    *state = s;
+    return PD_OK;
+}
+
+#define FREE(field, T, count) PD_FREE_ARRAY(s->field, T, (count) + 1)
+
+void pd_ppd_destroy_state(pd_ppd_state* s) {
+    size_t n = s->n, nb = s->fam.bond_count;
+    FREE(a, pd_real, nb);
+    FREE(c, pd_real, nb);
+    FREE(p, pd_vec3, nb);
+    FREE(kinv, pd_mat3, n);
+    FREE(planar, uint8_t, n);
+    FREE(diag, pd_real, n);
+    FREE(ystar, pd_vec3, n);
+    FREE(y, pd_vec3, n);
+    FREE(ytrial, pd_vec3, n);
+    FREE(yhat, pd_vec3, n);
+    FREE(yprev, pd_vec3, n);
+    FREE(q, pd_vec3, n);
+    FREE(r, pd_vec3, n);
+    FREE(partial, pd_real, s->chunks);
+    FREE(mat, pd_ppd_material, s->material_count);
+    FREE(free_index, int32_t, n);
+    FREE(rhs, pd_vec3, s->free_count);
+    FREE(xsol, pd_vec3, s->free_count);
+    pd_cholmod_free(&s->direct);
+    pd_family_free(&s->fam);
+    pd_hash_grid_destroy(&s->grid);
+    pd_free(s, sizeof *s);
+}

@@ -1,0 +1,158 @@
+/* Turning the scene's bodies into particles: sampling, mass, initial motion, rod ghosts, pins. */
+#include "world/bodies.h"
+
+#include <stdio.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "io/sampling.h"
+#include "world/particles.h"
+
+/* Two unit vectors perpendicular to `axis` (and to each other). */
+static void perpendicular_pair(pd_vec3 axis, pd_vec3* u, pd_vec3* v) {
+    pd_vec3 a = pd_v3_scale(axis, 1.0 / pd_v3_len(axis));
+    pd_vec3 t = fabs(a.x) < 0.9 ? pd_v3(1, 0, 0) : pd_v3(0, 1, 0);
+    *u = pd_v3_cross(a, t);
+    *u = pd_v3_scale(*u, 1.0 / pd_v3_len(*u));
+    *v = pd_v3_cross(a, *u);
+}
+
+/* Direction of a rod: the cylinder axis, else the longest side of the box. */
+static pd_vec3 rod_axis(const pd_shape_def* s) {
+    if (s->type == PD_SHAPE_CYLINDER)
+        return s->axis;
+    pd_vec3 d = pd_v3_sub(s->max, s->min);
+    if (d.x >= d.y && d.x >= d.z)
+        return pd_v3(1, 0, 0);
+    return d.y >= d.z ? pd_v3(0, 1, 0) : pd_v3(0, 0, 1);
+}
+
+static pd_status push_points(pd_world* w, const pd_body_def* b, int body, const pd_vec3* pts,
+                             size_t n, uint8_t flags) {
+    pd_particles* p = &w->particles;
+    pd_status st = pd_particles_reserve(p, p->count + n);
+    if (st != PD_OK)
+        return st;
+    const pd_material_def* m = &w->scene->materials[b->material];
+    pd_real vol = b->spacing * b->spacing * b->spacing;
+    for (size_t k = 0; k < n; ++k) {
+        size_t i = pd_particles_push(p, pts[k]);
+        p->volume[i] = vol;
+        p->mass[i] = m->density * vol;
+        p->spacing[i] = b->spacing;
+        p->material[i] = b->material;
+        p->body[i] = body;
+        p->flags[i] = flags;
+    }
+    return PD_OK;
+}
+
+/* He 2017 Sec. 4.1, Fig. 6: a rod (one line of particles) cannot resist twist, so each rod
+ * particle gets a ring of four ghost particles one spacing away, perpendicular to the rod. */
+static pd_status push_rod_ghosts(pd_world* w, const pd_body_def* b, int body, const pd_vec3* pts,
+                                 size_t n) {
+    pd_vec3 u, v;
+    perpendicular_pair(rod_axis(&b->shape), &u, &v);
+    pd_vec3 dirs[4] = {u, pd_v3_scale(u, -1), v, pd_v3_scale(v, -1)};
+    for (int d = 0; d < 4; ++d) {
+        for (size_t k = 0; k < n; ++k) {
+            pd_vec3 g = pd_v3_madd(pts[k], b->spacing, dirs[d]);
+            pd_status st = push_points(w, b, body, &g, 1, PD_P_GHOST);
+            if (st != PD_OK)
+                return st;
+        }
+    }
+    return PD_OK;
+}
+
+static void set_initial_motion(pd_world* w, const pd_body_def* b, size_t first, size_t last) {
+    pd_particles* p = &w->particles;
+    pd_vec3 c = pd_v3(0, 0, 0);
+    for (size_t i = first; i < last; ++i)
+        c = pd_v3_add(c, p->pos[i]);
+    c = pd_v3_scale(c, 1.0 / (pd_real)(last - first));
+    for (size_t i = first; i < last; ++i) {
+        if (p->flags[i] & PD_P_FIXED)
+            continue;
+        pd_vec3 r = pd_v3_sub(p->pos[i], c);
+        p->vel[i] = pd_v3_add(b->velocity, pd_v3_cross(b->angular_velocity, r));
+    }
+}
+
+static pd_vec3 region_center(const pd_shape_def* s) {
+    switch (s->type) {
+        case PD_SHAPE_BOX:
+            return pd_v3_scale(pd_v3_add(s->min, s->max), 0.5);
+        case PD_SHAPE_SPHERE:
+            return s->center;
+        case PD_SHAPE_CYLINDER:
+            return pd_v3_madd(s->base, 0.5 * s->height, s->axis);
+        default:
+            return s->translate;
+    }
+}
+
+static pd_status attach_pins(pd_world* w, const pd_body_def* b, int body, size_t first, size_t last,
+                             char* path, size_t cap, pd_error* err) {
+    pd_particles* p = &w->particles;
+    for (int k = 0; k < b->pin_count; ++k) {
+        pd_pin* pin = &w->pins[w->pin_count];
+        pin->body = body;
+        pin->index_in_body = k;
+        pin->def = b->pins[k];
+        pin->center = region_center(&b->pins[k].region);
+        pin->force = pd_v3(0, 0, 0);
+        size_t caught = 0;
+        for (size_t i = first; i < last; ++i) {
+            if (p->pin[i] < 0 && pd_shape_contains(&b->pins[k].region, p->rest[i])) {
+                p->pin[i] = w->pin_count;
+                p->flags[i] |= PD_P_PINNED;
+                caught++;
+            }
+        }
+        if (caught == 0) {
+            snprintf(path, cap, "bodies[%d].pins[%d].region", body, k);
+            return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                           "the pin region contains no particle of body '%s'", b->name);
+        }
+        w->pin_count++;
+    }
+    return PD_OK;
+}
+
+pd_status pd_world_add_bodies(pd_world* w, pd_error* err) {
+    const pd_scene* s = w->scene;
+    int pins = 0;
+    for (int b = 0; b < s->body_count; ++b)
+        pins += s->bodies[b].pin_count;
+    w->pins = pins ? PD_NEW_ARRAY(pd_pin, pins) : NULL;
+    if (pins && !w->pins)
+        return PD_ERR_OUT_OF_MEMORY;
+    char path[64];
+    for (int b = 0; b < s->body_count; ++b) {
+        const pd_body_def* body = &s->bodies[b];
+        snprintf(path, sizeof path, "bodies[%d]", b);
+        pd_vec3* pts = NULL;
+        size_t n = 0;
+        pd_status st = pd_sample_shape(&body->shape, body->spacing, body->sampling,
+                                       s->world.seed + (uint64_t)b, &pts, &n, path, err);
+        if (st != PD_OK)
+            return st;
+        size_t first = w->particles.count;
+        uint8_t flags = body->kind == PD_BODY_FIXED   ? PD_P_FIXED
+                        : body->kind == PD_BODY_SHELL ? PD_P_SHELL
+                                                      : 0;
+        st = push_points(w, body, b, pts, n, flags);
+        if (st == PD_OK && body->kind == PD_BODY_ROD)
+            st = push_rod_ghosts(w, body, b, pts, n);
+        pd_free(pts, n * sizeof(pd_vec3));
+        if (st != PD_OK)
+            return st;
+        size_t last = w->particles.count;
+        set_initial_motion(w, body, first, last);
+        st = attach_pins(w, body, b, first, last, path, sizeof path, err);
+        if (st != PD_OK)
+            return st;
+    }
+    return PD_OK;
+}

@@ -1,0 +1,16 @@
+#ifndef PD_PARTICLES_H
+#define PD_PARTICLES_H
+
+#include "world/world.h"
+
+/* Grows every SoA array to hold at least `capacity` particles. */
+pd_status pd_particles_reserve(pd_particles* p, size_t capacity);
+void pd_particles_free(pd_particles* p);
+/* Appends one particle with the given position; other attributes zero / -1. Returns its
+ * index. The arrays must have room (reserve first). */
+size_t pd_particles_push(pd_particles* p, pd_vec3 x);
+/* Applies a permutation: new index i holds old particle perm[i]. `scratch` must hold
+ * count * sizeof(pd_vec3) bytes. */
+void pd_particles_permute(pd_particles* p, const uint32_t* perm, void* scratch);
+
+#endif

@@ -1,0 +1,183 @@
+/* World life cycle and the order of one step:
+ * pins -> solver (method) -> colliders -> pin reactions -> stability check -> time += dt. */
+#include "world/world.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/keyframes.h"
+#include "neighbor/morton.h"
+#include "parallel/parallel.h"
+#include "world/bodies.h"
+#include "world/particles.h"
+
+/* Reorders particles along a Z-curve so that neighbours are near in memory (DESIGN.md). */
+static pd_status reorder_morton(pd_world* w) {
+    pd_particles* p = &w->particles;
+    size_t n = p->count;
+    uint32_t* perm = PD_NEW_ARRAY(uint32_t, n);
+    void* scratch = pd_alloc(n * sizeof(pd_vec3));
+    pd_status st = perm && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    pd_real cell = p->spacing[0];
+    for (size_t i = 1; i < n; ++i)
+        cell = fmin(cell, p->spacing[i]);
+    if (st == PD_OK)
+        st = pd_morton_order(p->rest, n, cell, perm);
+    if (st == PD_OK)
+        pd_particles_permute(p, perm, scratch);
+    PD_FREE_ARRAY(perm, uint32_t, n);
+    pd_free(scratch, n * sizeof(pd_vec3));
+    return st;
+}
+
+/* Speed that no sane scene reaches: 100x the fastest initial or free-fall speed over the
+ * run, and at least 100 m/s. */
+static pd_real runaway_speed(const pd_world* w) {
+    pd_real v0 = 0;
+    for (size_t i = 0; i < w->particles.count; ++i)
+        v0 = fmax(v0, pd_v3_len(w->particles.vel[i]));
+    for (int c = 0; c < w->colliders.count; ++c)
+        v0 = fmax(v0, pd_v3_len(w->colliders.items[c].def.velocity));
+    pd_real duration = w->def.frames / w->def.fps;
+    pd_real fall = pd_v3_len(w->def.gravity) * duration;
+    return fmax(100.0, 100.0 * (v0 + fall));
+}
+
+pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) {
+    *out = NULL;
+    pd_world* w = pd_calloc(1, sizeof *w);
+    if (!w)
+        return PD_ERR_OUT_OF_MEMORY;
+    w->scene = scene;
+    w->def = scene->world;
+    w->solver = scene->solver;
+    /* SCENE.md: a frame is 1/fps s simulated in ceil(1/(fps dt)) equal steps */
+    w->steps_per_frame = (int)ceil(1.0 / (w->def.fps * w->def.dt) - 1e-9);
+    if (w->steps_per_frame < 1)
+        w->steps_per_frame = 1;
+    w->def.dt = 1.0 / (w->def.fps * w->steps_per_frame);
+    pd_set_threads(w->def.threads);
+    pd_status st = pd_world_add_bodies(w, err);
+    if (st == PD_OK && w->particles.count == 0)
+        st = pd_fail(err, PD_ERR_BAD_SCENE, "bodies", "the scene has no particles");
+    if (st == PD_OK)
+        st = reorder_morton(w);
+    if (st == PD_OK)
+        st = pd_colliders_create(scene->colliders, scene->collider_count, &w->colliders, err);
+    if (st == PD_OK) {
+        w->step_start = PD_NEW_ARRAY(pd_vec3, w->particles.count);
+        st = w->step_start ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    }
+    /* Per-step scratch: velocities before the step and the collider skip mask. */
+    size_t scratch = w->particles.count * (sizeof(pd_vec3) + sizeof(uint8_t)) + 4096;
+    if (st == PD_OK && pd_arena_init(&w->arena, scratch) != 0)
+        st = PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK)
+        st = w->solver->create(w, scene->solver_params, &w->solver_state, err);
+    if (st != PD_OK) {
+        pd_destroy_world(w);
+        return st;
+    }
+    w->max_speed = runaway_speed(w);
+    *out = w;
+    return PD_OK;
+}
+
+void pd_destroy_world(pd_world* w) {
+    if (!w)
+        return;
+    if (w->solver_state)
+        w->solver->destroy(w->solver_state);
+    PD_FREE_ARRAY(w->step_start, pd_vec3, w->particles.count);
+    PD_FREE_ARRAY(w->plastic_strain, pd_real, w->particles.count);
+    pd_particles_free(&w->particles);
+    PD_FREE_ARRAY(w->pins, pd_pin, w->pin_count);
+    if (w->colliders.items)
+        pd_colliders_destroy(&w->colliders);
+    pd_arena_destroy(&w->arena);
+    pd_free(w, sizeof *w);
+}
+
+/* Moves pinned particles to their keyframed places at time t; velocity from the motion. */
+static void move_pins(pd_world* w, pd_real t, pd_real dt) {
+    pd_particles* p = &w->particles;
+    for (size_t i = 0; i < p->count; ++i) {
+        if (!(p->flags[i] & PD_P_PINNED))
+            continue;
+        const pd_pin* pin = &w->pins[p->pin[i]];
+        pd_vec3 tr;
+        pd_mat3 rot;
+        pd_keyframes_pose(pin->def.keyframes, pin->def.keyframe_count, t, &tr, &rot);
+        pd_vec3 r = pd_m3_mulv(rot, pd_v3_sub(p->rest[i], pin->center));
+        pd_vec3 target = pd_v3_add(pd_v3_add(pin->center, r), tr);
+        p->vel[i] = pd_v3_scale(pd_v3_sub(target, p->pos[i]), 1.0 / dt);
+        p->pos[i] = target;
+    }
+}
+
+/* Force each pin exerted on its body over the step: m a - f_internal - m g summed over its
+ * particles (the solver leaves f_internal in p->force for pinned particles). */
+static void measure_pin_forces(pd_world* w, const pd_vec3* vel_before, pd_real dt) {
+    pd_particles* p = &w->particles;
+    for (int k = 0; k < w->pin_count; ++k)
+        w->pins[k].force = pd_v3(0, 0, 0);
+    for (size_t i = 0; i < p->count; ++i) {
+        if (!(p->flags[i] & PD_P_PINNED))
+            continue;
+        pd_vec3 ma = pd_v3_scale(pd_v3_sub(p->vel[i], vel_before[i]), p->mass[i] / dt);
+        pd_vec3 f = pd_v3_sub(pd_v3_sub(ma, p->force[i]), pd_v3_scale(w->def.gravity, p->mass[i]));
+        pd_pin* pin = &w->pins[p->pin[i]];
+        pin->force = pd_v3_add(pin->force, f);
+    }
+}
+
+/* A non-finite or runaway particle stops the run; the message says when and where. */
+static pd_status check_stability(const pd_world* w, pd_error* err) {
+    const pd_particles* p = &w->particles;
+    for (size_t i = 0; i < p->count; ++i) {
+        pd_vec3 x = p->pos[i], v = p->vel[i];
+        pd_real speed = pd_v3_len(v);
+        int finite = isfinite(x.x) && isfinite(x.y) && isfinite(x.z) && isfinite(speed);
+        if (finite && speed <= w->max_speed)
+            continue;
+        const pd_vec3 at = w->step_start[i];
+        return pd_fail(err, PD_ERR_UNSTABLE, "",
+                       "at t = %.6g s (step %llu) particle %d of body '%s' near (%.4g, %.4g, "
+                       "%.4g) %s; try a smaller time.dt or more solver.iterations",
+                       (double)(w->time + w->def.dt), (unsigned long long)w->step_index + 1,
+                       (int)p->id[i], w->scene->bodies[p->body[i]].name, at.x, at.y, at.z,
+                       finite ? "ran away (speed above the runaway limit)"
+                              : "got a non-finite position or velocity");
+    }
+    return PD_OK;
+}
+
+pd_status pd_world_step(pd_world* w, pd_error* err) {
+    pd_particles* p = &w->particles;
+    pd_real dt = w->def.dt, t1 = w->time + dt;
+    pd_arena_reset(&w->arena);
+    memcpy(w->step_start, p->pos, p->count * sizeof(pd_vec3));
+    pd_vec3* vel_before = PD_ARENA_ARRAY(&w->arena, pd_vec3, p->count);
+    uint8_t* skip = PD_ARENA_ARRAY(&w->arena, uint8_t, p->count);
+    memcpy(vel_before, p->vel, p->count * sizeof(pd_vec3));
+    move_pins(w, t1, dt);
+    pd_colliders_update(&w->colliders, t1);
+    memset(&w->last_stats, 0, sizeof w->last_stats);
+    pd_status st = w->solver->step(w->solver_state, w, &w->last_stats);
+    if (st == PD_OK && w->colliders.count) {
+        for (size_t i = 0; i < p->count; ++i)
+            skip[i] = (p->flags[i] & (PD_P_CONSTRAINED | PD_P_GHOST)) != 0;
+        pd_colliders_project(&w->colliders, p->count, p->pos, p->vel, skip, dt);
+    }
+    if (st == PD_OK && w->pin_count)
+        measure_pin_forces(w, vel_before, dt);
+    if (st == PD_OK)
+        st = check_stability(w, err);
+    if (st != PD_OK)
+        return st;
+    w->time = t1;
+    w->step_index++;
+    return PD_OK;
+}

@@ -1,0 +1,72 @@
+/* The simulated world: particles (SoA), bodies, pins, colliders and one solver. Internal to
+ * the library; the public face is include/peridot/peridot.h. */
+#ifndef PD_WORLD_H
+#define PD_WORLD_H
+
+#include <stdint.h>
+
+#include "boundary/collider.h"
+#include "core/arena.h"
+#include "peridot/peridot.h"
+#include "solvers/solver.h"
+
+/* Particle flags. */
+enum {
+    PD_P_FIXED = 1 << 0,  /* never moves (fixed bodies) */
+    PD_P_PINNED = 1 << 1, /* follows a pin's keyframes */
+    PD_P_GHOST = 1 << 2,  /* rod ghost particle: simulated, but no collisions (He 2017 Fig. 6) */
+    PD_P_SHELL = 1 << 3,  /* belongs to a one-layer shell */
+};
+#define PD_P_CONSTRAINED (PD_P_FIXED | PD_P_PINNED)
+
+/* Structure of arrays; index i is one particle. `rest` is the sampled (initial) position and
+ * never changes; methods keep their own reference state (bonds) apart from it. */
+typedef struct pd_particles {
+    size_t count, capacity;
+    pd_vec3* rest;
+    pd_vec3* pos;
+    pd_vec3* vel;
+    pd_vec3* force;   /* internal force at the end of a step, filled for pinned particles */
+    pd_real* mass;    /* kg */
+    pd_real* volume;  /* m^3 */
+    pd_real* spacing; /* sampling spacing of the particle's body (m) */
+    int32_t* material;
+    int32_t* body;
+    int32_t* id;  /* stable identity across reorderings */
+    int32_t* pin; /* global pin index, or -1 */
+    uint8_t* flags;
+} pd_particles;
+
+typedef struct pd_pin {
+    int body;
+    int index_in_body; /* k in "<body>.pin<k>" */
+    pd_pin_def def;    /* keyframes owned by the scene */
+    pd_vec3 center;    /* rotation pivot: centre of the region */
+    pd_vec3 force;     /* force the pin exerted on the body during the last step (N) */
+} pd_pin;
+
+struct pd_world {
+    const pd_scene* scene;
+    pd_world_def def;
+    pd_particles particles;
+    int pin_count;
+    pd_pin* pins;
+    pd_colliders colliders;
+    const pd_solver_vtable* solver;
+    void* solver_state;
+    pd_step_stats last_stats;
+    int steps_per_frame; /* ceil(1 / (fps dt)); def.dt is 1 / (fps steps_per_frame) */
+    pd_real time;
+    uint64_t step_index;
+    pd_real max_speed;       /* a velocity above this is a runaway (m/s) */
+    pd_vec3* step_start;     /* positions at the start of the step */
+    pd_arena arena;          /* per-step scratch */
+    pd_real* plastic_strain; /* exported field (zero for elastic methods), allocated on demand */
+};
+
+/* Public-ish accessors used by the CLI and tests. */
+static inline size_t pd_world_count(const pd_world* w) {
+    return w->particles.count;
+}
+
+#endif
