@@ -5,6 +5,7 @@
 #define PD_OUTPUT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "peridot/types.h"
@@ -41,6 +42,21 @@ pd_status pd_read_ply(const char* path, pd_ply_data* out, pd_error* err);
 /* Column of property `name`, or NULL. */
 const float* pd_ply_column(const pd_ply_data* ply, const char* name);
 void pd_ply_free(pd_ply_data* ply);
+
+/* A file written under "<path>.tmp" and renamed onto path by pd_atomic_commit, so that a
+ * reader sees either the old file or the whole new one. Used by every writer here and by
+ * png.c. */
+typedef struct pd_atomic_file {
+    FILE* f;
+    const char* path;
+    char tmp[PD_PATH_MAX + 8];
+} pd_atomic_file;
+
+pd_status pd_atomic_open(pd_atomic_file* af, const char* path, pd_error* err);
+/* Closes, checks every write succeeded, renames; on any failure removes the temp file. */
+pd_status pd_atomic_commit(pd_atomic_file* af, pd_error* err);
+/* Closes and removes the temp file (after a failure while writing). */
+void pd_atomic_abort(pd_atomic_file* af);
 
 /* Writes `text` to path atomically (temp + rename). */
 pd_status pd_write_text_atomic(const char* path, const char* text, size_t len, pd_error* err);

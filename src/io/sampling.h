@@ -10,7 +10,13 @@
  * the bounding box, kept where inside), jittered (grid + uniform offsets of up to 0.25 spacing
  * from `seed`), poisson_disk. *points is allocated with pd_alloc (count * sizeof(pd_vec3)).
  * A shape thinner than spacing in one direction gives one layer (shells), in two a line
- * (rods). `path` is the JSON path of the body for errors. */
+ * (rods). `path` is the JSON path of the body for errors ("<path>.spacing", "<path>.shape.path").
+ * Meshes are inside where the winding number is >= 1/2 (<= -1/2 for inward-wound meshes), so
+ * small holes and non-manifold faces are tolerated. Errors: bad spacing or no particles at this
+ * spacing: PD_ERR_BAD_SCENE; lattice over 2^31 points: PD_ERR_TOO_LARGE; mesh file missing:
+ * PD_ERR_IO; unreadable, flat or inside-less mesh: PD_ERR_MESH. Points come in lattice order (x
+ * fastest) and are the same for the same seed whatever the thread count. poisson_disk keeps
+ * particles >= 0.85 spacing apart at about one per spacing^3. */
 pd_status pd_sample_shape(const pd_shape_def* shape, pd_real spacing, pd_sampling sampling,
                           uint64_t seed, pd_vec3** points, size_t* count, const char* path,
                           pd_error* err);
@@ -19,7 +25,8 @@ pd_status pd_sample_shape(const pd_shape_def* shape, pd_real spacing, pd_samplin
  * inside. Mesh shapes return 0 (use pd_mesh_winding_number). */
 int pd_shape_contains(const pd_shape_def* shape, pd_vec3 p);
 
-/* Axis-aligned bounds of an analytic shape (for meshes: the loaded, transformed mesh). */
+/* Axis-aligned bounds of an analytic shape (for meshes: the loaded, transformed mesh; `path` is
+ * then the JSON path of the shape object, e.g. "colliders[2].shape", see pd_mesh_load). */
 pd_status pd_shape_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, const char* path,
                           pd_error* err);
 

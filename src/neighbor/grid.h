@@ -20,12 +20,17 @@ typedef struct pd_neighbor_list {
 } pd_neighbor_list;
 
 typedef struct pd_hash_grid {
-    pd_real cell;         /* cell size (>= radius) */
-    size_t table_size;    /* hash buckets */
-    uint32_t* cell_start; /* table_size + 1 */
-    uint32_t* sorted;     /* particle indices sorted by bucket */
-    uint32_t* bucket;     /* bucket of each particle */
-    size_t capacity, table_capacity;
+    pd_real cell;                    /* cell size (>= radius) */
+    size_t table_size;               /* hash buckets */
+    uint32_t* cell_start;            /* table_size + 1 */
+    uint32_t* sorted;                /* particle indices sorted by bucket */
+    uint32_t* bucket;                /* bucket of each particle */
+    size_t capacity, table_capacity; /* capacity: of sorted, bucket and sorted_pos */
+    /* 0 (the default): table_size = 2n. Otherwise the table size to use whatever n is; tests
+     * set a tiny table to force hash collisions. */
+    size_t fixed_table_size;
+    pd_vec3 origin;      /* corner of the grid: the lowest finite coordinates of the last build */
+    pd_vec3* sorted_pos; /* pos[sorted[k]]: the scans read positions contiguously */
 } pd_hash_grid;
 
 pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, pd_real radius,

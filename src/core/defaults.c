@@ -1,0 +1,82 @@
+/* Default setup structs (include/peridot/types.h). A scene key that is left out takes the value
+ * given here; docs/scene-format.md lists the same values. */
+#include <string.h>
+
+#include "peridot/types.h"
+
+pd_shape_def pd_default_shape_def(void) {
+    pd_shape_def s;
+    memset(&s, 0, sizeof s);
+    s.type = PD_SHAPE_BOX;
+    s.max = pd_v3(1, 1, 1);
+    s.radius = 0.5;
+    s.axis = pd_v3(0, 1, 0);
+    s.height = 1;
+    s.scale = 1;
+    s.rotate_axis = pd_v3(0, 1, 0);
+    s.rotate_degrees = 0;
+    return s;
+}
+
+pd_material_def pd_default_material_def(void) {
+    pd_material_def m;
+    memset(&m, 0, sizeof m);
+    m.density = 1000;
+    m.youngs_modulus = 1e5;
+    m.poisson_ratio = 0.25;
+    /* The Lame constants of the default E, nu, so that both descriptions agree. */
+    m.lame_lambda =
+        m.youngs_modulus * m.poisson_ratio / ((1 + m.poisson_ratio) * (1 - 2 * m.poisson_ratio));
+    m.lame_mu = m.youngs_modulus / (2 * (1 + m.poisson_ratio));
+    m.plasticity = PD_PLASTICITY_NONE;
+    m.friction_angle = 30;
+    m.cohesion = 0;
+    m.yield_stress = 0; /* no default: von_mises and herschel_bulkley require it */
+    return m;
+}
+
+pd_body_def pd_default_body_def(void) {
+    pd_body_def b;
+    memset(&b, 0, sizeof b);
+    b.material = 0;
+    b.spacing = 0.01;
+    b.shape = pd_default_shape_def();
+    b.sampling = PD_SAMPLING_GRID;
+    b.kind = PD_BODY_DYNAMIC;
+    return b;
+}
+
+pd_collider_def pd_default_collider_def(void) {
+    pd_collider_def c;
+    memset(&c, 0, sizeof c);
+    c.type = PD_COLLIDER_PLANE;
+    c.normal = pd_v3(0, 1, 0);
+    c.shape = pd_default_shape_def();
+    c.inside = 0;
+    c.boundary = PD_BOUNDARY_SLIP;
+    c.friction = 0;
+    return c;
+}
+
+pd_output_def pd_default_output_def(void) {
+    pd_output_def o;
+    memset(&o, 0, sizeof o);
+    strcpy(o.dir, "out");
+    o.every = 1;
+    o.formats = PD_FORMAT_PLY;
+    o.attributes = PD_ATTR_VELOCITY;
+    return o;
+}
+
+pd_world_def pd_default_world_def(void) {
+    pd_world_def w;
+    memset(&w, 0, sizeof w);
+    w.dt = 0.004;
+    w.fps = 30;
+    w.frames = 90;
+    w.gravity = pd_v3(0, -9.81, 0);
+    w.seed = 1;
+    w.threads = 0;
+    w.memory_limit_bytes = 0;
+    return w;
+}

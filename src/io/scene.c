@@ -1,0 +1,301 @@
+/* Scene files (include/peridot/scene.h, docs/scene-format.md): reads the JSON, applies `--set`
+ * overrides, validates every key into the def structs, and keeps the resolved scene as JSON.
+ * Errors name the file, the JSON path and the line. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "io/scene_json.h"
+#include "io/scene_parse.h"
+#include "peridot/peridot.h"
+#include "solvers/solver.h"
+
+static pd_status parse_version(const cJSON* root, pd_scene* s, pd_error* err) {
+    char found[96];
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (!item)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "version",
+                       "missing required key: expected \"version\": %d", PD_SCENE_VERSION);
+    if (!cJSON_IsNumber(item) || item->valuedouble != PD_SCENE_VERSION)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "version",
+                       "expected %d (the scene format this program reads), got %s",
+                       PD_SCENE_VERSION, pd_json_describe(item, found, sizeof found));
+    s->version = PD_SCENE_VERSION;
+    const cJSON* ver = cJSON_GetObjectItemCaseSensitive(root, "peridot_version");
+    if (ver && !cJSON_IsString(ver))
+        return pd_fail(err, PD_ERR_BAD_SCENE, "peridot_version", "expected a string, got %s",
+                       pd_json_describe(ver, found, sizeof found));
+    return PD_OK;
+}
+
+static pd_status parse_method(const cJSON* root, pd_scene* s, pd_error* err) {
+    char list[512] = "";
+    PD_JTRY(pd_json_string(root, "method", "", 1, s->method, sizeof s->method, err));
+    s->solver = pd_solver_find(s->method);
+    if (s->solver)
+        return PD_OK;
+    const pd_solver_vtable* const* all = pd_solver_all();
+    for (int i = 0; all[i]; ++i) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", all[i]->name);
+    }
+    return pd_fail(err, PD_ERR_BAD_SCENE, "method", "expected one of %s, got \"%s\"", list,
+                   s->method);
+}
+
+/* " (Pa)" for a unit worth naming, "" for dimensionless ones. */
+static const char* unit_suffix(const char* unit, char* buf, size_t cap) {
+    if (!unit || !unit[0] || strcmp(unit, "1") == 0 || strcmp(unit, "-") == 0)
+        buf[0] = '\0';
+    else
+        snprintf(buf, cap, " (%s)", unit);
+    return buf;
+}
+
+/* One `solver` key, by the type its table declares. */
+static pd_status solver_value(const pd_param_info* p, const cJSON* item, void* blob,
+                              const char* path, pd_error* err) {
+    char found[96], list[256], unit[48];
+    if (cJSON_IsNumber(item) && p->type != PD_PARAM_BOOL)
+        return pd_param_set_number(p, blob, item->valuedouble, path, err);
+    if (cJSON_IsBool(item) && p->type == PD_PARAM_BOOL)
+        return pd_param_set_number(p, blob, cJSON_IsTrue(item) ? 1 : 0, path, err);
+    if (cJSON_IsString(item) && p->type == PD_PARAM_ENUM)
+        return pd_param_set_choice(p, blob, item->valuestring, path, err);
+    pd_json_describe(item, found, sizeof found);
+    switch (p->type) {
+        case PD_PARAM_BOOL:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected true or false, got %s", found);
+        case PD_PARAM_ENUM:
+            pd_json_choice_list(p->choices, list, sizeof list);
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected one of %s, got %s", list, found);
+        case PD_PARAM_INT:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an integer%s, got %s",
+                           unit_suffix(p->unit, unit, sizeof unit), found);
+        case PD_PARAM_REAL:
+            break;
+    }
+    return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a number%s, got %s",
+                   unit_suffix(p->unit, unit, sizeof unit), found);
+}
+
+static pd_status parse_solver(const cJSON* root, pd_scene* s, pd_error* err) {
+    const pd_param_table* t = s->solver->params;
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(root, "solver");
+    if (t) {
+        s->solver_params = pd_alloc(t->struct_size);
+        if (!s->solver_params)
+            return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "solver", "out of memory");
+        pd_params_set_defaults(t, s->solver_params);
+    }
+    if (!item)
+        return PD_OK;
+    PD_JTRY(pd_json_check_object(item, "solver", "", t, err));
+    for (const cJSON* c = item->child; c; c = c->next) {
+        char path[PD_JPATH_MAX];
+        pd_jpath_key(path, "solver", c->string);
+        PD_JTRY(solver_value(pd_param_find(t, c->string), c, s->solver_params, path, err));
+    }
+    return PD_OK;
+}
+
+static pd_status parse_time(const cJSON* root, pd_world_def* w, pd_error* err) {
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(root, "time");
+    if (!item)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "time",
+                       "missing required key: expected { \"dt\": <s>, \"fps\": ..., \"frames\": "
+                       "... }");
+    PD_JTRY(pd_json_check_object(item, "time", PD_SCENE_TIME_KEYS, NULL, err));
+    PD_JTRY(pd_json_real(item, "dt", "time", 1, pd_jr_pos("s"), &w->dt, err));
+    PD_JTRY(pd_json_real(item, "fps", "time", 0, pd_jr_pos("1/s"), &w->fps, err));
+    return pd_json_int(item, "frames", "time", 0, pd_jr(1, 0, 1e9, 0, "1"), &w->frames, err);
+}
+
+static pd_status parse_world(const cJSON* root, pd_world_def* w, pd_error* err) {
+    *w = pd_default_world_def();
+    PD_JTRY(parse_time(root, w, err));
+    PD_JTRY(pd_json_vec3(root, "gravity", "", 0, &w->gravity, err));
+    int seed = (int)w->seed;
+    PD_JTRY(pd_json_int(root, "seed", "", 0, pd_jr(0, 0, 2147483647.0, 0, "1"), &seed, err));
+    w->seed = (uint64_t)seed;
+    return PD_OK;
+}
+
+static pd_status require(const cJSON* root, const char* key, const char* expected,
+                         const cJSON** out, pd_error* err) {
+    *out = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!*out)
+        return pd_fail(err, PD_ERR_BAD_SCENE, key, "missing required key: expected %s", expected);
+    return PD_OK;
+}
+
+static pd_status parse_tree(const cJSON* root, pd_scene* s, pd_error* err) {
+    const cJSON *materials, *bodies;
+    PD_JTRY(pd_json_check_object(root, "", PD_SCENE_TOP_KEYS, NULL, err));
+    PD_JTRY(parse_version(root, s, err));
+    PD_JTRY(parse_method(root, s, err));
+    PD_JTRY(parse_solver(root, s, err));
+    PD_JTRY(parse_world(root, &s->world, err));
+    PD_JTRY(require(root, "materials", "an object mapping names to materials", &materials, err));
+    PD_JTRY(pd_scene_parse_materials(materials, s, err));
+    PD_JTRY(require(root, "bodies", "an array of bodies", &bodies, err));
+    PD_JTRY(pd_scene_parse_bodies(bodies, s, err));
+    PD_JTRY(pd_scene_parse_colliders(cJSON_GetObjectItemCaseSensitive(root, "colliders"), s, err));
+    return pd_scene_parse_output(cJSON_GetObjectItemCaseSensitive(root, "output"), &s->output, err);
+}
+
+/* Line, column and a snippet of where cJSON stopped. */
+static pd_status syntax_error(const char* json, pd_error* err) {
+    const char* at = cJSON_GetErrorPtr();
+    size_t len = strlen(json);
+    if (!at || at < json || at > json + len)
+        at = json + len;
+    int line = 1, column = 1;
+    for (const char* p = json; p < at; ++p) {
+        column = *p == '\n' ? 1 : column + 1;
+        line += *p == '\n';
+    }
+    if (err)
+        err->line = line;
+    int snippet = (int)strcspn(at, "\r\n");
+    if (snippet > 24)
+        snippet = 24;
+    return pd_fail(err, PD_ERR_BAD_SCENE, "",
+                   "invalid JSON at line %d, column %d%s%.*s%s: expected a JSON value, ',', ':' "
+                   "or a closing bracket",
+                   line, column, *at ? " near '" : " (at the end of the text)", snippet, at,
+                   *at ? "'" : "");
+}
+
+static pd_status store_resolved(pd_scene* s, pd_error* err) {
+    cJSON* tree = pd_scene_to_json(s);
+    char* text = tree ? cJSON_Print(tree) : NULL;
+    cJSON_Delete(tree);
+    if (!text)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "out of memory writing the resolved scene");
+    size_t len = strlen(text) + 1;
+    s->resolved_json = pd_alloc(len);
+    if (s->resolved_json)
+        memcpy(s->resolved_json, text, len);
+    cJSON_free(text);
+    if (!s->resolved_json)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "out of memory writing the resolved scene");
+    return PD_OK;
+}
+
+static void reset_error(pd_error* err, const char* file) {
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+    snprintf(err->file, sizeof err->file, "%s", file ? file : "");
+}
+
+static pd_status parse_text(const char* json, const char* const* overrides, int override_count,
+                            pd_scene* out, pd_error* err) {
+    cJSON* root = cJSON_ParseWithOpts(json, NULL, 1);
+    if (!root)
+        return syntax_error(json, err);
+    pd_status status = PD_OK;
+    for (int i = 0; i < override_count && status == PD_OK; ++i)
+        status = pd_scene_apply_override(root, overrides[i], err);
+    if (status == PD_OK)
+        status = parse_tree(root, out, err);
+    if (status == PD_OK)
+        status = store_resolved(out, err);
+    cJSON_Delete(root);
+    if (status != PD_OK && err && strncmp(err->path, "--set", 5) != 0)
+        err->line = pd_json_path_line(json, err->path);
+    return status;
+}
+
+pd_status pd_scene_parse(const char* json, const char* file, const char* dir,
+                         const char* const* overrides, int override_count, pd_scene* out,
+                         pd_error* err) {
+    reset_error(err, file);
+    memset(out, 0, sizeof *out);
+    if (!json)
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, "", "no scene text");
+    snprintf(out->file, sizeof out->file, "%s", file ? file : "");
+    snprintf(out->dir, sizeof out->dir, "%s", dir && dir[0] ? dir : ".");
+    pd_status status = parse_text(json, overrides, override_count, out, err);
+    if (status != PD_OK)
+        pd_scene_free(out);
+    return status;
+}
+
+/* The whole file as a NUL-terminated pd_alloc'd string of *cap bytes. Read in growing chunks,
+ * so that pipes and directories (a read error) are handled like files. */
+static pd_status read_file(const char* path, char** text, size_t* cap, pd_error* err) {
+    FILE* f = fopen(path, "rb");
+    if (!f)
+        return pd_fail(err, PD_ERR_IO, "", "cannot read the scene file: %s", strerror(errno));
+    size_t used = 0;
+    *cap = 0;
+    *text = NULL;
+    for (;;) {
+        if (used + 1 >= *cap) {
+            size_t grown = *cap ? 2 * *cap : 65536;
+            char* bigger = pd_realloc(*text, *cap, grown);
+            if (!bigger)
+                break;
+            *text = bigger;
+            *cap = grown;
+        }
+        size_t got = fread(*text + used, 1, *cap - used - 1, f);
+        used += got;
+        if (got == 0)
+            break;
+    }
+    int failed = ferror(f) || !feof(f);
+    int saved = errno;
+    fclose(f);
+    if (failed) {
+        pd_free(*text, *cap);
+        return pd_fail(err, PD_ERR_IO, "", "cannot read the scene file: %s", strerror(saved));
+    }
+    (*text)[used] = '\0';
+    return PD_OK;
+}
+
+pd_status pd_scene_load(const char* path, const char* const* overrides, int override_count,
+                        pd_scene* out, pd_error* err) {
+    reset_error(err, path);
+    memset(out, 0, sizeof *out);
+    if (!path || strlen(path) >= PD_PATH_MAX)
+        return pd_fail(err, PD_ERR_IO, "", "scene file name missing or too long");
+    char dir[PD_PATH_MAX];
+    const char* slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    char* text = NULL;
+    size_t cap = 0;
+    PD_JTRY(read_file(path, &text, &cap, err));
+    pd_status status = pd_scene_parse(text, path, dir, overrides, override_count, out, err);
+    pd_free(text, cap);
+    return status;
+}
+
+void pd_scene_free(pd_scene* s) {
+    if (!s)
+        return;
+    if (s->solver_params && s->solver && s->solver->params)
+        pd_free(s->solver_params, s->solver->params->struct_size);
+    PD_FREE_ARRAY(s->materials, pd_material_def, s->material_count);
+    for (int i = 0; s->bodies && i < s->body_count; ++i) {
+        pd_body_def* b = &s->bodies[i];
+        for (int k = 0; b->pins && k < b->pin_count; ++k)
+            PD_FREE_ARRAY(b->pins[k].keyframes, pd_keyframe, b->pins[k].keyframe_count);
+        PD_FREE_ARRAY(b->pins, pd_pin_def, b->pin_count);
+    }
+    PD_FREE_ARRAY(s->bodies, pd_body_def, s->body_count);
+    for (int i = 0; s->colliders && i < s->collider_count; ++i)
+        PD_FREE_ARRAY(s->colliders[i].keyframes, pd_keyframe, s->colliders[i].keyframe_count);
+    PD_FREE_ARRAY(s->colliders, pd_collider_def, s->collider_count);
+    if (s->resolved_json)
+        pd_free(s->resolved_json, strlen(s->resolved_json) + 1);
+    memset(s, 0, sizeof *s);
+}

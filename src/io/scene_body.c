@@ -1,0 +1,393 @@
+/* The scene's geometry and output: shapes, bodies (with pins), colliders (with keyframes) and
+ * the `output` block (docs/scene-format.md). */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "io/scene_json.h"
+#include "io/scene_parse.h"
+
+/* Makes a direction unit length; a vector already unit within rounding is left as it is, so
+ * that the resolved scene parses back to the very same numbers. */
+static pd_status unit_direction(pd_vec3* v, const char* path, pd_error* err) {
+    pd_real len2 = pd_v3_len2(*v);
+    if (!(len2 > 0))
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "expected a non-zero direction, got [%g, %g, %g]", v->x, v->y, v->z);
+    if (fabs(len2 - 1) > 4e-15)
+        *v = pd_v3_scale(*v, 1 / sqrt(len2));
+    return PD_OK;
+}
+
+/* `rotate`: [ax, ay, az, degrees]. */
+static pd_status parse_rotate(const cJSON* obj, const char* path, pd_vec3* axis, pd_real* degrees,
+                              pd_error* err) {
+    char child[PD_JPATH_MAX];
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "rotate");
+    if (!item)
+        return PD_OK;
+    pd_jpath_key(child, path, "rotate");
+    double v[4];
+    PD_JTRY(pd_json_numbers(item, child, 4, "[axis_x, axis_y, axis_z, degrees]", v, err));
+    *axis = pd_v3((pd_real)v[0], (pd_real)v[1], (pd_real)v[2]);
+    *degrees = (pd_real)v[3];
+    return unit_direction(axis, child, err);
+}
+
+/* Resolves a mesh path against the scene's folder and requires the file to exist. */
+static pd_status resolve_mesh_path(const cJSON* obj, const char* path, const char* dir,
+                                   pd_shape_def* shape, pd_error* err) {
+    char given[PD_PATH_MAX], joined[2 * PD_PATH_MAX + 2], child[PD_JPATH_MAX];
+    char real[PATH_MAX];
+    PD_JTRY(pd_json_string(obj, "path", path, 1, given, sizeof given, err));
+    pd_jpath_key(child, path, "path");
+    if (given[0] == '/' || !dir || !dir[0])
+        snprintf(joined, sizeof joined, "%s", given);
+    else
+        snprintf(joined, sizeof joined, "%s/%s", dir, given);
+    FILE* f = realpath(joined, real) ? fopen(real, "rb") : NULL;
+    /* A folder opens like a file; its first read fails. */
+    int readable = f && !(fgetc(f) == EOF && ferror(f));
+    if (f)
+        fclose(f);
+    if (!readable)
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "expected an existing mesh file (relative to the scene's folder), but "
+                       "\"%s\" cannot be read",
+                       joined);
+    if (strlen(real) >= sizeof shape->path)
+        return pd_fail(err, PD_ERR_BAD_SCENE, child, "mesh path is longer than %d characters",
+                       PD_PATH_MAX - 1);
+    strcpy(shape->path, real);
+    return PD_OK;
+}
+
+static pd_status parse_box(const cJSON* obj, const char* path, pd_shape_def* s, pd_error* err) {
+    PD_JTRY(pd_json_vec3(obj, "min", path, 1, &s->min, err));
+    PD_JTRY(pd_json_vec3(obj, "max", path, 1, &s->max, err));
+    if (!(s->min.x < s->max.x && s->min.y < s->max.y && s->min.z < s->max.z)) {
+        char child[PD_JPATH_MAX];
+        pd_jpath_key(child, path, "max");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "expected max > min in x, y and z, got min [%g, %g, %g], max [%g, %g, %g]",
+                       s->min.x, s->min.y, s->min.z, s->max.x, s->max.y, s->max.z);
+    }
+    return PD_OK;
+}
+
+static pd_status parse_cylinder(const cJSON* obj, const char* path, pd_shape_def* s,
+                                pd_error* err) {
+    char child[PD_JPATH_MAX];
+    PD_JTRY(pd_json_vec3(obj, "base", path, 1, &s->base, err));
+    PD_JTRY(pd_json_vec3(obj, "axis", path, 0, &s->axis, err));
+    pd_jpath_key(child, path, "axis");
+    PD_JTRY(unit_direction(&s->axis, child, err));
+    PD_JTRY(pd_json_real(obj, "radius", path, 1, pd_jr_pos("m"), &s->radius, err));
+    return pd_json_real(obj, "height", path, 1, pd_jr_pos("m"), &s->height, err);
+}
+
+static pd_status parse_mesh(const cJSON* obj, const char* path, const char* dir, pd_shape_def* s,
+                            pd_error* err) {
+    PD_JTRY(resolve_mesh_path(obj, path, dir, s, err));
+    PD_JTRY(pd_json_real(obj, "scale", path, 0, pd_jr_pos("1"), &s->scale, err));
+    PD_JTRY(pd_json_vec3(obj, "translate", path, 0, &s->translate, err));
+    return parse_rotate(obj, path, &s->rotate_axis, &s->rotate_degrees, err);
+}
+
+/* Keys of a shape type, besides `type`. */
+static const char* shape_keys(pd_shape_type type) {
+    switch (type) {
+        case PD_SHAPE_BOX:
+            return "min|max";
+        case PD_SHAPE_SPHERE:
+            return "center|radius";
+        case PD_SHAPE_CYLINDER:
+            return "base|axis|radius|height";
+        case PD_SHAPE_MESH:
+            return "path|scale|translate|rotate";
+    }
+    return "";
+}
+
+/* Reads the keys of shape `type` from obj (the caller checks which keys obj may hold). */
+static pd_status parse_shape_keys(const cJSON* obj, const char* path, pd_shape_type type,
+                                  const char* dir, pd_shape_def* s, pd_error* err) {
+    *s = pd_default_shape_def();
+    s->type = type;
+    switch (type) {
+        case PD_SHAPE_BOX:
+            return parse_box(obj, path, s, err);
+        case PD_SHAPE_SPHERE:
+            PD_JTRY(pd_json_vec3(obj, "center", path, 1, &s->center, err));
+            return pd_json_real(obj, "radius", path, 1, pd_jr_pos("m"), &s->radius, err);
+        case PD_SHAPE_CYLINDER:
+            return parse_cylinder(obj, path, s, err);
+        case PD_SHAPE_MESH:
+            return parse_mesh(obj, path, dir, s, err);
+    }
+    return PD_OK;
+}
+
+/* A standalone shape object { "type": ..., <its keys> }; `types` limits the allowed types. */
+static pd_status parse_shape(const cJSON* item, const char* path, const char* types,
+                             const char* dir, pd_shape_def* s, pd_error* err) {
+    char allowed[128];
+    int type = 0;
+    PD_JTRY(pd_json_check_object(item, path,
+                                 "type|min|max|center|radius|base|axis|height|path|"
+                                 "scale|translate|rotate",
+                                 NULL, err));
+    PD_JTRY(pd_json_choice(item, "type", path, 1, types, &type, err));
+    snprintf(allowed, sizeof allowed, "type|%s", shape_keys((pd_shape_type)type));
+    PD_JTRY(pd_json_check_object(item, path, allowed, NULL, err));
+    return parse_shape_keys(item, path, (pd_shape_type)type, dir, s, err);
+}
+
+/* `keyframes`: [{t, translate, rotate}], t >= 0 strictly increasing. */
+static pd_status parse_keyframes(const cJSON* obj, const char* path, pd_keyframe** out, int* count,
+                                 pd_error* err) {
+    char p[PD_JPATH_MAX], found[96];
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "keyframes");
+    if (!item)
+        return PD_OK;
+    pd_jpath_key(p, path, "keyframes");
+    if (!cJSON_IsArray(item))
+        return pd_fail(err, PD_ERR_BAD_SCENE, p, "expected an array of keyframes, got %s",
+                       pd_json_describe(item, found, sizeof found));
+    int n = cJSON_GetArraySize(item);
+    if (n == 0)
+        return PD_OK;
+    *out = PD_NEW_ARRAY(pd_keyframe, (size_t)n);
+    if (!*out)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, p, "out of memory");
+    *count = n;
+    int i = 0;
+    for (const cJSON* c = item->child; c; c = c->next, ++i) {
+        char kp[PD_JPATH_MAX];
+        pd_keyframe* k = &(*out)[i];
+        pd_jpath_index(kp, p, i);
+        PD_JTRY(pd_json_check_object(c, kp, "t|translate|rotate", NULL, err));
+        k->rotate_axis = pd_v3(0, 1, 0);
+        PD_JTRY(pd_json_real(c, "t", kp, 1, pd_jr_nonneg("s"), &k->t, err));
+        if (i > 0 && !(k->t > (*out)[i - 1].t)) {
+            char tp[PD_JPATH_MAX];
+            pd_jpath_key(tp, kp, "t");
+            return pd_fail(err, PD_ERR_BAD_SCENE, tp,
+                           "expected keyframe times to increase strictly: t > %g (s), got %g",
+                           (*out)[i - 1].t, k->t);
+        }
+        PD_JTRY(pd_json_vec3(c, "translate", kp, 0, &k->translate, err));
+        PD_JTRY(parse_rotate(c, kp, &k->rotate_axis, &k->rotate_degrees, err));
+    }
+    return PD_OK;
+}
+
+static pd_status parse_pins(const cJSON* obj, const char* path, const char* dir, pd_body_def* b,
+                            pd_error* err) {
+    char p[PD_JPATH_MAX], found[96];
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "pins");
+    if (!item)
+        return PD_OK;
+    pd_jpath_key(p, path, "pins");
+    if (!cJSON_IsArray(item))
+        return pd_fail(err, PD_ERR_BAD_SCENE, p, "expected an array of pins, got %s",
+                       pd_json_describe(item, found, sizeof found));
+    int n = cJSON_GetArraySize(item);
+    if (n == 0)
+        return PD_OK;
+    b->pins = PD_NEW_ARRAY(pd_pin_def, (size_t)n);
+    if (!b->pins)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, p, "out of memory");
+    b->pin_count = n;
+    int i = 0;
+    for (const cJSON* c = item->child; c; c = c->next, ++i) {
+        char pp[PD_JPATH_MAX], rp[PD_JPATH_MAX];
+        pd_jpath_index(pp, p, i);
+        PD_JTRY(pd_json_check_object(c, pp, "region|keyframes", NULL, err));
+        pd_jpath_key(rp, pp, "region");
+        const cJSON* region = cJSON_GetObjectItemCaseSensitive(c, "region");
+        if (!region)
+            return pd_fail(err, PD_ERR_BAD_SCENE, rp,
+                           "missing required key: expected a box, sphere or cylinder");
+        PD_JTRY(parse_shape(region, rp, PD_SCENE_REGION_TYPES, dir, &b->pins[i].region, err));
+        PD_JTRY(parse_keyframes(c, pp, &b->pins[i].keyframes, &b->pins[i].keyframe_count, err));
+    }
+    return PD_OK;
+}
+
+static pd_status body_material(const cJSON* obj, const char* path, const pd_scene* s,
+                               pd_body_def* b, pd_error* err) {
+    char name[PD_NAME_MAX], child[PD_JPATH_MAX], list[512] = "";
+    PD_JTRY(pd_json_string(obj, "material", path, 1, name, sizeof name, err));
+    for (int i = 0; i < s->material_count; ++i) {
+        if (strcmp(s->materials[i].name, name) == 0) {
+            b->material = i;
+            return PD_OK;
+        }
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", s->materials[i].name);
+    }
+    pd_jpath_key(child, path, "material");
+    return pd_fail(err, PD_ERR_BAD_SCENE, child, "expected the name of a material (%s), got \"%s\"",
+                   list, name);
+}
+
+static pd_status parse_body(const cJSON* obj, const char* path, int index, const pd_scene* s,
+                            pd_body_def* b, pd_error* err) {
+    PD_JTRY(pd_json_check_object(obj, path, PD_SCENE_BODY_KEYS, NULL, err));
+    snprintf(b->name, sizeof b->name, "body%d", index);
+    PD_JTRY(pd_json_string(obj, "name", path, 0, b->name, sizeof b->name, err));
+    for (int j = 0; j < index; ++j)
+        if (strcmp(s->bodies[j].name, b->name) == 0) {
+            char child[PD_JPATH_MAX];
+            pd_jpath_key(child, path, "name");
+            return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                           "expected a unique body name, but \"%s\" is also bodies[%d]", b->name,
+                           j);
+        }
+    PD_JTRY(body_material(obj, path, s, b, err));
+    PD_JTRY(pd_json_real(obj, "spacing", path, 1, pd_jr_pos("m"), &b->spacing, err));
+    char sp[PD_JPATH_MAX];
+    pd_jpath_key(sp, path, "shape");
+    const cJSON* shape = cJSON_GetObjectItemCaseSensitive(obj, "shape");
+    if (!shape)
+        return pd_fail(err, PD_ERR_BAD_SCENE, sp,
+                       "missing required key: expected a shape (box, sphere, cylinder or mesh)");
+    PD_JTRY(parse_shape(shape, sp, PD_SCENE_SHAPE_TYPES, s->dir, &b->shape, err));
+    int sampling = (int)b->sampling, kind = (int)b->kind;
+    PD_JTRY(pd_json_choice(obj, "sampling", path, 0, PD_SCENE_SAMPLINGS, &sampling, err));
+    PD_JTRY(pd_json_choice(obj, "kind", path, 0, PD_SCENE_KINDS, &kind, err));
+    b->sampling = (pd_sampling)sampling;
+    b->kind = (pd_body_kind)kind;
+    PD_JTRY(pd_json_vec3(obj, "velocity", path, 0, &b->velocity, err));
+    PD_JTRY(pd_json_vec3(obj, "angular_velocity", path, 0, &b->angular_velocity, err));
+    return parse_pins(obj, path, s->dir, b, err);
+}
+
+pd_status pd_scene_parse_bodies(const cJSON* item, pd_scene* s, pd_error* err) {
+    char found[96];
+    int n = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : 0;
+    if (n < 1)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "bodies",
+                       "expected an array of bodies (at least one), got %s",
+                       pd_json_describe(item, found, sizeof found));
+    s->bodies = PD_NEW_ARRAY(pd_body_def, (size_t)n);
+    if (!s->bodies)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "bodies", "out of memory");
+    s->body_count = n;
+    int i = 0;
+    for (const cJSON* c = item->child; c; c = c->next, ++i) {
+        char path[PD_JPATH_MAX];
+        pd_jpath_index(path, "bodies", i);
+        s->bodies[i] = pd_default_body_def();
+        PD_JTRY(parse_body(c, path, i, s, &s->bodies[i], err));
+    }
+    return PD_OK;
+}
+
+/* Keys a collider of `type` may hold. */
+static void collider_keys(pd_collider_type type, char* out, size_t cap) {
+    if (type == PD_COLLIDER_PLANE)
+        snprintf(out, cap, "%s|point|normal", PD_SCENE_COLLIDER_KEYS);
+    else
+        snprintf(out, cap, "%s|inside|%s", PD_SCENE_COLLIDER_KEYS,
+                 shape_keys((pd_shape_type)(type - 1)));
+}
+
+static pd_status parse_collider(const cJSON* obj, const char* path, const pd_scene* s,
+                                pd_collider_def* c, pd_error* err) {
+    char allowed[256], child[PD_JPATH_MAX];
+    int type = 0, boundary = (int)c->boundary;
+    PD_JTRY(pd_json_check_object(obj, path,
+                                 PD_SCENE_COLLIDER_KEYS "|inside|point|normal|min|max|"
+                                                        "center|radius|base|axis|"
+                                                        "height|path|scale|translate|"
+                                                        "rotate",
+                                 NULL, err));
+    PD_JTRY(pd_json_choice(obj, "type", path, 1, PD_SCENE_COLLIDER_TYPES, &type, err));
+    c->type = (pd_collider_type)type;
+    collider_keys(c->type, allowed, sizeof allowed);
+    PD_JTRY(pd_json_check_object(obj, path, allowed, NULL, err));
+    if (c->type == PD_COLLIDER_PLANE) {
+        PD_JTRY(pd_json_vec3(obj, "point", path, 0, &c->point, err));
+        PD_JTRY(pd_json_vec3(obj, "normal", path, 1, &c->normal, err));
+        pd_jpath_key(child, path, "normal");
+        PD_JTRY(unit_direction(&c->normal, child, err));
+    } else {
+        PD_JTRY(parse_shape_keys(obj, path, (pd_shape_type)(type - 1), s->dir, &c->shape, err));
+        PD_JTRY(pd_json_bool(obj, "inside", path, 0, &c->inside, err));
+    }
+    PD_JTRY(pd_json_choice(obj, "boundary", path, 0, PD_SCENE_BOUNDARIES, &boundary, err));
+    c->boundary = (pd_boundary)boundary;
+    PD_JTRY(pd_json_real(obj, "friction", path, 0, pd_jr_nonneg("1"), &c->friction, err));
+    PD_JTRY(pd_json_vec3(obj, "velocity", path, 0, &c->velocity, err));
+    PD_JTRY(pd_json_vec3(obj, "angular_velocity", path, 0, &c->angular_velocity, err));
+    return parse_keyframes(obj, path, &c->keyframes, &c->keyframe_count, err);
+}
+
+pd_status pd_scene_parse_colliders(const cJSON* item, pd_scene* s, pd_error* err) {
+    char found[96];
+    if (!item)
+        return PD_OK;
+    if (!cJSON_IsArray(item))
+        return pd_fail(err, PD_ERR_BAD_SCENE, "colliders", "expected an array of colliders, got %s",
+                       pd_json_describe(item, found, sizeof found));
+    int n = cJSON_GetArraySize(item);
+    if (n == 0)
+        return PD_OK;
+    s->colliders = PD_NEW_ARRAY(pd_collider_def, (size_t)n);
+    if (!s->colliders)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "colliders", "out of memory");
+    s->collider_count = n;
+    int i = 0;
+    for (const cJSON* c = item->child; c; c = c->next, ++i) {
+        char path[PD_JPATH_MAX];
+        pd_jpath_index(path, "colliders", i);
+        s->colliders[i] = pd_default_collider_def();
+        PD_JTRY(parse_collider(c, path, s, &s->colliders[i], err));
+    }
+    return PD_OK;
+}
+
+/* An array of choice names as a bit set (bit i for choice i). */
+static pd_status parse_flags(const cJSON* obj, const char* key, const char* choices, int nonempty,
+                             unsigned* out, pd_error* err) {
+    char p[PD_JPATH_MAX], found[96], list[256];
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!item)
+        return PD_OK;
+    pd_jpath_key(p, "output", key);
+    pd_json_choice_list(choices, list, sizeof list);
+    if (!cJSON_IsArray(item) || (nonempty && cJSON_GetArraySize(item) == 0))
+        return pd_fail(err, PD_ERR_BAD_SCENE, p, "expected an array of %s %s, got %s",
+                       nonempty ? "one or more of" : "any of", list,
+                       pd_json_describe(item, found, sizeof found));
+    unsigned bits = 0;
+    int i = 0;
+    for (const cJSON* c = item->child; c; c = c->next, ++i) {
+        char ep[PD_JPATH_MAX];
+        int index = cJSON_IsString(c) ? pd_json_choice_index(choices, c->valuestring) : -1;
+        pd_jpath_index(ep, p, i);
+        if (index < 0)
+            return pd_fail(err, PD_ERR_BAD_SCENE, ep, "expected one of %s, got %s", list,
+                           pd_json_describe(c, found, sizeof found));
+        bits |= 1u << index;
+    }
+    *out = bits;
+    return PD_OK;
+}
+
+pd_status pd_scene_parse_output(const cJSON* item, pd_output_def* out, pd_error* err) {
+    *out = pd_default_output_def();
+    if (!item)
+        return PD_OK;
+    PD_JTRY(pd_json_check_object(item, "output", PD_SCENE_OUTPUT_KEYS, NULL, err));
+    PD_JTRY(pd_json_string(item, "dir", "output", 0, out->dir, sizeof out->dir, err));
+    PD_JTRY(pd_json_int(item, "every", "output", 0, pd_jr(1, 0, INT_MAX, 0, "frames"), &out->every,
+                        err));
+    PD_JTRY(parse_flags(item, "format", PD_SCENE_FORMATS, 1, &out->formats, err));
+    return parse_flags(item, "attributes", PD_SCENE_ATTRIBUTES, 0, &out->attributes, err);
+}

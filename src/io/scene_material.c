@@ -1,0 +1,197 @@
+/* The scene's `materials` map: density, elastic constants (E + nu or Lame), plasticity,
+ * Prony-series viscoelasticity and the method's own material keys (docs/scene-format.md). */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "io/scene_json.h"
+#include "io/scene_parse.h"
+#include "solvers/solver.h"
+
+/* Lame constants from E, nu and back; both descriptions are kept filled in the def. */
+static void lame_from_e_nu(pd_material_def* m) {
+    pd_real e = m->youngs_modulus, nu = m->poisson_ratio;
+    m->lame_lambda = e * nu / ((1 + nu) * (1 - 2 * nu));
+    m->lame_mu = e / (2 * (1 + nu));
+}
+
+static void e_nu_from_lame(pd_material_def* m) {
+    pd_real l = m->lame_lambda, mu = m->lame_mu;
+    m->youngs_modulus = mu * (3 * l + 2 * mu) / (l + mu);
+    m->poisson_ratio = l / (2 * (l + mu));
+}
+
+static pd_status parse_lame(const cJSON* item, const char* path, pd_material_def* m,
+                            pd_error* err) {
+    char child[PD_JPATH_MAX];
+    double v[2];
+    pd_jpath_key(child, path, "lame");
+    PD_JTRY(pd_json_numbers(item, child, 2, "[lambda, mu] (Pa)", v, err));
+    /* mu > 0 and bulk modulus lambda + 2 mu / 3 > 0 are E > 0 and -1 < nu < 0.5. */
+    if (!(v[1] > 0) || !(v[0] + 2.0 * v[1] / 3.0 > 0))
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "expected mu > 0 and lambda + 2 mu / 3 > 0 (Pa), got lambda = %g, mu = %g",
+                       v[0], v[1]);
+    m->has_lame = 1;
+    m->lame_lambda = (pd_real)v[0];
+    m->lame_mu = (pd_real)v[1];
+    e_nu_from_lame(m);
+    return PD_OK;
+}
+
+static pd_status parse_elasticity(const cJSON* obj, const char* path, pd_material_def* m,
+                                  pd_error* err) {
+    const cJSON* lame = cJSON_GetObjectItemCaseSensitive(obj, "lame");
+    if (lame) {
+        if (cJSON_GetObjectItemCaseSensitive(obj, "youngs_modulus") ||
+            cJSON_GetObjectItemCaseSensitive(obj, "poisson_ratio")) {
+            char child[PD_JPATH_MAX];
+            pd_jpath_key(child, path, "lame");
+            return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                           "expected either lame [lambda, mu] or youngs_modulus + poisson_ratio, "
+                           "got both");
+        }
+        return parse_lame(lame, path, m, err);
+    }
+    PD_JTRY(pd_json_real(obj, "youngs_modulus", path, 0, pd_jr_pos("Pa"), &m->youngs_modulus, err));
+    PD_JTRY(pd_json_real(obj, "poisson_ratio", path, 0, pd_jr(-1, 1, 0.5, 1, "1"),
+                         &m->poisson_ratio, err));
+    lame_from_e_nu(m);
+    return PD_OK;
+}
+
+/* Keys each plasticity model reads (besides `model`). */
+static const char* plasticity_keys(pd_plasticity_model model) {
+    switch (model) {
+        case PD_PLASTICITY_DRUCKER_PRAGER:
+        case PD_PLASTICITY_CAM_CLAY:
+            return "model|friction_angle|cohesion";
+        case PD_PLASTICITY_VON_MISES:
+        case PD_PLASTICITY_HERSCHEL_BULKLEY:
+            return "model|yield_stress";
+        case PD_PLASTICITY_NONE:
+            break;
+    }
+    return "model";
+}
+
+static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_material_def* m,
+                                  pd_error* err) {
+    char p[PD_JPATH_MAX];
+    pd_jpath_key(p, path, "plasticity");
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "plasticity");
+    if (!item)
+        return PD_OK;
+    PD_JTRY(pd_json_check_object(item, p, "model|friction_angle|cohesion|yield_stress", NULL, err));
+    int model = 0;
+    PD_JTRY(pd_json_choice(item, "model", p, 1, PD_SCENE_PLASTICITY_MODELS, &model, err));
+    m->plasticity = (pd_plasticity_model)(model + 1);
+    PD_JTRY(pd_json_check_object(item, p, plasticity_keys(m->plasticity), NULL, err));
+    PD_JTRY(pd_json_real(item, "friction_angle", p, 0, pd_jr(0, 0, 90, 1, "degrees"),
+                         &m->friction_angle, err));
+    PD_JTRY(pd_json_real(item, "cohesion", p, 0, pd_jr_nonneg("Pa"), &m->cohesion, err));
+    int needs_yield =
+        m->plasticity == PD_PLASTICITY_VON_MISES || m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY;
+    return pd_json_real(item, "yield_stress", p, needs_yield, pd_jr_pos("Pa"), &m->yield_stress,
+                        err);
+}
+
+static pd_status parse_viscoelasticity(const cJSON* obj, const char* path, pd_material_def* m,
+                                       pd_error* err) {
+    char p[PD_JPATH_MAX], child[PD_JPATH_MAX];
+    pd_jpath_key(p, path, "viscoelasticity");
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "viscoelasticity");
+    if (!item)
+        return PD_OK;
+    PD_JTRY(pd_json_check_object(item, p, "model|moduli|times", NULL, err));
+    int model = 0, times = 0;
+    PD_JTRY(pd_json_choice(item, "model", p, 1, PD_SCENE_VISCO_MODELS, &model, err));
+    PD_JTRY(pd_json_number_list(item, "moduli", p, PD_MAX_PRONY, pd_jr_pos("Pa"), m->prony_moduli,
+                                &m->prony_count, err));
+    PD_JTRY(pd_json_number_list(item, "times", p, PD_MAX_PRONY, pd_jr_pos("s"), m->prony_times,
+                                &times, err));
+    if (times != m->prony_count) {
+        pd_jpath_key(child, p, "times");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "expected as many relaxation times as moduli (%d), got %d", m->prony_count,
+                       times);
+    }
+    pd_real sum = 0;
+    for (int k = 0; k < m->prony_count; ++k)
+        sum += m->prony_moduli[k];
+    if (!(m->youngs_modulus - sum > 0)) {
+        pd_jpath_key(child, p, "moduli");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "expected the long-term modulus E_inf = youngs_modulus - sum(moduli) > 0 "
+                       "(Pa), got %g - %g = %g",
+                       m->youngs_modulus, sum, m->youngs_modulus - sum);
+    }
+    return PD_OK;
+}
+
+/* The method's material keys: numbers stored in m->method_params by its table. */
+static pd_status parse_method_params(const cJSON* obj, const char* path, const pd_scene* s,
+                                     pd_material_def* m, pd_error* err) {
+    const pd_param_table* t = s->solver->material_params;
+    if (!t)
+        return PD_OK;
+    if (t->struct_size > sizeof m->method_params)
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path,
+                       "method %s declares more material parameters than fit", s->method);
+    pd_params_set_defaults(t, m->method_params);
+    for (int i = 0; i < t->count; ++i) {
+        const pd_param_info* p = &t->params[i];
+        const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, p->name);
+        char child[PD_JPATH_MAX], found[96];
+        if (!item)
+            continue;
+        pd_jpath_key(child, path, p->name);
+        if (!cJSON_IsNumber(item))
+            return pd_fail(err, PD_ERR_BAD_SCENE, child, "expected a number (%s), got %s", p->unit,
+                           pd_json_describe(item, found, sizeof found));
+        PD_JTRY(pd_param_set_number(p, m->method_params, item->valuedouble, child, err));
+    }
+    return PD_OK;
+}
+
+static pd_status parse_material(const cJSON* obj, const char* path, const pd_scene* s,
+                                pd_material_def* m, pd_error* err) {
+    PD_JTRY(
+        pd_json_check_object(obj, path, PD_SCENE_MATERIAL_KEYS, s->solver->material_params, err));
+    if (strlen(obj->string) >= sizeof m->name || !obj->string[0])
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "expected a material name of 1 to %d characters", PD_NAME_MAX - 1);
+    strcpy(m->name, obj->string);
+    PD_JTRY(pd_json_real(obj, "density", path, 1, pd_jr_pos("kg/m^3"), &m->density, err));
+    PD_JTRY(parse_elasticity(obj, path, m, err));
+    PD_JTRY(parse_plasticity(obj, path, m, err));
+    PD_JTRY(parse_viscoelasticity(obj, path, m, err));
+    PD_JTRY(parse_method_params(obj, path, s, m, err));
+    if (s->solver->check_material)
+        return s->solver->check_material(m, s->solver_params, path, err);
+    return PD_OK;
+}
+
+pd_status pd_scene_parse_materials(const cJSON* item, pd_scene* s, pd_error* err) {
+    char found[96];
+    int n = cJSON_IsObject(item) ? cJSON_GetArraySize(item) : 0;
+    if (n < 1)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "materials",
+                       "expected an object mapping names to materials (at least one), got %s",
+                       pd_json_describe(item, found, sizeof found));
+    s->materials = PD_NEW_ARRAY(pd_material_def, (size_t)n);
+    if (!s->materials)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "materials", "out of memory");
+    s->material_count = n;
+    int i = 0;
+    for (const cJSON* c = item->child; c; c = c->next, ++i) {
+        char path[PD_JPATH_MAX];
+        pd_jpath_key(path, "materials", c->string);
+        for (const cJSON* d = c->next; d; d = d->next)
+            if (strcmp(c->string, d->string) == 0)
+                return pd_fail(err, PD_ERR_BAD_SCENE, path, "material \"%s\" is given twice",
+                               c->string);
+        s->materials[i] = pd_default_material_def();
+        PD_JTRY(parse_material(c, path, s, &s->materials[i], err));
+    }
+    return PD_OK;
+}

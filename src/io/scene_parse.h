@@ -1,0 +1,49 @@
+/* Internals of the scene parser (io/scene.c): the parts of a scene, each parsed from its cJSON
+ * subtree into the def structs, the writer of the resolved scene, `--set` overrides, and the
+ * key and choice lists that the parser, the resolved JSON and `peridot docs` share. */
+#ifndef PD_SCENE_PARSE_H
+#define PD_SCENE_PARSE_H
+
+#include <cjson/cJSON.h>
+
+#include "peridot/scene.h"
+
+#define PD_SCENE_VERSION 1
+
+/* Choice lists, in the order of their enums in peridot/types.h. */
+#define PD_SCENE_SHAPE_TYPES    "box|sphere|cylinder|mesh"
+#define PD_SCENE_REGION_TYPES   "box|sphere|cylinder"
+#define PD_SCENE_COLLIDER_TYPES "plane|box|sphere|cylinder|mesh"
+#define PD_SCENE_SAMPLINGS      "grid|jittered|poisson_disk"
+#define PD_SCENE_KINDS          "dynamic|fixed|shell|rod"
+#define PD_SCENE_BOUNDARIES     "slip|no_slip"
+/* PD_PLASTICITY_* minus one (none is the absence of the block). */
+#define PD_SCENE_PLASTICITY_MODELS "drucker_prager|von_mises|cam_clay|herschel_bulkley"
+#define PD_SCENE_VISCO_MODELS      "prony"
+/* Bit i is 1 << i of PD_FORMAT_* / PD_ATTR_*. */
+#define PD_SCENE_FORMATS    "ply|vtk"
+#define PD_SCENE_ATTRIBUTES "velocity|material|body|plastic_strain|stress|density|id"
+
+/* Keys of each object. */
+#define PD_SCENE_TOP_KEYS                                                                          \
+    "version|peridot_version|method|solver|time|gravity|seed|materials|bodies|colliders|output"
+#define PD_SCENE_TIME_KEYS "dt|fps|frames"
+#define PD_SCENE_MATERIAL_KEYS                                                                     \
+    "density|youngs_modulus|poisson_ratio|lame|plasticity|viscoelasticity"
+#define PD_SCENE_BODY_KEYS                                                                         \
+    "name|material|spacing|shape|sampling|velocity|angular_velocity|kind|pins"
+#define PD_SCENE_COLLIDER_KEYS "type|boundary|friction|velocity|angular_velocity|keyframes"
+#define PD_SCENE_OUTPUT_KEYS   "dir|every|format|attributes"
+
+pd_status pd_scene_parse_materials(const cJSON* item, pd_scene* s, pd_error* err);
+pd_status pd_scene_parse_bodies(const cJSON* item, pd_scene* s, pd_error* err);
+pd_status pd_scene_parse_colliders(const cJSON* item, pd_scene* s, pd_error* err);
+pd_status pd_scene_parse_output(const cJSON* item, pd_output_def* out, pd_error* err);
+
+/* The scene as JSON with every value explicit (the resolved scene); NULL when out of memory. */
+cJSON* pd_scene_to_json(const pd_scene* s);
+
+/* Applies one "json.path=value" override to the tree. */
+pd_status pd_scene_apply_override(cJSON* root, const char* text, pd_error* err);
+
+#endif

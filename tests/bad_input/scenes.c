@@ -1,0 +1,313 @@
+/* Malformed scenes: each is a known-good scene with one edit, and must be refused with
+ * PD_ERR_BAD_SCENE, the exact JSON path, the file name, a line, a message, and no memory left
+ * allocated. */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "peridot/peridot.h"
+#include "test.h"
+
+/* Written with single quotes for readability; dq() turns them into JSON quotes. */
+static const char* k_base =
+    "{\n"
+    "  'version': 1,\n"
+    "  'method': 'projective_pd',\n"
+    "  'solver': { 'iterations': 20 },\n"
+    "  'time': { 'dt': 0.004, 'fps': 30, 'frames': 10 },\n"
+    "  'gravity': [0, -9.81, 0],\n"
+    "  'materials': {\n"
+    "    'rubber': { 'density': 1100, 'youngs_modulus': 1e5, 'poisson_ratio': 0.4 },\n"
+    "    'sand': { 'density': 1600, 'youngs_modulus': 3e5, 'poisson_ratio': 0.3,\n"
+    "              'plasticity': { 'model': 'drucker_prager', 'friction_angle': 35 } },\n"
+    "    'gel': { 'density': 1000, 'youngs_modulus': 1e4, 'poisson_ratio': 0.3,\n"
+    "             'viscoelasticity': { 'model': 'prony', 'moduli': [3000, 2000],\n"
+    "                                  'times': [0.1, 1] } }\n"
+    "  },\n"
+    "  'bodies': [\n"
+    "    { 'name': 'block', 'material': 'rubber', 'spacing': 0.01,\n"
+    "      'shape': { 'type': 'box', 'min': [0, 0, 0], 'max': [0.1, 0.1, 0.1] },\n"
+    "      'pins': [ { 'region': { 'type': 'sphere', 'center': [0, 0, 0], 'radius': 0.02 },\n"
+    "                  'keyframes': [ { 't': 0 }, { 't': 0.5, 'translate': [0.01, 0, 0] } ] } ] "
+    "},\n"
+    "    { 'name': 'ball', 'material': 'sand', 'spacing': 0.01,\n"
+    "      'shape': { 'type': 'sphere', 'center': [0, 0.3, 0], 'radius': 0.05 } },\n"
+    "    { 'name': 'tube', 'material': 'gel', 'spacing': 0.01,\n"
+    "      'shape': { 'type': 'cylinder', 'base': [0, 0.5, 0], 'radius': 0.05, 'height': 0.1 } "
+    "}\n"
+    "  ],\n"
+    "  'colliders': [\n"
+    "    { 'type': 'plane', 'point': [0, 0, 0], 'normal': [0, 1, 0], 'boundary': 'no_slip' },\n"
+    "    { 'type': 'box', 'min': [-1, 0, -1], 'max': [1, 1, 1], 'inside': true }\n"
+    "  ],\n"
+    "  'output': { 'dir': 'out', 'every': 1, 'format': ['ply'], 'attributes': ['velocity'] }\n"
+    "}\n";
+
+/* One malformed scene: k_base with the first `from` replaced by `to`. */
+typedef struct bad_case {
+    const char* what;
+    const char* from;
+    const char* to;
+    const char* path;
+} bad_case;
+
+static const bad_case k_cases[] = {
+    {"missing version", "'version': 1,", "", "version"},
+    {"version 2", "'version': 1", "'version': 2", "version"},
+    {"unknown top-level key", "'gravity':", "'gravty':", "gravty"},
+    {"unknown method", "'projective_pd'", "'projective'", "method"},
+    {"missing method", "'method': 'projective_pd',", "", "method"},
+    {"solver unknown key", "'iterations': 20", "'iteration': 20", "solver.iteration"},
+    {"solver wrong type", "'iterations': 20", "'iterations': 'many'", "solver.iterations"},
+    {"solver out of range", "'iterations': 20", "'iterations': 0", "solver.iterations"},
+    {"solver not integer", "'iterations': 20", "'iterations': 2.5", "solver.iterations"},
+    {"dt zero", "'dt': 0.004", "'dt': 0", "time.dt"},
+    {"dt missing", "'dt': 0.004, ", "", "time.dt"},
+    {"frames zero", "'frames': 10", "'frames': 0", "time.frames"},
+    {"duplicate key", "'fps': 30,", "'fps': 30, 'fps': 24,", "time.fps"},
+    {"gravity with 2 elements", "[0, -9.81, 0]", "[0, -9.81]", "gravity"},
+    {"gravity element not a number", "[0, -9.81, 0]", "[0, '-9.81', 0]", "gravity[1]"},
+    {"negative seed", "'gravity': [0, -9.81, 0],", "'gravity': [0, -9.81, 0], 'seed': -1,", "seed"},
+    {"material missing density", "'density': 1100, ", "", "materials.rubber.density"},
+    {"negative youngs modulus", "'youngs_modulus': 1e5", "'youngs_modulus': -1e5",
+     "materials.rubber.youngs_modulus"},
+    {"poisson ratio 0.5", "'poisson_ratio': 0.4", "'poisson_ratio': 0.5",
+     "materials.rubber.poisson_ratio"},
+    {"both lame and E", "'poisson_ratio': 0.4 }", "'poisson_ratio': 0.4, 'lame': [1e5, 4e4] }",
+     "materials.rubber.lame"},
+    {"unknown material key", "'density': 1100,", "'density': 1100, 'colour': 'red',",
+     "materials.rubber.colour"},
+    {"unknown plasticity model", "'drucker_prager'", "'mohr_coulomb'",
+     "materials.sand.plasticity.model"},
+    {"key of another plasticity model", "'friction_angle': 35", "'yield_stress': 35",
+     "materials.sand.plasticity.yield_stress"},
+    {"friction angle 90", "'friction_angle': 35", "'friction_angle': 90",
+     "materials.sand.plasticity.friction_angle"},
+    {"prony E_inf <= 0", "[3000, 2000]", "[6000, 4000]", "materials.gel.viscoelasticity.moduli"},
+    {"prony lengths differ", "'times': [0.1, 1]", "'times': [0.1]",
+     "materials.gel.viscoelasticity.times"},
+    {"body unknown material", "'material': 'sand'", "'material': 'sandy'", "bodies[1].material"},
+    {"body missing material", "'material': 'sand', ", "", "bodies[1].material"},
+    {"duplicate body name", "'name': 'ball'", "'name': 'block'", "bodies[1].name"},
+    {"spacing zero", "'spacing': 0.01", "'spacing': 0", "bodies[0].spacing"},
+    {"spacing a string", "'spacing': 0.01", "'spacing': '0.01'", "bodies[0].spacing"},
+    {"unknown body key", "'spacing': 0.01,", "'spacing': 0.01, 'colour': 1,", "bodies[0].colour"},
+    {"sphere radius negative", "'radius': 0.05", "'radius': -0.05", "bodies[1].shape.radius"},
+    {"box min > max", "'max': [0.1, 0.1, 0.1]", "'max': [0.1, -0.1, 0.1]", "bodies[0].shape.max"},
+    {"unknown shape type", "'type': 'box'", "'type': 'cube'", "bodies[0].shape.type"},
+    {"key of another shape type", "'center': [0, 0.3, 0]", "'min': [0, 0.3, 0]",
+     "bodies[1].shape.min"},
+    {"cylinder missing height", ", 'height': 0.1", "", "bodies[2].shape.height"},
+    {"cylinder axis zero", "'height': 0.1", "'height': 0.1, 'axis': [0, 0, 0]",
+     "bodies[2].shape.axis"},
+    {"mesh file missing", "'type': 'sphere', 'center': [0, 0.3, 0], 'radius': 0.05",
+     "'type': 'mesh', 'path': 'no_such_mesh.obj'", "bodies[1].shape.path"},
+    {"mesh path is a folder", "'type': 'sphere', 'center': [0, 0.3, 0], 'radius': 0.05",
+     "'type': 'mesh', 'path': '/tmp'", "bodies[1].shape.path"},
+    {"unknown sampling", "'spacing': 0.01,", "'spacing': 0.01, 'sampling': 'random',",
+     "bodies[0].sampling"},
+    {"pin region is a mesh", "'type': 'sphere', 'center': [0, 0, 0], 'radius': 0.02",
+     "'type': 'mesh', 'path': 'x.obj'", "bodies[0].pins[0].region.type"},
+    {"keyframes out of order", "'t': 0.5", "'t': 0", "bodies[0].pins[0].keyframes[1].t"},
+    {"keyframe negative time", "{ 't': 0 }", "{ 't': -1 }", "bodies[0].pins[0].keyframes[0].t"},
+    {"collider normal zero", "'normal': [0, 1, 0]", "'normal': [0, 0, 0]", "colliders[0].normal"},
+    {"collider bad boundary", "'no_slip'", "'sticky'", "colliders[0].boundary"},
+    {"collider negative friction", "'inside': true", "'inside': true, 'friction': -0.1",
+     "colliders[1].friction"},
+    {"collider inside not bool", "'inside': true", "'inside': 1", "colliders[1].inside"},
+    {"plane has no inside", "'boundary': 'no_slip'", "'boundary': 'no_slip', 'inside': true",
+     "colliders[0].inside"},
+    {"unknown collider type", "'type': 'plane'", "'type': 'wall'", "colliders[0].type"},
+    {"output format unknown", "['ply']", "['ply', 'obj']", "output.format[1]"},
+    {"output format empty", "['ply']", "[]", "output.format"},
+    {"attribute unknown", "['velocity']", "['velocity', 'colour']", "output.attributes[1]"},
+    {"every zero", "'every': 1", "'every': 0", "output.every"},
+    {"materials misspelt", "'materials'", "'materialz'", "materialz"},
+};
+
+static char* dq(const char* text) {
+    size_t n = strlen(text);
+    char* s = malloc(n + 1);
+    for (size_t i = 0; i <= n; ++i)
+        s[i] = text[i] == '\'' ? '"' : text[i];
+    return s;
+}
+
+/* k_base with `from` replaced by `to` (NULL if `from` is not in it), as JSON. */
+static char* edited(const char* from, const char* to) {
+    const char* at = strstr(k_base, from);
+    if (!at)
+        return NULL;
+    size_t head = (size_t)(at - k_base), n = strlen(k_base) - strlen(from) + strlen(to);
+    char* s = malloc(n + 1);
+    memcpy(s, k_base, head);
+    strcpy(s + head, to);
+    strcat(s, at + strlen(from));
+    char* json = dq(s);
+    free(s);
+    return json;
+}
+
+/* Parses json and checks the refusal; returns 1 when everything held. */
+static int refused(const char* json, const char* const* sets, int nsets, const char* path,
+                   int want_line, const char* what) {
+    size_t before = pd_bytes_in_use();
+    pd_scene s;
+    pd_error err;
+    pd_status st = pd_scene_parse(json, "bad.json", ".", sets, nsets, &s, &err);
+    int ok = st == PD_ERR_BAD_SCENE && strcmp(err.path, path) == 0 &&
+             strcmp(err.file, "bad.json") == 0 && strlen(err.message) > 10 &&
+             (!want_line || err.line > 0) && pd_bytes_in_use() == before;
+    printf("  %s %-34s -> %s: %s (line %d)\n", ok ? "ok  " : "FAIL", what, err.path, err.message,
+           err.line);
+    if (!ok)
+        printf("       expected path %s, status %s (got %s)\n", path,
+               pd_status_string(PD_ERR_BAD_SCENE), pd_status_string(st));
+    if (st == PD_OK)
+        pd_scene_free(&s);
+    return ok;
+}
+
+PD_TEST(base_scene_is_good) {
+    char* json = dq(k_base);
+    pd_scene s;
+    pd_error err;
+    pd_status st = pd_scene_parse(json, "base.json", ".", NULL, 0, &s, &err);
+    if (st != PD_OK)
+        printf("  %s: %s\n", err.path, err.message);
+    PD_CHECK(st == PD_OK);
+    PD_CHECK(s.body_count == 3 && s.material_count == 3 && s.collider_count == 2);
+    pd_scene_free(&s);
+    free(json);
+}
+
+PD_TEST(malformed_scenes_name_their_path) {
+    int n = (int)(sizeof k_cases / sizeof k_cases[0]), passed = 0;
+    for (int i = 0; i < n; ++i) {
+        char* json = edited(k_cases[i].from, k_cases[i].to);
+        if (!json) {
+            printf("  FAIL %s: \"%s\" is not in the base scene\n", k_cases[i].what,
+                   k_cases[i].from);
+            pd_test_failures++;
+            continue;
+        }
+        if (refused(json, NULL, 0, k_cases[i].path, 1, k_cases[i].what))
+            ++passed;
+        else
+            pd_test_failures++;
+        free(json);
+    }
+    PD_CHECK_NEAR(passed, n, 0);
+}
+
+PD_TEST(syntax_errors_give_the_line) {
+    const char* text = "{\n"
+                       "  \"version\": 1,\n"
+                       "  \"method\": \"projective_pd\"\n"
+                       "  \"time\": { \"dt\": 0.004 }\n"
+                       "}\n";
+    pd_scene s;
+    pd_error err;
+    pd_status st = pd_scene_parse(text, "syntax.json", ".", NULL, 0, &s, &err);
+    printf("  %s (line %d)\n", err.message, err.line);
+    PD_CHECK(st == PD_ERR_BAD_SCENE);
+    PD_CHECK(strcmp(err.path, "") == 0);
+    PD_CHECK_NEAR(err.line, 4, 0); /* the missing comma is found at "time" */
+    PD_CHECK(strstr(err.message, "line 4, column 3") != NULL);
+
+    st = pd_scene_parse("{ \"version\": 1,\n\n  \"method\": \"proj", "eof.json", ".", NULL, 0, &s,
+                        &err);
+    printf("  %s (line %d)\n", err.message, err.line);
+    PD_CHECK(st == PD_ERR_BAD_SCENE);
+    PD_CHECK_NEAR(err.line, 3, 0);
+    PD_CHECK(refused("[1, 2, 3]", NULL, 0, "", 1, "top level not an object"));
+    PD_CHECK(refused("", NULL, 0, "", 1, "empty text"));
+    PD_CHECK(refused("{} {}", NULL, 0, "", 1, "trailing text"));
+}
+
+PD_TEST(bad_overrides_name_the_override) {
+    char* json = dq(k_base);
+    const struct {
+        const char* set;
+        const char* path;
+    } cases[] = {
+        {"solver..iterations=3", "--set solver..iterations=3"},
+        {"solver.iterations", "--set solver.iterations"},
+        {"=3", "--set =3"},
+        {"bodies[7].spacing=0.1", "--set bodies[7].spacing=0.1"},
+        {"bodies[x].spacing=0.1", "--set bodies[x].spacing=0.1"},
+        {"time.dt.value=1", "--set time.dt.value=1"},
+        {"gravity.x=1", "--set gravity.x=1"},
+        /* Well-formed overrides are validated like the file itself. */
+        {"bodies[0].spacing=-1", "bodies[0].spacing"},
+        {"solver.iterations=lots", "solver.iterations"},
+        {"solver.no_such_option=1", "solver.no_such_option"},
+        {"version=2", "version"},
+        {"colliders[0].normal=[0,0]", "colliders[0].normal"},
+        {"bodies=[]", "bodies"},
+        {"materials={}", "materials"},
+        {"time=0.004", "time"},
+        {"output.dir=", "output.dir"},
+    };
+    int n = (int)(sizeof cases / sizeof cases[0]), passed = 0;
+    for (int i = 0; i < n; ++i) {
+        const char* sets[] = {"time.frames=3", cases[i].set};
+        passed += refused(json, sets, 2, cases[i].path, 0, cases[i].set);
+    }
+    PD_CHECK_NEAR(passed, n, 0);
+    free(json);
+}
+
+PD_TEST(missing_required_blocks) {
+    const struct {
+        const char* text;
+        const char* path;
+    } cases[] = {
+        {"{ 'version': 1, 'method': 'projective_pd', 'materials': { 'm': { 'density': 1 } }, "
+         "'bodies': [] }",
+         "time"},
+        {"{ 'version': 1, 'method': 'projective_pd', 'time': { 'dt': 0.01 }, 'bodies': [] }",
+         "materials"},
+        {"{ 'version': 1, 'method': 'projective_pd', 'time': { 'dt': 0.01 },\n"
+         "  'materials': { 'm': { 'density': 1 } } }",
+         "bodies"},
+        {"{ 'version': 1, 'method': 'projective_pd', 'time': { 'dt': 0.01 },\n"
+         "  'materials': { 'm': { 'density': 1 } }, 'bodies': [ { 'material': 'm', "
+         "'spacing': 0.1 } ] }",
+         "bodies[0].shape"},
+        {"{ 'version': 1, 'method': 'projective_pd', 'time': { 'dt': 0.01 },\n"
+         "  'materials': { 'm': { 'density': 1 } }, 'bodies': [ { 'material': 'm', "
+         "'shape': { 'type': 'sphere', 'center': [0, 0, 0], 'radius': 1 } } ] }",
+         "bodies[0].spacing"},
+        {"{ 'version': 1, 'method': 'projective_pd', 'time': { 'dt': 0.01 },\n"
+         "  'materials': { 'm': { 'density': 1 } }, 'bodies': [ { 'material': 'm', "
+         "'spacing': 0.1, 'shape': { 'center': [0, 0, 0], 'radius': 1 } } ] }",
+         "bodies[0].shape.type"},
+    };
+    int n = (int)(sizeof cases / sizeof cases[0]), passed = 0;
+    for (int i = 0; i < n; ++i) {
+        char* json = dq(cases[i].text);
+        passed += refused(json, NULL, 0, cases[i].path, 1, cases[i].path);
+        free(json);
+    }
+    PD_CHECK_NEAR(passed, n, 0);
+}
+
+PD_TEST(unreadable_scene_is_io_error) {
+    char dir[] = "/tmp/pd_bad_scene_XXXXXX";
+    PD_REQUIRE(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/absent.json", dir);
+    size_t before = pd_bytes_in_use();
+    pd_scene s;
+    pd_error err;
+    pd_status st = pd_scene_load(path, NULL, 0, &s, &err);
+    printf("  %s: %s\n", err.file, err.message);
+    PD_CHECK(st == PD_ERR_IO);
+    PD_CHECK(strcmp(err.file, path) == 0);
+    PD_CHECK(pd_bytes_in_use() == before);
+    rmdir(dir);
+}

@@ -1,0 +1,112 @@
+/* `peridot run` on malformed scene files: exit status 2, a message on stderr naming the file
+ * and the JSON path (or the line of a JSON syntax error), and no output folder created. */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+typedef struct bad_file {
+    const char* name;
+    const char* json;
+    const char* must_say; /* the JSON path, or what names a syntax error's place */
+} bad_file;
+
+#define SCENE_HEAD                                                                                 \
+    "{\n  \"version\": 1,\n  \"method\": \"projective_pd\",\n"                                     \
+    "  \"time\": { \"dt\": 0.004, \"frames\": 2 },\n"                                              \
+    "  \"materials\": { \"rubber\": { \"density\": 1100, \"youngs_modulus\": 1e5,"                 \
+    " \"poisson_ratio\": 0.3 } },\n"
+
+static const bad_file k_files[] = {
+    {"radius.json",
+     SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+                "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": -1 } } "
+                "]\n}\n",
+     "bodies[0].shape.radius"},
+    {"material.json",
+     SCENE_HEAD "  \"bodies\": [ { \"material\": \"steel\", \"spacing\": 0.01,\n"
+                "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 1 } } "
+                "]\n}\n",
+     "bodies[0].material"},
+    {"unknown_key.json",
+     SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+                "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 1 } } "
+                "],\n  \"colour\": \"red\"\n}\n",
+     "colour"},
+    {"solver.json",
+     SCENE_HEAD "  \"solver\": { \"iterations\": -3 },\n"
+                "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+                "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 1 } } "
+                "]\n}\n",
+     "solver.iterations"},
+    {"collider.json",
+     SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+                "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 1 } } "
+                "],\n  \"colliders\": [ { \"type\": \"plane\", \"normal\": [0, 0, 0] } ]\n}\n",
+     "colliders[0].normal"},
+    {"syntax.json",
+     SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\" \"spacing\": 0.01 } ]\n}\n", "line 6"},
+};
+
+static char* read_text(const char* path) {
+    FILE* f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char* s = calloc(1, 65536);
+    if (s)
+        s[fread(s, 1, 65535, f)] = '\0';
+    fclose(f);
+    return s;
+}
+
+static int write_text(const char* path, const char* text) {
+    FILE* f = fopen(path, "wb");
+    if (!f)
+        return 0;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* Runs the CLI on one bad file; returns 1 when every expectation held. */
+static int check_bad_file(const char* dir, const bad_file* b) {
+    char scene[512], out[512], errfile[512], cmd[2048];
+    snprintf(scene, sizeof scene, "%s/%s", dir, b->name);
+    snprintf(out, sizeof out, "%s/out_%s", dir, b->name);
+    snprintf(errfile, sizeof errfile, "%s/%s.stderr", dir, b->name);
+    if (!write_text(scene, b->json))
+        return 0;
+    snprintf(cmd, sizeof cmd, "'%s' run '%s' -o '%s' --quiet >/dev/null 2>'%s'", PD_CLI_PATH, scene,
+             out, errfile);
+    int status = system(cmd);
+    int code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    char* err = read_text(errfile);
+    struct stat st;
+    int out_exists = stat(out, &st) == 0 || errno != ENOENT;
+    int names_file = err && strstr(err, scene) != NULL;
+    int names_path = err && strstr(err, b->must_say) != NULL;
+    int ok = code == 2 && names_file && names_path && !out_exists;
+    printf("  %s %s: exit %d, names file %d, names \"%s\" %d, output folder created %d\n",
+           ok ? "ok  " : "FAIL", b->name, code, names_file, b->must_say, names_path, out_exists);
+    printf("       stderr: %s", err && err[0] ? err : "(empty)\n");
+    free(err);
+    remove(scene);
+    remove(errfile);
+    rmdir(out);
+    return ok;
+}
+
+PD_TEST(bad_scene_files_exit_2_and_write_nothing) {
+    char dir[] = "/tmp/pd_cli_bad_scene_XXXXXX";
+    PD_REQUIRE(mkdtemp(dir));
+    int n = (int)(sizeof k_files / sizeof k_files[0]), passed = 0;
+    for (int i = 0; i < n; ++i)
+        passed += check_bad_file(dir, &k_files[i]);
+    PD_CHECK_NEAR(passed, n, 0);
+    rmdir(dir);
+}

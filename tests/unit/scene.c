@@ -1,0 +1,448 @@
+/* Scene parsing (io/scene.c): a full scene gives the values written in it, a minimal one the
+ * documented defaults, `--set` overrides land before validation, the resolved JSON parses back
+ * to the same scene, and nothing stays allocated. */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "peridot/peridot.h"
+#include "solvers/projective_pd/projective_pd_data.h"
+#include "solvers/solver.h"
+#include "test.h"
+
+/* Scenes are written with single quotes for readability; this turns them into JSON. */
+static char* dq(const char* text) {
+    size_t n = strlen(text);
+    char* s = malloc(n + 1);
+    for (size_t i = 0; i <= n; ++i)
+        s[i] = text[i] == '\'' ? '"' : text[i];
+    return s;
+}
+
+static const char* k_full =
+    "{\n"
+    "  'version': 1,\n"
+    "  'method': 'projective_pd',\n"
+    "  'solver': { 'iterations': 25, 'tolerance': 1e-5, 'global_solve': 'direct',\n"
+    "              'line_search': false },\n"
+    "  'time': { 'dt': 0.002, 'fps': 24, 'frames': 48 },\n"
+    "  'gravity': [0, -3.5, 0.25],\n"
+    "  'seed': 42,\n"
+    "  'materials': {\n"
+    "    'sand': { 'density': 1600, 'youngs_modulus': 3e5, 'poisson_ratio': 0.3,\n"
+    "      'plasticity': { 'model': 'drucker_prager', 'friction_angle': 35, 'cohesion': 10 } },\n"
+    "    'rubber': { 'density': 1100, 'youngs_modulus': 1e5, 'poisson_ratio': 0.4 },\n"
+    "    'gel': { 'density': 1000, 'lame': [2e4, 1e4],\n"
+    "      'viscoelasticity': { 'model': 'prony', 'moduli': [3000, 1000], 'times': [0.1, 2] } },\n"
+    "    'metal': { 'density': 7800, 'youngs_modulus': 2e6, 'poisson_ratio': 0.3,\n"
+    "      'plasticity': { 'model': 'von_mises', 'yield_stress': 5e4 } }\n"
+    "  },\n"
+    "  'bodies': [\n"
+    "    { 'name': 'column', 'material': 'sand', 'spacing': 0.005, 'sampling': 'jittered',\n"
+    "      'shape': { 'type': 'box', 'min': [0, 0, 0], 'max': [0.1, 0.2, 0.05] },\n"
+    "      'velocity': [1, 2, 3], 'angular_velocity': [0, 0.5, 0], 'kind': 'dynamic',\n"
+    "      'pins': [ { 'region': { 'type': 'box', 'min': [0, 0, 0], 'max': [0.1, 0.01, 0.05] },\n"
+    "                  'keyframes': [ { 't': 0 },\n"
+    "                                 { 't': 0.5, 'translate': [0.02, 0, 0],\n"
+    "                                   'rotate': [0, 0, 2, 90] } ] },\n"
+    "                { 'region': { 'type': 'sphere', 'center': [0, 0.2, 0], 'radius': 0.01 } } "
+    "] },\n"
+    "    { 'name': 'ball', 'material': 'rubber', 'spacing': 0.01,\n"
+    "      'shape': { 'type': 'mesh', 'path': 'ball.obj', 'scale': 0.1,\n"
+    "                 'translate': [0.5, 0.3, 0], 'rotate': [1, 0, 0, 30] } },\n"
+    "    { 'material': 'gel', 'spacing': 0.02, 'kind': 'shell',\n"
+    "      'shape': { 'type': 'cylinder', 'base': [0, 0, 0], 'axis': [0, 0, 3], 'radius': 0.1,\n"
+    "                 'height': 0.3 } }\n"
+    "  ],\n"
+    "  'colliders': [\n"
+    "    { 'type': 'plane', 'point': [0, 0.1, 0], 'normal': [0, 2, 0], 'boundary': 'no_slip' },\n"
+    "    { 'type': 'box', 'min': [-1, 0, -0.025], 'max': [1, 1, 0.075], 'inside': true,\n"
+    "      'boundary': 'slip', 'friction': 0.3, 'velocity': [0.1, 0, 0] },\n"
+    "    { 'type': 'sphere', 'center': [0, 1, 0], 'radius': 0.2,\n"
+    "      'keyframes': [ { 't': 0 }, { 't': 1, 'translate': [0, -0.5, 0] } ] }\n"
+    "  ],\n"
+    "  'output': { 'dir': 'frames', 'every': 2, 'format': ['ply', 'vtk'],\n"
+    "              'attributes': ['velocity', 'material', 'stress'] }\n"
+    "}\n";
+
+static const char* k_minimal = "{ 'version': 1, 'method': 'projective_pd',\n"
+                               "  'time': { 'dt': 0.001 },\n"
+                               "  'materials': { 'm': { 'density': 500 } },\n"
+                               "  'bodies': [ { 'material': 'm', 'spacing': 0.01,\n"
+                               "    'shape': { 'type': 'sphere', 'center': [0, 1, 0], "
+                               "'radius': 0.1 } } ] }";
+
+/* A temporary folder holding ball.obj (one tetrahedron). */
+static void make_mesh_dir(char* dir, size_t cap) {
+    snprintf(dir, cap, "/tmp/pd_scene_test_XXXXXX");
+    if (!mkdtemp(dir)) {
+        dir[0] = '\0';
+        return;
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/ball.obj", dir);
+    FILE* f = fopen(path, "w");
+    if (f) {
+        fputs("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n", f);
+        fclose(f);
+    }
+}
+
+static void remove_mesh_dir(const char* dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/ball.obj", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/scene.json", dir);
+    remove(path);
+    rmdir(dir);
+}
+
+static pd_status parse(const char* single_quoted, const char* dir, const char* const* sets,
+                       int nsets, pd_scene* s, pd_error* err) {
+    char* json = dq(single_quoted);
+    pd_status st = pd_scene_parse(json, "test.json", dir, sets, nsets, s, err);
+    free(json);
+    if (st != PD_OK)
+        printf("  error %s: %s: %s (line %d)\n", pd_status_string(st), err->path, err->message,
+               err->line);
+    return st;
+}
+
+static const pd_ppd_params* ppd(const pd_scene* s) {
+    return (const pd_ppd_params*)s->solver_params;
+}
+
+PD_TEST(scene_full_values) {
+    char dir[256];
+    make_mesh_dir(dir, sizeof dir);
+    PD_REQUIRE(dir[0]);
+    pd_scene s;
+    pd_error err;
+    PD_REQUIRE(parse(k_full, dir, NULL, 0, &s, &err) == PD_OK);
+    PD_CHECK(strcmp(s.method, "projective_pd") == 0);
+    PD_CHECK(s.solver == pd_solver_find("projective_pd"));
+    PD_CHECK(ppd(&s)->iterations == 25);
+    PD_CHECK_NEAR(ppd(&s)->tolerance, 1e-5, 0);
+    PD_CHECK(ppd(&s)->global_solve == PD_PPD_DIRECT);
+    PD_CHECK(ppd(&s)->line_search == 0);
+    PD_CHECK_NEAR(ppd(&s)->horizon, 2.01, 0); /* untouched default */
+    PD_CHECK_NEAR(s.world.dt, 0.002, 0);
+    PD_CHECK_NEAR(s.world.fps, 24, 0);
+    PD_CHECK(s.world.frames == 48);
+    PD_CHECK_NEAR(s.world.gravity.y, -3.5, 0);
+    PD_CHECK_NEAR(s.world.gravity.z, 0.25, 0);
+    PD_CHECK(s.world.seed == 42);
+    PD_REQUIRE(s.material_count == 4);
+    const pd_material_def* sand = &s.materials[0];
+    PD_CHECK(strcmp(sand->name, "sand") == 0);
+    PD_CHECK(sand->plasticity == PD_PLASTICITY_DRUCKER_PRAGER);
+    PD_CHECK_NEAR(sand->friction_angle, 35, 0);
+    PD_CHECK_NEAR(sand->cohesion, 10, 0);
+    const pd_material_def* rubber = &s.materials[1];
+    PD_CHECK_NEAR(rubber->density, 1100, 0);
+    PD_CHECK(!rubber->has_lame);
+    /* lambda = E nu / ((1 + nu)(1 - 2 nu)), mu = E / (2 (1 + nu)) for E = 1e5, nu = 0.4 */
+    PD_CHECK_REL(rubber->lame_lambda, 1e5 * 0.4 / (1.4 * 0.2), 1e-12);
+    PD_CHECK_REL(rubber->lame_mu, 1e5 / 2.8, 1e-12);
+    const pd_material_def* gel = &s.materials[2];
+    PD_CHECK(gel->has_lame);
+    /* E = mu (3 lambda + 2 mu) / (lambda + mu) = 1e4 * 8e4 / 3e4; nu = lambda / (2 (l + mu)) */
+    PD_CHECK_REL(gel->youngs_modulus, 1e4 * 8e4 / 3e4, 1e-12);
+    PD_CHECK_REL(gel->poisson_ratio, 2e4 / 6e4, 1e-12);
+    PD_CHECK(gel->prony_count == 2);
+    PD_CHECK_NEAR(gel->prony_moduli[1], 1000, 0);
+    PD_CHECK_NEAR(gel->prony_times[1], 2, 0);
+    PD_CHECK(s.materials[3].plasticity == PD_PLASTICITY_VON_MISES);
+    PD_CHECK_NEAR(s.materials[3].yield_stress, 5e4, 0);
+
+    PD_REQUIRE(s.body_count == 3);
+    const pd_body_def* col = &s.bodies[0];
+    PD_CHECK(strcmp(col->name, "column") == 0 && col->material == 0);
+    PD_CHECK(col->sampling == PD_SAMPLING_JITTERED);
+    PD_CHECK_NEAR(col->shape.max.y, 0.2, 0);
+    PD_CHECK_NEAR(col->velocity.z, 3, 0);
+    PD_CHECK_NEAR(col->angular_velocity.y, 0.5, 0);
+    PD_REQUIRE(col->pin_count == 2);
+    PD_REQUIRE(col->pins[0].keyframe_count == 2);
+    PD_CHECK_NEAR(col->pins[0].keyframes[1].t, 0.5, 0);
+    PD_CHECK_NEAR(col->pins[0].keyframes[1].translate.x, 0.02, 0);
+    PD_CHECK_NEAR(col->pins[0].keyframes[1].rotate_axis.z, 1, 0); /* normalised */
+    PD_CHECK_NEAR(col->pins[0].keyframes[1].rotate_degrees, 90, 0);
+    PD_CHECK_NEAR(col->pins[0].keyframes[0].rotate_axis.y, 1, 0); /* default axis */
+    PD_CHECK(col->pins[1].region.type == PD_SHAPE_SPHERE && col->pins[1].keyframe_count == 0);
+    const pd_body_def* ball = &s.bodies[1];
+    PD_CHECK(ball->shape.type == PD_SHAPE_MESH && ball->material == 1);
+    PD_CHECK(ball->shape.path[0] == '/');
+    PD_CHECK(strstr(ball->shape.path, "/ball.obj") != NULL);
+    PD_CHECK_NEAR(ball->shape.scale, 0.1, 0);
+    PD_CHECK_NEAR(ball->shape.translate.x, 0.5, 0);
+    PD_CHECK_NEAR(ball->shape.rotate_degrees, 30, 0);
+    const pd_body_def* shell = &s.bodies[2];
+    PD_CHECK(strcmp(shell->name, "body2") == 0 && shell->kind == PD_BODY_SHELL);
+    PD_CHECK_NEAR(shell->shape.axis.z, 1, 0);
+    PD_CHECK_NEAR(shell->shape.height, 0.3, 0);
+
+    PD_REQUIRE(s.collider_count == 3);
+    PD_CHECK(s.colliders[0].type == PD_COLLIDER_PLANE);
+    PD_CHECK_NEAR(s.colliders[0].normal.y, 1, 0);
+    PD_CHECK(s.colliders[0].boundary == PD_BOUNDARY_NO_SLIP);
+    PD_CHECK(s.colliders[1].type == PD_COLLIDER_BOX && s.colliders[1].inside == 1);
+    PD_CHECK_NEAR(s.colliders[1].friction, 0.3, 0);
+    PD_CHECK_NEAR(s.colliders[1].shape.min.z, -0.025, 0);
+    PD_CHECK(s.colliders[2].shape.type == PD_SHAPE_SPHERE && s.colliders[2].keyframe_count == 2);
+    PD_CHECK_NEAR(s.colliders[2].keyframes[1].translate.y, -0.5, 0);
+    PD_CHECK(strcmp(s.output.dir, "frames") == 0 && s.output.every == 2);
+    PD_CHECK(s.output.formats == (PD_FORMAT_PLY | PD_FORMAT_VTK));
+    PD_CHECK(s.output.attributes == (PD_ATTR_VELOCITY | PD_ATTR_MATERIAL | PD_ATTR_STRESS));
+    pd_scene_free(&s);
+    remove_mesh_dir(dir);
+}
+
+PD_TEST(scene_defaults_filled) {
+    pd_scene s;
+    pd_error err;
+    PD_REQUIRE(parse(k_minimal, NULL, NULL, 0, &s, &err) == PD_OK);
+    PD_CHECK(strcmp(s.dir, ".") == 0);
+    PD_CHECK(ppd(&s)->iterations == 20);
+    PD_CHECK(ppd(&s)->global_solve == PD_PPD_CHEBYSHEV);
+    PD_CHECK_NEAR(s.world.dt, 0.001, 0);
+    PD_CHECK_NEAR(s.world.fps, 30, 0);
+    PD_CHECK(s.world.frames == 90);
+    PD_CHECK_NEAR(s.world.gravity.y, -9.81, 0);
+    PD_CHECK(s.world.seed == 1);
+    PD_CHECK_NEAR(s.materials[0].youngs_modulus, 1e5, 0);
+    PD_CHECK_NEAR(s.materials[0].poisson_ratio, 0.25, 0);
+    PD_CHECK(s.materials[0].plasticity == PD_PLASTICITY_NONE && s.materials[0].prony_count == 0);
+    PD_CHECK(strcmp(s.bodies[0].name, "body0") == 0);
+    PD_CHECK(s.bodies[0].sampling == PD_SAMPLING_GRID && s.bodies[0].kind == PD_BODY_DYNAMIC);
+    PD_CHECK(s.bodies[0].pin_count == 0 && s.collider_count == 0);
+    PD_CHECK(strcmp(s.output.dir, "out") == 0 && s.output.every == 1);
+    PD_CHECK(s.output.formats == PD_FORMAT_PLY && s.output.attributes == PD_ATTR_VELOCITY);
+    pd_scene_free(&s);
+}
+
+PD_TEST(scene_overrides_applied) {
+    char dir[256];
+    make_mesh_dir(dir, sizeof dir);
+    PD_REQUIRE(dir[0]);
+    const char* sets[] = {
+        "solver.iterations=40",
+        "time.frames=3",
+        "materials.rubber.youngs_modulus=2e5",
+        "bodies[0].spacing=0.02",
+        "solver.global_solve=position_based",
+        "seed=7",
+        "output.attributes=[\"id\",\"density\"]",
+        "bodies[2].name=tube",
+        "colliders[1].inside=false",
+    };
+    pd_scene s;
+    pd_error err;
+    PD_REQUIRE(parse(k_full, dir, sets, (int)(sizeof sets / sizeof sets[0]), &s, &err) == PD_OK);
+    PD_CHECK(ppd(&s)->iterations == 40);
+    PD_CHECK(ppd(&s)->global_solve == PD_PPD_POSITION_BASED);
+    PD_CHECK(s.world.frames == 3);
+    PD_CHECK_NEAR(s.materials[1].youngs_modulus, 2e5, 0);
+    PD_CHECK_NEAR(s.bodies[0].spacing, 0.02, 0);
+    PD_CHECK(s.world.seed == 7);
+    PD_CHECK(s.output.attributes == (PD_ATTR_ID | PD_ATTR_DENSITY));
+    PD_CHECK(strcmp(s.bodies[2].name, "tube") == 0);
+    PD_CHECK(s.colliders[1].inside == 0);
+    PD_CHECK(strstr(s.resolved_json, "\"tube\"") != NULL);
+    pd_scene_free(&s);
+
+    /* A missing object key is created: output did not exist in the minimal scene. */
+    const char* create[] = {"output.dir=elsewhere", "time.fps=60"};
+    PD_REQUIRE(parse(k_minimal, NULL, create, 2, &s, &err) == PD_OK);
+    PD_CHECK(strcmp(s.output.dir, "elsewhere") == 0);
+    PD_CHECK_NEAR(s.world.fps, 60, 0);
+    pd_scene_free(&s);
+    remove_mesh_dir(dir);
+}
+
+static int same_vec(pd_vec3 a, pd_vec3 b) {
+    return a.x == b.x && a.y == b.y && a.z == b.z;
+}
+
+static int same_shape(const pd_shape_def* a, const pd_shape_def* b) {
+    return a->type == b->type && same_vec(a->min, b->min) && same_vec(a->max, b->max) &&
+           same_vec(a->center, b->center) && a->radius == b->radius && same_vec(a->base, b->base) &&
+           same_vec(a->axis, b->axis) && a->height == b->height && strcmp(a->path, b->path) == 0 &&
+           a->scale == b->scale && same_vec(a->translate, b->translate) &&
+           same_vec(a->rotate_axis, b->rotate_axis) && a->rotate_degrees == b->rotate_degrees;
+}
+
+static int same_keyframes(const pd_keyframe* a, const pd_keyframe* b, int n) {
+    for (int i = 0; i < n; ++i)
+        if (a[i].t != b[i].t || !same_vec(a[i].translate, b[i].translate) ||
+            !same_vec(a[i].rotate_axis, b[i].rotate_axis) ||
+            a[i].rotate_degrees != b[i].rotate_degrees)
+            return 0;
+    return 1;
+}
+
+static int same_material(const pd_material_def* a, const pd_material_def* b) {
+    int same = strcmp(a->name, b->name) == 0 && a->density == b->density &&
+               a->youngs_modulus == b->youngs_modulus && a->poisson_ratio == b->poisson_ratio &&
+               a->has_lame == b->has_lame && a->lame_lambda == b->lame_lambda &&
+               a->lame_mu == b->lame_mu && a->plasticity == b->plasticity &&
+               a->friction_angle == b->friction_angle && a->cohesion == b->cohesion &&
+               a->yield_stress == b->yield_stress && a->prony_count == b->prony_count;
+    for (int k = 0; same && k < a->prony_count; ++k)
+        same = a->prony_moduli[k] == b->prony_moduli[k] && a->prony_times[k] == b->prony_times[k];
+    return same;
+}
+
+/* Counts differing fields between two parsed scenes (exact comparison). */
+static int scene_differences(const pd_scene* a, const pd_scene* b) {
+    int d = 0;
+    d += strcmp(a->method, b->method) != 0;
+    const pd_param_table* t = a->solver->params;
+    for (int i = 0; i < t->count; ++i)
+        d += pd_param_get_number(&t->params[i], a->solver_params) !=
+             pd_param_get_number(&t->params[i], b->solver_params);
+    d += a->world.dt != b->world.dt || a->world.fps != b->world.fps;
+    d += a->world.frames != b->world.frames || a->world.seed != b->world.seed;
+    d += !same_vec(a->world.gravity, b->world.gravity);
+    if (a->material_count != b->material_count || a->body_count != b->body_count ||
+        a->collider_count != b->collider_count)
+        return d + 1000;
+    for (int i = 0; i < a->material_count; ++i)
+        d += !same_material(&a->materials[i], &b->materials[i]);
+    for (int i = 0; i < a->body_count; ++i) {
+        const pd_body_def *x = &a->bodies[i], *y = &b->bodies[i];
+        d += strcmp(x->name, y->name) != 0 || x->material != y->material;
+        d += x->spacing != y->spacing || !same_shape(&x->shape, &y->shape);
+        d += x->sampling != y->sampling || x->kind != y->kind;
+        d += !same_vec(x->velocity, y->velocity) ||
+             !same_vec(x->angular_velocity, y->angular_velocity);
+        if (x->pin_count != y->pin_count)
+            return d + 1000;
+        for (int k = 0; k < x->pin_count; ++k)
+            d += !same_shape(&x->pins[k].region, &y->pins[k].region) ||
+                 x->pins[k].keyframe_count != y->pins[k].keyframe_count ||
+                 !same_keyframes(x->pins[k].keyframes, y->pins[k].keyframes,
+                                 x->pins[k].keyframe_count);
+    }
+    for (int i = 0; i < a->collider_count; ++i) {
+        const pd_collider_def *x = &a->colliders[i], *y = &b->colliders[i];
+        d += x->type != y->type || !same_vec(x->point, y->point) || !same_vec(x->normal, y->normal);
+        d += (x->type != PD_COLLIDER_PLANE && !same_shape(&x->shape, &y->shape));
+        d += x->inside != y->inside || x->boundary != y->boundary || x->friction != y->friction;
+        d += !same_vec(x->velocity, y->velocity) ||
+             !same_vec(x->angular_velocity, y->angular_velocity);
+        d += x->keyframe_count != y->keyframe_count ||
+             !same_keyframes(x->keyframes, y->keyframes, x->keyframe_count);
+    }
+    d += strcmp(a->output.dir, b->output.dir) != 0 || a->output.every != b->output.every;
+    d += a->output.formats != b->output.formats || a->output.attributes != b->output.attributes;
+    return d;
+}
+
+PD_TEST(scene_resolved_round_trip) {
+    char dir[256];
+    make_mesh_dir(dir, sizeof dir);
+    PD_REQUIRE(dir[0]);
+    const char* sets[] = {"gravity=[0.1, -9.7, 0.3]", "materials.rubber.poisson_ratio=0.3"};
+    pd_scene a, b, c;
+    pd_error err;
+    PD_REQUIRE(parse(k_full, dir, sets, 2, &a, &err) == PD_OK);
+    PD_REQUIRE(a.resolved_json != NULL);
+    PD_CHECK(strstr(a.resolved_json, "\"peridot_version\"") != NULL);
+    PD_CHECK(strstr(a.resolved_json, pd_version()) != NULL);
+    /* Parsed from another folder: the mesh path is absolute, so it still resolves. */
+    PD_REQUIRE(pd_scene_parse(a.resolved_json, "resolved.json", "/", NULL, 0, &b, &err) == PD_OK);
+    int diff = scene_differences(&a, &b);
+    PD_CHECK_NEAR(diff, 0, 0);
+    PD_CHECK(strcmp(a.resolved_json, b.resolved_json) == 0);
+    pd_scene_free(&b);
+    pd_scene_free(&a);
+
+    /* The minimal scene's resolved form spells out every default, and parses back equal. */
+    PD_REQUIRE(parse(k_minimal, NULL, NULL, 0, &a, &err) == PD_OK);
+    PD_CHECK(strstr(a.resolved_json, "\"frames\":\t90") != NULL);
+    PD_CHECK(strstr(a.resolved_json, "\"sampling\":\t\"grid\"") != NULL);
+    PD_CHECK(strstr(a.resolved_json, "\"horizon\":\t2.01") != NULL);
+    PD_REQUIRE(pd_scene_parse(a.resolved_json, "r.json", ".", NULL, 0, &c, &err) == PD_OK);
+    diff = scene_differences(&a, &c);
+    PD_CHECK_NEAR(diff, 0, 0);
+    pd_scene_free(&c);
+    pd_scene_free(&a);
+    remove_mesh_dir(dir);
+}
+
+PD_TEST(scene_load_file_and_memory) {
+    char dir[256], path[512];
+    make_mesh_dir(dir, sizeof dir);
+    PD_REQUIRE(dir[0]);
+    snprintf(path, sizeof path, "%s/scene.json", dir);
+    FILE* f = fopen(path, "w");
+    PD_REQUIRE(f);
+    char* json = dq(k_full);
+    fputs(json, f);
+    fclose(f);
+    free(json);
+    size_t before = pd_bytes_in_use();
+    pd_scene s;
+    pd_error err;
+    pd_status st = pd_scene_load(path, NULL, 0, &s, &err);
+    PD_REQUIRE(st == PD_OK);
+    PD_CHECK(strcmp(s.dir, dir) == 0);
+    PD_CHECK(strcmp(s.file, path) == 0);
+    PD_CHECK(s.bodies[1].shape.type == PD_SHAPE_MESH);
+    PD_CHECK(pd_bytes_in_use() > before);
+    pd_scene_free(&s);
+    PD_CHECK_NEAR((double)pd_bytes_in_use(), (double)before, 0);
+
+    /* A failure after materials and bodies were allocated leaves nothing behind. */
+    const char* bad[] = {"output.every=0"};
+    st = pd_scene_load(path, bad, 1, &s, &err);
+    PD_CHECK(st == PD_ERR_BAD_SCENE);
+    PD_CHECK(strcmp(err.path, "output.every") == 0);
+    PD_CHECK(strcmp(err.file, path) == 0);
+    PD_CHECK_NEAR((double)pd_bytes_in_use(), (double)before, 0);
+
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/none.json", dir);
+    st = pd_scene_load(missing, NULL, 0, &s, &err);
+    PD_CHECK(st == PD_ERR_IO);
+    PD_CHECK(strcmp(err.file, missing) == 0);
+    st = pd_scene_load(dir, NULL, 0, &s, &err); /* a folder */
+    PD_CHECK(st == PD_ERR_IO);
+    PD_CHECK_NEAR((double)pd_bytes_in_use(), (double)before, 0);
+    remove_mesh_dir(dir);
+}
+
+/* The line of the first occurrence of `needle` in text, counted independently of the parser. */
+static int line_of(const char* text, const char* needle) {
+    const char* at = strstr(text, needle);
+    int line = 1;
+    for (const char* p = text; at && p < at; ++p)
+        line += *p == '\n';
+    return at ? line : -1;
+}
+
+PD_TEST(scene_error_lines) {
+    char dir[256];
+    make_mesh_dir(dir, sizeof dir);
+    PD_REQUIRE(dir[0]);
+    pd_scene s;
+    pd_error err;
+    /* Value errors point at the key's line; a missing key at its object's line. */
+    const char* radius[] = {"colliders[2].radius=-1"};
+    PD_CHECK(parse(k_full, dir, radius, 1, &s, &err) == PD_ERR_BAD_SCENE);
+    PD_CHECK(strcmp(err.path, "colliders[2].radius") == 0);
+    PD_CHECK_NEAR(err.line, line_of(k_full, "'radius': 0.2"), 0);
+    const char* pin[] = {"bodies[0].pins[0].keyframes[1].t=0"};
+    PD_CHECK(parse(k_full, dir, pin, 1, &s, &err) == PD_ERR_BAD_SCENE);
+    PD_CHECK(strcmp(err.path, "bodies[0].pins[0].keyframes[1].t") == 0);
+    PD_CHECK_NEAR(err.line, line_of(k_full, "{ 't': 0.5"), 0);
+    const char* gone[] = {"bodies[2].shape={\"type\": \"cylinder\", \"base\": [0, 0, 0]}"};
+    PD_CHECK(parse(k_full, dir, gone, 1, &s, &err) == PD_ERR_BAD_SCENE);
+    PD_CHECK(strcmp(err.path, "bodies[2].shape.radius") == 0);
+    PD_CHECK_NEAR(err.line, line_of(k_full, "'shape': { 'type': 'cylinder'"), 0);
+    remove_mesh_dir(dir);
+}
