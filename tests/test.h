@@ -31,7 +31,7 @@ extern int pd_test_failures;
     do {                                                                                           \
         double pd_a_ = (double)(a), pd_b_ = (double)(b), pd_t_ = (double)(tol);                    \
         int pd_ok_ = fabs(pd_a_ - pd_b_) <= pd_t_;                                                 \
-        printf("  %s %s = %.6g, expected %.6g +- %.3g\n", pd_ok_ ? "ok  " : "FAIL", #a, pd_a_,      \
+        printf("  %s %s = %.6g, expected %.6g +- %.3g\n", pd_ok_ ? "ok  " : "FAIL", #a, pd_a_,     \
                pd_b_, pd_t_);                                                                      \
         if (!pd_ok_)                                                                               \
             pd_test_failures++;                                                                    \
@@ -42,7 +42,7 @@ extern int pd_test_failures;
     do {                                                                                           \
         double pd_a_ = (double)(a), pd_b_ = (double)(b), pd_r_ = (double)(rel);                    \
         int pd_ok_ = fabs(pd_a_ - pd_b_) <= pd_r_ * fabs(pd_b_);                                   \
-        printf("  %s %s = %.6g, expected %.6g within %.3g%%\n", pd_ok_ ? "ok  " : "FAIL", #a,       \
+        printf("  %s %s = %.6g, expected %.6g within %.3g%%\n", pd_ok_ ? "ok  " : "FAIL", #a,      \
                pd_a_, pd_b_, 100.0 * pd_r_);                                                       \
         if (!pd_ok_)                                                                               \
             pd_test_failures++;                                                                    \

@@ -27,26 +27,40 @@ static inline pd_vec3 pd_v3(pd_real x, pd_real y, pd_real z) {
     pd_vec3 r = {x, y, z};
     return r;
 }
-static inline pd_vec3 pd_v3_add(pd_vec3 a, pd_vec3 b) { return pd_v3(a.x + b.x, a.y + b.y, a.z + b.z); }
-static inline pd_vec3 pd_v3_sub(pd_vec3 a, pd_vec3 b) { return pd_v3(a.x - b.x, a.y - b.y, a.z - b.z); }
-static inline pd_vec3 pd_v3_scale(pd_vec3 a, pd_real s) { return pd_v3(a.x * s, a.y * s, a.z * s); }
+static inline pd_vec3 pd_v3_add(pd_vec3 a, pd_vec3 b) {
+    return pd_v3(a.x + b.x, a.y + b.y, a.z + b.z);
+}
+static inline pd_vec3 pd_v3_sub(pd_vec3 a, pd_vec3 b) {
+    return pd_v3(a.x - b.x, a.y - b.y, a.z - b.z);
+}
+static inline pd_vec3 pd_v3_scale(pd_vec3 a, pd_real s) {
+    return pd_v3(a.x * s, a.y * s, a.z * s);
+}
 /* a + s b */
 static inline pd_vec3 pd_v3_madd(pd_vec3 a, pd_real s, pd_vec3 b) {
     return pd_v3(a.x + s * b.x, a.y + s * b.y, a.z + s * b.z);
 }
-static inline pd_real pd_v3_dot(pd_vec3 a, pd_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static inline pd_real pd_v3_dot(pd_vec3 a, pd_vec3 b) {
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
 static inline pd_vec3 pd_v3_cross(pd_vec3 a, pd_vec3 b) {
     return pd_v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
 }
-static inline pd_real pd_v3_len2(pd_vec3 a) { return pd_v3_dot(a, a); }
-static inline pd_real pd_v3_len(pd_vec3 a) { return sqrt(pd_v3_dot(a, a)); }
+static inline pd_real pd_v3_len2(pd_vec3 a) {
+    return pd_v3_dot(a, a);
+}
+static inline pd_real pd_v3_len(pd_vec3 a) {
+    return sqrt(pd_v3_dot(a, a));
+}
 static inline pd_vec3 pd_v3_min(pd_vec3 a, pd_vec3 b) {
     return pd_v3(fmin(a.x, b.x), fmin(a.y, b.y), fmin(a.z, b.z));
 }
 static inline pd_vec3 pd_v3_max(pd_vec3 a, pd_vec3 b) {
     return pd_v3(fmax(a.x, b.x), fmax(a.y, b.y), fmax(a.z, b.z));
 }
-static inline pd_real pd_v3_comp(pd_vec3 a, int k) { return k == 0 ? a.x : (k == 1 ? a.y : a.z); }
+static inline pd_real pd_v3_comp(pd_vec3 a, int k) {
+    return k == 0 ? a.x : (k == 1 ? a.y : a.z);
+}
 
 static inline pd_mat3 pd_m3_zero(void) {
     pd_mat3 r = {{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}};
@@ -117,7 +131,9 @@ static inline pd_real pd_m3_det(pd_mat3 a) {
            a.m[0][1] * (a.m[1][0] * a.m[2][2] - a.m[1][2] * a.m[2][0]) +
            a.m[0][2] * (a.m[1][0] * a.m[2][1] - a.m[1][1] * a.m[2][0]);
 }
-static inline pd_real pd_m3_trace(pd_mat3 a) { return a.m[0][0] + a.m[1][1] + a.m[2][2]; }
+static inline pd_real pd_m3_trace(pd_mat3 a) {
+    return a.m[0][0] + a.m[1][1] + a.m[2][2];
+}
 static inline pd_real pd_m3_frob2(pd_mat3 a) {
     pd_real s = 0;
     for (int i = 0; i < 3; ++i)

@@ -31,17 +31,17 @@ typedef enum pd_shape_type {
 
 typedef struct pd_shape_def {
     pd_shape_type type;
-    pd_vec3 min, max;        /* box corners (m) */
-    pd_vec3 center;          /* sphere centre (m) */
-    pd_real radius;          /* sphere / cylinder radius (m) */
-    pd_vec3 base;            /* cylinder base centre (m) */
-    pd_vec3 axis;            /* cylinder axis direction (unit after parsing) */
-    pd_real height;          /* cylinder height along axis (m) */
-    char path[PD_PATH_MAX];  /* mesh file, resolved against the scene's folder */
-    pd_real scale;           /* mesh uniform scale (1) */
-    pd_vec3 translate;       /* mesh translation (m), applied after scale and rotation */
-    pd_vec3 rotate_axis;     /* mesh rotation axis (unit) */
-    pd_real rotate_degrees;  /* mesh rotation angle (degrees) */
+    pd_vec3 min, max;       /* box corners (m) */
+    pd_vec3 center;         /* sphere centre (m) */
+    pd_real radius;         /* sphere / cylinder radius (m) */
+    pd_vec3 base;           /* cylinder base centre (m) */
+    pd_vec3 axis;           /* cylinder axis direction (unit after parsing) */
+    pd_real height;         /* cylinder height along axis (m) */
+    char path[PD_PATH_MAX]; /* mesh file, resolved against the scene's folder */
+    pd_real scale;          /* mesh uniform scale (1) */
+    pd_vec3 translate;      /* mesh translation (m), applied after scale and rotation */
+    pd_vec3 rotate_axis;    /* mesh rotation axis (unit) */
+    pd_real rotate_degrees; /* mesh rotation angle (degrees) */
 } pd_shape_def;
 pd_shape_def pd_default_shape_def(void);
 
@@ -54,7 +54,7 @@ typedef enum pd_plasticity_model {
     PD_PLASTICITY_HERSCHEL_BULKLEY,
 } pd_plasticity_model;
 
-#define PD_MAX_PRONY 8
+#define PD_MAX_PRONY         8
 #define PD_MAX_METHOD_PARAMS 32
 
 typedef struct pd_material_def {
@@ -106,8 +106,8 @@ typedef struct pd_pin_def {
 
 typedef struct pd_body_def {
     char name[PD_NAME_MAX];
-    int material;            /* index into the scene's materials */
-    pd_real spacing;         /* m */
+    int material;    /* index into the scene's materials */
+    pd_real spacing; /* m */
     pd_shape_def shape;
     pd_sampling sampling;
     pd_vec3 velocity;         /* m/s */
@@ -176,8 +176,8 @@ typedef struct pd_world_def {
     int frames;      /* frames to simulate */
     pd_vec3 gravity; /* m/s^2 */
     uint64_t seed;
-    int threads;                /* 0: OpenMP's default */
-    size_t memory_limit_bytes;  /* refuse scenes estimated above this; 0: physical memory */
+    int threads;               /* 0: OpenMP's default */
+    size_t memory_limit_bytes; /* refuse scenes estimated above this; 0: physical memory */
 } pd_world_def;
 pd_world_def pd_default_world_def(void);
 

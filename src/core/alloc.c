@@ -59,5 +59,9 @@ void pd_free(void* p, size_t bytes) {
     g_free(p);
 }
 
-size_t pd_bytes_in_use(void) { return __atomic_load_n(&g_in_use, __ATOMIC_RELAXED); }
-size_t pd_peak_bytes(void) { return __atomic_load_n(&g_peak, __ATOMIC_RELAXED); }
+size_t pd_bytes_in_use(void) {
+    return __atomic_load_n(&g_in_use, __ATOMIC_RELAXED);
+}
+size_t pd_peak_bytes(void) {
+    return __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
+}

@@ -5,10 +5,10 @@
 
 #include <stddef.h>
 
-void* pd_alloc(size_t bytes);                 /* NULL on failure; bytes == 0 gives NULL */
-void* pd_calloc(size_t count, size_t size);   /* zeroed; NULL on failure or overflow */
+void* pd_alloc(size_t bytes);               /* NULL on failure; bytes == 0 gives NULL */
+void* pd_calloc(size_t count, size_t size); /* zeroed; NULL on failure or overflow */
 void* pd_realloc(void* p, size_t old_bytes, size_t new_bytes);
-void pd_free(void* p, size_t bytes);          /* bytes must be what was allocated */
+void pd_free(void* p, size_t bytes); /* bytes must be what was allocated */
 size_t pd_bytes_in_use(void);
 size_t pd_peak_bytes(void);
 
@@ -17,7 +17,7 @@ typedef void (*pd_free_fn)(void* p);
 void pd_set_allocator(pd_alloc_fn alloc_fn, pd_free_fn free_fn);
 
 /* Typed helpers: PD_NEW_ARRAY(T, n) and PD_FREE_ARRAY(p, T, n). */
-#define PD_NEW_ARRAY(T, n) ((T*)pd_calloc((n), sizeof(T)))
+#define PD_NEW_ARRAY(T, n)     ((T*)pd_calloc((n), sizeof(T)))
 #define PD_FREE_ARRAY(p, T, n) pd_free((p), (size_t)(n) * sizeof(T))
 
 #endif

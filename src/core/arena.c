@@ -25,4 +25,6 @@ void* pd_arena_push(pd_arena* a, size_t bytes) {
     return a->base + start;
 }
 
-void pd_arena_reset(pd_arena* a) { a->used = 0; }
+void pd_arena_reset(pd_arena* a) {
+    a->used = 0;
+}

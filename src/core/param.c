@@ -7,7 +7,9 @@
 
 #include "core/error.h"
 
-static void* field(const pd_param_info* p, void* blob) { return (char*)blob + p->offset; }
+static void* field(const pd_param_info* p, void* blob) {
+    return (char*)blob + p->offset;
+}
 
 void pd_params_set_defaults(const pd_param_table* t, void* blob) {
     memset(blob, 0, t->struct_size);
@@ -84,8 +86,8 @@ pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* ch
     return PD_OK;
 }
 
-pd_status pd_param_set_text(const pd_param_info* p, void* blob, const char* text,
-                            const char* path, pd_error* err) {
+pd_status pd_param_set_text(const pd_param_info* p, void* blob, const char* text, const char* path,
+                            pd_error* err) {
     if (p->type == PD_PARAM_ENUM)
         return pd_param_set_choice(p, blob, text, path, err);
     if (p->type == PD_PARAM_BOOL) {

@@ -43,8 +43,8 @@ pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, 
 pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* choice,
                               const char* path, pd_error* err);
 /* Parses text ("30", "1e-4", "true", "direct") by the parameter's type: for --set. */
-pd_status pd_param_set_text(const pd_param_info* p, void* blob, const char* text,
-                            const char* path, pd_error* err);
+pd_status pd_param_set_text(const pd_param_info* p, void* blob, const char* text, const char* path,
+                            pd_error* err);
 
 double pd_param_get_number(const pd_param_info* p, const void* blob);
 /* Writes the choice name of an ENUM into out. */

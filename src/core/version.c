@@ -1,3 +1,5 @@
 #include "peridot/peridot.h"
 
-const char* pd_version(void) { return PD_VERSION_STRING; }
+const char* pd_version(void) {
+    return PD_VERSION_STRING;
+}

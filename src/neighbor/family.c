@@ -34,6 +34,33 @@ static pd_status allocate(pd_family* f, size_t n, size_t bonds) {
     return f->offsets && f->j && f->rev && f->xi && f->w ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 
+/* Uniform influence, w = 1 / V_full with V_full the volume of a full (interior) family of the
+ * body, so that sum_j w V_j = 1 inside and < 1 near a surface. (Normalising each family by its
+ * own volume instead would make surface particles, which lose few bonds along the surface,
+ * markedly stiffer than the bulk.) */
+static pd_status normalise_weights(pd_family* f, const pd_real* volume, const int32_t* body) {
+    int32_t bodies = 0;
+    for (size_t i = 0; i < f->count; ++i)
+        bodies = body[i] + 1 > bodies ? body[i] + 1 : bodies;
+    pd_real* full = PD_NEW_ARRAY(pd_real, (size_t)bodies + 1);
+    if (!full)
+        return PD_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < f->count; ++i)
+        full[body[i]] = fmax(full[body[i]], pd_family_volume(f, volume, (uint32_t)i));
+    for (size_t i = 0; i < f->count; ++i)
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+            f->w[b] = 1.0 / full[body[i]];
+    PD_FREE_ARRAY(full, pd_real, (size_t)bodies + 1);
+    return PD_OK;
+}
+
+pd_real pd_family_volume(const pd_family* f, const pd_real* volume, uint32_t i) {
+    pd_real v = 0;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+        v += volume[f->j[b]];
+    return v;
+}
+
 pd_status pd_family_build(pd_family* f, pd_hash_grid* grid, const pd_vec3* rest,
                           const pd_real* volume, const pd_real* spacing, const int32_t* body,
                           size_t n, pd_real horizon) {
@@ -57,27 +84,22 @@ pd_status pd_family_build(pd_family* f, pd_hash_grid* grid, const pd_vec3* rest,
     uint32_t b = 0;
     for (uint32_t i = 0; i < n; ++i) {
         f->offsets[i] = b;
-        pd_real volume_sum = 0;
         for (uint32_t k = list.offsets[i]; k < list.offsets[i + 1]; ++k) {
             uint32_t j = list.indices[k];
             if (!in_family(rest, spacing, body, horizon, i, j))
                 continue;
             f->j[b] = j;
             f->xi[b] = pd_v3_sub(rest[j], rest[i]);
-            volume_sum += volume[j];
             ++b;
         }
-        /* Uniform influence, normalised per family so that sum_j w V_j = 1 (Eq. 4 as a
-         * weighted average; it also keeps surface particles from going soft). */
-        for (uint32_t k = f->offsets[i]; k < b; ++k)
-            f->w[k] = 1.0 / volume_sum;
     }
     f->offsets[n] = b;
+    st = normalise_weights(f, volume, body);
     for (uint32_t i = 0; i < n; ++i)
         for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
             f->rev[k] = find_bond(f, f->j[k], i);
     pd_neighbor_list_destroy(&list);
-    return PD_OK;
+    return st;
 }
 
 void pd_family_free(pd_family* f) {

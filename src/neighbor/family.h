@@ -16,7 +16,7 @@ typedef struct pd_family {
     uint32_t* j;       /* the neighbour of each bond */
     uint32_t* rev;     /* index of the opposite bond j -> i */
     pd_vec3* xi;       /* reference vector X<xi> = x_j - x_i (m); plasticity may edit it */
-    pd_real* w;        /* weight w<xi> (1/m^3): sum_j w_ij V_j = 1 over each family */
+    pd_real* w;        /* weight w<xi> (1/m^3): sum_j w_ij V_j = 1 over a full family */
 } pd_family;
 
 /* Families on `rest` positions: j is in i's family when both belong to the same body and
@@ -25,5 +25,7 @@ pd_status pd_family_build(pd_family* f, pd_hash_grid* grid, const pd_vec3* rest,
                           const pd_real* volume, const pd_real* spacing, const int32_t* body,
                           size_t n, pd_real horizon);
 void pd_family_free(pd_family* f);
+/* sum_j V_j over i's family (m^3). */
+pd_real pd_family_volume(const pd_family* f, const pd_real* volume, uint32_t i);
 
 #endif

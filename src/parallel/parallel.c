@@ -8,8 +8,14 @@ void pd_parallel_for(size_t n, size_t grain, pd_range_fn* fn, void* ctx) {
     if (grain == 0)
         grain = 1;
     long chunks = (long)((n + grain - 1) / grain);
-    if (chunks == 1 || omp_get_max_threads() == 1) {
-        fn(ctx, 0, n, 0);
+    /* The chunks are the same whether they run on one thread or many, so a kernel that
+     * reduces per chunk gives the same bytes for any thread count. Small loops stay serial:
+     * waking the team costs more than they do. */
+    if (chunks < 4 || omp_get_max_threads() == 1) {
+        for (long c = 0; c < chunks; ++c) {
+            size_t begin = (size_t)c * grain;
+            fn(ctx, begin, begin + grain < n ? begin + grain : n, 0);
+        }
         return;
     }
 #pragma omp parallel for schedule(dynamic, 1)
@@ -25,4 +31,6 @@ void pd_set_threads(int threads) {
         omp_set_num_threads(threads);
 }
 
-int pd_thread_count(void) { return omp_get_max_threads(); }
+int pd_thread_count(void) {
+    return omp_get_max_threads();
+}

@@ -46,36 +46,27 @@ static pd_vec3 unit_or(pd_vec3 v, pd_vec3 fallback) {
     return len > 1e-300 ? pd_v3_scale(v, 1.0 / len) : fallback;
 }
 
-/* Projects every bond of particle i (targets p) and returns i's energy (J): the distance of
- * each Y<xi> to its deviatoric, isotropic and dilatation targets, as in Eq. 8 with the
- * directions frozen (the quadratic form the global step minimises). */
-static pd_real project_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
+/* Projects every bond of particle i: the target p of Y<xi> blends |X| dir(F xi) (Eq. 10,
+ * weight mu), |X| dir(Y) (Eq. 11, weight lambda/2) and, with the dilatation option, F xi
+ * scaled to unit volume (weight kv). */
+static void project_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
     pd_mat3 F = deformation_gradient(s, y, i);
     pd_real kv = s->planar[i] ? 0 : m->kv;
-    pd_real jscale = 1;
-    if (kv > 0) /* dilatation target: F xi with det scaled to 1 */
-        jscale = 1.0 / cbrt(fmax(pd_m3_det(F), 1e-6));
-    pd_real wsum = m->mu + 0.5 * m->lambda + kv, energy = 0;
+    pd_real jscale = kv > 0 ? 1.0 / cbrt(fmax(pd_m3_det(F), 1e-6)) : 1;
+    pd_real inv = 1.0 / (m->mu + 0.5 * m->lambda + kv);
+    pd_real wdev = m->mu * inv, wiso = 0.5 * m->lambda * inv, wvol = kv * jscale * inv;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        uint32_t j = f->j[b];
-        pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[j], y[i]);
-        pd_real len = pd_v3_len(X);
+        pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]);
+        pd_real len = s->len[b];
         pd_vec3 fx = pd_m3_mulv(F, X), xdir = pd_v3_scale(X, 1.0 / len);
-        pd_vec3 ddev = pd_v3_scale(unit_or(fx, unit_or(Y, xdir)), len); /* Eq. 10 */
-        pd_vec3 diso = pd_v3_scale(unit_or(Y, unit_or(fx, xdir)), len); /* Eq. 11 */
-        pd_vec3 dvol = pd_v3_scale(fx, jscale);
-        pd_vec3 p = pd_v3_scale(
-            pd_v3_madd(pd_v3_madd(pd_v3_scale(ddev, m->mu), 0.5 * m->lambda, diso), kv, dvol),
-            1.0 / wsum);
-        s->p[b] = p;
-        pd_real k = s->volume[i] * s->volume[j] * f->w[b] / (len * len);
-        energy += k * (m->mu * pd_v3_len2(pd_v3_sub(Y, ddev)) +
-                       0.5 * m->lambda * pd_v3_len2(pd_v3_sub(Y, diso)) +
-                       kv * pd_v3_len2(pd_v3_sub(Y, dvol)));
+        pd_vec3 ddev = unit_or(fx, unit_or(Y, xdir));
+        pd_vec3 diso = unit_or(Y, unit_or(fx, xdir));
+        pd_vec3 p = pd_v3_scale(fx, wvol);
+        p = pd_v3_madd(p, wdev * len, ddev);
+        s->p[b] = pd_v3_madd(p, wiso * len, diso);
     }
-    return energy;
 }
 
 /* q_i = sum_j (a_ji p_ji - a_ij p_ij): the targets' push on i, gathered without atomics. */
@@ -105,16 +96,10 @@ static int is_free(const ppd_ctx* c, size_t i) {
     return !(c->flags[i] & PD_P_CONSTRAINED);
 }
 
-/* Energy of the inertia term + the elastic term of Eq. 12 at y (the line-search merit). */
 static void local_kernel(void* vctx, size_t begin, size_t end, int thread) {
     ppd_ctx* c = vctx;
-    pd_ppd_state* s = c->s;
-    pd_real e = 0, h2 = s->dt * s->dt;
-    for (size_t i = begin; i < end; ++i) {
-        e += project_particle(s, c->y, (uint32_t)i);
-        e += 0.5 * s->mass[i] / h2 * pd_v3_len2(pd_v3_sub(c->y[i], s->ystar[i]));
-    }
-    s->partial[begin / PPD_GRAIN] = e;
+    for (size_t i = begin; i < end; ++i)
+        project_particle(c->s, c->y, (uint32_t)i);
 }
 
 static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
@@ -130,13 +115,11 @@ static pd_real sum_partials(const pd_ppd_state* s) {
     return sum;
 }
 
-/* Projects all bonds at y, gathers q; returns the merit (J). */
-static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags) {
+/* Projects all bonds at y and gathers q. */
+static void local_step(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags) {
     ppd_ctx c = {.s = s, .y = y, .flags = flags};
     pd_parallel_for(s->n, PPD_GRAIN, local_kernel, &c);
-    pd_real merit = sum_partials(s);
     pd_parallel_for(s->n, PPD_GRAIN, gather_kernel, &c);
-    return merit;
 }
 
 /* ---------------------------------------------------------------- residual and global step */
@@ -225,33 +208,38 @@ static pd_status global_step(pd_ppd_state* s, const uint8_t* flags) {
 
 static void axpy_kernel(void* vctx, size_t begin, size_t end, int thread) {
     ppd_ctx* c = vctx;
-    pd_real slope = 0;
-    for (size_t i = begin; i < end; ++i) {
-        pd_vec3 d = pd_v3_sub(c->dir[i], c->from[i]);
-        c->out[i] = pd_v3_madd(c->from[i], c->alpha, d);
-        slope += pd_v3_dot(c->s->r[i], d);
-    }
-    c->s->partial[begin / PPD_GRAIN] = slope;
+    for (size_t i = begin; i < end; ++i)
+        c->out[i] = pd_v3_madd(c->from[i], c->alpha, pd_v3_sub(c->dir[i], c->from[i]));
 }
 
-/* y_trial = y + alpha (yhat - y); returns r . (yhat - y). */
-static pd_real trial_point(pd_ppd_state* s, pd_real alpha) {
+/* y_trial = y + alpha (yhat - y), then its projections and residual norm. */
+static pd_real evaluate_trial(pd_ppd_state* s, const uint8_t* flags, pd_real alpha) {
     ppd_ctx c = {.s = s, .from = s->y, .dir = s->yhat, .out = s->ytrial, .alpha = alpha};
+    s->trials++;
     pd_parallel_for(s->n, PPD_GRAIN, axpy_kernel, &c);
-    return sum_partials(s);
+    local_step(s, s->ytrial, flags);
+    return residual_norm(s, s->ytrial, flags);
 }
 
-/* Backtracking from alpha = 1 until the Armijo condition holds (at most 12 halvings).
- * Leaves the accepted point in s->y with its projections; returns its merit. */
-static pd_real line_search(pd_ppd_state* s, const uint8_t* flags, pd_real merit) {
-    pd_real alpha = 1, slope = trial_point(s, 1), trial = 0;
-    for (int k = 0;; ++k) {
-        trial = local_step(s, s->ytrial, flags);
-        int armijo = trial <= merit + s->prm.armijo * alpha * slope;
-        if (!s->prm.line_search || armijo || slope >= 0 || k == 12)
+/* Eq. 13 with a backtracking line search. The merit is the squared residual of Eq. 12,
+ * |r|^2: with the directions of Eq. 10-11 frozen, its slope along yhat - y = -A^-1 r is
+ * -|r|^2, so the Armijo condition reads |r(y + a d)|^2 <= (1 - 2 c a) |r(y)|^2. (The
+ * deviatoric force of Eq. 10 is not the exact gradient of Eq. 8, so the energy itself is
+ * no reliable merit.) When no step length up to 1/64 satisfies it, the full step is taken, as
+ * plain projective dynamics would. Leaves the accepted point in s->y with its projections and
+ * residual; returns its residual norm. */
+static pd_real line_search(pd_ppd_state* s, const uint8_t* flags, pd_real r_norm, int* failed) {
+    pd_real alpha = 1, trial = evaluate_trial(s, flags, 1);
+    *failed = 0;
+    while (s->prm.line_search &&
+           trial * trial > (1 - 2 * s->prm.armijo * alpha) * r_norm * r_norm) {
+        if (alpha < 1.0 / 64) {
+            *failed = 1;
+            trial = evaluate_trial(s, flags, 1);
             break;
+        }
         alpha *= 0.5;
-        trial_point(s, alpha);
+        trial = evaluate_trial(s, flags, alpha);
     }
     pd_vec3* t = s->y;
     s->y = s->ytrial;
@@ -293,23 +281,24 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     const uint8_t* flags = p->flags;
     double t0 = pd_now();
     predict(s, p);
-    pd_real merit = local_step(s, s->y, flags);
-    double t1 = pd_now();
+    local_step(s, s->y, flags);
     pd_real r0 = residual_norm(s, s->y, flags), r = r0;
-    s->merit_first = merit;
-    s->merit_increases = 0;
+    double t_local = pd_now() - t0, t_global = 0;
+    s->line_search_failures = 0;
+    s->residual_increases = 0;
+    s->trials = 0;
     int it = 0;
-    double t_local = t1 - t0, t_global = 0;
     while (it < s->prm.iterations && r > s->prm.tolerance * r0) {
         double ta = pd_now();
         pd_status st = global_step(s, flags);
         if (st != PD_OK)
             return st;
         double tb = pd_now();
-        pd_real next = line_search(s, flags, merit);
-        s->merit_increases += next > merit;
-        merit = next;
-        r = residual_norm(s, s->y, flags);
+        int failed = 0;
+        pd_real next = line_search(s, flags, r, &failed);
+        s->line_search_failures += failed;
+        s->residual_increases += next > r;
+        r = next;
         t_global += tb - ta;
         t_local += pd_now() - tb;
         ++it;
@@ -317,7 +306,6 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     finish(s, p);
     s->last_iterations = it;
     s->last_residual = r0 > 0 ? r / r0 : 0;
-    s->merit_last = merit;
     stats->iterations = it;
     stats->residual = s->last_residual;
     stats->t_local = t_local;

@@ -35,9 +35,10 @@ extern const pd_param_table pd_ppd_material_table;
 
 /* Constants of Eq. 8 for one material, mapped from E and nu (docs/methods/projective_pd.md). */
 typedef struct pd_ppd_material {
-    pd_real mu;     /* deviatoric constant of Eq. 8 (Pa) */
-    pd_real lambda; /* isotropic (spring) constant of Eq. 8 (Pa) */
-    pd_real kv;     /* dilatation constant (beyond the paper; 0 when off) (Pa) */
+    pd_real mu;                 /* deviatoric constant of Eq. 8 (Pa) */
+    pd_real lambda;             /* isotropic (spring) constant of Eq. 8 (Pa) */
+    pd_real kv;                 /* dilatation constant (beyond the paper; 0 when off) (Pa) */
+    pd_real moment_a, moment_b; /* fourth moments of its interior families (1) */
 } pd_ppd_material;
 
 typedef struct pd_ppd_state {
@@ -53,9 +54,10 @@ typedef struct pd_ppd_state {
     const pd_real* volume;
     const int32_t* material;
     /* per bond */
-    pd_real* a; /* stiffness of the bond's quadratic term (N/m) */
-    pd_real* c; /* a_ij + a_ji: off-diagonal weight of the global matrix (N/m) */
-    pd_vec3* p; /* projection (target of Y) from the last local step (m) */
+    pd_real* a;   /* stiffness of the bond's quadratic term (N/m) */
+    pd_real* c;   /* a_ij + a_ji: off-diagonal weight of the global matrix (N/m) */
+    pd_vec3* p;   /* projection (target of Y) from the last local step (m) */
+    pd_real* len; /* |X<xi>| (m) */
     /* per particle */
     pd_mat3* kinv;    /* (X*X)^+ of the family */
     uint8_t* planar;  /* family spans a plane or a line: no inversion fix, no dilatation */
@@ -78,7 +80,8 @@ typedef struct pd_ppd_state {
     /* what the last step did, for tests */
     int last_iterations;
     double last_residual;
-    double merit_first, merit_last;
-    int merit_increases; /* accepted iterations whose merit went up */
+    int trials;
+    int residual_increases;   /* iterations of the last step whose residual went up */
+    int line_search_failures; /* iterations where no step length met the Armijo condition */
 } pd_ppd_state;
 #endif

@@ -9,7 +9,8 @@ struct pd_world;
 pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err);
 /* Maps E, nu (or Lame) to the constants of Eq. 8 (+ dilatation). */
-pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm);
+pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm, pd_real A,
+                                    pd_real B);
 pd_status pd_ppd_create(struct pd_world* world, const void* params, void** state, pd_error* err);
 void pd_ppd_destroy_state(pd_ppd_state* s);
 /* Global step by the prefactored sparse Cholesky: s->yhat = A^-1 b. */

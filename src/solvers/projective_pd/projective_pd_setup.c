@@ -57,21 +57,55 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
     return PD_OK;
 }
 
-/* In the bulk, under a homogeneous small strain e, Eq. 8 with weights normalised to
- * sum_j w V_j = 1 averages (n.e.n)^2 over bond directions n: Psi = (mu + lambda/2)/15
- * (tr(e)^2 + 2 e:e), a solid with Lame constants 2 (mu + lambda/2)/15 each, i.e. nu = 1/4.
- * The dilatation term adds kv (tr e)^2 / 9, i.e. 2 kv / 9 to lambda. So for a target
- * (E, nu >= 1/4): mu + lambda/2 = 7.5 G, split evenly (mu = lambda = 5 G), and
- * kv = 4.5 (lambda_target - G). docs/methods/projective_pd.md has the derivation. */
-pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm) {
+/* In the bulk, under a homogeneous small strain e, Y = F xi and Eq. 8 sums
+ * (mu + lambda/2) w V (n.e.n)^2 over the bond directions n of a family: the stiffness tensor
+ * is C = 2 (mu + lambda/2) M with M = sum_j w V n n n n, the family's fourth moment. For an
+ * isotropic family M has A = M_xxxx = 1/5 and B = M_xxyy = 1/15 and the solid has Lame
+ * constants 2 (mu + lambda/2)/15 each (nu = 1/4); a cubic lattice has A > 3B (stiffer along
+ * its axes). The dilatation term adds kv (tr e)^2 / 9, i.e. 2 kv / 9 to C_xxxx and C_xxyy.
+ * Matching uniaxial stress along a family axis to (E, nu) gives
+ *   mu + lambda/2 = G / (A - B),   kv = 4.5 (lambda_target - 2 G B / (A - B)),
+ * with A, B measured on the interior families of the material; mu and lambda of Eq. 8 are
+ * split evenly. docs/methods/projective_pd.md has the derivation. */
+pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm, pd_real A,
+                                    pd_real B) {
     pd_real E, nu;
     youngs_poisson(m, &E, &nu);
     pd_real G = E / (2 * (1 + nu)), lam = E * nu / ((1 + nu) * (1 - 2 * nu));
+    pd_real k = G / (A - B);
     pd_ppd_material out;
-    out.mu = 5 * G * m->method_params[PD_PPD_MAT_DEVIATORIC_SCALE];
-    out.lambda = 5 * G;
-    out.kv = prm->dilatation ? fmax(0, 4.5 * (lam - G)) : 0;
+    out.mu = (2.0 / 3.0) * k * m->method_params[PD_PPD_MAT_DEVIATORIC_SCALE];
+    out.lambda = (2.0 / 3.0) * k;
+    out.kv = prm->dilatation ? fmax(0, 4.5 * (lam - 2 * G * B / (A - B))) : 0;
+    out.moment_a = A;
+    out.moment_b = B;
     return out;
+}
+
+/* Fourth moments A = <n_x^4>, B = <n_x^2 n_y^2> (averaged over the axes) of the interior
+ * families of material `mat`; the isotropic 1/5, 1/15 when it has none. */
+static void family_moments(const pd_ppd_state* s, const uint8_t* flags, int mat, pd_real* A,
+                           pd_real* B) {
+    const pd_family* f = &s->fam;
+    double sa = 0, sb = 0, count = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        if (s->material[i] != mat || s->planar[i] || (flags[i] & PD_P_SHELL))
+            continue;
+        double a = 0, b = 0, wv = 0;
+        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k) {
+            pd_vec3 n = pd_v3_scale(f->xi[k], 1.0 / pd_v3_len(f->xi[k]));
+            double c = f->w[k] * s->volume[f->j[k]];
+            double x2 = n.x * n.x, y2 = n.y * n.y, z2 = n.z * n.z;
+            a += c * (x2 * x2 + y2 * y2 + z2 * z2) / 3;
+            b += c * (x2 * y2 + y2 * z2 + x2 * z2) / 3;
+            wv += c;
+        }
+        if (wv < 0.95) /* near a surface */
+            continue;
+        sa += a / wv, sb += b / wv, count += 1;
+    }
+    *A = count > 0 ? sa / count : 0.2;
+    *B = count > 0 ? sb / count : 1.0 / 15.0;
 }
 
 #define ALLOC(field, T, count)                                                                     \
@@ -86,6 +120,7 @@ static pd_status allocate_state(pd_ppd_state* s) {
     ALLOC(a, pd_real, nb);
     ALLOC(c, pd_real, nb);
     ALLOC(p, pd_vec3, nb);
+    ALLOC(len, pd_real, nb);
     ALLOC(kinv, pd_mat3, n);
     ALLOC(planar, uint8_t, n);
     ALLOC(diag, pd_real, n);
@@ -125,8 +160,10 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags) {
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
         pd_real k = m->mu + 0.5 * m->lambda + (s->planar[i] ? 0 : m->kv);
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            s->len[b] = pd_v3_len(f->xi[b]);
             s->a[b] = 2 * s->volume[i] * s->volume[f->j[b]] * f->w[b] * k / pd_v3_len2(f->xi[b]);
+        }
     }
     s->rho = 0;
     for (size_t i = 0; i < s->n; ++i) {
@@ -206,8 +243,6 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     const pd_particles* p = &w->particles;
     s->material_count = sc->material_count;
     ALLOC(mat, pd_ppd_material, sc->material_count);
-    for (int m = 0; m < sc->material_count; ++m)
-        s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm);
     pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
                                    p->count, s->prm.horizon);
     if (st != PD_OK)
@@ -222,6 +257,11 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     if (st != PD_OK)
         return st;
     shape_tensors(s);
+    for (int m = 0; m < sc->material_count; ++m) {
+        pd_real A, B;
+        family_moments(s, p->flags, m, &A, &B);
+        s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
+    }
     stiffness(s, p->flags);
     if (s->prm.global_solve == PD_PPD_DIRECT) {
         st = factor_direct(s, p->flags);
@@ -259,6 +299,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     FREE(a, pd_real, nb);
     FREE(c, pd_real, nb);
     FREE(p, pd_vec3, nb);
+    FREE(len, pd_real, nb);
     FREE(kinv, pd_mat3, n);
     FREE(planar, uint8_t, n);
     FREE(diag, pd_real, n);

@@ -1,0 +1,58 @@
+/* Helpers for physics tests: a world from a JSON scene string, stepping, region averages. */
+#ifndef PD_PHYSICS_SUPPORT_H
+#define PD_PHYSICS_SUPPORT_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "peridot/peridot.h"
+#include "solvers/projective_pd/projective_pd_data.h"
+#include "test.h"
+#include "world/world.h"
+
+typedef struct pd_test_sim {
+    pd_scene scene;
+    pd_world* world;
+} pd_test_sim;
+
+/* Parses `json` (with overrides) and builds the world; prints the error and returns 0 on
+ * failure. */
+static inline int pd_test_sim_open(pd_test_sim* t, const char* json, const char* const* sets,
+                                   int set_count) {
+    memset(t, 0, sizeof *t);
+    pd_error err = {0};
+    pd_status st = pd_scene_parse(json, "test.json", PD_SOURCE_DIR "/scenes", sets, set_count,
+                                  &t->scene, &err);
+    if (st == PD_OK) {
+        st = pd_create_world(&t->scene, &t->world, &err);
+        if (st != PD_OK)
+            pd_scene_free(&t->scene);
+    }
+    if (st != PD_OK)
+        printf("  scene error: %s: %s\n", err.path, err.message);
+    return st == PD_OK;
+}
+
+static inline void pd_test_sim_close(pd_test_sim* t) {
+    pd_destroy_world(t->world);
+    pd_scene_free(&t->scene);
+}
+
+/* Steps until time >= t_end; returns 0 (after printing) if a step fails. */
+static inline int pd_test_sim_run(pd_test_sim* t, double t_end) {
+    pd_error err = {0};
+    while (t->world->time < t_end - 1e-9) {
+        pd_status st = pd_world_step(t->world, &err);
+        if (st != PD_OK) {
+            printf("  step failed: %s %s\n", pd_status_string(st), err.message);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static inline pd_ppd_state* pd_test_ppd(pd_test_sim* t) {
+    return (pd_ppd_state*)t->world->solver_state;
+}
+
+#endif
