@@ -416,6 +416,9 @@ void pd_colliders_destroy(pd_colliders* c) {
 
 /* ---- projection ---- */
 
+/* A particle within this distance of a surface is in contact (m). */
+#define PD_CONTACT_SLOP 1e-9
+
 /* Velocity after contact with a surface of normal n moving at vc: the approaching normal
  * part relative to the surface is removed; slip shrinks the tangential part by at most
  * friction * |dv_n| (Coulomb), no-slip drops it. */
@@ -440,6 +443,7 @@ typedef struct project_ctx {
     pd_vec3* pos;
     pd_vec3* vel;
     const uint8_t* skip;
+    uint8_t* touched_mask;
     atomic_size_t touched;
 } project_ctx;
 
@@ -450,10 +454,11 @@ static int project_particle(const pd_colliders* c, pd_vec3* x, pd_vec3* v) {
         const pd_collider* col = &c->items[k];
         pd_vec3 n;
         pd_real d = pd_collider_sdf(col, *x, &n);
-        if (!(d < 0))
+        if (!(d < PD_CONTACT_SLOP)) /* resting on the surface counts: friction acts on it */
             continue;
         *x = pd_v3_madd(*x, -d, n);
-        *v = contact_velocity(&col->def, *v, pd_collider_velocity_at(col, *x), n);
+        if (v)
+            *v = contact_velocity(&col->def, *v, pd_collider_velocity_at(col, *x), n);
         touched = 1;
     }
     return touched;
@@ -463,20 +468,25 @@ static void project_range(void* vctx, size_t begin, size_t end, int thread) {
     project_ctx* ctx = vctx;
     size_t touched = 0;
     for (size_t i = begin; i < end; ++i) {
-        if (ctx->skip && ctx->skip[i])
-            continue;
-        touched += (size_t)project_particle(ctx->c, &ctx->pos[i], &ctx->vel[i]);
+        int hit = 0;
+        if (!ctx->skip || !ctx->skip[i])
+            hit = project_particle(ctx->c, &ctx->pos[i], ctx->vel ? &ctx->vel[i] : NULL);
+        if (ctx->touched_mask)
+            ctx->touched_mask[i] = (uint8_t)hit;
+        touched += (size_t)hit;
     }
     /* An integer sum: the total is the same whatever order the chunks finish in. */
     atomic_fetch_add(&ctx->touched, touched);
 }
 
 size_t pd_colliders_project(const pd_colliders* c, size_t n, pd_vec3* pos, pd_vec3* vel,
-                            const uint8_t* skip, pd_real dt) {
+                            const uint8_t* skip, uint8_t* touched, pd_real dt) {
     (void)dt; /* poses are set by pd_colliders_update; contact is resolved at the end pose */
+    if (touched && (!c || c->count == 0))
+        memset(touched, 0, n);
     if (!c || c->count == 0 || n == 0)
         return 0;
-    project_ctx ctx = {.c = c, .pos = pos, .vel = vel, .skip = skip};
+    project_ctx ctx = {.c = c, .pos = pos, .vel = vel, .skip = skip, .touched_mask = touched};
     atomic_init(&ctx.touched, 0);
     pd_parallel_for(n, PD_COLLIDER_GRAIN, project_range, &ctx);
     return atomic_load(&ctx.touched);

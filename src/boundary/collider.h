@@ -50,9 +50,11 @@ pd_vec3 pd_collider_velocity_at(const pd_collider* col, pd_vec3 p);
  * inside a collider back onto its surface, and corrects its velocity: the normal
  * approach relative to the collider is removed; slip keeps the tangential relative velocity
  * reduced by Coulomb friction (|dv_t| <= friction * |dv_n|), no-slip sets it to the
- * collider's velocity. Returns the number of particles in contact. Parallel, and the same
- * result for any thread count. */
+ * collider's velocity. With vel == NULL only positions are projected (solvers do that inside
+ * their iterations). touched (may be NULL) gets 1 for every particle that was projected.
+ * Returns the number of particles in contact. Parallel, and the same result for any thread
+ * count. */
 size_t pd_colliders_project(const pd_colliders* c, size_t n, pd_vec3* pos, pd_vec3* vel,
-                            const uint8_t* skip, pd_real dt);
+                            const uint8_t* skip, uint8_t* touched, pd_real dt);
 
 #endif

@@ -164,12 +164,13 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
     memcpy(vel_before, p->vel, p->count * sizeof(pd_vec3));
     move_pins(w, t1, dt);
     pd_colliders_update(&w->colliders, t1);
+    for (size_t i = 0; i < p->count; ++i)
+        skip[i] = (p->flags[i] & (PD_P_CONSTRAINED | PD_P_GHOST)) != 0;
+    w->contact_skip = skip;
     memset(&w->last_stats, 0, sizeof w->last_stats);
     pd_status st = w->solver->step(w->solver_state, w, &w->last_stats);
     if (st == PD_OK && w->colliders.count) {
-        for (size_t i = 0; i < p->count; ++i)
-            skip[i] = (p->flags[i] & (PD_P_CONSTRAINED | PD_P_GHOST)) != 0;
-        pd_colliders_project(&w->colliders, p->count, p->pos, p->vel, skip, dt);
+        pd_colliders_project(&w->colliders, p->count, p->pos, p->vel, w->contact_skip, NULL, dt);
     }
     if (st == PD_OK && w->pin_count)
         measure_pin_forces(w, vel_before, dt);

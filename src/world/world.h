@@ -54,12 +54,16 @@ struct pd_world {
     pd_colliders colliders;
     const pd_solver_vtable* solver;
     void* solver_state;
+    size_t bond_count; /* bonds (directed) of the method's families, 0 for gridded methods */
     pd_step_stats last_stats;
     int steps_per_frame; /* ceil(1 / (fps dt)); def.dt is 1 / (fps steps_per_frame) */
     pd_real time;
     uint64_t step_index;
-    pd_real max_speed;       /* a velocity above this is a runaway (m/s) */
-    pd_vec3* step_start;     /* positions at the start of the step */
+    pd_real max_speed;   /* a velocity above this is a runaway (m/s) */
+    pd_vec3* step_start; /* positions at the start of the step */
+    /* particles colliders leave alone this step (held, ghosts): solvers that project contacts
+     * inside their iterations pass it to pd_colliders_project */
+    const uint8_t* contact_skip;
     pd_arena arena;          /* per-step scratch */
     pd_real* plastic_strain; /* exported field (zero for elastic methods), allocated on demand */
 };

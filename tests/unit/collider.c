@@ -243,7 +243,7 @@ PD_TEST(floor_projection) {
     pd_vec3 pos[3] = {pd_v3(0.3, -0.05, 0.1), pd_v3(0, 0.2, 0), pd_v3(0, -0.5, 0)};
     pd_vec3 vel[3] = {pd_v3(0.2, -1, 0.1), pd_v3(0, -1, 0), pd_v3(0, -1, 0)};
     uint8_t skip[3] = {0, 0, 1};
-    size_t touched = pd_colliders_project(&c, 3, pos, vel, skip, 0.01);
+    size_t touched = pd_colliders_project(&c, 3, pos, vel, skip, NULL, 0.01);
     PD_CHECK_NEAR(touched, 1, 0);
     CHECK_V3(pos[0], 0.3, 0, 0.1, 1e-15);
     CHECK_V3(vel[0], 0.2, 0, 0.1, 1e-15); /* friction 0: tangential velocity kept */
@@ -252,7 +252,7 @@ PD_TEST(floor_projection) {
     CHECK_V3(pos[2], 0, -0.5, 0, 0); /* skipped */
     /* A particle inside but already separating keeps its upward velocity. */
     pd_vec3 p = pd_v3(0, -0.1, 0), v = pd_v3(0.5, 2, 0);
-    PD_CHECK_NEAR(pd_colliders_project(&c, 1, &p, &v, NULL, 0.01), 1, 0);
+    PD_CHECK_NEAR(pd_colliders_project(&c, 1, &p, &v, NULL, NULL, 0.01), 1, 0);
     CHECK_V3(v, 0.5, 2, 0, 1e-15);
     pd_colliders_destroy(&c);
 }
@@ -267,7 +267,7 @@ static pd_vec3 slide_once(pd_boundary boundary, pd_real mu, pd_vec3 v, pd_vec3 f
         return pd_v3(NAN, NAN, NAN);
     pd_colliders_update(&c, 0.0);
     pd_vec3 p = pd_v3(0, -1e-3, 0);
-    pd_colliders_project(&c, 1, &p, &v, NULL, 0.01);
+    pd_colliders_project(&c, 1, &p, &v, NULL, NULL, 0.01);
     pd_colliders_destroy(&c);
     return v;
 }
@@ -550,7 +550,7 @@ PD_TEST(parallel_matches_serial) {
     for (int run = 0; run < 2; ++run) {
         scatter(n, pos[run], vel[run], skip);
         pd_set_threads(run + 1);
-        touched[run] = pd_colliders_project(&c, n, pos[run], vel[run], skip, 0.01);
+        touched[run] = pd_colliders_project(&c, n, pos[run], vel[run], skip, NULL, 0.01);
     }
     pd_set_threads(threads_before);
     printf("  touched: %zu (1 thread), %zu (2 threads) of %zu\n", touched[0], touched[1], n);

@@ -1,29 +1,42 @@
 /* Projective peridynamics: He, Wang, Wu 2017, "Projective Peridynamics for Modeling Versatile
  * Elastoplastic Materials", IEEE TVCG 24(9). Sec. 3-4: elasticity.
  *
- * Each step solves the implicit Euler system of Eq. 12 by local/global iterations: the local
- * step computes, for every bond, the target of Y<xi> from dir(F xi) (Eq. 10, deviatoric) and
- * dir(Y) (Eq. 11, isotropic); the global step solves the constant linear system those targets
- * leave; Eq. 13 takes the step with a backtracking (Armijo) line search. */
+ * Each step solves the implicit Euler system of Eq. 12. The local step computes, for every
+ * bond, the target of Y<xi> from dir(F xi) (Eq. 10, deviatoric) and dir(Y) (Eq. 11,
+ * isotropic); the global step solves the constant linear system those targets leave. As the
+ * paper says (Sec. 4.2), this is a preconditioned descent on the energy of Eq. 12 with the
+ * system matrix as preconditioner: Eq. 13 takes the step with a backtracking line search
+ * (Armijo) on that energy, whose exact gradient we also compute. */
 #include "solvers/projective_pd/projective_pd_data.h"
-#include "solvers/solver.h"
 
 #include <string.h>
 
+#include "boundary/collider.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/timer.h"
 #include "math/svd3.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
+#include "solvers/solver.h"
 #include "world/world.h"
 
 #define PPD_GRAIN 512
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
-/* F = (Y*X)(X*X)^+ over i's family (Sec. 3), with the inversion fix of Sec. 4.1. */
-static pd_mat3 deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
+static void swap_rows01(pd_mat3* m) {
+    for (int c = 0; c < 3; ++c) {
+        pd_real t = m->m[0][c];
+        m->m[0][c] = m->m[1][c];
+        m->m[1][c] = t;
+    }
+}
+
+/* F = (Y*X)(X*X)^+ over i's family (Sec. 3), with the inversion fix of Sec. 4.1: the first
+ * two rows are permuted when det F < 0 (*permuted says so). */
+static pd_mat3 deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
+                                    int* permuted) {
     const pd_family* f = &s->fam;
     pd_mat3 yx = pd_m3_zero();
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
@@ -31,13 +44,9 @@ static pd_mat3 deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uin
         pd_m3_add_outer(&yx, f->w[b] * s->volume[f->j[b]], yb, f->xi[b]);
     }
     pd_mat3 F = pd_m3_mul(yx, s->kinv[i]);
-    if (s->prm.inversion_fix && !s->planar[i] && pd_m3_det(F) < 0) {
-        for (int c = 0; c < 3; ++c) { /* permute the first two rows (Sec. 4.1, Fig. 3) */
-            pd_real t = F.m[0][c];
-            F.m[0][c] = F.m[1][c];
-            F.m[1][c] = t;
-        }
-    }
+    *permuted = s->prm.inversion_fix && !s->planar[i] && pd_m3_det(F) < 0;
+    if (*permuted)
+        swap_rows01(&F);
     return F;
 }
 
@@ -46,39 +55,71 @@ static pd_vec3 unit_or(pd_vec3 v, pd_vec3 fallback) {
     return len > 1e-300 ? pd_v3_scale(v, 1.0 / len) : fallback;
 }
 
-/* Projects every bond of particle i: the target p of Y<xi> blends |X| dir(F xi) (Eq. 10,
- * weight mu), |X| dir(Y) (Eq. 11, weight lambda/2) and, with the dilatation option, F xi
- * scaled to unit volume (weight kv). */
-static void project_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
-    const pd_family* f = &s->fam;
-    const pd_ppd_material* m = &s->mat[s->material[i]];
-    pd_mat3 F = deformation_gradient(s, y, i);
-    pd_real kv = s->planar[i] ? 0 : m->kv;
-    pd_real jscale = kv > 0 ? 1.0 / cbrt(fmax(pd_m3_det(F), 1e-6)) : 1;
-    pd_real inv = 1.0 / (m->mu + 0.5 * m->lambda + kv);
-    pd_real wdev = m->mu * inv, wiso = 0.5 * m->lambda * inv, wvol = kv * jscale * inv;
-    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]);
-        pd_real len = s->len[b];
-        pd_vec3 fx = pd_m3_mulv(F, X), xdir = pd_v3_scale(X, 1.0 / len);
-        pd_vec3 ddev = unit_or(fx, unit_or(Y, xdir));
-        pd_vec3 diso = unit_or(Y, unit_or(fx, xdir));
-        pd_vec3 p = pd_v3_scale(fx, wvol);
-        p = pd_v3_madd(p, wdev * len, ddev);
-        s->p[b] = pd_v3_madd(p, wiso * len, diso);
-    }
+static pd_mat3 cofactor(pd_mat3 a) {
+    pd_mat3 c;
+    for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k) {
+            int r1 = (r + 1) % 3, r2 = (r + 2) % 3, k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+            c.m[r][k] = a.m[r1][k1] * a.m[r2][k2] - a.m[r1][k2] * a.m[r2][k1];
+        }
+    return c;
 }
 
-/* q_i = sum_j (a_ji p_ji - a_ij p_ij): the targets' push on i, gathered without atomics. */
-static void gather_targets(pd_ppd_state* s, uint32_t i) {
+/* Particle i's part of the energy (J), with k = V_i V_j w / |X|^2 per bond:
+ *   Eq. 8:        sum k (mu (|F xi| - |X|)^2 + lambda/2 (|Y| - |X|)^2)
+ *   dilatation:   kv/9 (J - 1)^2 sum k |X|^2      (beyond the paper; 0 when off)
+ * For each bond it stores the projection p (the target of Y: |X| dir(F xi), Eq. 10, weight
+ * mu; |X| dir(Y), Eq. 11, weight lambda/2; J^(-1/3) F xi, weight kv) and t = dE_i/dY, the
+ * exact gradient: the isotropic part directly, the F parts through dE/dF (X*X)^+ w V_j xi. */
+static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     const pd_family* f = &s->fam;
-    pd_vec3 q = pd_v3(0, 0, 0);
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    int permuted;
+    pd_mat3 F = deformation_gradient(s, y, i, &permuted);
+    pd_real kv = s->planar[i] ? 0 : m->kv, J = pd_m3_det(F);
+    pd_real jscale = kv > 0 ? 1.0 / cbrt(fmax(J, 1e-3)) : 1;
+    pd_real inv = 1.0 / (m->mu + 0.5 * m->lambda + kv);
+    pd_real wdev = m->mu * inv, wiso = 0.5 * m->lambda * inv, wvol = kv * jscale * inv;
+    pd_mat3 dEdF = pd_m3_zero();
+    pd_real e = 0, sum_kl2 = 0;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]);
+        pd_real len = s->len[b], k = s->kb[b];
+        pd_vec3 fx = pd_m3_mulv(F, X), xdir = pd_v3_scale(X, 1.0 / len);
+        pd_real lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
+        pd_vec3 ddev = unit_or(fx, unit_or(Y, xdir)); /* Eq. 10 */
+        pd_vec3 diso = unit_or(Y, unit_or(fx, xdir)); /* Eq. 11 */
+        pd_vec3 p = pd_v3_madd(pd_v3_scale(fx, wvol), wdev * len, ddev);
+        s->p[b] = pd_v3_madd(p, wiso * len, diso);
+        e += k * (m->mu * (lfx - len) * (lfx - len) + 0.5 * m->lambda * (ly - len) * (ly - len));
+        pd_m3_add_outer(&dEdF, 2 * k * m->mu * (lfx - len), ddev, X);
+        sum_kl2 += k * len * len;
+        s->t[b] = pd_v3_scale(diso, k * m->lambda * (ly - len));
+    }
+    if (kv > 0) { /* dJ/dF = cof F */
+        e += kv / 9 * (J - 1) * (J - 1) * sum_kl2;
+        dEdF = pd_m3_add(dEdF, pd_m3_scale(cofactor(F), 2 * kv / 9 * (J - 1) * sum_kl2));
+    }
+    if (permuted) /* F' = P F: dE/dF = P^T dE/dF' */
+        swap_rows01(&dEdF);
+    pd_mat3 H = pd_m3_mul(dEdF, s->kinv[i]);
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+        s->t[b] = pd_v3_madd(s->t[b], f->w[b] * s->volume[f->j[b]], pd_m3_mulv(H, f->xi[b]));
+    return e;
+}
+
+/* Per particle, without atomics: q_i = sum_j (a_ji p_ji - a_ij p_ij), the targets' push, and
+ * g_i = dE/dy_i = sum_j (t_ji - t_ij). */
+static void gather_particle(pd_ppd_state* s, uint32_t i) {
+    const pd_family* f = &s->fam;
+    pd_vec3 q = pd_v3(0, 0, 0), g = pd_v3(0, 0, 0);
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         uint32_t rb = f->rev[b];
-        q = pd_v3_madd(q, s->a[rb], s->p[rb]);
-        q = pd_v3_madd(q, -s->a[b], s->p[b]);
+        q = pd_v3_madd(pd_v3_madd(q, s->a[rb], s->p[rb]), -s->a[b], s->p[b]);
+        g = pd_v3_add(g, pd_v3_sub(s->t[rb], s->t[b]));
     }
     s->q[i] = q;
+    s->g[i] = g;
 }
 
 typedef struct ppd_ctx {
@@ -92,20 +133,9 @@ typedef struct ppd_ctx {
     pd_real omega;
 } ppd_ctx;
 
+/* Held particles (pins, fixed bodies, and this step's contacts) keep their place. */
 static int is_free(const ppd_ctx* c, size_t i) {
-    return !(c->flags[i] & PD_P_CONSTRAINED);
-}
-
-static void local_kernel(void* vctx, size_t begin, size_t end, int thread) {
-    ppd_ctx* c = vctx;
-    for (size_t i = begin; i < end; ++i)
-        project_particle(c->s, c->y, (uint32_t)i);
-}
-
-static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
-    ppd_ctx* c = vctx;
-    for (size_t i = begin; i < end; ++i)
-        gather_targets(c->s, (uint32_t)i);
+    return !(c->flags[i] & PD_P_CONSTRAINED) && !c->s->held[i];
 }
 
 static pd_real sum_partials(const pd_ppd_state* s) {
@@ -115,44 +145,81 @@ static pd_real sum_partials(const pd_ppd_state* s) {
     return sum;
 }
 
-/* Projects all bonds at y and gathers q. */
-static void local_step(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags) {
-    ppd_ctx c = {.s = s, .y = y, .flags = flags};
-    pd_parallel_for(s->n, PPD_GRAIN, local_kernel, &c);
-    pd_parallel_for(s->n, PPD_GRAIN, gather_kernel, &c);
+static void local_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    ppd_ctx* c = vctx;
+    pd_real e = 0;
+    for (size_t i = begin; i < end; ++i)
+        e += local_particle(c->s, c->y, (uint32_t)i);
+    c->s->partial[begin / PPD_GRAIN] = e;
 }
 
-/* ---------------------------------------------------------------- residual and global step */
+/* Gathers q and g, then the residual of Eq. 12 with the exact forces, r = M (y - y*)/h^2 + g,
+ * and the inertia energy; partial sums of |r|^2 (first half) and inertia (second half). */
+static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    ppd_ctx* c = vctx;
+    pd_ppd_state* s = c->s;
+    pd_real r2 = 0, inertia = 0, ih2 = 1.0 / (s->dt * s->dt);
+    for (size_t i = begin; i < end; ++i) {
+        gather_particle(s, (uint32_t)i);
+        pd_vec3 r = pd_v3(0, 0, 0);
+        if (is_free(c, i)) {
+            pd_vec3 d = pd_v3_sub(c->y[i], s->ystar[i]);
+            r = pd_v3_madd(s->g[i], s->mass[i] * ih2, d);
+            inertia += 0.5 * s->mass[i] * ih2 * pd_v3_len2(d);
+        }
+        s->r[i] = r;
+        r2 += pd_v3_len2(r);
+    }
+    s->partial[begin / PPD_GRAIN] = r2;
+    s->partial[s->chunks + begin / PPD_GRAIN] = inertia;
+}
 
-/* sum_j c_ij y_j + m y* / h^2 + q_i: everything of row i but the diagonal. */
+/* Everything at y: projections, energy, gradient, residual. Returns the merit of Eq. 12
+ * (inertia + elastic energy, J); *r_norm gets |r| (N). */
+static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags,
+                          pd_real* r_norm) {
+    ppd_ctx c = {.s = s, .y = y, .flags = flags};
+    pd_parallel_for(s->n, PPD_GRAIN, local_kernel, &c);
+    pd_real energy = sum_partials(s);
+    pd_parallel_for(s->n, PPD_GRAIN, gather_kernel, &c);
+    pd_real r2 = sum_partials(s), inertia = 0;
+    for (size_t k = 0; k < s->chunks; ++k)
+        inertia += s->partial[s->chunks + k];
+    *r_norm = sqrt(r2);
+    return energy + inertia;
+}
+
+/* ---------------------------------------------------------------- global step */
+
+/* The constant part B of row i of the global system A y = sum_j c_ij y_j + B (off-diagonal
+ * terms aside): m y* / h^2 + q for the projective step of Eq. 12. */
+static void projective_rhs(pd_ppd_state* s) {
+    pd_real ih2 = 1.0 / (s->dt * s->dt);
+    for (size_t i = 0; i < s->n; ++i)
+        s->rhs_b[i] = pd_v3_madd(s->q[i], s->mass[i] * ih2, s->ystar[i]);
+}
+
 static pd_vec3 row_rhs(const pd_ppd_state* s, const pd_vec3* y, size_t i) {
     const pd_family* f = &s->fam;
-    pd_vec3 acc = pd_v3_madd(s->q[i], s->mass[i] / (s->dt * s->dt), s->ystar[i]);
+    pd_vec3 acc = s->rhs_b[i];
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
         acc = pd_v3_madd(acc, s->c[b], y[f->j[b]]);
     return acc;
 }
 
-/* r = A y - b (Eq. 12 as a force balance); partial sums of |r|^2. */
-static void residual_kernel(void* vctx, size_t begin, size_t end, int thread) {
-    ppd_ctx* c = vctx;
-    pd_ppd_state* s = c->s;
-    pd_real sum = 0;
-    for (size_t i = begin; i < end; ++i) {
-        pd_vec3 r = pd_v3(0, 0, 0);
-        if (is_free(c, i))
-            r = pd_v3_sub(pd_v3_scale(c->y[i], s->diag[i]), row_rhs(s, c->y, i));
-        s->r[i] = r;
-        sum += pd_v3_len2(r);
+/* B = A y - r - sum_j c_ij y_j, so that the solve gives y - A^-1 r: the preconditioned
+ * gradient step, used when the projective step is no descent direction. */
+static void gradient_rhs(pd_ppd_state* s) {
+    const pd_family* f = &s->fam;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_vec3 b = pd_v3_sub(pd_v3_scale(s->y[i], s->diag[i]), s->r[i]);
+        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
+            b = pd_v3_madd(b, -s->c[k], s->y[f->j[k]]);
+        s->rhs_b[i] = b;
     }
-    s->partial[begin / PPD_GRAIN] = sum;
 }
 
-static pd_real residual_norm(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags) {
-    ppd_ctx c = {.s = s, .y = y, .flags = flags};
-    pd_parallel_for(s->n, PPD_GRAIN, residual_kernel, &c);
-    return sqrt(sum_partials(s));
-}
+static void project_contacts(pd_ppd_state* s, pd_vec3* y);
 
 /* One Jacobi sweep with Chebyshev weight omega (Wang 2015): out = omega (J(y) - yprev) + yprev;
  * omega = 1 is plain Jacobi. Constrained particles keep their place. */
@@ -160,7 +227,7 @@ static void jacobi_kernel(void* vctx, size_t begin, size_t end, int thread) {
     ppd_ctx* c = vctx;
     pd_ppd_state* s = c->s;
     for (size_t i = begin; i < end; ++i) {
-        if (!is_free(c, i)) {
+        if (c->flags[i] & PD_P_CONSTRAINED) {
             c->out[i] = c->y[i];
             continue;
         }
@@ -180,6 +247,7 @@ static void solve_chebyshev(pd_ppd_state* s, const uint8_t* flags, int sweeps) {
         omega = k == 0 ? 1 : (k == 1 ? 2 / (2 - rho2) : 4 / (4 - rho2 * omega));
         ppd_ctx c = {.s = s, .y = cur, .flags = flags, .from = prev, .out = next, .omega = omega};
         pd_parallel_for(s->n, PPD_GRAIN, jacobi_kernel, &c);
+        project_contacts(s, next);
         pd_vec3* t = prev;
         prev = cur;
         cur = next;
@@ -189,7 +257,7 @@ static void solve_chebyshev(pd_ppd_state* s, const uint8_t* flags, int sweeps) {
         memcpy(s->yhat, cur, s->n * sizeof(pd_vec3));
 }
 
-static pd_status global_step(pd_ppd_state* s, const uint8_t* flags) {
+static pd_status solve_global(pd_ppd_state* s, const uint8_t* flags) {
     switch (s->prm.global_solve) {
         case PD_PPD_DIRECT:
             return pd_ppd_solve_direct(s, flags);
@@ -208,43 +276,63 @@ static pd_status global_step(pd_ppd_state* s, const uint8_t* flags) {
 
 static void axpy_kernel(void* vctx, size_t begin, size_t end, int thread) {
     ppd_ctx* c = vctx;
-    for (size_t i = begin; i < end; ++i)
-        c->out[i] = pd_v3_madd(c->from[i], c->alpha, pd_v3_sub(c->dir[i], c->from[i]));
-}
-
-/* y_trial = y + alpha (yhat - y), then its projections and residual norm. */
-static pd_real evaluate_trial(pd_ppd_state* s, const uint8_t* flags, pd_real alpha) {
-    ppd_ctx c = {.s = s, .from = s->y, .dir = s->yhat, .out = s->ytrial, .alpha = alpha};
-    s->trials++;
-    pd_parallel_for(s->n, PPD_GRAIN, axpy_kernel, &c);
-    local_step(s, s->ytrial, flags);
-    return residual_norm(s, s->ytrial, flags);
-}
-
-/* Eq. 13 with a backtracking line search. The merit is the squared residual of Eq. 12,
- * |r|^2: with the directions of Eq. 10-11 frozen, its slope along yhat - y = -A^-1 r is
- * -|r|^2, so the Armijo condition reads |r(y + a d)|^2 <= (1 - 2 c a) |r(y)|^2. (The
- * deviatoric force of Eq. 10 is not the exact gradient of Eq. 8, so the energy itself is
- * no reliable merit.) When no step length up to 1/64 satisfies it, the full step is taken, as
- * plain projective dynamics would. Leaves the accepted point in s->y with its projections and
- * residual; returns its residual norm. */
-static pd_real line_search(pd_ppd_state* s, const uint8_t* flags, pd_real r_norm, int* failed) {
-    pd_real alpha = 1, trial = evaluate_trial(s, flags, 1);
-    *failed = 0;
-    while (s->prm.line_search &&
-           trial * trial > (1 - 2 * s->prm.armijo * alpha) * r_norm * r_norm) {
-        if (alpha < 1.0 / 64) {
-            *failed = 1;
-            trial = evaluate_trial(s, flags, 1);
-            break;
-        }
-        alpha *= 0.5;
-        trial = evaluate_trial(s, flags, alpha);
+    pd_real slope = 0;
+    for (size_t i = begin; i < end; ++i) {
+        pd_vec3 d = pd_v3_sub(c->dir[i], c->from[i]);
+        c->out[i] = pd_v3_madd(c->from[i], c->alpha, d);
+        slope += pd_v3_dot(c->s->r[i], d);
     }
-    pd_vec3* t = s->y;
-    s->y = s->ytrial;
-    s->ytrial = t;
-    return trial;
+    c->s->partial[begin / PPD_GRAIN] = slope;
+}
+
+/* y_trial = y + alpha (yhat - y); returns r . (yhat - y), the merit's slope at alpha = 0. */
+static pd_real trial_point(pd_ppd_state* s, pd_real alpha) {
+    ppd_ctx c = {.s = s, .from = s->y, .dir = s->yhat, .out = s->ytrial, .alpha = alpha};
+    pd_parallel_for(s->n, PPD_GRAIN, axpy_kernel, &c);
+    pd_real slope = sum_partials(s);
+    project_contacts(s, s->ytrial);
+    return slope;
+}
+
+/* The global step's direction: the projective one (Eq. 10-12) when it descends the merit,
+ * else the preconditioned gradient -A^-1 r (Sec. 4.2). Returns the slope (< 0), or 0 when
+ * neither descends (converged to round-off). */
+static pd_real search_direction(pd_ppd_state* s, const uint8_t* flags, pd_status* st) {
+    projective_rhs(s);
+    *st = solve_global(s, flags);
+    pd_real slope = trial_point(s, 1);
+    if (*st != PD_OK || slope < 0)
+        return slope;
+    gradient_rhs(s);
+    *st = solve_global(s, flags);
+    slope = trial_point(s, 1);
+    s->gradient_steps++;
+    return slope < 0 ? slope : 0;
+}
+
+/* Eq. 13: y <- y + alpha (yhat - y), alpha halved from 1 until the Armijo condition holds on
+ * the merit (at most 12 times; then no move, and the step's iterations stop). On return the
+ * state (projections, gradient, residual) is that of s->y; returns 0 if no move was made. */
+static int line_search(pd_ppd_state* s, const uint8_t* flags, pd_real slope, pd_real* merit,
+                       pd_real* r_norm) {
+    pd_real alpha = 1;
+    for (int k = 0; k <= 12; ++k, alpha *= 0.5) {
+        if (k > 0)
+            trial_point(s, alpha);
+        pd_real r_trial, m = local_step(s, s->ytrial, flags, &r_trial);
+        if (!s->prm.line_search || m <= *merit + s->prm.armijo * alpha * slope) {
+            pd_vec3* t = s->y;
+            s->y = s->ytrial;
+            s->ytrial = t;
+            *merit = m;
+            *r_norm = r_trial;
+            return 1;
+        }
+    }
+    memcpy(s->ytrial, s->y, s->n * sizeof(pd_vec3));
+    project_contacts(s, s->ytrial); /* the contact set of y */
+    *merit = local_step(s, s->y, flags, r_norm);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- one time step */
@@ -256,18 +344,44 @@ static void predict(pd_ppd_state* s, const pd_particles* p) {
         s->ystar[i] = constrained
                           ? p->pos[i]
                           : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->gravity);
-        s->y[i] = s->ystar[i];
     }
+}
+
+/* Sec. 8: slip boundaries "project particles out of the solids". The prediction y*, every
+ * Jacobi sweep and every line-search trial are projected (a projected Jacobi iteration), so
+ * that the solve sees the contact: handled only after the solve it acts as a spring of
+ * stiffness m/h^2, far too soft at h = 1/30 s (a resting ball sank to half its height).
+ * Particles in contact at the current iterate (held[]) are left out of the residual, which
+ * there holds the contact force. Friction acts on velocities after the step (world). */
+static void project_contacts(pd_ppd_state* s, pd_vec3* y) {
+    if (s->colliders && s->colliders->count)
+        pd_colliders_project(s->colliders, s->n, y, NULL, s->contact_skip, s->held, s->dt);
+}
+
+static void project_prediction(pd_ppd_state* s, const struct pd_world* w) {
+    memset(s->held, 0, s->n);
+    s->colliders = &w->colliders;
+    s->contact_skip = w->contact_skip;
+    project_contacts(s, s->ystar);
+    memcpy(s->y, s->ystar, s->n * sizeof(pd_vec3));
+}
+
+/* The force the step has to produce anyway, sqrt(sum (m (|g| + |v|/h))^2): the residual is
+ * measured against max(|r(y*)|, this), so that a body in free flight, whose starting residual
+ * is round-off, does not chase round-off. */
+static pd_real force_scale(const pd_ppd_state* s, const pd_particles* p) {
+    pd_real sum = 0, g = pd_v3_len(s->gravity);
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real f = p->mass[i] * (g + pd_v3_len(p->vel[i]) / s->dt);
+        sum += f * f;
+    }
+    return sqrt(sum);
 }
 
 static void finish(pd_ppd_state* s, pd_particles* p) {
     for (size_t i = 0; i < s->n; ++i) {
         if (p->flags[i] & PD_P_CONSTRAINED) {
-            /* internal force on a held particle, -dE/dy_i = q_i + sum_j c_ij (y_j - y_i),
-             * from which the world measures the pin's reaction */
-            pd_real inertia = s->mass[i] / (s->dt * s->dt);
-            pd_vec3 f = pd_v3_madd(row_rhs(s, s->y, i), -inertia, s->ystar[i]);
-            p->force[i] = pd_v3_madd(f, -(s->diag[i] - inertia), s->y[i]);
+            p->force[i] = pd_v3_scale(s->g[i], -1); /* for the pin's reaction */
             continue;
         }
         p->vel[i] = pd_v3_scale(pd_v3_sub(s->y[i], p->pos[i]), 1.0 / s->dt);
@@ -279,37 +393,35 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     pd_ppd_state* s = state;
     pd_particles* p = &w->particles;
     const uint8_t* flags = p->flags;
-    double t0 = pd_now();
+    double t0 = pd_now(), t_global = 0;
     predict(s, p);
-    local_step(s, s->y, flags);
-    pd_real r0 = residual_norm(s, s->y, flags), r = r0;
-    double t_local = pd_now() - t0, t_global = 0;
-    s->line_search_failures = 0;
-    s->residual_increases = 0;
-    s->trials = 0;
+    project_prediction(s, w);
+    pd_real r, merit = local_step(s, s->y, flags, &r), r0 = fmax(r, force_scale(s, p));
+    s->line_search_failures = s->residual_increases = s->gradient_steps = 0;
+    pd_status st = PD_OK;
     int it = 0;
     while (it < s->prm.iterations && r > s->prm.tolerance * r0) {
         double ta = pd_now();
-        pd_status st = global_step(s, flags);
+        pd_real slope = search_direction(s, flags, &st), before = r;
+        t_global += pd_now() - ta;
         if (st != PD_OK)
             return st;
-        double tb = pd_now();
-        int failed = 0;
-        pd_real next = line_search(s, flags, r, &failed);
-        s->line_search_failures += failed;
-        s->residual_increases += next > r;
-        r = next;
-        t_global += tb - ta;
-        t_local += pd_now() - tb;
         ++it;
+        if (slope == 0 || !line_search(s, flags, slope, &merit, &r)) {
+            s->line_search_failures++;
+            break;
+        }
+        s->residual_increases += r > before;
     }
     finish(s, p);
     s->last_iterations = it;
-    s->last_residual = r0 > 0 ? r / r0 : 0;
+    s->last_residual = r / r0;
+    s->last_force_scale = r0;
+    s->last_merit = merit;
     stats->iterations = it;
     stats->residual = s->last_residual;
-    stats->t_local = t_local;
     stats->t_global = t_global;
+    stats->t_local = pd_now() - t0 - t_global;
     return PD_OK;
 }
 
@@ -338,3 +450,10 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .step = ppd_step,
     .bytes_per_particle = ppd_bytes_per_particle,
 };
+
+/* For tests: the elastic energy of Eq. 8 (+ dilatation) at y, its exact gradient in s->g. */
+pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags) {
+    memcpy(s->ystar, y, s->n * sizeof(pd_vec3));
+    pd_real r;
+    return local_step(s, y, flags, &r);
+}

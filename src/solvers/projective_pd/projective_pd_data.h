@@ -58,17 +58,24 @@ typedef struct pd_ppd_state {
     pd_real* c;   /* a_ij + a_ji: off-diagonal weight of the global matrix (N/m) */
     pd_vec3* p;   /* projection (target of Y) from the last local step (m) */
     pd_real* len; /* |X<xi>| (m) */
+    pd_real* kb;  /* V_i V_j w / |X|^2 (m) */
+    pd_vec3* t;   /* dE_i/dY of the bond (N) */
     /* per particle */
-    pd_mat3* kinv;    /* (X*X)^+ of the family */
-    uint8_t* planar;  /* family spans a plane or a line: no inversion fix, no dilatation */
-    pd_real* diag;    /* m/h^2 + sum_j c_ij */
-    pd_vec3* ystar;   /* inertial prediction y* */
-    pd_vec3* y;       /* current iterate */
-    pd_vec3* ytrial;  /* line-search trial */
-    pd_vec3* yhat;    /* global-step solution */
-    pd_vec3* yprev;   /* Chebyshev: iterate before the last */
-    pd_vec3* q;       /* sum_j (a_ji p_ji - a_ij p_ij) */
-    pd_vec3* r;       /* residual of Eq. 12 */
+    pd_mat3* kinv;   /* (X*X)^+ of the family */
+    uint8_t* planar; /* family spans a plane or a line: no inversion fix, no dilatation */
+    pd_real* diag;   /* m/h^2 + sum_j c_ij */
+    pd_vec3* ystar;  /* inertial prediction y* */
+    pd_vec3* y;      /* current iterate */
+    pd_vec3* ytrial; /* line-search trial */
+    pd_vec3* yhat;   /* global-step solution */
+    pd_vec3* yprev;  /* Chebyshev: iterate before the last */
+    pd_vec3* q;      /* sum_j (a_ji p_ji - a_ij p_ij) */
+    pd_vec3* r;      /* residual of Eq. 12 */
+    pd_vec3* g;      /* dE/dy: exact gradient of the elastic energy (N) */
+    pd_vec3* rhs_b;  /* constant part of the global system's rows */
+    uint8_t* held;   /* 1: in contact with a collider at the current iterate */
+    const struct pd_colliders* colliders;
+    const uint8_t* contact_skip;
     pd_real* partial; /* one per chunk: deterministic reductions */
     size_t chunks;
     pd_real rho;              /* Jacobi spectral radius bound (Gershgorin) */
@@ -80,7 +87,9 @@ typedef struct pd_ppd_state {
     /* what the last step did, for tests */
     int last_iterations;
     double last_residual;
-    int trials;
+    double last_force_scale;  /* N: what the residual is measured against */
+    int gradient_steps;       /* iterations that fell back to the preconditioned gradient */
+    double last_merit;        /* J */
     int residual_increases;   /* iterations of the last step whose residual went up */
     int line_search_failures; /* iterations where no step length met the Armijo condition */
 } pd_ppd_state;

@@ -16,4 +16,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s);
 /* Global step by the prefactored sparse Cholesky: s->yhat = A^-1 b. */
 pd_status pd_ppd_solve_direct(pd_ppd_state* s, const uint8_t* flags);
 
+/* For tests: the elastic energy (J) at y, with its exact gradient left in s->g. */
+pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags);
+
 #endif

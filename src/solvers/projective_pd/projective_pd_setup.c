@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "math/svd3.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
+#include "boundary/collider.h"
 #include "world/world.h"
 
 static const pd_param_info k_material_params[] = {
@@ -121,6 +122,8 @@ static pd_status allocate_state(pd_ppd_state* s) {
     ALLOC(c, pd_real, nb);
     ALLOC(p, pd_vec3, nb);
     ALLOC(len, pd_real, nb);
+    ALLOC(kb, pd_real, nb);
+    ALLOC(t, pd_vec3, nb);
     ALLOC(kinv, pd_mat3, n);
     ALLOC(planar, uint8_t, n);
     ALLOC(diag, pd_real, n);
@@ -131,8 +134,11 @@ static pd_status allocate_state(pd_ppd_state* s) {
     ALLOC(yprev, pd_vec3, n);
     ALLOC(q, pd_vec3, n);
     ALLOC(r, pd_vec3, n);
+    ALLOC(g, pd_vec3, n);
+    ALLOC(rhs_b, pd_vec3, n);
+    ALLOC(held, uint8_t, n);
     s->chunks = (n + 511) / 512;
-    ALLOC(partial, pd_real, s->chunks);
+    ALLOC(partial, pd_real, 2 * s->chunks);
     return PD_OK;
 }
 
@@ -162,6 +168,7 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags) {
         pd_real k = m->mu + 0.5 * m->lambda + (s->planar[i] ? 0 : m->kv);
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             s->len[b] = pd_v3_len(f->xi[b]);
+            s->kb[b] = s->volume[i] * s->volume[f->j[b]] * f->w[b] / pd_v3_len2(f->xi[b]);
             s->a[b] = 2 * s->volume[i] * s->volume[f->j[b]] * f->w[b] * k / pd_v3_len2(f->xi[b]);
         }
     }
@@ -220,12 +227,11 @@ static pd_status factor_direct(pd_ppd_state* s, const uint8_t* flags) {
 
 pd_status pd_ppd_solve_direct(pd_ppd_state* s, const uint8_t* flags) {
     const pd_family* f = &s->fam;
-    pd_real inertia_h2 = 1.0 / (s->dt * s->dt);
     for (size_t i = 0; i < s->n; ++i) {
         int32_t fi = s->free_index[i];
         if (fi < 0)
             continue;
-        pd_vec3 b = pd_v3_madd(s->q[i], s->mass[i] * inertia_h2, s->ystar[i]);
+        pd_vec3 b = s->rhs_b[i];
         for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
             if (s->free_index[f->j[k]] < 0) /* held neighbours go to the right-hand side */
                 b = pd_v3_madd(b, s->c[k], s->y[f->j[k]]);
@@ -234,6 +240,8 @@ pd_status pd_ppd_solve_direct(pd_ppd_state* s, const uint8_t* flags) {
     pd_status st = s->free_count ? pd_cholmod_solve3(&s->direct, s->rhs, s->xsol) : PD_OK;
     for (size_t i = 0; i < s->n; ++i)
         s->yhat[i] = s->free_index[i] < 0 ? s->y[i] : s->xsol[s->free_index[i]];
+    if (s->colliders && s->colliders->count) /* projected like the Jacobi sweeps */
+        pd_colliders_project(s->colliders, s->n, s->yhat, NULL, s->contact_skip, s->held, s->dt);
     (void)flags;
     return st;
 }
@@ -288,6 +296,7 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
         pd_ppd_destroy_state(s);
         return st;
     }
+    w->bond_count = s->fam.bond_count;
     *state = s;
     return PD_OK;
 }
@@ -300,6 +309,8 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     FREE(c, pd_real, nb);
     FREE(p, pd_vec3, nb);
     FREE(len, pd_real, nb);
+    FREE(kb, pd_real, nb);
+    FREE(t, pd_vec3, nb);
     FREE(kinv, pd_mat3, n);
     FREE(planar, uint8_t, n);
     FREE(diag, pd_real, n);
@@ -310,7 +321,10 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     FREE(yprev, pd_vec3, n);
     FREE(q, pd_vec3, n);
     FREE(r, pd_vec3, n);
-    FREE(partial, pd_real, s->chunks);
+    FREE(g, pd_vec3, n);
+    FREE(rhs_b, pd_vec3, n);
+    FREE(held, uint8_t, n);
+    FREE(partial, pd_real, 2 * s->chunks);
     FREE(mat, pd_ppd_material, s->material_count);
     FREE(free_index, int32_t, n);
     FREE(rhs, pd_vec3, s->free_count);

@@ -1,0 +1,61 @@
+/* The exact gradient of the projective_pd energy (Eq. 8 + dilatation) that drives the line
+ * search of Eq. 13 matches central finite differences of the energy. */
+#include <stdlib.h>
+
+#include "solvers/projective_pd/projective_pd_internal.h"
+#include "support.h"
+
+static const char* k_block =
+    "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{},"
+    "\"time\":{\"dt\":0.01,\"fps\":100,\"frames\":1},"
+    "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.35}},"
+    "\"bodies\":[{\"name\":\"b\",\"material\":\"m\",\"spacing\":0.01,"
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.05,0.04,0.03]}}]}";
+
+static void check_gradient(double squash) {
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
+    pd_ppd_state* s = pd_test_ppd(&t);
+    pd_particles* p = &t.world->particles;
+    size_t n = p->count;
+    pd_vec3* y = calloc(n, sizeof *y);
+    pd_vec3* g = calloc(n, sizeof *g);
+    unsigned seed = 12345;
+    for (size_t i = 0; i < n; ++i) { /* a smooth large deformation plus noise */
+        pd_vec3 x = p->rest[i];
+        double nx = (double)rand_r(&seed) / RAND_MAX - 0.5;
+        y[i] = pd_v3(x.x + 0.3 * x.y + 0.002 * nx, squash * x.y + 0.2 * x.x * x.x,
+                     x.z * (1 + 0.1 * x.x / 0.05));
+    }
+    pd_real e = pd_ppd_elastic_energy(s, y, p->flags);
+    memcpy(g, s->g, n * sizeof *g);
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < n; i += 7) {
+        for (int k = 0; k < 3; ++k) {
+            pd_real* c = k == 0 ? &y[i].x : (k == 1 ? &y[i].y : &y[i].z);
+            pd_real keep = *c, h = 1e-7;
+            *c = keep + h;
+            pd_real ep = pd_ppd_elastic_energy(s, y, p->flags);
+            *c = keep - h;
+            pd_real em = pd_ppd_elastic_energy(s, y, p->flags);
+            *c = keep;
+            double fd = (ep - em) / (2 * h), an = pd_v3_comp(g[i], k);
+            worst = fmax(worst, fabs(fd - an));
+            scale = fmax(scale, fabs(fd));
+        }
+    }
+    printf("  squash %.2f: energy %.4g J, largest |dE/dy| %.4g N, worst gradient error %.3g N\n",
+           squash, e, scale, worst);
+    PD_CHECK(e > 0);
+    PD_CHECK_NEAR(worst / scale, 0, 1e-5);
+    free(y);
+    free(g);
+    pd_test_sim_close(&t);
+}
+
+PD_TEST(gradient_matches_finite_differences) {
+    check_gradient(0.8);
+}
+PD_TEST(gradient_matches_finite_differences_inverted) {
+    check_gradient(-0.6);
+}
