@@ -162,7 +162,7 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
     for (size_t i = begin; i < end; ++i) {
         gather_particle(s, (uint32_t)i);
         pd_vec3 r = pd_v3(0, 0, 0);
-        if (is_free(c, i)) {
+        if (is_free(c, i)) { /* contact particles: the residual there is the contact force */
             pd_vec3 d = pd_v3_sub(c->y[i], s->ystar[i]);
             r = pd_v3_madd(s->g[i], s->mass[i] * ih2, d);
             inertia += 0.5 * s->mass[i] * ih2 * pd_v3_len2(d);
@@ -236,12 +236,14 @@ static void jacobi_kernel(void* vctx, size_t begin, size_t end, int thread) {
     }
 }
 
-/* Chebyshev semi-iteration on Jacobi, warm-started at y (Golub-Varga weights, spectrum of the
- * Jacobi matrix in [-rho, rho]). Result in s->yhat. */
-static void solve_chebyshev(pd_ppd_state* s, const uint8_t* flags, int sweeps) {
+/* Chebyshev semi-iteration on Jacobi, warm-started at `start` (Golub-Varga weights, spectrum
+ * of the Jacobi matrix in [-rho, rho]), every sweep projected out of the colliders. Result in
+ * s->yhat (start may be s->yhat). */
+static void solve_chebyshev(pd_ppd_state* s, const uint8_t* flags, int sweeps,
+                            const pd_vec3* start) {
     pd_vec3 *cur = s->ytrial, *prev = s->yprev, *next = s->yhat;
-    memcpy(cur, s->y, s->n * sizeof(pd_vec3));
-    memcpy(prev, s->y, s->n * sizeof(pd_vec3));
+    memcpy(cur, start, s->n * sizeof(pd_vec3));
+    memcpy(prev, start, s->n * sizeof(pd_vec3));
     pd_real omega = 1, rho2 = s->rho * s->rho;
     for (int k = 0; k < sweeps; ++k) {
         omega = k == 0 ? 1 : (k == 1 ? 2 / (2 - rho2) : 4 / (4 - rho2 * omega));
@@ -257,17 +259,30 @@ static void solve_chebyshev(pd_ppd_state* s, const uint8_t* flags, int sweeps) {
         memcpy(s->yhat, cur, s->n * sizeof(pd_vec3));
 }
 
+static int any_contact(const pd_ppd_state* s) {
+    for (size_t i = 0; i < s->n; ++i)
+        if (s->held[i])
+            return 1;
+    return 0;
+}
+
 static pd_status solve_global(pd_ppd_state* s, const uint8_t* flags) {
     switch (s->prm.global_solve) {
         case PD_PPD_DIRECT:
-            return pd_ppd_solve_direct(s, flags);
+            /* The factor knows nothing of contacts (a projected direct solution is no
+             * descent direction: measured, a dropped ball collapsed), so a step in which
+             * particles touch a collider uses the projected Chebyshev sweeps instead. */
+            if (!any_contact(s))
+                return pd_ppd_solve_direct(s, flags);
+            solve_chebyshev(s, flags, s->prm.linear_iterations, s->y);
+            return PD_OK;
         case PD_PPD_POSITION_BASED:
             /* Fig. 7's position-based solve: each particle moves to the average of the
              * positions its neighbourhood suggests (one plain Jacobi sweep). */
-            solve_chebyshev(s, flags, 1);
+            solve_chebyshev(s, flags, 1, s->y);
             return PD_OK;
         default:
-            solve_chebyshev(s, flags, s->prm.linear_iterations);
+            solve_chebyshev(s, flags, s->prm.linear_iterations, s->y);
             return PD_OK;
     }
 }
@@ -298,8 +313,7 @@ static pd_real trial_point(pd_ppd_state* s, pd_real alpha) {
  * else the preconditioned gradient -A^-1 r (Sec. 4.2). Returns the slope (< 0), or 0 when
  * neither descends (converged to round-off). */
 static pd_real search_direction(pd_ppd_state* s, const uint8_t* flags, pd_status* st) {
-    projective_rhs(s);
-    *st = solve_global(s, flags);
+    *st = solve_global(s, flags); /* rhs_b holds the projective right-hand side */
     pd_real slope = trial_point(s, 1);
     if (*st != PD_OK || slope < 0)
         return slope;
@@ -397,6 +411,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     predict(s, p);
     project_prediction(s, w);
     pd_real r, merit = local_step(s, s->y, flags, &r), r0 = fmax(r, force_scale(s, p));
+    projective_rhs(s);
     s->line_search_failures = s->residual_increases = s->gradient_steps = 0;
     pd_status st = PD_OK;
     int it = 0;
@@ -407,7 +422,9 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
         if (st != PD_OK)
             return st;
         ++it;
-        if (slope == 0 || !line_search(s, flags, slope, &merit, &r)) {
+        int moved = slope < 0 && line_search(s, flags, slope, &merit, &r);
+        projective_rhs(s);
+        if (!moved) {
             s->line_search_failures++;
             break;
         }

@@ -17,7 +17,7 @@ typedef struct pd_ppd_params {
     pd_real armijo;
     int dilatation;
     int inversion_fix;
-    int ghost_radius_layers;
+    int surface_correction;
 } pd_ppd_params;
 
 extern const pd_param_table pd_ppd_param_table;

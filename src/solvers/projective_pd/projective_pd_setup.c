@@ -158,18 +158,51 @@ static void shape_tensors(pd_ppd_state* s) {
     }
 }
 
+/* Surface correction (beyond the paper; Madenci & Oterkus 2014, Peridynamic Theory and Its
+ * Applications, Sec. 4.2): a particle near a free surface misses bonds and is softer than the
+ * bulk (measured: a cantilever sagged 54 % more than beam theory with 8 particles through the
+ * thickness). Per particle and axis d, g_d = A / sum_j w V_j n_d^4 compares the stiffness
+ * under a uniform stretch along d with the bulk's (A, the interior moment); a bond gets
+ * 1 / |(n_x / g_x, n_y / g_y, n_z / g_z)| with g averaged over its two ends, so it stays
+ * symmetric and interior bonds keep 1. Shells and rods (planar families) are left alone. */
+static void surface_factors(const pd_ppd_state* s, pd_vec3* g) {
+    const pd_family* f = &s->fam;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real A = s->mat[s->material[i]].moment_a, w[3] = {0, 0, 0};
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            pd_vec3 n = pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b]));
+            pd_real c = f->w[b] * s->volume[f->j[b]];
+            w[0] += c * n.x * n.x * n.x * n.x;
+            w[1] += c * n.y * n.y * n.y * n.y;
+            w[2] += c * n.z * n.z * n.z * n.z;
+        }
+        pd_real gd[3];
+        for (int d = 0; d < 3; ++d) /* bounded: a corner particle must not turn rigid */
+            gd[d] = s->planar[i] || w[d] <= 0 ? 1 : fmin(fmax(A / w[d], 0.5), 4.0);
+        g[i] = pd_v3(gd[0], gd[1], gd[2]);
+    }
+}
+
+static pd_real bond_correction(pd_vec3 gi, pd_vec3 gj, pd_vec3 xi, pd_real len) {
+    pd_vec3 n = pd_v3_scale(xi, 1.0 / len), g = pd_v3_scale(pd_v3_add(gi, gj), 0.5);
+    return 1.0 / pd_v3_len(pd_v3(n.x / g.x, n.y / g.y, n.z / g.z));
+}
+
 /* Bond stiffness a_ij = 2 V_i V_j w (mu + lambda/2 + kv) / |X|^2 of the quadratic form, the
  * matrix weights c_ij = a_ij + a_ji, the diagonal, and the Jacobi bound rho. */
-static void stiffness(pd_ppd_state* s, const uint8_t* flags) {
+static void stiffness(pd_ppd_state* s, const uint8_t* flags, const pd_vec3* gcorr) {
     const pd_family* f = &s->fam;
     pd_real h2 = s->dt * s->dt;
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
         pd_real k = m->mu + 0.5 * m->lambda + (s->planar[i] ? 0 : m->kv);
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            uint32_t j = f->j[b];
             s->len[b] = pd_v3_len(f->xi[b]);
-            s->kb[b] = s->volume[i] * s->volume[f->j[b]] * f->w[b] / pd_v3_len2(f->xi[b]);
-            s->a[b] = 2 * s->volume[i] * s->volume[f->j[b]] * f->w[b] * k / pd_v3_len2(f->xi[b]);
+            s->kb[b] = s->volume[i] * s->volume[j] * f->w[b] / pd_v3_len2(f->xi[b]);
+            if (gcorr)
+                s->kb[b] *= bond_correction(gcorr[i], gcorr[j], f->xi[b], s->len[b]);
+            s->a[b] = 2 * s->kb[b] * k;
         }
     }
     s->rho = 0;
@@ -240,8 +273,6 @@ pd_status pd_ppd_solve_direct(pd_ppd_state* s, const uint8_t* flags) {
     pd_status st = s->free_count ? pd_cholmod_solve3(&s->direct, s->rhs, s->xsol) : PD_OK;
     for (size_t i = 0; i < s->n; ++i)
         s->yhat[i] = s->free_index[i] < 0 ? s->y[i] : s->xsol[s->free_index[i]];
-    if (s->colliders && s->colliders->count) /* projected like the Jacobi sweeps */
-        pd_colliders_project(s->colliders, s->n, s->yhat, NULL, s->contact_skip, s->held, s->dt);
     (void)flags;
     return st;
 }
@@ -270,7 +301,14 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         family_moments(s, p->flags, m, &A, &B);
         s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
     }
-    stiffness(s, p->flags);
+    pd_vec3* g = s->prm.surface_correction ? PD_NEW_ARRAY(pd_vec3, s->n) : NULL;
+    if (s->prm.surface_correction && !g)
+        return PD_ERR_OUT_OF_MEMORY;
+    if (g)
+        surface_factors(s, g);
+    stiffness(s, p->flags, g);
+    if (g)
+        PD_FREE_ARRAY(g, pd_vec3, s->n);
     if (s->prm.global_solve == PD_PPD_DIRECT) {
         st = factor_direct(s, p->flags);
         if (st != PD_OK)
