@@ -50,6 +50,18 @@ static const bad_file k_files[] = {
                 "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 1 } } "
                 "],\n  \"colliders\": [ { \"type\": \"plane\", \"normal\": [0, 0, 0] } ]\n}\n",
      "colliders[0].normal"},
+    {"too_big.json",
+     SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.0005,\n"
+                "    \"shape\": { \"type\": \"box\", \"min\": [0, 0, 0], \"max\": [10, 10, 10] } } "
+                "]\n}\n",
+     "more than"},
+    {"empty_pin.json",
+     SCENE_HEAD
+     "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+     "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 },\n"
+     "    \"pins\": [ { \"region\": { \"type\": \"sphere\", \"center\": [5, 5, 5], "
+     "\"radius\": 0.1 } } ] } ]\n}\n",
+     "bodies[0].pins[0].region"},
     {"syntax.json",
      SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\" \"spacing\": 0.01 } ]\n}\n", "line 6"},
 };

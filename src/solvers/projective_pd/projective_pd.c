@@ -50,9 +50,18 @@ static pd_mat3 deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uin
     return F;
 }
 
-static pd_vec3 unit_or(pd_vec3 v, pd_vec3 fallback) {
-    pd_real len = pd_v3_len(v);
-    return len > 1e-300 ? pd_v3_scale(v, 1.0 / len) : fallback;
+/* dir(F xi) and dir(Y) of one bond; a vanishing one takes the other's, or X's. */
+static void directions(pd_vec3 fx, pd_real lfx, pd_vec3 Y, pd_real ly, pd_vec3 X, pd_real len,
+                       pd_vec3* ddev, pd_vec3* diso) {
+    const pd_real tiny = 1e-12 * len;
+    if (lfx > tiny && ly > tiny) {
+        *ddev = pd_v3_scale(fx, 1.0 / lfx);
+        *diso = pd_v3_scale(Y, 1.0 / ly);
+        return;
+    }
+    pd_vec3 x = pd_v3_scale(X, 1.0 / len);
+    *ddev = lfx > tiny ? pd_v3_scale(fx, 1.0 / lfx) : (ly > tiny ? pd_v3_scale(Y, 1.0 / ly) : x);
+    *diso = ly > tiny ? pd_v3_scale(Y, 1.0 / ly) : (lfx > tiny ? pd_v3_scale(fx, 1.0 / lfx) : x);
 }
 
 static pd_mat3 cofactor(pd_mat3 a) {
@@ -85,10 +94,10 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]);
         pd_real len = s->len[b], k = s->kb[b];
-        pd_vec3 fx = pd_m3_mulv(F, X), xdir = pd_v3_scale(X, 1.0 / len);
+        pd_vec3 fx = pd_m3_mulv(F, X);
         pd_real lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
-        pd_vec3 ddev = unit_or(fx, unit_or(Y, xdir)); /* Eq. 10 */
-        pd_vec3 diso = unit_or(Y, unit_or(fx, xdir)); /* Eq. 11 */
+        pd_vec3 ddev, diso; /* Eq. 10 and 11; degenerate bonds borrow the other direction */
+        directions(fx, lfx, Y, ly, X, len, &ddev, &diso);
         pd_vec3 p = pd_v3_madd(pd_v3_scale(fx, wvol), wdev * len, ddev);
         s->p[b] = pd_v3_madd(p, wiso * len, diso);
         e += k * (m->mu * (lfx - len) * (lfx - len) + 0.5 * m->lambda * (ly - len) * (ly - len));

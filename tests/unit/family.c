@@ -1,0 +1,82 @@
+/* Peridynamic families (He 2017 Sec. 3): symmetric bonds within the horizon of the same body,
+ * reverse-bond indices, and weights normalised so that sum_j w V_j = 1 over a full family
+ * (less near a surface); the shape tensor of a full lattice family is isotropic. */
+#include <stdlib.h>
+
+#include "core/alloc.h"
+#include "neighbor/family.h"
+#include "test.h"
+
+#define N 10
+
+static size_t lattice(pd_vec3* pos, pd_real* vol, pd_real* h, int32_t* body, pd_real s) {
+    size_t n = 0;
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j)
+            for (int k = 0; k < N; ++k, ++n) {
+                pos[n] = pd_v3(s * i, s * j, s * k);
+                vol[n] = s * s * s, h[n] = s;
+                body[n] = i < N / 2 ? 0 : 1; /* two bodies touching: no bonds across */
+            }
+    return n;
+}
+
+PD_TEST(families_are_symmetric_and_weights_normalise) {
+    static pd_vec3 pos[N * N * N];
+    static pd_real vol[N * N * N], h[N * N * N];
+    static int32_t body[N * N * N];
+    pd_real s = 0.01;
+    size_t n = lattice(pos, vol, h, body, s);
+    pd_family f;
+    pd_hash_grid grid = {0};
+    PD_REQUIRE(pd_family_build(&f, &grid, pos, vol, h, body, n, 2.01) == PD_OK);
+    int asym = 0, cross = 0, full = 0;
+    double worst_full = 0, lowest = 1;
+    for (uint32_t i = 0; i < n; ++i) {
+        double wv = 0;
+        for (uint32_t b = f.offsets[i]; b < f.offsets[i + 1]; ++b) {
+            uint32_t j = f.j[b], r = f.rev[b];
+            asym += f.j[r] != i || f.w[r] != f.w[b];
+            cross += body[j] != body[i];
+            wv += f.w[b] * vol[j];
+        }
+        if (f.offsets[i + 1] - f.offsets[i] == 32)
+            worst_full = fmax(worst_full, fabs(wv - 1)), full++;
+        lowest = fmin(lowest, wv);
+    }
+    printf("  %d full families (32 bonds); worst |sum w V - 1| %.3g; corner sum %.3g\n", full,
+           worst_full, lowest);
+    PD_CHECK(asym == 0);
+    PD_CHECK(cross == 0);
+    PD_CHECK(full > 0);
+    PD_CHECK_NEAR(worst_full, 0, 1e-12);
+    PD_CHECK(lowest < 0.5); /* corners miss most of their family */
+    pd_family_free(&f);
+    pd_hash_grid_destroy(&grid);
+}
+
+/* (X*X) of a full lattice family is (sum w V |xi|^2 / 3) I: cubic symmetry makes it
+ * isotropic, so F = (Y*X)(X*X)^-1 is unbiased in the bulk. */
+PD_TEST(full_family_shape_tensor_is_isotropic) {
+    static pd_vec3 pos[N * N * N];
+    static pd_real vol[N * N * N], h[N * N * N];
+    static int32_t body[N * N * N];
+    size_t n = lattice(pos, vol, h, body, 0.01);
+    for (size_t i = 0; i < n; ++i)
+        body[i] = 0;
+    pd_family f;
+    pd_hash_grid grid = {0};
+    PD_REQUIRE(pd_family_build(&f, &grid, pos, vol, h, body, n, 2.01) == PD_OK);
+    uint32_t centre = (N / 2) * N * N + (N / 2) * N + N / 2;
+    pd_mat3 k = pd_m3_zero();
+    for (uint32_t b = f.offsets[centre]; b < f.offsets[centre + 1]; ++b)
+        pd_m3_add_outer(&k, f.w[b] * vol[f.j[b]], f.xi[b], f.xi[b]);
+    double off = fabs(k.m[0][1]) + fabs(k.m[0][2]) + fabs(k.m[1][2]);
+    printf("  K diag %.6g %.6g %.6g, off-diagonal sum %.3g\n", k.m[0][0], k.m[1][1], k.m[2][2],
+           off);
+    PD_CHECK_REL(k.m[1][1], k.m[0][0], 1e-12);
+    PD_CHECK_REL(k.m[2][2], k.m[0][0], 1e-12);
+    PD_CHECK_NEAR(off, 0, 1e-15);
+    pd_family_free(&f);
+    pd_hash_grid_destroy(&grid);
+}
