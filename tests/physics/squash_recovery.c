@@ -1,6 +1,6 @@
 /* He 2017 Sec. 4.1, Fig. 3: an elastic body recovers from a degenerate (flattened) and from an
  * inverted start, the latter thanks to permuting the first two rows of F when det F < 0.
- * Reference: the rest shape itself (each principal size within 5 %). */
+ * Reference: the rest shape itself (each principal size within 5 %), the right way round. */
 #include "math/svd3.h"
 #include "support.h"
 
@@ -27,6 +27,23 @@ static void principal_sizes(const pd_vec3* x, size_t n, double out[3]) {
     out[0] = sqrt(fmax(l.x, 0)), out[1] = sqrt(fmax(l.y, 0)), out[2] = sqrt(fmax(l.z, 0));
 }
 
+/* det of the best-fit linear map from rest to current positions: > 0 unless the body came back
+ * mirrored (a reflection has the same principal sizes). */
+static double orientation(const pd_vec3* x, const pd_vec3* y, size_t n) {
+    pd_vec3 cx = pd_v3(0, 0, 0), cy = pd_v3(0, 0, 0);
+    for (size_t i = 0; i < n; ++i)
+        cx = pd_v3_add(cx, x[i]), cy = pd_v3_add(cy, y[i]);
+    cx = pd_v3_scale(cx, 1.0 / (double)n), cy = pd_v3_scale(cy, 1.0 / (double)n);
+    pd_mat3 yx = pd_m3_zero(), xx = pd_m3_zero(), xinv;
+    for (size_t i = 0; i < n; ++i) {
+        pd_m3_add_outer(&yx, 1, pd_v3_sub(y[i], cy), pd_v3_sub(x[i], cx));
+        pd_m3_add_outer(&xx, 1, pd_v3_sub(x[i], cx), pd_v3_sub(x[i], cx));
+    }
+    if (!pd_m3_inverse(xx, &xinv))
+        return 0;
+    return pd_m3_det(pd_m3_mul(yx, xinv));
+}
+
 static void recover(double squash, const char* what) {
     pd_test_sim t;
     PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
@@ -41,6 +58,9 @@ static void recover(double squash, const char* what) {
            e0[0], e0[1], e0[2], e1[0], e1[1], e1[2]);
     for (int k = 0; k < 3; ++k)
         PD_CHECK_REL(e1[k], e0[k], 0.05);
+    double det = orientation(p->rest, p->pos, p->count);
+    printf("  det of the best-fit map rest -> now: %.4f (1: recovered, -1: mirrored)\n", det);
+    PD_CHECK_NEAR(det, 1, 0.05);
     pd_test_sim_close(&t);
 }
 

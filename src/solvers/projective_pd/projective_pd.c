@@ -9,6 +9,7 @@
  * (Armijo) on that energy, whose exact gradient we also compute. */
 #include "solvers/projective_pd/projective_pd_data.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "boundary/collider.h"
@@ -22,6 +23,8 @@
 #include "world/world.h"
 
 #define PPD_GRAIN 512
+/* det F below which a particle counts as inverted for the fix of Sec. 4.1 (see local_particle) */
+#define PPD_INVERTED 0.05
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
@@ -33,21 +36,15 @@ static void swap_rows01(pd_mat3* m) {
     }
 }
 
-/* F = (Y*X)(X*X)^+ over i's family (Sec. 3), with the inversion fix of Sec. 4.1: the first
- * two rows are permuted when det F < 0 (*permuted says so). */
-static pd_mat3 deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
-                                    int* permuted) {
+/* F = (Y*X)(X*X)^+ over i's family (Sec. 3). */
+static pd_mat3 deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     const pd_family* f = &s->fam;
     pd_mat3 yx = pd_m3_zero();
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         pd_vec3 yb = pd_v3_sub(y[f->j[b]], y[i]);
         pd_m3_add_outer(&yx, f->w[b] * s->volume[f->j[b]], yb, f->xi[b]);
     }
-    pd_mat3 F = pd_m3_mul(yx, s->kinv[i]);
-    *permuted = s->prm.inversion_fix && !s->planar[i] && pd_m3_det(F) < 0;
-    if (*permuted)
-        swap_rows01(&F);
-    return F;
+    return pd_m3_mul(yx, s->kinv[i]);
 }
 
 /* dir(F xi) and dir(Y) of one bond; a vanishing one takes the other's, or X's. */
@@ -77,16 +74,23 @@ static pd_mat3 cofactor(pd_mat3 a) {
 /* Particle i's part of the energy (J), with k = V_i V_j w / |X|^2 per bond:
  *   Eq. 8:        sum k (mu (|F xi| - |X|)^2 + lambda/2 (|Y| - |X|)^2)
  *   dilatation:   kv/9 (J - 1)^2 sum k |X|^2      (beyond the paper; 0 when off)
- * For each bond it stores the projection p (the target of Y: |X| dir(F xi), Eq. 10, weight
- * mu; |X| dir(Y), Eq. 11, weight lambda/2; J^(-1/3) F xi, weight kv) and t = dE_i/dY, the
- * exact gradient: the isotropic part directly, the F parts through dE/dF (X*X)^+ w V_j xi. */
+ * For each bond it stores the projection p (the target of Y: |X| dir(F' xi), Eq. 10, weight
+ * mu; |X| dir(Y), Eq. 11, weight lambda/2; J'^(-1/3) F' xi, weight kv) and t = dE_i/dY, the
+ * exact gradient: the isotropic part directly, the F parts through dE/dF (X*X)^+ w V_j xi.
+ * F' is F with the inversion fix of Sec. 4.1 (first two rows permuted when det F < 0). It
+ * steers the targets only: Eq. 8 cannot tell F' from F (a permutation keeps |F xi|), and the
+ * dilatation energy must see the true J, or a mirrored body would cost nothing. Only clearly
+ * inverted particles (det F < -PPD_INVERTED) get it: the permutation turns targets by 90
+ * degrees about z, and applied to the momentary near-zero determinants of an impact it set a
+ * dropped ball spinning (measured: angular momentum 5e-3 per particle at h = 1/30 s). */
 static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
-    int permuted;
-    pd_mat3 F = deformation_gradient(s, y, i, &permuted);
-    pd_real kv = s->planar[i] ? 0 : m->kv, J = pd_m3_det(F);
-    pd_real jscale = kv > 0 ? 1.0 / cbrt(fmax(J, 1e-3)) : 1;
+    pd_mat3 F = deformation_gradient(s, y, i), Ft = F;
+    pd_real kv = s->planar[i] ? 0 : m->kv, J = pd_m3_det(F), Jt = J;
+    if (s->prm.inversion_fix && !s->planar[i] && J < -PPD_INVERTED)
+        swap_rows01(&Ft), Jt = -J;
+    pd_real jscale = kv > 0 ? 1.0 / cbrt(fmax(Jt, 1e-3)) : 1;
     pd_real inv = 1.0 / (m->mu + 0.5 * m->lambda + kv);
     pd_real wdev = m->mu * inv, wiso = 0.5 * m->lambda * inv, wvol = kv * jscale * inv;
     pd_mat3 dEdF = pd_m3_zero();
@@ -94,14 +98,15 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]);
         pd_real len = s->len[b], k = s->kb[b];
-        pd_vec3 fx = pd_m3_mulv(F, X);
+        pd_vec3 fx = pd_m3_mulv(F, X), ftx = pd_m3_mulv(Ft, X);
         pd_real lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
-        pd_vec3 ddev, diso; /* Eq. 10 and 11; degenerate bonds borrow the other direction */
-        directions(fx, lfx, Y, ly, X, len, &ddev, &diso);
-        pd_vec3 p = pd_v3_madd(pd_v3_scale(fx, wvol), wdev * len, ddev);
+        pd_vec3 ddev, diso, dtrue; /* Eq. 10 and 11; degenerate bonds borrow a direction */
+        directions(ftx, lfx, Y, ly, X, len, &ddev, &diso);
+        directions(fx, lfx, Y, ly, X, len, &dtrue, &diso);
+        pd_vec3 p = pd_v3_madd(pd_v3_scale(ftx, wvol), wdev * len, ddev);
         s->p[b] = pd_v3_madd(p, wiso * len, diso);
         e += k * (m->mu * (lfx - len) * (lfx - len) + 0.5 * m->lambda * (ly - len) * (ly - len));
-        pd_m3_add_outer(&dEdF, 2 * k * m->mu * (lfx - len), ddev, X);
+        pd_m3_add_outer(&dEdF, 2 * k * m->mu * (lfx - len), dtrue, X);
         sum_kl2 += k * len * len;
         s->t[b] = pd_v3_scale(diso, k * m->lambda * (ly - len));
     }
@@ -109,8 +114,6 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
         e += kv / 9 * (J - 1) * (J - 1) * sum_kl2;
         dEdF = pd_m3_add(dEdF, pd_m3_scale(cofactor(F), 2 * kv / 9 * (J - 1) * sum_kl2));
     }
-    if (permuted) /* F' = P F: dE/dF = P^T dE/dF' */
-        swap_rows01(&dEdF);
     pd_mat3 H = pd_m3_mul(dEdF, s->kinv[i]);
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
         s->t[b] = pd_v3_madd(s->t[b], f->w[b] * s->volume[f->j[b]], pd_m3_mulv(H, f->xi[b]));
@@ -142,9 +145,21 @@ typedef struct ppd_ctx {
     pd_real omega;
 } ppd_ctx;
 
-/* Held particles (pins, fixed bodies, and this step's contacts) keep their place. */
+/* Pinned particles and fixed bodies keep their place. */
 static int is_free(const ppd_ctx* c, size_t i) {
-    return !(c->flags[i] & PD_P_CONSTRAINED) && !c->s->held[i];
+    return !(c->flags[i] & PD_P_CONSTRAINED);
+}
+
+/* Outward normal of the collider a touching particle rests on (the nearest one). */
+static pd_vec3 contact_normal(const pd_ppd_state* s, pd_vec3 y) {
+    pd_vec3 best = pd_v3(0, 0, 0), n;
+    pd_real dmin = INFINITY;
+    for (int k = 0; k < s->colliders->count; ++k) {
+        pd_real d = pd_collider_sdf(&s->colliders->items[k], y, &n);
+        if (d < dmin)
+            dmin = d, best = n;
+    }
+    return best;
 }
 
 static pd_real sum_partials(const pd_ppd_state* s) {
@@ -171,10 +186,14 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
     for (size_t i = begin; i < end; ++i) {
         gather_particle(s, (uint32_t)i);
         pd_vec3 r = pd_v3(0, 0, 0);
-        if (is_free(c, i)) { /* contact particles: the residual there is the contact force */
+        if (is_free(c, i)) {
             pd_vec3 d = pd_v3_sub(c->y[i], s->ystar[i]);
             r = pd_v3_madd(s->g[i], s->mass[i] * ih2, d);
             inertia += 0.5 * s->mass[i] * ih2 * pd_v3_len2(d);
+        }
+        if (s->held[i]) { /* a collider takes the push along its normal (KKT: r = l n, l >= 0) */
+            pd_vec3 n = contact_normal(s, c->y[i]);
+            r = pd_v3_madd(r, -fmax(pd_v3_dot(r, n), 0), n);
         }
         s->r[i] = r;
         r2 += pd_v3_len2(r);
@@ -374,8 +393,9 @@ static void predict(pd_ppd_state* s, const pd_particles* p) {
  * Jacobi sweep and every line-search trial are projected (a projected Jacobi iteration), so
  * that the solve sees the contact: handled only after the solve it acts as a spring of
  * stiffness m/h^2, far too soft at h = 1/30 s (a resting ball sank to half its height).
- * Particles in contact at the current iterate (held[]) are left out of the residual, which
- * there holds the contact force. Friction acts on velocities after the step (world). */
+ * For particles in contact at the current iterate (held[]) the residual drops its part along
+ * the collider's outward normal, which the contact force takes. Friction acts on velocities
+ * after the step (world). */
 static void project_contacts(pd_ppd_state* s, pd_vec3* y) {
     if (s->colliders && s->colliders->count)
         pd_colliders_project(s->colliders, s->n, y, NULL, s->contact_skip, s->held, s->dt);
