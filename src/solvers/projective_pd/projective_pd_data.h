@@ -75,8 +75,8 @@ typedef struct pd_ppd_state {
     pd_vec3* rhs_b;  /* constant part of the global system's rows */
     uint8_t* held;   /* 1: in contact with a collider at the current iterate */
     const struct pd_colliders* colliders;
-    const uint8_t* contact_skip;
-    pd_real* partial; /* one per chunk: deterministic reductions */
+    uint8_t* near_skip; /* 1: not projected during this step's iterations */
+    pd_real* partial;   /* one per chunk: deterministic reductions */
     size_t chunks;
     pd_real rho;              /* Jacobi spectral radius bound (Gershgorin) */
     pd_cholmod_solver direct; /* global_solve = direct: A over the free particles */

@@ -137,6 +137,7 @@ static pd_status allocate_state(pd_ppd_state* s) {
     ALLOC(g, pd_vec3, n);
     ALLOC(rhs_b, pd_vec3, n);
     ALLOC(held, uint8_t, n);
+    ALLOC(near_skip, uint8_t, n);
     s->chunks = (n + 511) / 512;
     ALLOC(partial, pd_real, 2 * s->chunks);
     return PD_OK;
@@ -362,6 +363,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     FREE(g, pd_vec3, n);
     FREE(rhs_b, pd_vec3, n);
     FREE(held, uint8_t, n);
+    FREE(near_skip, uint8_t, n);
     FREE(partial, pd_real, 2 * s->chunks);
     FREE(mat, pd_ppd_material, s->material_count);
     FREE(free_index, int32_t, n);
