@@ -113,3 +113,15 @@ int pd_cli_check_memory(const pd_scene* scene, pd_estimate* est) {
     }
     return 0;
 }
+
+int pd_cli_prepare(int argc, char** argv, const char* usage, pd_cli_scene_args* a, pd_scene* scene,
+                   pd_estimate* est) {
+    int code = pd_cli_parse_scene_args(argc, argv, a, usage);
+    if (code)
+        return code;
+    if ((code = pd_cli_load_scene(a, scene)) != 0)
+        return code;
+    if ((code = pd_cli_check_memory(scene, est)) != 0)
+        pd_scene_free(scene);
+    return code;
+}

@@ -29,4 +29,9 @@ void pd_cli_print_error(const char* command, const pd_error* err, pd_status st);
 /* Refuses (exit 2) a scene estimated above the machine's memory. */
 int pd_cli_check_memory(const pd_scene* scene, pd_estimate* est);
 
+/* Options, scene and memory estimate, as run and info both start. Returns 0 with *scene
+ * loaded (free it), -1 after --help, or the exit code of a failure (nothing to free). */
+int pd_cli_prepare(int argc, char** argv, const char* usage, pd_cli_scene_args* a, pd_scene* scene,
+                   pd_estimate* est);
+
 #endif

@@ -1,5 +1,6 @@
 /* peridot info: what a scene will need, without simulating it. */
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
 #include "common.h"
@@ -14,6 +15,28 @@ static const char k_usage[] =
     "estimates from the bodies' bounding boxes (instant, for scenes too large to build).\n"
     "Exit status: 0 ok, 2 bad scene or usage.\n";
 
+/* Builds the world to count exactly what it holds. */
+static int print_built(const pd_scene* scene) {
+    pd_world* world = NULL;
+    pd_error err = {0};
+    size_t before = pd_bytes_in_use();
+    pd_status st = pd_create_world(scene, &world, &err);
+    if (st != PD_OK) {
+        snprintf(err.file, sizeof err.file, "%s", scene->file);
+        pd_cli_print_error("info", &err, st);
+        return 2;
+    }
+    size_t bytes = pd_bytes_in_use() - before;
+    printf("built        %zu particles, %zu bonds, %d bodies, %d pins, %d colliders\n",
+           world->particles.count, world->bond_count, scene->body_count, world->pin_count,
+           scene->collider_count);
+    printf("memory       %.1f MiB allocated\n", (double)bytes / 1048576.0);
+    printf("steps        %d per frame of %.6g s (dt %.6g s)\n", world->steps_per_frame,
+           1.0 / (double)scene->world.fps, (double)world->def.dt);
+    pd_destroy_world(world);
+    return 0;
+}
+
 static void print_estimate(const pd_scene* scene, const pd_estimate* est) {
     printf("scene        %s\n", scene->file);
     printf("method       %s (%s)\n", scene->method, scene->solver->paper);
@@ -24,45 +47,22 @@ static void print_estimate(const pd_scene* scene, const pd_estimate* est) {
 }
 
 int pd_cli_info(int argc, char** argv) {
-    int estimate_only = 0;
-    int kept = 0;
-    for (int i = 0; i < argc; ++i) { /* --estimate is info's own flag */
-        if (i > 0 && argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2] == 'e')
+    int estimate_only = 0, kept = 0;
+    for (int i = 0; i < argc; ++i) { /* --estimate is info's own option */
+        if (i > 0 && strcmp(argv[i], "--estimate") == 0)
             estimate_only = 1;
         else
             argv[kept++] = argv[i];
     }
     pd_cli_scene_args a;
-    int code = pd_cli_parse_scene_args(kept, argv, &a, k_usage);
+    pd_scene scene;
+    pd_estimate est;
+    int code = pd_cli_prepare(kept, argv, k_usage, &a, &scene, &est);
     if (code)
         return code < 0 ? 0 : code;
-    pd_scene scene;
-    if ((code = pd_cli_load_scene(&a, &scene)) != 0)
-        return code;
-    pd_estimate est;
-    code = pd_cli_check_memory(&scene, &est);
-    if (code == 0)
-        print_estimate(&scene, &est);
-    if (code == 0 && !estimate_only) {
-        pd_world* world = NULL;
-        pd_error err = {0};
-        size_t before = pd_bytes_in_use();
-        pd_status st = pd_create_world(&scene, &world, &err);
-        if (st == PD_OK) {
-            size_t bytes = pd_bytes_in_use() - before;
-            printf("built        %zu particles, %zu bonds, %d bodies, %d pins, %d colliders\n",
-                   world->particles.count, world->bond_count, scene.body_count, world->pin_count,
-                   scene.collider_count);
-            printf("memory       %.1f MiB allocated\n", (double)bytes / 1048576.0);
-            printf("steps        %d per frame of %.6g s (dt %.6g s)\n", world->steps_per_frame,
-                   1.0 / (double)scene.world.fps, (double)world->def.dt);
-        } else {
-            snprintf(err.file, sizeof err.file, "%s", scene.file);
-            pd_cli_print_error("info", &err, st);
-            code = 2;
-        }
-        pd_destroy_world(world);
-    }
+    print_estimate(&scene, &est);
+    if (!estimate_only)
+        code = print_built(&scene);
     pd_scene_free(&scene);
     return code;
 }

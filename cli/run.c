@@ -190,25 +190,20 @@ static int run_world(const pd_scene* scene, pd_world* world, int quiet) {
 
 int pd_cli_run(int argc, char** argv) {
     pd_cli_scene_args a;
-    int code = pd_cli_parse_scene_args(argc, argv, &a, k_usage);
+    pd_scene scene;
+    pd_estimate est;
+    int code = pd_cli_prepare(argc, argv, k_usage, &a, &scene, &est);
     if (code)
         return code < 0 ? 0 : code;
-    pd_scene scene;
-    if ((code = pd_cli_load_scene(&a, &scene)) != 0)
-        return code;
-    pd_estimate est;
     pd_world* world = NULL;
     pd_error err = {0};
-    code = pd_cli_check_memory(&scene, &est);
-    if (code == 0) {
-        pd_status st = pd_create_world(&scene, &world, &err);
-        if (st == PD_OK)
-            st = pd_world_check_attributes(world, scene.output.attributes, &err);
-        if (st != PD_OK) {
-            snprintf(err.file, sizeof err.file, "%s", scene.file);
-            pd_cli_print_error("run", &err, st);
-            code = st == PD_ERR_OUT_OF_MEMORY || st == PD_ERR_IO ? 1 : 2;
-        }
+    pd_status st = pd_create_world(&scene, &world, &err);
+    if (st == PD_OK)
+        st = pd_world_check_attributes(world, scene.output.attributes, &err);
+    if (st != PD_OK) {
+        snprintf(err.file, sizeof err.file, "%s", scene.file);
+        pd_cli_print_error("run", &err, st);
+        code = st == PD_ERR_OUT_OF_MEMORY || st == PD_ERR_IO ? 1 : 2;
     }
     if (code == 0)
         code = run_world(&scene, world, a.quiet);

@@ -58,8 +58,7 @@ pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, 
     return PD_OK;
 }
 
-/* Index of `choice` in the "a|b|c" list, or -1. */
-static int choice_index(const char* choices, const char* choice) {
+int pd_param_choice_index(const char* choices, const char* choice) {
     size_t n = strlen(choice);
     int index = 0;
     for (const char* s = choices; *s; ++index) {
@@ -78,7 +77,7 @@ pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* ch
     if (p->type != PD_PARAM_ENUM)
         return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a number (%s), got \"%s\"", p->unit,
                        choice);
-    int index = choice_index(p->choices, choice);
+    int index = pd_param_choice_index(p->choices, choice);
     if (index < 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected one of %s, got \"%s\"", p->choices,
                        choice);

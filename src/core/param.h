@@ -46,6 +46,9 @@ pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* ch
 pd_status pd_param_set_text(const pd_param_info* p, void* blob, const char* text, const char* path,
                             pd_error* err);
 
+/* Index of `choice` in a "a|b|c" list, or -1. */
+int pd_param_choice_index(const char* choices, const char* choice);
+
 double pd_param_get_number(const pd_param_info* p, const void* blob);
 /* Writes the choice name of an ENUM into out. */
 void pd_param_choice_name(const pd_param_info* p, int index, char* out, size_t cap);

@@ -2,6 +2,8 @@
  * scanner that maps a JSON path back to its line in the source text. */
 #include "io/scene_json.h"
 
+#include "core/param.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,17 +73,7 @@ const char* pd_json_describe(const cJSON* item, char* buf, size_t cap) {
 }
 
 int pd_json_choice_index(const char* choices, const char* choice) {
-    size_t n = strlen(choice);
-    int index = 0;
-    for (const char* s = choices; *s; ++index) {
-        size_t len = strcspn(s, "|");
-        if (len == n && strncmp(s, choice, n) == 0)
-            return index;
-        s += len;
-        if (*s == '|')
-            ++s;
-    }
-    return -1;
+    return pd_param_choice_index(choices, choice);
 }
 
 void pd_json_choice_list(const char* choices, char* out, size_t cap) {

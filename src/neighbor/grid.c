@@ -6,6 +6,8 @@
  * collisions cost time but never correctness. */
 #include "neighbor/grid.h"
 
+#include "neighbor/morton.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -291,22 +293,6 @@ static void bucket_range(void* ctx, size_t begin, size_t end, int thread) {
     }
 }
 
-/* Lowest finite coordinate on each axis, so that cell coordinates start near zero and stay
- * small (and exact) even when the particles sit far from the world origin. */
-static pd_vec3 finite_lower_corner(const pd_vec3* pos, size_t n) {
-    pd_real lo[3] = {0, 0, 0};
-    int found[3] = {0, 0, 0};
-    for (size_t i = 0; i < n; ++i)
-        for (int k = 0; k < 3; ++k) {
-            pd_real x = pd_v3_comp(pos[i], k);
-            if (isfinite(x) && (!found[k] || x < lo[k])) {
-                lo[k] = x;
-                found[k] = 1;
-            }
-        }
-    return pd_v3(lo[0], lo[1], lo[2]);
-}
-
 /* Counting sort of the particles by bucket. Filling from the back turns the inclusive prefix
  * sums into bucket starts and keeps each bucket in increasing particle order. */
 static void sort_into_buckets(pd_hash_grid* grid, size_t n) {
@@ -356,7 +342,7 @@ static pd_status reserve_particles(pd_hash_grid* grid, size_t n) {
 
 static pd_status build_grid(pd_hash_grid* grid, grid_job* job, size_t n, pd_real radius) {
     grid->cell = radius * PD_CELL_MARGIN;
-    grid->origin = finite_lower_corner(job->pos, n);
+    grid->origin = pd_finite_lower_corner(job->pos, n);
     grid->table_size = grid->fixed_table_size ? grid->fixed_table_size : 2 * n;
     if (grid->table_size >= UINT32_MAX)
         return PD_ERR_TOO_LARGE;

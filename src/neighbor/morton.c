@@ -54,8 +54,7 @@ static void code_range(void* ctx, size_t begin, size_t end, int thread) {
         job->codes[i] = pd_morton_code(job->pos[i], job->origin, job->cell);
 }
 
-/* Lowest finite coordinate on each axis: the corner the codes are measured from. */
-static pd_vec3 lower_corner(const pd_vec3* pos, size_t n) {
+pd_vec3 pd_finite_lower_corner(const pd_vec3* pos, size_t n) {
     pd_real lo[3] = {0, 0, 0};
     int found[3] = {0, 0, 0};
     for (size_t i = 0; i < n; ++i)
@@ -132,7 +131,7 @@ pd_status pd_morton_order(const pd_vec3* pos, size_t n, pd_real cell, uint32_t* 
     uint64_t* codes = (uint64_t*)scratch;
     uint64_t* codes2 = codes + n;
     uint32_t* perm2 = (uint32_t*)(codes2 + n);
-    morton_job job = {pos, lower_corner(pos, n), cell, codes};
+    morton_job job = {pos, pd_finite_lower_corner(pos, n), cell, codes};
     pd_parallel_for(n, PD_MORTON_GRAIN, code_range, &job);
     for (size_t i = 0; i < n; ++i)
         perm[i] = (uint32_t)i;
