@@ -1,5 +1,6 @@
 /* projective_pd (He 2017 Sec. 4) as a solver: the global-step options agree, the line search
  * of Eq. 13 never lets the residual of Eq. 12 grow, momentum is conserved in free flight. */
+#include "solvers/projective_pd/projective_pd_internal.h"
 #include "support.h"
 
 static const char* k_block =
@@ -91,5 +92,41 @@ PD_TEST(free_flight_conserves_linear_momentum) {
     printf("  momentum before (%.9g, %.9g, %.9g), after (%.9g, %.9g, %.9g) kg m/s\n", m0.x, m0.y,
            m0.z, m1.x, m1.y, m1.z);
     PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(m1, m0)) / scale, 0, 1e-9);
+    pd_test_sim_close(&t);
+}
+
+/* VALIDATION.md, conservation: without external work the energy never grows. A deformed
+ * block released in free space: kinetic + elastic energy (Eq. 8 + dilatation) after every
+ * step is at most what it was before (implicit Euler only takes energy out), up to the
+ * solver tolerance. */
+PD_TEST(energy_never_grows_without_external_work) {
+    const char* sets[] = {"gravity=[0,0,0]", "solver.tolerance=1e-8", "solver.iterations=200"};
+    static const char* k_free =
+        "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{},"
+        "\"time\":{\"dt\":0.001,\"fps\":1000,\"frames\":1},"
+        "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":2e5,\"poisson_ratio\":0.3}},"
+        "\"bodies\":[{\"name\":\"block\",\"material\":\"m\",\"spacing\":0.0125,"
+        "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.1,0.05,0.075]}}]}";
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_free, sets, 3));
+    pd_particles* p = &t.world->particles;
+    pd_ppd_state* s = pd_test_ppd(&t);
+    for (size_t i = 0; i < p->count; ++i) /* stretched by 20 % along x */
+        p->pos[i].x *= 1.2;
+    double e0 = pd_ppd_elastic_energy(s, p->pos, p->flags), before = e0, worst = 0;
+    for (int k = 0; k < 40; ++k) {
+        PD_REQUIRE(pd_test_sim_run(&t, t.world->time + 0.001));
+        double kinetic = 0;
+        for (size_t i = 0; i < p->count; ++i)
+            kinetic += 0.5 * p->mass[i] * pd_v3_len2(p->vel[i]);
+        double total = kinetic + pd_ppd_elastic_energy(s, p->pos, p->flags);
+        worst = fmax(worst, (total - before) / e0);
+        before = total;
+    }
+    printf("  initial elastic energy %.4g J, after 40 steps %.4g J; largest rise in a step %.3g "
+           "of it\n",
+           e0, before, worst);
+    PD_CHECK(before < e0);
+    PD_CHECK_NEAR(fmax(worst, 0), 0, 1e-6);
     pd_test_sim_close(&t);
 }
