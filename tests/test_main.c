@@ -36,9 +36,16 @@ void pd_test_register(const char* file, const char* name, pd_test_fn fn) {
     g_count++;
 }
 
+/* Tests named known_failure_* measure physics that does not match its reference yet
+ * (docs/validation.md, "Known failures"): they run and print their measurement and verdict
+ * every time, but do not fail the suite. */
+static int is_known_failure(const char* name) {
+    return strncmp(name, "known_failure_", 14) == 0;
+}
+
 /* Usage: test_<area> [file-stem [test-name]] */
 int main(int argc, char** argv) {
-    int passed = 0, failed = 0;
+    int passed = 0, failed = 0, known = 0;
     for (int i = 0; i < g_count; ++i) {
         if (argc > 1 && strcmp(argv[1], g_tests[i].file) != 0)
             continue;
@@ -49,11 +56,20 @@ int main(int argc, char** argv) {
         int before = pd_test_failures;
         g_tests[i].fn();
         int ok = pd_test_failures == before;
+        if (!ok && is_known_failure(g_tests[i].name)) {
+            pd_test_failures = before;
+            printf("[ KNOWN FAILURE ] %s.%s (docs/validation.md)\n", g_tests[i].file,
+                   g_tests[i].name);
+            known++;
+            continue;
+        }
         printf("[ %s ] %s.%s\n", ok ? " OK " : "FAIL", g_tests[i].file, g_tests[i].name);
         fflush(stdout);
         ok ? passed++ : failed++;
     }
-    if (passed + failed == 0) {
+    if (known)
+        printf("%d known failure(s), listed in docs/validation.md\n", known);
+    if (passed + failed + known == 0) {
         fprintf(stderr, "no test matched\n");
         return 3;
     }
