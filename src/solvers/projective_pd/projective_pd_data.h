@@ -18,7 +18,11 @@ typedef struct pd_ppd_params {
     int dilatation;
     int inversion_fix;
     int surface_correction;
+    int history;
 } pd_ppd_params;
+
+/* Most L-BFGS pairs `history` may keep. */
+#define PD_PPD_MAX_HISTORY 16
 
 extern const pd_param_table pd_ppd_param_table;
 
@@ -56,24 +60,27 @@ typedef struct pd_ppd_state {
     /* per bond */
     pd_real* a;   /* stiffness of the bond's quadratic term (N/m) */
     pd_real* c;   /* a_ij + a_ji: off-diagonal weight of the global matrix (N/m) */
-    pd_vec3* p;   /* projection (target of Y) from the last local step (m) */
     pd_real* len; /* |X<xi>| (m) */
     pd_real* kb;  /* V_i V_j w / |X|^2 (m) */
+    pd_real* wv;  /* w V_j: the bond's weight in F (1) */
     pd_vec3* t;   /* dE_i/dY of the bond (N) */
     /* per particle */
-    pd_mat3* kinv;   /* (X*X)^+ of the family */
-    uint8_t* planar; /* family spans a plane or a line: no inversion fix, no dilatation */
-    pd_real* diag;   /* m/h^2 + sum_j c_ij */
-    pd_vec3* ystar;  /* inertial prediction y* */
-    pd_vec3* y;      /* current iterate */
-    pd_vec3* ytrial; /* line-search trial */
-    pd_vec3* yhat;   /* global-step solution */
-    pd_vec3* yprev;  /* Chebyshev: iterate before the last */
-    pd_vec3* q;      /* sum_j (a_ji p_ji - a_ij p_ij) */
-    pd_vec3* r;      /* residual of Eq. 12 */
-    pd_vec3* g;      /* dE/dy: exact gradient of the elastic energy (N) */
-    pd_vec3* rhs_b;  /* constant part of the global system's rows */
-    uint8_t* held;   /* 1: in contact with a collider at the current iterate */
+    pd_mat3* kinv;    /* (X*X)^+ of the family */
+    uint8_t* planar;  /* family spans a plane or a line: no inversion fix, no dilatation */
+    pd_real* diag;    /* m/h^2 + sum_j c_ij */
+    pd_vec3* ystar;   /* inertial prediction y* */
+    pd_vec3* y;       /* current iterate */
+    pd_vec3* ytrial;  /* line-search trial; Chebyshev scratch */
+    pd_vec3* yprev;   /* Chebyshev scratch */
+    pd_vec3* yold;    /* iterate before the last move (m) */
+    pd_vec3* r;       /* residual of Eq. 12, blocked contacts filtered (N) */
+    pd_vec3* rold;    /* residual before the last move (N) */
+    pd_vec3* g;       /* dE/dy: exact gradient of the elastic energy (N) */
+    pd_vec3* dir;     /* search direction (m) */
+    pd_vec3* work;    /* right-hand side of the global step */
+    pd_vec3* blocked; /* outward normal of a contact the particle pushes into, else 0 */
+    pd_real* push;    /* force the blocked contact takes, r . n (N) */
+    uint8_t* held;    /* 1: in contact with a collider at the current iterate */
     const struct pd_colliders* colliders;
     uint8_t* near_skip; /* 1: not projected during this step's iterations */
     pd_real* partial;   /* one per chunk: deterministic reductions */
@@ -84,13 +91,22 @@ typedef struct pd_ppd_state {
     size_t free_count;
     pd_vec3* rhs;  /* free_count */
     pd_vec3* xsol; /* free_count */
+    /* L-BFGS pairs (s_k, y_k), a ring of `history` */
+    pd_vec3* hist_s[PD_PPD_MAX_HISTORY];
+    pd_vec3* hist_y[PD_PPD_MAX_HISTORY];
+    pd_real hist_rho[PD_PPD_MAX_HISTORY];
+    int hist_head, hist_count;
+    int inverted;             /* some particle took the inversion fix at the iterate */
+    double t_local, t_global; /* s spent in this step's local and global steps */
     /* what the last step did, for tests */
     int last_iterations;
     double last_residual;
     double last_force_scale;  /* N: what the residual is measured against */
-    int gradient_steps;       /* iterations that fell back to the preconditioned gradient */
+    int history_resets;       /* iterations whose L-BFGS direction failed */
     double last_merit;        /* J */
     int residual_increases;   /* iterations of the last step whose residual went up */
+    int merit_increases;      /* iterations of the last step whose merit went up */
+    double shortest_step;     /* smallest step length alpha the line search took */
     int line_search_failures; /* iterations where no step length met the Armijo condition */
 } pd_ppd_state;
 #endif

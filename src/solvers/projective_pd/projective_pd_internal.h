@@ -13,8 +13,9 @@ pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_param
                                     pd_real B);
 pd_status pd_ppd_create(struct pd_world* world, const void* params, void** state, pd_error* err);
 void pd_ppd_destroy_state(pd_ppd_state* s);
-/* Global step by the prefactored sparse Cholesky: s->yhat = A^-1 b. */
-pd_status pd_ppd_solve_direct(pd_ppd_state* s, const uint8_t* flags);
+/* Global step by the prefactored sparse Cholesky: z = A^-1 b over the free particles (0 for
+ * constrained ones). */
+pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z);
 
 /* For tests: the elastic energy (J) at y, with its exact gradient left in s->g. */
 pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags);

@@ -34,6 +34,9 @@ static const pd_param_info k_params[] = {
     {"surface_correction", PD_PARAM_BOOL, P(surface_correction), 1, 0, 1, "-", NULL,
      "Stiffen bonds near free surfaces so that surface layers match the bulk (Madenci & "
      "Oterkus 2014; beyond the paper)."},
+    {"history", PD_PARAM_INT, P(history), 5, 0, PD_PPD_MAX_HISTORY, "1", NULL,
+     "L-BFGS pairs kept within a step, with the global step as initial Hessian (Liu et al. "
+     "2017; beyond the paper); 0 is the paper's preconditioned descent (Sec. 4.2, Eq. 13)."},
 };
 
 const pd_param_table pd_ppd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

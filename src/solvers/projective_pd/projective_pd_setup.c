@@ -120,9 +120,9 @@ static pd_status allocate_state(pd_ppd_state* s) {
     size_t n = s->n, nb = s->fam.bond_count;
     ALLOC(a, pd_real, nb);
     ALLOC(c, pd_real, nb);
-    ALLOC(p, pd_vec3, nb);
     ALLOC(len, pd_real, nb);
     ALLOC(kb, pd_real, nb);
+    ALLOC(wv, pd_real, nb);
     ALLOC(t, pd_vec3, nb);
     ALLOC(kinv, pd_mat3, n);
     ALLOC(planar, uint8_t, n);
@@ -130,12 +130,19 @@ static pd_status allocate_state(pd_ppd_state* s) {
     ALLOC(ystar, pd_vec3, n);
     ALLOC(y, pd_vec3, n);
     ALLOC(ytrial, pd_vec3, n);
-    ALLOC(yhat, pd_vec3, n);
     ALLOC(yprev, pd_vec3, n);
-    ALLOC(q, pd_vec3, n);
+    ALLOC(yold, pd_vec3, n);
     ALLOC(r, pd_vec3, n);
+    ALLOC(rold, pd_vec3, n);
     ALLOC(g, pd_vec3, n);
-    ALLOC(rhs_b, pd_vec3, n);
+    ALLOC(dir, pd_vec3, n);
+    ALLOC(work, pd_vec3, n);
+    ALLOC(blocked, pd_vec3, n);
+    ALLOC(push, pd_real, n);
+    for (int k = 0; k < s->prm.history; ++k) {
+        ALLOC(hist_s[k], pd_vec3, n);
+        ALLOC(hist_y[k], pd_vec3, n);
+    }
     ALLOC(held, uint8_t, n);
     ALLOC(near_skip, uint8_t, n);
     s->chunks = (n + 511) / 512;
@@ -200,6 +207,7 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags, const pd_vec3* gcor
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             uint32_t j = f->j[b];
             s->len[b] = pd_v3_len(f->xi[b]);
+            s->wv[b] = f->w[b] * s->volume[j];
             s->kb[b] = s->volume[i] * s->volume[j] * f->w[b] / pd_v3_len2(f->xi[b]);
             if (gcorr)
                 s->kb[b] *= bond_correction(gcorr[i], gcorr[j], f->xi[b], s->len[b]);
@@ -259,22 +267,13 @@ static pd_status factor_direct(pd_ppd_state* s, const uint8_t* flags) {
     return st;
 }
 
-pd_status pd_ppd_solve_direct(pd_ppd_state* s, const uint8_t* flags) {
-    const pd_family* f = &s->fam;
-    for (size_t i = 0; i < s->n; ++i) {
-        int32_t fi = s->free_index[i];
-        if (fi < 0)
-            continue;
-        pd_vec3 b = s->rhs_b[i];
-        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
-            if (s->free_index[f->j[k]] < 0) /* held neighbours go to the right-hand side */
-                b = pd_v3_madd(b, s->c[k], s->y[f->j[k]]);
-        s->rhs[fi] = b;
-    }
-    pd_status st = s->free_count ? pd_cholmod_solve3(&s->direct, s->rhs, s->xsol) : PD_OK;
+pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z) {
     for (size_t i = 0; i < s->n; ++i)
-        s->yhat[i] = s->free_index[i] < 0 ? s->y[i] : s->xsol[s->free_index[i]];
-    (void)flags;
+        if (s->free_index[i] >= 0)
+            s->rhs[s->free_index[i]] = b[i];
+    pd_status st = s->free_count ? pd_cholmod_solve3(&s->direct, s->rhs, s->xsol) : PD_OK;
+    for (size_t i = 0; i < s->n; ++i) /* constrained particles do not move */
+        z[i] = s->free_index[i] < 0 ? pd_v3(0, 0, 0) : s->xsol[s->free_index[i]];
     return st;
 }
 
@@ -346,9 +345,9 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     size_t n = s->n, nb = s->fam.bond_count;
     FREE(a, pd_real, nb);
     FREE(c, pd_real, nb);
-    FREE(p, pd_vec3, nb);
     FREE(len, pd_real, nb);
     FREE(kb, pd_real, nb);
+    FREE(wv, pd_real, nb);
     FREE(t, pd_vec3, nb);
     FREE(kinv, pd_mat3, n);
     FREE(planar, uint8_t, n);
@@ -356,12 +355,19 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     FREE(ystar, pd_vec3, n);
     FREE(y, pd_vec3, n);
     FREE(ytrial, pd_vec3, n);
-    FREE(yhat, pd_vec3, n);
     FREE(yprev, pd_vec3, n);
-    FREE(q, pd_vec3, n);
+    FREE(yold, pd_vec3, n);
     FREE(r, pd_vec3, n);
+    FREE(rold, pd_vec3, n);
     FREE(g, pd_vec3, n);
-    FREE(rhs_b, pd_vec3, n);
+    FREE(dir, pd_vec3, n);
+    FREE(work, pd_vec3, n);
+    FREE(blocked, pd_vec3, n);
+    FREE(push, pd_real, n);
+    for (int k = 0; k < s->prm.history; ++k) {
+        FREE(hist_s[k], pd_vec3, n);
+        FREE(hist_y[k], pd_vec3, n);
+    }
     FREE(held, uint8_t, n);
     FREE(near_skip, uint8_t, n);
     FREE(partial, pd_real, 2 * s->chunks);
