@@ -92,11 +92,11 @@ static pd_status write_frame(run_ctx* r, int frame, pd_error* err) {
     pd_status st = PD_OK;
     if (out->formats & PD_FORMAT_PLY) {
         snprintf(path, sizeof path, "%s/frame_%05d.ply", r->dir, frame);
-        st = pd_write_ply(path, p->count, p->pos, fields, nf, err);
+        st = pd_write_ply(path, p->count, p->pos, fields, nf, r->world->order, err);
     }
     if (st == PD_OK && (out->formats & PD_FORMAT_VTK)) {
         snprintf(path, sizeof path, "%s/frame_%05d.vtk", r->dir, frame);
-        st = pd_write_vtk(path, p->count, p->pos, fields, nf, err);
+        st = pd_write_vtk(path, p->count, p->pos, fields, nf, r->world->order, err);
     }
     return st;
 }

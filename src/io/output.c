@@ -165,7 +165,7 @@ static size_t pack_ply_row(unsigned char* p, size_t i, const pd_vec3* pos, const
 }
 
 pd_status pd_write_ply(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
-                       int field_count, pd_error* err) {
+                       int field_count, const uint32_t* order, pd_error* err) {
     pd_status s = check_fields(n, pos, fields, field_count, path, err);
     if (s != PD_OK)
         return s;
@@ -180,7 +180,7 @@ pd_status pd_write_ply(const char* path, size_t n, const pd_vec3* pos, const pd_
             fwrite(buf, 1, used, af.f);
             used = 0;
         }
-        used += pack_ply_row(buf + used, i, pos, fields, field_count);
+        used += pack_ply_row(buf + used, order ? order[i] : i, pos, fields, field_count);
     }
     fwrite(buf, 1, used, af.f);
     return pd_atomic_commit(&af, err);
@@ -205,9 +205,19 @@ static void write_be_values(FILE* f, size_t total, pd_value_fn* value, const voi
     fwrite(buf, 1, used, f);
 }
 
+/* Row k of the output is particle order[k] (k itself without an order). */
+static size_t row(const uint32_t* order, size_t k) {
+    return order ? order[k] : k;
+}
+
+typedef struct pd_points_ref {
+    const pd_vec3* pos;
+    const uint32_t* order;
+} pd_points_ref;
+
 static uint32_t point_coord(const void* ctx, size_t j) {
-    const pd_vec3* p = &((const pd_vec3*)ctx)[j / 3];
-    return float_bits((float)pd_v3_comp(*p, (int)(j % 3)));
+    const pd_points_ref* r = ctx;
+    return float_bits((float)pd_v3_comp(r->pos[row(r->order, j / 3)], (int)(j % 3)));
 }
 
 /* VERTICES cells: "1 i" for each point i. */
@@ -219,11 +229,13 @@ static uint32_t vertex_cell(const void* ctx, size_t j) {
 typedef struct pd_component_ref {
     const pd_field* field;
     int first, count; /* components [first, first + count) */
+    const uint32_t* order;
 } pd_component_ref;
 
 static uint32_t field_value(const void* ctx, size_t j) {
     const pd_component_ref* r = ctx;
-    return field_bits(r->field, j / (size_t)r->count, r->first + (int)(j % (size_t)r->count));
+    return field_bits(r->field, row(r->order, j / (size_t)r->count),
+                      r->first + (int)(j % (size_t)r->count));
 }
 
 /* The VTK array name of a vector field: the common prefix of its component names without a
@@ -246,13 +258,14 @@ static void vector_name(const pd_field* f, int index, char* out, size_t cap) {
         snprintf(out, cap, "%.*s", (int)len, f->names[0]);
 }
 
-static void write_vtk_field(FILE* f, size_t n, const pd_field* field, int index) {
+static void write_vtk_field(FILE* f, size_t n, const pd_field* field, int index,
+                            const uint32_t* order) {
     const char* type = field->type == PD_FIELD_INT32 ? "int" : "float";
     if (field->components == 3) {
         char name[64];
         vector_name(field, index, name, sizeof name);
         fprintf(f, "VECTORS %s %s\n", name, type);
-        pd_component_ref r = {field, 0, 3};
+        pd_component_ref r = {field, 0, 3, order};
         write_be_values(f, n * 3, field_value, &r);
         fprintf(f, "\n");
         return;
@@ -260,14 +273,14 @@ static void write_vtk_field(FILE* f, size_t n, const pd_field* field, int index)
     /* Other widths (1, or the 6 of a symmetric stress) become one scalar array each. */
     for (int c = 0; c < field->components; ++c) {
         fprintf(f, "SCALARS %s %s 1\nLOOKUP_TABLE default\n", field->names[c], type);
-        pd_component_ref r = {field, c, 1};
+        pd_component_ref r = {field, c, 1, order};
         write_be_values(f, n, field_value, &r);
         fprintf(f, "\n");
     }
 }
 
 pd_status pd_write_vtk(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
-                       int field_count, pd_error* err) {
+                       int field_count, const uint32_t* order, pd_error* err) {
     pd_status s = check_fields(n, pos, fields, field_count, path, err);
     if (s != PD_OK)
         return s;
@@ -280,14 +293,15 @@ pd_status pd_write_vtk(const char* path, size_t n, const pd_vec3* pos, const pd_
     fprintf(f, "# vtk DataFile Version 3.0\nperidot %s particles\nBINARY\nDATASET POLYDATA\n",
             pd_version());
     fprintf(f, "POINTS %zu float\n", n);
-    write_be_values(f, n * 3, point_coord, pos);
+    pd_points_ref points = {pos, order};
+    write_be_values(f, n * 3, point_coord, &points);
     fprintf(f, "\nVERTICES %zu %zu\n", n, 2 * n);
     write_be_values(f, 2 * n, vertex_cell, NULL);
     fprintf(f, "\n");
     if (field_count > 0)
         fprintf(f, "POINT_DATA %zu\n", n);
     for (int k = 0; k < field_count; ++k)
-        write_vtk_field(f, n, &fields[k], k);
+        write_vtk_field(f, n, &fields[k], k, order);
     return pd_atomic_commit(&af, err);
 }
 

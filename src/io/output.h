@@ -24,10 +24,12 @@ typedef struct pd_field {
     const void* data;
 } pd_field;
 
+/* Writes n points atomically; row k is particle order[k] (so that a world that reorders its
+ * particles still writes them in a stable order), or particle k when order is NULL. */
 pd_status pd_write_ply(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
-                       int field_count, pd_error* err);
+                       int field_count, const uint32_t* order, pd_error* err);
 pd_status pd_write_vtk(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
-                       int field_count, pd_error* err);
+                       int field_count, const uint32_t* order, pd_error* err);
 
 /* A PLY file read back: positions and every other vertex property as float columns. */
 #define PD_PLY_MAX_PROPS 32

@@ -13,8 +13,12 @@
 #include "world/bodies.h"
 #include "world/particles.h"
 
-/* Reorders particles along a Z-curve so that neighbours are near in memory (DESIGN.md). */
-static pd_status reorder_morton(pd_world* w) {
+/* Particles along a Z-curve, so that neighbours are near in memory (DESIGN.md): at creation by
+ * the sampled positions, then every reorder_every steps by the current ones (bodies that flow
+ * or tumble drift from their creation order). The solver permutes its own per-particle and
+ * per-bond data (on_reorder); frames are written by particle id, so their order never
+ * changes. Infrequent: its scratch is allocated here, not per step. */
+pd_status pd_world_reorder(pd_world* w, const pd_vec3* key) {
     pd_particles* p = &w->particles;
     size_t n = p->count;
     uint32_t* perm = PD_NEW_ARRAY(uint32_t, n);
@@ -24,11 +28,23 @@ static pd_status reorder_morton(pd_world* w) {
     for (size_t i = 1; i < n; ++i)
         cell = fmin(cell, p->spacing[i]);
     if (st == PD_OK)
-        st = pd_morton_order(p->rest, n, cell, perm);
-    if (st == PD_OK)
+        st = pd_morton_order(key, n, cell, perm);
+    if (st == PD_OK) {
         pd_particles_permute(p, perm, scratch);
+        if (w->plastic_strain) {
+            pd_real* tmp = scratch;
+            for (size_t i = 0; i < n; ++i)
+                tmp[i] = w->plastic_strain[perm[i]];
+            memcpy(w->plastic_strain, tmp, n * sizeof(pd_real));
+        }
+        for (size_t i = 0; i < n; ++i)
+            w->order[p->id[i]] = (uint32_t)i;
+        if (w->solver_state && w->solver->on_reorder)
+            st = w->solver->on_reorder(w->solver_state, w, perm);
+    }
     PD_FREE_ARRAY(perm, uint32_t, n);
     pd_free(scratch, n * sizeof(pd_vec3));
+    w->steps_since_reorder = 0;
     return st;
 }
 
@@ -62,8 +78,13 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     pd_status st = pd_world_add_bodies(w, err);
     if (st == PD_OK && w->particles.count == 0)
         st = pd_fail(err, PD_ERR_BAD_SCENE, "bodies", "the scene has no particles");
+    if (st == PD_OK) {
+        w->order = PD_NEW_ARRAY(uint32_t, w->particles.count);
+        st = w->order ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    }
     if (st == PD_OK)
-        st = reorder_morton(w);
+        st = pd_world_reorder(w, w->particles.rest);
+    w->reorder_every = PD_REORDER_EVERY;
     if (st == PD_OK)
         st = pd_colliders_create(scene->colliders, scene->collider_count, &w->colliders, err);
     if (st == PD_OK) {
@@ -92,6 +113,7 @@ void pd_destroy_world(pd_world* w) {
         w->solver->destroy(w->solver_state);
     PD_FREE_ARRAY(w->step_start, pd_vec3, w->particles.count);
     PD_FREE_ARRAY(w->plastic_strain, pd_real, w->particles.count);
+    PD_FREE_ARRAY(w->order, uint32_t, w->particles.count);
     pd_particles_free(&w->particles);
     PD_FREE_ARRAY(w->pins, pd_pin, w->pin_count);
     if (w->colliders.items)
@@ -157,6 +179,13 @@ static pd_status check_stability(const pd_world* w, pd_error* err) {
 pd_status pd_world_step(pd_world* w, pd_error* err) {
     pd_particles* p = &w->particles;
     pd_real dt = w->def.dt, t1 = w->time + dt;
+    if (w->reorder_every > 0 && w->solver->on_reorder &&
+        ++w->steps_since_reorder >= w->reorder_every) {
+        pd_status st = pd_world_reorder(w, p->pos);
+        if (st != PD_OK)
+            return pd_fail(err, st, "", "reordering the particles failed (%s)",
+                           pd_status_string(st));
+    }
     pd_arena_reset(&w->arena);
     memcpy(w->step_start, p->pos, p->count * sizeof(pd_vec3));
     pd_vec3* vel_before = PD_ARENA_ARRAY(&w->arena, pd_vec3, p->count);

@@ -64,9 +64,19 @@ struct pd_world {
     /* particles colliders leave alone this step (held, ghosts): solvers that project contacts
      * inside their iterations pass it to pd_colliders_project */
     const uint8_t* contact_skip;
+    uint32_t* order;   /* order[id] = index of the particle with that id (output order) */
+    int reorder_every; /* steps between Morton reorderings (0: only at creation) */
+    int steps_since_reorder;
     pd_arena arena;          /* per-step scratch */
     pd_real* plastic_strain; /* exported field (zero for elastic methods), allocated on demand */
 };
+
+/* Steps between Morton reorderings of the particles by their current positions. */
+#define PD_REORDER_EVERY 64
+
+/* Reorders the particles along a Z-curve of `key` (one position per particle), tells the
+ * solver, and updates the output order. */
+pd_status pd_world_reorder(pd_world* w, const pd_vec3* key);
 
 /* Public-ish accessors used by the CLI and tests. */
 static inline size_t pd_world_count(const pd_world* w) {

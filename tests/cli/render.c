@@ -36,7 +36,7 @@ static pd_status write_ball_frame(const char* dir, int frame) {
                           {{"density"}, 1, PD_FIELD_REAL, density}};
     char path[256];
     snprintf(path, sizeof path, "%s/frame_%05d.ply", dir, frame);
-    return pd_write_ply(path, n, pos, fields, 2, NULL);
+    return pd_write_ply(path, n, pos, fields, 2, NULL, NULL);
 }
 
 /* Runs `peridot <args>` through the shell (env: optional "VAR=value " prefix); stderr goes to

@@ -88,6 +88,32 @@ static float be_float(const unsigned char* p) {
     return v;
 }
 
+/* With an order, row k is particle order[k]: a reordered world writes stable frames. */
+PD_TEST(ply_rows_follow_the_given_order) {
+    static sample_frame s;
+    make_frame(&s);
+    static uint32_t order[N_POINTS];
+    for (int k = 0; k < N_POINTS; ++k)
+        order[k] = (uint32_t)((k * 7 + 3) % N_POINTS);
+    char dir[64], path[128];
+    temp_dir(dir, sizeof dir);
+    PD_REQUIRE(dir[0]);
+    snprintf(path, sizeof path, "%s/frame_00000.ply", dir);
+    PD_REQUIRE(pd_write_ply(path, N_POINTS, s.pos, s.fields, 3, order, NULL) == PD_OK);
+    pd_ply_data ply;
+    pd_error err;
+    PD_REQUIRE(pd_read_ply(path, &ply, &err) == PD_OK);
+    const float *x = pd_ply_column(&ply, "x"), *id = pd_ply_column(&ply, "id");
+    PD_REQUIRE(x && id);
+    int mismatches = 0;
+    for (int k = 0; k < N_POINTS; ++k)
+        mismatches += x[k] != (float)s.pos[order[k]].x || id[k] != (float)s.id[order[k]];
+    PD_CHECK_NEAR(mismatches, 0, 0);
+    pd_ply_free(&ply);
+    remove(path);
+    rmdir(dir);
+}
+
 PD_TEST(ply_round_trip_is_exact_in_float) {
     static sample_frame s;
     make_frame(&s);
@@ -95,7 +121,7 @@ PD_TEST(ply_round_trip_is_exact_in_float) {
     temp_dir(dir, sizeof dir);
     PD_REQUIRE(dir[0]);
     snprintf(path, sizeof path, "%s/frame_00000.ply", dir);
-    PD_REQUIRE(pd_write_ply(path, N_POINTS, s.pos, s.fields, 3, NULL) == PD_OK);
+    PD_REQUIRE(pd_write_ply(path, N_POINTS, s.pos, s.fields, 3, NULL, NULL) == PD_OK);
     pd_ply_data ply;
     pd_error err;
     PD_REQUIRE(pd_read_ply(path, &ply, &err) == PD_OK);
@@ -143,7 +169,7 @@ PD_TEST(vtk_has_header_points_and_arrays) {
     temp_dir(dir, sizeof dir);
     PD_REQUIRE(dir[0]);
     snprintf(path, sizeof path, "%s/frame.vtk", dir);
-    PD_REQUIRE(pd_write_vtk(path, N_POINTS, s.pos, s.fields, 3, NULL) == PD_OK);
+    PD_REQUIRE(pd_write_vtk(path, N_POINTS, s.pos, s.fields, 3, NULL, NULL) == PD_OK);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     PD_CHECK(!file_exists(tmp));
     size_t size;
@@ -183,11 +209,11 @@ PD_TEST(writes_into_missing_directory_fail_with_io_error) {
     const char* path = "/tmp/pd_no_such_dir_4711/sub/frame.ply";
     pd_error err;
     memset(&err, 0, sizeof err);
-    PD_CHECK(pd_write_ply(path, N_POINTS, s.pos, s.fields, 3, &err) == PD_ERR_IO);
+    PD_CHECK(pd_write_ply(path, N_POINTS, s.pos, s.fields, 3, NULL, &err) == PD_ERR_IO);
     printf("  message: %s\n", err.message);
     PD_CHECK(strstr(err.message, "No such file") != NULL);
     PD_CHECK(strstr(err.message, "pd_no_such_dir_4711") != NULL);
-    PD_CHECK(pd_write_vtk(path, N_POINTS, s.pos, s.fields, 3, &err) == PD_ERR_IO);
+    PD_CHECK(pd_write_vtk(path, N_POINTS, s.pos, s.fields, 3, NULL, &err) == PD_ERR_IO);
     PD_CHECK(pd_write_text_atomic(path, "a", 1, &err) == PD_ERR_IO);
     uint8_t rgb[3 * 16 * 16] = {0};
     PD_CHECK(pd_write_png("/tmp/pd_no_such_dir_4711/a.png", 16, 16, rgb, &err) == PD_ERR_IO);

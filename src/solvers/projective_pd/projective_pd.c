@@ -617,6 +617,7 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .create = pd_ppd_create,
     .destroy = ppd_destroy,
     .step = ppd_step,
+    .on_reorder = pd_ppd_on_reorder,
     .bytes_per_particle = ppd_bytes_per_particle,
 };
 

@@ -13,6 +13,8 @@ pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_param
                                     pd_real B);
 pd_status pd_ppd_create(struct pd_world* world, const void* params, void** state, pd_error* err);
 void pd_ppd_destroy_state(pd_ppd_state* s);
+/* The world reordered its particles: new index i holds old particle perm[i]. */
+pd_status pd_ppd_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
 /* Global step by the prefactored sparse Cholesky: z = A^-1 b over the free particles (0 for
  * constrained ones). */
 pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z);

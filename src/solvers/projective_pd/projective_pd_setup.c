@@ -318,6 +318,76 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     return PD_OK;
 }
 
+/* dst[k] = src[map[k]] for `count` items of `size` bytes; src and dst must not overlap. */
+static void gather_items(void* dst, const void* src, const uint32_t* map, size_t count,
+                         size_t size) {
+    for (size_t k = 0; k < count; ++k)
+        memcpy((char*)dst + k * size, (const char*)src + (size_t)map[k] * size, size);
+}
+
+/* Permutes an array of `count` items in place through scratch (dst[k] = a[map[k]]). */
+static void permute_items(void* a, void* scratch, const uint32_t* map, size_t count, size_t size) {
+    gather_items(scratch, a, map, count, size);
+    memcpy(a, scratch, count * size);
+}
+
+/* The world reordered its particles (new i = old perm[i]): the families keep their bonds in
+ * the same order within each family, renumbered; every per-particle and per-bond array of the
+ * state follows. Per-step arrays are rebuilt by the next step. The Cholesky factor keeps its
+ * rows: free_index follows the particles. */
+pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
+    pd_ppd_state* s = state;
+    pd_family* f = &s->fam;
+    size_t n = s->n, nb = f->bond_count;
+    size_t scratch_bytes = (nb > n ? nb : n) * sizeof(pd_mat3);
+    uint32_t* inv = PD_NEW_ARRAY(uint32_t, n);
+    uint32_t* bond_from = PD_NEW_ARRAY(uint32_t, nb + 1); /* new bond -> old bond */
+    uint32_t* bond_to = PD_NEW_ARRAY(uint32_t, nb + 1);   /* old bond -> new bond */
+    uint32_t* offsets = PD_NEW_ARRAY(uint32_t, n + 1);
+    void* scratch = pd_alloc(scratch_bytes);
+    pd_status st = inv && bond_from && bond_to && offsets && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK) {
+        for (size_t i = 0; i < n; ++i)
+            inv[perm[i]] = (uint32_t)i;
+        offsets[0] = 0;
+        for (size_t i = 0; i < n; ++i) {
+            uint32_t o = f->offsets[perm[i]], deg = f->offsets[perm[i] + 1] - o;
+            for (uint32_t m = 0; m < deg; ++m) {
+                bond_from[offsets[i] + m] = o + m;
+                bond_to[o + m] = offsets[i] + m;
+            }
+            offsets[i + 1] = offsets[i] + deg;
+        }
+        memcpy(f->offsets, offsets, (n + 1) * sizeof(uint32_t));
+        uint32_t* idx = scratch;
+        for (size_t b = 0; b < nb; ++b)
+            idx[b] = inv[f->j[bond_from[b]]];
+        memcpy(f->j, idx, nb * sizeof(uint32_t));
+        for (size_t b = 0; b < nb; ++b)
+            idx[b] = bond_to[f->rev[bond_from[b]]];
+        memcpy(f->rev, idx, nb * sizeof(uint32_t));
+        permute_items(f->xi, scratch, bond_from, nb, sizeof(pd_vec3));
+        permute_items(f->w, scratch, bond_from, nb, sizeof(pd_real));
+        permute_items(s->a, scratch, bond_from, nb, sizeof(pd_real));
+        permute_items(s->c, scratch, bond_from, nb, sizeof(pd_real));
+        permute_items(s->len, scratch, bond_from, nb, sizeof(pd_real));
+        permute_items(s->kb, scratch, bond_from, nb, sizeof(pd_real));
+        permute_items(s->wv, scratch, bond_from, nb, sizeof(pd_real));
+        permute_items(s->kinv, scratch, perm, n, sizeof(pd_mat3));
+        permute_items(s->planar, scratch, perm, n, sizeof(uint8_t));
+        permute_items(s->diag, scratch, perm, n, sizeof(pd_real));
+        if (s->free_index)
+            permute_items(s->free_index, scratch, perm, n, sizeof(int32_t));
+    }
+    PD_FREE_ARRAY(inv, uint32_t, n);
+    PD_FREE_ARRAY(bond_from, uint32_t, nb + 1);
+    PD_FREE_ARRAY(bond_to, uint32_t, nb + 1);
+    PD_FREE_ARRAY(offsets, uint32_t, n + 1);
+    pd_free(scratch, scratch_bytes);
+    (void)w;
+    return st;
+}
+
 pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error* err) {
     pd_ppd_state* s = pd_calloc(1, sizeof *s);
     if (!s)
