@@ -410,11 +410,11 @@ static void slope_kernel(void* vctx, size_t begin, size_t end, int thread) {
     pd_ppd_state* s = c->s;
     pd_real sum = 0;
     for (size_t i = begin; i < end; ++i)
-        sum += pd_v3_dot(s->r[i], pd_v3_sub(s->ytrial[i], s->y[i]));
+        sum += pd_v3_dot(s->rold[i], pd_v3_sub(s->ytrial[i], s->y[i]));
     s->partial[begin / PPD_GRAIN] = sum;
 }
 
-/* r . (y_trial - y) */
+/* r . (y_trial - y), with r of the line search's start (rold: each trial overwrites s->r) */
 static pd_real projected_slope(pd_ppd_state* s) {
     ppd_ctx c = {.s = s};
     pd_parallel_for(s->n, PPD_GRAIN, slope_kernel, &c);
