@@ -102,6 +102,7 @@ typedef struct pd_ppd_state {
     int last_iterations;
     double last_residual;
     double last_force_scale;  /* N: what the residual is measured against */
+    double r_star;            /* N: |r| at the inertial prediction y* */
     int history_resets;       /* iterations whose L-BFGS direction failed */
     double last_merit;        /* J */
     int residual_increases;   /* iterations of the last step whose residual went up */
