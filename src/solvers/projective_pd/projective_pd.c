@@ -627,10 +627,13 @@ static void ppd_destroy(void* state) {
 
 static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
-    /* about 33 bonds of j, rev, xi, w, a, c, p; plus the per-particle arrays */
+    /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 11 vectors
+     * (ystar, y, ytrial, yprev, yold, r, rold, g, dir, work, blocked), 2 per L-BFGS pair, diag
+     * and push, flags */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
-    size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + 3 * sizeof(pd_real);
-    size_t per_particle = sizeof(pd_mat3) + 8 * sizeof(pd_vec3) + 2 * sizeof(pd_real) + 16;
+    size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + 6 * sizeof(pd_real);
+    size_t per_particle = sizeof(pd_mat3) + (11 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
+                          2 * sizeof(pd_real) + 16;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     return bonds * per_bond + per_particle + direct;
 }
