@@ -109,42 +109,48 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, int mat,
     *B = count > 0 ? sb / count : 1.0 / 15.0;
 }
 
+/* The state's arrays, per bond (nb) or per particle (n): one list drives allocation and
+ * release. */
+#define PPD_STATE_ARRAYS(X)                                                                        \
+    X(a, pd_real, nb)                                                                              \
+    X(c, pd_real, nb)                                                                              \
+    X(len, pd_real, nb)                                                                            \
+    X(kb, pd_real, nb)                                                                             \
+    X(wv, pd_real, nb)                                                                             \
+    X(t, pd_vec3, nb)                                                                              \
+    X(kinv, pd_mat3, n)                                                                            \
+    X(planar, uint8_t, n)                                                                          \
+    X(diag, pd_real, n)                                                                            \
+    X(ystar, pd_vec3, n)                                                                           \
+    X(y, pd_vec3, n)                                                                               \
+    X(ytrial, pd_vec3, n)                                                                          \
+    X(yprev, pd_vec3, n)                                                                           \
+    X(yold, pd_vec3, n)                                                                            \
+    X(r, pd_vec3, n)                                                                               \
+    X(rold, pd_vec3, n)                                                                            \
+    X(g, pd_vec3, n)                                                                               \
+    X(dir, pd_vec3, n)                                                                             \
+    X(work, pd_vec3, n)                                                                            \
+    X(blocked, pd_vec3, n)                                                                         \
+    X(push, pd_real, n)                                                                            \
+    X(held, uint8_t, n)                                                                            \
+    X(near_skip, uint8_t, n)
+
 #define ALLOC(field, T, count)                                                                     \
     do {                                                                                           \
         s->field = PD_NEW_ARRAY(T, (count) + 1);                                                   \
         if (!s->field)                                                                             \
             return PD_ERR_OUT_OF_MEMORY;                                                           \
     } while (0)
+#define ALLOC_ITEM(field, T, count) ALLOC(field, T, count);
 
 static pd_status allocate_state(pd_ppd_state* s) {
     size_t n = s->n, nb = s->fam.bond_count;
-    ALLOC(a, pd_real, nb);
-    ALLOC(c, pd_real, nb);
-    ALLOC(len, pd_real, nb);
-    ALLOC(kb, pd_real, nb);
-    ALLOC(wv, pd_real, nb);
-    ALLOC(t, pd_vec3, nb);
-    ALLOC(kinv, pd_mat3, n);
-    ALLOC(planar, uint8_t, n);
-    ALLOC(diag, pd_real, n);
-    ALLOC(ystar, pd_vec3, n);
-    ALLOC(y, pd_vec3, n);
-    ALLOC(ytrial, pd_vec3, n);
-    ALLOC(yprev, pd_vec3, n);
-    ALLOC(yold, pd_vec3, n);
-    ALLOC(r, pd_vec3, n);
-    ALLOC(rold, pd_vec3, n);
-    ALLOC(g, pd_vec3, n);
-    ALLOC(dir, pd_vec3, n);
-    ALLOC(work, pd_vec3, n);
-    ALLOC(blocked, pd_vec3, n);
-    ALLOC(push, pd_real, n);
+    PPD_STATE_ARRAYS(ALLOC_ITEM)
     for (int k = 0; k < s->prm.history; ++k) {
         ALLOC(hist_s[k], pd_vec3, n);
         ALLOC(hist_y[k], pd_vec3, n);
     }
-    ALLOC(held, uint8_t, n);
-    ALLOC(near_skip, uint8_t, n);
     s->chunks = (n + 511) / 512;
     ALLOC(partial, pd_real, 2 * s->chunks);
     return PD_OK;
@@ -409,37 +415,16 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
     return PD_OK;
 }
 
-#define FREE(field, T, count) PD_FREE_ARRAY(s->field, T, (count) + 1)
+#define FREE(field, T, count)      PD_FREE_ARRAY(s->field, T, (count) + 1)
+#define FREE_ITEM(field, T, count) FREE(field, T, count);
 
 void pd_ppd_destroy_state(pd_ppd_state* s) {
     size_t n = s->n, nb = s->fam.bond_count;
-    FREE(a, pd_real, nb);
-    FREE(c, pd_real, nb);
-    FREE(len, pd_real, nb);
-    FREE(kb, pd_real, nb);
-    FREE(wv, pd_real, nb);
-    FREE(t, pd_vec3, nb);
-    FREE(kinv, pd_mat3, n);
-    FREE(planar, uint8_t, n);
-    FREE(diag, pd_real, n);
-    FREE(ystar, pd_vec3, n);
-    FREE(y, pd_vec3, n);
-    FREE(ytrial, pd_vec3, n);
-    FREE(yprev, pd_vec3, n);
-    FREE(yold, pd_vec3, n);
-    FREE(r, pd_vec3, n);
-    FREE(rold, pd_vec3, n);
-    FREE(g, pd_vec3, n);
-    FREE(dir, pd_vec3, n);
-    FREE(work, pd_vec3, n);
-    FREE(blocked, pd_vec3, n);
-    FREE(push, pd_real, n);
+    PPD_STATE_ARRAYS(FREE_ITEM)
     for (int k = 0; k < s->prm.history; ++k) {
         FREE(hist_s[k], pd_vec3, n);
         FREE(hist_y[k], pd_vec3, n);
     }
-    FREE(held, uint8_t, n);
-    FREE(near_skip, uint8_t, n);
     FREE(partial, pd_real, 2 * s->chunks);
     FREE(mat, pd_ppd_material, s->material_count);
     FREE(free_index, int32_t, n);
