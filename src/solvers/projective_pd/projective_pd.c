@@ -1,12 +1,14 @@
 /* Projective peridynamics: He, Wang, Wu 2017, "Projective Peridynamics for Modeling Versatile
  * Elastoplastic Materials", IEEE TVCG 24(9). Sec. 3-4: elasticity.
  *
- * Each step solves the implicit Euler system of Eq. 12. The local step computes, for every
- * bond, the target of Y<xi> from dir(F xi) (Eq. 10, deviatoric) and dir(Y) (Eq. 11,
- * isotropic); the global step solves the constant linear system those targets leave. As the
- * paper says (Sec. 4.2), this is a preconditioned descent on the energy of Eq. 12 with the
- * system matrix as preconditioner: Eq. 13 takes the step with a backtracking line search
- * (Armijo) on that energy, whose exact gradient we also compute. */
+ * Each step solves the implicit Euler system of Eq. 12 as the paper reads it in Sec. 4.2: a
+ * preconditioned descent on the energy of Eq. 12 with the system matrix as preconditioner.
+ * The local step computes F, the directions dir(F xi) (Eq. 10) and dir(Y) (Eq. 11), the energy
+ * and its exact gradient (Eq. 9, the derivative Eq. 10 drops kept); the global step applies
+ * the constant matrix to the residual (Chebyshev-Jacobi sweeps or the Cholesky factor); Eq. 13
+ * takes the step with a backtracking line search (Armijo). L-BFGS pairs on top (beyond the
+ * paper) and contacts blocked along collider normals. docs/methods/projective_pd.md has the
+ * derivations and the measurements behind each choice. */
 #include "solvers/projective_pd/projective_pd_data.h"
 
 #include <math.h>
@@ -90,19 +92,23 @@ static void inverted_forces(pd_ppd_state* s, const pd_ppd_material* m, pd_mat3 F
 }
 
 /* Particle i's part of the energy (J), with k = V_i V_j w / |X|^2 per bond:
- *   Eq. 8:        sum k (mu (|F xi| - |X|)^2 + lambda/2 (|Y| - |X|)^2)
+ *   Eq. 8:        sum k (mu |Y - |X| dir(F xi)|^2 + lambda/2 (|Y| - |X|)^2)
  *   dilatation:   kv/9 (J - 1)^2 sum k |X|^2      (beyond the paper; 0 when off)
- * and, per bond, t = dE_i/dY: the isotropic part directly (Eq. 11 is exact), the F parts
- * through dE/dF (X*X)^+ w V_j xi, i.e. Eq. 9 without the dropped derivative of Eq. 10.
+ * The deviatoric term is Eq. 8's (|F xi| - |X|)^2 with the paper's approximation Y* ~ Y taken
+ * in the energy: its gradient with the derivative of dir(F xi) dropped is Eq. 10, and unlike
+ * (|F xi| - |X|)^2 it resists a bond leaving the plane its family's F fits (one-layer shells
+ * bend through mu only so, Fig. 5). Per bond, t = dE_i/dY: the parts in Y directly, the parts
+ * in F (the dropped derivative kept) through dE/dF (X*X)^+ w V_j xi.
  * Inversion (Sec. 4.1): a clearly inverted particle (det F < -PPD_INVERTED) takes instead the
  * force of the paper's local step, a (Y - p), with the projection p built from F' (F with its
  * first two rows permuted): |X| dir(F' xi) (Eq. 10, weight mu), |X| dir(Y) (Eq. 11, weight
- * lambda/2), J'^(-1/3) F' xi (dilatation, weight kv). Eq. 8 cannot tell F' from F (a
- * permutation keeps |F xi|), so only this force steers a mirrored body back; the energy keeps
- * the true J, or a mirrored body would cost nothing. Near-zero determinants are left alone:
- * the permutation turns targets by 90 degrees about z, and at the momentary near-zero
- * determinants of an impact it set a dropped ball spinning (measured). Returns the energy;
- * *inverted is set when the fix acted. */
+ * lambda/2), J'^(-1/3) F' xi (dilatation, weight kv); this force steers a mirrored family
+ * back. The energy keeps F itself: with F' in it the energy would jump where det F crosses
+ * the threshold, and the dilatation term must see the true J (with the permuted one a
+ * mirrored body was an equilibrium: measured, an inverted block came back mirrored). Near-zero
+ * determinants are left alone: the permutation turns targets by 90 degrees about z, and at
+ * the momentary near-zero determinants of an impact it set a dropped ball spinning (measured).
+ * Returns the energy; *inverted is set when the fix acted. */
 static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int* inverted) {
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
