@@ -88,6 +88,16 @@ static float be_float(const unsigned char* p) {
     return v;
 }
 
+/* Writes s as frame_00000.ply into a fresh temporary folder, rows in `order` (NULL: index
+ * order); 0 on failure. */
+static int write_sample_ply(const sample_frame* s, const uint32_t* order, char* dir, char* path) {
+    temp_dir(dir, 64);
+    if (!dir[0])
+        return 0;
+    snprintf(path, 128, "%s/frame_00000.ply", dir);
+    return pd_write_ply(path, N_POINTS, s->pos, s->fields, 3, order, NULL) == PD_OK;
+}
+
 /* With an order, row k is particle order[k]: a reordered world writes stable frames. */
 PD_TEST(ply_rows_follow_the_given_order) {
     static sample_frame s;
@@ -96,10 +106,7 @@ PD_TEST(ply_rows_follow_the_given_order) {
     for (int k = 0; k < N_POINTS; ++k)
         order[k] = (uint32_t)((k * 7 + 3) % N_POINTS);
     char dir[64], path[128];
-    temp_dir(dir, sizeof dir);
-    PD_REQUIRE(dir[0]);
-    snprintf(path, sizeof path, "%s/frame_00000.ply", dir);
-    PD_REQUIRE(pd_write_ply(path, N_POINTS, s.pos, s.fields, 3, order, NULL) == PD_OK);
+    PD_REQUIRE(write_sample_ply(&s, order, dir, path));
     pd_ply_data ply;
     pd_error err;
     PD_REQUIRE(pd_read_ply(path, &ply, &err) == PD_OK);
@@ -118,10 +125,7 @@ PD_TEST(ply_round_trip_is_exact_in_float) {
     static sample_frame s;
     make_frame(&s);
     char dir[64], path[128];
-    temp_dir(dir, sizeof dir);
-    PD_REQUIRE(dir[0]);
-    snprintf(path, sizeof path, "%s/frame_00000.ply", dir);
-    PD_REQUIRE(pd_write_ply(path, N_POINTS, s.pos, s.fields, 3, NULL, NULL) == PD_OK);
+    PD_REQUIRE(write_sample_ply(&s, NULL, dir, path));
     pd_ply_data ply;
     pd_error err;
     PD_REQUIRE(pd_read_ply(path, &ply, &err) == PD_OK);
