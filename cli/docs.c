@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "io/scene_parse.h"
+#include "scene/scene_parse.h"
 #include "peridot/peridot.h"
 #include "solvers/solver.h"
 

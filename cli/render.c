@@ -18,8 +18,8 @@
 #include "commands.h"
 #include "core/alloc.h"
 #include "io/output.h"
-#include "io/png.h"
-#include "io/render.h"
+#include "render/png.h"
+#include "render/render.h"
 
 /* Room for the temporary frame directory ($TMPDIR/peridot-render-XXXXXX). */
 #define PD_TEMP_DIR_MAX 512

@@ -5,7 +5,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "io/sampling.h"
+#include "geometry/sampling.h"
 #include "world/particles.h"
 
 /* Two unit vectors perpendicular to `axis` (and to each other). */

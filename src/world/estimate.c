@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "core/error.h"
-#include "io/sampling.h"
+#include "geometry/sampling.h"
 #include "world/world.h"
 
 /* Bytes per particle of the world's own arrays (world/particles.c, step scratch). */

@@ -10,7 +10,7 @@
 
 #include "core/alloc.h"
 #include "io/output.h"
-#include "io/png.h"
+#include "render/png.h"
 #include "test.h"
 
 /* A ball of radius 0.1 m on a 0.01 m lattice resting on y = 0, spinning about y, so that

@@ -7,8 +7,8 @@
 
 #include "core/alloc.h"
 #include "io/output.h"
-#include "io/png.h"
-#include "io/render.h"
+#include "render/png.h"
+#include "render/render.h"
 #include "test.h"
 
 #define N_POINTS 257

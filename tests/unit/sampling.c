@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
-#include "io/mesh.h"
-#include "io/sampling.h"
+#include "geometry/mesh.h"
+#include "geometry/sampling.h"
 #include "parallel/parallel.h"
 #include "test.h"
 

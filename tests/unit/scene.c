@@ -1,4 +1,4 @@
-/* Scene parsing (io/scene.c): a full scene gives the values written in it, a minimal one the
+/* Scene parsing (scene/scene.c): a full scene gives the values written in it, a minimal one the
  * documented defaults, `--set` overrides land before validation, the resolved JSON parses back
  * to the same scene, and nothing stays allocated. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */

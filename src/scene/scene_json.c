@@ -1,6 +1,6 @@
 /* Typed, path-naming access to a cJSON tree for the scene parser (scene_json.h), and a small
  * scanner that maps a JSON path back to its line in the source text. */
-#include "io/scene_json.h"
+#include "scene/scene_json.h"
 
 #include "core/param.h"
 

@@ -5,7 +5,7 @@
  * (c.a)|b|)). The tree evaluates it fast with the far-field Taylor expansion of Barill, Dickson,
  * Schmidt, Levin, Jacobson 2018 ("Fast Winding Numbers for Soups and Clouds", sec. 3.2-3.3),
  * kept to second order. */
-#include "io/mesh.h"
+#include "geometry/mesh.h"
 
 #include <errno.h>
 #include <stdarg.h>

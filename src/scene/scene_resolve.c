@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "io/scene_json.h"
-#include "io/scene_parse.h"
+#include "scene/scene_json.h"
+#include "scene/scene_parse.h"
 #include "peridot/peridot.h"
 #include "solvers/solver.h"
 

@@ -3,14 +3,14 @@
  * generalised winding number (Jacobson et al. 2013, w >= 1/2 is inside), evaluated through
  * pd_mesh_tree, so open or non-manifold meshes still sample sensibly. Every random number is a
  * hash of (seed, lattice index, axis), so the points do not depend on the thread count. */
-#include "io/sampling.h"
+#include "geometry/sampling.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "io/mesh.h"
+#include "geometry/mesh.h"
 #include "parallel/parallel.h"
 
 /* Lattice points beyond this are refused (PD_ERR_TOO_LARGE): 2^31. */

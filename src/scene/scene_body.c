@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "io/scene_json.h"
-#include "io/scene_parse.h"
+#include "scene/scene_json.h"
+#include "scene/scene_parse.h"
 
 /* Makes a direction unit length; a vector already unit within rounding is left as it is, so
  * that the resolved scene parses back to the very same numbers. */

@@ -1,4 +1,4 @@
-/* Internals of the scene parser (io/scene.c): the parts of a scene, each parsed from its cJSON
+/* Internals of the scene parser (scene/scene.c): the parts of a scene, each parsed from its cJSON
  * subtree into the def structs, the writer of the resolved scene, `--set` overrides, and the
  * key and choice lists that the parser, the resolved JSON and `peridot docs` share. */
 #ifndef PD_SCENE_PARSE_H

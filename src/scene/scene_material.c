@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "io/scene_json.h"
-#include "io/scene_parse.h"
+#include "scene/scene_json.h"
+#include "scene/scene_parse.h"
 #include "solvers/solver.h"
 
 /* Lame constants from E, nu and back; both descriptions are kept filled in the def. */

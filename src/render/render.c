@@ -4,7 +4,7 @@
  * bounding-box centre from a 3/4 view above and fits the points' bounding sphere about it. The
  * image is drawn at `supersample` times the size and box-filtered down for anti-aliasing. Serial: a
  * frame costs a few pixel writes per particle, far below the simulation that produced it. */
-#include "io/render.h"
+#include "render/render.h"
 
 #include <float.h>
 #include <math.h>

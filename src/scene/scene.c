@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "io/scene_json.h"
-#include "io/scene_parse.h"
+#include "scene/scene_json.h"
+#include "scene/scene_parse.h"
 #include "peridot/peridot.h"
 #include "solvers/solver.h"
 

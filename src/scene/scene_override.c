@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/scene_json.h"
-#include "io/scene_parse.h"
+#include "scene/scene_json.h"
+#include "scene/scene_parse.h"
 
 typedef struct override_segment {
     char key[PD_JPATH_MAX]; /* empty for an index */

@@ -1,6 +1,6 @@
 /* PNG output through libpng's simplified API (png_image, libpng >= 1.6), which reports
  * errors in the image struct instead of longjmp. */
-#include "io/png.h"
+#include "render/png.h"
 
 #include <png.h>
 #include <string.h>
