@@ -10,22 +10,21 @@ static int in_family(const pd_vec3* rest, const pd_real* spacing, const int32_t*
     return body[i] == body[j] && pd_v3_len2(pd_v3_sub(rest[j], rest[i])) <= r * r;
 }
 
-/* Bond index of j -> i in j's (sorted) list. */
-static uint32_t find_bond(const pd_family* f, uint32_t j, uint32_t i) {
-    uint32_t lo = f->offsets[j], hi = f->offsets[j + 1];
+uint32_t pd_family_find_bond(const pd_family* f, uint32_t i, uint32_t j) {
+    uint32_t lo = f->offsets[i], hi = f->offsets[i + 1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (f->j[mid] < i)
+        if (f->j[mid] < j)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo;
+    return lo < f->offsets[i + 1] && f->j[lo] == j ? lo : UINT32_MAX;
 }
 
-static pd_status allocate(pd_family* f, size_t n, size_t bonds) {
+pd_status pd_family_allocate(pd_family* f, size_t n, size_t bonds) {
     f->count = n;
-    f->bond_count = bonds;
+    f->bond_count = f->bond_capacity = bonds;
     f->offsets = PD_NEW_ARRAY(uint32_t, n + 1);
     f->j = PD_NEW_ARRAY(uint32_t, bonds + 1);
     f->rev = PD_NEW_ARRAY(uint32_t, bonds + 1);
@@ -75,7 +74,7 @@ pd_status pd_family_build(pd_family* f, pd_hash_grid* grid, const pd_vec3* rest,
         for (uint32_t k = list.offsets[i]; k < list.offsets[i + 1]; ++k)
             bonds += in_family(rest, spacing, body, horizon, i, list.indices[k]);
     if (st == PD_OK)
-        st = allocate(f, n, bonds);
+        st = pd_family_allocate(f, n, bonds);
     if (st != PD_OK) {
         pd_neighbor_list_destroy(&list);
         pd_family_free(f);
@@ -97,16 +96,16 @@ pd_status pd_family_build(pd_family* f, pd_hash_grid* grid, const pd_vec3* rest,
     st = normalise_weights(f, volume, body);
     for (uint32_t i = 0; i < n; ++i)
         for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
-            f->rev[k] = find_bond(f, f->j[k], i);
+            f->rev[k] = pd_family_find_bond(f, f->j[k], i);
     pd_neighbor_list_destroy(&list);
     return st;
 }
 
 void pd_family_free(pd_family* f) {
     PD_FREE_ARRAY(f->offsets, uint32_t, f->count + 1);
-    PD_FREE_ARRAY(f->j, uint32_t, f->bond_count + 1);
-    PD_FREE_ARRAY(f->rev, uint32_t, f->bond_count + 1);
-    PD_FREE_ARRAY(f->xi, pd_vec3, f->bond_count + 1);
-    PD_FREE_ARRAY(f->w, pd_real, f->bond_count + 1);
+    PD_FREE_ARRAY(f->j, uint32_t, f->bond_capacity + 1);
+    PD_FREE_ARRAY(f->rev, uint32_t, f->bond_capacity + 1);
+    PD_FREE_ARRAY(f->xi, pd_vec3, f->bond_capacity + 1);
+    PD_FREE_ARRAY(f->w, pd_real, f->bond_capacity + 1);
     memset(f, 0, sizeof *f);
 }

@@ -10,13 +10,14 @@
 #include "peridot/types.h"
 
 typedef struct pd_family {
-    size_t count;      /* particles */
-    size_t bond_count; /* directed bonds */
-    uint32_t* offsets; /* bonds of i: offsets[i] .. offsets[i+1] */
-    uint32_t* j;       /* the neighbour of each bond */
-    uint32_t* rev;     /* index of the opposite bond j -> i */
-    pd_vec3* xi;       /* reference vector X<xi> = x_j - x_i (m); plasticity may edit it */
-    pd_real* w;        /* weight w<xi> (1/m^3): sum_j w_ij V_j = 1 over a full family */
+    size_t count;         /* particles */
+    size_t bond_count;    /* directed bonds */
+    size_t bond_capacity; /* bonds the arrays hold (removal shrinks bond_count only) */
+    uint32_t* offsets;    /* bonds of i: offsets[i] .. offsets[i+1] */
+    uint32_t* j;          /* the neighbour of each bond */
+    uint32_t* rev;        /* index of the opposite bond j -> i */
+    pd_vec3* xi;          /* reference vector X<xi> = x_j - x_i (m); plasticity may edit it */
+    pd_real* w;           /* weight w<xi> (1/m^3): sum_j w_ij V_j = 1 over a full family */
 } pd_family;
 
 /* Families on `rest` positions: j is in i's family when both belong to the same body and
@@ -25,6 +26,11 @@ pd_status pd_family_build(pd_family* f, pd_hash_grid* grid, const pd_vec3* rest,
                           const pd_real* volume, const pd_real* spacing, const int32_t* body,
                           size_t n, pd_real horizon);
 void pd_family_free(pd_family* f);
+/* Allocates (zeroed) the arrays of n particles and `bonds` directed bonds. */
+pd_status pd_family_allocate(pd_family* f, size_t n, size_t bonds);
+/* Index of the bond i -> j, or UINT32_MAX when j is not in i's family (bonds of a family are
+ * sorted by j). */
+uint32_t pd_family_find_bond(const pd_family* f, uint32_t i, uint32_t j);
 /* sum_j V_j over i's family (m^3). */
 pd_real pd_family_volume(const pd_family* f, const pd_real* volume, uint32_t i);
 

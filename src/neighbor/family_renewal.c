@@ -1,0 +1,217 @@
+/* Renewal, removal and permanent breaking of peridynamic bonds (family_renewal.h). Infrequent
+ * (a renewal every so many steps, a removal when a bond breaks), so the temporary arrays here
+ * are allocated per call, never per particle or bond. */
+#include "neighbor/family_renewal.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+
+/* ---------------------------------------------------------------- broken pairs */
+
+static uint64_t pair_key(int32_t a, int32_t b) {
+    uint32_t lo = (uint32_t)(a < b ? a : b), hi = (uint32_t)(a < b ? b : a);
+    return (uint64_t)lo << 32 | hi;
+}
+
+/* First index whose key is >= key. */
+static size_t lower_bound(const pd_bond_set* set, uint64_t key) {
+    size_t lo = 0, hi = set->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (set->keys[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int pd_bond_set_has(const pd_bond_set* set, int32_t id_a, int32_t id_b) {
+    if (!set || set->count == 0)
+        return 0;
+    uint64_t key = pair_key(id_a, id_b);
+    size_t k = lower_bound(set, key);
+    return k < set->count && set->keys[k] == key;
+}
+
+pd_status pd_bond_set_add(pd_bond_set* set, int32_t id_a, int32_t id_b) {
+    uint64_t key = pair_key(id_a, id_b);
+    size_t k = lower_bound(set, key);
+    if (k < set->count && set->keys[k] == key)
+        return PD_OK;
+    if (set->count == set->capacity) {
+        size_t grown = set->capacity ? 2 * set->capacity : 64;
+        uint64_t* keys =
+            pd_realloc(set->keys, set->capacity * sizeof(uint64_t), grown * sizeof(uint64_t));
+        if (!keys)
+            return PD_ERR_OUT_OF_MEMORY;
+        set->keys = keys;
+        set->capacity = grown;
+    }
+    memmove(set->keys + k + 1, set->keys + k, (set->count - k) * sizeof(uint64_t));
+    set->keys[k] = key;
+    set->count++;
+    return PD_OK;
+}
+
+void pd_bond_set_free(pd_bond_set* set) {
+    pd_free(set->keys, set->capacity * sizeof(uint64_t));
+    memset(set, 0, sizeof *set);
+}
+
+/* ---------------------------------------------------------------- renewal */
+
+static int renews(const pd_renewal_def* d, uint32_t i) {
+    return d->body_renews[d->body[i]] != 0;
+}
+
+/* j joins i's renewed family: same body, within the horizon at the current positions, and
+ * the pair not broken for good. */
+static int bonds_now(const pd_renewal_def* d, uint32_t i, uint32_t j) {
+    pd_real r = d->horizon * d->spacing[i];
+    return d->body[i] == d->body[j] && pd_v3_len2(pd_v3_sub(d->pos[j], d->pos[i])) <= r * r &&
+           !pd_bond_set_has(d->broken, d->id[i], d->id[j]);
+}
+
+static size_t renewed_degree(const pd_family* old, const pd_neighbor_list* list,
+                             const pd_renewal_def* d, uint32_t i) {
+    if (!renews(d, i))
+        return old->offsets[i + 1] - old->offsets[i];
+    size_t deg = 0;
+    for (uint32_t k = list->offsets[i]; k < list->offsets[i + 1]; ++k)
+        deg += bonds_now(d, i, list->indices[k]);
+    return deg;
+}
+
+/* The weight every bond of a body had at creation (pd_family_build gives all of a body's bonds
+ * one weight); 0 for a body without bonds. */
+static pd_status body_weights(const pd_family* old, const int32_t* body, pd_real** out,
+                              int32_t* body_count) {
+    int32_t bodies = 0;
+    for (size_t i = 0; i < old->count; ++i)
+        bodies = body[i] + 1 > bodies ? body[i] + 1 : bodies;
+    pd_real* w = PD_NEW_ARRAY(pd_real, (size_t)bodies + 1);
+    if (!w)
+        return PD_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < old->count; ++i)
+        if (old->offsets[i + 1] > old->offsets[i])
+            w[body[i]] = old->w[old->offsets[i]];
+    *out = w;
+    *body_count = bodies;
+    return PD_OK;
+}
+
+/* Copies i's old bonds unchanged (a body that keeps its bonds). */
+static uint32_t keep_family(const pd_family* old, pd_family* out, uint32_t* map, uint32_t i,
+                            uint32_t b) {
+    for (uint32_t o = old->offsets[i]; o < old->offsets[i + 1]; ++o, ++b) {
+        out->j[b] = old->j[o];
+        out->xi[b] = old->xi[o];
+        out->w[b] = old->w[o];
+        map[b] = o;
+    }
+    return b;
+}
+
+static uint32_t renew_family(const pd_family* old, const pd_neighbor_list* list,
+                             const pd_renewal_def* d, const pd_real* body_w, pd_family* out,
+                             uint32_t* map, uint32_t i, uint32_t b) {
+    for (uint32_t k = list->offsets[i]; k < list->offsets[i + 1]; ++k) {
+        uint32_t j = list->indices[k];
+        if (!bonds_now(d, i, j))
+            continue;
+        uint32_t o = pd_family_find_bond(old, i, j);
+        out->j[b] = j;
+        out->xi[b] = o == UINT32_MAX ? pd_v3_sub(d->pos[j], d->pos[i]) : old->xi[o];
+        out->w[b] = o == UINT32_MAX ? body_w[d->body[i]] : old->w[o];
+        map[b++] = o == UINT32_MAX ? PD_BOND_NEW : o;
+    }
+    return b;
+}
+
+pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* d,
+                          pd_family* out, uint32_t** old_bond) {
+    size_t n = old->count;
+    memset(out, 0, sizeof *out);
+    *old_bond = NULL;
+    pd_real max_spacing = 0;
+    for (size_t i = 0; i < n; ++i)
+        max_spacing = fmax(max_spacing, d->spacing[i]);
+    pd_neighbor_list list = {0};
+    pd_real* body_w = NULL;
+    int32_t bodies = 0;
+    pd_status st = pd_neighbors_build(grid, d->pos, n, d->horizon * max_spacing, &list);
+    if (st == PD_OK)
+        st = body_weights(old, d->body, &body_w, &bodies);
+    size_t bonds = 0;
+    for (uint32_t i = 0; st == PD_OK && i < n; ++i)
+        bonds += renewed_degree(old, &list, d, i);
+    if (st == PD_OK)
+        st = pd_family_allocate(out, n, bonds);
+    uint32_t* map = st == PD_OK ? PD_NEW_ARRAY(uint32_t, bonds + 1) : NULL;
+    if (st == PD_OK && !map)
+        st = PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK) {
+        uint32_t b = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            out->offsets[i] = b;
+            b = renews(d, i) ? renew_family(old, &list, d, body_w, out, map, i, b)
+                             : keep_family(old, out, map, i, b);
+        }
+        out->offsets[n] = b;
+        for (uint32_t i = 0; i < n; ++i)
+            for (uint32_t k = out->offsets[i]; k < out->offsets[i + 1]; ++k)
+                out->rev[k] = pd_family_find_bond(out, out->j[k], i);
+        *old_bond = map;
+    } else {
+        pd_family_free(out);
+    }
+    PD_FREE_ARRAY(body_w, pd_real, (size_t)bodies + 1);
+    pd_neighbor_list_destroy(&list);
+    return st;
+}
+
+void pd_bonds_map_free(uint32_t* old_bond, const pd_family* f) {
+    PD_FREE_ARRAY(old_bond, uint32_t, f->bond_capacity + 1);
+}
+
+/* ---------------------------------------------------------------- removal */
+
+pd_status pd_family_remove(pd_family* f, const uint8_t* remove, const int32_t* id,
+                           pd_bond_set* broken, uint32_t* old_bond, size_t* removed) {
+    size_t nb = f->bond_count;
+    uint32_t b = 0;
+    pd_status st = PD_OK;
+    for (uint32_t i = 0; i < f->count; ++i) {
+        uint32_t start = f->offsets[i];
+        f->offsets[i] = b;
+        for (uint32_t o = start; o < f->offsets[i + 1]; ++o) {
+            if (remove[o] || remove[f->rev[o]]) {
+                if (broken && st == PD_OK)
+                    st = pd_bond_set_add(broken, id[i], id[f->j[o]]);
+                continue;
+            }
+            f->j[b] = f->j[o];
+            f->xi[b] = f->xi[o];
+            f->w[b] = f->w[o];
+            old_bond[b++] = o;
+        }
+    }
+    f->offsets[f->count] = b;
+    *removed = nb - b;
+    for (uint32_t i = 0; i < f->count; ++i)
+        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
+            f->rev[k] = pd_family_find_bond(f, f->j[k], i);
+    f->bond_count = b; /* the arrays keep their capacity */
+    return st;
+}
+
+void pd_bonds_carry(void* dst, const void* src, const uint32_t* old_bond, size_t count, size_t size,
+                    const void* fill) {
+    for (size_t b = 0; b < count; ++b) {
+        const void* from =
+            old_bond[b] == PD_BOND_NEW ? fill : (const char*)src + old_bond[b] * size;
+        memcpy((char*)dst + b * size, from, size);
+    }
+}

@@ -1,0 +1,61 @@
+/* Families that change during a run: renewal from current positions (plastic flow, granular
+ * matter, He 2017 Sec. 8), bonds removed, and bonds broken for good (fracture). A method keeps
+ * per-bond state across a change through the map each call returns: new bond b was old bond
+ * old_bond[b], or PD_BOND_NEW. Particle indices are those of the moment; the ids of the
+ * broken-bond set survive Morton reorderings (the world renumbers families through the
+ * method's on_reorder, ids never change). */
+#ifndef PD_FAMILY_RENEWAL_H
+#define PD_FAMILY_RENEWAL_H
+
+#include "neighbor/family.h"
+
+#define PD_BOND_NEW UINT32_MAX
+
+/* Unordered pairs of particle ids whose bond is broken for good: renewal never bonds them
+ * again. Sorted keys, so a look-up is a binary search. */
+typedef struct pd_bond_set {
+    size_t count, capacity;
+    uint64_t* keys;
+} pd_bond_set;
+
+pd_status pd_bond_set_add(pd_bond_set* set, int32_t id_a, int32_t id_b);
+int pd_bond_set_has(const pd_bond_set* set, int32_t id_a, int32_t id_b);
+void pd_bond_set_free(pd_bond_set* set);
+
+/* What a renewal reads: the particles of the moment and which bodies renew. */
+typedef struct pd_renewal_def {
+    const pd_vec3* pos;         /* positions the new neighbourhoods are found on (m) */
+    const pd_real* volume;      /* m^3 */
+    const pd_real* spacing;     /* m */
+    const int32_t* body;        /* body of each particle */
+    const int32_t* id;          /* stable id of each particle */
+    const uint8_t* body_renews; /* per body: 1 renews its families, 0 keeps its bonds */
+    const pd_bond_set* broken;  /* may be NULL */
+    pd_real horizon;            /* in spacings, as pd_family_build */
+} pd_renewal_def;
+
+/* Builds `out` from `old`: a particle of a renewing body is bonded to every particle of its
+ * body within horizon * spacing at `pos`, except broken pairs; a particle of any other body
+ * keeps its old bonds. Carried bonds keep X<xi> and w; a new bond gets X<xi> = pos_j - pos_i
+ * (the method sets its own reference, e.g. He 2017 Eq. 20) and its body's bulk weight (the w
+ * every bond of the body had at creation). *old_bond gets the map from new bonds to old ones
+ * (pd_alloc'd, out->bond_capacity + 1 entries: free with pd_bonds_map_free(map, out)). `old` is
+ * left intact; `out` is overwritten. */
+pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* def,
+                          pd_family* out, uint32_t** old_bond);
+
+/* Removes every bond with remove[b] != 0 together with its opposite bond, in place (the arrays
+ * keep their capacity; bond_count shrinks), and adds
+ * the pairs to `broken` (may be NULL) so that renewals never restore them. old_bond (at least
+ * f->bond_count entries before the call) receives the map from new bonds to old ones; returns
+ * the number of directed bonds removed in *removed. */
+pd_status pd_family_remove(pd_family* f, const uint8_t* remove, const int32_t* id,
+                           pd_bond_set* broken, uint32_t* old_bond, size_t* removed);
+
+void pd_bonds_map_free(uint32_t* old_bond, const pd_family* f);
+
+/* dst[b] = src[old_bond[b]] for carried bonds and *fill for new ones (`size` bytes each). */
+void pd_bonds_carry(void* dst, const void* src, const uint32_t* old_bond, size_t count, size_t size,
+                    const void* fill);
+
+#endif

@@ -1,0 +1,262 @@
+/* Families that change (neighbor/family_renewal.h): a renewal on current positions equals a
+ * fresh build there, carries the state of bonds that persist and marks new ones; a body that
+ * does not renew keeps its bonds however its particles move; removed bonds go in pairs and
+ * broken ones never come back; nothing leaks. */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "neighbor/family_renewal.h"
+#include "test.h"
+
+#define M  6
+#define NP (2 * M * M * M)
+
+typedef struct blocks {
+    pd_vec3 pos[NP];
+    pd_real vol[NP], h[NP];
+    int32_t body[NP], id[NP];
+} blocks;
+
+/* Two lattice cubes of M^3 particles side by side (bodies 0 and 1), spacing s. */
+static size_t two_blocks(blocks* b, pd_real s) {
+    size_t n = 0;
+    for (int c = 0; c < 2; ++c)
+        for (int i = 0; i < M; ++i)
+            for (int j = 0; j < M; ++j)
+                for (int k = 0; k < M; ++k, ++n) {
+                    b->pos[n] = pd_v3(s * (i + c * M), s * j, s * k);
+                    b->vol[n] = s * s * s, b->h[n] = s;
+                    b->body[n] = c, b->id[n] = (int32_t)(1000 + n);
+                }
+    return n;
+}
+
+static pd_renewal_def renewal(const blocks* b, const pd_vec3* pos, const uint8_t* renew,
+                              const pd_bond_set* broken) {
+    return (pd_renewal_def){.pos = pos,
+                            .volume = b->vol,
+                            .spacing = b->h,
+                            .body = b->body,
+                            .id = b->id,
+                            .body_renews = renew,
+                            .broken = broken,
+                            .horizon = 2.01};
+}
+
+/* Bonds of i in f and g are the same neighbours. */
+static int same_neighbours(const pd_family* f, const pd_family* g, uint32_t i) {
+    uint32_t nf = f->offsets[i + 1] - f->offsets[i], ng = g->offsets[i + 1] - g->offsets[i];
+    return nf == ng &&
+           memcmp(f->j + f->offsets[i], g->j + g->offsets[i], nf * sizeof(uint32_t)) == 0;
+}
+
+static int rev_consistent(const pd_family* f) {
+    for (uint32_t i = 0; i < f->count; ++i)
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+            if (f->rev[b] == UINT32_MAX || f->j[f->rev[b]] != i)
+                return 0;
+    return 1;
+}
+
+/* Body 1 is sheared (its top layers slide a horizon sideways) and renews; the renewed family
+ * must equal a fresh build on the sheared positions, persisting bonds keep their reference
+ * vector, new ones are marked new and get the body's weight. */
+PD_TEST(renewal_equals_fresh_build_and_carries_bonds) {
+    static blocks b;
+    static pd_vec3 moved[NP];
+    size_t bytes0 = pd_bytes_in_use();
+    pd_real s = 0.01;
+    size_t n = two_blocks(&b, s);
+    pd_hash_grid grid = {0};
+    pd_family f, g, fresh;
+    PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    for (size_t i = 0; i < n; ++i) {
+        moved[i] = b.pos[i];
+        if (b.body[i] == 1 && b.pos[i].y > 2.5 * s)
+            moved[i].z += 2.5 * s;
+    }
+    uint8_t renew[2] = {1, 1};
+    pd_renewal_def d = renewal(&b, moved, renew, NULL);
+    uint32_t* map = NULL;
+    PD_REQUIRE(pd_family_renew(&f, &grid, &d, &g, &map) == PD_OK);
+    PD_REQUIRE(pd_family_build(&fresh, &grid, moved, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    int differ = 0, carried_wrong = 0, fresh_wrong = 0, news = 0, carried = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        differ += !same_neighbours(&g, &fresh, i);
+        for (uint32_t k = g.offsets[i]; k < g.offsets[i + 1]; ++k) {
+            if (map[k] == PD_BOND_NEW) {
+                news++;
+                pd_vec3 now = pd_v3_sub(moved[g.j[k]], moved[i]);
+                fresh_wrong += pd_v3_len(pd_v3_sub(g.xi[k], now)) > 1e-15 || g.w[k] != f.w[0];
+                continue;
+            }
+            carried++;
+            carried_wrong +=
+                f.j[map[k]] != g.j[k] || pd_v3_len(pd_v3_sub(g.xi[k], f.xi[map[k]])) > 0;
+        }
+    }
+    printf("  bonds %zu -> %zu: %d carried, %d new\n", f.bond_count, g.bond_count, carried, news);
+    PD_CHECK(differ == 0);
+    PD_CHECK(carried_wrong == 0 && fresh_wrong == 0);
+    PD_CHECK(news > 0 && g.bond_count < f.bond_count + (size_t)news); /* some bonds left */
+    PD_CHECK(rev_consistent(&g));
+    pd_bonds_map_free(map, &g);
+    pd_family_free(&f), pd_family_free(&g), pd_family_free(&fresh);
+    pd_hash_grid_destroy(&grid);
+    PD_CHECK(pd_bytes_in_use() == bytes0);
+}
+
+/* A body that does not renew keeps every bond (and its reference vectors) even when its
+ * particles are pulled far apart; the renewing one loses the bonds that stretched. */
+PD_TEST(elastic_body_keeps_its_bonds) {
+    static blocks b;
+    static pd_vec3 moved[NP];
+    pd_real s = 0.01;
+    size_t n = two_blocks(&b, s);
+    pd_hash_grid grid = {0};
+    pd_family f, g;
+    PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    for (size_t i = 0; i < n; ++i) /* stretch both bodies to three times their length in y */
+        moved[i] = pd_v3(b.pos[i].x, 3 * b.pos[i].y, b.pos[i].z);
+    uint8_t renew[2] = {0, 1};
+    pd_renewal_def d = renewal(&b, moved, renew, NULL);
+    uint32_t* map = NULL;
+    PD_REQUIRE(pd_family_renew(&f, &grid, &d, &g, &map) == PD_OK);
+    int kept_same = 1;
+    size_t bonds0 = 0, bonds1_old = 0, bonds1_new = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t deg_old = f.offsets[i + 1] - f.offsets[i], deg = g.offsets[i + 1] - g.offsets[i];
+        if (b.body[i] == 0) {
+            kept_same &= same_neighbours(&f, &g, i);
+            for (uint32_t k = g.offsets[i]; k < g.offsets[i + 1]; ++k)
+                kept_same &= map[k] != PD_BOND_NEW && g.xi[k].y == f.xi[map[k]].y;
+            bonds0 += deg;
+        } else {
+            bonds1_old += deg_old, bonds1_new += deg;
+        }
+    }
+    printf("  kept body: %zu bonds; renewing body: %zu -> %zu bonds\n", bonds0, bonds1_old,
+           bonds1_new);
+    PD_CHECK(kept_same);
+    PD_CHECK(bonds1_new < bonds1_old / 2);
+    PD_CHECK(rev_consistent(&g));
+    pd_bonds_map_free(map, &g);
+    pd_family_free(&f), pd_family_free(&g);
+    pd_hash_grid_destroy(&grid);
+}
+
+/* Cutting bonds across a plane: both directions go, the map carries the rest, and a renewal
+ * on the unchanged positions does not restore them (broken for good). */
+PD_TEST(broken_bonds_stay_broken) {
+    static blocks b;
+    static uint8_t cut[NP * 40];
+    static uint32_t map[NP * 40];
+    size_t bytes0 = pd_bytes_in_use();
+    pd_real s = 0.01;
+    size_t n = two_blocks(&b, s);
+    pd_hash_grid grid = {0};
+    pd_family f, g;
+    pd_bond_set broken = {0};
+    PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    PD_REQUIRE(f.bond_count < NP * 40);
+    size_t crossing = 0;
+    pd_real plane = 2.5 * s; /* inside body 0 */
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t k = f.offsets[i]; k < f.offsets[i + 1]; ++k) {
+            int across = (b.pos[i].x < plane) != (b.pos[f.j[k]].x < plane);
+            crossing += across;
+            cut[k] = across && b.pos[i].x < plane; /* flag one direction only */
+        }
+    size_t before = f.bond_count, removed = 0;
+    PD_REQUIRE(pd_family_remove(&f, cut, b.id, &broken, map, &removed) == PD_OK);
+    int left_across = 0, map_wrong = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t k = f.offsets[i]; k < f.offsets[i + 1]; ++k)
+            left_across += (b.pos[i].x < plane) != (b.pos[f.j[k]].x < plane);
+    printf("  %zu bonds crossed the cut; removed %zu; %zu broken pairs\n", crossing, removed,
+           broken.count);
+    PD_CHECK(removed == crossing && before - f.bond_count == crossing);
+    PD_CHECK(broken.count == crossing / 2);
+    PD_CHECK(left_across == 0);
+    PD_CHECK(rev_consistent(&f));
+    uint8_t renew[2] = {1, 1};
+    pd_renewal_def d = renewal(&b, b.pos, renew, &broken);
+    uint32_t* map2 = NULL;
+    PD_REQUIRE(pd_family_renew(&f, &grid, &d, &g, &map2) == PD_OK);
+    for (uint32_t i = 0; i < n; ++i) {
+        map_wrong += !same_neighbours(&f, &g, i);
+        for (uint32_t k = g.offsets[i]; k < g.offsets[i + 1]; ++k)
+            map_wrong += map2[k] != k;
+    }
+    PD_CHECK(g.bond_count == f.bond_count && map_wrong == 0);
+    pd_bonds_map_free(map2, &g);
+    pd_family_free(&f), pd_family_free(&g);
+    pd_bond_set_free(&broken);
+    pd_hash_grid_destroy(&grid);
+    PD_CHECK(pd_bytes_in_use() == bytes0);
+}
+
+PD_TEST(bond_set_is_unordered_and_unique) {
+    pd_bond_set set = {0};
+    for (int32_t k = 0; k < 300; ++k) /* past the first capacity, in scrambled order */
+        PD_REQUIRE(pd_bond_set_add(&set, (k * 7919) % 300, 5000 + k % 3) == PD_OK);
+    PD_REQUIRE(pd_bond_set_add(&set, 5002, 1) == PD_OK); /* (1, 5002) again, reversed */
+    PD_CHECK(set.count == 300);
+    PD_CHECK(pd_bond_set_has(&set, 5002, 1) && pd_bond_set_has(&set, 1, 5002));
+    PD_CHECK(!pd_bond_set_has(&set, 1, 5001) && !pd_bond_set_has(&set, 7, 5001));
+    int sorted = 1;
+    for (size_t k = 1; k < set.count; ++k)
+        sorted &= set.keys[k - 1] < set.keys[k];
+    PD_CHECK(sorted);
+    pd_bond_set_free(&set);
+}
+
+PD_TEST(bonds_carry_fills_new_ones) {
+    pd_real old[4] = {10, 11, 12, 13}, out[5], fill = -1;
+    uint32_t map[5] = {3, PD_BOND_NEW, 0, 0, 2};
+    pd_bonds_carry(out, old, map, 5, sizeof(pd_real), &fill);
+    PD_CHECK(out[0] == 13 && out[1] == -1 && out[2] == 10 && out[3] == 10 && out[4] == 12);
+}
+
+/* The broken set holds ids, so it survives a renumbering of the particles (a Morton
+ * reordering): renewing the reversed particles of a cut body restores none of the cut bonds. */
+PD_TEST(broken_bonds_survive_renumbering) {
+    static blocks b, r;
+    static uint8_t cut[NP * 40];
+    static uint32_t map[NP * 40];
+    pd_real s = 0.01;
+    size_t n = two_blocks(&b, s);
+    pd_hash_grid grid = {0};
+    pd_family f, g, h;
+    pd_bond_set broken = {0};
+    PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    PD_REQUIRE(f.bond_count < NP * 40);
+    pd_real plane = 2.5 * s;
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t k = f.offsets[i]; k < f.offsets[i + 1]; ++k)
+            cut[k] = (b.pos[i].x < plane) != (b.pos[f.j[k]].x < plane);
+    size_t removed = 0;
+    PD_REQUIRE(pd_family_remove(&f, cut, b.id, &broken, map, &removed) == PD_OK);
+    for (size_t i = 0; i < n; ++i) { /* particle i is now n - 1 - i */
+        size_t o = n - 1 - i;
+        r.pos[i] = b.pos[o], r.vol[i] = b.vol[o], r.h[i] = b.h[o];
+        r.body[i] = b.body[o], r.id[i] = b.id[o];
+    }
+    PD_REQUIRE(pd_family_build(&g, &grid, r.pos, r.vol, r.h, r.body, n, 2.01) == PD_OK);
+    uint8_t renew[2] = {1, 1};
+    pd_renewal_def d = renewal(&r, r.pos, renew, &broken);
+    uint32_t* map2 = NULL;
+    PD_REQUIRE(pd_family_renew(&g, &grid, &d, &h, &map2) == PD_OK);
+    int across = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t k = h.offsets[i]; k < h.offsets[i + 1]; ++k)
+            across += (r.pos[i].x < plane) != (r.pos[h.j[k]].x < plane);
+    printf("  %zu bonds removed; after renumbering and renewal %zu bonds (%zu before the cut), "
+           "%d across the cut\n",
+           removed, h.bond_count, g.bond_count, across);
+    PD_CHECK(across == 0 && h.bond_count == g.bond_count - removed);
+    pd_bonds_map_free(map2, &h);
+    pd_family_free(&f), pd_family_free(&g), pd_family_free(&h);
+    pd_bond_set_free(&broken);
+    pd_hash_grid_destroy(&grid);
+}
