@@ -215,3 +215,55 @@ void pd_bonds_carry(void* dst, const void* src, const uint32_t* old_bond, size_t
         memcpy((char*)dst + b * size, from, size);
     }
 }
+
+/* ---------------------------------------------------------------- renumbering */
+
+/* Sorts keys[0..count) ascending, carrying vals (a family's few dozen bonds: insertion). */
+static void sort_by_key(uint32_t* keys, uint32_t* vals, uint32_t count) {
+    for (uint32_t a = 1; a < count; ++a) {
+        uint32_t k = keys[a], v = vals[a], b = a;
+        for (; b > 0 && keys[b - 1] > k; --b)
+            keys[b] = keys[b - 1], vals[b] = vals[b - 1];
+        keys[b] = k, vals[b] = v;
+    }
+}
+
+pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_from) {
+    size_t n = f->count, nb = f->bond_count;
+    uint32_t* inv = PD_NEW_ARRAY(uint32_t, n + 1);
+    uint32_t* offsets = PD_NEW_ARRAY(uint32_t, n + 1);
+    uint32_t* j = PD_NEW_ARRAY(uint32_t, nb + 1);
+    void* scratch = pd_alloc((nb + 1) * sizeof(pd_vec3));
+    pd_status st = inv && offsets && j && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK) {
+        for (size_t i = 0; i < n; ++i)
+            inv[perm[i]] = (uint32_t)i;
+        for (size_t i = 0; i < n; ++i) {
+            uint32_t o = f->offsets[perm[i]], deg = f->offsets[perm[i] + 1] - o;
+            offsets[i + 1] = offsets[i] + deg;
+            for (uint32_t m = 0; m < deg; ++m) {
+                bond_from[offsets[i] + m] = o + m;
+                j[offsets[i] + m] = inv[f->j[o + m]];
+            }
+            sort_by_key(j + offsets[i], bond_from + offsets[i], deg);
+        }
+        memcpy(f->offsets, offsets, (n + 1) * sizeof(uint32_t));
+        memcpy(f->j, j, nb * sizeof(uint32_t));
+        pd_vec3* xi = scratch;
+        for (size_t b = 0; b < nb; ++b)
+            xi[b] = f->xi[bond_from[b]];
+        memcpy(f->xi, xi, nb * sizeof(pd_vec3));
+        pd_real* w = scratch;
+        for (size_t b = 0; b < nb; ++b)
+            w[b] = f->w[bond_from[b]];
+        memcpy(f->w, w, nb * sizeof(pd_real));
+        for (uint32_t i = 0; i < n; ++i)
+            for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
+                f->rev[k] = pd_family_find_bond(f, f->j[k], i);
+    }
+    PD_FREE_ARRAY(inv, uint32_t, n + 1);
+    PD_FREE_ARRAY(offsets, uint32_t, n + 1);
+    PD_FREE_ARRAY(j, uint32_t, nb + 1);
+    pd_free(scratch, (nb + 1) * sizeof(pd_vec3));
+    return st;
+}

@@ -54,6 +54,12 @@ pd_status pd_family_remove(pd_family* f, const uint8_t* remove, const int32_t* i
 
 void pd_bonds_map_free(uint32_t* old_bond, const pd_family* f);
 
+/* The particles were renumbered (new i = old perm[i], a Morton reordering): renumbers the
+ * family, each particle's bonds sorted again by neighbour index (pd_family_find_bond and
+ * renewal rely on it). bond_from (bond_count entries) receives the map from new bonds to old
+ * ones, for the method's per-bond arrays. */
+pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_from);
+
 /* dst[b] = src[old_bond[b]] for carried bonds and *fill for new ones (`size` bytes each). */
 void pd_bonds_carry(void* dst, const void* src, const uint32_t* old_bond, size_t count, size_t size,
                     const void* fill);

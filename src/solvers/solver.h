@@ -19,6 +19,16 @@ typedef struct pd_step_stats {
     double t_other;     /* line search, collisions, bookkeeping */
 } pd_step_stats;
 
+/* One bond as a fracture test sees it: particles i -> j, the bond's reference vector X<xi> and
+ * the particles' current positions. */
+typedef struct pd_bond_view {
+    uint32_t i, j;
+    pd_vec3 xi;     /* reference vector (m) */
+    pd_vec3 yi, yj; /* current positions (m) */
+} pd_bond_view;
+/* Returns nonzero when the bond breaks. */
+typedef int (*pd_bond_test)(void* ctx, const pd_bond_view* bond);
+
 typedef struct pd_solver_vtable {
     const char* name;                      /* method key in the scene */
     const char* paper;                     /* "He, Wang, Wu 2017, Projective Peridynamics" */
@@ -35,6 +45,18 @@ typedef struct pd_solver_vtable {
     pd_status (*step)(void* state, struct pd_world* world, pd_step_stats* stats);
     /* The world reordered its particles: new index i holds old particle perm[i]. */
     pd_status (*on_reorder)(void* state, struct pd_world* world, const uint32_t* perm);
+    /* The world changed the time step (world->def.dt): rebuild what depends on it. NULL: the
+     * method takes any dt as it comes. */
+    pd_status (*on_time_step)(void* state, struct pd_world* world, pd_error* err);
+    /* Renews the families of the bodies with body_renews[b] != 0 from the current positions
+     * (bonds that persist keep their state; neighbourhood/family_renewal.h). NULL: the method
+     * has no bonds to renew. */
+    pd_status (*renew_families)(void* state, struct pd_world* world, const uint8_t* body_renews,
+                                pd_error* err);
+    /* Removes for good every bond for which test() is nonzero (fracture); *removed gets the
+     * number of directed bonds removed. NULL: the method has no bonds. */
+    pd_status (*break_bonds)(void* state, struct pd_world* world, pd_bond_test test, void* ctx,
+                             size_t* removed, pd_error* err);
     /* Bytes per particle the method needs beyond the world's own arrays (for estimates). */
     size_t (*bytes_per_particle)(const void* params);
 } pd_solver_vtable;

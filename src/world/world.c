@@ -61,6 +61,14 @@ static pd_real runaway_speed(const pd_world* w) {
     return fmax(100.0, 100.0 * (v0 + fall));
 }
 
+/* SCENE.md: a frame is 1/fps s simulated in ceil(1/(fps dt)) equal steps */
+static void set_steps_per_frame(pd_world* w, pd_real dt) {
+    w->steps_per_frame = (int)ceil(1.0 / (w->def.fps * dt) - 1e-9);
+    if (w->steps_per_frame < 1)
+        w->steps_per_frame = 1;
+    w->def.dt = 1.0 / (w->def.fps * w->steps_per_frame);
+}
+
 pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) {
     *out = NULL;
     pd_world* w = pd_calloc(1, sizeof *w);
@@ -70,10 +78,7 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     w->def = scene->world;
     w->solver = scene->solver;
     /* SCENE.md: a frame is 1/fps s simulated in ceil(1/(fps dt)) equal steps */
-    w->steps_per_frame = (int)ceil(1.0 / (w->def.fps * w->def.dt) - 1e-9);
-    if (w->steps_per_frame < 1)
-        w->steps_per_frame = 1;
-    w->def.dt = 1.0 / (w->def.fps * w->steps_per_frame);
+    set_steps_per_frame(w, w->def.dt);
     pd_set_threads(w->def.threads);
     pd_status st = pd_world_add_bodies(w, err);
     if (st == PD_OK && w->particles.count == 0)
@@ -210,4 +215,30 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
     w->time = t1;
     w->step_index++;
     return PD_OK;
+}
+
+pd_status pd_world_set_time_step(pd_world* w, pd_real dt, pd_error* err) {
+    if (!(dt > 0) || !(1.0 / (w->def.fps * dt) < (double)INT32_MAX))
+        return pd_fail(err, PD_ERR_BAD_SCENE, "time.dt",
+                       "a new time step must be > 0 and give at most %d steps per frame (got "
+                       "%g s)",
+                       INT32_MAX, dt);
+    set_steps_per_frame(w, dt);
+    return w->solver->on_time_step ? w->solver->on_time_step(w->solver_state, w, err) : PD_OK;
+}
+
+pd_status pd_world_renew_families(pd_world* w, const uint8_t* body_renews, pd_error* err) {
+    if (!w->solver->renew_families)
+        return pd_fail(err, PD_ERR_UNSUPPORTED, "method", "method %s has no bonds to renew",
+                       w->solver->name);
+    return w->solver->renew_families(w->solver_state, w, body_renews, err);
+}
+
+pd_status pd_world_break_bonds(pd_world* w, pd_bond_test test, void* ctx, size_t* removed,
+                               pd_error* err) {
+    *removed = 0;
+    if (!w->solver->break_bonds)
+        return pd_fail(err, PD_ERR_UNSUPPORTED, "method", "method %s has no bonds to break",
+                       w->solver->name);
+    return w->solver->break_bonds(w->solver_state, w, test, ctx, removed, err);
 }

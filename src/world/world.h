@@ -78,6 +78,16 @@ struct pd_world {
  * solver, and updates the output order. */
 pd_status pd_world_reorder(pd_world* w, const pd_vec3* key);
 
+/* Changes the time step from the next step on (s, > 0; rounded, as at creation, to a whole
+ * number of steps per frame); the method rebuilds what depends on it. */
+pd_status pd_world_set_time_step(pd_world* w, pd_real dt, pd_error* err);
+/* Renews the method's families of the bodies with body_renews[b] != 0 (one entry per scene
+ * body) from the current positions. PD_ERR_UNSUPPORTED for a method without bonds. */
+pd_status pd_world_renew_families(pd_world* w, const uint8_t* body_renews, pd_error* err);
+/* Breaks for good every bond of the method for which test() is nonzero. */
+pd_status pd_world_break_bonds(pd_world* w, pd_bond_test test, void* ctx, size_t* removed,
+                               pd_error* err);
+
 /* Public-ish accessors used by the CLI and tests. */
 static inline size_t pd_world_count(const pd_world* w) {
     return w->particles.count;

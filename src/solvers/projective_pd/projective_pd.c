@@ -654,6 +654,9 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .destroy = ppd_destroy,
     .step = ppd_step,
     .on_reorder = pd_ppd_on_reorder,
+    .on_time_step = pd_ppd_on_time_step,
+    .renew_families = pd_ppd_renew_families,
+    .break_bonds = pd_ppd_break_bonds,
     .bytes_per_particle = ppd_bytes_per_particle,
 };
 

@@ -31,7 +31,7 @@ extern const pd_param_table pd_ppd_param_table;
 #ifndef PD_PROJECTIVE_PD_STATE
 #define PD_PROJECTIVE_PD_STATE
 #include "linalg/cholmod_solver.h"
-#include "neighbor/family.h"
+#include "neighbor/family_renewal.h"
 
 /* Index of a material method parameter in pd_material_def.method_params. */
 enum { PD_PPD_MAT_DEVIATORIC_SCALE };
@@ -51,13 +51,15 @@ typedef struct pd_ppd_state {
     pd_vec3 gravity;
     size_t n;
     pd_family fam;
+    pd_bond_set broken; /* pairs (by particle id) broken for good */
     pd_hash_grid grid;
     pd_ppd_material* mat; /* per scene material */
     int material_count;
     const pd_real* mass; /* the world's arrays (kg, m^3) */
     const pd_real* volume;
     const int32_t* material;
-    /* per bond */
+    /* per bond (bond_capacity entries; the family's bond_count in use) */
+    size_t bond_capacity;
     pd_real* a;   /* stiffness of the bond's quadratic term (N/m) */
     pd_real* c;   /* a_ij + a_ji: off-diagonal weight of the global matrix (N/m) */
     pd_real* len; /* |X<xi>| (m) */

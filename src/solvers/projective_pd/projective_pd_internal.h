@@ -3,6 +3,7 @@
 #define PD_PROJECTIVE_PD_INTERNAL_H
 
 #include "solvers/projective_pd/projective_pd_data.h"
+#include "solvers/solver.h"
 
 struct pd_world;
 
@@ -18,6 +19,19 @@ pd_status pd_ppd_on_reorder(void* state, struct pd_world* w, const uint32_t* per
 /* Global step by the prefactored sparse Cholesky: z = A^-1 b over the free particles (0 for
  * constrained ones). */
 pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z);
+
+/* Rebuilds what depends on the families and on dt (shape tensors, stiffness, diagonal, Jacobi
+ * bound, Cholesky factor), after a renewal, a removal of bonds or a new time step. */
+pd_status pd_ppd_build_system(pd_ppd_state* s, const uint8_t* flags, pd_error* err);
+/* (Re)allocates the per-bond arrays for the current family's capacity. */
+pd_status pd_ppd_allocate_bonds(pd_ppd_state* s);
+
+/* A new time step, renewed families, bonds broken for good (projective_pd_renew.c). */
+pd_status pd_ppd_on_time_step(void* state, struct pd_world* w, pd_error* err);
+pd_status pd_ppd_renew_families(void* state, struct pd_world* w, const uint8_t* body_renews,
+                                pd_error* err);
+pd_status pd_ppd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
+                             size_t* removed, pd_error* err);
 
 /* For tests: the elastic energy (J) at y, with its exact gradient left in s->g. */
 pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags);

@@ -109,15 +109,16 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, int mat,
     *B = count > 0 ? sb / count : 1.0 / 15.0;
 }
 
-/* The state's arrays, per bond (nb) or per particle (n): one list drives allocation and
- * release. */
-#define PPD_STATE_ARRAYS(X)                                                                        \
+/* The state's arrays, per bond (nb) or per particle (n): these lists drive allocation and
+ * release. Per-bond arrays follow the families when bonds are renewed or removed. */
+#define PPD_BOND_ARRAYS(X)                                                                         \
     X(a, pd_real, nb)                                                                              \
     X(c, pd_real, nb)                                                                              \
     X(len, pd_real, nb)                                                                            \
     X(kb, pd_real, nb)                                                                             \
     X(wv, pd_real, nb)                                                                             \
-    X(t, pd_vec3, nb)                                                                              \
+    X(t, pd_vec3, nb)
+#define PPD_PARTICLE_ARRAYS(X)                                                                     \
     X(kinv, pd_mat3, n)                                                                            \
     X(planar, uint8_t, n)                                                                          \
     X(diag, pd_real, n)                                                                            \
@@ -144,9 +145,29 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, int mat,
     } while (0)
 #define ALLOC_ITEM(field, T, count) ALLOC(field, T, count);
 
+#define FREE(field, T, count)      PD_FREE_ARRAY(s->field, T, (count) + 1)
+#define FREE_ITEM(field, T, count) FREE(field, T, count);
+
+static void free_bond_arrays(pd_ppd_state* s) {
+    size_t nb = s->bond_capacity;
+    PPD_BOND_ARRAYS(FREE_ITEM)
+    s->bond_capacity = 0;
+}
+
+/* Per-bond arrays for the family's bond_capacity bonds (after a renewal: the new family's). */
+pd_status pd_ppd_allocate_bonds(pd_ppd_state* s) {
+    free_bond_arrays(s);
+    size_t nb = s->fam.bond_capacity;
+    s->bond_capacity = nb; /* before allocating: a partial allocation is released alike */
+    PPD_BOND_ARRAYS(ALLOC_ITEM)
+    return PD_OK;
+}
+
 static pd_status allocate_state(pd_ppd_state* s) {
-    size_t n = s->n, nb = s->fam.bond_count;
-    PPD_STATE_ARRAYS(ALLOC_ITEM)
+    size_t n = s->n;
+    PPD_PARTICLE_ARRAYS(ALLOC_ITEM)
+    if (pd_ppd_allocate_bonds(s) != PD_OK)
+        return PD_ERR_OUT_OF_MEMORY;
     for (int k = 0; k < s->prm.history; ++k) {
         ALLOC(hist_s[k], pd_vec3, n);
         ALLOC(hist_y[k], pd_vec3, n);
@@ -233,16 +254,31 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags, const pd_vec3* gcor
     }
 }
 
-/* Upper triangle of A over the free particles, in compressed columns, factored once: the
- * families and stiffness do not change during an elastic run (Sec. 4.1). */
-static pd_status factor_direct(pd_ppd_state* s, const uint8_t* flags) {
-    const pd_family* f = &s->fam;
-    ALLOC(free_index, int32_t, s->n);
+/* Rows of A: the free particles in index order (constrained ones do not move). Numbered
+ * again before each factorisation: a Morton reordering permutes free_index with the particles
+ * (the factor keeps its rows), and compressed columns need the numbering to follow i. */
+static void number_free_particles(pd_ppd_state* s, const uint8_t* flags) {
     s->free_count = 0;
     for (size_t i = 0; i < s->n; ++i)
         s->free_index[i] = flags[i] & PD_P_CONSTRAINED ? -1 : (int32_t)s->free_count++;
+}
+
+/* Flags never change during a run: the free particles' count, and so these arrays, neither. */
+static pd_status allocate_direct(pd_ppd_state* s, const uint8_t* flags) {
+    ALLOC(free_index, int32_t, s->n);
+    number_free_particles(s, flags);
     ALLOC(rhs, pd_vec3, s->free_count);
     ALLOC(xsol, pd_vec3, s->free_count);
+    return PD_OK;
+}
+
+/* Upper triangle of A over the free particles, in compressed columns, factored: once for an
+ * elastic run (Sec. 4.1: the families and stiffness do not change), again after a renewal,
+ * a removal of bonds or a new time step (the old factor is released first). */
+static pd_status factor_direct(pd_ppd_state* s, const uint8_t* flags) {
+    const pd_family* f = &s->fam;
+    pd_cholmod_free(&s->direct);
+    number_free_particles(s, flags);
     size_t nnz_max = s->free_count + f->bond_count, nnz = 0;
     uint32_t* col = PD_NEW_ARRAY(uint32_t, s->free_count + 1);
     uint32_t* row = PD_NEW_ARRAY(uint32_t, nnz_max + 1);
@@ -271,6 +307,28 @@ static pd_status factor_direct(pd_ppd_state* s, const uint8_t* flags) {
     PD_FREE_ARRAY(row, uint32_t, nnz_max + 1);
     PD_FREE_ARRAY(val, double, nnz_max + 1);
     return st;
+}
+
+/* What depends on the families and on h: the shape tensors (X*X)^+, the bond stiffness with
+ * the surface correction, the diagonal m/h^2 + sum c and the Jacobi bound, and for the direct
+ * solve the Cholesky factor. The material constants stay as calibrated at creation. */
+pd_status pd_ppd_build_system(pd_ppd_state* s, const uint8_t* flags, pd_error* err) {
+    shape_tensors(s);
+    pd_vec3* g = s->prm.surface_correction ? PD_NEW_ARRAY(pd_vec3, s->n) : NULL;
+    if (s->prm.surface_correction && !g)
+        return PD_ERR_OUT_OF_MEMORY;
+    if (g)
+        surface_factors(s, g);
+    stiffness(s, flags, g);
+    if (g)
+        PD_FREE_ARRAY(g, pd_vec3, s->n);
+    if (s->prm.global_solve != PD_PPD_DIRECT)
+        return PD_OK;
+    pd_status st = factor_direct(s, flags);
+    if (st != PD_OK)
+        return pd_fail(err, st, "solver.global_solve",
+                       "the sparse Cholesky factorisation failed (%s)", pd_status_string(st));
+    return PD_OK;
 }
 
 pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z) {
@@ -307,21 +365,12 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         family_moments(s, p->flags, m, &A, &B);
         s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
     }
-    pd_vec3* g = s->prm.surface_correction ? PD_NEW_ARRAY(pd_vec3, s->n) : NULL;
-    if (s->prm.surface_correction && !g)
-        return PD_ERR_OUT_OF_MEMORY;
-    if (g)
-        surface_factors(s, g);
-    stiffness(s, p->flags, g);
-    if (g)
-        PD_FREE_ARRAY(g, pd_vec3, s->n);
     if (s->prm.global_solve == PD_PPD_DIRECT) {
-        st = factor_direct(s, p->flags);
+        st = allocate_direct(s, p->flags);
         if (st != PD_OK)
-            return pd_fail(err, st, "solver.global_solve",
-                           "the sparse Cholesky factorisation failed (%s)", pd_status_string(st));
+            return st;
     }
-    return PD_OK;
+    return pd_ppd_build_system(s, p->flags, err);
 }
 
 /* dst[k] = src[map[k]] for `count` items of `size` bytes; src and dst must not overlap. */
@@ -337,43 +386,20 @@ static void permute_items(void* a, void* scratch, const uint32_t* map, size_t co
     memcpy(a, scratch, count * size);
 }
 
-/* The world reordered its particles (new i = old perm[i]): the families keep their bonds in
- * the same order within each family, renumbered; every per-particle and per-bond array of the
- * state follows. Per-step arrays are rebuilt by the next step. The Cholesky factor keeps its
- * rows: free_index follows the particles. */
+/* The world reordered its particles (new i = old perm[i]): the family is renumbered (each
+ * particle's bonds sorted again by neighbour, family_renewal.h) and every per-particle and
+ * per-bond array of the state follows. Per-step arrays are rebuilt by the next step. The
+ * Cholesky factor keeps its rows: free_index follows the particles. */
 pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     pd_ppd_state* s = state;
-    pd_family* f = &s->fam;
-    size_t n = s->n, nb = f->bond_count;
+    size_t n = s->n, nb = s->fam.bond_count;
     size_t scratch_bytes = (nb > n ? nb : n) * sizeof(pd_mat3);
-    uint32_t* inv = PD_NEW_ARRAY(uint32_t, n);
     uint32_t* bond_from = PD_NEW_ARRAY(uint32_t, nb + 1); /* new bond -> old bond */
-    uint32_t* bond_to = PD_NEW_ARRAY(uint32_t, nb + 1);   /* old bond -> new bond */
-    uint32_t* offsets = PD_NEW_ARRAY(uint32_t, n + 1);
     void* scratch = pd_alloc(scratch_bytes);
-    pd_status st = inv && bond_from && bond_to && offsets && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    pd_status st = bond_from && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK)
+        st = pd_family_permute(&s->fam, perm, bond_from);
     if (st == PD_OK) {
-        for (size_t i = 0; i < n; ++i)
-            inv[perm[i]] = (uint32_t)i;
-        offsets[0] = 0;
-        for (size_t i = 0; i < n; ++i) {
-            uint32_t o = f->offsets[perm[i]], deg = f->offsets[perm[i] + 1] - o;
-            for (uint32_t m = 0; m < deg; ++m) {
-                bond_from[offsets[i] + m] = o + m;
-                bond_to[o + m] = offsets[i] + m;
-            }
-            offsets[i + 1] = offsets[i] + deg;
-        }
-        memcpy(f->offsets, offsets, (n + 1) * sizeof(uint32_t));
-        uint32_t* idx = scratch;
-        for (size_t b = 0; b < nb; ++b)
-            idx[b] = inv[f->j[bond_from[b]]];
-        memcpy(f->j, idx, nb * sizeof(uint32_t));
-        for (size_t b = 0; b < nb; ++b)
-            idx[b] = bond_to[f->rev[bond_from[b]]];
-        memcpy(f->rev, idx, nb * sizeof(uint32_t));
-        permute_items(f->xi, scratch, bond_from, nb, sizeof(pd_vec3));
-        permute_items(f->w, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->a, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->c, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->len, scratch, bond_from, nb, sizeof(pd_real));
@@ -385,10 +411,7 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         if (s->free_index)
             permute_items(s->free_index, scratch, perm, n, sizeof(int32_t));
     }
-    PD_FREE_ARRAY(inv, uint32_t, n);
     PD_FREE_ARRAY(bond_from, uint32_t, nb + 1);
-    PD_FREE_ARRAY(bond_to, uint32_t, nb + 1);
-    PD_FREE_ARRAY(offsets, uint32_t, n + 1);
     pd_free(scratch, scratch_bytes);
     (void)w;
     return st;
@@ -415,12 +438,10 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
     return PD_OK;
 }
 
-#define FREE(field, T, count)      PD_FREE_ARRAY(s->field, T, (count) + 1)
-#define FREE_ITEM(field, T, count) FREE(field, T, count);
-
 void pd_ppd_destroy_state(pd_ppd_state* s) {
-    size_t n = s->n, nb = s->fam.bond_count;
-    PPD_STATE_ARRAYS(FREE_ITEM)
+    size_t n = s->n;
+    PPD_PARTICLE_ARRAYS(FREE_ITEM)
+    free_bond_arrays(s);
     for (int k = 0; k < s->prm.history; ++k) {
         FREE(hist_s[k], pd_vec3, n);
         FREE(hist_y[k], pd_vec3, n);
@@ -432,6 +453,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     FREE(xsol, pd_vec3, s->free_count);
     pd_cholmod_free(&s->direct);
     pd_family_free(&s->fam);
+    pd_bond_set_free(&s->broken);
     pd_hash_grid_destroy(&s->grid);
     pd_free(s, sizeof *s);
 }
