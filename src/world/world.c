@@ -119,6 +119,7 @@ void pd_destroy_world(pd_world* w) {
     PD_FREE_ARRAY(w->step_start, pd_vec3, w->particles.count);
     PD_FREE_ARRAY(w->plastic_strain, pd_real, w->particles.count);
     PD_FREE_ARRAY(w->order, uint32_t, w->particles.count);
+    PD_FREE_ARRAY(w->body_renews, uint8_t, w->scene->body_count);
     pd_particles_free(&w->particles);
     PD_FREE_ARRAY(w->pins, pd_pin, w->pin_count);
     if (w->colliders.items)
@@ -191,6 +192,12 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
             return pd_fail(err, st, "", "reordering the particles failed (%s)",
                            pd_status_string(st));
     }
+    if (w->renew_every > 0 && ++w->steps_since_renewal >= w->renew_every) {
+        w->steps_since_renewal = 0;
+        pd_status st = pd_world_renew_families(w, w->body_renews, err);
+        if (st != PD_OK)
+            return st;
+    }
     pd_arena_reset(&w->arena);
     memcpy(w->step_start, p->pos, p->count * sizeof(pd_vec3));
     pd_vec3* vel_before = PD_ARENA_ARRAY(&w->arena, pd_vec3, p->count);
@@ -232,6 +239,20 @@ pd_status pd_world_renew_families(pd_world* w, const uint8_t* body_renews, pd_er
         return pd_fail(err, PD_ERR_UNSUPPORTED, "method", "method %s has no bonds to renew",
                        w->solver->name);
     return w->solver->renew_families(w->solver_state, w, body_renews, err);
+}
+
+pd_status pd_world_set_renewal(pd_world* w, const uint8_t* body_renews, int every, pd_error* err) {
+    if (every > 0 && !w->solver->renew_families)
+        return pd_fail(err, PD_ERR_UNSUPPORTED, "method", "method %s has no bonds to renew",
+                       w->solver->name);
+    if (!w->body_renews)
+        w->body_renews = PD_NEW_ARRAY(uint8_t, w->scene->body_count);
+    if (!w->body_renews)
+        return PD_ERR_OUT_OF_MEMORY;
+    memcpy(w->body_renews, body_renews, (size_t)w->scene->body_count);
+    w->renew_every = every > 0 ? every : 0;
+    w->steps_since_renewal = 0;
+    return PD_OK;
 }
 
 pd_status pd_world_break_bonds(pd_world* w, pd_bond_test test, void* ctx, size_t* removed,

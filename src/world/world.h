@@ -67,6 +67,9 @@ struct pd_world {
     uint32_t* order;   /* order[id] = index of the particle with that id (output order) */
     int reorder_every; /* steps between Morton reorderings (0: only at creation) */
     int steps_since_reorder;
+    uint8_t* body_renews; /* per scene body: 1 renews its families (NULL: none renews) */
+    int renew_every;      /* steps between renewals (0: never) */
+    int steps_since_renewal;
     pd_arena arena;          /* per-step scratch */
     pd_real* plastic_strain; /* exported field (zero for elastic methods), allocated on demand */
 };
@@ -84,6 +87,9 @@ pd_status pd_world_set_time_step(pd_world* w, pd_real dt, pd_error* err);
 /* Renews the method's families of the bodies with body_renews[b] != 0 (one entry per scene
  * body) from the current positions. PD_ERR_UNSUPPORTED for a method without bonds. */
 pd_status pd_world_renew_families(pd_world* w, const uint8_t* body_renews, pd_error* err);
+/* From the next step on, renews the families of the bodies with body_renews[b] != 0 every
+ * `every` steps (0 stops renewing); the world keeps a copy of the mask. */
+pd_status pd_world_set_renewal(pd_world* w, const uint8_t* body_renews, int every, pd_error* err);
 /* Breaks for good every bond of the method for which test() is nonzero. */
 pd_status pd_world_break_bonds(pd_world* w, pd_bond_test test, void* ctx, size_t* removed,
                                pd_error* err);
