@@ -187,8 +187,8 @@ static pd_status choose_sign(pd_mesh_sdf* sdf, const pd_mesh* mesh, pd_real thic
         if (!(thickness > 0) || !isfinite(thickness))
             return pd_fail(err, PD_ERR_BAD_SCENE, key,
                            "the mesh is open (%zu edges belong to one triangle only), so it has "
-                           "no inside: give the thickness (m) of the wall behind its faces, "
-                           "about 2-3 particle spacings",
+                           "no inside: give the thickness (m) of the wall behind its faces, at "
+                           "least twice the distance a particle moves in one step",
                            sdf->boundary_edges);
         sdf->sign = PD_MESH_SIGN_SHELL;
         sdf->thickness = thickness;
