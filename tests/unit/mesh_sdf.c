@@ -473,8 +473,9 @@ PD_TEST(mesh_collider_refusals_name_the_path) {
     PD_CHECK(strcmp(err.path, "colliders[0].radius") == 0);
 }
 
-/* The same box as an analytic collider and as a mesh file, moved by velocity + spin and by
- * keyframes: the signed distances and normals agree everywhere to rounding. */
+/* The same box as an analytic collider and as a mesh file, moved by velocity + spin (as an
+ * obstacle) and by keyframes (as a container, `inside`): the signed distances and normals agree
+ * everywhere to rounding. */
 PD_TEST(moving_mesh_collider_matches_analytic_collider) {
     /* Dyadic corners: the file's vertices survive Assimp's single-precision import exactly. */
     pd_vec3 lo = pd_v3(-0.25, 0.125, -0.375), hi = pd_v3(0.375, 0.25, 0.125);
@@ -494,6 +495,7 @@ PD_TEST(moving_mesh_collider_matches_analytic_collider) {
         d[0].shape.min = lo;
         d[0].shape.max = hi;
         for (int k = 0; k < 2; ++k) {
+            d[k].inside = motion;
             if (motion == 0) {
                 d[k].velocity = pd_v3(0.2, -0.5, 0.1);
                 d[k].angular_velocity = pd_v3(0.7, -1.1, 2.0);
@@ -519,7 +521,7 @@ PD_TEST(moving_mesh_collider_matches_analytic_collider) {
             }
         }
         printf("  %s: worst |sdf_mesh - sdf_box| = %.3g, worst |n_mesh - n_box| = %.3g\n",
-               motion ? "keyframes" : "velocity + spin", worst, worst_n);
+               motion ? "keyframes, container" : "velocity + spin", worst, worst_n);
         PD_CHECK(worst < 1e-12);
         PD_CHECK(worst_n < 1e-9);
         pd_colliders_destroy(&c);
