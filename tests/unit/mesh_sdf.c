@@ -403,7 +403,7 @@ PD_TEST(bowl_is_a_wall_behind_its_faces) {
     /* Below the rim, at angles where the closest point is not on the rim: the bowl's concave
      * side is free (distance r - |p|), the wall is solid, and beyond it free again. */
     uint64_t seed = 8;
-    pd_real worst_in = 0, worst_wall = 0, worst_beyond = 0;
+    pd_real worst_in = 0, worst_wall = 0, worst_back = 0, worst_beyond = 0;
     for (int n = 0; n < 3000; ++n) {
         pd_vec3 u = rand_in(&seed, pd_v3(-1, -1, -1), pd_v3(1, -0.3, 1));
         pd_real len = pd_v3_len(u);
@@ -417,14 +417,17 @@ PD_TEST(bowl_is_a_wall_behind_its_faces) {
             worst_in = fmax(worst_in, fabs(d - (-s)));
         else if (s > 2 * h && s < 0.5 * t - 2 * h)
             worst_wall = fmax(worst_wall, fabs(d - (-s)));
+        else if (s > 0.5 * t + 2 * h && s < t - 2 * h) /* nearer the back face: out there */
+            worst_back = fmax(worst_back, fabs(d - (-(t - s))));
         else if (s > t + 2 * h)
             worst_beyond = fmax(worst_beyond, fabs(d - (s - t)));
     }
-    printf("  chord error h = %.4g; worst errors: in the bowl %.3g, in the wall %.3g, beyond "
-           "%.3g\n",
-           h, worst_in, worst_wall, worst_beyond);
+    printf("  chord error h = %.4g; worst errors: in the bowl %.3g, in the wall's front half "
+           "%.3g, its back half %.3g, beyond %.3g\n",
+           h, worst_in, worst_wall, worst_back, worst_beyond);
     PD_CHECK(worst_in <= h + 1e-12);
     PD_CHECK(worst_wall <= h + 1e-12);
+    PD_CHECK(worst_back <= h + 1e-12);
     PD_CHECK(worst_beyond <= h + 1e-12);
     /* Above the bowl, on its axis: free, at the distance to the rim. */
     pd_vec3 n;
