@@ -65,7 +65,8 @@ void pd_mesh_sdf_free(pd_mesh_sdf* sdf);
 
 /* Signed distance of p (negative in the solid) and the unit normal towards the allowed side
  * (normal may be NULL): off the surface the direction from the closest point to p (reversed in
- * the solid), on it the closest feature's pseudo-normal, so that p - d n is the closest point. */
+ * the solid), on it the closest feature's pseudo-normal, so that p - d n is the nearest point
+ * of the solid's surface (the mesh, or for an open mesh possibly its wall's back face). */
 pd_real pd_mesh_sdf_eval(const pd_mesh_sdf* sdf, pd_vec3 p, pd_vec3* normal);
 
 #endif
