@@ -150,7 +150,13 @@ static const doc_row k_collider[] = {
     {"normal", "[3] number", "required (plane)", "non-zero", NULL, "1",
      "Plane: outward normal (normalised); particles stay on its side."},
     {"inside", "bool", "false", NULL, NULL, "-",
-     "Not for planes. true: keep particles inside (a container)."},
+     "Not for planes. true: keep particles inside (a container); for an open mesh, put the "
+     "wall on the front of its faces instead of behind them."},
+    {"thickness", "number", "required (open mesh)", "> 0", NULL, "m",
+     "Mesh only, and only for an open mesh (some edge in one triangle): the wall behind its "
+     "faces (the side opposite their counter-clockwise normal). At least twice the distance a "
+     "particle moves in one step: one that gets deeper than half of it leaves through the back. "
+     "A closed mesh is a solid and takes no thickness."},
     {"boundary", "string", "slip", NULL, PD_SCENE_BOUNDARIES, "-",
      "slip: project out, keep tangential velocity, apply Coulomb friction; no_slip: stick."},
     {"friction", "number", "0", ">= 0", NULL, "1", "Coulomb friction coefficient (slip)."},

@@ -137,6 +137,7 @@ typedef struct pd_collider_def {
     pd_vec3 point, normal; /* plane: a point on it and its outward normal (unit) */
     pd_shape_def shape;    /* box / sphere / cylinder / mesh geometry */
     int inside;            /* 1: keep particles inside (container) */
+    pd_real thickness;     /* mesh: wall behind an open mesh's faces (m); 0 for closed meshes */
     pd_boundary boundary;
     pd_real friction;         /* Coulomb coefficient (1) */
     pd_vec3 velocity;         /* m/s */

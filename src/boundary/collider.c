@@ -1,7 +1,7 @@
-/* Analytic colliders: exact signed distances of a plane, box, sphere and capped cylinder
- * (obstacles, or containers when `inside`), their rigid motion (velocity + angular velocity,
- * or piecewise-linear keyframes) and the projection of particles out of them with slip +
- * Coulomb friction or no-slip. */
+/* Colliders: exact signed distances of a plane, box, sphere and capped cylinder, and of
+ * triangle meshes (geometry/mesh_sdf.h) (obstacles, or containers when `inside`), their rigid
+ * motion (velocity + angular velocity, or piecewise-linear keyframes) and the projection of
+ * particles out of them with slip + Coulomb friction or no-slip. */
 #include "boundary/collider.h"
 
 #include <stdatomic.h>
@@ -10,6 +10,8 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "geometry/mesh.h"
+#include "geometry/mesh_sdf.h"
 #include "parallel/parallel.h"
 
 /* Particles per parallel chunk: large enough that scheduling overhead is negligible. */
@@ -128,7 +130,8 @@ static pd_real cylinder_sdf(const pd_shape_def* s, pd_vec3 p, pd_vec3* n) {
     return dr >= da ? dr : da;
 }
 
-static pd_real rest_sdf(const pd_collider_def* d, pd_vec3 p, pd_vec3* n) {
+static pd_real rest_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* n) {
+    const pd_collider_def* d = &col->def;
     switch (d->type) {
         case PD_COLLIDER_PLANE:
             return plane_sdf(d, p, n);
@@ -138,8 +141,10 @@ static pd_real rest_sdf(const pd_collider_def* d, pd_vec3 p, pd_vec3* n) {
             return sphere_sdf(&d->shape, p, n);
         case PD_COLLIDER_CYLINDER:
             return cylinder_sdf(&d->shape, p, n);
+        case PD_COLLIDER_MESH:
+            return pd_mesh_sdf_eval(col->mesh, p, n);
         default:
-            /* Meshes are refused by pd_colliders_create; nothing else reaches here. */
+            /* Unknown types are refused by pd_colliders_create; nothing else reaches here. */
             *n = pd_v3(0, 1, 0);
             return INFINITY;
     }
@@ -152,10 +157,12 @@ pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal) {
     pd_vec3 local = pd_v3_sub(p, pd_v3_add(col->center, col->translation));
     pd_vec3 rest = pd_v3_add(pd_m3_mulv(pd_m3_transpose(col->rotation), local), col->center);
     pd_vec3 n_rest;
-    pd_real d = rest_sdf(&col->def, rest, &n_rest);
+    pd_real d = rest_sdf(col, rest, &n_rest);
     pd_vec3 n = pd_m3_mulv(col->rotation, n_rest);
-    /* A container allows its interior: flip the sign so the wall's outside is "solid". */
-    if (col->def.inside && col->def.type != PD_COLLIDER_PLANE) {
+    /* A container allows its interior: flip the sign so the wall's outside is "solid". Meshes
+     * exchange their sides themselves (an open mesh's wall is not the complement). */
+    if (col->def.inside && col->def.type != PD_COLLIDER_PLANE &&
+        col->def.type != PD_COLLIDER_MESH) {
         d = -d;
         n = pd_v3_scale(n, -1);
     }
@@ -327,8 +334,7 @@ static pd_status validate_shape(pd_collider_def* d, int k, pd_error* err) {
                                 "cylinder axis must be a non-zero vector");
             return PD_OK;
         case PD_COLLIDER_MESH:
-            return fail_key(err, PD_ERR_UNSUPPORTED, k, "type",
-                            "mesh colliders are not supported yet");
+            return PD_OK; /* checked while loading (load_mesh) */
         default:
             return fail_key(err, PD_ERR_BAD_SCENE, k, "type", "unknown collider type");
     }
@@ -352,6 +358,33 @@ static pd_status validate_keyframes(pd_collider_def* d, int k, pd_error* err) {
     return PD_OK;
 }
 
+/* Loads the mesh file (scale, rotate, translate of the def) and builds its distance field;
+ * the rest centre is the middle of the mesh's bounding box. */
+static pd_status load_mesh(pd_collider* col, int k, pd_error* err) {
+    char path[64];
+    snprintf(path, sizeof path, "colliders[%d]", k);
+    if (col->def.shape.type != PD_SHAPE_MESH)
+        return fail_key(err, PD_ERR_INVALID_ARGUMENT, k, "type",
+                        "a mesh collider needs a mesh shape (shape.type = mesh)");
+    pd_mesh mesh;
+    pd_status st = pd_mesh_load(&col->def.shape, &mesh, path, err);
+    if (st != PD_OK)
+        return st;
+    col->mesh = pd_alloc(sizeof *col->mesh);
+    if (!col->mesh)
+        st = pd_fail(err, PD_ERR_OUT_OF_MEMORY, path, "out of memory");
+    else
+        st = pd_mesh_sdf_build(&mesh, col->def.thickness, col->def.inside, col->mesh, path, err);
+    if (st != PD_OK && col->mesh) {
+        pd_free(col->mesh, sizeof *col->mesh);
+        col->mesh = NULL;
+    }
+    pd_mesh_free(&mesh);
+    if (st == PD_OK)
+        col->center = pd_v3_scale(pd_v3_add(col->mesh->lo, col->mesh->hi), 0.5);
+    return st;
+}
+
 /* Copies def into col (keyframes into memory the collider owns) and checks it. */
 static pd_status collider_init(pd_collider* col, const pd_collider_def* def, int k, pd_error* err) {
     col->def = *def;
@@ -362,6 +395,9 @@ static pd_status collider_init(pd_collider* col, const pd_collider_def* def, int
     pd_status st = validate_shape(&col->def, k, err);
     if (st != PD_OK)
         return st;
+    if (def->type != PD_COLLIDER_MESH && def->thickness != 0)
+        return fail_key(err, PD_ERR_BAD_SCENE, k, "thickness",
+                        "thickness is only for mesh colliders");
     if (def->keyframe_count > 0) {
         if (!def->keyframes)
             return fail_key(err, PD_ERR_INVALID_ARGUMENT, k, "keyframes", "keyframes missing");
@@ -375,7 +411,7 @@ static pd_status collider_init(pd_collider* col, const pd_collider_def* def, int
             return st;
     }
     col->center = rest_center(&col->def);
-    return PD_OK;
+    return def->type == PD_COLLIDER_MESH ? load_mesh(col, k, err) : PD_OK;
 }
 
 pd_status pd_colliders_create(const pd_collider_def* defs, int count, pd_colliders* out,
@@ -408,6 +444,10 @@ void pd_colliders_destroy(pd_colliders* c) {
         pd_collider_def* d = &c->items[k].def;
         if (d->keyframes)
             PD_FREE_ARRAY(d->keyframes, pd_keyframe, d->keyframe_count);
+        if (c->items[k].mesh) {
+            pd_mesh_sdf_free(c->items[k].mesh);
+            pd_free(c->items[k].mesh, sizeof *c->items[k].mesh);
+        }
     }
     PD_FREE_ARRAY(c->items, pd_collider, c->count);
     c->items = NULL;

@@ -1,6 +1,8 @@
-/* Colliders shared by every method: analytic signed-distance shapes (plane, box, sphere,
- * cylinder; mesh later), as obstacles or containers (`inside`), moving by velocity, angular
- * velocity or keyframes; slip with Coulomb friction, or no-slip. */
+/* Colliders shared by every method: signed-distance shapes (analytic plane, box, sphere,
+ * cylinder, and triangle meshes through a BVH, src/geometry/mesh_sdf.h), as obstacles or
+ * containers (`inside`), moving by velocity, angular velocity or keyframes; slip with Coulomb
+ * friction, or no-slip. Every collider is a signed distance in its rest frame moved by one rigid
+ * motion, so a method that calls pd_collider_sdf / pd_colliders_project gets all of them. */
 #ifndef PD_COLLIDER_H
 #define PD_COLLIDER_H
 
@@ -9,13 +11,16 @@
 
 #include "peridot/types.h"
 
+struct pd_mesh_sdf;
+
 typedef struct pd_collider {
     pd_collider_def def;
-    pd_vec3 center;      /* rest centre (rotation pivot) */
-    pd_vec3 translation; /* current offset from the rest pose (m) */
-    pd_mat3 rotation;    /* current rotation about `center` */
-    pd_vec3 lin_vel;     /* current linear velocity of the pivot (m/s) */
-    pd_vec3 ang_vel;     /* current angular velocity (rad/s) */
+    struct pd_mesh_sdf* mesh; /* mesh colliders: the distance field in the rest pose */
+    pd_vec3 center;           /* rest centre (rotation pivot) */
+    pd_vec3 translation;      /* current offset from the rest pose (m) */
+    pd_mat3 rotation;         /* current rotation about `center` */
+    pd_vec3 lin_vel;          /* current linear velocity of the pivot (m/s) */
+    pd_vec3 ang_vel;          /* current angular velocity (rad/s) */
 } pd_collider;
 
 typedef struct pd_colliders {
@@ -25,7 +30,10 @@ typedef struct pd_colliders {
 
 /* `path` prefix for errors is "colliders[k]". Normalises plane normals, cylinder axes and
  * keyframe axes; copies the keyframes (the defs need not outlive the colliders). Poses at
- * t = 0. Mesh colliders give PD_ERR_UNSUPPORTED for now. */
+ * t = 0. A mesh collider loads its file (pd_mesh_load: scale, rotate, translate) and builds its
+ * distance field once; its rest centre (the pivot of angular_velocity and keyframe rotations)
+ * is the centre of the loaded mesh's bounding box. A closed mesh is a solid (`inside`: a
+ * container) and refuses `thickness`; an open mesh needs `thickness` (mesh_sdf.h says why). */
 pd_status pd_colliders_create(const pd_collider_def* defs, int count, pd_colliders* out,
                               pd_error* err);
 void pd_colliders_destroy(pd_colliders* c);
@@ -37,7 +45,8 @@ void pd_colliders_update(pd_colliders* c, pd_real t);
 
 /* Signed distance of p to collider k (negative inside the solid, i.e. where particles must
  * not be) and the outward unit normal there (towards the allowed side; normal may be NULL).
- * A container (`inside`, box / sphere / cylinder) negates both; a plane ignores `inside`. */
+ * A container (`inside`, box / sphere / cylinder / closed mesh) negates both; a plane ignores
+ * `inside`; an open mesh moves its wall to the front of its faces. */
 pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal);
 
 /* Where a point given in the collider's rest pose (its def's coordinates) is now. */

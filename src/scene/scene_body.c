@@ -293,8 +293,9 @@ static void collider_keys(pd_collider_type type, char* out, size_t cap) {
     if (type == PD_COLLIDER_PLANE)
         snprintf(out, cap, "%s|point|normal", PD_SCENE_COLLIDER_KEYS);
     else
-        snprintf(out, cap, "%s|inside|%s", PD_SCENE_COLLIDER_KEYS,
-                 shape_keys((pd_shape_type)(type - 1)));
+        snprintf(out, cap, "%s|inside|%s%s", PD_SCENE_COLLIDER_KEYS,
+                 shape_keys((pd_shape_type)(type - 1)),
+                 type == PD_COLLIDER_MESH ? "|thickness" : "");
 }
 
 static pd_status parse_collider(const cJSON* obj, const char* path, const pd_scene* s,
@@ -305,7 +306,7 @@ static pd_status parse_collider(const cJSON* obj, const char* path, const pd_sce
                                  PD_SCENE_COLLIDER_KEYS "|inside|point|normal|min|max|"
                                                         "center|radius|base|axis|"
                                                         "height|path|scale|translate|"
-                                                        "rotate",
+                                                        "rotate|thickness",
                                  NULL, err));
     PD_JTRY(pd_json_choice(obj, "type", path, 1, PD_SCENE_COLLIDER_TYPES, &type, err));
     c->type = (pd_collider_type)type;
@@ -319,6 +320,8 @@ static pd_status parse_collider(const cJSON* obj, const char* path, const pd_sce
     } else {
         PD_JTRY(parse_shape_keys(obj, path, (pd_shape_type)(type - 1), s->dir, &c->shape, err));
         PD_JTRY(pd_json_bool(obj, "inside", path, 0, &c->inside, err));
+        if (c->type == PD_COLLIDER_MESH)
+            PD_JTRY(pd_json_real(obj, "thickness", path, 0, pd_jr_pos("m"), &c->thickness, err));
     }
     PD_JTRY(pd_json_choice(obj, "boundary", path, 0, PD_SCENE_BOUNDARIES, &boundary, err));
     c->boundary = (pd_boundary)boundary;

@@ -171,6 +171,8 @@ static cJSON* collider_json(const pd_collider_def* c) {
     } else {
         add_shape_keys(o, &c->shape, 0);
         cJSON_AddBoolToObject(o, "inside", c->inside != 0);
+        if (c->type == PD_COLLIDER_MESH && c->thickness > 0)
+            add_number(o, "thickness", c->thickness);
     }
     add_choice(o, "boundary", PD_SCENE_BOUNDARIES, (int)c->boundary);
     add_number(o, "friction", c->friction);

@@ -118,6 +118,8 @@ static const bad_case k_cases[] = {
     {"collider negative friction", "'inside': true", "'inside': true, 'friction': -0.1",
      "colliders[1].friction"},
     {"collider inside not bool", "'inside': true", "'inside': 1", "colliders[1].inside"},
+    {"thickness on a box collider", "'inside': true", "'inside': true, 'thickness': 0.1",
+     "colliders[1].thickness"},
     {"plane has no inside", "'boundary': 'no_slip'", "'boundary': 'no_slip', 'inside': true",
      "colliders[0].inside"},
     {"unknown collider type", "'type': 'plane'", "'type': 'wall'", "colliders[0].type"},

@@ -458,7 +458,7 @@ PD_TEST(bad_colliders_are_refused) {
         pd_collider_def d;
         pd_status st;
         const char* path;
-    } cases[8];
+    } cases[9];
     int nc = 0;
     cases[nc].d = plane_def(pd_v3(0, 0, 0), pd_v3(0, 0, 0));
     cases[nc].st = PD_ERR_BAD_SCENE;
@@ -486,8 +486,15 @@ PD_TEST(bad_colliders_are_refused) {
     cases[nc].st = PD_ERR_BAD_SCENE;
     cases[nc++].path = "colliders[1].keyframes[1].t";
     cases[nc].d = make_def(PD_COLLIDER_MESH);
-    cases[nc].st = PD_ERR_UNSUPPORTED;
-    cases[nc++].path = "colliders[1].type";
+    cases[nc].d.shape.type = PD_SHAPE_MESH;
+    cases[nc].d.shape.scale = 1;
+    strcpy(cases[nc].d.shape.path, "/nonexistent/pd_collider_mesh.obj");
+    cases[nc].st = PD_ERR_IO;
+    cases[nc++].path = "colliders[1].path";
+    cases[nc].d = sphere_def(pd_v3(0, 0, 0), 1);
+    cases[nc].d.thickness = 0.1;
+    cases[nc].st = PD_ERR_BAD_SCENE;
+    cases[nc++].path = "colliders[1].thickness";
     size_t bytes_before = pd_bytes_in_use();
     for (int i = 0; i < nc; ++i) {
         defs[0] = sphere_def(pd_v3(0, 0, 0), 1);
@@ -499,7 +506,6 @@ PD_TEST(bad_colliders_are_refused) {
         PD_CHECK(strcmp(err.path, cases[i].path) == 0);
         PD_CHECK(c.items == NULL && c.count == 0);
     }
-    PD_CHECK(strcmp(err.message, "mesh colliders are not supported yet") == 0);
     PD_CHECK_NEAR(pd_bytes_in_use(), bytes_before, 0);
 }
 
