@@ -32,8 +32,8 @@ PD_TEST(chebyshev_and_direct_agree_on_one_step) {
     }
     printf("  iterations: chebyshev %d (residual %.3g), direct %d (residual %.3g); largest "
            "displacement %.4g m\n",
-           pd_test_ppd(&a)->last_iterations, pd_test_ppd(&a)->last_residual,
-           pd_test_ppd(&b)->last_iterations, pd_test_ppd(&b)->last_residual, moved);
+           pd_test_ppd(&a)->report.iterations, pd_test_ppd(&a)->last_residual,
+           pd_test_ppd(&b)->report.iterations, pd_test_ppd(&b)->last_residual, moved);
     PD_CHECK(moved > 1e-4); /* the step did something */
     PD_CHECK_NEAR(diff, 0, 1e-6);
     pd_test_sim_close(&a);
@@ -58,9 +58,9 @@ PD_TEST(line_search_lowers_the_merit_and_the_residual) {
     pd_ppd_state* s = pd_test_ppd(&t);
     printf("  30 iterations: relative residual %.3g (rose in %d), merit rose in %d, Armijo "
            "failures %d\n",
-           s->last_residual, s->residual_increases, s->merit_increases, s->line_search_failures);
-    PD_CHECK(s->merit_increases == 0);
-    PD_CHECK(s->line_search_failures <= 3);
+           s->last_residual, s->report.residual_increases, s->report.merit_increases, s->report.line_search_failures);
+    PD_CHECK(s->report.merit_increases == 0);
+    PD_CHECK(s->report.line_search_failures <= 3);
     PD_CHECK(s->last_residual < 2e-2);
     pd_test_sim_close(&t);
 }
@@ -93,8 +93,8 @@ static int merit_rises(int line_search, double* residual, double* shortest) {
             break;
         }
         pd_ppd_state* s = pd_test_ppd(&t);
-        rises += s->merit_increases;
-        *shortest = fmin(*shortest, s->shortest_step);
+        rises += s->report.merit_increases;
+        *shortest = fmin(*shortest, s->report.shortest_step);
         *residual = s->last_residual;
     }
     pd_test_sim_close(&t);

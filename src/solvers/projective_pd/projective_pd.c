@@ -18,6 +18,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "linalg/chebyshev.h"
 #include "math/svd3.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
@@ -158,13 +159,7 @@ typedef struct ppd_ctx {
     pd_ppd_state* s;
     const pd_vec3* y;
     const uint8_t* flags;
-    pd_real alpha;
-    const pd_vec3* from;
-    const pd_vec3* dir;
-    pd_vec3* out;
-    pd_real omega;
-    const pd_vec3* a; /* dot products: a . b */
-    const pd_vec3* b;
+    pd_vec3* r; /* residual out */
 } ppd_ctx;
 
 /* Pinned particles and fixed bodies keep their place. */
@@ -233,19 +228,18 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
                 r = filter(s, i, r);
             }
         }
-        s->r[i] = r;
+        c->r[i] = r;
         r2 += pd_v3_len2(r);
     }
     s->partial[begin / PPD_GRAIN] = r2;
     s->partial[s->chunks + begin / PPD_GRAIN] = inertia;
 }
 
-/* Everything at y: energy, gradient, residual, blocked contacts. Returns the merit of Eq. 12
+/* Everything at y: energy, gradient, residual r, blocked contacts. Returns the merit of Eq. 12
  * (inertia + elastic energy, J); *r_norm gets |r| (N). */
-static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags,
-                          pd_real* r_norm) {
+static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, pd_vec3* r, pd_real* r_norm) {
     double t0 = pd_now();
-    ppd_ctx c = {.s = s, .y = y, .flags = flags};
+    ppd_ctx c = {.s = s, .y = y, .flags = s->flags, .r = r};
     pd_parallel_for(s->n, PPD_GRAIN, local_kernel, &c);
     pd_real energy = sum_partials(s);
     s->inverted = 0;
@@ -259,232 +253,65 @@ static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flag
     s->t_local += pd_now() - t0;
     return energy + inertia;
 }
+/* ---------------------------------------------------------------- the step as a descent */
 
-/* ---------------------------------------------------------------- vector helpers */
-
-static void dot_kernel(void* vctx, size_t begin, size_t end, int thread) {
-    ppd_ctx* c = vctx;
-    pd_real sum = 0;
-    for (size_t i = begin; i < end; ++i)
-        sum += pd_v3_dot(c->a[i], c->b[i]);
-    c->s->partial[begin / PPD_GRAIN] = sum;
-}
-
-/* a . b over all particles, summed in a fixed order (same bits on any thread count). */
-static pd_real dot(pd_ppd_state* s, const pd_vec3* a, const pd_vec3* b) {
-    ppd_ctx c = {.s = s, .a = a, .b = b};
-    pd_parallel_for(s->n, PPD_GRAIN, dot_kernel, &c);
-    return sum_partials(s);
-}
-
-/* out += alpha dir */
-static void axpy(size_t n, pd_vec3* out, pd_real alpha, const pd_vec3* dir) {
-    for (size_t i = 0; i < n; ++i)
-        out[i] = pd_v3_madd(out[i], alpha, dir[i]);
-}
-
-/* ---------------------------------------------------------------- global step */
-
-/* One Jacobi sweep on A z = b (A = diag - c off the diagonal, b in s->work) with Chebyshev
- * weight omega (Wang 2015): out = omega (J(z) - prev) + prev; omega = 1 is plain Jacobi.
- * Constrained particles do not move; blocked ones move only along their contact plane. */
-static void jacobi_kernel(void* vctx, size_t begin, size_t end, int thread) {
-    ppd_ctx* c = vctx;
-    pd_ppd_state* s = c->s;
-    const pd_family* f = &s->fam;
-    for (size_t i = begin; i < end; ++i) {
-        if (c->flags[i] & PD_P_CONSTRAINED) {
-            c->out[i] = pd_v3(0, 0, 0);
-            continue;
-        }
-        pd_vec3 acc = s->work[i];
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-            acc = pd_v3_madd(acc, s->c[b], c->y[f->j[b]]);
-        pd_vec3 jac = filter(s, i, pd_v3_scale(acc, 1.0 / s->diag[i]));
-        c->out[i] = pd_v3_madd(c->from[i], c->omega, pd_v3_sub(jac, c->from[i]));
-    }
-}
-
-/* z = P b: `sweeps` Chebyshev-accelerated Jacobi sweeps on A z = b from z = 0 (Golub-Varga
- * weights, Jacobi spectrum in [-rho, rho]). From zero, P is a fixed symmetric positive definite
- * polynomial in A (rho bounds the spectrum), so -P r is a descent direction. */
-static void solve_chebyshev(pd_ppd_state* s, const uint8_t* flags, int sweeps, pd_vec3* z) {
-    pd_vec3 *cur = s->ytrial, *prev = s->yprev, *next = z;
-    memset(cur, 0, s->n * sizeof(pd_vec3));
-    memset(prev, 0, s->n * sizeof(pd_vec3));
-    pd_real omega = 1, rho2 = s->rho * s->rho;
-    for (int k = 0; k < sweeps; ++k) {
-        omega = k == 0 ? 1 : (k == 1 ? 2 / (2 - rho2) : 4 / (4 - rho2 * omega));
-        ppd_ctx c = {.s = s, .y = cur, .flags = flags, .from = prev, .out = next, .omega = omega};
-        pd_parallel_for(s->n, PPD_GRAIN, jacobi_kernel, &c);
-        pd_vec3* t = prev;
-        prev = cur;
-        cur = next;
-        next = t;
-    }
-    if (cur != z)
-        memcpy(z, cur, s->n * sizeof(pd_vec3));
-}
-
-static pd_status solve_global(pd_ppd_state* s, const uint8_t* flags, pd_vec3* z);
-
-/* z = S A^-1 S b: the global step of Eq. 12 applied to b (in s->work), by the method chosen. */
-static pd_status apply_global(pd_ppd_state* s, const uint8_t* flags, pd_vec3* z) {
+/* The global step of Eq. 12 applied to b: z = A^-1 b, by the method chosen (the optimiser
+ * filters b and z; Chebyshev sweeps keep blocked particles in their contact plane). */
+static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
+    pd_ppd_state* s = ctx;
     double t0 = pd_now();
-    pd_status st = solve_global(s, flags, z);
+    pd_status st = PD_OK;
+    pd_sym_csr a = pd_ppd_matrix(s);
+    pd_chebyshev_def cheb = {.sweeps = s->prm.linear_iterations,
+                             .rho = s->rho,
+                             .fixed = s->fixed,
+                             .blocked = s->blocked,
+                             .scratch_a = s->cheb_a,
+                             .scratch_b = s->cheb_b};
+    switch (s->prm.global_solve) {
+        case PD_PPD_DIRECT:
+            st = pd_sym_direct_solve(&s->direct, b, z);
+            break;
+        case PD_PPD_POSITION_BASED:
+            /* Fig. 7's position-based solve: one plain Jacobi sweep, each particle moving to
+             * the average of what its neighbourhood suggests. */
+            cheb.sweeps = 1;
+            pd_chebyshev_jacobi(&a, &cheb, b, z);
+            break;
+        default:
+            pd_chebyshev_jacobi(&a, &cheb, b, z);
+    }
     s->t_global += pd_now() - t0;
     return st;
 }
 
-static pd_status solve_global(pd_ppd_state* s, const uint8_t* flags, pd_vec3* z) {
-    for (size_t i = 0; i < s->n; ++i)
-        s->work[i] = filter(s, i, s->work[i]);
-    switch (s->prm.global_solve) {
-        case PD_PPD_DIRECT: {
-            pd_status st = pd_ppd_solve_direct(s, s->work, z);
-            for (size_t i = 0; i < s->n; ++i)
-                z[i] = filter(s, i, z[i]);
-            return st;
-        }
-        case PD_PPD_POSITION_BASED:
-            /* Fig. 7's position-based solve: one plain Jacobi sweep, each particle moving to
-             * the average of what its neighbourhood suggests. */
-            solve_chebyshev(s, flags, 1, z);
-            return PD_OK;
-        default:
-            solve_chebyshev(s, flags, s->prm.linear_iterations, z);
-            return PD_OK;
-    }
+static pd_real evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm,
+                        int* not_gradient) {
+    pd_ppd_state* s = ctx;
+    pd_real merit = local_step(s, y, r, r_norm);
+    *not_gradient = s->inverted; /* the inversion fix's force is no gradient */
+    return merit;
 }
 
-/* ---------------------------------------------------------------- search direction */
-
-static void history_clear(pd_ppd_state* s) {
-    s->hist_count = 0;
+static void filter_all(void* ctx, pd_vec3* v, size_t n) {
+    pd_ppd_state* s = ctx;
+    for (size_t i = 0; i < n; ++i)
+        v[i] = filter(s, i, v[i]);
 }
 
-/* d = -H r, H the L-BFGS inverse Hessian (Nocedal & Wright, Alg. 7.4) over the last pairs
- * (s_k, y_k) with the global step S A^-1 S as its initial matrix (Liu, Bouaziz, Kavan 2017:
- * projective dynamics is this method without history). With no history (history = 0, the
- * paper's scheme) it is the preconditioned descent of Sec. 4.2. Returns r . d. */
-static pd_real search_direction(pd_ppd_state* s, const uint8_t* flags, pd_status* st) {
-    int m = s->hist_count;
-    pd_real alpha[PD_PPD_MAX_HISTORY];
-    memcpy(s->work, s->r, s->n * sizeof(pd_vec3));
-    for (int k = m - 1; k >= 0; --k) {
-        int h = (s->hist_head + k) % s->prm.history;
-        alpha[k] = s->hist_rho[h] * dot(s, s->hist_s[h], s->work);
-        axpy(s->n, s->work, -alpha[k], s->hist_y[h]);
-    }
-    *st = apply_global(s, flags, s->dir);
-    for (int k = 0; k < m; ++k) {
-        int h = (s->hist_head + k) % s->prm.history;
-        pd_real beta = s->hist_rho[h] * dot(s, s->hist_y[h], s->dir);
-        axpy(s->n, s->dir, alpha[k] - beta, s->hist_s[h]);
-    }
-    for (size_t i = 0; i < s->n; ++i)
-        s->dir[i] = pd_v3_scale(filter(s, i, s->dir[i]), -1);
-    return dot(s, s->r, s->dir);
+/* Sec. 8: slip boundaries "project particles out of the solids". The prediction y* and every
+ * line-search trial are projected, and particles touching a collider whose residual pushes
+ * into it are blocked along its normal in the search direction (gather_kernel): handled only
+ * after the solve, contact acts as a spring of stiffness m/h^2, far too soft at h = 1/30 s (a
+ * resting ball sank to half its height). Friction acts on velocities after the step (world). */
+static void project_contacts(void* ctx, pd_vec3* y) {
+    pd_ppd_state* s = ctx;
+    if (s->colliders && s->colliders->count)
+        pd_colliders_project(s->colliders, s->n, y, NULL, s->near_skip, s->held, s->dt);
 }
 
-/* Keeps the pair (y_new - y_old, r_new - r_old) when it has positive curvature. */
-static void history_push(pd_ppd_state* s, const pd_vec3* y_old, const pd_vec3* r_old) {
-    if (s->prm.history == 0)
-        return;
-    int h = (s->hist_head + s->hist_count) % s->prm.history;
-    for (size_t i = 0; i < s->n; ++i) {
-        s->hist_s[h][i] = pd_v3_sub(s->y[i], y_old[i]);
-        s->hist_y[h][i] = pd_v3_sub(s->r[i], r_old[i]);
-    }
-    pd_real sy = dot(s, s->hist_s[h], s->hist_y[h]);
-    pd_real ss = dot(s, s->hist_s[h], s->hist_s[h]), yy = dot(s, s->hist_y[h], s->hist_y[h]);
-    if (!(sy > 1e-10 * sqrt(ss * yy)))
-        return;
-    s->hist_rho[h] = 1 / sy;
-    if (s->hist_count < s->prm.history)
-        s->hist_count++;
-    else
-        s->hist_head = (s->hist_head + 1) % s->prm.history;
-}
-
-/* ---------------------------------------------------------------- line search (Eq. 13) */
-
-static void project_contacts(pd_ppd_state* s, pd_vec3* y);
-
-static void slope_kernel(void* vctx, size_t begin, size_t end, int thread) {
-    ppd_ctx* c = vctx;
-    pd_ppd_state* s = c->s;
-    pd_real sum = 0;
-    for (size_t i = begin; i < end; ++i)
-        sum += pd_v3_dot(s->rold[i], pd_v3_sub(s->ytrial[i], s->y[i]));
-    s->partial[begin / PPD_GRAIN] = sum;
-}
-
-/* r . (y_trial - y), with r of the line search's start (rold: each trial overwrites s->r) */
-static pd_real projected_slope(pd_ppd_state* s) {
-    ppd_ctx c = {.s = s};
-    pd_parallel_for(s->n, PPD_GRAIN, slope_kernel, &c);
-    return sum_partials(s);
-}
-
-/* Eq. 13: y <- y + alpha d, alpha halved from 1 until the Armijo condition holds on the merit
- * (at most 12 times; then no move). Each trial is projected out of the colliders. On return
- * the state (gradient, residual, contacts) is that of s->y; returns 0 if no move was made. */
-static int line_search(pd_ppd_state* s, const uint8_t* flags, pd_real slope, pd_real* merit,
-                       pd_real* r_norm) {
-    pd_real alpha = 1;
-    for (int k = 0; k <= 12; ++k, alpha *= 0.5) {
-        for (size_t i = 0; i < s->n; ++i)
-            s->ytrial[i] = pd_v3_madd(s->y[i], alpha, s->dir[i]);
-        project_contacts(s, s->ytrial);
-        /* the slope along the move actually made: projection may cancel part of alpha d */
-        pd_real moved = projected_slope(s);
-        pd_real r_trial, m = local_step(s, s->ytrial, flags, &r_trial);
-        if (!s->prm.line_search || (moved < 0 && m <= *merit + s->prm.armijo * moved)) {
-            pd_vec3* t = s->y;
-            s->y = s->ytrial;
-            s->ytrial = t;
-            *merit = m;
-            *r_norm = r_trial;
-            s->shortest_step = fmin(s->shortest_step, alpha);
-            return 1;
-        }
-    }
-    (void)slope;
-    memcpy(s->ytrial, s->y, s->n * sizeof(pd_vec3));
-    project_contacts(s, s->ytrial); /* the contact set of y */
-    *merit = local_step(s, s->y, flags, r_norm);
-    return 0;
-}
-
-/* One iteration: direction, line search, history. The L-BFGS history is dropped while a
- * particle is inverted (its force is no gradient) and when its direction fails; then the plain
- * preconditioned direction is tried. It is kept when contacts come and go: dropping it then
- * left the history empty at every iteration of a body resting on the floor (measured: residual
- * 0.39 after 20 iterations, 0.05 when kept). Returns 1 if y moved. */
-static int iterate(pd_ppd_state* s, const uint8_t* flags, pd_real* merit, pd_real* r,
-                   pd_status* st) {
-    if (s->inverted)
-        history_clear(s);
-    for (int attempt = 0; attempt < 2; ++attempt) {
-        if (attempt == 1 && s->hist_count == 0)
-            return 0;
-        if (attempt == 1)
-            history_clear(s), s->history_resets++;
-        pd_real slope = search_direction(s, flags, st);
-        if (*st != PD_OK)
-            return 0;
-        if (!(slope < 0))
-            continue;
-        memcpy(s->yold, s->y, s->n * sizeof(pd_vec3));
-        memcpy(s->rold, s->r, s->n * sizeof(pd_vec3));
-        if (line_search(s, flags, slope, merit, r)) {
-            if (!s->inverted)
-                history_push(s, s->yold, s->rold);
-            return 1;
-        }
-    }
-    return 0;
+static pd_descent_problem problem(pd_ppd_state* s) {
+    return (pd_descent_problem){s, evaluate, precondition, filter_all, project_contacts};
 }
 
 /* ---------------------------------------------------------------- one time step */
@@ -497,16 +324,6 @@ static void predict(pd_ppd_state* s, const pd_particles* p) {
                           ? p->pos[i]
                           : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->gravity);
     }
-}
-
-/* Sec. 8: slip boundaries "project particles out of the solids". The prediction y* and every
- * line-search trial are projected, and particles touching a collider whose residual pushes
- * into it are blocked along its normal in the search direction (gather_kernel): handled only
- * after the solve, contact acts as a spring of stiffness m/h^2, far too soft at h = 1/30 s (a
- * resting ball sank to half its height). Friction acts on velocities after the step (world). */
-static void project_contacts(pd_ppd_state* s, pd_vec3* y) {
-    if (s->colliders && s->colliders->count)
-        pd_colliders_project(s->colliders, s->n, y, NULL, s->near_skip, s->held, s->dt);
 }
 
 /* Only particles that start the step within three spacings of a collider are projected
@@ -528,7 +345,6 @@ static void project_prediction(pd_ppd_state* s, const struct pd_world* w) {
         pd_colliders_project(&w->colliders, s->n, s->ystar, NULL, w->contact_skip, s->held, s->dt);
         mark_near_colliders(s, w);
     }
-    memcpy(s->y, s->ystar, s->n * sizeof(pd_vec3));
 }
 
 /* The force the step has to produce anyway, sqrt(sum (m (|g| + |v|/h))^2): the residual is
@@ -544,20 +360,27 @@ static pd_real force_scale(const pd_ppd_state* s, const pd_particles* p) {
 }
 
 static void finish(pd_ppd_state* s, pd_particles* p) {
+    const pd_vec3* y = s->opt.y;
     for (size_t i = 0; i < s->n; ++i) {
         if (p->flags[i] & PD_P_CONSTRAINED) {
             p->force[i] = pd_v3_scale(s->g[i], -1); /* for the pin's reaction */
             continue;
         }
-        p->vel[i] = pd_v3_scale(pd_v3_sub(s->y[i], p->pos[i]), 1.0 / s->dt);
+        p->vel[i] = pd_v3_scale(pd_v3_sub(y[i], p->pos[i]), 1.0 / s->dt);
         /* Hand the collider's normal impulse (push h) back to the velocity, as if the particle
          * were still arriving: the world's contact pass then removes it again and takes
          * Coulomb friction from it. Projected inside the solve, a resting particle otherwise
          * arrives with no normal velocity, and friction never acts (measured: the demo slid
          * and turned the same with friction 0.5 and 0). */
         p->vel[i] = pd_v3_madd(p->vel[i], -s->push[i] * s->dt / p->mass[i], s->blocked[i]);
-        p->pos[i] = s->y[i];
+        p->pos[i] = y[i];
     }
+}
+
+/* The contacts (held) of an admissible point y, without moving it: a copy is projected. */
+static void contact_set_of(pd_ppd_state* s, const pd_vec3* y) {
+    memcpy(s->opt.yold, y, s->n * sizeof(pd_vec3));
+    project_contacts(s, s->opt.yold);
 }
 
 /* Where the iterations start: the inertial prediction y* or, if its merit is lower, x + h v
@@ -565,65 +388,47 @@ static void finish(pd_ppd_state* s, pd_particles* p) {
  * answer, while y* sinks it by g h^2 (11 mm at h = 1/30 s) and the iterations spend the step
  * lifting it back (measured: the demo at h = 1/30 s ended every resting step at a relative
  * residual of 0.0067 and kept turning). s->r_star gets |r(y*)|, the residual's yardstick.
- * Returns the merit at the start; the state is that of s->y. */
-static pd_real start_point(pd_ppd_state* s, const pd_particles* p, const uint8_t* flags,
-                           pd_real* r) {
+ * The chosen candidate is evaluated last, with its own contact set (held). Returns the merit
+ * at the start; the state is that of the optimiser's y. */
+static pd_real start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
+    pd_descent* d = &s->opt;
+    pd_descent_problem pr = problem(s);
     for (size_t i = 0; i < s->n; ++i)
-        s->y[i] =
+        d->y[i] =
             p->flags[i] & PD_P_CONSTRAINED ? s->ystar[i] : pd_v3_madd(p->pos[i], s->dt, p->vel[i]);
-    project_contacts(s, s->y);
-    pd_real r_alt, m_alt = local_step(s, s->y, flags, &r_alt);
-    memcpy(s->ytrial, s->y, s->n * sizeof(pd_vec3));
-    memcpy(s->y, s->ystar, s->n * sizeof(pd_vec3));
-    pd_real m_star = local_step(s, s->y, flags, &s->r_star);
+    project_contacts(s, d->y);
+    pd_real r_alt, m_alt = pd_descent_evaluate(d, &pr, &r_alt);
+    memcpy(d->ytrial, d->y, s->n * sizeof(pd_vec3)); /* x + h v, projected */
+    memcpy(d->y, s->ystar, s->n * sizeof(pd_vec3));
+    contact_set_of(s, d->y);
+    pd_real m_star = pd_descent_evaluate(d, &pr, &s->r_star);
     *r = s->r_star;
     if (m_star <= m_alt)
         return m_star;
-    pd_vec3* t = s->y;
-    s->y = s->ytrial;
-    s->ytrial = t;
-    project_contacts(s, s->ytrial); /* held[] for y */
-    return local_step(s, s->y, flags, r);
+    memcpy(d->y, d->ytrial, s->n * sizeof(pd_vec3));
+    contact_set_of(s, d->y);
+    return pd_descent_evaluate(d, &pr, r);
 }
 
 static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats) {
     pd_ppd_state* s = state;
     pd_particles* p = &w->particles;
-    const uint8_t* flags = p->flags;
-    double t0 = pd_now();
     s->t_local = s->t_global = 0;
     predict(s, p);
     project_prediction(s, w);
-    pd_real r, merit = start_point(s, p, flags, &r);
+    pd_real r, merit = start_point(s, p, &r);
     pd_real r0 = fmax(s->r_star, force_scale(s, p));
-    s->line_search_failures = s->residual_increases = s->history_resets = s->merit_increases = 0;
-    s->shortest_step = 1;
-    history_clear(s);
-    pd_status st = PD_OK;
-    int it = 0;
-    while (it < s->prm.iterations && r > s->prm.tolerance * r0) {
-        pd_real before = r, merit_before = merit;
-        int moved = iterate(s, flags, &merit, &r, &st);
-        if (st != PD_OK)
-            return st;
-        ++it;
-        if (!moved) {
-            s->line_search_failures++;
-            break;
-        }
-        s->residual_increases += r > before;
-        s->merit_increases += merit > merit_before;
-    }
+    pd_descent_problem pr = problem(s);
+    pd_status st = pd_descent_solve(&s->opt, &pr, merit, r, r0, &s->report);
+    if (st != PD_OK)
+        return st;
     finish(s, p);
-    s->last_iterations = it;
-    s->last_residual = r / r0;
+    s->last_residual = s->report.residual / r0;
     s->last_force_scale = r0;
-    s->last_merit = merit;
-    stats->iterations = it;
+    stats->iterations = s->report.iterations;
     stats->residual = s->last_residual;
     stats->t_global = s->t_global;
     stats->t_local = s->t_local;
-    (void)t0;
     return PD_OK;
 }
 
@@ -633,12 +438,12 @@ static void ppd_destroy(void* state) {
 
 static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
-    /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 11 vectors
-     * (ystar, y, ytrial, yprev, yold, r, rold, g, dir, work, blocked), 2 per L-BFGS pair, diag
-     * and push, flags */
+    /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 12 vectors
+     * (ystar, g, blocked, two Chebyshev scratch, and the optimiser's y, r, ytrial, yold, rold,
+     * dir, work), 2 per L-BFGS pair, diag and push, flags */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + 6 * sizeof(pd_real);
-    size_t per_particle = sizeof(pd_mat3) + (11 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
+    size_t per_particle = sizeof(pd_mat3) + (12 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
                           2 * sizeof(pd_real) + 16;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     return bonds * per_bond + per_particle + direct;
@@ -666,7 +471,8 @@ pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* 
     memcpy(s->ystar, y, s->n * sizeof(pd_vec3));
     int fix = s->prm.inversion_fix;
     s->prm.inversion_fix = 0;
-    pd_real r, e = local_step(s, y, flags, &r);
+    pd_real r, e = local_step(s, y, s->opt.r, &r);
     s->prm.inversion_fix = fix;
+    (void)flags;
     return e;
 }

@@ -4,6 +4,7 @@
 #define PD_PROJECTIVE_PD_DATA_H
 
 #include "core/param.h"
+#include "optim/descent.h"
 
 enum { PD_PPD_CHEBYSHEV, PD_PPD_DIRECT, PD_PPD_POSITION_BASED };
 
@@ -22,7 +23,7 @@ typedef struct pd_ppd_params {
 } pd_ppd_params;
 
 /* Most L-BFGS pairs `history` may keep. */
-#define PD_PPD_MAX_HISTORY 16
+#define PD_PPD_MAX_HISTORY PD_DESCENT_MAX_HISTORY
 
 extern const pd_param_table pd_ppd_param_table;
 
@@ -30,8 +31,10 @@ extern const pd_param_table pd_ppd_param_table;
 
 #ifndef PD_PROJECTIVE_PD_STATE
 #define PD_PROJECTIVE_PD_STATE
-#include "linalg/cholmod_solver.h"
+#include "linalg/sym_csr.h"
+#include "linalg/sym_direct.h"
 #include "neighbor/family_renewal.h"
+#include "optim/descent.h"
 
 /* Index of a material method parameter in pd_material_def.method_params. */
 enum { PD_PPD_MAT_DEVIATORIC_SCALE };
@@ -71,45 +74,27 @@ typedef struct pd_ppd_state {
     uint8_t* planar;  /* family spans a plane or a line: no inversion fix, no dilatation */
     pd_real* diag;    /* m/h^2 + sum_j c_ij */
     pd_vec3* ystar;   /* inertial prediction y* */
-    pd_vec3* y;       /* current iterate */
-    pd_vec3* ytrial;  /* line-search trial; Chebyshev scratch */
-    pd_vec3* yprev;   /* Chebyshev scratch */
-    pd_vec3* yold;    /* iterate before the last move (m) */
-    pd_vec3* r;       /* residual of Eq. 12, blocked contacts filtered (N) */
-    pd_vec3* rold;    /* residual before the last move (N) */
     pd_vec3* g;       /* dE/dy: exact gradient of the elastic energy (N) */
-    pd_vec3* dir;     /* search direction (m) */
-    pd_vec3* work;    /* right-hand side of the global step */
     pd_vec3* blocked; /* outward normal of a contact the particle pushes into, else 0 */
     pd_real* push;    /* force the blocked contact takes, r . n (N) */
     uint8_t* held;    /* 1: in contact with a collider at the current iterate */
+    uint8_t* fixed;   /* 1: constrained (pinned, fixed body): never moves in the solve */
+    pd_vec3* cheb_a;  /* Chebyshev scratch */
+    pd_vec3* cheb_b;
+    const uint8_t* flags; /* the world's particle flags */
     const struct pd_colliders* colliders;
     uint8_t* near_skip; /* 1: not projected during this step's iterations */
     pd_real* partial;   /* one per chunk: deterministic reductions */
     size_t chunks;
     pd_real rho;              /* Jacobi spectral radius bound (Gershgorin) */
-    pd_cholmod_solver direct; /* global_solve = direct: A over the free particles */
-    int32_t* free_index;      /* particle -> row of A, -1 for constrained particles */
-    size_t free_count;
-    pd_vec3* rhs;  /* free_count */
-    pd_vec3* xsol; /* free_count */
-    /* L-BFGS pairs (s_k, y_k), a ring of `history` */
-    pd_vec3* hist_s[PD_PPD_MAX_HISTORY];
-    pd_vec3* hist_y[PD_PPD_MAX_HISTORY];
-    pd_real hist_rho[PD_PPD_MAX_HISTORY];
-    int hist_head, hist_count;
+    pd_sym_direct direct;     /* global_solve = direct: A over the free particles */
+    pd_descent opt;           /* the iterate, its residual and the L-BFGS pairs (src/optim) */
     int inverted;             /* some particle took the inversion fix at the iterate */
     double t_local, t_global; /* s spent in this step's local and global steps */
     /* what the last step did, for tests */
-    int last_iterations;
-    double last_residual;
-    double last_force_scale;  /* N: what the residual is measured against */
-    double r_star;            /* N: |r| at the inertial prediction y* */
-    int history_resets;       /* iterations whose L-BFGS direction failed */
-    double last_merit;        /* J */
-    int residual_increases;   /* iterations of the last step whose residual went up */
-    int merit_increases;      /* iterations of the last step whose merit went up */
-    double shortest_step;     /* smallest step length alpha the line search took */
-    int line_search_failures; /* iterations where no step length met the Armijo condition */
+    pd_descent_report report;
+    double last_residual;    /* relative to last_force_scale */
+    double last_force_scale; /* N: what the residual is measured against */
+    double r_star;           /* N: |r| at the inertial prediction y* */
 } pd_ppd_state;
 #endif

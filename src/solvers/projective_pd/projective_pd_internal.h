@@ -16,9 +16,8 @@ pd_status pd_ppd_create(struct pd_world* world, const void* params, void** state
 void pd_ppd_destroy_state(pd_ppd_state* s);
 /* The world reordered its particles: new index i holds old particle perm[i]. */
 pd_status pd_ppd_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
-/* Global step by the prefactored sparse Cholesky: z = A^-1 b over the free particles (0 for
- * constrained ones). */
-pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z);
+/* The global matrix of Eq. 12 (M/h^2 + bond weights) as a pd_sym_csr over the families. */
+pd_sym_csr pd_ppd_matrix(const pd_ppd_state* s);
 
 /* Rebuilds what depends on the families and on dt (shape tensors, stiffness, diagonal, Jacobi
  * bound, Cholesky factor), after a renewal, a removal of bonds or a new time step. */

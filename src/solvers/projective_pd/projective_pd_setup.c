@@ -5,6 +5,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "linalg/chebyshev.h"
 #include "math/svd3.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "boundary/collider.h"
@@ -123,18 +124,13 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, int mat,
     X(planar, uint8_t, n)                                                                          \
     X(diag, pd_real, n)                                                                            \
     X(ystar, pd_vec3, n)                                                                           \
-    X(y, pd_vec3, n)                                                                               \
-    X(ytrial, pd_vec3, n)                                                                          \
-    X(yprev, pd_vec3, n)                                                                           \
-    X(yold, pd_vec3, n)                                                                            \
-    X(r, pd_vec3, n)                                                                               \
-    X(rold, pd_vec3, n)                                                                            \
     X(g, pd_vec3, n)                                                                               \
-    X(dir, pd_vec3, n)                                                                             \
-    X(work, pd_vec3, n)                                                                            \
     X(blocked, pd_vec3, n)                                                                         \
     X(push, pd_real, n)                                                                            \
     X(held, uint8_t, n)                                                                            \
+    X(fixed, uint8_t, n)                                                                           \
+    X(cheb_a, pd_vec3, n)                                                                          \
+    X(cheb_b, pd_vec3, n)                                                                          \
     X(near_skip, uint8_t, n)
 
 #define ALLOC(field, T, count)                                                                     \
@@ -168,10 +164,14 @@ static pd_status allocate_state(pd_ppd_state* s) {
     PPD_PARTICLE_ARRAYS(ALLOC_ITEM)
     if (pd_ppd_allocate_bonds(s) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
-    for (int k = 0; k < s->prm.history; ++k) {
-        ALLOC(hist_s[k], pd_vec3, n);
-        ALLOC(hist_y[k], pd_vec3, n);
-    }
+    pd_descent_def def = pd_default_descent_def();
+    def.iterations = s->prm.iterations;
+    def.tolerance = s->prm.tolerance;
+    def.history = s->prm.history;
+    def.line_search = s->prm.line_search;
+    def.armijo = s->prm.armijo;
+    if (pd_descent_init(&s->opt, n, &def) != PD_OK)
+        return PD_ERR_OUT_OF_MEMORY;
     s->chunks = (n + 511) / 512;
     ALLOC(partial, pd_real, 2 * s->chunks);
     return PD_OK;
@@ -241,7 +241,6 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags, const pd_vec3* gcor
             s->a[b] = 2 * s->kb[b] * k;
         }
     }
-    s->rho = 0;
     for (size_t i = 0; i < s->n; ++i) {
         pd_real sum = 0;
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
@@ -249,64 +248,15 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags, const pd_vec3* gcor
             sum += s->c[b];
         }
         s->diag[i] = s->mass[i] / h2 + sum;
-        if (!(flags[i] & PD_P_CONSTRAINED))
-            s->rho = fmax(s->rho, sum / s->diag[i]);
     }
+    pd_sym_csr m = pd_ppd_matrix(s);
+    s->rho = pd_jacobi_bound(&m, s->fixed);
 }
 
-/* Rows of A: the free particles in index order (constrained ones do not move). Numbered
- * again before each factorisation: a Morton reordering permutes free_index with the particles
- * (the factor keeps its rows), and compressed columns need the numbering to follow i. */
-static void number_free_particles(pd_ppd_state* s, const uint8_t* flags) {
-    s->free_count = 0;
-    for (size_t i = 0; i < s->n; ++i)
-        s->free_index[i] = flags[i] & PD_P_CONSTRAINED ? -1 : (int32_t)s->free_count++;
-}
-
-/* Flags never change during a run: the free particles' count, and so these arrays, neither. */
-static pd_status allocate_direct(pd_ppd_state* s, const uint8_t* flags) {
-    ALLOC(free_index, int32_t, s->n);
-    number_free_particles(s, flags);
-    ALLOC(rhs, pd_vec3, s->free_count);
-    ALLOC(xsol, pd_vec3, s->free_count);
-    return PD_OK;
-}
-
-/* Upper triangle of A over the free particles, in compressed columns, factored: once for an
- * elastic run (Sec. 4.1: the families and stiffness do not change), again after a renewal,
- * a removal of bonds or a new time step (the old factor is released first). */
-static pd_status factor_direct(pd_ppd_state* s, const uint8_t* flags) {
-    const pd_family* f = &s->fam;
-    pd_cholmod_free(&s->direct);
-    number_free_particles(s, flags);
-    size_t nnz_max = s->free_count + f->bond_count, nnz = 0;
-    uint32_t* col = PD_NEW_ARRAY(uint32_t, s->free_count + 1);
-    uint32_t* row = PD_NEW_ARRAY(uint32_t, nnz_max + 1);
-    double* val = PD_NEW_ARRAY(double, nnz_max + 1);
-    pd_status st = col && row && val ? PD_OK : PD_ERR_OUT_OF_MEMORY;
-    for (size_t i = 0; st == PD_OK && i < s->n; ++i) {
-        int32_t fi = s->free_index[i];
-        if (fi < 0)
-            continue;
-        col[fi] = (uint32_t)nnz;
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            int32_t fj = s->free_index[f->j[b]];
-            if (fj >= 0 && fj < fi) {
-                row[nnz] = (uint32_t)fj;
-                val[nnz++] = -s->c[b];
-            }
-        }
-        row[nnz] = (uint32_t)fi;
-        val[nnz++] = s->diag[i];
-    }
-    if (st == PD_OK) {
-        col[s->free_count] = (uint32_t)nnz;
-        st = s->free_count ? pd_cholmod_factor(&s->direct, s->free_count, col, row, val) : PD_OK;
-    }
-    PD_FREE_ARRAY(col, uint32_t, s->free_count + 1);
-    PD_FREE_ARRAY(row, uint32_t, nnz_max + 1);
-    PD_FREE_ARRAY(val, double, nnz_max + 1);
-    return st;
+/* The global matrix of Eq. 12 as the shared solvers see it: the families' CSR with the
+ * bond weights c off the diagonal. */
+pd_sym_csr pd_ppd_matrix(const pd_ppd_state* s) {
+    return (pd_sym_csr){s->n, s->fam.offsets, s->fam.j, s->c, s->diag};
 }
 
 /* What depends on the families and on h: the shape tensors (X*X)^+, the bond stiffness with
@@ -324,21 +274,12 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const uint8_t* flags, pd_error* e
         PD_FREE_ARRAY(g, pd_vec3, s->n);
     if (s->prm.global_solve != PD_PPD_DIRECT)
         return PD_OK;
-    pd_status st = factor_direct(s, flags);
+    pd_sym_csr a = pd_ppd_matrix(s);
+    pd_status st = pd_sym_direct_factor(&s->direct, &a, s->fixed);
     if (st != PD_OK)
         return pd_fail(err, st, "solver.global_solve",
                        "the sparse Cholesky factorisation failed (%s)", pd_status_string(st));
     return PD_OK;
-}
-
-pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z) {
-    for (size_t i = 0; i < s->n; ++i)
-        if (s->free_index[i] >= 0)
-            s->rhs[s->free_index[i]] = b[i];
-    pd_status st = s->free_count ? pd_cholmod_solve3(&s->direct, s->rhs, s->xsol) : PD_OK;
-    for (size_t i = 0; i < s->n; ++i) /* constrained particles do not move */
-        z[i] = s->free_index[i] < 0 ? pd_v3(0, 0, 0) : s->xsol[s->free_index[i]];
-    return st;
 }
 
 static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
@@ -365,8 +306,13 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         family_moments(s, p->flags, m, &A, &B);
         s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
     }
+    size_t free_count = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        s->fixed[i] = (p->flags[i] & PD_P_CONSTRAINED) != 0;
+        free_count += !s->fixed[i];
+    }
     if (s->prm.global_solve == PD_PPD_DIRECT) {
-        st = allocate_direct(s, p->flags);
+        st = pd_sym_direct_init(&s->direct, s->n, free_count);
         if (st != PD_OK)
             return st;
     }
@@ -408,8 +354,9 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         permute_items(s->kinv, scratch, perm, n, sizeof(pd_mat3));
         permute_items(s->planar, scratch, perm, n, sizeof(uint8_t));
         permute_items(s->diag, scratch, perm, n, sizeof(pd_real));
-        if (s->free_index)
-            permute_items(s->free_index, scratch, perm, n, sizeof(int32_t));
+        permute_items(s->fixed, scratch, perm, n, sizeof(uint8_t));
+        if (s->direct.row_of)
+            pd_sym_direct_permute(&s->direct, perm, scratch);
     }
     PD_FREE_ARRAY(bond_from, uint32_t, nb + 1);
     pd_free(scratch, scratch_bytes);
@@ -428,6 +375,7 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
     s->mass = w->particles.mass;
     s->volume = w->particles.volume;
     s->material = w->particles.material;
+    s->flags = w->particles.flags;
     pd_status st = setup(s, w, err);
     if (st != PD_OK) {
         pd_ppd_destroy_state(s);
@@ -442,16 +390,10 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     size_t n = s->n;
     PPD_PARTICLE_ARRAYS(FREE_ITEM)
     free_bond_arrays(s);
-    for (int k = 0; k < s->prm.history; ++k) {
-        FREE(hist_s[k], pd_vec3, n);
-        FREE(hist_y[k], pd_vec3, n);
-    }
+    pd_descent_free(&s->opt);
     FREE(partial, pd_real, 2 * s->chunks);
     FREE(mat, pd_ppd_material, s->material_count);
-    FREE(free_index, int32_t, n);
-    FREE(rhs, pd_vec3, s->free_count);
-    FREE(xsol, pd_vec3, s->free_count);
-    pd_cholmod_free(&s->direct);
+    pd_sym_direct_free(&s->direct);
     pd_family_free(&s->fam);
     pd_bond_set_free(&s->broken);
     pd_hash_grid_destroy(&s->grid);

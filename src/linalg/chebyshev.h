@@ -1,0 +1,28 @@
+/* Jacobi sweeps with Chebyshev acceleration (Wang 2015, A Chebyshev semi-iterative approach
+ * for accelerating projective and position-based dynamics, Eq. 13 with Golub & Varga's
+ * weights) on a pd_sym_csr system A z = b, from z = 0. From zero, the result is a fixed
+ * polynomial in A applied to b, symmetric positive definite when rho bounds the spectrum of
+ * the Jacobi iteration: usable as a preconditioner of a descent (optim/descent.h). Fixed
+ * points stay at zero; a point with a blocked unit normal n moves only in its plane. */
+#ifndef PD_CHEBYSHEV_H
+#define PD_CHEBYSHEV_H
+
+#include "linalg/sym_csr.h"
+
+typedef struct pd_chebyshev_def {
+    int sweeps;             /* 1: one plain Jacobi sweep */
+    pd_real rho;            /* bound of the Jacobi iteration's spectral radius (< 1) */
+    const uint8_t* fixed;   /* nonzero: the point does not move (may be NULL) */
+    const pd_vec3* blocked; /* unit normal the point may not move along, or 0 (may be NULL) */
+    pd_vec3 *scratch_a, *scratch_b; /* n points each */
+} pd_chebyshev_def;
+
+/* z = P b after def->sweeps sweeps. Parallel; the same bits on any thread count. */
+void pd_chebyshev_jacobi(const pd_sym_csr* a, const pd_chebyshev_def* def, const pd_vec3* b,
+                         pd_vec3* z);
+
+/* Gershgorin bound of the Jacobi iteration's spectral radius: max_i sum_k weight / diag over
+ * the points that move. */
+pd_real pd_jacobi_bound(const pd_sym_csr* a, const uint8_t* fixed);
+
+#endif

@@ -1,0 +1,22 @@
+/* A symmetric matrix over points with one 3x3 block c I per coupling, the form the implicit
+ * methods' global matrices take (He 2017 Eq. 12: M/h^2 + sum of bond weights; Xu 2018's
+ * prefactored matrix alike): row i has diag[i] on the diagonal and -weight[k] at column
+ * cols[k] for k in offsets[i] .. offsets[i+1]. Both directions of a coupling are stored. The
+ * arrays belong to the method (a family's CSR serves directly). */
+#ifndef PD_SYM_CSR_H
+#define PD_SYM_CSR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peridot/math.h"
+
+typedef struct pd_sym_csr {
+    size_t n;
+    const uint32_t* offsets;
+    const uint32_t* cols;
+    const pd_real* weight; /* minus the off-diagonal entry (N/m) */
+    const pd_real* diag;   /* diagonal entry (N/m) */
+} pd_sym_csr;
+
+#endif

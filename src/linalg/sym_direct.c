@@ -1,0 +1,94 @@
+/* Sparse Cholesky of a pd_sym_csr system over its moving points (sym_direct.h). */
+#include "linalg/sym_direct.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+
+pd_status pd_sym_direct_init(pd_sym_direct* d, size_t n, size_t rows) {
+    memset(d, 0, sizeof *d);
+    d->n = n;
+    d->rows = rows;
+    d->row_of = PD_NEW_ARRAY(int32_t, n + 1);
+    d->rhs = PD_NEW_ARRAY(pd_vec3, rows + 1);
+    d->x = PD_NEW_ARRAY(pd_vec3, rows + 1);
+    if (d->row_of && d->rhs && d->x)
+        return PD_OK;
+    pd_sym_direct_free(d);
+    return PD_ERR_OUT_OF_MEMORY;
+}
+
+/* Rows in point order: compressed columns need the numbering to follow i, and a reordering
+ * permutes row_of with the points. */
+static size_t number_rows(pd_sym_direct* d, const uint8_t* fixed) {
+    size_t rows = 0;
+    for (size_t i = 0; i < d->n; ++i)
+        d->row_of[i] = fixed && fixed[i] ? -1 : (int32_t)rows++;
+    return rows;
+}
+
+/* The upper triangle over the moving points, in compressed columns. */
+static size_t upper_triangle(const pd_sym_direct* d, const pd_sym_csr* a, uint32_t* col,
+                             uint32_t* row, double* val) {
+    size_t nnz = 0;
+    for (size_t i = 0; i < a->n; ++i) {
+        int32_t ri = d->row_of[i];
+        if (ri < 0)
+            continue;
+        col[ri] = (uint32_t)nnz;
+        for (uint32_t k = a->offsets[i]; k < a->offsets[i + 1]; ++k) {
+            int32_t rj = d->row_of[a->cols[k]];
+            if (rj >= 0 && rj < ri) {
+                row[nnz] = (uint32_t)rj;
+                val[nnz++] = -a->weight[k];
+            }
+        }
+        row[nnz] = (uint32_t)ri;
+        val[nnz++] = a->diag[i];
+    }
+    col[d->rows] = (uint32_t)nnz;
+    return nnz;
+}
+
+pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint8_t* fixed) {
+    pd_cholmod_free(&d->chol);
+    if (number_rows(d, fixed) != d->rows)
+        return PD_ERR_INVALID_ARGUMENT;
+    size_t nnz_max = d->rows + a->offsets[a->n];
+    uint32_t* col = PD_NEW_ARRAY(uint32_t, d->rows + 1);
+    uint32_t* row = PD_NEW_ARRAY(uint32_t, nnz_max + 1);
+    double* val = PD_NEW_ARRAY(double, nnz_max + 1);
+    pd_status st = col && row && val ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK) {
+        upper_triangle(d, a, col, row, val);
+        st = d->rows ? pd_cholmod_factor(&d->chol, d->rows, col, row, val) : PD_OK;
+    }
+    PD_FREE_ARRAY(col, uint32_t, d->rows + 1);
+    PD_FREE_ARRAY(row, uint32_t, nnz_max + 1);
+    PD_FREE_ARRAY(val, double, nnz_max + 1);
+    return st;
+}
+
+pd_status pd_sym_direct_solve(pd_sym_direct* d, const pd_vec3* b, pd_vec3* z) {
+    for (size_t i = 0; i < d->n; ++i)
+        if (d->row_of[i] >= 0)
+            d->rhs[d->row_of[i]] = b[i];
+    pd_status st = d->rows ? pd_cholmod_solve3(&d->chol, d->rhs, d->x) : PD_OK;
+    for (size_t i = 0; i < d->n; ++i)
+        z[i] = d->row_of[i] < 0 ? pd_v3(0, 0, 0) : d->x[d->row_of[i]];
+    return st;
+}
+
+void pd_sym_direct_permute(pd_sym_direct* d, const uint32_t* perm, int32_t* scratch) {
+    for (size_t i = 0; i < d->n; ++i)
+        scratch[i] = d->row_of[perm[i]];
+    memcpy(d->row_of, scratch, d->n * sizeof(int32_t));
+}
+
+void pd_sym_direct_free(pd_sym_direct* d) {
+    pd_cholmod_free(&d->chol);
+    PD_FREE_ARRAY(d->row_of, int32_t, d->n + 1);
+    PD_FREE_ARRAY(d->rhs, pd_vec3, d->rows + 1);
+    PD_FREE_ARRAY(d->x, pd_vec3, d->rows + 1);
+    memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,99 @@
+/* The optimiser the implicit methods share: a preconditioned descent on a merit E(y) over n
+ * points, with L-BFGS pairs on top of the preconditioner and a backtracking line search with
+ * the Armijo condition; contacts enter as a projection of every trial point and a filter S
+ * that removes blocked directions from the residual and every direction.
+ *
+ * He 2017 Sec. 4.2 reads its local/global iteration as this descent with the global matrix as
+ * preconditioner (Eq. 12-13); L-BFGS with that matrix as initial Hessian is Liu, Bouaziz,
+ * Kavan 2017 (Quasi-Newton methods for real-time simulation of hyperelastic materials,
+ * Alg. 1); the two-loop recursion is Nocedal & Wright, Numerical Optimization, Alg. 7.4; the
+ * Armijo condition is their Eq. 3.6a. Xu 2018 (hyperelastic_pd) solves its step with the same
+ * pieces. The method supplies the merit, its residual and the preconditioner; the optimiser
+ * owns the iterate and its work arrays (no allocation after pd_descent_init). */
+#ifndef PD_DESCENT_H
+#define PD_DESCENT_H
+
+#include <stddef.h>
+
+#include "peridot/math.h"
+#include "peridot/status.h"
+
+#define PD_DESCENT_MAX_HISTORY 16
+
+/* What one implicit step minimises, as the optimiser sees it. */
+typedef struct pd_descent_problem {
+    void* ctx;
+    /* E at y (J); writes the residual r = S dE/dy (N) and |r| into *r_norm. Sets *not_gradient
+     * when r is not E's gradient at y (a force the method follows without an energy, such as
+     * He 2017's inversion fix): the curvature pairs are meaningless then and are dropped. The
+     * method may keep per-point state of the last evaluation (contacts, blocked normals). */
+    pd_real (*evaluate)(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm,
+                        int* not_gradient);
+    /* z = P b with P symmetric positive definite on the unblocked directions (the method's
+     * global step); z is filtered by the optimiser. */
+    pd_status (*precondition)(void* ctx, const pd_vec3* b, pd_vec3* z);
+    /* v <- S v: removes the directions blocked at the last evaluation. NULL: none. */
+    void (*filter)(void* ctx, pd_vec3* v, size_t n);
+    /* Moves a trial point onto the admissible set (out of colliders). NULL: none. */
+    void (*project)(void* ctx, pd_vec3* y);
+} pd_descent_problem;
+
+typedef struct pd_descent_def {
+    int iterations;    /* at most this many per solve */
+    pd_real tolerance; /* stop when |r| <= tolerance * r_scale */
+    int history;       /* L-BFGS pairs (0: plain preconditioned descent) */
+    int line_search;   /* 0: every full step is taken */
+    pd_real armijo;    /* sufficient-decrease constant c */
+    int halvings;      /* step halvings before a line search gives up */
+} pd_descent_def;
+pd_descent_def pd_default_descent_def(void);
+
+/* What the last solve did. */
+typedef struct pd_descent_report {
+    int iterations;
+    pd_real residual;         /* |r| at the end (N) */
+    pd_real merit;            /* E at the end (J) */
+    int line_search_failures; /* iterations where no step length met the Armijo condition */
+    int residual_increases;
+    int merit_increases;
+    int history_resets; /* iterations whose L-BFGS direction failed and were retried plainly */
+    pd_real shortest_step;
+} pd_descent_report;
+
+typedef struct pd_descent {
+    pd_descent_def def;
+    size_t n;
+    pd_vec3* y;      /* the iterate */
+    pd_vec3* r;      /* its residual */
+    pd_vec3* ytrial; /* line-search trial */
+    pd_vec3* yold;
+    pd_vec3* rold;
+    pd_vec3* dir;
+    pd_vec3* work;
+    pd_vec3* hist_s[PD_DESCENT_MAX_HISTORY];
+    pd_vec3* hist_y[PD_DESCENT_MAX_HISTORY];
+    pd_real hist_rho[PD_DESCENT_MAX_HISTORY];
+    int hist_head, hist_count;
+    int not_gradient; /* the last evaluation's residual is no gradient */
+    pd_real* partial; /* one per chunk: reductions in a fixed order */
+    size_t chunks;
+} pd_descent;
+
+pd_status pd_descent_init(pd_descent* d, size_t n, const pd_descent_def* def);
+void pd_descent_free(pd_descent* d);
+
+/* Evaluates the problem at d->y (admissible: projected by the caller); returns E and leaves
+ * |r| in *r_norm. Call it on the starting point before pd_descent_solve. */
+pd_real pd_descent_evaluate(pd_descent* d, const pd_descent_problem* p, pd_real* r_norm);
+
+/* Iterates from d->y (evaluated, with merit `merit` and residual norm r_norm) until
+ * |r| <= tolerance * r_scale, the iteration limit, or a line search that finds no descent.
+ * On return d->y is the last accepted iterate and the problem's state is that of d->y. */
+pd_status pd_descent_solve(pd_descent* d, const pd_descent_problem* p, pd_real merit,
+                           pd_real r_norm, pd_real r_scale, pd_descent_report* report);
+
+/* a . b over n points, summed per chunk in a fixed order (the same bits on any thread
+ * count). */
+pd_real pd_descent_dot(pd_descent* d, const pd_vec3* a, const pd_vec3* b);
+
+#endif
