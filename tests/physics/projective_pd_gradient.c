@@ -2,8 +2,7 @@
  * search of Eq. 13 matches central finite differences of the energy. */
 #include <stdlib.h>
 
-#include "solvers/projective_pd/projective_pd_internal.h"
-#include "support.h"
+#include "projective_pd_support.h"
 
 static const char* k_block =
     "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{},"

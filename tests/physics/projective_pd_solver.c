@@ -1,7 +1,6 @@
 /* projective_pd (He 2017 Sec. 4) as a solver: the global-step options agree, the line search
  * of Eq. 13 never lets the residual of Eq. 12 grow, momentum is conserved in free flight. */
-#include "solvers/projective_pd/projective_pd_internal.h"
-#include "support.h"
+#include "projective_pd_support.h"
 
 static const char* k_block =
     "{\"version\":1,\"method\":\"projective_pd\","

@@ -4,7 +4,7 @@
  * keep their row order (by particle id). */
 #include "io/output.h"
 #include "neighbor/morton.h"
-#include "support.h"
+#include "projective_pd_support.h"
 
 static const char* k_tumble =
     "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{\"tolerance\":1e-9,"

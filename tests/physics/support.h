@@ -1,4 +1,6 @@
-/* Helpers for physics tests: a world from a JSON scene string, stepping, region averages. */
+/* Helpers for physics tests of any method: a world from a JSON scene string, stepping, region
+ * averages. A method's own tests reach its state through their own header
+ * (projective_pd_support.h), never through this one. */
 #ifndef PD_PHYSICS_SUPPORT_H
 #define PD_PHYSICS_SUPPORT_H
 
@@ -6,7 +8,6 @@
 #include <string.h>
 
 #include "peridot/peridot.h"
-#include "solvers/projective_pd/projective_pd_data.h"
 #include "test.h"
 #include "world/world.h"
 
@@ -49,10 +50,6 @@ static inline int pd_test_sim_run(pd_test_sim* t, double t_end) {
         }
     }
     return 1;
-}
-
-static inline pd_ppd_state* pd_test_ppd(pd_test_sim* t) {
-    return (pd_ppd_state*)t->world->solver_state;
 }
 
 #endif
