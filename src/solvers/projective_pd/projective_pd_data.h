@@ -32,6 +32,7 @@ extern const pd_param_table pd_ppd_param_table;
 #define PD_PROJECTIVE_PD_STATE
 #include "linalg/cholmod_solver.h"
 #include "neighbor/family.h"
+#include "neighbor/isotropy.h"
 
 /* Index of a material method parameter in pd_material_def.method_params. */
 enum { PD_PPD_MAT_DEVIATORIC_SCALE };
@@ -43,6 +44,7 @@ typedef struct pd_ppd_material {
     pd_real lambda;             /* isotropic (spring) constant of Eq. 8 (Pa) */
     pd_real kv;                 /* dilatation constant (beyond the paper; 0 when off) (Pa) */
     pd_real moment_a, moment_b; /* fourth moments of its interior families (1) */
+    pd_direction_weight iso;    /* bond factor f(n) making those moments isotropic */
 } pd_ppd_material;
 
 typedef struct pd_ppd_state {
