@@ -176,3 +176,35 @@ PD_TEST(shear_modulus_nu_025) {
 PD_TEST(shear_modulus_nu_040) {
     PD_CHECK_REL(shear_modulus(0.40), YOUNG / 2.8, 0.10);
 }
+
+/* On a grid, a horizon below sqrt(2) spacings leaves axis bonds only: such a body has no
+ * shear stiffness (measured before this refusal: E along [1,1,1] 0.001 of the asked value,
+ * G 5e-6 of E / (2 (1 + nu))). The world is refused at solver.horizon; 1.5 (face diagonals
+ * join) is accepted and calibrated. */
+PD_TEST(refuses_families_that_cannot_be_isotropic) {
+    char json[2048], head[512];
+    snprintf(head, sizeof head, k_head, 0.25);
+    snprintf(json, sizeof json,
+             "%s\"bodies\":[{\"name\":\"cube\",\"material\":\"m\",\"spacing\":0.01,"
+             "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.06,0.06,0.06]}}]}",
+             head);
+    const char* horizons[] = {"solver.horizon=1.01", "solver.horizon=1.5"};
+    for (int k = 0; k < 2; ++k) {
+        pd_scene scene;
+        pd_world* world = NULL;
+        pd_error err = {0};
+        PD_REQUIRE(pd_scene_parse(json, "cube.json", ".", &horizons[k], 1, &scene, &err) == PD_OK);
+        pd_status st = pd_create_world(&scene, &world, &err);
+        printf("  %s -> %s%s%s\n", horizons[k], st == PD_OK ? "accepted" : err.path,
+               st == PD_OK ? "" : ": ", st == PD_OK ? "" : err.message);
+        if (k == 0) {
+            PD_CHECK(st == PD_ERR_BAD_SCENE);
+            PD_CHECK(strcmp(err.path, "solver.horizon") == 0);
+        } else {
+            PD_CHECK(st == PD_OK);
+        }
+        if (st == PD_OK)
+            pd_destroy_world(world);
+        pd_scene_free(&scene);
+    }
+}

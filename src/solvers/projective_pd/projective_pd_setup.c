@@ -132,27 +132,34 @@ static int interior_family(const pd_ppd_state* s, const uint8_t* flags, int mat,
 
 /* The bond factor f(n) that makes the interior families' fourth moment isotropic
  * (src/neighbor/isotropy.h): the calibration below then holds in every direction, not only
- * along the lattice axes (issue 6; measured in tests/physics/anisotropy.c). */
-static pd_direction_weight isotropic_weights(const pd_ppd_state* s, const uint8_t* flags, int mat,
-                                             pd_real thr) {
+ * along the lattice axes (issue 6; measured in tests/physics/anisotropy.c). Returns how far
+ * the corrected moment stays from isotropic (~1e-17 when the families span enough bond
+ * directions; a grid with a horizon below sqrt(2) spacings has axis bonds only). */
+static pd_real isotropic_weights(const pd_ppd_state* s, const uint8_t* flags,
+                                 const uint8_t* weighted, int mat, pd_real thr,
+                                 pd_direction_weight* dw) {
     pd_moment_fit* fit = pd_calloc(1, sizeof *fit);
-    pd_direction_weight dw;
-    memset(&dw, 0, sizeof dw);
+    memset(dw, 0, sizeof *dw);
     if (!fit)
-        return dw; /* no correction: the axis calibration alone */
+        return -1;
     for (size_t i = 0; i < s->n; ++i)
-        if (interior_family(s, flags, mat, thr, i))
+        if (weighted[i] && interior_family(s, flags, mat, thr, i))
             pd_moment_fit_add(fit, &s->fam, s->volume, (uint32_t)i);
-    pd_moment_fit_solve(fit, &dw);
+    pd_real dev = pd_moment_fit_solve(fit, dw);
     pd_free(fit, sizeof *fit);
-    return dw;
+    return dev;
 }
+
+/* Largest deviation of the fitted moment from isotropic that counts as isotropic: exact fits
+ * leave ~1e-17 against components of 1/15 and 1/5. */
+#define PPD_ISOTROPY_TOL 1e-6
 
 /* Fourth moments A = <f n_x^4>, B = <f n_x^2 n_y^2> (averaged over the axes, with the bond
  * factor f of `dw`) of the interior families of material `mat`; the isotropic 1/5, 1/15 when
  * it has none. */
-static void family_moments(const pd_ppd_state* s, const uint8_t* flags, int mat, pd_real thr,
-                           const pd_direction_weight* dw, pd_real* A, pd_real* B) {
+static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const uint8_t* weighted,
+                           int mat, pd_real thr, const pd_direction_weight* dw, pd_real* A,
+                           pd_real* B) {
     const pd_family* f = &s->fam;
     double sa = 0, sb = 0, count = 0;
     for (size_t i = 0; i < s->n; ++i) {
@@ -163,7 +170,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, int mat,
             pd_vec3 n = pd_v3_scale(f->xi[k], 1.0 / pd_v3_len(f->xi[k]));
             double c = f->w[k] * s->volume[f->j[k]];
             double x2 = n.x * n.x, y2 = n.y * n.y, z2 = n.z * n.z;
-            double cf = c * pd_direction_weight_at(dw, n);
+            double cf = weighted[i] ? c * pd_direction_weight_at(dw, n) : c;
             a += cf * (x2 * x2 + y2 * y2 + z2 * z2) / 3;
             b += cf * (x2 * y2 + y2 * z2 + x2 * z2) / 3;
             wv += c;
@@ -248,14 +255,15 @@ static void shape_tensors(pd_ppd_state* s) {
  * only; on a staircase surface oblique to the lattice (a bar along [1,1,1]) that
  * interpolation stiffened the bar by 20 % (measured, tests/physics/anisotropy.c). Shells and
  * rods (planar families) are left alone. */
-static void surface_factors(const pd_ppd_state* s, pd_real* g) {
+static void surface_factors(const pd_ppd_state* s, const uint8_t* weighted, pd_real* g) {
     const pd_family* f = &s->fam;
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
         pd_real q[PD_QUARTIC_TERMS] = {0};
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             pd_vec3 n = pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b]));
-            pd_quartic_add(q, f->w[b] * s->volume[f->j[b]] * pd_direction_weight_at(&m->iso, n), n);
+            pd_real fn = weighted[i] ? pd_direction_weight_at(&m->iso, n) : 1;
+            pd_quartic_add(q, f->w[b] * s->volume[f->j[b]] * fn, n);
         }
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             pd_real S = pd_quartic_at(q, pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b])));
@@ -268,7 +276,8 @@ static void surface_factors(const pd_ppd_state* s, pd_real* g) {
 /* Bond stiffness a_ij = 2 V_i V_j w f(n) (mu + lambda/2 + kv) / |X|^2 of the quadratic form
  * (f: the material's isotropic direction weight, times the surface correction), the
  * matrix weights c_ij = a_ij + a_ji, the diagonal, and the Jacobi bound rho. */
-static void stiffness(pd_ppd_state* s, const uint8_t* flags, const pd_real* gcorr) {
+static void stiffness(pd_ppd_state* s, const uint8_t* flags, const uint8_t* weighted,
+                      const pd_real* gcorr) {
     const pd_family* f = &s->fam;
     pd_real h2 = s->dt * s->dt;
     for (size_t i = 0; i < s->n; ++i) {
@@ -279,7 +288,7 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags, const pd_real* gcor
             s->len[b] = pd_v3_len(f->xi[b]);
             s->wv[b] = f->w[b] * s->volume[j];
             s->kb[b] = s->volume[i] * s->volume[j] * f->w[b] / pd_v3_len2(f->xi[b]);
-            if (!s->planar[i] && !s->planar[j]) /* solids: isotropic in every direction */
+            if (weighted[i] && weighted[j]) /* solids: isotropic in every direction */
                 s->kb[b] *= pd_direction_weight_at(&m->iso, pd_v3_scale(f->xi[b], 1 / s->len[b]));
             if (gcorr)
                 s->kb[b] *= 0.5 * (gcorr[b] + gcorr[f->rev[b]]);
@@ -349,6 +358,62 @@ pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z) {
     return st;
 }
 
+/* Particles whose bonds take the isotropic direction weights: those of solid bodies. Shells
+ * and rods (planar families, and a rod's particles with their ghosts) keep f = 1: their
+ * families are no sample of a solid's. */
+static void mark_weighted(const pd_ppd_state* s, const pd_world* w, uint8_t* weighted) {
+    const pd_particles* p = &w->particles;
+    for (size_t i = 0; i < s->n; ++i)
+        weighted[i] = !s->planar[i] && !(p->flags[i] & PD_P_SHELL) &&
+                      w->scene->bodies[p->body[i]].kind != PD_BODY_ROD;
+}
+
+/* Per material: the isotropic direction weights, the moments and the constants of Eq. 8. */
+static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const uint8_t* weighted,
+                                     pd_error* err) {
+    const pd_scene* sc = w->scene;
+    const uint8_t* flags = w->particles.flags;
+    for (int m = 0; m < sc->material_count; ++m) {
+        pd_real A, B, thr = interior_threshold(s, flags, m);
+        pd_direction_weight dw;
+        pd_real dev = isotropic_weights(s, flags, weighted, m, thr, &dw);
+        if (dev < 0)
+            return PD_ERR_OUT_OF_MEMORY;
+        if (dev > PPD_ISOTROPY_TOL)
+            return pd_fail(err, PD_ERR_BAD_SCENE, "solver.horizon",
+                           "the families of material '%s' span too few bond directions for an "
+                           "isotropic solid (their fourth moment stays %.2g from isotropic; on "
+                           "a grid only axis bonds lie within a horizon below 1.42 spacings, and "
+                           "such a body has no shear stiffness): raise solver.horizon",
+                           sc->materials[m].name, dev);
+        family_moments(s, flags, weighted, m, thr, &dw, &A, &B);
+        s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
+        s->mat[m].iso = dw;
+    }
+    return PD_OK;
+}
+
+/* Material constants, surface correction and bond stiffness. */
+static pd_status calibrate(pd_ppd_state* s, const pd_world* w, pd_error* err) {
+    uint8_t* weighted = PD_NEW_ARRAY(uint8_t, s->n + 1);
+    if (!weighted)
+        return PD_ERR_OUT_OF_MEMORY;
+    mark_weighted(s, w, weighted);
+    pd_status st = calibrate_materials(s, w, weighted, err);
+    size_t nb = s->fam.bond_count + 1;
+    pd_real* g = st == PD_OK && s->prm.surface_correction ? PD_NEW_ARRAY(pd_real, nb) : NULL;
+    if (st == PD_OK && s->prm.surface_correction && !g)
+        st = PD_ERR_OUT_OF_MEMORY;
+    if (g)
+        surface_factors(s, weighted, g);
+    if (st == PD_OK)
+        stiffness(s, w->particles.flags, weighted, g);
+    if (g)
+        PD_FREE_ARRAY(g, pd_real, nb);
+    PD_FREE_ARRAY(weighted, uint8_t, s->n + 1);
+    return st;
+}
+
 static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     const pd_scene* sc = w->scene;
     const pd_particles* p = &w->particles;
@@ -368,22 +433,9 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     if (st != PD_OK)
         return st;
     shape_tensors(s);
-    for (int m = 0; m < sc->material_count; ++m) {
-        pd_real A, B;
-        pd_real thr = interior_threshold(s, p->flags, m);
-        pd_direction_weight dw = isotropic_weights(s, p->flags, m, thr);
-        family_moments(s, p->flags, m, thr, &dw, &A, &B);
-        s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
-        s->mat[m].iso = dw;
-    }
-    pd_real* g = s->prm.surface_correction ? PD_NEW_ARRAY(pd_real, s->fam.bond_count + 1) : NULL;
-    if (s->prm.surface_correction && !g)
-        return PD_ERR_OUT_OF_MEMORY;
-    if (g)
-        surface_factors(s, g);
-    stiffness(s, p->flags, g);
-    if (g)
-        PD_FREE_ARRAY(g, pd_real, s->fam.bond_count + 1);
+    st = calibrate(s, w, err);
+    if (st != PD_OK)
+        return st;
     if (s->prm.global_solve == PD_PPD_DIRECT) {
         st = factor_direct(s, p->flags);
         if (st != PD_OK)
