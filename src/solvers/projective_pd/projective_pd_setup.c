@@ -253,8 +253,8 @@ static void shape_tensors(pd_ppd_state* s) {
  * every direction once f makes it isotropic). The bond gets (g_i(n) + g_j(n)) / 2, so it
  * stays symmetric and interior bonds keep 1. Madenci & Oterkus compare along the three axes
  * only; on a staircase surface oblique to the lattice (a bar along [1,1,1]) that
- * interpolation stiffened the bar by 20 % (measured, tests/physics/anisotropy.c). Shells and
- * rods (planar families) are left alone. */
+ * interpolation stiffened the bar by 20 % (measured, tests/physics/anisotropy.c). Planar
+ * families (shells, rods without ghosts) are left alone. */
 static void surface_factors(const pd_ppd_state* s, const uint8_t* weighted, pd_real* g) {
     const pd_family* f = &s->fam;
     for (size_t i = 0; i < s->n; ++i) {
