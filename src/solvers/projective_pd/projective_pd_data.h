@@ -34,6 +34,7 @@ extern const pd_param_table pd_ppd_param_table;
 #include "linalg/sym_csr.h"
 #include "linalg/sym_direct.h"
 #include "neighbor/family_renewal.h"
+#include "neighbor/isotropy.h"
 #include "optim/descent.h"
 
 /* Index of a material method parameter in pd_material_def.method_params. */
@@ -46,6 +47,7 @@ typedef struct pd_ppd_material {
     pd_real lambda;             /* isotropic (spring) constant of Eq. 8 (Pa) */
     pd_real kv;                 /* dilatation constant (beyond the paper; 0 when off) (Pa) */
     pd_real moment_a, moment_b; /* fourth moments of its interior families (1) */
+    pd_direction_weight iso;    /* bond factor f(n) making those moments isotropic */
 } pd_ppd_material;
 
 typedef struct pd_ppd_state {

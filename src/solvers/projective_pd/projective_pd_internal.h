@@ -21,7 +21,7 @@ pd_sym_csr pd_ppd_matrix(const pd_ppd_state* s);
 
 /* Rebuilds what depends on the families and on dt (shape tensors, stiffness, diagonal, Jacobi
  * bound, Cholesky factor), after a renewal, a removal of bonds or a new time step. */
-pd_status pd_ppd_build_system(pd_ppd_state* s, const uint8_t* flags, pd_error* err);
+pd_status pd_ppd_build_system(pd_ppd_state* s, const struct pd_world* w, pd_error* err);
 /* (Re)allocates the per-bond arrays for the current family's capacity. */
 pd_status pd_ppd_allocate_bonds(pd_ppd_state* s);
 

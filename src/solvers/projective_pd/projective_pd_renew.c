@@ -14,7 +14,7 @@
 pd_status pd_ppd_on_time_step(void* state, pd_world* w, pd_error* err) {
     pd_ppd_state* s = state;
     s->dt = w->def.dt;
-    return pd_ppd_build_system(s, w->particles.flags, err);
+    return pd_ppd_build_system(s, w, err);
 }
 
 pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_renews,
@@ -39,7 +39,7 @@ pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_re
     s->fam = fresh;
     w->bond_count = s->fam.bond_count;
     st = pd_ppd_allocate_bonds(s);
-    return st == PD_OK ? pd_ppd_build_system(s, p->flags, err) : st;
+    return st == PD_OK ? pd_ppd_build_system(s, w, err) : st;
 }
 
 pd_status pd_ppd_break_bonds(void* state, pd_world* w, pd_bond_test test, void* ctx,
@@ -66,5 +66,5 @@ pd_status pd_ppd_break_bonds(void* state, pd_world* w, pd_bond_test test, void* 
     if (st != PD_OK)
         return pd_fail(err, st, "", "breaking bonds failed (%s)", pd_status_string(st));
     w->bond_count = f->bond_count;
-    return *removed ? pd_ppd_build_system(s, w->particles.flags, err) : PD_OK;
+    return *removed ? pd_ppd_build_system(s, w, err) : PD_OK;
 }

@@ -1,6 +1,7 @@
 /* projective_pd set-up: material mapping, families, the constant global matrix of Eq. 12
  * (its Jacobi bound and, for the direct solve, its Cholesky factor). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -64,11 +65,13 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
  * is C = 2 (mu + lambda/2) M with M = sum_j w V n n n n, the family's fourth moment. For an
  * isotropic family M has A = M_xxxx = 1/5 and B = M_xxyy = 1/15 and the solid has Lame
  * constants 2 (mu + lambda/2)/15 each (nu = 1/4); a cubic lattice has A > 3B (stiffer along
- * its axes). The dilatation term adds kv (tr e)^2 / 9, i.e. 2 kv / 9 to C_xxxx and C_xxyy.
- * Matching uniaxial stress along a family axis to (E, nu) gives
+ * its axes), which the bond factor f(n) of isotropic_weights removes (M then has A = 1/5,
+ * B = 1/15 up to round-off). The dilatation term adds kv (tr e)^2 / 9, i.e. 2 kv / 9 to
+ * C_xxxx and C_xxyy. Matching uniaxial stress along a family axis to (E, nu) gives
  *   mu + lambda/2 = G / (A - B),   kv = 4.5 (lambda_target - 2 G B / (A - B)),
- * with A, B measured on the interior families of the material; mu and lambda of Eq. 8 are
- * split evenly. docs/methods/projective_pd.md has the derivation. */
+ * with A, B measured on the interior families of the material (with f); M being isotropic,
+ * the match holds in every direction and C_xyxy = G. mu and lambda of Eq. 8 are split
+ * evenly. docs/methods/projective_pd.md has the derivation. */
 pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm, pd_real A,
                                     pd_real B) {
     pd_real E, nu;
@@ -84,26 +87,95 @@ pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_param
     return out;
 }
 
-/* Fourth moments A = <n_x^4>, B = <n_x^2 n_y^2> (averaged over the axes) of the interior
- * families of material `mat`; the isotropic 1/5, 1/15 when it has none. */
-static void family_moments(const pd_ppd_state* s, const uint8_t* flags, int mat, pd_real* A,
+static double family_fill(const pd_ppd_state* s, size_t i) {
+    double wv = 0; /* sum_j w V_j: 1 for the fullest family of the body */
+    for (uint32_t k = s->fam.offsets[i]; k < s->fam.offsets[i + 1]; ++k)
+        wv += s->fam.w[k] * s->volume[s->fam.j[k]];
+    return wv;
+}
+
+static int solid_of(const pd_ppd_state* s, const uint8_t* flags, int mat, size_t i) {
+    return s->material[i] == mat && !s->planar[i] && !(flags[i] & PD_P_SHELL);
+}
+
+static int compare_reals(const void* a, const void* b) {
+    pd_real x = *(const pd_real*)a, y = *(const pd_real*)b;
+    return (x > y) - (x < y);
+}
+
+/* Families of material `mat` fuller than the returned value count as interior: 0.95 of the
+ * 90th percentile of sum_j w V_j over its solid particles. On a grid that is 0.95 (interior
+ * families are all full); with jittered sampling the family volumes scatter below the fullest
+ * one, and a fixed 0.95 kept 1 or 2 families (measured). */
+static pd_real interior_threshold(const pd_ppd_state* s, const uint8_t* flags, int mat) {
+    size_t count = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        count += solid_of(s, flags, mat, i);
+    pd_real* fill = count ? PD_NEW_ARRAY(pd_real, count) : NULL;
+    if (!fill)
+        return 0.95; /* no solid particle (or no memory): the grid's value */
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        if (solid_of(s, flags, mat, i))
+            fill[k++] = family_fill(s, i);
+    qsort(fill, count, sizeof *fill, compare_reals);
+    pd_real thr = 0.95 * fill[(size_t)(0.9 * (double)(count - 1))];
+    PD_FREE_ARRAY(fill, pd_real, count);
+    return thr;
+}
+
+/* An interior family: solid, of material `mat`, fuller than `thr` (surface families miss
+ * bonds). */
+static int interior_family(const pd_ppd_state* s, const uint8_t* flags, int mat, pd_real thr,
+                           size_t i) {
+    return solid_of(s, flags, mat, i) && family_fill(s, i) >= thr;
+}
+
+/* The bond factor f(n) that makes the interior families' fourth moment isotropic
+ * (src/neighbor/isotropy.h): the calibration below then holds in every direction, not only
+ * along the lattice axes (issue 6; measured in tests/physics/anisotropy.c). Returns how far
+ * the corrected moment stays from isotropic (~1e-17 when the families span enough bond
+ * directions; a grid with a horizon below sqrt(2) spacings has axis bonds only). */
+static pd_real isotropic_weights(const pd_ppd_state* s, const uint8_t* flags,
+                                 const uint8_t* weighted, int mat, pd_real thr,
+                                 pd_direction_weight* dw) {
+    pd_moment_fit* fit = pd_calloc(1, sizeof *fit);
+    memset(dw, 0, sizeof *dw);
+    if (!fit)
+        return -1;
+    for (size_t i = 0; i < s->n; ++i)
+        if (weighted[i] && interior_family(s, flags, mat, thr, i))
+            pd_moment_fit_add(fit, &s->fam, s->volume, (uint32_t)i);
+    pd_real dev = pd_moment_fit_solve(fit, dw);
+    pd_free(fit, sizeof *fit);
+    return dev;
+}
+
+/* Largest deviation of the fitted moment from isotropic that counts as isotropic: exact fits
+ * leave ~1e-17 against components of 1/15 and 1/5. */
+#define PPD_ISOTROPY_TOL 1e-6
+
+/* Fourth moments A = <f n_x^4>, B = <f n_x^2 n_y^2> (averaged over the axes, with the bond
+ * factor f of `dw`) of the interior families of material `mat`; the isotropic 1/5, 1/15 when
+ * it has none. */
+static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const uint8_t* weighted,
+                           int mat, pd_real thr, const pd_direction_weight* dw, pd_real* A,
                            pd_real* B) {
     const pd_family* f = &s->fam;
     double sa = 0, sb = 0, count = 0;
     for (size_t i = 0; i < s->n; ++i) {
-        if (s->material[i] != mat || s->planar[i] || (flags[i] & PD_P_SHELL))
+        if (!interior_family(s, flags, mat, thr, i))
             continue;
         double a = 0, b = 0, wv = 0;
         for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k) {
             pd_vec3 n = pd_v3_scale(f->xi[k], 1.0 / pd_v3_len(f->xi[k]));
             double c = f->w[k] * s->volume[f->j[k]];
             double x2 = n.x * n.x, y2 = n.y * n.y, z2 = n.z * n.z;
-            a += c * (x2 * x2 + y2 * y2 + z2 * z2) / 3;
-            b += c * (x2 * y2 + y2 * z2 + x2 * z2) / 3;
+            double cf = weighted[i] ? c * pd_direction_weight_at(dw, n) : c;
+            a += cf * (x2 * x2 + y2 * y2 + z2 * z2) / 3;
+            b += cf * (x2 * y2 + y2 * z2 + x2 * z2) / 3;
             wv += c;
         }
-        if (wv < 0.95) /* near a surface */
-            continue;
         sa += a / wv, sb += b / wv, count += 1;
     }
     *A = count > 0 ? sa / count : 0.2;
@@ -193,39 +265,40 @@ static void shape_tensors(pd_ppd_state* s) {
     }
 }
 
-/* Surface correction (beyond the paper; Madenci & Oterkus 2014, Peridynamic Theory and Its
- * Applications, Sec. 4.2): a particle near a free surface misses bonds and is softer than the
- * bulk (measured: a cantilever sagged 54 % more than beam theory with 8 particles through the
- * thickness). Per particle and axis d, g_d = A / sum_j w V_j n_d^4 compares the stiffness
- * under a uniform stretch along d with the bulk's (A, the interior moment); a bond gets
- * 1 / |(n_x / g_x, n_y / g_y, n_z / g_z)| with g averaged over its two ends, so it stays
- * symmetric and interior bonds keep 1. Shells and rods (planar families) are left alone. */
-static void surface_factors(const pd_ppd_state* s, pd_vec3* g) {
+/* Surface correction (beyond the paper; after the energy-based correction of Madenci & Oterkus
+ * 2014, Peridynamic Theory and Its Applications, Sec. 4.2): a particle near a free surface
+ * misses bonds and is softer than the bulk (measured: a cantilever sagged 54 % more than beam
+ * theory with 8 particles through the thickness). Per bond of i with direction n,
+ * g_i(n) = A / S_i(n) compares i's stiffness under a uniform stretch along n,
+ * S_i(n) = sum_j f w V_j (n_j . n)^4, with the bulk's (A: the interior moment, the same in
+ * every direction once f makes it isotropic). The bond gets (g_i(n) + g_j(n)) / 2, so it
+ * stays symmetric and interior bonds keep 1. Madenci & Oterkus compare along the three axes
+ * only; on a staircase surface oblique to the lattice (a bar along [1,1,1]) that
+ * interpolation stiffened the bar by 20 % (measured, tests/physics/anisotropy.c). Planar
+ * families (shells, rods without ghosts) are left alone. */
+static void surface_factors(const pd_ppd_state* s, const uint8_t* weighted, pd_real* g) {
     const pd_family* f = &s->fam;
     for (size_t i = 0; i < s->n; ++i) {
-        pd_real A = s->mat[s->material[i]].moment_a, w[3] = {0, 0, 0};
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        pd_real q[PD_QUARTIC_TERMS] = {0};
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             pd_vec3 n = pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b]));
-            pd_real c = f->w[b] * s->volume[f->j[b]];
-            w[0] += c * n.x * n.x * n.x * n.x;
-            w[1] += c * n.y * n.y * n.y * n.y;
-            w[2] += c * n.z * n.z * n.z * n.z;
+            pd_real fn = weighted[i] ? pd_direction_weight_at(&m->iso, n) : 1;
+            pd_quartic_add(q, f->w[b] * s->volume[f->j[b]] * fn, n);
         }
-        pd_real gd[3];
-        for (int d = 0; d < 3; ++d) /* bounded: a corner particle must not turn rigid */
-            gd[d] = s->planar[i] || w[d] <= 0 ? 1 : fmin(fmax(A / w[d], 0.5), 4.0);
-        g[i] = pd_v3(gd[0], gd[1], gd[2]);
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            pd_real S = pd_quartic_at(q, pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b])));
+            /* bounded: a corner particle must not turn rigid */
+            g[b] = s->planar[i] || S <= 0 ? 1 : fmin(fmax(m->moment_a / S, 0.5), 4.0);
+        }
     }
 }
 
-static pd_real bond_correction(pd_vec3 gi, pd_vec3 gj, pd_vec3 xi, pd_real len) {
-    pd_vec3 n = pd_v3_scale(xi, 1.0 / len), g = pd_v3_scale(pd_v3_add(gi, gj), 0.5);
-    return 1.0 / pd_v3_len(pd_v3(n.x / g.x, n.y / g.y, n.z / g.z));
-}
-
-/* Bond stiffness a_ij = 2 V_i V_j w (mu + lambda/2 + kv) / |X|^2 of the quadratic form, the
+/* Bond stiffness a_ij = 2 V_i V_j w f(n) (mu + lambda/2 + kv) / |X|^2 of the quadratic form
+ * (f: the material's isotropic direction weight, times the surface correction), the
  * matrix weights c_ij = a_ij + a_ji, the diagonal, and the Jacobi bound rho. */
-static void stiffness(pd_ppd_state* s, const uint8_t* flags, const pd_vec3* gcorr) {
+static void stiffness(pd_ppd_state* s, const uint8_t* flags, const uint8_t* weighted,
+                      const pd_real* gcorr) {
     const pd_family* f = &s->fam;
     pd_real h2 = s->dt * s->dt;
     for (size_t i = 0; i < s->n; ++i) {
@@ -236,8 +309,10 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags, const pd_vec3* gcor
             s->len[b] = pd_v3_len(f->xi[b]);
             s->wv[b] = f->w[b] * s->volume[j];
             s->kb[b] = s->volume[i] * s->volume[j] * f->w[b] / pd_v3_len2(f->xi[b]);
+            if (weighted[i] && weighted[j]) /* solids: isotropic in every direction */
+                s->kb[b] *= pd_direction_weight_at(&m->iso, pd_v3_scale(f->xi[b], 1 / s->len[b]));
             if (gcorr)
-                s->kb[b] *= bond_correction(gcorr[i], gcorr[j], f->xi[b], s->len[b]);
+                s->kb[b] *= 0.5 * (gcorr[b] + gcorr[f->rev[b]]);
             s->a[b] = 2 * s->kb[b] * k;
         }
     }
@@ -259,27 +334,80 @@ pd_sym_csr pd_ppd_matrix(const pd_ppd_state* s) {
     return (pd_sym_csr){s->n, s->fam.offsets, s->fam.j, s->c, s->diag};
 }
 
+/* Particles whose bonds take the isotropic direction weights: those of solid bodies. Shells
+ * and rods (planar families, and a rod's particles with their ghosts) keep f = 1: their
+ * families are no sample of a solid's. */
+static void mark_weighted(const pd_ppd_state* s, const pd_world* w, uint8_t* weighted) {
+    const pd_particles* p = &w->particles;
+    for (size_t i = 0; i < s->n; ++i)
+        weighted[i] = !s->planar[i] && !(p->flags[i] & PD_P_SHELL) &&
+                      w->scene->bodies[p->body[i]].kind != PD_BODY_ROD;
+}
+
+/* Per material: the isotropic direction weights, the moments and the constants of Eq. 8. */
+static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const uint8_t* weighted,
+                                     pd_error* err) {
+    const pd_scene* sc = w->scene;
+    const uint8_t* flags = w->particles.flags;
+    for (int m = 0; m < sc->material_count; ++m) {
+        pd_real A, B, thr = interior_threshold(s, flags, m);
+        pd_direction_weight dw;
+        pd_real dev = isotropic_weights(s, flags, weighted, m, thr, &dw);
+        if (dev < 0)
+            return PD_ERR_OUT_OF_MEMORY;
+        if (dev > PPD_ISOTROPY_TOL)
+            return pd_fail(err, PD_ERR_BAD_SCENE, "solver.horizon",
+                           "the families of material '%s' span too few bond directions for an "
+                           "isotropic solid (their fourth moment stays %.2g from isotropic; on "
+                           "a grid only axis bonds lie within a horizon below 1.42 spacings, and "
+                           "such a body has no shear stiffness): raise solver.horizon",
+                           sc->materials[m].name, dev);
+        family_moments(s, flags, weighted, m, thr, &dw, &A, &B);
+        s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
+        s->mat[m].iso = dw;
+    }
+    return PD_OK;
+}
+
+/* Material constants, surface correction and bond stiffness. */
 /* What depends on the families and on h: the shape tensors (X*X)^+, the bond stiffness with
- * the surface correction, the diagonal m/h^2 + sum c and the Jacobi bound, and for the direct
- * solve the Cholesky factor. The material constants stay as calibrated at creation. */
-pd_status pd_ppd_build_system(pd_ppd_state* s, const uint8_t* flags, pd_error* err) {
+ * the isotropic direction weights and the surface correction, the diagonal m/h^2 + sum c and
+ * the Jacobi bound, and for the direct solve the Cholesky factor. At creation, after a renewal,
+ * a removal of bonds or a new time step; the material constants stay as calibrated at
+ * creation. */
+pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err) {
     shape_tensors(s);
-    pd_vec3* g = s->prm.surface_correction ? PD_NEW_ARRAY(pd_vec3, s->n) : NULL;
-    if (s->prm.surface_correction && !g)
-        return PD_ERR_OUT_OF_MEMORY;
-    if (g)
-        surface_factors(s, g);
-    stiffness(s, flags, g);
-    if (g)
-        PD_FREE_ARRAY(g, pd_vec3, s->n);
-    if (s->prm.global_solve != PD_PPD_DIRECT)
-        return PD_OK;
+    uint8_t* weighted = PD_NEW_ARRAY(uint8_t, s->n + 1);
+    size_t nb = s->fam.bond_count + 1;
+    pd_real* g = s->prm.surface_correction ? PD_NEW_ARRAY(pd_real, nb) : NULL;
+    pd_status st = weighted && (g || !s->prm.surface_correction) ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK) {
+        mark_weighted(s, w, weighted);
+        if (g)
+            surface_factors(s, weighted, g);
+        stiffness(s, w->particles.flags, weighted, g);
+    }
+    PD_FREE_ARRAY(g, pd_real, nb);
+    PD_FREE_ARRAY(weighted, uint8_t, s->n + 1);
+    if (st != PD_OK || s->prm.global_solve != PD_PPD_DIRECT)
+        return st;
     pd_sym_csr a = pd_ppd_matrix(s);
-    pd_status st = pd_sym_direct_factor(&s->direct, &a, s->fixed);
+    st = pd_sym_direct_factor(&s->direct, &a, s->fixed);
     if (st != PD_OK)
         return pd_fail(err, st, "solver.global_solve",
                        "the sparse Cholesky factorisation failed (%s)", pd_status_string(st));
     return PD_OK;
+}
+
+/* Maps every material's E and nu onto the constants of Eq. 8 on the families at creation. */
+static pd_status calibrate(pd_ppd_state* s, const pd_world* w, pd_error* err) {
+    uint8_t* weighted = PD_NEW_ARRAY(uint8_t, s->n + 1);
+    if (!weighted)
+        return PD_ERR_OUT_OF_MEMORY;
+    mark_weighted(s, w, weighted);
+    pd_status st = calibrate_materials(s, w, weighted, err);
+    PD_FREE_ARRAY(weighted, uint8_t, s->n + 1);
+    return st;
 }
 
 static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
@@ -301,11 +429,9 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     if (st != PD_OK)
         return st;
     shape_tensors(s);
-    for (int m = 0; m < sc->material_count; ++m) {
-        pd_real A, B;
-        family_moments(s, p->flags, m, &A, &B);
-        s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
-    }
+    st = calibrate(s, w, err);
+    if (st != PD_OK)
+        return st;
     size_t free_count = 0;
     for (size_t i = 0; i < s->n; ++i) {
         s->fixed[i] = (p->flags[i] & PD_P_CONSTRAINED) != 0;
@@ -316,7 +442,7 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         if (st != PD_OK)
             return st;
     }
-    return pd_ppd_build_system(s, p->flags, err);
+    return pd_ppd_build_system(s, w, err);
 }
 
 /* dst[k] = src[map[k]] for `count` items of `size` bytes; src and dst must not overlap. */

@@ -1,0 +1,50 @@
+/* Direction weights that make the fourth moment of sampled families isotropic.
+ *
+ * A bond-stretch energy sum_j c_j (n_j . e n_j)^2 (c_j = w V_j) has the stiffness tensor
+ * C = 2 k M with M = sum_j c_j n n n n, the family's fourth moment ("fabric" tensor of a
+ * central-force lattice: Ostoja-Starzewski 2002, Lattice models in micromechanics, Appl. Mech.
+ * Rev. 55(1), Sec. 2). An isotropic solid needs M = s (d_ab d_cd + d_ac d_bd + d_ad d_bc); a
+ * cubic lattice has M_xxxx > 3 M_xxyy (stiffer along its axes). We give each bond the factor
+ * f(n) = 1 + beta . phi(n), phi the 15 quartic monomials n_a n_b n_c n_d (a <= b <= c <= d),
+ * with beta the smallest change of the bond weights, min sum_j c_j (f_j - 1)^2, that makes M
+ * isotropic with its trace kept (s = sum c / 15): by Lagrange multipliers f - 1 is a quartic
+ * in n, and beta solves K beta = s iso - m, K = sum c phi phi^T, m = sum c phi (minimum norm
+ * solution: K is singular when the family has fewer than 15 bond directions, as a cubic
+ * lattice's 13). Fitted once on the interior families of a material, f is then a function of
+ * direction applied to every bond of it, surface bonds included. */
+#ifndef PD_ISOTROPY_H
+#define PD_ISOTROPY_H
+
+#include "neighbor/family.h"
+
+#define PD_QUARTIC_TERMS 15
+
+/* Sums over the families added so far, each normalised to sum_j c_j = 1. */
+typedef struct pd_moment_fit {
+    double K[PD_QUARTIC_TERMS][PD_QUARTIC_TERMS];
+    double m[PD_QUARTIC_TERMS];
+    double families;
+} pd_moment_fit;
+
+/* f(n) = 1 + beta . phi(n); beta = 0 is no correction. */
+typedef struct pd_direction_weight {
+    pd_real beta[PD_QUARTIC_TERMS];
+} pd_direction_weight;
+
+/* Adds family i (bond weights c_j = w_j V_j) to the fit. */
+void pd_moment_fit_add(pd_moment_fit* fit, const pd_family* f, const pd_real* volume, uint32_t i);
+
+/* The weights of the fit (beta = 0 when no family was added); returns the largest deviation
+ * of a component of the corrected mean moment from the isotropic one (~1e-16 when exact). */
+pd_real pd_moment_fit_solve(const pd_moment_fit* fit, pd_direction_weight* out);
+
+/* The fourth moment of bonds as a quartic form: pd_quartic_add adds a bond of weight c and
+ * unit direction n to m (15 coefficients, zero to start); pd_quartic_at gives
+ * S(u) = sum c (n . u)^4, the stiffness of those bonds under a uniform stretch along u. */
+void pd_quartic_add(pd_real m[PD_QUARTIC_TERMS], pd_real c, pd_vec3 n);
+pd_real pd_quartic_at(const pd_real m[PD_QUARTIC_TERMS], pd_vec3 u);
+
+/* f(n) for a unit vector n. */
+pd_real pd_direction_weight_at(const pd_direction_weight* dw, pd_vec3 n);
+
+#endif
