@@ -9,6 +9,7 @@
 #include "core/alloc.h"
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
+#include "world/fields.h"
 
 /* Makes a direction unit length; a vector already unit within rounding is left as it is, so
  * that the resolved scene parses back to the very same numbers. */
@@ -380,7 +381,21 @@ static pd_status parse_flags(const cJSON* obj, const char* key, const char* choi
     return PD_OK;
 }
 
-pd_status pd_scene_parse_output(const cJSON* item, pd_output_def* out, pd_error* err) {
+/* Every attribute asked for must be published by the world or by the method (fields.c). */
+static pd_status check_published(const cJSON* item, const pd_scene* s, pd_error* err) {
+    const cJSON* list = cJSON_GetObjectItemCaseSensitive(item, "attributes");
+    int i = 0;
+    for (const cJSON* c = list ? list->child : NULL; c; c = c->next, ++i) {
+        char ep[PD_JPATH_MAX];
+        pd_jpath_index(ep, "output.attributes", i);
+        int index = pd_json_choice_index(PD_SCENE_ATTRIBUTES, c->valuestring);
+        PD_JTRY(pd_check_attribute(s->solver, 1u << index, ep, err));
+    }
+    return PD_OK;
+}
+
+pd_status pd_scene_parse_output(const cJSON* item, const pd_scene* s, pd_output_def* out,
+                                pd_error* err) {
     *out = pd_default_output_def();
     if (!item)
         return PD_OK;
@@ -389,5 +404,6 @@ pd_status pd_scene_parse_output(const cJSON* item, pd_output_def* out, pd_error*
     PD_JTRY(pd_json_int(item, "every", "output", 0, pd_jr(1, 0, INT_MAX, 0, "frames"), &out->every,
                         err));
     PD_JTRY(parse_flags(item, "format", PD_SCENE_FORMATS, 1, &out->formats, err));
-    return parse_flags(item, "attributes", PD_SCENE_ATTRIBUTES, 0, &out->attributes, err);
+    PD_JTRY(parse_flags(item, "attributes", PD_SCENE_ATTRIBUTES, 0, &out->attributes, err));
+    return check_published(item, s, err);
 }

@@ -2,6 +2,7 @@
  * pins -> solver (method) -> colliders -> pin reactions -> stability check -> time += dt. */
 #include "world/world.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,12 +32,6 @@ pd_status pd_world_reorder(pd_world* w, const pd_vec3* key) {
         st = pd_morton_order(key, n, cell, perm);
     if (st == PD_OK) {
         pd_particles_permute(p, perm, scratch);
-        if (w->plastic_strain) {
-            pd_real* tmp = scratch;
-            for (size_t i = 0; i < n; ++i)
-                tmp[i] = w->plastic_strain[perm[i]];
-            memcpy(w->plastic_strain, tmp, n * sizeof(pd_real));
-        }
         for (size_t i = 0; i < n; ++i)
             w->order[p->id[i]] = (uint32_t)i;
         if (w->solver_state && w->solver->on_reorder)
@@ -69,10 +64,15 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     w->scene = scene;
     w->def = scene->world;
     w->solver = scene->solver;
-    /* SCENE.md: a frame is 1/fps s simulated in ceil(1/(fps dt)) equal steps */
-    w->steps_per_frame = (int)ceil(1.0 / (w->def.fps * w->def.dt) - 1e-9);
-    if (w->steps_per_frame < 1)
-        w->steps_per_frame = 1;
+    /* SCENE.md: a frame is 1/fps s simulated in ceil(1/(fps dt)) equal steps; a count an int
+     * cannot hold was refused with the scene (scene_validate.c), never clamped here */
+    double steps = ceil(1.0 / (w->def.fps * w->def.dt) - 1e-9);
+    if (!(steps >= 1 && steps <= INT_MAX)) {
+        pd_free(w, sizeof *w);
+        return pd_fail(err, PD_ERR_BAD_SCENE, "time.dt",
+                       "a frame needs %.3g steps of time.dt; expected 1 to %d", steps, INT_MAX);
+    }
+    w->steps_per_frame = (int)steps;
     w->def.dt = 1.0 / (w->def.fps * w->steps_per_frame);
     pd_set_threads(w->def.threads);
     pd_status st = pd_world_add_bodies(w, err);
@@ -87,6 +87,8 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     w->reorder_every = PD_REORDER_EVERY;
     if (st == PD_OK)
         st = pd_colliders_create(scene->colliders, scene->collider_count, &w->colliders, err);
+    if (st == PD_OK)
+        st = pd_world_check_clear_of_colliders(w, err);
     if (st == PD_OK) {
         w->step_start = PD_NEW_ARRAY(pd_vec3, w->particles.count);
         st = w->step_start ? PD_OK : PD_ERR_OUT_OF_MEMORY;
@@ -112,7 +114,6 @@ void pd_destroy_world(pd_world* w) {
     if (w->solver_state)
         w->solver->destroy(w->solver_state);
     PD_FREE_ARRAY(w->step_start, pd_vec3, w->particles.count);
-    PD_FREE_ARRAY(w->plastic_strain, pd_real, w->particles.count);
     PD_FREE_ARRAY(w->order, uint32_t, w->particles.count);
     pd_particles_free(&w->particles);
     PD_FREE_ARRAY(w->pins, pd_pin, w->pin_count);
@@ -205,6 +206,13 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
         measure_pin_forces(w, vel_before, dt);
     if (st == PD_OK)
         st = check_stability(w, err);
+    /* A NaN the method kept out of the positions (a rejected step) still stops the run. */
+    if (st == PD_OK && !isfinite(w->last_stats.residual))
+        st = pd_fail(err, PD_ERR_UNSTABLE, "",
+                     "at t = %.6g s (step %llu) the solver's residual became non-finite (%g): a "
+                     "NaN or overflow inside the method %s",
+                     (double)t1, (unsigned long long)w->step_index + 1, w->last_stats.residual,
+                     w->solver->name);
     if (st != PD_OK)
         return st;
     w->time = t1;

@@ -67,8 +67,7 @@ struct pd_world {
     uint32_t* order;   /* order[id] = index of the particle with that id (output order) */
     int reorder_every; /* steps between Morton reorderings (0: only at creation) */
     int steps_since_reorder;
-    pd_arena arena;          /* per-step scratch */
-    pd_real* plastic_strain; /* exported field (zero for elastic methods), allocated on demand */
+    pd_arena arena; /* per-step scratch */
 };
 
 /* Steps between Morton reorderings of the particles by their current positions. */
