@@ -163,9 +163,11 @@ static const doc_row k_collider[] = {
      "Not for planes. true: keep particles inside (a container)."},
     {"boundary", "string", "slip", NULL, PD_SCENE_BOUNDARIES, "-",
      "slip: project out, keep tangential velocity, apply Coulomb friction; no_slip: stick."},
-    {"friction", "number", "0", ">= 0", NULL, "1", "Coulomb friction coefficient (slip)."},
-    {"velocity", "[3] number", "[0, 0, 0]", NULL, NULL, "m/s", "Constant velocity."},
-    {"angular_velocity", "[3] number", "[0, 0, 0]", NULL, NULL, "rad/s",
+    {"friction", "number", "0", ">= 0, slip only", NULL, "1",
+     "Coulomb friction coefficient (slip; refused with no_slip, which sticks regardless)."},
+    {"velocity", "[3] number", "[0, 0, 0]", "not with keyframes", NULL, "m/s",
+     "Constant velocity."},
+    {"angular_velocity", "[3] number", "[0, 0, 0]", "not with keyframes", NULL, "rad/s",
      "Constant spin about the collider's centre."},
     {"keyframes", "array", "[]", NULL, NULL, "-",
      "Scripted motion (section `keyframes[j]`) instead of a constant velocity."},
@@ -176,7 +178,7 @@ static const doc_row k_output[] = {
      "Output folder, relative to the working directory; `peridot run -o` overrides it. A run "
      "first removes an earlier run's frame_*.ply/.vtk, stats.csv, scene.resolved.json and "
      "preview.png there; a folder holding other files is refused unless `--overwrite`."},
-    {"every", "int", "1", ">= 1", NULL, "frames", "Write every n-th frame."},
+    {"every", "int", "1", "1 to time.frames", NULL, "frames", "Write every n-th frame."},
     {"format", "array of string", "[\"ply\"]", "one or more", PD_SCENE_FORMATS, "-",
      "ply: binary little-endian, element vertex with float x y z then the attributes."},
     {"attributes", "array of string", "[\"velocity\"]", "published ones", PD_SCENE_ATTRIBUTES, "-",
@@ -385,7 +387,9 @@ static void print_limits(void) {
            "refused rather than resolved (needs the sampled particles: `info --estimate` skips "
            "it) |\n");
     printf("| an output attribute is published | `output.attributes[k]` | never written as "
-           "zeros |\n\n");
+           "zeros |\n");
+    printf("| `output.every` <= `time.frames` | `output.every` | more would write frame 0 "
+           "only |\n\n");
     printf("Within these rules dt is used as SCENE.md says: a frame of 1/fps s is simulated in "
            "ceil(1/(fps dt)) equal steps of 1/(fps ceil(1/(fps dt))) s, which `peridot run` "
            "and `peridot info` print.\n\n");

@@ -298,6 +298,30 @@ static void collider_keys(pd_collider_type type, char* out, size_t cap) {
                  shape_keys((pd_shape_type)(type - 1)));
 }
 
+/* Keys that would do nothing: friction on a no_slip collider (it sticks whatever the
+ * coefficient), a constant velocity beside keyframes (the keyframes take its place). */
+static pd_status refuse_ignored_collider_keys(const cJSON* obj, const char* path,
+                                              const pd_collider_def* c, pd_error* err) {
+    char child[PD_JPATH_MAX];
+    if (c->boundary == PD_BOUNDARY_NO_SLIP && cJSON_GetObjectItemCaseSensitive(obj, "friction")) {
+        pd_jpath_key(child, path, "friction");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "a no_slip collider sticks whatever the friction coefficient, so friction "
+                       "would be ignored; give it with boundary slip, or remove it");
+    }
+    const char* moving[] = {"velocity", "angular_velocity"};
+    for (int k = 0; k < 2 && c->keyframe_count > 0; ++k) {
+        if (!cJSON_GetObjectItemCaseSensitive(obj, moving[k]))
+            continue;
+        pd_jpath_key(child, path, moving[k]);
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "keyframes take the place of %s, so it would be ignored; give the motion "
+                       "either as keyframes or as velocity and angular_velocity",
+                       moving[k]);
+    }
+    return PD_OK;
+}
+
 static pd_status parse_collider(const cJSON* obj, const char* path, const pd_scene* s,
                                 pd_collider_def* c, pd_error* err) {
     char allowed[256], child[PD_JPATH_MAX];
@@ -326,7 +350,8 @@ static pd_status parse_collider(const cJSON* obj, const char* path, const pd_sce
     PD_JTRY(pd_json_real(obj, "friction", path, 0, pd_jr_nonneg("1"), &c->friction, err));
     PD_JTRY(pd_json_vec3(obj, "velocity", path, 0, &c->velocity, err));
     PD_JTRY(pd_json_vec3(obj, "angular_velocity", path, 0, &c->angular_velocity, err));
-    return parse_keyframes(obj, path, &c->keyframes, &c->keyframe_count, err);
+    PD_JTRY(parse_keyframes(obj, path, &c->keyframes, &c->keyframe_count, err));
+    return refuse_ignored_collider_keys(obj, path, c, err);
 }
 
 pd_status pd_scene_parse_colliders(const cJSON* item, pd_scene* s, pd_error* err) {

@@ -173,9 +173,13 @@ static cJSON* collider_json(const pd_collider_def* c) {
         cJSON_AddBoolToObject(o, "inside", c->inside != 0);
     }
     add_choice(o, "boundary", PD_SCENE_BOUNDARIES, (int)c->boundary);
-    add_number(o, "friction", c->friction);
-    add_vec3(o, "velocity", c->velocity);
-    add_vec3(o, "angular_velocity", c->angular_velocity);
+    /* only the keys that act: friction with slip, a constant motion without keyframes */
+    if (c->boundary == PD_BOUNDARY_SLIP)
+        add_number(o, "friction", c->friction);
+    if (c->keyframe_count == 0) {
+        add_vec3(o, "velocity", c->velocity);
+        add_vec3(o, "angular_velocity", c->angular_velocity);
+    }
     add_keyframes(o, c->keyframes, c->keyframe_count);
     return o;
 }

@@ -214,8 +214,19 @@ static pd_status check_bodies(const pd_scene* s, pd_error* err) {
     return PD_OK;
 }
 
+/* Writing every n-th frame with n > frames writes frame 0 only: the key would do nothing. */
+static pd_status check_output(const pd_scene* s, pd_error* err) {
+    if (s->output.every <= s->world.frames)
+        return PD_OK;
+    return pd_fail(err, PD_ERR_BAD_SCENE, "output.every",
+                   "writing every %d-th of %d frames writes the initial frame only; expected 1 "
+                   "to time.frames (%d)",
+                   s->output.every, s->world.frames, s->world.frames);
+}
+
 pd_status pd_scene_validate(const pd_scene* s, pd_error* err) {
     PD_JTRY(check_material_blocks(s, err));
     PD_JTRY(check_time(&s->world, err));
+    PD_JTRY(check_output(s, err));
     return check_bodies(s, err);
 }

@@ -389,6 +389,12 @@ static const bad_case k_unrepresentable[] = {
     {"attribute density", "['velocity']", "['density']", "output.attributes[0]"},
     {"attribute plastic_strain", "['velocity']", "['id', 'plastic_strain']",
      "output.attributes[1]"},
+    {"every beyond the frames", "'every': 1", "'every': 11", "output.every"},
+    {"friction on a no_slip collider", "'boundary': 'no_slip'",
+     "'boundary': 'no_slip', 'friction': 0.5", "colliders[0].friction"},
+    {"velocity beside keyframes", "'inside': true }",
+     "'inside': true, 'velocity': [1, 0, 0], 'keyframes': [ { 't': 0 } ] }",
+     "colliders[1].velocity"},
 };
 
 PD_TEST(unrepresentable_values_refused) {
