@@ -148,6 +148,28 @@ PD_TEST(scene_that_is_not_a_regular_file_is_refused) {
     remove_tree(dir);
 }
 
+/* render on a folder whose frame claims 2e9 vertices in 200 bytes: refused at once. */
+PD_TEST(render_refuses_a_frame_that_lies_about_its_size) {
+    char dir[] = "/tmp/pd_run_output_XXXXXX";
+    PD_REQUIRE(mkdtemp(dir));
+    char path[600], args[1024];
+    char* err = NULL;
+    snprintf(path, sizeof path, "%s/frame_00000.ply", dir);
+    FILE* f = fopen(path, "wb");
+    PD_REQUIRE(f);
+    const char* header = "ply\nformat binary_little_endian 1.0\nelement vertex 2000000000\n"
+                         "property float x\nproperty float y\nproperty float z\nend_header\n";
+    fputs(header, f);
+    for (size_t n = strlen(header); n < 200; ++n)
+        fputc(0, f);
+    fclose(f);
+    snprintf(args, sizeof args, "render '%s' -o '%s/p.png'", dir, dir);
+    PD_CHECK(run_cli(dir, args, &err) == 1); /* reading the frame failed */
+    PD_CHECK(err && strstr(err, "more vertices than the file"));
+    free(err);
+    remove_tree(dir);
+}
+
 PD_TEST(threads_state_and_keep_their_range) {
     char dir[] = "/tmp/pd_run_output_XXXXXX";
     PD_REQUIRE(mkdtemp(dir));
