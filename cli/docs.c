@@ -106,8 +106,8 @@ static const doc_row k_body[] = {
     {"sampling", "string", "grid", NULL, PD_SCENE_SAMPLINGS, "-",
      "grid: lattice min + spacing (i + 1/2) over the bounding box, kept where inside; jittered: "
      "grid plus offsets from `seed`."},
-    {"velocity", "[3] number", "[0, 0, 0]", NULL, NULL, "m/s", "Initial velocity."},
-    {"angular_velocity", "[3] number", "[0, 0, 0]", NULL, NULL, "rad/s",
+    {"velocity", "[3] number", "[0, 0, 0]", "not for kind fixed", NULL, "m/s", "Initial velocity."},
+    {"angular_velocity", "[3] number", "[0, 0, 0]", "not for kind fixed", NULL, "rad/s",
      "Initial spin about the body's centre."},
     {"kind", "string", "dynamic", NULL, PD_SCENE_KINDS, "-",
      "fixed: ghost particles that never move; shell: one layer (the shape's bounding box is "

@@ -265,6 +265,17 @@ static pd_status parse_body(const cJSON* obj, const char* path, int index, const
     b->kind = (pd_body_kind)kind;
     PD_JTRY(pd_json_vec3(obj, "velocity", path, 0, &b->velocity, err));
     PD_JTRY(pd_json_vec3(obj, "angular_velocity", path, 0, &b->angular_velocity, err));
+    const char* motion[] = {"velocity", "angular_velocity"};
+    for (int k = 0; k < 2 && b->kind == PD_BODY_FIXED; ++k) {
+        if (!cJSON_GetObjectItemCaseSensitive(obj, motion[k]))
+            continue;
+        char child[PD_JPATH_MAX];
+        pd_jpath_key(child, path, motion[k]);
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "a fixed body never moves, so its %s would be ignored; remove it, or use "
+                       "kind dynamic (pins move parts of a body)",
+                       motion[k]);
+    }
     return parse_pins(obj, path, s->dir, b, err);
 }
 

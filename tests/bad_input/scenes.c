@@ -389,6 +389,8 @@ static const bad_case k_unrepresentable[] = {
     {"attribute density", "['velocity']", "['density']", "output.attributes[0]"},
     {"attribute plastic_strain", "['velocity']", "['id', 'plastic_strain']",
      "output.attributes[1]"},
+    {"velocity of a fixed body", "'name': 'ball', ",
+     "'name': 'ball', 'kind': 'fixed', 'velocity': [0, 1, 0], ", "bodies[1].velocity"},
     {"every beyond the frames", "'every': 1", "'every': 11", "output.every"},
     {"friction on a no_slip collider", "'boundary': 'no_slip'",
      "'boundary': 'no_slip', 'friction': 0.5", "colliders[0].friction"},
