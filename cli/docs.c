@@ -375,6 +375,8 @@ static void print_limits(void) {
     printf("| dt^2 E / (density spacing^2) <= 1e12 | `materials.<m>.youngs_modulus` (or `lame`) "
            "| the inertia term M/dt^2 of the implicit step must stay 4 digits above rounding "
            "next to the stiffness (double keeps 16); the He 2017 scenes stay below 1e4 |\n");
+    printf("| 1/2 density V (\\|v\\| + \\|omega\\| r)^2 finite (V, r of the bounding box) | "
+           "`bodies[i].velocity` / `angular_velocity` | the kinetic energy stats.csv sums |\n");
     printf("| density \\|gravity\\| height / E <= 1 | `gravity` | at rest, a body's own "
            "weight would compress it by more than 100 %% (height along gravity, at least one "
            "spacing); no elastic body represents that |\n");

@@ -95,6 +95,12 @@ static pd_status check_time(const pd_world_def* w, pd_error* err) {
     return PD_OK;
 }
 
+/* |v| without overflow for components up to DBL_MAX. */
+static pd_real norm(pd_vec3 v) {
+    pd_real big = fmax(fabs(v.x), fmax(fabs(v.y), fabs(v.z)));
+    return big > 0 ? big * pd_v3_len(pd_v3_scale(v, 1 / big)) : 0;
+}
+
 /* Extent of [lo, hi] along the unit direction d. */
 static pd_real extent_along(pd_vec3 lo, pd_vec3 hi, pd_vec3 d) {
     pd_vec3 e = pd_v3_sub(hi, lo);
@@ -173,6 +179,19 @@ static pd_status check_body_physics(const pd_scene* s, const pd_body_def* b, con
     }
     if (b->kind == PD_BODY_FIXED)
         return PD_OK;
+    /* the kinetic energy stats.csv sums must stay a number */
+    pd_vec3 e3 = pd_v3_sub(hi, lo);
+    pd_real reach = 0.5 * norm(e3), spin = norm(b->angular_velocity) * reach;
+    pd_real speed = norm(b->velocity) + spin;
+    pd_real energy = 0.5 * rho * fmax(e3.x, h) * fmax(e3.y, h) * fmax(e3.z, h) * speed * speed;
+    if (!isfinite(energy)) {
+        pd_jpath_key(child, path, spin > norm(b->velocity) ? "angular_velocity" : "velocity");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "the body's kinetic energy (speeds up to %g m/s) is not a representable "
+                       "number; the representable range is speeds below %.3g m/s",
+                       speed,
+                       sqrt(DBL_MAX / (rho * fmax(e3.x, h) * fmax(e3.y, h) * fmax(e3.z, h))));
+    }
     pd_real ratio = dt * dt * e / (rho * h * h);
     if (!(ratio <= PD_MAX_STIFFNESS_RATIO)) {
         pd_jpath_key(child, mpath, m->has_lame ? "lame" : "youngs_modulus");
