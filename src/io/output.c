@@ -573,6 +573,9 @@ static int rows_fit(const pd_ply_header* h, long header_end, off_t file_size) {
 
 pd_status pd_read_ply(const char* path, pd_ply_data* out, pd_error* err) {
     memset(out, 0, sizeof *out);
+    struct stat named;
+    if (stat(path, &named) == 0 && !S_ISREG(named.st_mode)) /* not opened: a FIFO would block */
+        return format_fail(err, path, "not a regular file");
     FILE* f = fopen(path, "rb");
     if (!f)
         return io_fail(err, path, "open", errno);

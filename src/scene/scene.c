@@ -249,6 +249,11 @@ pd_status pd_scene_parse_unvalidated(const char* json, const char* file, const c
  * most PD_SCENE_MAX_BYTES is read: a device (/dev/zero), a pipe or a folder would have no end
  * or no text, and nothing is allocated beyond what the file holds. */
 static pd_status read_file(const char* path, char** text, size_t* cap, pd_error* err) {
+    struct stat named;
+    if (stat(path, &named) == 0 && !S_ISREG(named.st_mode)) /* not opened: a FIFO would block */
+        return pd_fail(err, PD_ERR_IO, "",
+                       "not a regular file: a scene is a JSON file (a device, pipe or folder is "
+                       "refused)");
     FILE* f = fopen(path, "rb");
     if (!f)
         return pd_fail(err, PD_ERR_IO, "", "cannot read the scene file: %s", strerror(errno));

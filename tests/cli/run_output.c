@@ -144,6 +144,14 @@ PD_TEST(scene_that_is_not_a_regular_file_is_refused) {
     snprintf(args, sizeof args, "info /dev/zero");
     PD_CHECK(run_cli(dir, args, &err) == 2);
     free(err);
+    /* a named pipe is refused without being opened (opening one waits for a writer) */
+    char fifo[600], cmd[1400];
+    snprintf(fifo, sizeof fifo, "%s/pipe.json", dir);
+    PD_REQUIRE(mkfifo(fifo, 0600) == 0);
+    snprintf(cmd, sizeof cmd, "timeout 20 '%s' run '%s' -o '%s' --quiet 2>/dev/null", PD_CLI_PATH,
+             fifo, out);
+    int status = system(cmd);
+    PD_CHECK_NEAR(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2, 0);
     PD_CHECK(!exists(out));
     remove_tree(dir);
 }
