@@ -30,6 +30,7 @@ static int parse_int(const char* text, int lo, int* out) {
 
 int pd_cli_parse_scene_args(int argc, char** argv, pd_cli_scene_args* a, const char* usage) {
     memset(a, 0, sizeof *a);
+    a->command = argc > 0 ? argv[0] : "run";
     for (int i = 1; i < argc; ++i) {
         const char* arg = argv[i];
         const char* next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -42,7 +43,14 @@ int pd_cli_parse_scene_args(int argc, char** argv, pd_cli_scene_args* a, const c
             a->out_dir = next, ++i;
         } else if (!strcmp(arg, "--frames") && next && parse_int(next, 1, &a->frames)) {
             ++i;
-        } else if (!strcmp(arg, "--threads") && next && parse_int(next, 1, &a->threads)) {
+        } else if (!strcmp(arg, "--overwrite")) {
+            a->overwrite = 1;
+        } else if (!strcmp(arg, "--threads") && next) {
+            if (!parse_int(next, 1, &a->threads) || a->threads > PD_CLI_MAX_THREADS) {
+                fprintf(stderr, "peridot %s: --threads expects an integer from 1 to %d, got '%s'\n",
+                        argv[0], PD_CLI_MAX_THREADS, next);
+                return 2;
+            }
             ++i;
         } else if (!strcmp(arg, "--set") && next && strchr(next, '=')) {
             if (a->set_count == PD_CLI_MAX_SETS) {
@@ -80,7 +88,7 @@ int pd_cli_load_scene(pd_cli_scene_args* a, pd_scene* scene) {
     if (st != PD_OK) {
         if (!err.file[0])
             snprintf(err.file, sizeof err.file, "%s", a->scene);
-        pd_cli_print_error("run", &err, st);
+        pd_cli_print_error(a->command, &err, st);
         return 2;
     }
     if (a->threads)

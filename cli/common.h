@@ -6,13 +6,17 @@
 #include "peridot/peridot.h"
 
 #define PD_CLI_MAX_SETS 64
+/* --threads accepts 1 to this many. */
+#define PD_CLI_MAX_THREADS 1024
 
 typedef struct pd_cli_scene_args {
+    const char* command; /* "run" or "info", for messages */
     const char* scene;
     const char* out_dir; /* -o */
     int frames;          /* --frames, 0: scene's */
     int threads;         /* --threads, 0: default */
     int quiet;
+    int overwrite; /* --overwrite (run) */
     int set_count;
     const char* sets[PD_CLI_MAX_SETS + 2];
     char frames_set[64], dir_set[PD_PATH_MAX + 32];

@@ -9,6 +9,7 @@
 #include "scene/scene_parse.h"
 #include "peridot/peridot.h"
 #include "solvers/solver.h"
+#include "world/fields.h"
 
 /* One documented key. `choices` ("a|b|c"), when set, is printed as the allowed values. */
 typedef struct doc_row {
@@ -51,7 +52,9 @@ static const doc_row k_top[] = {
 };
 
 static const doc_row k_time[] = {
-    {"dt", "number", "required", "> 0", NULL, "s", "The solver's time step."},
+    {"dt", "number", "required", "> 0, <= 1/fps, fps dt >= 1/2147483647", NULL, "s",
+     "The solver's time step; never longer than a frame, and a frame holds at most 2147483647 "
+     "steps (refused, not clamped)."},
     {"fps", "number", "30", "> 0", NULL, "1/s",
      "Output frame rate; a frame is 1/fps s, simulated in ceil(1/(fps dt)) steps."},
     {"frames", "int", "90", "[1, 1e9]", NULL, "1", "Frames to simulate."},
@@ -65,9 +68,12 @@ static const doc_row k_material[] = {
      "Poisson's ratio nu; a method that cannot honour it refuses the material."},
     {"lame", "[2] number", "-", "mu > 0, lambda + 2 mu / 3 > 0", NULL, "Pa",
      "[lambda, mu] instead of youngs_modulus + poisson_ratio (giving both is an error)."},
-    {"plasticity", "object", "none", NULL, NULL, "-", "Plastic flow (section `plasticity`)."},
-    {"viscoelasticity", "object", "none", NULL, NULL, "-",
-     "Prony-series viscoelasticity (section `viscoelasticity`)."},
+    {"plasticity", "object", "none", "a model the method implements", NULL, "-",
+     "Plastic flow (section `plasticity`). Refused unless the chosen method implements the "
+     "model (its section below lists what it honours)."},
+    {"viscoelasticity", "object", "none", "a method that implements it", NULL, "-",
+     "Prony-series viscoelasticity (section `viscoelasticity`). Refused unless the chosen "
+     "method implements it."},
     {"<method key>", "number", "-", NULL, NULL, "-",
      "Keys the method adds to a material; see its section below."},
 };
@@ -100,11 +106,13 @@ static const doc_row k_body[] = {
     {"sampling", "string", "grid", NULL, PD_SCENE_SAMPLINGS, "-",
      "grid: lattice min + spacing (i + 1/2) over the bounding box, kept where inside; jittered: "
      "grid plus offsets from `seed`."},
-    {"velocity", "[3] number", "[0, 0, 0]", NULL, NULL, "m/s", "Initial velocity."},
-    {"angular_velocity", "[3] number", "[0, 0, 0]", NULL, NULL, "rad/s",
+    {"velocity", "[3] number", "[0, 0, 0]", "not for kind fixed", NULL, "m/s", "Initial velocity."},
+    {"angular_velocity", "[3] number", "[0, 0, 0]", "not for kind fixed", NULL, "rad/s",
      "Initial spin about the body's centre."},
     {"kind", "string", "dynamic", NULL, PD_SCENE_KINDS, "-",
-     "fixed: ghost particles that never move; shell: one layer; rod: a line of particles."},
+     "fixed: ghost particles that never move; shell: one layer (the shape's bounding box is "
+     "thinner than spacing along exactly one axis); rod: a line of particles (thinner along "
+     "exactly two)."},
     {"pins", "array", "[]", NULL, NULL, "-", "Pinned regions (section `pins[k]`)."},
 };
 
@@ -120,8 +128,10 @@ static const doc_row k_shape[] = {
     {"axis", "[3] number", "[0, 1, 0]", "non-zero", NULL, "1",
      "Cylinder: axis direction (normalised)."},
     {"height", "number", "required (cylinder)", "> 0", NULL, "m", "Cylinder: length along axis."},
-    {"path", "string", "required (mesh)", "an existing file", NULL, "-",
-     "Mesh: OBJ, PLY or STL file, relative to the scene file's folder."},
+    {"path", "string", "required (mesh)", "an existing regular file", NULL, "-",
+     "Mesh: OBJ, PLY or STL file, relative to the scene file's folder. A body's mesh must "
+     "enclose a volume (a flat or single-triangle mesh is refused); counts in its header must "
+     "fit in the file's size."},
     {"scale", "number", "1", "> 0", NULL, "1", "Mesh: uniform scale, applied first."},
     {"rotate", "[4] number", "[0, 1, 0, 0]", "axis non-zero", NULL, "1, degrees",
      "Mesh: [axis_x, axis_y, axis_z, angle], applied after scale."},
@@ -159,9 +169,11 @@ static const doc_row k_collider[] = {
      "A closed mesh is a solid and takes no thickness."},
     {"boundary", "string", "slip", NULL, PD_SCENE_BOUNDARIES, "-",
      "slip: project out, keep tangential velocity, apply Coulomb friction; no_slip: stick."},
-    {"friction", "number", "0", ">= 0", NULL, "1", "Coulomb friction coefficient (slip)."},
-    {"velocity", "[3] number", "[0, 0, 0]", NULL, NULL, "m/s", "Constant velocity."},
-    {"angular_velocity", "[3] number", "[0, 0, 0]", NULL, NULL, "rad/s",
+    {"friction", "number", "0", ">= 0, slip only", NULL, "1",
+     "Coulomb friction coefficient (slip; refused with no_slip, which sticks regardless)."},
+    {"velocity", "[3] number", "[0, 0, 0]", "not with keyframes", NULL, "m/s",
+     "Constant velocity."},
+    {"angular_velocity", "[3] number", "[0, 0, 0]", "not with keyframes", NULL, "rad/s",
      "Constant spin about the collider's centre."},
     {"keyframes", "array", "[]", NULL, NULL, "-",
      "Scripted motion (section `keyframes[j]`) instead of a constant velocity."},
@@ -169,13 +181,17 @@ static const doc_row k_collider[] = {
 
 static const doc_row k_output[] = {
     {"dir", "string", "out", NULL, NULL, "-",
-     "Output folder, relative to the working directory; `peridot run -o` overrides it."},
-    {"every", "int", "1", ">= 1", NULL, "frames", "Write every n-th frame."},
+     "Output folder, relative to the working directory; `peridot run -o` overrides it. A run "
+     "first removes an earlier run's frame_*.ply/.vtk, stats.csv, scene.resolved.json and "
+     "preview.png there; a folder holding other files is refused unless `--overwrite`."},
+    {"every", "int", "1", "1 to time.frames", NULL, "frames", "Write every n-th frame."},
     {"format", "array of string", "[\"ply\"]", "one or more", PD_SCENE_FORMATS, "-",
      "ply: binary little-endian, element vertex with float x y z then the attributes."},
-    {"attributes", "array of string", "[\"velocity\"]", "any", PD_SCENE_ATTRIBUTES, "-",
-     "PLY names: vx vy vz, material, body, id (int), plastic_strain, density, stress_xx "
-     "stress_yy stress_zz stress_xy stress_yz stress_xz (Cauchy, Pa)."},
+    {"attributes", "array of string", "[\"velocity\"]", "published ones", PD_SCENE_ATTRIBUTES, "-",
+     "velocity (PLY vx vy vz), material, body and id (int) are published by the world for "
+     "every method; plastic_strain, stress and density only by the methods that compute them "
+     "(each method's section lists what it publishes). An attribute the chosen method does "
+     "not publish is refused, never written as zeros."},
 };
 
 static const doc_section k_sections[] = {
@@ -299,6 +315,100 @@ static void print_params(const char* title, const pd_param_table* t) {
     printf("\n");
 }
 
+static void print_material_support(const pd_solver_vtable* m) {
+    unsigned plasticity = m->materials ? m->materials->plasticity : 0;
+    int visco = m->materials ? m->materials->viscoelasticity : 0;
+    printf("#### material blocks\n\n");
+    printf("`plasticity`: ");
+    if (!plasticity)
+        printf("none (a material with a `plasticity` block is refused)");
+    const char* s = PD_SCENE_PLASTICITY_MODELS;
+    for (int model = 1, first = 1; *s; ++model) {
+        size_t len = strcspn(s, "|");
+        if (plasticity & (1u << model)) {
+            printf("%s`%.*s`", first ? "" : ", ", (int)len, s);
+            first = 0;
+        }
+        s += len + (s[len] == '|');
+    }
+    printf("; `viscoelasticity`: %s.\n\n",
+           visco ? "honoured" : "not implemented (a material with the block is refused)");
+}
+
+static void print_published(const pd_solver_vtable* m) {
+    printf("#### published attributes\n\n");
+    if (!m->fields || m->field_count == 0) {
+        printf("None beyond the world's (`velocity`, `material`, `body`, `id`); `plastic_strain`, "
+               "`stress` and `density` are refused.\n\n");
+        return;
+    }
+    printf("| attribute | PLY properties | unit | meaning |\n|---|---|---|---|\n");
+    for (int k = 0; k < m->field_count; ++k) {
+        const pd_field_info* f = &m->fields[k];
+        int bit = 0;
+        while ((1u << bit) != f->attribute && bit < 31)
+            ++bit;
+        const char* s = PD_SCENE_ATTRIBUTES;
+        for (int j = 0; j < bit && *s; ++j)
+            s += strcspn(s, "|") + (s[strcspn(s, "|")] == '|');
+        printf("| `%.*s` | ", (int)strcspn(s, "|"), s);
+        for (int c = 0; c < f->components; ++c)
+            printf("%s%s", c ? " " : "", f->names[c]);
+        printf(" | ");
+        cell(f->unit);
+        printf(" | ");
+        cell(f->doc);
+        printf(" |\n");
+    }
+    printf("\n");
+}
+
+/* The rules of scene/scene_validate.c, which refuse values each key accepts alone but that the
+ * method cannot represent together. */
+static void print_limits(void) {
+    printf("## What the method can represent\n\n");
+    printf("After every key is read, `peridot run` and `peridot info` (one validation for both) "
+           "refuse, with the JSON path and the representable range, a scene whose values "
+           "together leave what the method can represent. Nothing is clamped or silently "
+           "altered.\n\n");
+    printf("| rule | path refused | why |\n|---|---|---|\n");
+    printf("| `time.dt` <= 1/`fps` | `time.dt` | a step is never stretched or cut to fit a frame "
+           "(a frame is ceil(1/(fps dt)) equal steps) |\n");
+    printf("| ceil(1/(fps dt)) <= 2147483647 | `time.dt` (`time.fps` when fps < 1) | the steps "
+           "of a frame are counted in an int |\n");
+    printf("| density spacing^3 a normal double (>= 2.2e-308 kg) | `bodies[i].spacing` | a "
+           "particle's mass |\n");
+    printf("| dt^2 E / (density spacing^2) <= 1e12 | `materials.<m>.youngs_modulus` (or `lame`) "
+           "| the inertia term M/dt^2 of the implicit step must stay 4 digits above rounding "
+           "next to the stiffness (double keeps 16); the He 2017 scenes stay below 1e4 |\n");
+    printf("| 1/2 density V (\\|v\\| + \\|omega\\| r)^2 finite (V, r of the bounding box) | "
+           "`bodies[i].velocity` / `angular_velocity` | the kinetic energy stats.csv sums |\n");
+    printf("| density \\|gravity\\| height / E <= 1 | `gravity` | at rest, a body's own "
+           "weight would compress it by more than 100 %% (height along gravity, at least one "
+           "spacing); no elastic body represents that |\n");
+    printf("| `kind: shell` / `rod` thin along exactly one / two axes | `bodies[i].kind` | one "
+           "layer / one line of particles |\n");
+    printf("| a mesh body encloses a volume | `bodies[i].shape.path` | a flat or open "
+           "single-triangle mesh has no inside |\n");
+    printf("| no dynamic particle starts inside a collider | `bodies[i]` (and the collider in "
+           "the message) | the first projection would throw it out with energy from nothing; "
+           "refused rather than resolved (needs the sampled particles: `info --estimate` skips "
+           "it) |\n");
+    printf("| an output attribute is published | `output.attributes[k]` | never written as "
+           "zeros |\n");
+    printf("| `output.every` <= `time.frames` | `output.every` | more would write frame 0 "
+           "only |\n\n");
+    printf("Within these rules dt is used as SCENE.md says: a frame of 1/fps s is simulated in "
+           "ceil(1/(fps dt)) equal steps of 1/(fps ceil(1/(fps dt))) s, which `peridot run` "
+           "and `peridot info` print.\n\n");
+    printf("Fixed bodies are exempt from the stiffness and gravity rules (they do not move). "
+           "While running, a non-finite position, velocity or solver residual stops the run "
+           "with exit status 1; the frames written before stay valid.\n\n");
+    printf("Files are bounded by their size: a scene file must be a regular file of at most "
+           "16 MiB, a mesh or frame file a regular file whose header counts (PLY elements, "
+           "binary STL triangles) fit in its bytes.\n\n");
+}
+
 static void print_methods(void) {
     const pd_solver_vtable* const* all = pd_solver_all();
     printf("## Methods\n\n");
@@ -308,6 +418,8 @@ static void print_methods(void) {
         printf("### `%s`\n\n%s.\n\n", all[i]->name, all[i]->paper ? all[i]->paper : "");
         print_params("`solver` keys", all[i]->params);
         print_params("material keys", all[i]->material_params);
+        print_material_support(all[i]);
+        print_published(all[i]);
     }
 }
 
@@ -349,6 +461,7 @@ int pd_cli_docs(int argc, char** argv) {
     print_intro();
     for (size_t i = 0; i < sizeof k_sections / sizeof k_sections[0]; ++i)
         print_section(&k_sections[i]);
+    print_limits();
     print_methods();
     print_overrides();
     return fflush(stdout) == 0 ? 0 : 1;

@@ -13,6 +13,9 @@ static const char k_usage[] =
     "Prints the method, particles, bonds, memory and time steps SCENE needs. It samples the\n"
     "bodies and builds the method's families to count them exactly; with --estimate it only\n"
     "estimates from the bodies' bounding boxes (instant, for scenes too large to build).\n"
+    "It refuses what 'peridot run' refuses: the scene is validated by the same code, and the\n"
+    "world is built as a run builds it (bodies inside colliders, empty pin regions); with\n"
+    "--estimate only the checks that need the sampled particles are left out.\n"
     "Exit status: 0 ok, 2 bad scene or usage.\n";
 
 /* Builds the world to count exactly what it holds. */

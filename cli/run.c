@@ -1,5 +1,6 @@
 /* peridot run: simulate a scene, write frames, stats.csv and the resolved scene. */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 
 static const char k_usage[] =
     "usage: peridot run SCENE [-o DIR] [--frames N] [--threads N] [--set KEY=VALUE]... "
-    "[--quiet]\n"
+    "[--quiet] [--overwrite]\n"
     "\n"
     "Simulates SCENE (a JSON scene file, see docs/scene-format.md) and writes into the output\n"
     "folder: frame_00000.ply (the initial state) to frame_<N>.ply, stats.csv (one row per\n"
@@ -24,12 +25,97 @@ static const char k_usage[] =
     "\n"
     "  -o DIR          output folder (default: the scene's output.dir)\n"
     "  --frames N      simulate N frames instead of the scene's time.frames\n"
-    "  --threads N     worker threads (default: all cores)\n"
+    "  --threads N     worker threads, 1 to 1024 (default: all cores)\n"
     "  --set K=V       override a scene value by its JSON path, e.g. --set solver.iterations=40\n"
     "  --quiet         print nothing but errors\n"
+    "  --overwrite     run into a folder that holds other files too (they are kept)\n"
+    "\n"
+    "A run owns its output folder: it first removes the frame_*.ply/.vtk, stats.csv,\n"
+    "scene.resolved.json and preview.png of an earlier run there, so that nothing stale is\n"
+    "left beside its frames; a folder holding any other file is refused unless --overwrite.\n"
     "\n"
     "Exit status: 0 done; 1 the run failed (unstable, I/O), frames written so far stay valid;\n"
     "2 bad scene or usage (nothing is written).\n";
+
+/* The files a run writes into its output folder (and `render`'s default preview): a run owns
+ * them, so a new run clears them first and never leaves an earlier run's frames beside its own. */
+static int is_run_output(const char* name) {
+    static const char* const own[] = {"stats.csv", "scene.resolved.json", "preview.png", NULL};
+    size_t len = strlen(name);
+    if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) { /* a writer's unfinished file */
+        char base[256];
+        snprintf(base, sizeof base, "%.*s", (int)(len - 4), name);
+        return is_run_output(base);
+    }
+    for (int i = 0; own[i]; ++i)
+        if (strcmp(name, own[i]) == 0)
+            return 1;
+    if (strncmp(name, "frame_", 6) != 0)
+        return 0;
+    size_t digits = strspn(name + 6, "0123456789");
+    if (digits == 0)
+        return 0;
+    const char* ext = name + 6 + digits;
+    return strcmp(ext, ".ply") == 0 || strcmp(ext, ".vtk") == 0;
+}
+
+/* Checks the output folder before anything is written: a missing folder is fine; one holding
+ * files that are not a run's output is refused (exit 2) unless --overwrite. Returns 0 or 2. */
+static int check_output_dir(const char* dir, int overwrite) {
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "peridot run: output.dir: '%s' exists and is not a folder\n", dir);
+        return 2;
+    }
+    DIR* d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "peridot run: output.dir: cannot read the folder '%s': %s\n", dir,
+                strerror(errno));
+        return 2;
+    }
+    char foreign[256] = "";
+    int others = 0;
+    for (struct dirent* e; (e = readdir(d)) != NULL;) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || is_run_output(e->d_name))
+            continue;
+        if (!others++)
+            snprintf(foreign, sizeof foreign, "%s", e->d_name);
+    }
+    closedir(d);
+    if (others == 0 || overwrite)
+        return 0;
+    fprintf(stderr,
+            "peridot run: output.dir: '%s' holds %d file%s that no peridot run wrote (for example "
+            "'%s'); a run replaces the frames, stats.csv and scene.resolved.json of its folder, "
+            "so choose an empty or new folder (-o DIR), or pass --overwrite to replace the run "
+            "output there and keep the other files\n",
+            dir, others, others == 1 ? "" : "s", foreign);
+    return 2;
+}
+
+/* Removes an earlier run's output from dir, so that `render` and readers see only this run's
+ * frames. Returns 0, or 1 when a file cannot be removed. */
+static int clear_run_output(const char* dir) {
+    DIR* d = opendir(dir);
+    if (!d)
+        return 0; /* not there yet */
+    int failed = 0;
+    char path[PD_PATH_MAX + 300];
+    for (struct dirent* e; (e = readdir(d)) != NULL;) {
+        if (!is_run_output(e->d_name))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (remove(path) != 0 && errno != ENOENT) {
+            fprintf(stderr, "peridot run: cannot remove the earlier run's '%s': %s\n", path,
+                    strerror(errno));
+            failed = 1;
+        }
+    }
+    closedir(d);
+    return failed;
+}
 
 /* mkdir -p */
 static int make_dirs(const char* dir) {
@@ -86,7 +172,9 @@ static pd_status write_frame(run_ctx* r, int frame, pd_error* err) {
     if (frame % out->every != 0)
         return PD_OK;
     pd_field fields[PD_MAX_FIELDS];
-    int nf = pd_world_fields(r->world, out->attributes, fields);
+    int nf = pd_world_fields(r->world, out->attributes, fields, err);
+    if (nf < 0)
+        return PD_ERR_UNSUPPORTED;
     char path[PD_PATH_MAX + 32];
     const pd_particles* p = &r->world->particles;
     pd_status st = PD_OK;
@@ -163,6 +251,8 @@ static int write_resolved_scene(const pd_scene* scene, const char* dir) {
 
 static int run_world(const pd_scene* scene, pd_world* world, int quiet) {
     const char* dir = scene->output.dir;
+    if (clear_run_output(dir) != 0)
+        return 1;
     if (make_dirs(dir) != 0) {
         fprintf(stderr, "peridot run: cannot create %s: %s\n", dir, strerror(errno));
         return 1;
@@ -198,13 +288,13 @@ int pd_cli_run(int argc, char** argv) {
     pd_world* world = NULL;
     pd_error err = {0};
     pd_status st = pd_create_world(&scene, &world, &err);
-    if (st == PD_OK)
-        st = pd_world_check_attributes(world, scene.output.attributes, &err);
     if (st != PD_OK) {
         snprintf(err.file, sizeof err.file, "%s", scene.file);
         pd_cli_print_error("run", &err, st);
         code = st == PD_ERR_OUT_OF_MEMORY || st == PD_ERR_IO ? 1 : 2;
     }
+    if (code == 0)
+        code = check_output_dir(scene.output.dir, a.overwrite);
     if (code == 0)
         code = run_world(&scene, world, a.quiet);
     pd_destroy_world(world);

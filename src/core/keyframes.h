@@ -1,14 +1,31 @@
-/* Piecewise-linear keyframe motion shared by pins and colliders: translation and rotation
- * (axis-angle, degrees) interpolated between keys, held after the last and before the first. */
+/* Piecewise-linear keyframe motion, the one interpolator for everything that follows keyframes
+ * (pins, colliders, ...): translation and rotation (axis-angle, degrees) interpolated between
+ * keys, held before the first and after the last. */
 #ifndef PD_KEYFRAMES_H
 #define PD_KEYFRAMES_H
 
 #include "peridot/types.h"
 
-/* Pose at time t: p' = center + R (p - center) + translate. */
+/* Where keyframed motion is at one time: p' = center + R (p - center) + translate, moving with
+ * `velocity` (of the pivot) and `angular_velocity` (rad/s) on the current segment. */
+typedef struct pd_keyframe_motion {
+    pd_vec3 translate;        /* m */
+    pd_mat3 rotation;         /* about the pivot */
+    pd_vec3 velocity;         /* m/s, 0 while held */
+    pd_vec3 angular_velocity; /* rad/s, 0 while held */
+} pd_keyframe_motion;
+
+/* Motion at time t. Between keys k0 and k1 the translation is linear; the rotation turns the
+ * angle itself when both keys share an axis (or one does not rotate), so that turns beyond
+ * 180 degrees between keys are kept, and otherwise along the shortest arc from R0 to R1,
+ * R(s) = rot(b, s phi) R0. count 0: identity, at rest. */
+pd_keyframe_motion pd_keyframes_motion(const pd_keyframe* keys, int count, pd_real t);
+/* The pose part of pd_keyframes_motion. */
 void pd_keyframes_pose(const pd_keyframe* keys, int count, pd_real t, pd_vec3* translate,
                        pd_mat3* rotation);
-/* Rotation matrix of `degrees` about unit `axis` (Rodrigues). */
+/* Rotation matrix of `degrees` about `axis` (normalised here; Rodrigues). */
 pd_mat3 pd_rotation_axis_angle(pd_vec3 axis, pd_real degrees);
+/* Unit axis and angle in [0, 180] degrees of a rotation matrix. */
+void pd_rotation_to_axis_angle(pd_mat3 r, pd_vec3* axis, pd_real* degrees);
 
 #endif

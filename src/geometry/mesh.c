@@ -5,6 +5,7 @@
  * (c.a)|b|)). The tree evaluates it fast with the far-field Taylor expansion of Barill, Dickson,
  * Schmidt, Levin, Jacobson 2018 ("Fast Winding Numbers for Soups and Clouds", sec. 3.2-3.3),
  * kept to second order. */
+#define _POSIX_C_SOURCE 200809L /* stat */
 #include "geometry/mesh.h"
 
 #include <errno.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
@@ -127,6 +130,92 @@ static pd_status import_scene(const struct aiScene* scene, const pd_shape_def* s
     return PD_OK;
 }
 
+/* Smallest bytes one PLY property takes: its binary size, or two characters in ascii. */
+static double ply_type_bytes(const char* type, int ascii) {
+    static const char* const one[] = {"char", "uchar", "int8", "uint8", NULL};
+    static const char* const two[] = {"short", "ushort", "int16", "uint16", NULL};
+    static const char* const eight[] = {"double", "float64", NULL};
+    if (ascii)
+        return 2;
+    for (int i = 0; one[i]; ++i)
+        if (strcmp(type, one[i]) == 0)
+            return 1;
+    for (int i = 0; two[i]; ++i)
+        if (strcmp(type, two[i]) == 0)
+            return 2;
+    for (int i = 0; eight[i]; ++i)
+        if (strcmp(type, eight[i]) == 0)
+            return 8;
+    return 4;
+}
+
+/* Bytes the elements a PLY header declares need at the least (each row's scalar properties and
+ * the count of each list), or -1 when the header is unreadable; *header gets its length. */
+static double ply_declared_bytes(FILE* f, long* header) {
+    char line[512], a[64], b[64];
+    double total = 0, count = 0, row = 0;
+    int ascii = 0;
+    while (fgets(line, sizeof line, f)) {
+        double n;
+        if (sscanf(line, "format %63s", a) == 1)
+            ascii = strcmp(a, "ascii") == 0;
+        else if (sscanf(line, "element %63s %lf", a, &n) == 2) {
+            total += count * row;
+            count = n, row = 0;
+        } else if (sscanf(line, "property list %63s %63s", a, b) == 2)
+            row += ply_type_bytes(a, ascii);
+        else if (sscanf(line, "property %63s", a) == 1)
+            row += ply_type_bytes(a, ascii);
+        else if (strncmp(line, "end_header", 10) == 0) {
+            *header = ftell(f);
+            return total + count * row;
+        }
+    }
+    return -1;
+}
+
+static int has_extension(const char* file, const char* ext) {
+    size_t n = strlen(file), e = strlen(ext);
+    return n >= e && strcasecmp(file + n - e, ext) == 0;
+}
+
+/* Before Assimp reads a file: it must be a regular file, and the counts its header declares
+ * (PLY elements, binary STL triangles) must fit in its size, so that a short file cannot make
+ * the importer reserve gigabytes. OBJ and ascii STL have no counts: their size bounds them. */
+static pd_status check_mesh_file(const char* file, const char* jpath, pd_error* err) {
+    struct stat info;
+    if (stat(file, &info) != 0)
+        return pd_fail(err, PD_ERR_IO, jpath, "cannot open mesh file '%s': %s", file,
+                       strerror(errno));
+    if (!S_ISREG(info.st_mode))
+        return pd_fail(err, PD_ERR_MESH, jpath, "mesh file '%s' is not a regular file", file);
+    FILE* f = fopen(file, "rb");
+    if (!f)
+        return pd_fail(err, PD_ERR_IO, jpath, "cannot open mesh file '%s': %s", file,
+                       strerror(errno));
+    char head[84] = {0};
+    size_t got = fread(head, 1, sizeof head, f);
+    double need = 0;
+    long header = 0;
+    if (got >= 4 && strncmp(head, "ply", 3) == 0 && (head[3] == '\n' || head[3] == '\r')) {
+        rewind(f);
+        need = ply_declared_bytes(f, &header);
+    } else if (got == 84 && has_extension(file, ".stl") && strncmp(head, "solid", 5) != 0) {
+        /* binary STL: 80 bytes of header, a count, 50 bytes per triangle */
+        uint32_t n = (uint32_t)(unsigned char)head[80] | (uint32_t)(unsigned char)head[81] << 8 |
+                     (uint32_t)(unsigned char)head[82] << 16 |
+                     (uint32_t)(unsigned char)head[83] << 24;
+        need = 50.0 * n, header = 84;
+    }
+    fclose(f);
+    if (need < 0 || need > (double)info.st_size - (double)header)
+        return pd_fail(err, PD_ERR_MESH, jpath,
+                       "mesh file '%s' declares %s than its %lld bytes can hold", file,
+                       need < 0 ? "an unreadable PLY header, or more elements" : "more elements",
+                       (long long)info.st_size);
+    return PD_OK;
+}
+
 pd_status pd_mesh_load(const pd_shape_def* shape, pd_mesh* out, const char* path, pd_error* err) {
     memset(out, 0, sizeof *out);
     char jpath[256];
@@ -137,11 +226,9 @@ pd_status pd_mesh_load(const pd_shape_def* shape, pd_mesh* out, const char* path
     }
     key_path(jpath, sizeof jpath, path, "path");
     /* Checked first so that a missing file is an I/O error, not Assimp's generic message. */
-    FILE* f = fopen(shape->path, "rb");
-    if (!f)
-        return pd_fail(err, PD_ERR_IO, jpath, "cannot open mesh file '%s': %s", shape->path,
-                       strerror(errno));
-    fclose(f);
+    pd_status checked = check_mesh_file(shape->path, jpath, err);
+    if (checked != PD_OK)
+        return checked;
     /* PreTransformVertices bakes node transforms (formats with a node hierarchy) into the
      * vertices, so that merging meshes keeps them where the file places them. */
     const struct aiScene* scene =
@@ -203,6 +290,21 @@ pd_real pd_mesh_signed_volume(const pd_mesh* mesh) {
         sum += pd_v3_dot(a, pd_v3_cross(b, c));
     }
     return sum / 6;
+}
+
+pd_real pd_mesh_enclosed_volume(const pd_mesh* mesh) {
+    pd_vec3 c = pd_v3(0, 0, 0);
+    for (size_t i = 0; i < mesh->vertex_count; ++i)
+        c = pd_v3_add(c, mesh->vertices[i]);
+    c = pd_v3_scale(c, 1.0 / (pd_real)(mesh->vertex_count ? mesh->vertex_count : 1));
+    pd_real sum = 0;
+    const uint32_t* t = mesh->triangles;
+    for (size_t i = 0; i < mesh->triangle_count; ++i, t += 3) {
+        pd_vec3 a = pd_v3_sub(mesh->vertices[t[0]], c), b = pd_v3_sub(mesh->vertices[t[1]], c);
+        pd_vec3 d = pd_v3_sub(mesh->vertices[t[2]], c);
+        sum += pd_v3_dot(a, pd_v3_cross(b, d));
+    }
+    return fabs(sum / 6);
 }
 
 /* ---- winding-number tree ---- */

@@ -25,6 +25,9 @@ void pd_mesh_bounds(const pd_mesh* mesh, pd_vec3* lo, pd_vec3* hi);
 pd_real pd_mesh_winding_number(const pd_mesh* mesh, pd_vec3 p);
 /* Enclosed volume by the divergence theorem (m^3); negative when faces wind inward. */
 pd_real pd_mesh_signed_volume(const pd_mesh* mesh);
+/* |volume| of the cones from the vertex centroid to every triangle: the enclosed volume of a
+ * closed mesh, and exactly 0 (up to rounding) for a flat one, open or not, wherever it lies. */
+pd_real pd_mesh_enclosed_volume(const pd_mesh* mesh);
 
 /* A bounding-volume tree over a mesh's triangles that evaluates the winding number in about
  * O(log n) per query: clusters far from the query use a second-order far-field expansion

@@ -3,11 +3,13 @@
  * endian and ascii) for `peridot render` and the tests. Writers go through "<path>.tmp" and
  * rename(), which is atomic on POSIX, so a reader never sees half a file. Byte orders are
  * packed explicitly, so the files are the same on any host. */
+#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
 #include "io/output.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -557,17 +559,34 @@ static int has_column(const pd_ply_header* h, const char* name) {
     return 0;
 }
 
+/* The rows the header declares fit in the bytes after it (size of the file): a binary row takes
+ * row_bytes, an ascii one at least two characters per value. Checked before anything is
+ * allocated for them, so that a short file cannot ask for gigabytes. */
+static int rows_fit(const pd_ply_header* h, long header_end, off_t file_size) {
+    if (header_end < 0 || file_size < header_end)
+        return 0;
+    double left = (double)(file_size - header_end);
+    double row = h->format == PLY_ASCII ? 2.0 * h->prop_count : (double)h->row_bytes;
+    double before = h->format == PLY_ASCII ? 2.0 * (double)h->skip_rows : (double)h->skip_bytes;
+    return row > 0 && (double)h->count * row + before <= left;
+}
+
 pd_status pd_read_ply(const char* path, pd_ply_data* out, pd_error* err) {
     memset(out, 0, sizeof *out);
+    struct stat named;
+    if (stat(path, &named) == 0 && !S_ISREG(named.st_mode)) /* not opened: a FIFO would block */
+        return format_fail(err, path, "not a regular file");
     FILE* f = fopen(path, "rb");
     if (!f)
         return io_fail(err, path, "open", errno);
     pd_ply_header h;
-    const char* bad = read_header(f, &h);
+    struct stat info;
+    const char* bad = fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode) ? "not a regular file"
+                                                                             : read_header(f, &h);
     if (!bad && !(has_column(&h, "x") && has_column(&h, "y") && has_column(&h, "z")))
         bad = "vertex has no x, y, z properties";
-    if (!bad && h.count > SIZE_MAX / sizeof(float))
-        bad = "vertex count too large";
+    if (!bad && !rows_fit(&h, ftell(f), info.st_size))
+        bad = "truncated: the header declares more vertices than the file's size can hold";
     if (bad) {
         fclose(f);
         return format_fail(err, path, bad);

@@ -1,16 +1,21 @@
 /* Scene files (include/peridot/scene.h, docs/scene-format.md): reads the JSON, applies `--set`
  * overrides, validates every key into the def structs, and keeps the resolved scene as JSON.
  * Errors name the file, the JSON path and the line. */
+#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/alloc.h"
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
 #include "peridot/peridot.h"
 #include "solvers/solver.h"
+
+/* Largest scene file read (bytes). */
+#define PD_SCENE_MAX_BYTES (16 * 1024 * 1024)
 
 static pd_status parse_version(const cJSON* root, pd_scene* s, pd_error* err) {
     char found[96];
@@ -143,7 +148,8 @@ static pd_status parse_tree(const cJSON* root, pd_scene* s, pd_error* err) {
     PD_JTRY(require(root, "bodies", "an array of bodies", &bodies, err));
     PD_JTRY(pd_scene_parse_bodies(bodies, s, err));
     PD_JTRY(pd_scene_parse_colliders(cJSON_GetObjectItemCaseSensitive(root, "colliders"), s, err));
-    return pd_scene_parse_output(cJSON_GetObjectItemCaseSensitive(root, "output"), &s->output, err);
+    return pd_scene_parse_output(cJSON_GetObjectItemCaseSensitive(root, "output"), s, &s->output,
+                                 err);
 }
 
 /* Line, column and a snippet of where cJSON stopped. */
@@ -193,7 +199,7 @@ static void reset_error(pd_error* err, const char* file) {
 }
 
 static pd_status parse_text(const char* json, const char* const* overrides, int override_count,
-                            pd_scene* out, pd_error* err) {
+                            int validate, pd_scene* out, pd_error* err) {
     cJSON* root = cJSON_ParseWithOpts(json, NULL, 1);
     if (!root)
         return syntax_error(json, err);
@@ -202,6 +208,8 @@ static pd_status parse_text(const char* json, const char* const* overrides, int 
         status = pd_scene_apply_override(root, overrides[i], err);
     if (status == PD_OK)
         status = parse_tree(root, out, err);
+    if (status == PD_OK && validate)
+        status = pd_scene_validate(out, err);
     if (status == PD_OK)
         status = store_resolved(out, err);
     cJSON_Delete(root);
@@ -210,33 +218,65 @@ static pd_status parse_text(const char* json, const char* const* overrides, int 
     return status;
 }
 
-pd_status pd_scene_parse(const char* json, const char* file, const char* dir,
-                         const char* const* overrides, int override_count, pd_scene* out,
-                         pd_error* err) {
+static pd_status parse_scene(const char* json, const char* file, const char* dir,
+                             const char* const* overrides, int override_count, int validate,
+                             pd_scene* out, pd_error* err) {
     reset_error(err, file);
     memset(out, 0, sizeof *out);
     if (!json)
         return pd_fail(err, PD_ERR_INVALID_ARGUMENT, "", "no scene text");
     snprintf(out->file, sizeof out->file, "%s", file ? file : "");
     snprintf(out->dir, sizeof out->dir, "%s", dir && dir[0] ? dir : ".");
-    pd_status status = parse_text(json, overrides, override_count, out, err);
+    pd_status status = parse_text(json, overrides, override_count, validate, out, err);
     if (status != PD_OK)
         pd_scene_free(out);
     return status;
 }
 
-/* The whole file as a NUL-terminated pd_alloc'd string of *cap bytes. Read in growing chunks,
- * so that pipes and directories (a read error) are handled like files. */
+pd_status pd_scene_parse(const char* json, const char* file, const char* dir,
+                         const char* const* overrides, int override_count, pd_scene* out,
+                         pd_error* err) {
+    return parse_scene(json, file, dir, overrides, override_count, 1, out, err);
+}
+
+pd_status pd_scene_parse_unvalidated(const char* json, const char* file, const char* dir,
+                                     const char* const* overrides, int override_count,
+                                     pd_scene* out, pd_error* err) {
+    return parse_scene(json, file, dir, overrides, override_count, 0, out, err);
+}
+
+/* The whole file as a NUL-terminated pd_alloc'd string of *cap bytes. Only a regular file of at
+ * most PD_SCENE_MAX_BYTES is read: a device (/dev/zero), a pipe or a folder would have no end
+ * or no text, and nothing is allocated beyond what the file holds. */
 static pd_status read_file(const char* path, char** text, size_t* cap, pd_error* err) {
+    struct stat named;
+    if (stat(path, &named) == 0 && !S_ISREG(named.st_mode)) /* not opened: a FIFO would block */
+        return pd_fail(err, PD_ERR_IO, "",
+                       "not a regular file: a scene is a JSON file (a device, pipe or folder is "
+                       "refused)");
     FILE* f = fopen(path, "rb");
     if (!f)
         return pd_fail(err, PD_ERR_IO, "", "cannot read the scene file: %s", strerror(errno));
+    struct stat info;
+    if (fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode) ||
+        info.st_size > PD_SCENE_MAX_BYTES) {
+        int regular = fstat(fileno(f), &info) == 0 && S_ISREG(info.st_mode);
+        fclose(f);
+        if (!regular)
+            return pd_fail(err, PD_ERR_IO, "",
+                           "not a regular file: a scene is a JSON file (a device, pipe or folder "
+                           "is refused)");
+        return pd_fail(err, PD_ERR_BAD_SCENE, "",
+                       "the scene file has %lld bytes, more than the %d a scene may have (meshes "
+                       "belong in their own files)",
+                       (long long)info.st_size, PD_SCENE_MAX_BYTES);
+    }
     size_t used = 0;
     *cap = 0;
     *text = NULL;
     for (;;) {
         if (used + 1 >= *cap) {
-            size_t grown = *cap ? 2 * *cap : 65536;
+            size_t grown = *cap ? 2 * *cap : (size_t)info.st_size + 2;
             char* bigger = pd_realloc(*text, *cap, grown);
             if (!bigger)
                 break;

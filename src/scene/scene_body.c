@@ -9,6 +9,7 @@
 #include "core/alloc.h"
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
+#include "world/fields.h"
 
 /* Makes a direction unit length; a vector already unit within rounding is left as it is, so
  * that the resolved scene parses back to the very same numbers. */
@@ -264,6 +265,17 @@ static pd_status parse_body(const cJSON* obj, const char* path, int index, const
     b->kind = (pd_body_kind)kind;
     PD_JTRY(pd_json_vec3(obj, "velocity", path, 0, &b->velocity, err));
     PD_JTRY(pd_json_vec3(obj, "angular_velocity", path, 0, &b->angular_velocity, err));
+    const char* motion[] = {"velocity", "angular_velocity"};
+    for (int k = 0; k < 2 && b->kind == PD_BODY_FIXED; ++k) {
+        if (!cJSON_GetObjectItemCaseSensitive(obj, motion[k]))
+            continue;
+        char child[PD_JPATH_MAX];
+        pd_jpath_key(child, path, motion[k]);
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "a fixed body never moves, so its %s would be ignored; remove it, or use "
+                       "kind dynamic (pins move parts of a body)",
+                       motion[k]);
+    }
     return parse_pins(obj, path, s->dir, b, err);
 }
 
@@ -298,6 +310,30 @@ static void collider_keys(pd_collider_type type, char* out, size_t cap) {
                  type == PD_COLLIDER_MESH ? "|thickness" : "");
 }
 
+/* Keys that would do nothing: friction on a no_slip collider (it sticks whatever the
+ * coefficient), a constant velocity beside keyframes (the keyframes take its place). */
+static pd_status refuse_ignored_collider_keys(const cJSON* obj, const char* path,
+                                              const pd_collider_def* c, pd_error* err) {
+    char child[PD_JPATH_MAX];
+    if (c->boundary == PD_BOUNDARY_NO_SLIP && cJSON_GetObjectItemCaseSensitive(obj, "friction")) {
+        pd_jpath_key(child, path, "friction");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "a no_slip collider sticks whatever the friction coefficient, so friction "
+                       "would be ignored; give it with boundary slip, or remove it");
+    }
+    const char* moving[] = {"velocity", "angular_velocity"};
+    for (int k = 0; k < 2 && c->keyframe_count > 0; ++k) {
+        if (!cJSON_GetObjectItemCaseSensitive(obj, moving[k]))
+            continue;
+        pd_jpath_key(child, path, moving[k]);
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "keyframes take the place of %s, so it would be ignored; give the motion "
+                       "either as keyframes or as velocity and angular_velocity",
+                       moving[k]);
+    }
+    return PD_OK;
+}
+
 static pd_status parse_collider(const cJSON* obj, const char* path, const pd_scene* s,
                                 pd_collider_def* c, pd_error* err) {
     char allowed[256], child[PD_JPATH_MAX];
@@ -328,7 +364,8 @@ static pd_status parse_collider(const cJSON* obj, const char* path, const pd_sce
     PD_JTRY(pd_json_real(obj, "friction", path, 0, pd_jr_nonneg("1"), &c->friction, err));
     PD_JTRY(pd_json_vec3(obj, "velocity", path, 0, &c->velocity, err));
     PD_JTRY(pd_json_vec3(obj, "angular_velocity", path, 0, &c->angular_velocity, err));
-    return parse_keyframes(obj, path, &c->keyframes, &c->keyframe_count, err);
+    PD_JTRY(parse_keyframes(obj, path, &c->keyframes, &c->keyframe_count, err));
+    return refuse_ignored_collider_keys(obj, path, c, err);
 }
 
 pd_status pd_scene_parse_colliders(const cJSON* item, pd_scene* s, pd_error* err) {
@@ -383,7 +420,21 @@ static pd_status parse_flags(const cJSON* obj, const char* key, const char* choi
     return PD_OK;
 }
 
-pd_status pd_scene_parse_output(const cJSON* item, pd_output_def* out, pd_error* err) {
+/* Every attribute asked for must be published by the world or by the method (fields.c). */
+static pd_status check_published(const cJSON* item, const pd_scene* s, pd_error* err) {
+    const cJSON* list = cJSON_GetObjectItemCaseSensitive(item, "attributes");
+    int i = 0;
+    for (const cJSON* c = list ? list->child : NULL; c; c = c->next, ++i) {
+        char ep[PD_JPATH_MAX];
+        pd_jpath_index(ep, "output.attributes", i);
+        int index = pd_json_choice_index(PD_SCENE_ATTRIBUTES, c->valuestring);
+        PD_JTRY(pd_check_attribute(s->solver, 1u << index, ep, err));
+    }
+    return PD_OK;
+}
+
+pd_status pd_scene_parse_output(const cJSON* item, const pd_scene* s, pd_output_def* out,
+                                pd_error* err) {
     *out = pd_default_output_def();
     if (!item)
         return PD_OK;
@@ -392,5 +443,6 @@ pd_status pd_scene_parse_output(const cJSON* item, pd_output_def* out, pd_error*
     PD_JTRY(pd_json_int(item, "every", "output", 0, pd_jr(1, 0, INT_MAX, 0, "frames"), &out->every,
                         err));
     PD_JTRY(parse_flags(item, "format", PD_SCENE_FORMATS, 1, &out->formats, err));
-    return parse_flags(item, "attributes", PD_SCENE_ATTRIBUTES, 0, &out->attributes, err);
+    PD_JTRY(parse_flags(item, "attributes", PD_SCENE_ATTRIBUTES, 0, &out->attributes, err));
+    return check_published(item, s, err);
 }

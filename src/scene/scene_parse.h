@@ -38,7 +38,18 @@
 pd_status pd_scene_parse_materials(const cJSON* item, pd_scene* s, pd_error* err);
 pd_status pd_scene_parse_bodies(const cJSON* item, pd_scene* s, pd_error* err);
 pd_status pd_scene_parse_colliders(const cJSON* item, pd_scene* s, pd_error* err);
-pd_status pd_scene_parse_output(const cJSON* item, pd_output_def* out, pd_error* err);
+pd_status pd_scene_parse_output(const cJSON* item, const pd_scene* s, pd_output_def* out,
+                                pd_error* err);
+
+/* The checks after parsing (scene_validate.c): material blocks the method honours, time steps
+ * an int can count, values the method can represent, shapes that suit their body's kind. */
+pd_status pd_scene_validate(const pd_scene* s, pd_error* err);
+
+/* pd_scene_parse without pd_scene_validate: every key read and checked on its own, for tests of
+ * the parser (blocks no registered method honours yet). */
+pd_status pd_scene_parse_unvalidated(const char* json, const char* file, const char* dir,
+                                     const char* const* overrides, int override_count,
+                                     pd_scene* out, pd_error* err);
 
 /* The scene as JSON with every value explicit (the resolved scene); NULL when out of memory. */
 cJSON* pd_scene_to_json(const pd_scene* s);

@@ -149,8 +149,10 @@ static cJSON* body_json(const pd_scene* s, const pd_body_def* b) {
     add_number(o, "spacing", b->spacing);
     add_shape_keys(cJSON_AddObjectToObject(o, "shape"), &b->shape, 1);
     add_choice(o, "sampling", PD_SCENE_SAMPLINGS, (int)b->sampling);
-    add_vec3(o, "velocity", b->velocity);
-    add_vec3(o, "angular_velocity", b->angular_velocity);
+    if (b->kind != PD_BODY_FIXED) { /* a fixed body takes no initial motion */
+        add_vec3(o, "velocity", b->velocity);
+        add_vec3(o, "angular_velocity", b->angular_velocity);
+    }
     add_choice(o, "kind", PD_SCENE_KINDS, (int)b->kind);
     cJSON* pins = cJSON_AddArrayToObject(o, "pins");
     for (int k = 0; k < b->pin_count; ++k) {
@@ -175,9 +177,13 @@ static cJSON* collider_json(const pd_collider_def* c) {
             add_number(o, "thickness", c->thickness);
     }
     add_choice(o, "boundary", PD_SCENE_BOUNDARIES, (int)c->boundary);
-    add_number(o, "friction", c->friction);
-    add_vec3(o, "velocity", c->velocity);
-    add_vec3(o, "angular_velocity", c->angular_velocity);
+    /* only the keys that act: friction with slip, a constant motion without keyframes */
+    if (c->boundary == PD_BOUNDARY_SLIP)
+        add_number(o, "friction", c->friction);
+    if (c->keyframe_count == 0) {
+        add_vec3(o, "velocity", c->velocity);
+        add_vec3(o, "angular_velocity", c->angular_velocity);
+    }
     add_keyframes(o, c->keyframes, c->keyframe_count);
     return o;
 }

@@ -5,6 +5,7 @@
 #define PD_SOLVER_H
 
 #include "core/param.h"
+#include "io/output.h"
 #include "peridot/types.h"
 
 struct pd_world;
@@ -29,6 +30,26 @@ typedef struct pd_bond_view {
 /* Returns nonzero when the bond breaks. */
 typedef int (*pd_bond_test)(void* ctx, const pd_bond_view* bond);
 
+/* An output attribute (a name of `output.attributes`) that a method computes and publishes;
+ * the world publishes the common ones (velocity, material, body, id: world/fields.c). An
+ * attribute that neither publishes is refused when the scene is validated. */
+typedef struct pd_field_info {
+    unsigned attribute;   /* its PD_ATTR_* bit (the name in output.attributes) */
+    const char* names[6]; /* PLY / VTK property name of each component */
+    int components;       /* values per particle, interleaved */
+    pd_field_type type;   /* of the data the method hands out */
+    const char* unit;     /* "m/s", "Pa", "1" */
+    const char* doc;      /* one sentence for docs/scene-format.md */
+} pd_field_info;
+
+/* The optional material blocks a method honours. A material with a block (or a model of a
+ * block) the method does not implement is refused when the scene is validated, naming the
+ * block and what the method supports: nothing is accepted that does nothing. */
+typedef struct pd_material_support {
+    unsigned plasticity; /* bit (1u << PD_PLASTICITY_*) for each model the method implements */
+    int viscoelasticity; /* 1: honours the `viscoelasticity` (Prony) block */
+} pd_material_support;
+
 typedef struct pd_solver_vtable {
     const char* name;                      /* method key in the scene */
     const char* paper;                     /* "He, Wang, Wu 2017, Projective Peridynamics" */
@@ -38,6 +59,14 @@ typedef struct pd_solver_vtable {
      * path of the material for the message. */
     pd_status (*check_material)(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err);
+    /* Material blocks it honours; NULL honours none. */
+    const pd_material_support* materials;
+    /* Attributes it publishes beyond the world's (may be NULL with field_count 0) ... */
+    const pd_field_info* fields;
+    int field_count;
+    /* ... and the data of fields[k] for the world's current particle order (index i is
+     * particle i), valid until the next step. */
+    const void* (*publish_fields)(void* state, int k);
     pd_status (*create)(struct pd_world* world, const void* params, void** state, pd_error* err);
     void (*destroy)(void* state);
     /* Advances positions and velocities of the world's particles by one time step, without

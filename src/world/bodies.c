@@ -156,3 +156,30 @@ pd_status pd_world_add_bodies(pd_world* w, pd_error* err) {
     }
     return PD_OK;
 }
+
+/* A particle this far inside a collider (in spacings) counts as inside: rounding on a surface
+ * the body merely touches is not. */
+#define PD_INSIDE_TOLERANCE 1e-6
+
+pd_status pd_world_check_clear_of_colliders(const pd_world* w, pd_error* err) {
+    const pd_particles* p = &w->particles;
+    for (int c = 0; c < w->colliders.count; ++c) {
+        const pd_collider* col = &w->colliders.items[c];
+        for (size_t i = 0; i < p->count; ++i) {
+            if (p->flags[i] & (PD_P_CONSTRAINED | PD_P_GHOST))
+                continue;
+            pd_real d = pd_collider_sdf(col, p->pos[i], NULL);
+            if (!(d < -PD_INSIDE_TOLERANCE * p->spacing[i]))
+                continue;
+            char path[64];
+            int b = p->body[i];
+            snprintf(path, sizeof path, "bodies[%d]", b);
+            return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                           "body '%s' starts inside colliders[%d] (a particle at (%.4g, %.4g, "
+                           "%.4g) is %.3g m deep); move the body or the collider so that they "
+                           "do not overlap at t = 0",
+                           w->scene->bodies[b].name, c, p->pos[i].x, p->pos[i].y, p->pos[i].z, -d);
+        }
+    }
+    return PD_OK;
+}

@@ -6,4 +6,10 @@
 /* Samples every body of w->scene into particles and attaches pins. */
 pd_status pd_world_add_bodies(pd_world* w, pd_error* err);
 
+/* Refuses (PD_ERR_BAD_SCENE) a body that starts inside a collider: the first projection would
+ * throw its particles out at once (kinetic energy from nothing). Names the body's and the
+ * collider's JSON paths. Fixed, pinned and ghost particles, which colliders leave alone, are
+ * not checked. */
+pd_status pd_world_check_clear_of_colliders(const pd_world* w, pd_error* err);
+
 #endif

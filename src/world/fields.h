@@ -1,4 +1,6 @@
-/* The field registry: what a frame can export, and the per-frame numbers of stats.csv. */
+/* The field registry: what a frame can export, and the per-frame numbers of stats.csv. The
+ * world publishes the attributes every method has (velocity, material, body, id); a method
+ * publishes the ones it computes through its vtable (pd_solver_vtable.fields). */
 #ifndef PD_FIELDS_H
 #define PD_FIELDS_H
 
@@ -7,11 +9,20 @@
 
 #define PD_MAX_FIELDS 8
 
-/* Fills `out` with the fields `attributes` (PD_ATTR_*) asks for; returns how many. Fields that
- * need a buffer (plastic strain) use world-owned storage. */
-int pd_world_fields(pd_world* w, unsigned attributes, pd_field* out);
-/* PD_ERR_UNSUPPORTED (err naming output.attributes) when the method cannot provide one. */
-pd_status pd_world_check_attributes(const pd_world* w, unsigned attributes, pd_error* err);
+/* The attributes the world publishes for every method; *count gets their number. */
+const pd_field_info* pd_world_field_table(int* count);
+/* The publisher of `attribute` (PD_ATTR_* bit) for `solver`: the world's entry or the
+ * method's, or NULL when nobody publishes it. *from_method tells which (may be NULL). */
+const pd_field_info* pd_field_publisher(const pd_solver_vtable* solver, unsigned attribute,
+                                        int* from_method, int* method_index);
+/* Refuses (PD_ERR_BAD_SCENE at `path`, e.g. "output.attributes[1]") an attribute (PD_ATTR_*
+ * bit) nobody publishes; the message names the method and what it can write. */
+pd_status pd_check_attribute(const pd_solver_vtable* solver, unsigned attribute, const char* path,
+                             pd_error* err);
+
+/* Fills `out` with the fields `attributes` asks for, in PD_ATTR_* bit order; returns how many,
+ * or -1 (err filled) when a method cannot hand out a field it declared. */
+int pd_world_fields(pd_world* w, unsigned attributes, pd_field* out, pd_error* err);
 
 typedef struct pd_frame_stats {
     double kinetic_energy; /* J, dynamic particles */

@@ -2,6 +2,7 @@
  * pins -> solver (method) -> colliders -> pin reactions -> stability check -> time += dt. */
 #include "world/world.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,12 +32,6 @@ pd_status pd_world_reorder(pd_world* w, const pd_vec3* key) {
         st = pd_morton_order(key, n, cell, perm);
     if (st == PD_OK) {
         pd_particles_permute(p, perm, scratch);
-        if (w->plastic_strain) {
-            pd_real* tmp = scratch;
-            for (size_t i = 0; i < n; ++i)
-                tmp[i] = w->plastic_strain[perm[i]];
-            memcpy(w->plastic_strain, tmp, n * sizeof(pd_real));
-        }
         for (size_t i = 0; i < n; ++i)
             w->order[p->id[i]] = (uint32_t)i;
         if (w->solver_state && w->solver->on_reorder)
@@ -61,12 +56,16 @@ static pd_real runaway_speed(const pd_world* w) {
     return fmax(100.0, 100.0 * (v0 + fall));
 }
 
-/* SCENE.md: a frame is 1/fps s simulated in ceil(1/(fps dt)) equal steps */
-static void set_steps_per_frame(pd_world* w, pd_real dt) {
-    w->steps_per_frame = (int)ceil(1.0 / (w->def.fps * dt) - 1e-9);
-    if (w->steps_per_frame < 1)
-        w->steps_per_frame = 1;
+/* SCENE.md: a frame is 1/fps s simulated in ceil(1/(fps dt)) equal steps; a count an int
+ * cannot hold is refused (for a scene's dt already by scene_validate.c), never clamped. */
+static pd_status set_steps_per_frame(pd_world* w, pd_real dt, pd_error* err) {
+    double steps = ceil(1.0 / (w->def.fps * dt) - 1e-9);
+    if (!(steps >= 1 && steps <= INT_MAX))
+        return pd_fail(err, PD_ERR_BAD_SCENE, "time.dt",
+                       "a frame needs %.3g steps of time.dt; expected 1 to %d", steps, INT_MAX);
+    w->steps_per_frame = (int)steps;
     w->def.dt = 1.0 / (w->def.fps * w->steps_per_frame);
+    return PD_OK;
 }
 
 pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) {
@@ -77,8 +76,11 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     w->scene = scene;
     w->def = scene->world;
     w->solver = scene->solver;
-    /* SCENE.md: a frame is 1/fps s simulated in ceil(1/(fps dt)) equal steps */
-    set_steps_per_frame(w, w->def.dt);
+    pd_status st0 = set_steps_per_frame(w, w->def.dt, err);
+    if (st0 != PD_OK) {
+        pd_free(w, sizeof *w);
+        return st0;
+    }
     pd_set_threads(w->def.threads);
     pd_status st = pd_world_add_bodies(w, err);
     if (st == PD_OK && w->particles.count == 0)
@@ -92,6 +94,8 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     w->reorder_every = PD_REORDER_EVERY;
     if (st == PD_OK)
         st = pd_colliders_create(scene->colliders, scene->collider_count, &w->colliders, err);
+    if (st == PD_OK)
+        st = pd_world_check_clear_of_colliders(w, err);
     if (st == PD_OK) {
         w->step_start = PD_NEW_ARRAY(pd_vec3, w->particles.count);
         st = w->step_start ? PD_OK : PD_ERR_OUT_OF_MEMORY;
@@ -117,7 +121,6 @@ void pd_destroy_world(pd_world* w) {
     if (w->solver_state)
         w->solver->destroy(w->solver_state);
     PD_FREE_ARRAY(w->step_start, pd_vec3, w->particles.count);
-    PD_FREE_ARRAY(w->plastic_strain, pd_real, w->particles.count);
     PD_FREE_ARRAY(w->order, uint32_t, w->particles.count);
     PD_FREE_ARRAY(w->body_renews, uint8_t, w->scene->body_count);
     pd_particles_free(&w->particles);
@@ -217,6 +220,13 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
         measure_pin_forces(w, vel_before, dt);
     if (st == PD_OK)
         st = check_stability(w, err);
+    /* A NaN the method kept out of the positions (a rejected step) still stops the run. */
+    if (st == PD_OK && !isfinite(w->last_stats.residual))
+        st = pd_fail(err, PD_ERR_UNSTABLE, "",
+                     "at t = %.6g s (step %llu) the solver's residual became non-finite (%g): a "
+                     "NaN or overflow inside the method %s",
+                     (double)t1, (unsigned long long)w->step_index + 1, w->last_stats.residual,
+                     w->solver->name);
     if (st != PD_OK)
         return st;
     w->time = t1;
@@ -225,12 +235,11 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
 }
 
 pd_status pd_world_set_time_step(pd_world* w, pd_real dt, pd_error* err) {
-    if (!(dt > 0) || !(1.0 / (w->def.fps * dt) < (double)INT32_MAX))
-        return pd_fail(err, PD_ERR_BAD_SCENE, "time.dt",
-                       "a new time step must be > 0 and give at most %d steps per frame (got "
-                       "%g s)",
-                       INT32_MAX, dt);
-    set_steps_per_frame(w, dt);
+    if (!(dt > 0))
+        return pd_fail(err, PD_ERR_BAD_SCENE, "time.dt", "a time step must be > 0 (got %g s)", dt);
+    pd_status st = set_steps_per_frame(w, dt, err);
+    if (st != PD_OK)
+        return st;
     return w->solver->on_time_step ? w->solver->on_time_step(w->solver_state, w, err) : PD_OK;
 }
 

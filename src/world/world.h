@@ -70,8 +70,7 @@ struct pd_world {
     uint8_t* body_renews; /* per scene body: 1 renews its families (NULL: none renews) */
     int renew_every;      /* steps between renewals (0: never) */
     int steps_since_renewal;
-    pd_arena arena;          /* per-step scratch */
-    pd_real* plastic_strain; /* exported field (zero for elastic methods), allocated on demand */
+    pd_arena arena; /* per-step scratch */
 };
 
 /* Steps between Morton reorderings of the particles by their current positions. */

@@ -15,6 +15,7 @@ typedef struct bad_file {
     const char* name;
     const char* json;
     const char* must_say; /* the JSON path, or what names a syntax error's place */
+    const char* also_say; /* a second path (the collider a body starts in), or NULL */
 } bad_file;
 
 #define SCENE_HEAD                                                                                 \
@@ -28,42 +29,82 @@ static const bad_file k_files[] = {
      SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
                 "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": -1 } } "
                 "]\n}\n",
-     "bodies[0].shape.radius"},
+     "bodies[0].shape.radius", NULL},
     {"material.json",
      SCENE_HEAD "  \"bodies\": [ { \"material\": \"steel\", \"spacing\": 0.01,\n"
                 "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 1 } } "
                 "]\n}\n",
-     "bodies[0].material"},
+     "bodies[0].material", NULL},
     {"unknown_key.json",
      SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
                 "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 1 } } "
                 "],\n  \"colour\": \"red\"\n}\n",
-     "colour"},
+     "colour", NULL},
     {"solver.json",
      SCENE_HEAD "  \"solver\": { \"iterations\": -3 },\n"
                 "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
                 "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 1 } } "
                 "]\n}\n",
-     "solver.iterations"},
+     "solver.iterations", NULL},
     {"collider.json",
      SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
                 "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 1 } } "
                 "],\n  \"colliders\": [ { \"type\": \"plane\", \"normal\": [0, 0, 0] } ]\n}\n",
-     "colliders[0].normal"},
+     "colliders[0].normal", NULL},
     {"too_big.json",
-     SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.0005,\n"
-                "    \"shape\": { \"type\": \"box\", \"min\": [0, 0, 0], \"max\": [10, 10, 10] } } "
-                "]\n}\n",
-     "more than"},
+     SCENE_HEAD
+     "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.0005,\n"
+     "    \"shape\": { \"type\": \"box\", \"min\": [0, 0, 0], \"max\": [10, 0.05, 10] } } "
+     "]\n}\n",
+     "GiB", NULL},
     {"empty_pin.json",
      SCENE_HEAD
      "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
      "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 },\n"
      "    \"pins\": [ { \"region\": { \"type\": \"sphere\", \"center\": [5, 5, 5], "
      "\"radius\": 0.1 } } ] } ]\n}\n",
-     "bodies[0].pins[0].region"},
+     "bodies[0].pins[0].region", NULL},
     {"syntax.json",
-     SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\" \"spacing\": 0.01 } ]\n}\n", "line 6"},
+     SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\" \"spacing\": 0.01 } ]\n}\n", "line 6",
+     NULL},
+    /* a body that starts inside a solid box, or below a plane, would be thrown out of it by the
+     * first projection (kinetic energy from nothing): refused */
+    {"inside_box.json",
+     SCENE_HEAD
+     "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+     "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 } } "
+     "],\n  \"colliders\": [ { \"type\": \"plane\", \"normal\": [0, 1, 0], \"point\": "
+     "[0, -1, 0] },\n    { \"type\": \"box\", \"min\": [0.02, -0.1, -0.1], \"max\": "
+     "[0.2, 0.1, 0.1] } ]\n}\n",
+     "bodies[0]", "colliders[1]"},
+    {"below_plane.json",
+     SCENE_HEAD
+     "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+     "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 } } "
+     "],\n  \"colliders\": [ { \"type\": \"plane\", \"normal\": [0, 1, 0] } ]\n}\n",
+     "bodies[0]", "colliders[0]"},
+    /* refused by the method's declarations, by run and info alike */
+    {"plasticity.json",
+     "{\n  \"version\": 1,\n  \"method\": \"projective_pd\",\n"
+     "  \"time\": { \"dt\": 0.004, \"frames\": 2 },\n"
+     "  \"materials\": { \"clay\": { \"density\": 1100, \"plasticity\": { \"model\": "
+     "\"von_mises\", \"yield_stress\": 1e3 } } },\n"
+     "  \"bodies\": [ { \"material\": \"clay\", \"spacing\": 0.01,\n"
+     "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 } } ]\n}\n",
+     "materials.clay.plasticity", "projective_pd"},
+    {"stress.json",
+     SCENE_HEAD
+     "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+     "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 } } "
+     "],\n  \"output\": { \"attributes\": [\"velocity\", \"stress\"] }\n}\n",
+     "output.attributes[1]", "projective_pd"},
+    {"tiny_dt.json",
+     "{\n  \"version\": 1,\n  \"method\": \"projective_pd\",\n"
+     "  \"time\": { \"dt\": 1e-300, \"frames\": 2 },\n"
+     "  \"materials\": { \"rubber\": { \"density\": 1100 } },\n"
+     "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+     "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 } } ]\n}\n",
+     "time.dt", NULL},
 };
 
 static char* read_text(const char* path) {
@@ -85,16 +126,17 @@ static int write_text(const char* path, const char* text) {
     return fclose(f) == 0 && ok;
 }
 
-/* Runs the CLI on one bad file; returns 1 when every expectation held. */
-static int check_bad_file(const char* dir, const bad_file* b) {
+/* Runs `peridot COMMAND` (run, or info: one validation for both) on one bad file; returns 1
+ * when every expectation held. */
+static int check_bad_file(const char* dir, const bad_file* b, const char* command) {
     char scene[512], out[512], errfile[512], cmd[2048];
     snprintf(scene, sizeof scene, "%s/%s", dir, b->name);
     snprintf(out, sizeof out, "%s/out_%s", dir, b->name);
     snprintf(errfile, sizeof errfile, "%s/%s.stderr", dir, b->name);
     if (!write_text(scene, b->json))
         return 0;
-    snprintf(cmd, sizeof cmd, "'%s' run '%s' -o '%s' --quiet >/dev/null 2>'%s'", PD_CLI_PATH, scene,
-             out, errfile);
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' -o '%s' --quiet >/dev/null 2>'%s'", PD_CLI_PATH,
+             command, scene, out, errfile);
     int status = system(cmd);
     int code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     char* err = read_text(errfile);
@@ -102,9 +144,11 @@ static int check_bad_file(const char* dir, const bad_file* b) {
     int out_exists = stat(out, &st) == 0 || errno != ENOENT;
     int names_file = err && strstr(err, scene) != NULL;
     int names_path = err && strstr(err, b->must_say) != NULL;
-    int ok = code == 2 && names_file && names_path && !out_exists;
-    printf("  %s %s: exit %d, names file %d, names \"%s\" %d, output folder created %d\n",
-           ok ? "ok  " : "FAIL", b->name, code, names_file, b->must_say, names_path, out_exists);
+    int names_also = !b->also_say || (err && strstr(err, b->also_say) != NULL);
+    int ok = code == 2 && names_file && names_path && names_also && !out_exists;
+    printf("  %s %s %s: exit %d, names file %d, names \"%s\" %d%s%s, output folder created %d\n",
+           ok ? "ok  " : "FAIL", command, b->name, code, names_file, b->must_say, names_path,
+           b->also_say ? " and " : "", b->also_say ? b->also_say : "", out_exists);
     printf("       stderr: %s", err && err[0] ? err : "(empty)\n");
     free(err);
     remove(scene);
@@ -118,7 +162,18 @@ PD_TEST(bad_scene_files_exit_2_and_write_nothing) {
     PD_REQUIRE(mkdtemp(dir));
     int n = (int)(sizeof k_files / sizeof k_files[0]), passed = 0;
     for (int i = 0; i < n; ++i)
-        passed += check_bad_file(dir, &k_files[i]);
+        passed += check_bad_file(dir, &k_files[i], "run");
+    PD_CHECK_NEAR(passed, n, 0);
+    rmdir(dir);
+}
+
+/* `info` shares run's validation: every file run refuses, info refuses with the same path. */
+PD_TEST(info_refuses_what_run_refuses) {
+    char dir[] = "/tmp/pd_cli_bad_info_XXXXXX";
+    PD_REQUIRE(mkdtemp(dir));
+    int n = (int)(sizeof k_files / sizeof k_files[0]), passed = 0;
+    for (int i = 0; i < n; ++i)
+        passed += check_bad_file(dir, &k_files[i], "info");
     PD_CHECK_NEAR(passed, n, 0);
     rmdir(dir);
 }

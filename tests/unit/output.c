@@ -340,6 +340,41 @@ PD_TEST(reads_big_endian_ply_after_another_element) {
     rmdir(dir);
 }
 
+/* A 200-byte PLY whose header claims 2e9 vertices (binary or ascii), and a device that never
+ * ends, are refused before anything is allocated for them: the peak of counted memory does not
+ * grow by more than a header's worth. */
+PD_TEST(ply_counts_are_bounded_by_the_file_size) {
+    char dir[64], path[128];
+    temp_dir(dir, sizeof dir);
+    PD_REQUIRE(dir[0]);
+    snprintf(path, sizeof path, "%s/liar.ply", dir);
+    const char* headers[] = {
+        "ply\nformat binary_little_endian 1.0\nelement vertex 2000000000\nproperty float x\n"
+        "property float y\nproperty float z\nend_header\n",
+        "ply\nformat ascii 1.0\nelement vertex 2000000000\nproperty float x\nproperty float y\n"
+        "property float z\nend_header\n",
+    };
+    for (int i = 0; i < 2; ++i) {
+        unsigned char buf[200] = {0};
+        memcpy(buf, headers[i], strlen(headers[i]));
+        write_raw(path, buf, sizeof buf);
+        size_t peak = pd_peak_bytes();
+        pd_ply_data ply;
+        pd_error err;
+        PD_CHECK(pd_read_ply(path, &ply, &err) == PD_ERR_IO);
+        printf("  %s: %s\n", i ? "ascii" : "binary", err.message);
+        PD_CHECK(strstr(err.message, "more vertices than the file") != NULL);
+        PD_CHECK_NEAR((double)(pd_peak_bytes() - peak), 0, 4096);
+    }
+    pd_ply_data ply;
+    pd_error err;
+    PD_CHECK(pd_read_ply("/dev/zero", &ply, &err) == PD_ERR_IO);
+    printf("  /dev/zero: %s\n", err.message);
+    PD_CHECK(strstr(err.message, "not a regular file") != NULL);
+    remove(path);
+    rmdir(dir);
+}
+
 PD_TEST(png_round_trip_is_exact) {
     enum { W = 37, H = 23 };
     static uint8_t rgb[W * H * 3];

@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "peridot/peridot.h"
+#include "scene/scene_parse.h"
 #include "solvers/projective_pd/projective_pd_data.h"
 #include "solvers/solver.h"
 #include "test.h"
@@ -32,13 +33,10 @@ static const char* k_full =
     "  'gravity': [0, -3.5, 0.25],\n"
     "  'seed': 42,\n"
     "  'materials': {\n"
-    "    'sand': { 'density': 1600, 'youngs_modulus': 3e5, 'poisson_ratio': 0.3,\n"
-    "      'plasticity': { 'model': 'drucker_prager', 'friction_angle': 35, 'cohesion': 10 } },\n"
+    "    'sand': { 'density': 1600, 'youngs_modulus': 3e5, 'poisson_ratio': 0.3 },\n"
     "    'rubber': { 'density': 1100, 'youngs_modulus': 1e5, 'poisson_ratio': 0.4 },\n"
-    "    'gel': { 'density': 1000, 'lame': [2e4, 1e4],\n"
-    "      'viscoelasticity': { 'model': 'prony', 'moduli': [3000, 1000], 'times': [0.1, 2] } },\n"
-    "    'metal': { 'density': 7800, 'youngs_modulus': 2e6, 'poisson_ratio': 0.3,\n"
-    "      'plasticity': { 'model': 'von_mises', 'yield_stress': 5e4 } }\n"
+    "    'gel': { 'density': 1000, 'lame': [2e4, 1e4] },\n"
+    "    'metal': { 'density': 7800, 'youngs_modulus': 2e6, 'poisson_ratio': 0.3 }\n"
     "  },\n"
     "  'bodies': [\n"
     "    { 'name': 'column', 'material': 'sand', 'spacing': 0.005, 'sampling': 'jittered',\n"
@@ -55,7 +53,7 @@ static const char* k_full =
     "                 'translate': [0.5, 0.3, 0], 'rotate': [1, 0, 0, 30] } },\n"
     "    { 'material': 'gel', 'spacing': 0.02, 'kind': 'shell',\n"
     "      'shape': { 'type': 'cylinder', 'base': [0, 0, 0], 'axis': [0, 0, 3], 'radius': 0.1,\n"
-    "                 'height': 0.3 } }\n"
+    "                 'height': 0.01 } }\n"
     "  ],\n"
     "  'colliders': [\n"
     "    { 'type': 'plane', 'point': [0, 0.1, 0], 'normal': [0, 2, 0], 'boundary': 'no_slip' },\n"
@@ -65,7 +63,7 @@ static const char* k_full =
     "      'keyframes': [ { 't': 0 }, { 't': 1, 'translate': [0, -0.5, 0] } ] }\n"
     "  ],\n"
     "  'output': { 'dir': 'frames', 'every': 2, 'format': ['ply', 'vtk'],\n"
-    "              'attributes': ['velocity', 'material', 'stress'] }\n"
+    "              'attributes': ['velocity', 'material', 'id'] }\n"
     "}\n";
 
 static const char* k_minimal = "{ 'version': 1, 'method': 'projective_pd',\n"
@@ -138,9 +136,7 @@ PD_TEST(scene_full_values) {
     PD_REQUIRE(s.material_count == 4);
     const pd_material_def* sand = &s.materials[0];
     PD_CHECK(strcmp(sand->name, "sand") == 0);
-    PD_CHECK(sand->plasticity == PD_PLASTICITY_DRUCKER_PRAGER);
-    PD_CHECK_NEAR(sand->friction_angle, 35, 0);
-    PD_CHECK_NEAR(sand->cohesion, 10, 0);
+    PD_CHECK(sand->plasticity == PD_PLASTICITY_NONE && sand->prony_count == 0);
     const pd_material_def* rubber = &s.materials[1];
     PD_CHECK_NEAR(rubber->density, 1100, 0);
     PD_CHECK(!rubber->has_lame);
@@ -152,11 +148,6 @@ PD_TEST(scene_full_values) {
     /* E = mu (3 lambda + 2 mu) / (lambda + mu) = 1e4 * 8e4 / 3e4; nu = lambda / (2 (l + mu)) */
     PD_CHECK_REL(gel->youngs_modulus, 1e4 * 8e4 / 3e4, 1e-12);
     PD_CHECK_REL(gel->poisson_ratio, 2e4 / 6e4, 1e-12);
-    PD_CHECK(gel->prony_count == 2);
-    PD_CHECK_NEAR(gel->prony_moduli[1], 1000, 0);
-    PD_CHECK_NEAR(gel->prony_times[1], 2, 0);
-    PD_CHECK(s.materials[3].plasticity == PD_PLASTICITY_VON_MISES);
-    PD_CHECK_NEAR(s.materials[3].yield_stress, 5e4, 0);
 
     PD_REQUIRE(s.body_count == 3);
     const pd_body_def* col = &s.bodies[0];
@@ -183,7 +174,7 @@ PD_TEST(scene_full_values) {
     const pd_body_def* shell = &s.bodies[2];
     PD_CHECK(strcmp(shell->name, "body2") == 0 && shell->kind == PD_BODY_SHELL);
     PD_CHECK_NEAR(shell->shape.axis.z, 1, 0);
-    PD_CHECK_NEAR(shell->shape.height, 0.3, 0);
+    PD_CHECK_NEAR(shell->shape.height, 0.01, 0);
 
     PD_REQUIRE(s.collider_count == 3);
     PD_CHECK(s.colliders[0].type == PD_COLLIDER_PLANE);
@@ -196,8 +187,48 @@ PD_TEST(scene_full_values) {
     PD_CHECK_NEAR(s.colliders[2].keyframes[1].translate.y, -0.5, 0);
     PD_CHECK(strcmp(s.output.dir, "frames") == 0 && s.output.every == 2);
     PD_CHECK(s.output.formats == (PD_FORMAT_PLY | PD_FORMAT_VTK));
-    PD_CHECK(s.output.attributes == (PD_ATTR_VELOCITY | PD_ATTR_MATERIAL | PD_ATTR_STRESS));
+    PD_CHECK(s.output.attributes == (PD_ATTR_VELOCITY | PD_ATTR_MATERIAL | PD_ATTR_ID));
     pd_scene_free(&s);
+    remove_mesh_dir(dir);
+}
+
+/* The plasticity and viscoelasticity blocks are parsed for the methods that will honour them
+ * (docs/scene-format.md); projective_pd honours neither yet, so the full parse refuses them
+ * (tests/bad_input/scenes.c). Here the parser alone. */
+PD_TEST(scene_material_blocks_parsed) {
+    char dir[256];
+    make_mesh_dir(dir, sizeof dir);
+    PD_REQUIRE(dir[0]);
+    const char* sets[] = {
+        "materials.sand.plasticity={\"model\":\"drucker_prager\",\"friction_angle\":35,"
+        "\"cohesion\":10}",
+        "materials.gel.viscoelasticity={\"model\":\"prony\",\"moduli\":[3000,1000],"
+        "\"times\":[0.1,2]}",
+        "materials.metal.plasticity={\"model\":\"von_mises\",\"yield_stress\":5e4}",
+    };
+    pd_scene s;
+    pd_error err;
+    char* json = dq(k_full);
+    PD_REQUIRE(pd_scene_parse_unvalidated(json, "test.json", dir, sets, 3, &s, &err) == PD_OK);
+    const pd_material_def* sand = &s.materials[0];
+    PD_CHECK(sand->plasticity == PD_PLASTICITY_DRUCKER_PRAGER);
+    PD_CHECK_NEAR(sand->friction_angle, 35, 0);
+    PD_CHECK_NEAR(sand->cohesion, 10, 0);
+    const pd_material_def* gel = &s.materials[2];
+    PD_CHECK(gel->prony_count == 2);
+    PD_CHECK_NEAR(gel->prony_moduli[1], 1000, 0);
+    PD_CHECK_NEAR(gel->prony_times[1], 2, 0);
+    PD_CHECK(s.materials[3].plasticity == PD_PLASTICITY_VON_MISES);
+    PD_CHECK_NEAR(s.materials[3].yield_stress, 5e4, 0);
+    /* the resolved scene keeps the blocks */
+    PD_CHECK(strstr(s.resolved_json, "\"drucker_prager\"") != NULL);
+    PD_CHECK(strstr(s.resolved_json, "\"prony\"") != NULL);
+    pd_scene_free(&s);
+    /* validated for projective_pd, the first ignored block is refused */
+    PD_CHECK(pd_scene_parse(json, "test.json", dir, sets, 3, &s, &err) == PD_ERR_BAD_SCENE);
+    printf("  %s: %s\n", err.path, err.message);
+    PD_CHECK(strcmp(err.path, "materials.sand.plasticity") == 0);
+    free(json);
     remove_mesh_dir(dir);
 }
 
@@ -235,7 +266,7 @@ PD_TEST(scene_overrides_applied) {
         "bodies[0].spacing=0.02",
         "solver.global_solve=position_based",
         "seed=7",
-        "output.attributes=[\"id\",\"density\"]",
+        "output.attributes=[\"id\",\"body\"]",
         "bodies[2].name=tube",
         "colliders[1].inside=false",
     };
@@ -248,7 +279,7 @@ PD_TEST(scene_overrides_applied) {
     PD_CHECK_NEAR(s.materials[1].youngs_modulus, 2e5, 0);
     PD_CHECK_NEAR(s.bodies[0].spacing, 0.02, 0);
     PD_CHECK(s.world.seed == 7);
-    PD_CHECK(s.output.attributes == (PD_ATTR_ID | PD_ATTR_DENSITY));
+    PD_CHECK(s.output.attributes == (PD_ATTR_ID | PD_ATTR_BODY));
     PD_CHECK(strcmp(s.bodies[2].name, "tube") == 0);
     PD_CHECK(s.colliders[1].inside == 0);
     PD_CHECK(strstr(s.resolved_json, "\"tube\"") != NULL);
@@ -412,6 +443,9 @@ PD_TEST(scene_load_file_and_memory) {
     PD_CHECK(strcmp(err.file, missing) == 0);
     st = pd_scene_load(dir, NULL, 0, &s, &err); /* a folder */
     PD_CHECK(st == PD_ERR_IO);
+    st = pd_scene_load("/dev/zero", NULL, 0, &s, &err); /* endless: refused, not read */
+    printf("  /dev/zero: %s\n", err.message);
+    PD_CHECK(st == PD_ERR_IO && strstr(err.message, "regular file") != NULL);
     PD_CHECK_NEAR((double)pd_bytes_in_use(), (double)before, 0);
     remove_mesh_dir(dir);
 }

@@ -455,6 +455,7 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .params = &pd_ppd_param_table,
     .material_params = &pd_ppd_material_table,
     .check_material = pd_ppd_check_material,
+    .materials = &pd_ppd_material_support,
     .create = pd_ppd_create,
     .destroy = ppd_destroy,
     .step = ppd_step,

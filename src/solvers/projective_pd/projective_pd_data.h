@@ -26,6 +26,8 @@ typedef struct pd_ppd_params {
 #define PD_PPD_MAX_HISTORY PD_DESCENT_MAX_HISTORY
 
 extern const pd_param_table pd_ppd_param_table;
+/* Material blocks it honours (projective_pd_params.c). */
+extern const struct pd_material_support pd_ppd_material_support;
 
 #endif
 

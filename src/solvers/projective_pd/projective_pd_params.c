@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "solvers/solver.h"
+
 #define P(field) offsetof(pd_ppd_params, field)
 
 static const pd_param_info k_params[] = {
@@ -41,3 +43,8 @@ static const pd_param_info k_params[] = {
 
 const pd_param_table pd_ppd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
                                            sizeof(pd_ppd_params)};
+
+/* Material blocks: elasticity only for now. The Drucker-Prager plasticity (Sec. 5) and the
+ * viscoelastic fluids (Sec. 6) of the paper come with the next issue; until then a material
+ * with a `plasticity` or `viscoelasticity` block is refused rather than run elastic. */
+const pd_material_support pd_ppd_material_support = {.plasticity = 0, .viscoelasticity = 0};
