@@ -277,6 +277,12 @@ static const char* param_type(pd_param_type t) {
             return "bool";
         case PD_PARAM_ENUM:
             return "string";
+        case PD_PARAM_VEC3:
+            return "[3] number";
+        case PD_PARAM_REALS:
+            return "[n] number";
+        case PD_PARAM_STRING:
+            return "string";
     }
     return "?";
 }
@@ -287,6 +293,12 @@ static void print_param(const pd_param_info* p) {
         pd_param_choice_name(p, (int)p->def, def, sizeof def);
     else if (p->type == PD_PARAM_BOOL)
         snprintf(def, sizeof def, "%s", p->def != 0 ? "true" : "false");
+    else if (p->type == PD_PARAM_VEC3)
+        snprintf(def, sizeof def, "[%g, %g, %g]", p->def, p->def, p->def);
+    else if (p->type == PD_PARAM_REALS)
+        snprintf(def, sizeof def, "[] (at most %d)", PD_PARAM_MAX_REALS);
+    else if (p->type == PD_PARAM_STRING)
+        snprintf(def, sizeof def, "\"\" (at most %d characters)", PD_PARAM_STRING_MAX - 1);
     else
         snprintf(def, sizeof def, "%g", p->def);
     printf("| `%s` | %s | %s | ", p->name, param_type(p->type), def);
@@ -294,8 +306,11 @@ static void print_param(const pd_param_info* p) {
         choices(p->choices);
     else if (p->type == PD_PARAM_BOOL)
         printf("true, false");
+    else if (p->type == PD_PARAM_STRING)
+        printf("-");
     else
-        printf("[%g, %g]", p->min, p->max);
+        printf("[%g, %g]%s", p->min, p->max,
+               p->type == PD_PARAM_REALS || p->type == PD_PARAM_VEC3 ? " each" : "");
     printf(" | ");
     cell(p->unit);
     printf(" | ");

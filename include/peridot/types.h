@@ -54,8 +54,8 @@ typedef enum pd_plasticity_model {
     PD_PLASTICITY_HERSCHEL_BULKLEY,
 } pd_plasticity_model;
 
-#define PD_MAX_PRONY         8
-#define PD_MAX_METHOD_PARAMS 32
+#define PD_MAX_PRONY           8
+#define PD_METHOD_PARAMS_BYTES 2048
 
 typedef struct pd_material_def {
     char name[PD_NAME_MAX];
@@ -72,8 +72,9 @@ typedef struct pd_material_def {
     int prony_count;
     pd_real prony_moduli[PD_MAX_PRONY]; /* Pa */
     pd_real prony_times[PD_MAX_PRONY];  /* s */
-    /* Method-specific material keys, laid out by the method's material parameter table. */
-    pd_real method_params[PD_MAX_METHOD_PARAMS];
+    /* Method-specific material keys, laid out by the method's material parameter table (a
+     * struct of the method's at the table's offsets: numbers, choices, vectors, lists). */
+    _Alignas(16) unsigned char method_params[PD_METHOD_PARAMS_BYTES];
 } pd_material_def;
 pd_material_def pd_default_material_def(void);
 

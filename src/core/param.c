@@ -15,10 +15,20 @@ void pd_params_set_defaults(const pd_param_table* t, void* blob) {
     memset(blob, 0, t->struct_size);
     for (int i = 0; i < t->count; ++i) {
         const pd_param_info* p = &t->params[i];
-        if (p->type == PD_PARAM_REAL)
-            *(pd_real*)field(p, blob) = (pd_real)p->def;
-        else
-            *(int*)field(p, blob) = (int)p->def;
+        pd_real d = (pd_real)p->def;
+        switch (p->type) {
+            case PD_PARAM_REAL:
+                *(pd_real*)field(p, blob) = d;
+                break;
+            case PD_PARAM_VEC3:
+                *(pd_vec3*)field(p, blob) = pd_v3(d, d, d);
+                break;
+            case PD_PARAM_REALS: /* empty */
+            case PD_PARAM_STRING:
+                break;
+            default:
+                *(int*)field(p, blob) = (int)p->def;
+        }
     }
 }
 
@@ -47,6 +57,11 @@ pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, 
             break;
         case PD_PARAM_REAL:
             break;
+        case PD_PARAM_VEC3:
+        case PD_PARAM_REALS:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a list of numbers (%s)", p->unit);
+        case PD_PARAM_STRING:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a string");
     }
     if (value < p->min || value > p->max)
         return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a value in [%g, %g] (%s), got %g",
@@ -56,6 +71,41 @@ pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, 
     else
         *(pd_real*)field(p, blob) = (pd_real)value;
     return PD_OK;
+}
+
+pd_status pd_param_set_element(const pd_param_info* p, void* blob, int k, double value,
+                               const char* path, pd_error* err) {
+    int cap = p->type == PD_PARAM_VEC3 ? 3 : PD_PARAM_MAX_REALS;
+    if ((p->type != PD_PARAM_VEC3 && p->type != PD_PARAM_REALS) || k < 0 || k >= cap)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected at most %d numbers", cap);
+    if (!isfinite(value) || value < p->min || value > p->max)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a value in [%g, %g] (%s), got %g",
+                       p->min, p->max, p->unit, value);
+    if (p->type == PD_PARAM_VEC3) {
+        pd_real* v = (pd_real*)field(p, blob);
+        v[k] = (pd_real)value; /* pd_vec3 is three consecutive pd_real */
+        return PD_OK;
+    }
+    pd_param_reals* r = field(p, blob);
+    r->v[k] = (pd_real)value;
+    r->count = k + 1 > r->count ? k + 1 : r->count;
+    return PD_OK;
+}
+
+pd_status pd_param_set_string(const pd_param_info* p, void* blob, const char* text,
+                              const char* path, pd_error* err) {
+    if (p->type != PD_PARAM_STRING)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a number (%s), got \"%s\"", p->unit,
+                       text);
+    if (strlen(text) >= PD_PARAM_STRING_MAX)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected at most %d characters",
+                       PD_PARAM_STRING_MAX - 1);
+    strcpy(field(p, blob), text);
+    return PD_OK;
+}
+
+const void* pd_param_value(const pd_param_info* p, const void* blob) {
+    return (const char*)blob + p->offset;
 }
 
 int pd_param_choice_index(const char* choices, const char* choice) {
@@ -83,24 +133,6 @@ pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* ch
                        choice);
     *(int*)field(p, blob) = index;
     return PD_OK;
-}
-
-pd_status pd_param_set_text(const pd_param_info* p, void* blob, const char* text, const char* path,
-                            pd_error* err) {
-    if (p->type == PD_PARAM_ENUM)
-        return pd_param_set_choice(p, blob, text, path, err);
-    if (p->type == PD_PARAM_BOOL) {
-        if (strcmp(text, "true") == 0 || strcmp(text, "1") == 0)
-            return pd_param_set_number(p, blob, 1, path, err);
-        if (strcmp(text, "false") == 0 || strcmp(text, "0") == 0)
-            return pd_param_set_number(p, blob, 0, path, err);
-        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected true or false, got \"%s\"", text);
-    }
-    char* end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || *end != '\0')
-        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a number, got \"%s\"", text);
-    return pd_param_set_number(p, blob, v, path, err);
 }
 
 double pd_param_get_number(const pd_param_info* p, const void* blob) {

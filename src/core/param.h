@@ -1,7 +1,9 @@
 /* Parameter tables: a method declares each of its options once (name, type, default, range,
  * unit, doc) and the table drives JSON parsing (unknown keys rejected), `--set` overrides,
  * defaults, and the generated docs/scene-format.md. Values live in a plain struct at
- * `offset`: pd_real for REAL, int for INT, BOOL and ENUM (the index into `choices`). */
+ * `offset`: pd_real for REAL, int for INT, BOOL and ENUM (the index into `choices`), pd_vec3
+ * for VEC3, pd_param_reals for REALS (a list such as Prony moduli or basis coefficients),
+ * char[PD_PARAM_STRING_MAX] for STRING. min and max bound every number of a VEC3 or REALS. */
 #ifndef PD_PARAM_H
 #define PD_PARAM_H
 
@@ -14,13 +16,25 @@ typedef enum pd_param_type {
     PD_PARAM_INT,
     PD_PARAM_BOOL,
     PD_PARAM_ENUM,
+    PD_PARAM_VEC3,   /* [x, y, z], e.g. an anisotropy direction */
+    PD_PARAM_REALS,  /* [a, b, ...], at most PD_PARAM_MAX_REALS numbers */
+    PD_PARAM_STRING, /* free text of at most PD_PARAM_STRING_MAX - 1 characters */
 } pd_param_type;
+
+#define PD_PARAM_MAX_REALS  16
+#define PD_PARAM_STRING_MAX 64
+
+typedef struct pd_param_reals {
+    int count;
+    pd_real v[PD_PARAM_MAX_REALS];
+} pd_param_reals;
 
 typedef struct pd_param_info {
     const char* name;
     pd_param_type type;
     size_t offset;
-    double def, min, max; /* ENUM: def is the default index; min/max unused */
+    double def, min, max; /* ENUM: def is the default index; VEC3: every component's default;
+                           * REALS: the list is empty by default; STRING: empty by default */
     const char* unit;     /* "s", "Pa", "1", ... */
     const char* choices;  /* ENUM only: "a|b|c" */
     const char* doc;      /* one sentence */
@@ -42,9 +56,16 @@ pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, 
 /* Sets an ENUM by its choice name. */
 pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* choice,
                               const char* path, pd_error* err);
-/* Parses text ("30", "1e-4", "true", "direct") by the parameter's type: for --set. */
-pd_status pd_param_set_text(const pd_param_info* p, void* blob, const char* text, const char* path,
-                            pd_error* err);
+
+/* Sets component k of a VEC3 or element k of a REALS (k < PD_PARAM_MAX_REALS; the list grows
+ * to k + 1), checking the range. */
+pd_status pd_param_set_element(const pd_param_info* p, void* blob, int k, double value,
+                               const char* path, pd_error* err);
+/* Sets a STRING. */
+pd_status pd_param_set_string(const pd_param_info* p, void* blob, const char* text,
+                              const char* path, pd_error* err);
+/* The value at `offset` (for VEC3, REALS and STRING readers and writers). */
+const void* pd_param_value(const pd_param_info* p, const void* blob);
 
 /* Index of `choice` in a "a|b|c" list, or -1. */
 int pd_param_choice_index(const char* choices, const char* choice);

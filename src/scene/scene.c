@@ -50,42 +50,6 @@ static pd_status parse_method(const cJSON* root, pd_scene* s, pd_error* err) {
                    s->method);
 }
 
-/* " (Pa)" for a unit worth naming, "" for dimensionless ones. */
-static const char* unit_suffix(const char* unit, char* buf, size_t cap) {
-    if (!unit || !unit[0] || strcmp(unit, "1") == 0 || strcmp(unit, "-") == 0)
-        buf[0] = '\0';
-    else
-        snprintf(buf, cap, " (%s)", unit);
-    return buf;
-}
-
-/* One `solver` key, by the type its table declares. */
-static pd_status solver_value(const pd_param_info* p, const cJSON* item, void* blob,
-                              const char* path, pd_error* err) {
-    char found[96], list[256], unit[48];
-    if (cJSON_IsNumber(item) && p->type != PD_PARAM_BOOL)
-        return pd_param_set_number(p, blob, item->valuedouble, path, err);
-    if (cJSON_IsBool(item) && p->type == PD_PARAM_BOOL)
-        return pd_param_set_number(p, blob, cJSON_IsTrue(item) ? 1 : 0, path, err);
-    if (cJSON_IsString(item) && p->type == PD_PARAM_ENUM)
-        return pd_param_set_choice(p, blob, item->valuestring, path, err);
-    pd_json_describe(item, found, sizeof found);
-    switch (p->type) {
-        case PD_PARAM_BOOL:
-            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected true or false, got %s", found);
-        case PD_PARAM_ENUM:
-            pd_json_choice_list(p->choices, list, sizeof list);
-            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected one of %s, got %s", list, found);
-        case PD_PARAM_INT:
-            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an integer%s, got %s",
-                           unit_suffix(p->unit, unit, sizeof unit), found);
-        case PD_PARAM_REAL:
-            break;
-    }
-    return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a number%s, got %s",
-                   unit_suffix(p->unit, unit, sizeof unit), found);
-}
-
 static pd_status parse_solver(const cJSON* root, pd_scene* s, pd_error* err) {
     const pd_param_table* t = s->solver->params;
     const cJSON* item = cJSON_GetObjectItemCaseSensitive(root, "solver");
@@ -101,7 +65,7 @@ static pd_status parse_solver(const cJSON* root, pd_scene* s, pd_error* err) {
     for (const cJSON* c = item->child; c; c = c->next) {
         char path[PD_JPATH_MAX];
         pd_jpath_key(path, "solver", c->string);
-        PD_JTRY(solver_value(pd_param_find(t, c->string), c, s->solver_params, path, err));
+        PD_JTRY(pd_json_param(pd_param_find(t, c->string), c, s->solver_params, path, err));
     }
     return PD_OK;
 }

@@ -81,6 +81,12 @@ int pd_json_choice_index(const char* choices, const char* choice);
 /* Writes "`a`, `b`, `c`" style lists into out: the choices of "a|b|c", comma separated. */
 void pd_json_choice_list(const char* choices, char* out, size_t cap);
 
+/* One key of a parameter table (a method's `solver` keys or material keys) read from `item`
+ * by the type the table declares: number, integer, bool, choice, [3] vector, list of numbers
+ * or string. Errors name `path` (for a list element, `path[k]`) and what was expected. */
+pd_status pd_json_param(const pd_param_info* p, const cJSON* item, void* blob, const char* path,
+                        pd_error* err);
+
 /* The line (from 1) where `path` appears in the JSON `text`, or of its nearest enclosing
  * path that does; 0 when the text cannot be scanned. */
 int pd_json_path_line(const char* text, const char* path);

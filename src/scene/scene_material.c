@@ -128,7 +128,7 @@ static pd_status parse_viscoelasticity(const cJSON* obj, const char* path, pd_ma
     return PD_OK;
 }
 
-/* The method's material keys: numbers stored in m->method_params by its table. */
+/* The method's material keys, stored in m->method_params by its table (any parameter type). */
 static pd_status parse_method_params(const cJSON* obj, const char* path, const pd_scene* s,
                                      pd_material_def* m, pd_error* err) {
     const pd_param_table* t = s->solver->material_params;
@@ -141,14 +141,11 @@ static pd_status parse_method_params(const cJSON* obj, const char* path, const p
     for (int i = 0; i < t->count; ++i) {
         const pd_param_info* p = &t->params[i];
         const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, p->name);
-        char child[PD_JPATH_MAX], found[96];
+        char child[PD_JPATH_MAX];
         if (!item)
             continue;
         pd_jpath_key(child, path, p->name);
-        if (!cJSON_IsNumber(item))
-            return pd_fail(err, PD_ERR_BAD_SCENE, child, "expected a number (%s), got %s", p->unit,
-                           pd_json_describe(item, found, sizeof found));
-        PD_JTRY(pd_param_set_number(p, m->method_params, item->valuedouble, child, err));
+        PD_JTRY(pd_json_param(p, item, m->method_params, child, err));
     }
     return PD_OK;
 }

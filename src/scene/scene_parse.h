@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/param.h"
 #include "peridot/scene.h"
 
 #define PD_SCENE_VERSION 1
@@ -56,5 +57,9 @@ cJSON* pd_scene_to_json(const pd_scene* s);
 
 /* Applies one "json.path=value" override to the tree. */
 pd_status pd_scene_apply_override(cJSON* root, const char* text, pd_error* err);
+
+/* Writes every key of a parameter table with its value in `blob` into `obj` (the resolved
+ * scene: `solver` and the method's material keys), in a form pd_json_param reads back. */
+void pd_scene_add_params(cJSON* obj, const pd_param_table* t, const void* blob);
 
 #endif

@@ -90,17 +90,37 @@ static void add_keyframes(cJSON* obj, const pd_keyframe* k, int count) {
 }
 
 /* Values of a parameter table as JSON members of obj. */
-static void add_params(cJSON* obj, const pd_param_table* t, const void* blob) {
-    for (int i = 0; t && i < t->count; ++i) {
-        const pd_param_info* p = &t->params[i];
-        double v = pd_param_get_number(p, blob);
-        if (p->type == PD_PARAM_BOOL)
-            cJSON_AddBoolToObject(obj, p->name, v != 0);
-        else if (p->type == PD_PARAM_ENUM)
-            add_choice(obj, p->name, p->choices, (int)v);
-        else
-            add_number(obj, p->name, v);
+static void add_param(cJSON* obj, const pd_param_info* p, const void* blob) {
+    const void* value = pd_param_value(p, blob);
+    switch (p->type) {
+        case PD_PARAM_BOOL:
+            cJSON_AddBoolToObject(obj, p->name, *(const int*)value != 0);
+            return;
+        case PD_PARAM_ENUM:
+            add_choice(obj, p->name, p->choices, *(const int*)value);
+            return;
+        case PD_PARAM_VEC3:
+            add_vec3(obj, p->name, *(const pd_vec3*)value);
+            return;
+        case PD_PARAM_REALS: {
+            const pd_param_reals* r = value;
+            double v[PD_PARAM_MAX_REALS];
+            for (int k = 0; k < r->count; ++k)
+                v[k] = r->v[k];
+            cJSON_AddItemToObject(obj, p->name, number_array(v, r->count));
+            return;
+        }
+        case PD_PARAM_STRING:
+            cJSON_AddStringToObject(obj, p->name, value);
+            return;
+        default:
+            add_number(obj, p->name, pd_param_get_number(p, blob));
     }
+}
+
+void pd_scene_add_params(cJSON* obj, const pd_param_table* t, const void* blob) {
+    for (int i = 0; t && i < t->count; ++i)
+        add_param(obj, &t->params[i], blob);
 }
 
 static void add_plasticity(cJSON* obj, const pd_material_def* m) {
@@ -138,7 +158,7 @@ static cJSON* material_json(const pd_material_def* m, const pd_param_table* meth
         cJSON_AddItemToObject(v, "moduli", number_array(moduli, m->prony_count));
         cJSON_AddItemToObject(v, "times", number_array(times, m->prony_count));
     }
-    add_params(o, method_params, m->method_params);
+    pd_scene_add_params(o, method_params, m->method_params);
     return o;
 }
 
@@ -218,7 +238,8 @@ cJSON* pd_scene_to_json(const pd_scene* s) {
     add_number(root, "version", s->version);
     cJSON_AddStringToObject(root, "peridot_version", pd_version());
     cJSON_AddStringToObject(root, "method", s->method);
-    add_params(cJSON_AddObjectToObject(root, "solver"), s->solver->params, s->solver_params);
+    pd_scene_add_params(cJSON_AddObjectToObject(root, "solver"), s->solver->params,
+                        s->solver_params);
     add_world(root, &s->world);
     cJSON* materials = cJSON_AddObjectToObject(root, "materials");
     for (int i = 0; i < s->material_count; ++i)

@@ -39,8 +39,10 @@ extern const struct pd_material_support pd_ppd_material_support;
 #include "neighbor/isotropy.h"
 #include "optim/descent.h"
 
-/* Index of a material method parameter in pd_material_def.method_params. */
-enum { PD_PPD_MAT_DEVIATORIC_SCALE };
+/* The method's own material keys, stored in pd_material_def.method_params. */
+typedef struct pd_ppd_material_params {
+    pd_real deviatoric_scale;
+} pd_ppd_material_params;
 extern const pd_param_table pd_ppd_material_table;
 
 /* Constants of Eq. 8 for one material, mapped from E and nu (docs/methods/projective_pd.md). */

@@ -1,5 +1,6 @@
 /* projective_pd set-up: material mapping, families, the constant global matrix of Eq. 12
  * (its Jacobi bound and, for the direct solve, its Cholesky factor). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +14,14 @@
 #include "world/world.h"
 
 static const pd_param_info k_material_params[] = {
-    {"deviatoric_scale", PD_PARAM_REAL, PD_PPD_MAT_DEVIATORIC_SCALE * sizeof(pd_real), 1, 0, 100,
-     "1", NULL,
+    {"deviatoric_scale", PD_PARAM_REAL, offsetof(pd_ppd_material_params, deviatoric_scale), 1, 0,
+     100, "1", NULL,
      "Multiplies the deviatoric constant mu of Eq. 8: the paper's knob for bending stiffness of "
      "shells and rods (Fig. 5); it also stiffens shear and stretch."},
 };
 const pd_param_table pd_ppd_material_table = {
     k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
-    PD_MAX_METHOD_PARAMS * sizeof(pd_real)};
+    sizeof(pd_ppd_material_params)};
 
 static void youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu) {
     if (m->has_lame) {
@@ -79,7 +80,7 @@ pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_param
     pd_real G = E / (2 * (1 + nu)), lam = E * nu / ((1 + nu) * (1 - 2 * nu));
     pd_real k = G / (A - B);
     pd_ppd_material out;
-    out.mu = (2.0 / 3.0) * k * m->method_params[PD_PPD_MAT_DEVIATORIC_SCALE];
+    out.mu = (2.0 / 3.0) * k * ((const pd_ppd_material_params*)m->method_params)->deviatoric_scale;
     out.lambda = (2.0 / 3.0) * k;
     out.kv = prm->dilatation ? fmax(0, 4.5 * (lam - 2 * G * B / (A - B))) : 0;
     out.moment_a = A;

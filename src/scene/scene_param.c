@@ -1,0 +1,83 @@
+/* Keys declared in parameter tables (a method's `solver` keys and material keys), read from
+ * JSON by their declared type, so that one reader serves every table (scene_json.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "scene/scene_json.h"
+
+/* " (Pa)" for a unit worth naming, "" for dimensionless ones. */
+static const char* unit_suffix(const char* unit, char* buf, size_t cap) {
+    if (!unit || !unit[0] || strcmp(unit, "1") == 0 || strcmp(unit, "-") == 0)
+        buf[0] = '\0';
+    else
+        snprintf(buf, cap, " (%s)", unit);
+    return buf;
+}
+
+/* [x, y, z] or [a, b, ...]: every element a number in range, at most the type's count. */
+static pd_status param_list(const pd_param_info* p, const cJSON* item, void* blob, const char* path,
+                            pd_error* err) {
+    int size = cJSON_GetArraySize(item), want = p->type == PD_PARAM_VEC3 ? 3 : -1;
+    char found[96], child[PD_JPATH_MAX];
+    if (want > 0 && size != want)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected 3 numbers [x, y, z], got %d", size);
+    if (size > PD_PARAM_MAX_REALS)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected at most %d numbers, got %d",
+                       PD_PARAM_MAX_REALS, size);
+    if (p->type == PD_PARAM_REALS)
+        memset((char*)blob + p->offset, 0, sizeof(pd_param_reals));
+    int k = 0;
+    for (const cJSON* e = item->child; e; e = e->next, ++k) {
+        snprintf(child, sizeof child, "%s[%d]", path, k);
+        if (!cJSON_IsNumber(e))
+            return pd_fail(err, PD_ERR_BAD_SCENE, child, "expected a number, got %s",
+                           pd_json_describe(e, found, sizeof found));
+        PD_JTRY(pd_param_set_element(p, blob, k, e->valuedouble, child, err));
+    }
+    return PD_OK;
+}
+
+/* The sentence for a value of the wrong JSON type. */
+static pd_status wrong_type(const pd_param_info* p, const cJSON* item, const char* path,
+                            pd_error* err) {
+    char found[96], list[256], unit[48];
+    pd_json_describe(item, found, sizeof found);
+    unit_suffix(p->unit, unit, sizeof unit);
+    switch (p->type) {
+        case PD_PARAM_BOOL:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected true or false, got %s", found);
+        case PD_PARAM_ENUM:
+            pd_json_choice_list(p->choices, list, sizeof list);
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected one of %s, got %s", list, found);
+        case PD_PARAM_INT:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an integer%s, got %s", unit,
+                           found);
+        case PD_PARAM_VEC3:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected [x, y, z]%s, got %s", unit,
+                           found);
+        case PD_PARAM_REALS:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a list of numbers%s, got %s",
+                           unit, found);
+        case PD_PARAM_STRING:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a string, got %s", found);
+        case PD_PARAM_REAL:
+            break;
+    }
+    return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a number%s, got %s", unit, found);
+}
+
+pd_status pd_json_param(const pd_param_info* p, const cJSON* item, void* blob, const char* path,
+                        pd_error* err) {
+    int list = p->type == PD_PARAM_VEC3 || p->type == PD_PARAM_REALS;
+    if (cJSON_IsNumber(item) && !list && p->type != PD_PARAM_BOOL && p->type != PD_PARAM_STRING)
+        return pd_param_set_number(p, blob, item->valuedouble, path, err);
+    if (cJSON_IsBool(item) && p->type == PD_PARAM_BOOL)
+        return pd_param_set_number(p, blob, cJSON_IsTrue(item) ? 1 : 0, path, err);
+    if (cJSON_IsString(item) && p->type == PD_PARAM_ENUM)
+        return pd_param_set_choice(p, blob, item->valuestring, path, err);
+    if (cJSON_IsString(item) && p->type == PD_PARAM_STRING)
+        return pd_param_set_string(p, blob, item->valuestring, path, err);
+    if (cJSON_IsArray(item) && list)
+        return param_list(p, item, blob, path, err);
+    return wrong_type(p, item, path, err);
+}
