@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "boundary/collider.h"
+#include "boundary/friction.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/timer.h"
@@ -27,6 +28,8 @@
 #define PPD_GRAIN 512
 /* det F below which a particle counts as inverted for the fix of Sec. 4.1 (see local_particle) */
 #define PPD_INVERTED 0.05
+/* Times a step may renew its friction limits from the normal forces it found (ppd_step) */
+#define PPD_FRICTION_REFRESHES 2
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
@@ -184,8 +187,11 @@ static pd_vec3 contact_normal(const pd_ppd_state* s, pd_vec3 y) {
     return best;
 }
 
-/* v without its part along the particle's blocked contact normal (S v; identity off contact). */
+/* v without its part along the particle's blocked contact normal, and without its tangential
+ * part where the contact sticks (S v; identity off contact). */
 static pd_vec3 filter(const pd_ppd_state* s, size_t i, pd_vec3 v) {
+    if (s->stuck[i])
+        v = pd_v3_scale(s->cnormal[i], pd_v3_dot(v, s->cnormal[i]));
     pd_vec3 n = s->blocked[i];
     return pd_v3_madd(v, -pd_v3_dot(v, n), n);
 }
@@ -210,7 +216,9 @@ static void local_kernel(void* vctx, size_t begin, size_t end, int thread) {
 /* Gathers g, then the residual of Eq. 12 with the exact forces, r = M (y - y*)/h^2 + g, and
  * the inertia energy. A particle touching a collider whose residual pushes into it is blocked
  * along the collider's normal n (KKT: the contact takes r.n n >= 0): r and every search
- * direction lose their part along n. Partial sums of |r|^2 (first half) and inertia. */
+ * direction lose their part along n. A contact with friction adds the friction force of
+ * boundary/friction.h and its dissipation potential; a sticking one is blocked in every
+ * direction. Partial sums of |r|^2 (first half) and inertia + friction potential. */
 static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
     ppd_ctx* c = vctx;
     pd_ppd_state* s = c->s;
@@ -225,6 +233,10 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
             r = pd_v3_madd(s->g[i], s->mass[i] * ih2, d);
             inertia += 0.5 * s->mass[i] * ih2 * pd_v3_len2(d);
         }
+        s->stuck[i] = 0;
+        if (s->flimit[i] > 0)
+            inertia += pd_friction_apply(&r, c->y[i], s->anchor[i], s->cnormal[i], s->flimit[i],
+                                         &s->stuck[i]);
         if (s->held[i]) {
             pd_vec3 n = contact_normal(s, c->y[i]);
             if (pd_v3_dot(r, n) > 0) {
@@ -503,10 +515,16 @@ static void predict(pd_ppd_state* s, const pd_particles* p) {
  * line-search trial are projected, and particles touching a collider whose residual pushes
  * into it are blocked along its normal in the search direction (gather_kernel): handled only
  * after the solve, contact acts as a spring of stiffness m/h^2, far too soft at h = 1/30 s (a
- * resting ball sank to half its height). Friction acts on velocities after the step (world). */
+ * resting ball sank to half its height). Friction acts inside the solve too: a trial whose
+ * move from s->y reverses a contact's slip, or any trial of a no-slip contact, is first put
+ * at the contact's anchor tangentially (pd_friction_snap). */
 static void project_contacts(pd_ppd_state* s, pd_vec3* y) {
-    if (s->colliders && s->colliders->count)
-        pd_colliders_project(s->colliders, s->n, y, NULL, s->near_skip, s->held, s->dt);
+    if (!s->colliders || !s->colliders->count)
+        return;
+    for (size_t i = 0; i < s->n; ++i)
+        if (s->flimit[i] > 0)
+            y[i] = pd_friction_snap(s->y[i], y[i], s->anchor[i], s->cnormal[i], s->flimit[i]);
+    pd_colliders_project(s->colliders, s->n, y, NULL, s->near_skip, s->held, s->dt);
 }
 
 /* Only particles that start the step within three spacings of a collider are projected
@@ -523,12 +541,64 @@ static void mark_near_colliders(pd_ppd_state* s, const struct pd_world* w) {
 
 static void project_prediction(pd_ppd_state* s, const struct pd_world* w) {
     memset(s->held, 0, s->n);
+    memset(s->flimit, 0, s->n * sizeof(pd_real));
+    memset(s->stuck, 0, s->n);
     s->colliders = &w->colliders;
     if (w->colliders.count) {
         pd_colliders_project(&w->colliders, s->n, s->ystar, NULL, w->contact_skip, s->held, s->dt);
         mark_near_colliders(s, w);
     }
     memcpy(s->y, s->ystar, s->n * sizeof(pd_vec3));
+}
+
+/* Coulomb friction of the step (boundary/friction.h): every particle touching a collider (at
+ * the current iterate, or when the step began) gets its anchor, the contact normal and the friction
+ * limit mu lambda, with lambda the normal force its contact takes at the current iterate, r.n with
+ * the unprojected y* (projecting y* took the particle's own weight off its residual: measured,
+ * friction 25 % short on a block four layers high). Returns 1 if a limit changed by more than 1 %
+ * of their sum or a contact came or went. */
+static int friction_limits(pd_ppd_state* s, const pd_particles* p) {
+    pd_real change = 0, total = 0, h2 = s->dt * s->dt;
+    int switched = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real old = s->flimit[i];
+        s->flimit[i] = 0;
+        pd_real d_start = INFINITY;
+        if (!s->near_skip[i] && !s->held[i]) /* touching when the step began (no_slip holds it) */
+            pd_colliders_nearest(s->colliders, p->pos[i], &d_start, NULL);
+        if (!s->near_skip[i] && (s->held[i] || d_start < PD_FRICTION_TOUCH)) {
+            pd_vec3 n;
+            const pd_vec3 at = s->held[i] ? s->y[i] : p->pos[i];
+            const pd_collider* col =
+                &s->colliders->items[pd_colliders_nearest(s->colliders, at, NULL, &n)];
+            pd_vec3 ystar = pd_v3_madd(pd_v3_madd(p->pos[i], s->dt, p->vel[i]), h2, s->gravity);
+            pd_real rn = s->push[i] > 0 ? s->push[i] : pd_v3_dot(s->r[i], n);
+            rn += s->mass[i] * pd_v3_dot(pd_v3_sub(s->ystar[i], ystar), n) / h2;
+            s->flimit[i] = pd_friction_limit(&col->def, rn);
+            s->anchor[i] = pd_friction_anchor(col, p->pos[i], s->dt);
+            s->cnormal[i] = n;
+        }
+        if ((old > 0) != (s->flimit[i] > 0) || isinf(old) != isinf(s->flimit[i]))
+            switched = 1;
+        else if (isfinite(old) && old > 0)
+            change += fabs(s->flimit[i] - old), total += old;
+    }
+    return switched || change > 0.01 * total;
+}
+
+/* Friction at the start of the step: lambda measured at x + h v, the start point of a body
+ * resting or sliding steadily, where the contacts carry its weight as at the end of the
+ * previous step (y* would deform it by h^2 g). */
+static void friction_setup(pd_ppd_state* s, const pd_particles* p, const uint8_t* flags) {
+    if (!s->colliders->count)
+        return;
+    for (size_t i = 0; i < s->n; ++i)
+        s->y[i] =
+            p->flags[i] & PD_P_CONSTRAINED ? s->ystar[i] : pd_v3_madd(p->pos[i], s->dt, p->vel[i]);
+    project_contacts(s, s->y);
+    pd_real r;
+    local_step(s, s->y, flags, &r);
+    friction_limits(s, p);
 }
 
 /* The force the step has to produce anyway, sqrt(sum (m (|g| + |v|/h))^2): the residual is
@@ -549,13 +619,9 @@ static void finish(pd_ppd_state* s, pd_particles* p) {
             p->force[i] = pd_v3_scale(s->g[i], -1); /* for the pin's reaction */
             continue;
         }
+        /* the velocity the particle moved with over the step (contacts and friction were in the
+         * solve: the world leaves it alone, contact_in_solve) */
         p->vel[i] = pd_v3_scale(pd_v3_sub(s->y[i], p->pos[i]), 1.0 / s->dt);
-        /* Hand the collider's normal impulse (push h) back to the velocity, as if the particle
-         * were still arriving: the world's contact pass then removes it again and takes
-         * Coulomb friction from it. Projected inside the solve, a resting particle otherwise
-         * arrives with no normal velocity, and friction never acts (measured: the demo slid
-         * and turned the same with friction 0.5 and 0). */
-        p->vel[i] = pd_v3_madd(p->vel[i], -s->push[i] * s->dt / p->mass[i], s->blocked[i]);
         p->pos[i] = s->y[i];
     }
 }
@@ -594,6 +660,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     s->t_local = s->t_global = 0;
     predict(s, p);
     project_prediction(s, w);
+    friction_setup(s, p, flags);
     pd_real r, merit = start_point(s, p, flags, &r);
     pd_real r0 = fmax(s->r_star, force_scale(s, p));
     s->line_search_failures = s->residual_increases = s->history_resets = s->merit_increases = 0;
@@ -601,18 +668,28 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     history_clear(s);
     pd_status st = PD_OK;
     int it = 0;
-    while (it < s->prm.iterations && r > s->prm.tolerance * r0) {
-        pd_real before = r, merit_before = merit;
-        int moved = iterate(s, flags, &merit, &r, &st);
-        if (st != PD_OK)
-            return st;
-        ++it;
-        if (!moved) {
-            s->line_search_failures++;
-            break;
+    for (int refresh = 0;; ++refresh) {
+        while (it < s->prm.iterations && r > s->prm.tolerance * r0) {
+            pd_real before = r, merit_before = merit;
+            int moved = iterate(s, flags, &merit, &r, &st);
+            if (st != PD_OK)
+                return st;
+            ++it;
+            if (!moved) {
+                s->line_search_failures++;
+                break;
+            }
+            s->residual_increases += r > before;
+            s->merit_increases += merit > merit_before;
         }
-        s->residual_increases += r > before;
-        s->merit_increases += merit > merit_before;
+        /* The normal forces the solve found differ from the lagged ones (an impact, a body
+         * that bounces): friction takes them and the iterations go on (a new merit). */
+        if (refresh == PPD_FRICTION_REFRESHES || it >= s->prm.iterations || !s->colliders->count ||
+            !friction_limits(s, p))
+            break;
+        history_clear(s);
+        project_contacts(s, s->y); /* a new no-slip contact is put at its anchor */
+        merit = local_step(s, s->y, flags, &r);
     }
     finish(s, p);
     s->last_iterations = it;
@@ -633,13 +710,13 @@ static void ppd_destroy(void* state) {
 
 static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
-    /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 11 vectors
-     * (ystar, y, ytrial, yprev, yold, r, rold, g, dir, work, blocked), 2 per L-BFGS pair, diag
-     * and push, flags */
+    /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 13 vectors
+     * (ystar, y, ytrial, yprev, yold, r, rold, g, dir, work, blocked, anchor, cnormal), 2 per
+     * L-BFGS pair, diag, push and flimit, flags */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + 6 * sizeof(pd_real);
-    size_t per_particle = sizeof(pd_mat3) + (11 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
-                          2 * sizeof(pd_real) + 16;
+    size_t per_particle = sizeof(pd_mat3) + (13 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
+                          3 * sizeof(pd_real) + 16;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     return bonds * per_bond + per_particle + direct;
 }
@@ -655,6 +732,7 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .step = ppd_step,
     .on_reorder = pd_ppd_on_reorder,
     .bytes_per_particle = ppd_bytes_per_particle,
+    .contact_in_solve = 1,
 };
 
 /* For tests: the elastic energy (+ dilatation) at y, its exact gradient in s->g (without the

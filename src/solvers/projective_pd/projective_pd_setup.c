@@ -134,6 +134,10 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, int mat,
     X(blocked, pd_vec3, n)                                                                         \
     X(push, pd_real, n)                                                                            \
     X(held, uint8_t, n)                                                                            \
+    X(anchor, pd_vec3, n)                                                                          \
+    X(cnormal, pd_vec3, n)                                                                         \
+    X(flimit, pd_real, n)                                                                          \
+    X(stuck, uint8_t, n)                                                                           \
     X(near_skip, uint8_t, n)
 
 #define ALLOC(field, T, count)                                                                     \
