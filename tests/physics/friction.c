@@ -270,3 +270,27 @@ PD_TEST(no_slip_holds_touching_particles) {
     PD_CHECK_NEAR(ns, 0, 1e-12);
     PD_CHECK(sl > 1e-3);
 }
+
+/* A moving collider drags by friction: a block at rest on a floor that slides at 0.5 m/s
+ * (mu = 0.5, h = 1/120 s) is accelerated at mu g = 4.905 m/s^2 (Coulomb, kinetic friction
+ * from the relative slip) until it moves with the floor, after 0.102 s, and then sticks to it
+ * (static friction, the anchor carried by the floor's velocity). */
+PD_TEST(moving_floor_drags_the_block_by_coulomb_friction) {
+    const char* sets[] = {"colliders[0].friction=0.5", "colliders[0].velocity=[0.5,0,0]",
+                          "time.dt=0.00833333333333333", "time.fps=120"};
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_incline, sets, 4));
+    pd_particles* p = &t.world->particles;
+    double half = 0.5 * p->spacing[0];
+    for (size_t i = 0; i < p->count; ++i)
+        p->pos[i].y -= half; /* the lowest layer on the floor */
+    PD_REQUIRE(pd_test_sim_run(&t, 0.05));
+    double v_slip = mean_velocity(p).x;
+    PD_REQUIRE(pd_test_sim_run(&t, 0.5));
+    double v_stuck = mean_velocity(p).x;
+    printf("  block velocity %.4g m/s at 0.05 s (mu g t = %.4g), %.4g m/s at 0.5 s (floor 0.5)\n",
+           v_slip, 0.5 * G * 0.05, v_stuck);
+    PD_CHECK_REL(v_slip, 0.5 * G * 0.05, 0.05);
+    PD_CHECK_REL(v_stuck, 0.5, 0.01);
+    pd_test_sim_close(&t);
+}
