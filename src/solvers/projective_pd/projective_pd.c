@@ -7,7 +7,8 @@
  * and its exact gradient (Eq. 9, the derivative Eq. 10 drops kept); the global step applies
  * the constant matrix to the residual (Chebyshev-Jacobi sweeps or the Cholesky factor); Eq. 13
  * takes the step with a backtracking line search (Armijo). L-BFGS pairs on top (beyond the
- * paper) and contacts blocked along collider normals. docs/methods/projective_pd.md has the
+ * paper), contacts blocked along collider normals and Coulomb friction with the colliders in
+ * the merit (boundary/friction.h). docs/methods/projective_pd.md has the
  * derivations and the measurements behind each choice. */
 #include "solvers/projective_pd/projective_pd_data.h"
 
