@@ -70,7 +70,7 @@ typedef struct pd_solver_vtable {
     pd_status (*create)(struct pd_world* world, const void* params, void** state, pd_error* err);
     void (*destroy)(void* state);
     /* Advances positions and velocities of the world's particles by one time step, without
-     * colliders (the world projects them after). */
+     * colliders (the world projects them after) unless contact_in_solve. */
     pd_status (*step)(void* state, struct pd_world* world, pd_step_stats* stats);
     /* The world reordered its particles: new index i holds old particle perm[i]. */
     pd_status (*on_reorder)(void* state, struct pd_world* world, const uint32_t* perm);
@@ -88,6 +88,11 @@ typedef struct pd_solver_vtable {
                              size_t* removed, pd_error* err);
     /* Bytes per particle the method needs beyond the world's own arrays (for estimates). */
     size_t (*bytes_per_particle)(const void* params);
+    /* 1: step resolves collider contact and Coulomb friction itself (inside an implicit
+     * solve, boundary/friction.h) and writes the velocity each particle moved with; the
+     * world then only projects a particle that still ended inside a collider and takes its
+     * velocity from its motion. 0: the world projects and applies friction to velocities. */
+    int contact_in_solve;
 } pd_solver_vtable;
 
 const pd_solver_vtable* pd_solver_find(const char* name);

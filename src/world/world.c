@@ -1,5 +1,7 @@
 /* World life cycle and the order of one step:
- * pins -> solver (method) -> colliders -> pin reactions -> stability check -> time += dt. */
+ * pins -> solver (method) -> colliders -> pin reactions -> stability check -> time += dt.
+ * A method that resolves contact and friction inside its step (contact_in_solve) keeps its
+ * velocities: the collider pass then only catches particles that still ended inside. */
 #include "world/world.h"
 
 #include <limits.h>
@@ -100,8 +102,8 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
         w->step_start = PD_NEW_ARRAY(pd_vec3, w->particles.count);
         st = w->step_start ? PD_OK : PD_ERR_OUT_OF_MEMORY;
     }
-    /* Per-step scratch: velocities before the step and the collider skip mask. */
-    size_t scratch = w->particles.count * (sizeof(pd_vec3) + sizeof(uint8_t)) + 4096;
+    /* Per-step scratch: velocities before the step, the collider skip and touched masks. */
+    size_t scratch = w->particles.count * (sizeof(pd_vec3) + 2 * sizeof(uint8_t)) + 4096;
     if (st == PD_OK && pd_arena_init(&w->arena, scratch) != 0)
         st = PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK)
@@ -164,6 +166,26 @@ static void measure_pin_forces(pd_world* w, const pd_vec3* vel_before, pd_real d
     }
 }
 
+/* Colliders after the method's step. Most methods leave contact to this pass: positions are
+ * projected out and velocities get the normal response and Coulomb friction. A method with
+ * contact_in_solve did both inside its step (for an implicit method friction must act on the
+ * positions it solves for: applied to velocities afterwards, the positions of a block on an
+ * incline kept sliding by h^2 g sin(theta) a step whatever the friction); here only a particle
+ * that still ended inside (one that was not near a collider when the step began) is projected,
+ * and it gets the velocity it moved with, so that the written velocity is the motion. */
+static void resolve_colliders(pd_world* w, pd_real dt) {
+    pd_particles* p = &w->particles;
+    if (!w->solver->contact_in_solve) {
+        pd_colliders_project(&w->colliders, p->count, p->pos, p->vel, w->contact_skip, NULL, dt);
+        return;
+    }
+    uint8_t* touched = PD_ARENA_ARRAY(&w->arena, uint8_t, p->count);
+    pd_colliders_project(&w->colliders, p->count, p->pos, NULL, w->contact_skip, touched, dt);
+    for (size_t i = 0; i < p->count; ++i)
+        if (touched[i])
+            p->vel[i] = pd_v3_scale(pd_v3_sub(p->pos[i], w->step_start[i]), 1.0 / dt);
+}
+
 /* A non-finite or runaway particle stops the run; the message says when and where. */
 static pd_status check_stability(const pd_world* w, pd_error* err) {
     const pd_particles* p = &w->particles;
@@ -213,9 +235,8 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
     w->contact_skip = skip;
     memset(&w->last_stats, 0, sizeof w->last_stats);
     pd_status st = w->solver->step(w->solver_state, w, &w->last_stats);
-    if (st == PD_OK && w->colliders.count) {
-        pd_colliders_project(&w->colliders, p->count, p->pos, p->vel, w->contact_skip, NULL, dt);
-    }
+    if (st == PD_OK && w->colliders.count)
+        resolve_colliders(w, dt);
     if (st == PD_OK && w->pin_count)
         measure_pin_forces(w, vel_before, dt);
     if (st == PD_OK)

@@ -7,7 +7,8 @@
  * and its exact gradient (Eq. 9, the derivative Eq. 10 drops kept); the global step applies
  * the constant matrix to the residual (Chebyshev-Jacobi sweeps or the Cholesky factor); Eq. 13
  * takes the step with a backtracking line search (Armijo). L-BFGS pairs on top (beyond the
- * paper) and contacts blocked along collider normals. docs/methods/projective_pd.md has the
+ * paper), contacts blocked along collider normals and Coulomb friction with the colliders in
+ * the merit (boundary/friction.h). docs/methods/projective_pd.md has the
  * derivations and the measurements behind each choice. */
 #include "solvers/projective_pd/projective_pd_data.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "boundary/collider.h"
+#include "boundary/friction.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/timer.h"
@@ -28,6 +30,8 @@
 #define PPD_GRAIN 512
 /* det F below which a particle counts as inverted for the fix of Sec. 4.1 (see local_particle) */
 #define PPD_INVERTED 0.05
+/* Times a step may renew its friction limits from the normal forces it found (ppd_step) */
+#define PPD_FRICTION_REFRESHES 2
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
@@ -179,8 +183,11 @@ static pd_vec3 contact_normal(const pd_ppd_state* s, pd_vec3 y) {
     return best;
 }
 
-/* v without its part along the particle's blocked contact normal (S v; identity off contact). */
+/* v without its part along the particle's blocked contact normal, and without its tangential
+ * part where the contact sticks (S v; identity off contact). */
 static pd_vec3 filter(const pd_ppd_state* s, size_t i, pd_vec3 v) {
+    if (s->stuck[i])
+        v = pd_v3_scale(s->cnormal[i], pd_v3_dot(v, s->cnormal[i]));
     pd_vec3 n = s->blocked[i];
     return pd_v3_madd(v, -pd_v3_dot(v, n), n);
 }
@@ -205,7 +212,9 @@ static void local_kernel(void* vctx, size_t begin, size_t end, int thread) {
 /* Gathers g, then the residual of Eq. 12 with the exact forces, r = M (y - y*)/h^2 + g, and
  * the inertia energy. A particle touching a collider whose residual pushes into it is blocked
  * along the collider's normal n (KKT: the contact takes r.n n >= 0): r and every search
- * direction lose their part along n. Partial sums of |r|^2 (first half) and inertia. */
+ * direction lose their part along n. A contact with friction adds the friction force of
+ * boundary/friction.h and its dissipation potential; a sticking one is blocked in every
+ * direction. Partial sums of |r|^2 (first half) and inertia + friction potential. */
 static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
     ppd_ctx* c = vctx;
     pd_ppd_state* s = c->s;
@@ -220,6 +229,10 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
             r = pd_v3_madd(s->g[i], s->mass[i] * ih2, d);
             inertia += 0.5 * s->mass[i] * ih2 * pd_v3_len2(d);
         }
+        s->stuck[i] = 0;
+        if (s->flimit[i] > 0)
+            inertia += pd_friction_apply(&r, c->y[i], s->anchor[i], s->cnormal[i], s->flimit[i],
+                                         &s->stuck[i]);
         if (s->held[i]) {
             pd_vec3 n = contact_normal(s, c->y[i]);
             if (pd_v3_dot(r, n) > 0) {
@@ -299,15 +312,25 @@ static void filter_all(void* ctx, pd_vec3* v, size_t n) {
         v[i] = filter(s, i, v[i]);
 }
 
-/* Sec. 8: slip boundaries "project particles out of the solids". The prediction y* and every
- * line-search trial are projected, and particles touching a collider whose residual pushes
- * into it are blocked along its normal in the search direction (gather_kernel): handled only
- * after the solve, contact acts as a spring of stiffness m/h^2, far too soft at h = 1/30 s (a
- * resting ball sank to half its height). Friction acts on velocities after the step (world). */
+/* Sec. 8: slip boundaries "project particles out of the solids". The start points and every
+ * line-search trial are projected (y* itself stays the inertial target: projected, it took
+ * part of the weight off every particle within h^2 g of a surface, 11 mm at h = 1/30 s,
+ * touching or not; measured, a block whose grid-sampled bottom hovers in steps over a ramp
+ * pressed on it with 95 % of its weight and slid 6 % too fast), and particles touching a
+ * collider whose residual pushes into it are blocked along its normal in the search direction
+ * (gather_kernel): handled only after the solve, contact acts as a spring of stiffness m/h^2,
+ * far too soft at h = 1/30 s (a resting ball sank to half its height). Friction acts inside
+ * the solve too: a trial whose move from the iterate reverses a contact's slip, or any trial of
+ * a no-slip contact, is first put at the contact's anchor tangentially (pd_friction_snap). */
 static void project_contacts(void* ctx, pd_vec3* y) {
     pd_ppd_state* s = ctx;
-    if (s->colliders && s->colliders->count)
-        pd_colliders_project(s->colliders, s->n, y, NULL, s->near_skip, s->held, s->dt);
+    if (!s->colliders || !s->colliders->count)
+        return;
+    const pd_vec3* base = s->opt.y;
+    for (size_t i = 0; i < s->n; ++i)
+        if (s->flimit[i] > 0)
+            y[i] = pd_friction_snap(base[i], y[i], s->anchor[i], s->cnormal[i], s->flimit[i]);
+    pd_colliders_project(s->colliders, s->n, y, NULL, s->near_skip, s->held, s->dt);
 }
 
 static pd_descent_problem problem(pd_ppd_state* s) {
@@ -340,11 +363,60 @@ static void mark_near_colliders(pd_ppd_state* s, const struct pd_world* w) {
 
 static void project_prediction(pd_ppd_state* s, const struct pd_world* w) {
     memset(s->held, 0, s->n);
+    memset(s->flimit, 0, s->n * sizeof(pd_real));
+    memset(s->stuck, 0, s->n);
     s->colliders = &w->colliders;
-    if (w->colliders.count) {
-        pd_colliders_project(&w->colliders, s->n, s->ystar, NULL, w->contact_skip, s->held, s->dt);
+    if (w->colliders.count)
         mark_near_colliders(s, w);
+}
+
+/* Coulomb friction of the step (boundary/friction.h): every particle touching a collider (at
+ * the current iterate, or when the step began) gets its anchor, the contact normal and the
+ * friction limit mu lambda, with lambda the normal force its contact takes at the current
+ * iterate, r.n (the push of a blocked contact). Returns 1 if a limit changed by more than 1 %
+ * of their sum or a contact came or went. */
+static int friction_limits(pd_ppd_state* s, const pd_particles* p) {
+    const pd_vec3 *y = s->opt.y, *r = s->opt.r;
+    pd_real change = 0, total = 0;
+    int switched = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real old = s->flimit[i];
+        s->flimit[i] = 0;
+        pd_real d_start = INFINITY;
+        if (!s->near_skip[i] && !s->held[i]) /* touching when the step began (no_slip holds it) */
+            pd_colliders_nearest(s->colliders, p->pos[i], &d_start, NULL);
+        if (!s->near_skip[i] && (s->held[i] || d_start < PD_FRICTION_TOUCH)) {
+            pd_vec3 n;
+            const pd_vec3 at = s->held[i] ? y[i] : p->pos[i];
+            const pd_collider* col =
+                &s->colliders->items[pd_colliders_nearest(s->colliders, at, NULL, &n)];
+            pd_real rn = s->push[i] > 0 ? s->push[i] : pd_v3_dot(r[i], n);
+            s->flimit[i] = pd_friction_limit(&col->def, rn);
+            s->anchor[i] = pd_friction_anchor(col, p->pos[i], s->dt);
+            s->cnormal[i] = n;
+        }
+        if ((old > 0) != (s->flimit[i] > 0) || isinf(old) != isinf(s->flimit[i]))
+            switched = 1;
+        else if (isfinite(old) && old > 0)
+            change += fabs(s->flimit[i] - old), total += old;
     }
+    return switched || change > 0.01 * total;
+}
+
+/* Friction at the start of the step: lambda measured at x + h v, the start point of a body
+ * resting or sliding steadily, where the contacts carry its weight as at the end of the
+ * previous step (y* would deform it by h^2 g). */
+static void friction_setup(pd_ppd_state* s, const pd_particles* p) {
+    if (!s->colliders->count)
+        return;
+    pd_descent* d = &s->opt;
+    for (size_t i = 0; i < s->n; ++i)
+        d->y[i] =
+            p->flags[i] & PD_P_CONSTRAINED ? s->ystar[i] : pd_v3_madd(p->pos[i], s->dt, p->vel[i]);
+    project_contacts(s, d->y);
+    pd_real r;
+    local_step(s, d->y, d->r, &r);
+    friction_limits(s, p);
 }
 
 /* The force the step has to produce anyway, sqrt(sum (m (|g| + |v|/h))^2): the residual is
@@ -366,13 +438,9 @@ static void finish(pd_ppd_state* s, pd_particles* p) {
             p->force[i] = pd_v3_scale(s->g[i], -1); /* for the pin's reaction */
             continue;
         }
+        /* the velocity the particle moved with over the step (contacts and friction were in the
+         * solve: the world leaves it alone, contact_in_solve) */
         p->vel[i] = pd_v3_scale(pd_v3_sub(y[i], p->pos[i]), 1.0 / s->dt);
-        /* Hand the collider's normal impulse (push h) back to the velocity, as if the particle
-         * were still arriving: the world's contact pass then removes it again and takes
-         * Coulomb friction from it. Projected inside the solve, a resting particle otherwise
-         * arrives with no normal velocity, and friction never acts (measured: the demo slid
-         * and turned the same with friction 0.5 and 0). */
-        p->vel[i] = pd_v3_madd(p->vel[i], -s->push[i] * s->dt / p->mass[i], s->blocked[i]);
         p->pos[i] = y[i];
     }
 }
@@ -400,7 +468,7 @@ static pd_real start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
     pd_real r_alt, m_alt = pd_descent_evaluate(d, &pr, &r_alt);
     memcpy(d->ytrial, d->y, s->n * sizeof(pd_vec3)); /* x + h v, projected */
     memcpy(d->y, s->ystar, s->n * sizeof(pd_vec3));
-    contact_set_of(s, d->y);
+    project_contacts(s, d->y); /* y* stays the inertial target; this start point is admissible */
     pd_real m_star = pd_descent_evaluate(d, &pr, &s->r_star);
     *r = s->r_star;
     if (m_star <= m_alt)
@@ -410,16 +478,52 @@ static pd_real start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
     return pd_descent_evaluate(d, &pr, r);
 }
 
+/* Adds what a continued solve did to the step's report. */
+static void report_add(pd_descent_report* total, const pd_descent_report* part) {
+    total->iterations += part->iterations;
+    total->residual = part->residual;
+    total->merit = part->merit;
+    total->line_search_failures += part->line_search_failures;
+    total->residual_increases += part->residual_increases;
+    total->merit_increases += part->merit_increases;
+    total->history_resets += part->history_resets;
+    total->shortest_step = fmin(total->shortest_step, part->shortest_step);
+}
+
+/* The descent, renewed when the normal forces the solve found differ from the lagged ones (an
+ * impact, a body that bounces): friction takes them and the iterations go on, within the
+ * step's iteration budget, on the new merit (the L-BFGS pairs of the old one are dropped). */
+static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_real merit,
+                                     pd_real r, pd_real r0) {
+    pd_descent* d = &s->opt;
+    pd_descent_problem pr = problem(s);
+    pd_descent_report part;
+    s->report = (pd_descent_report){.shortest_step = 1};
+    for (int refresh = 0;; ++refresh) {
+        d->def.iterations = s->prm.iterations - s->report.iterations;
+        pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &part);
+        report_add(&s->report, &part);
+        if (st != PD_OK)
+            return st;
+        r = part.residual;
+        if (refresh == PPD_FRICTION_REFRESHES || s->report.iterations >= s->prm.iterations ||
+            !s->colliders->count || !friction_limits(s, p))
+            return PD_OK;
+        project_contacts(s, d->y); /* a new no-slip contact is put at its anchor */
+        merit = pd_descent_evaluate(d, &pr, &r);
+    }
+}
+
 static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats) {
     pd_ppd_state* s = state;
     pd_particles* p = &w->particles;
     s->t_local = s->t_global = 0;
     predict(s, p);
     project_prediction(s, w);
+    friction_setup(s, p);
     pd_real r, merit = start_point(s, p, &r);
     pd_real r0 = fmax(s->r_star, force_scale(s, p));
-    pd_descent_problem pr = problem(s);
-    pd_status st = pd_descent_solve(&s->opt, &pr, merit, r, r0, &s->report);
+    pd_status st = solve_with_friction(s, p, merit, r, r0);
     if (st != PD_OK)
         return st;
     finish(s, p);
@@ -438,13 +542,13 @@ static void ppd_destroy(void* state) {
 
 static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
-    /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 12 vectors
-     * (ystar, g, blocked, two Chebyshev scratch, and the optimiser's y, r, ytrial, yold, rold,
-     * dir, work), 2 per L-BFGS pair, diag and push, flags */
+    /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 14 vectors
+     * (ystar, g, blocked, anchor, cnormal, two Chebyshev scratch, and the optimiser's y, r,
+     * ytrial, yold, rold, dir, work), 2 per L-BFGS pair, diag, push and flimit, flags */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + 6 * sizeof(pd_real);
-    size_t per_particle = sizeof(pd_mat3) + (12 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
-                          2 * sizeof(pd_real) + 16;
+    size_t per_particle = sizeof(pd_mat3) + (14 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
+                          3 * sizeof(pd_real) + 16;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     return bonds * per_bond + per_particle + direct;
 }
@@ -463,6 +567,7 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .on_time_step = pd_ppd_on_time_step,
     .renew_families = pd_ppd_renew_families,
     .break_bonds = pd_ppd_break_bonds,
+    .contact_in_solve = 1,
     .bytes_per_particle = ppd_bytes_per_particle,
 };
 

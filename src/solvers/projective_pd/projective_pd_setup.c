@@ -201,6 +201,10 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(blocked, pd_vec3, n)                                                                         \
     X(push, pd_real, n)                                                                            \
     X(held, uint8_t, n)                                                                            \
+    X(anchor, pd_vec3, n)                                                                          \
+    X(cnormal, pd_vec3, n)                                                                         \
+    X(flimit, pd_real, n)                                                                          \
+    X(stuck, uint8_t, n)                                                                           \
     X(fixed, uint8_t, n)                                                                           \
     X(cheb_a, pd_vec3, n)                                                                          \
     X(cheb_b, pd_vec3, n)                                                                          \
