@@ -20,6 +20,26 @@ static const char* k_incline =
     "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.1,0.05,0.1]}}],"
     "\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],\"normal\":[0,1,0]}]}";
 
+/* The same incline as a mesh collider: an open square of two triangles (10 m wide, written to
+ * a temporary file) turned by the same angle, with a wall behind it. */
+static const char* k_incline_mesh =
+    "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{\"iterations\":100},"
+    "\"time\":{\"dt\":0.0333333333333,\"fps\":30,\"frames\":30},\"gravity\":[0,-9.81,0],"
+    "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e6,\"poisson_ratio\":0.3}},"
+    "\"bodies\":[{\"name\":\"block\",\"material\":\"m\",\"spacing\":0.0125,"
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.1,0.05,0.1]}}],"
+    "\"colliders\":[{\"type\":\"mesh\",\"path\":\"/tmp/pd_friction_square.obj\","
+    "\"thickness\":0.2}]}";
+static int g_mesh_incline; /* 1: incline_open builds the mesh incline */
+
+static int write_square(void) {
+    FILE* f = fopen("/tmp/pd_friction_square.obj", "w");
+    if (!f)
+        return 0;
+    fprintf(f, "v -5 0 -5\nv -5 0 5\nv 5 0 5\nv 5 0 -5\nf 1 2 3\nf 1 3 4\n");
+    return fclose(f) == 0;
+}
+
 typedef struct incline {
     double theta; /* rad */
     pd_vec3 n;    /* plane normal */
@@ -37,7 +57,10 @@ static int incline_open(incline* c, double theta_deg, double mu, const char* bou
     c->n = pd_v3(sn, cs, 0);
     c->down = pd_v3(cs, -sn, 0);
     char normal[96], fric[64], bnd[64], dt[64], fp[64];
-    snprintf(normal, sizeof normal, "colliders[0].normal=[%.17g,%.17g,0]", sn, cs);
+    if (g_mesh_incline) /* the square's normal (0, 1, 0) turned to (sin, cos, 0) */
+        snprintf(normal, sizeof normal, "colliders[0].rotate=[0,0,1,%.17g]", -theta_deg);
+    else
+        snprintf(normal, sizeof normal, "colliders[0].normal=[%.17g,%.17g,0]", sn, cs);
     snprintf(fric, sizeof fric, "colliders[0].friction=%.17g", mu);
     snprintf(bnd, sizeof bnd, "colliders[0].boundary=%s", boundary);
     snprintf(dt, sizeof dt, "time.dt=%.17g", 1.0 / fps);
@@ -46,7 +69,7 @@ static int incline_open(incline* c, double theta_deg, double mu, const char* bou
     int no_slip = strcmp(boundary, "no_slip") == 0;
     const char* sets[] = {normal, bnd, dt, fp, no_slip ? iterations : fric, iterations};
     int count = 4 + !no_slip + (iterations != NULL);
-    if (!pd_test_sim_open(&c->sim, k_incline, sets, count))
+    if (!pd_test_sim_open(&c->sim, g_mesh_incline ? k_incline_mesh : k_incline, sets, count))
         return 0;
     pd_particles* p = &c->sim.world->particles;
     double half = 0.5 * p->spacing[0];
@@ -192,6 +215,16 @@ PD_TEST(incline_20_and_35_degrees_h_one_120th) {
         check_incline(35, mus[k], 120);
     }
 }
+/* The same law on a mesh collider (an open two-triangle square with a wall behind it, turned
+ * by the mesh's `rotate`): mu 0.2 slides at g (sin - mu cos), mu 0.5 sticks. */
+PD_TEST(incline_20_degrees_on_a_mesh_collider) {
+    PD_REQUIRE(write_square());
+    g_mesh_incline = 1;
+    check_incline(20, 0.2, 30);
+    check_incline(20, 0.5, 30);
+    g_mesh_incline = 0;
+}
+
 /* The default 20 iterations at h = 1/30 s, where the steps of the released block end
  * unconverged while it settles (its weight reaches the contacts as an elastic wave and it
  * bounces): the same law and tolerances as above. (It failed, 1.467 m/s^2 and 2.5 mm, while y*
