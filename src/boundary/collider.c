@@ -10,6 +10,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/keyframes.h"
 #include "geometry/mesh.h"
 #include "geometry/mesh_sdf.h"
 #include "parallel/parallel.h"
@@ -17,46 +18,7 @@
 /* Particles per parallel chunk: large enough that scheduling overhead is negligible. */
 #define PD_COLLIDER_GRAIN 2048
 
-/* ---- small rotation helpers ---- */
-
-/* Rotation by `radians` about the unit axis a (Rodrigues' formula). */
-static pd_mat3 rotation_axis_angle(pd_vec3 a, pd_real radians) {
-    pd_real c = cos(radians), s = sin(radians), k = 1 - c;
-    pd_mat3 r = {{{c + k * a.x * a.x, k * a.x * a.y - s * a.z, k * a.x * a.z + s * a.y},
-                  {k * a.y * a.x + s * a.z, c + k * a.y * a.y, k * a.y * a.z - s * a.x},
-                  {k * a.z * a.x - s * a.y, k * a.z * a.y + s * a.x, c + k * a.z * a.z}}};
-    return r;
-}
-
-/* Axis (unit) and angle in [0, pi] of a rotation matrix. */
-static void rotation_to_axis_angle(pd_mat3 r, pd_vec3* axis, pd_real* angle) {
-    pd_real c = 0.5 * (pd_m3_trace(r) - 1);
-    c = c > 1 ? 1 : (c < -1 ? -1 : c);
-    pd_real phi = acos(c);
-    pd_vec3 w = pd_v3(r.m[2][1] - r.m[1][2], r.m[0][2] - r.m[2][0], r.m[1][0] - r.m[0][1]);
-    pd_real wl = pd_v3_len(w);
-    *angle = phi;
-    if (phi < 1e-12) {
-        *axis = pd_v3(0, 1, 0);
-        return;
-    }
-    if (phi < PD_PI - 1e-6 && wl > 1e-12) {
-        *axis = pd_v3_scale(w, 1 / wl);
-        return;
-    }
-    /* Near pi the skew part vanishes: read the axis from (R + I) / 2 = a a^T instead. */
-    pd_real d[3] = {0.5 * (r.m[0][0] + 1), 0.5 * (r.m[1][1] + 1), 0.5 * (r.m[2][2] + 1)};
-    int k = d[1] > d[0] ? 1 : 0;
-    k = d[2] > d[k] ? 2 : k;
-    pd_real ak = sqrt(fmax(d[k], 0));
-    pd_real col[3];
-    for (int i = 0; i < 3; ++i)
-        col[i] = i == k ? ak : 0.5 * (r.m[i][k] + r.m[k][i]) * 0.5 / ak;
-    pd_vec3 a = pd_v3(col[0], col[1], col[2]);
-    if (pd_v3_dot(a, w) < 0)
-        a = pd_v3_scale(a, -1); /* just below pi the skew part still tells the sense */
-    *axis = pd_v3_scale(a, 1 / pd_v3_len(a));
-}
+/* ---- geometry helper ---- */
 
 /* A unit vector perpendicular to the unit vector a, chosen deterministically. */
 static pd_vec3 any_perpendicular(pd_vec3 a) {
@@ -196,79 +158,13 @@ static pd_vec3 rest_center(const pd_collider_def* d) {
     }
 }
 
-static pd_real deg_to_rad(pd_real deg) {
-    return deg * (PD_PI / 180.0);
-}
-
-static pd_mat3 keyframe_rotation(const pd_keyframe* k) {
-    if (k->rotate_degrees == 0)
-        return pd_m3_identity();
-    return rotation_axis_angle(k->rotate_axis, deg_to_rad(k->rotate_degrees));
-}
-
-/* Both keyframes rotate about one axis (or one of them does not rotate): then the angle
- * itself is interpolated, so that turns beyond 180 degrees between keyframes are kept.
- * Gives the common axis and the two signed angles (rad). */
-static int common_axis(const pd_keyframe* k0, const pd_keyframe* k1, pd_vec3* axis, pd_real* a0,
-                       pd_real* a1) {
-    *a0 = deg_to_rad(k0->rotate_degrees);
-    *a1 = deg_to_rad(k1->rotate_degrees);
-    if (*a0 == 0 || *a1 == 0) {
-        *axis = *a0 != 0 ? k0->rotate_axis : k1->rotate_axis;
-        return 1;
-    }
-    pd_real c = pd_v3_dot(k0->rotate_axis, k1->rotate_axis);
-    *axis = k0->rotate_axis;
-    if (c < -1 + 1e-12)
-        *a1 = -*a1; /* the opposite axis is the same axis with the angle negated */
-    return fabs(c) > 1 - 1e-12;
-}
-
-/* Pose between keyframes k0 and k1 at fraction s of the segment of length span (s). */
-static void keyframe_segment_pose(pd_collider* col, const pd_keyframe* k0, const pd_keyframe* k1,
-                                  pd_real s, pd_real span) {
-    col->translation = pd_v3_madd(k0->translate, s, pd_v3_sub(k1->translate, k0->translate));
-    col->lin_vel = pd_v3_scale(pd_v3_sub(k1->translate, k0->translate), 1 / span);
-    pd_vec3 axis;
-    pd_real a0, a1;
-    if (common_axis(k0, k1, &axis, &a0, &a1)) {
-        pd_real angle = a0 + s * (a1 - a0);
-        col->rotation = angle == 0 ? pd_m3_identity() : rotation_axis_angle(axis, angle);
-        col->ang_vel = pd_v3_scale(axis, (a1 - a0) / span);
-        return;
-    }
-    /* Different axes: turn along the shortest arc from R0 to R1, R(s) = rot(b, s phi) R0. */
-    pd_mat3 r0 = keyframe_rotation(k0), r1 = keyframe_rotation(k1);
-    pd_real phi;
-    pd_vec3 b;
-    rotation_to_axis_angle(pd_m3_mul(r1, pd_m3_transpose(r0)), &b, &phi);
-    col->rotation = pd_m3_mul(rotation_axis_angle(b, s * phi), r0);
-    col->ang_vel = pd_v3_scale(b, phi / span);
-}
-
-static void keyframe_hold(pd_collider* col, const pd_keyframe* k) {
-    col->translation = k->translate;
-    col->rotation = keyframe_rotation(k);
-    col->lin_vel = pd_v3(0, 0, 0);
-    col->ang_vel = pd_v3(0, 0, 0);
-}
-
+/* Keyframed motion: the one interpolator of core/keyframes.c. */
 static void keyframe_pose(pd_collider* col, pd_real t) {
-    const pd_keyframe* kf = col->def.keyframes;
-    int n = col->def.keyframe_count;
-    if (t < kf[0].t) {
-        keyframe_hold(col, &kf[0]);
-        return;
-    }
-    if (t >= kf[n - 1].t) {
-        keyframe_hold(col, &kf[n - 1]);
-        return;
-    }
-    int j = 0;
-    while (j + 2 < n && t >= kf[j + 1].t)
-        ++j;
-    pd_real span = kf[j + 1].t - kf[j].t;
-    keyframe_segment_pose(col, &kf[j], &kf[j + 1], (t - kf[j].t) / span, span);
+    pd_keyframe_motion m = pd_keyframes_motion(col->def.keyframes, col->def.keyframe_count, t);
+    col->translation = m.translate;
+    col->rotation = m.rotation;
+    col->lin_vel = m.velocity;
+    col->ang_vel = m.angular_velocity;
 }
 
 static void velocity_pose(pd_collider* col, pd_real t) {
@@ -277,7 +173,7 @@ static void velocity_pose(pd_collider* col, pd_real t) {
     col->translation = pd_v3_scale(col->def.velocity, t);
     pd_real w = pd_v3_len(col->def.angular_velocity);
     col->rotation = w > 0
-                        ? rotation_axis_angle(pd_v3_scale(col->def.angular_velocity, 1 / w), w * t)
+                        ? pd_rotation_axis_angle(col->def.angular_velocity, w * t * (180.0 / PD_PI))
                         : pd_m3_identity();
 }
 
