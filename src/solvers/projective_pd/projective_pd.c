@@ -145,10 +145,11 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
     return e;
 }
 
-/* g_i = dE/dy_i = sum_j (t_ji - t_ij), per particle, without atomics. */
+/* g_i = dE/dy_i = sum_j (t_ji - t_ij), per particle, without atomics; plus the gradient of
+ * the contact energy (src/contact) when contact is on. */
 static pd_vec3 gather_gradient(const pd_ppd_state* s, uint32_t i) {
     const pd_family* f = &s->fam;
-    pd_vec3 g = pd_v3(0, 0, 0);
+    pd_vec3 g = s->prm.contact ? s->contact.grad[i] : pd_v3(0, 0, 0);
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
         g = pd_v3_add(g, pd_v3_sub(s->t[f->rev[b]], s->t[b]));
     return g;
@@ -240,8 +241,20 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
     s->partial[s->chunks + begin / PPD_GRAIN] = inertia;
 }
 
+/* The contact energy between bodies at y (src/contact): its gradient and diagonal stay in
+ * s->contact for gather_gradient and the Jacobi sweeps. */
+static pd_real contact_energy(pd_ppd_state* s, const pd_vec3* y) {
+    if (!s->prm.contact)
+        return 0;
+    pd_real e;
+    pd_status st = pd_contact_evaluate(&s->contact, y, &e);
+    if (st != PD_OK)
+        s->contact_status = st;
+    return e;
+}
+
 /* Everything at y: energy, gradient, residual, blocked contacts. Returns the merit of Eq. 12
- * (inertia + elastic energy, J); *r_norm gets |r| (N). */
+ * (inertia + elastic energy + contact energy, J); *r_norm gets |r| (N). */
 static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags,
                           pd_real* r_norm) {
     double t0 = pd_now();
@@ -251,6 +264,7 @@ static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flag
     s->inverted = 0;
     for (size_t k = 0; k < s->chunks; ++k)
         s->inverted |= s->partial[s->chunks + k] != 0;
+    energy += contact_energy(s, y);
     pd_parallel_for(s->n, PPD_GRAIN, gather_kernel, &c);
     pd_real r2 = sum_partials(s), inertia = 0;
     for (size_t k = 0; k < s->chunks; ++k)
@@ -285,6 +299,13 @@ static void axpy(size_t n, pd_vec3* out, pd_real alpha, const pd_vec3* dir) {
 
 /* ---------------------------------------------------------------- global step */
 
+/* The diagonal the Jacobi sweeps divide by: A's, plus the contact stiffness acting on the
+ * particle at the current iterate (the preconditioner stays SPD and its Gershgorin bound rho
+ * only shrinks; the Cholesky factor keeps A alone). */
+static pd_real jacobi_diagonal(const pd_ppd_state* s, size_t i) {
+    return s->prm.contact ? s->diag[i] + s->contact.diag[i] : s->diag[i];
+}
+
 /* One Jacobi sweep on A z = b (A = diag - c off the diagonal, b in s->work) with Chebyshev
  * weight omega (Wang 2015): out = omega (J(z) - prev) + prev; omega = 1 is plain Jacobi.
  * Constrained particles do not move; blocked ones move only along their contact plane. */
@@ -300,7 +321,7 @@ static void jacobi_kernel(void* vctx, size_t begin, size_t end, int thread) {
         pd_vec3 acc = s->work[i];
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
             acc = pd_v3_madd(acc, s->c[b], c->y[f->j[b]]);
-        pd_vec3 jac = filter(s, i, pd_v3_scale(acc, 1.0 / s->diag[i]));
+        pd_vec3 jac = filter(s, i, pd_v3_scale(acc, 1.0 / jacobi_diagonal(s, i)));
         c->out[i] = pd_v3_madd(c->from[i], c->omega, pd_v3_sub(jac, c->from[i]));
     }
 }
@@ -586,24 +607,36 @@ static pd_real start_point(pd_ppd_state* s, const pd_particles* p, const uint8_t
     return local_step(s, s->y, flags, r);
 }
 
+/* Contact between bodies for this step: friction pairs lagged at the step's start positions
+ * (src/contact). */
+static pd_status begin_contact(pd_ppd_state* s, const pd_particles* p) {
+    s->contact_status = PD_OK;
+    return s->prm.contact ? pd_contact_begin_step(&s->contact, p->pos, s->dt) : PD_OK;
+}
+
 static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats) {
     pd_ppd_state* s = state;
     pd_particles* p = &w->particles;
     const uint8_t* flags = p->flags;
+    pd_status st = PD_OK;
     double t0 = pd_now();
     s->t_local = s->t_global = 0;
     predict(s, p);
     project_prediction(s, w);
+    st = begin_contact(s, p);
+    if (st != PD_OK)
+        return st;
     pd_real r, merit = start_point(s, p, flags, &r);
     pd_real r0 = fmax(s->r_star, force_scale(s, p));
     s->line_search_failures = s->residual_increases = s->history_resets = s->merit_increases = 0;
     s->shortest_step = 1;
     history_clear(s);
-    pd_status st = PD_OK;
     int it = 0;
     while (it < s->prm.iterations && r > s->prm.tolerance * r0) {
         pd_real before = r, merit_before = merit;
         int moved = iterate(s, flags, &merit, &r, &st);
+        if (st == PD_OK)
+            st = s->contact_status;
         if (st != PD_OK)
             return st;
         ++it;
@@ -614,6 +647,8 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
         s->residual_increases += r > before;
         s->merit_increases += merit > merit_before;
     }
+    if (s->contact_status != PD_OK)
+        return s->contact_status;
     finish(s, p);
     s->last_iterations = it;
     s->last_residual = r / r0;

@@ -19,6 +19,8 @@ typedef struct pd_ppd_params {
     int inversion_fix;
     int surface_correction;
     int history;
+    int contact;               /* particle-particle contact between bodies and self-contact */
+    pd_real contact_stiffness; /* kappa of src/contact (1) */
 } pd_ppd_params;
 
 /* Most L-BFGS pairs `history` may keep. */
@@ -30,11 +32,12 @@ extern const pd_param_table pd_ppd_param_table;
 
 #ifndef PD_PROJECTIVE_PD_STATE
 #define PD_PROJECTIVE_PD_STATE
+#include "contact/contact.h"
 #include "linalg/cholmod_solver.h"
 #include "neighbor/family.h"
 
 /* Index of a material method parameter in pd_material_def.method_params. */
-enum { PD_PPD_MAT_DEVIATORIC_SCALE };
+enum { PD_PPD_MAT_DEVIATORIC_SCALE, PD_PPD_MAT_CONTACT_FRICTION };
 extern const pd_param_table pd_ppd_material_table;
 
 /* Constants of Eq. 8 for one material, mapped from E and nu (docs/methods/projective_pd.md). */
@@ -109,5 +112,11 @@ typedef struct pd_ppd_state {
     int merit_increases;      /* iterations of the last step whose merit went up */
     double shortest_step;     /* smallest step length alpha the line search took */
     int line_search_failures; /* iterations where no step length met the Armijo condition */
+
+    /* contact between bodies (src/contact), when prm.contact */
+    pd_contact contact;        /* src/contact: pairs, penalty and friction (prm.contact) */
+    pd_real* contact_modulus;  /* per material: E (Pa) */
+    pd_real* contact_friction; /* per material: Coulomb coefficient between bodies (1) */
+    pd_status contact_status;  /* a contact buffer that could not grow during the step */
 } pd_ppd_state;
 #endif

@@ -15,6 +15,10 @@ static const pd_param_info k_material_params[] = {
      "1", NULL,
      "Multiplies the deviatoric constant mu of Eq. 8: the paper's knob for bending stiffness of "
      "shells and rods (Fig. 5); it also stiffens shear and stretch."},
+    {"contact_friction", PD_PARAM_REAL, PD_PPD_MAT_CONTACT_FRICTION * sizeof(pd_real), 0, 0, 10,
+     "1", NULL,
+     "Coulomb friction coefficient of this material against other bodies (and itself) in "
+     "particle-particle contact; a pair takes sqrt(mu_a mu_b). Requires solver.contact."},
 };
 const pd_param_table pd_ppd_material_table = {
     k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
@@ -55,6 +59,10 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "projective_pd accepts Poisson ratios up to %.2f (got %.3g)", PPD_NU_MAX,
                        nu);
+    if (!prm->contact && m->method_params[PD_PPD_MAT_CONTACT_FRICTION] > 0)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "contact_friction acts only in particle-particle contact, which "
+                       "solver.contact = false turns off; drop the key or turn contact on");
     return PD_OK;
 }
 
@@ -283,6 +291,31 @@ pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z) {
     return st;
 }
 
+/* src/contact for the world's particles: pairs are bonded within the families' horizon, the
+ * penalty stiffness comes from each material's Young's modulus, friction from its
+ * contact_friction. */
+static pd_status setup_contact(pd_ppd_state* s, const pd_world* w) {
+    if (!s->prm.contact)
+        return PD_OK;
+    const pd_scene* sc = w->scene;
+    ALLOC(contact_modulus, pd_real, sc->material_count);
+    ALLOC(contact_friction, pd_real, sc->material_count);
+    int any_friction = 0;
+    for (int m = 0; m < sc->material_count; ++m) {
+        pd_real E, nu;
+        youngs_poisson(&sc->materials[m], &E, &nu);
+        s->contact_modulus[m] = E;
+        s->contact_friction[m] = sc->materials[m].method_params[PD_PPD_MAT_CONTACT_FRICTION];
+        any_friction |= s->contact_friction[m] > 0;
+    }
+    pd_contact_def def = pd_default_contact_def();
+    def.horizon = s->prm.horizon;
+    def.stiffness = s->prm.contact_stiffness;
+    def.modulus = s->contact_modulus;
+    def.friction = any_friction ? s->contact_friction : NULL;
+    return pd_contact_init(&s->contact, &def, &w->particles);
+}
+
 static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     const pd_scene* sc = w->scene;
     const pd_particles* p = &w->particles;
@@ -315,6 +348,9 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     stiffness(s, p->flags, g);
     if (g)
         PD_FREE_ARRAY(g, pd_vec3, s->n);
+    st = setup_contact(s, w);
+    if (st != PD_OK)
+        return st;
     if (s->prm.global_solve == PD_PPD_DIRECT) {
         st = factor_direct(s, p->flags);
         if (st != PD_OK)
@@ -427,6 +463,9 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     }
     FREE(partial, pd_real, 2 * s->chunks);
     FREE(mat, pd_ppd_material, s->material_count);
+    FREE(contact_modulus, pd_real, s->material_count);
+    FREE(contact_friction, pd_real, s->material_count);
+    pd_contact_free(&s->contact);
     FREE(free_index, int32_t, n);
     FREE(rhs, pd_vec3, s->free_count);
     FREE(xsol, pd_vec3, s->free_count);
