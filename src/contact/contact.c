@@ -15,7 +15,7 @@
 enum { PD_CONTACT_GRAIN = 512 };
 
 pd_contact_def pd_default_contact_def(void) {
-    return (pd_contact_def){.horizon = 2.01, .stiffness = 1, .slip_velocity = 1e-3};
+    return (pd_contact_def){.horizon = 2.01, .stiffness = 4, .slip_velocity = 1e-3};
 }
 
 pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const pd_particles* p) {
@@ -28,9 +28,10 @@ pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const pd_par
     c->chunks = (c->n + PD_CONTACT_GRAIN - 1) / PD_CONTACT_GRAIN;
     c->grad = PD_NEW_ARRAY(pd_vec3, c->n + 1);
     c->diag = PD_NEW_ARRAY(pd_real, c->n + 1);
-    c->partial = PD_NEW_ARRAY(pd_real, 3 * c->chunks + 1);
+    c->partial = PD_NEW_ARRAY(pd_real, 4 * c->chunks + 1);
     c->f_offsets = PD_NEW_ARRAY(uint32_t, c->n + 1);
-    if (!c->grad || !c->diag || !c->partial || !c->f_offsets)
+    c->pair_count = PD_NEW_ARRAY(uint32_t, c->n + 1);
+    if (!c->grad || !c->diag || !c->partial || !c->f_offsets || !c->pair_count)
         return PD_ERR_OUT_OF_MEMORY;
     return PD_OK;
 }
@@ -43,12 +44,21 @@ static void free_friction_pairs(pd_contact* c) {
     c->f_capacity = 0;
 }
 
+static void free_pairs(pd_contact* c) {
+    PD_FREE_ARRAY(c->pair_j, uint32_t, c->pair_capacity);
+    PD_FREE_ARRAY(c->pair_k, pd_real, c->pair_capacity);
+    c->pair_j = NULL, c->pair_k = NULL;
+    c->pair_capacity = 0;
+}
+
 void pd_contact_free(pd_contact* c) {
     if (!c)
         return;
+    PD_FREE_ARRAY(c->pair_count, uint32_t, c->n + 1);
+    free_pairs(c);
     PD_FREE_ARRAY(c->grad, pd_vec3, c->n + 1);
     PD_FREE_ARRAY(c->diag, pd_real, c->n + 1);
-    PD_FREE_ARRAY(c->partial, pd_real, 3 * c->chunks + 1);
+    PD_FREE_ARRAY(c->partial, pd_real, 4 * c->chunks + 1);
     PD_FREE_ARRAY(c->f_offsets, uint32_t, c->n + 1);
     free_friction_pairs(c);
     pd_hash_grid_destroy(&c->grid);
@@ -92,9 +102,26 @@ static pd_real pair_friction(const pd_contact* c, uint32_t i, uint32_t j) {
 
 /* ---------------------------------------------------------------- pairs */
 
+/* Room for one pair per candidate (grown, never shrunk). */
+static pd_status reserve_pairs(pd_contact* c, size_t need) {
+    if (need <= c->pair_capacity && c->pair_j)
+        return PD_OK;
+    free_pairs(c);
+    size_t grown = need + need / 4 + 16;
+    c->pair_j = PD_NEW_ARRAY(uint32_t, grown);
+    c->pair_k = PD_NEW_ARRAY(pd_real, grown);
+    c->pair_capacity = grown;
+    if (!c->pair_j || !c->pair_k) {
+        free_pairs(c);
+        return PD_ERR_OUT_OF_MEMORY;
+    }
+    return PD_OK;
+}
+
 /* The candidates within the largest contact distance at y (the grid's CSR list). */
 static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
-    return pd_neighbors_build(&c->grid, y, c->n, c->radius, &c->near);
+    pd_status st = pd_neighbors_build(&c->grid, y, c->n, c->radius, &c->near);
+    return st == PD_OK ? reserve_pairs(c, c->near.offsets[c->n]) : st;
 }
 
 /* ---------------------------------------------------------------- friction pairs */
@@ -177,6 +204,7 @@ pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt) {
     pd_status st = find_candidates(c, x0);
     if (st != PD_OK)
         return st;
+    memset(c->pair_count, 0, c->n * sizeof(uint32_t)); /* the pairs were of the old list */
     contact_job job = {c, x0};
     pd_parallel_for(c->n, PD_CONTACT_GRAIN, count_friction_range, &job);
     c->f_offsets[0] = 0;
@@ -195,9 +223,10 @@ pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt) {
 
 /* Penalty of the pairs of i at y: adds dE/dy_i to *g and k to *diag; returns i's half of
  * the pair energies. Counts i's pairs with j > i in *pairs. */
-static pd_real penalty_of(const pd_contact* c, const pd_vec3* y, uint32_t i, pd_vec3* g,
-                          pd_real* diag, size_t* pairs) {
+static pd_real penalty_of(pd_contact* c, const pd_vec3* y, uint32_t i, pd_vec3* g, pd_real* diag,
+                          size_t* pairs, pd_real* closest) {
     pd_real e = 0;
+    uint32_t first = c->near.offsets[i], count = 0;
     for (uint32_t k = c->near.offsets[i]; k < c->near.offsets[i + 1]; ++k) {
         uint32_t j = c->near.indices[k];
         if (!pd_contact_eligible(c, i, j))
@@ -207,12 +236,16 @@ static pd_real penalty_of(const pd_contact* c, const pd_vec3* y, uint32_t i, pd_
         if (!(d < dc))
             continue;
         pd_real kij = pd_contact_stiffness(c, i, j), gap = dc - d;
+        *closest = fmin(*closest, d / dc);
         e += 0.25 * kij * gap * gap; /* half of k/2 (d_c - d)^2: j adds the other half */
         *diag += kij;
         *pairs += j > i;
+        c->pair_j[first + count] = j;
+        c->pair_k[first + count++] = kij;
         if (d > 1e-12 * dc) /* coincident particles: no direction, no force */
             *g = pd_v3_madd(*g, -kij * gap / d, dx);
     }
+    c->pair_count[i] = count;
     return e;
 }
 
@@ -246,12 +279,12 @@ static void evaluate_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     contact_job* job = ctx;
     pd_contact* c = job->c;
-    pd_real e = 0;
+    pd_real e = 0, closest = 1;
     size_t pairs = 0, sticking = 0;
     for (size_t i = begin; i < end; ++i) {
         pd_vec3 g = pd_v3(0, 0, 0);
         pd_real diag = 0;
-        e += penalty_of(c, job->y, (uint32_t)i, &g, &diag, &pairs);
+        e += penalty_of(c, job->y, (uint32_t)i, &g, &diag, &pairs, &closest);
         if (c->f_ready)
             e += friction_of(c, job->y, (uint32_t)i, &g, &diag, &sticking);
         c->grad[i] = g;
@@ -261,11 +294,12 @@ static void evaluate_range(void* ctx, size_t begin, size_t end, int thread) {
     c->partial[chunk] = e;
     c->partial[c->chunks + chunk] = (pd_real)pairs;
     c->partial[2 * c->chunks + chunk] = (pd_real)sticking;
+    c->partial[3 * c->chunks + chunk] = closest;
 }
 
 pd_status pd_contact_evaluate(pd_contact* c, const pd_vec3* y, pd_real* energy) {
     *energy = 0;
-    c->energy = 0, c->pairs = 0, c->sticking = 0;
+    c->energy = 0, c->pairs = 0, c->sticking = 0, c->closest = 1;
     if (c->n == 0)
         return PD_OK;
     pd_status st = find_candidates(c, y);
@@ -275,6 +309,7 @@ pd_status pd_contact_evaluate(pd_contact* c, const pd_vec3* y, pd_real* energy) 
     pd_parallel_for(c->n, PD_CONTACT_GRAIN, evaluate_range, &job);
     pd_real e = 0, pairs = 0, sticking = 0;
     for (size_t k = 0; k < c->chunks; ++k) {
+        c->closest = fmin(c->closest, c->partial[3 * c->chunks + k]); /* any order: a min */
         e += c->partial[k];
         pairs += c->partial[c->chunks + k];
         sticking += c->partial[2 * c->chunks + k];

@@ -69,6 +69,12 @@ typedef struct pd_contact {
     /* per particle, at the last evaluation */
     pd_vec3* grad; /* dE_contact/dy_i (N) */
     pd_real* diag; /* sum of the pair stiffnesses acting on i: a diagonal Hessian bound (N/m) */
+    /* the pairs of i at the last evaluation: pair_j / pair_k[near.offsets[i] + m] for
+     * m < pair_count[i] (a spring Laplacian a preconditioner may add) */
+    uint32_t* pair_count;
+    uint32_t* pair_j;
+    pd_real* pair_k; /* N/m */
+    size_t pair_capacity;
     /* lagged friction pairs, per particle (CSR), recorded by pd_contact_begin_step */
     const pd_vec3* x0;
     pd_real eps; /* slip length (m) */
@@ -83,6 +89,7 @@ typedef struct pd_contact {
     size_t chunks;
     /* what the last evaluation saw, for tests and stats */
     pd_real energy;  /* J */
+    pd_real closest; /* smallest d / d_c over the pairs (1 when there are none) */
     size_t pairs;    /* contact pairs (each counted once) */
     size_t sticking; /* friction pairs below the slip length */
     size_t friction_pairs;

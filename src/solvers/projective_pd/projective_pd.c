@@ -27,6 +27,10 @@
 #define PPD_GRAIN 512
 /* det F below which a particle counts as inverted for the fix of Sec. 4.1 (see local_particle) */
 #define PPD_INVERTED 0.05
+/* Closest a contact pair may come, in contact distances, in a line-search trial (unless it
+ * already was closer): a particle slipping between four particles of another body's lattice
+ * face passes at 0.71 d_c, so 0.75 keeps bodies from passing through each other. */
+#define PPD_CONTACT_FLOOR 0.75
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
@@ -241,6 +245,20 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
     s->partial[s->chunks + begin / PPD_GRAIN] = inertia;
 }
 
+/* Gershgorin bound of the Jacobi iteration matrix with the contact springs added to A (see
+ * jacobi_kernel): a particle's off-diagonal sum grows by its pair stiffnesses K_i, its
+ * diagonal too, so (sum c + K) / (diag + K) may exceed the constant bound s->rho. */
+static pd_real contact_jacobi_bound(const pd_ppd_state* s) {
+    pd_real rho = s->rho, ih2 = 1.0 / (s->dt * s->dt);
+    const pd_contact* c = &s->contact;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real K = c->diag[i];
+        if (K > 0 && !(s->contact.p->flags[i] & PD_P_CONSTRAINED))
+            rho = fmax(rho, (s->diag[i] - s->mass[i] * ih2 + K) / (s->diag[i] + K));
+    }
+    return rho;
+}
+
 /* The contact energy between bodies at y (src/contact): its gradient and diagonal stay in
  * s->contact for gather_gradient and the Jacobi sweeps. */
 static pd_real contact_energy(pd_ppd_state* s, const pd_vec3* y) {
@@ -250,6 +268,7 @@ static pd_real contact_energy(pd_ppd_state* s, const pd_vec3* y) {
     pd_status st = pd_contact_evaluate(&s->contact, y, &e);
     if (st != PD_OK)
         s->contact_status = st;
+    s->rho_contact = contact_jacobi_bound(s);
     return e;
 }
 
@@ -299,11 +318,24 @@ static void axpy(size_t n, pd_vec3* out, pd_real alpha, const pd_vec3* dir) {
 
 /* ---------------------------------------------------------------- global step */
 
-/* The diagonal the Jacobi sweeps divide by: A's, plus the contact stiffness acting on the
- * particle at the current iterate (the preconditioner stays SPD and its Gershgorin bound rho
- * only shrinks; the Cholesky factor keeps A alone). */
+/* The Jacobi sweeps run on A plus the Laplacian of the contact pairs at the current iterate,
+ * each pair a spring of its penalty stiffness k_ij (isotropic: the penalty's Hessian is
+ * k_ij n n^T plus a smaller tangential part), so that the preconditioner couples bodies in
+ * contact as A couples the particles of one body; it stays symmetric positive definite. The
+ * Cholesky factor keeps A alone. Friction's stiffness goes onto the diagonal only. */
 static pd_real jacobi_diagonal(const pd_ppd_state* s, size_t i) {
     return s->prm.contact ? s->diag[i] + s->contact.diag[i] : s->diag[i];
+}
+
+/* acc + sum_j k_ij z_j over i's contact pairs. */
+static pd_vec3 contact_coupling(const pd_ppd_state* s, const pd_vec3* z, size_t i, pd_vec3 acc) {
+    if (!s->prm.contact)
+        return acc;
+    const pd_contact* c = &s->contact;
+    uint32_t first = c->near.offsets[i];
+    for (uint32_t m = first; m < first + c->pair_count[i]; ++m)
+        acc = pd_v3_madd(acc, c->pair_k[m], z[c->pair_j[m]]);
+    return acc;
 }
 
 /* One Jacobi sweep on A z = b (A = diag - c off the diagonal, b in s->work) with Chebyshev
@@ -321,6 +353,7 @@ static void jacobi_kernel(void* vctx, size_t begin, size_t end, int thread) {
         pd_vec3 acc = s->work[i];
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
             acc = pd_v3_madd(acc, s->c[b], c->y[f->j[b]]);
+        acc = contact_coupling(s, c->y, i, acc);
         pd_vec3 jac = filter(s, i, pd_v3_scale(acc, 1.0 / jacobi_diagonal(s, i)));
         c->out[i] = pd_v3_madd(c->from[i], c->omega, pd_v3_sub(jac, c->from[i]));
     }
@@ -333,7 +366,8 @@ static void solve_chebyshev(pd_ppd_state* s, const uint8_t* flags, int sweeps, p
     pd_vec3 *cur = s->ytrial, *prev = s->yprev, *next = z;
     memset(cur, 0, s->n * sizeof(pd_vec3));
     memset(prev, 0, s->n * sizeof(pd_vec3));
-    pd_real omega = 1, rho2 = s->rho * s->rho;
+    pd_real rho = s->prm.contact ? s->rho_contact : s->rho;
+    pd_real omega = 1, rho2 = rho * rho;
     for (int k = 0; k < sweeps; ++k) {
         omega = k == 0 ? 1 : (k == 1 ? 2 / (2 - rho2) : 4 / (4 - rho2 * omega));
         ppd_ctx c = {.s = s, .y = cur, .flags = flags, .from = prev, .out = next, .omega = omega};
@@ -448,12 +482,23 @@ static pd_real projected_slope(pd_ppd_state* s) {
     return sum_partials(s);
 }
 
+/* The closest a contact pair may come in a trial from the current iterate: the floor, or
+ * where the iterate already is when it is closer (bodies that start overlapping). */
+static pd_real contact_floor(const pd_ppd_state* s) {
+    return s->prm.contact ? fmin(PPD_CONTACT_FLOOR, s->contact.closest) : 0;
+}
+
+/* The trial just evaluated keeps every contact pair at least `floor` d_c apart. */
+static int contact_feasible(const pd_ppd_state* s, pd_real floor) {
+    return !s->prm.contact || s->contact.closest >= floor;
+}
+
 /* Eq. 13: y <- y + alpha d, alpha halved from 1 until the Armijo condition holds on the merit
  * (at most 12 times; then no move). Each trial is projected out of the colliders. On return
  * the state (gradient, residual, contacts) is that of s->y; returns 0 if no move was made. */
 static int line_search(pd_ppd_state* s, const uint8_t* flags, pd_real slope, pd_real* merit,
                        pd_real* r_norm) {
-    pd_real alpha = 1;
+    pd_real alpha = 1, floor = contact_floor(s);
     for (int k = 0; k <= 12; ++k, alpha *= 0.5) {
         for (size_t i = 0; i < s->n; ++i)
             s->ytrial[i] = pd_v3_madd(s->y[i], alpha, s->dir[i]);
@@ -461,6 +506,8 @@ static int line_search(pd_ppd_state* s, const uint8_t* flags, pd_real slope, pd_
         /* the slope along the move actually made: projection may cancel part of alpha d */
         pd_real moved = projected_slope(s);
         pd_real r_trial, m = local_step(s, s->ytrial, flags, &r_trial);
+        if (!contact_feasible(s, floor))
+            continue;
         if (!s->prm.line_search || (moved < 0 && m <= *merit + s->prm.armijo * moved)) {
             pd_vec3* t = s->y;
             s->y = s->ytrial;
@@ -614,6 +661,32 @@ static pd_status begin_contact(pd_ppd_state* s, const pd_particles* p) {
     return s->prm.contact ? pd_contact_begin_step(&s->contact, p->pos, s->dt) : PD_OK;
 }
 
+/* With contact, a start where some pair is closer than PPD_CONTACT_FLOOR d_c (a fast
+ * impact puts y* inside the other body) is replaced by the step's start positions x, which
+ * the last step left apart: the line search then keeps pairs apart (contact_feasible), as a
+ * continuous collision check would. Returns the merit at the start; the state is that of
+ * s->y. */
+static pd_real contact_start(pd_ppd_state* s, const pd_particles* p, const uint8_t* flags,
+                             pd_real merit, pd_real* r) {
+    if (!s->prm.contact || s->contact.closest >= PPD_CONTACT_FLOOR)
+        return merit;
+    pd_real closest = s->contact.closest;
+    for (size_t i = 0; i < s->n; ++i)
+        s->yold[i] = p->flags[i] & PD_P_CONSTRAINED ? s->ystar[i] : p->pos[i];
+    project_contacts(s, s->yold);
+    pd_real r_x, m_x = local_step(s, s->yold, flags, &r_x);
+    if (s->contact.closest > closest) {
+        pd_vec3* t = s->y;
+        s->y = s->yold;
+        s->yold = t;
+        *r = r_x;
+        return m_x;
+    }
+    memcpy(s->ytrial, s->y, s->n * sizeof(pd_vec3));
+    project_contacts(s, s->ytrial); /* held[] for y */
+    return local_step(s, s->y, flags, r);
+}
+
 static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats) {
     pd_ppd_state* s = state;
     pd_particles* p = &w->particles;
@@ -627,6 +700,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     if (st != PD_OK)
         return st;
     pd_real r, merit = start_point(s, p, flags, &r);
+    merit = contact_start(s, p, flags, merit, &r);
     pd_real r0 = fmax(s->r_star, force_scale(s, p));
     s->line_search_failures = s->residual_increases = s->history_resets = s->merit_increases = 0;
     s->shortest_step = 1;

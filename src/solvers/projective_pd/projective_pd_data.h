@@ -118,5 +118,6 @@ typedef struct pd_ppd_state {
     pd_real* contact_modulus;  /* per material: E (Pa) */
     pd_real* contact_friction; /* per material: Coulomb coefficient between bodies (1) */
     pd_status contact_status;  /* a contact buffer that could not grow during the step */
+    pd_real rho_contact;       /* Jacobi bound with the contact springs (see rho) */
 } pd_ppd_state;
 #endif

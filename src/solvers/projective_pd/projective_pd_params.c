@@ -41,7 +41,7 @@ static const pd_param_info k_params[] = {
      "Particle-particle contact between bodies and between far-apart parts of one body, as an "
      "energy in the solve (src/contact; beyond the paper); false lets bodies pass through each "
      "other."},
-    {"contact_stiffness", PD_PARAM_REAL, P(contact_stiffness), 1, 0.01, 1000, "1", NULL,
+    {"contact_stiffness", PD_PARAM_REAL, P(contact_stiffness), 4, 0.01, 1000, "1", NULL,
      "Multiplies the contact penalty stiffness E d_c of a particle pair (E the softer "
      "material's Young's modulus, d_c the pair's spacing)."},
 };
