@@ -750,7 +750,12 @@ static size_t ppd_bytes_per_particle(const void* params) {
     size_t per_particle = sizeof(pd_mat3) + (11 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
                           2 * sizeof(pd_real) + 16;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
-    return bonds * per_bond + per_particle + direct;
+    /* src/contact: gradient, diagonal, its grid, and about 20 candidates within one spacing,
+     * each with a pair slot (index + stiffness) */
+    size_t contact = prm->contact ? 2 * sizeof(pd_vec3) + sizeof(pd_real) + 7 * sizeof(uint32_t) +
+                                        20 * (2 * sizeof(uint32_t) + sizeof(pd_real))
+                                  : 0;
+    return bonds * per_bond + per_particle + direct + contact;
 }
 
 const pd_solver_vtable pd_projective_pd_solver = {
