@@ -382,3 +382,18 @@ PD_TEST(contact_same_bits_on_any_thread_count) {
            differ);
     PD_CHECK(differ == 0);
 }
+
+/* Nothing accepted that does nothing: contact_friction with contact off is refused, naming
+ * the material. */
+PD_TEST(contact_friction_without_contact_is_refused) {
+    const char* sets[] = {"solver.contact=false"};
+    pd_scene scene;
+    pd_error err = {0};
+    pd_status st =
+        pd_scene_parse(k_stack, "test.json", PD_SOURCE_DIR "/scenes", sets, 1, &scene, &err);
+    printf("  status %s, path '%s': %s\n", pd_status_string(st), err.path, err.message);
+    PD_CHECK(st == PD_ERR_BAD_SCENE);
+    PD_CHECK(strcmp(err.path, "materials.m") == 0);
+    if (st == PD_OK)
+        pd_scene_free(&scene);
+}

@@ -771,8 +771,8 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .bytes_per_particle = ppd_bytes_per_particle,
 };
 
-/* For tests: the elastic energy (+ dilatation) at y, its exact gradient in s->g (without the
- * inversion fix, whose force is no gradient). */
+/* For tests: the elastic energy (+ dilatation, + contact between bodies when on) at y, its
+ * exact gradient in s->g (without the inversion fix, whose force is no gradient). */
 pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags) {
     memcpy(s->ystar, y, s->n * sizeof(pd_vec3));
     int fix = s->prm.inversion_fix;

@@ -19,7 +19,8 @@ pd_status pd_ppd_on_reorder(void* state, struct pd_world* w, const uint32_t* per
  * constrained ones). */
 pd_status pd_ppd_solve_direct(pd_ppd_state* s, const pd_vec3* b, pd_vec3* z);
 
-/* For tests: the elastic energy (J) at y, with its exact gradient left in s->g. */
+/* For tests: the elastic energy (J) at y (+ contact when solver.contact), with its exact
+ * gradient left in s->g. */
 pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags);
 
 #endif
