@@ -25,13 +25,17 @@ pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const pd_par
     c->n = p->count;
     for (size_t i = 0; i < c->n; ++i)
         c->radius = fmax(c->radius, p->spacing[i]);
+    c->skin = INFINITY;
+    for (size_t i = 0; i < c->n; ++i)
+        c->skin = fmin(c->skin, 0.25 * p->spacing[i]);
     c->chunks = (c->n + PD_CONTACT_GRAIN - 1) / PD_CONTACT_GRAIN;
     c->grad = PD_NEW_ARRAY(pd_vec3, c->n + 1);
     c->diag = PD_NEW_ARRAY(pd_real, c->n + 1);
     c->partial = PD_NEW_ARRAY(pd_real, 4 * c->chunks + 1);
     c->f_offsets = PD_NEW_ARRAY(uint32_t, c->n + 1);
     c->pair_count = PD_NEW_ARRAY(uint32_t, c->n + 1);
-    if (!c->grad || !c->diag || !c->partial || !c->f_offsets || !c->pair_count)
+    c->near_at = PD_NEW_ARRAY(pd_vec3, c->n + 1);
+    if (!c->grad || !c->diag || !c->partial || !c->f_offsets || !c->pair_count || !c->near_at)
         return PD_ERR_OUT_OF_MEMORY;
     return PD_OK;
 }
@@ -55,6 +59,7 @@ void pd_contact_free(pd_contact* c) {
     if (!c)
         return;
     PD_FREE_ARRAY(c->pair_count, uint32_t, c->n + 1);
+    PD_FREE_ARRAY(c->near_at, pd_vec3, c->n + 1);
     free_pairs(c);
     PD_FREE_ARRAY(c->grad, pd_vec3, c->n + 1);
     PD_FREE_ARRAY(c->diag, pd_real, c->n + 1);
@@ -118,10 +123,35 @@ static pd_status reserve_pairs(pd_contact* c, size_t need) {
     return PD_OK;
 }
 
-/* The candidates within the largest contact distance at y (the grid's CSR list). */
+/* 1 when some particle moved more than the skin since the candidates were found (or there
+ * are none yet): a pair closer than d_c now may then be missing from them. */
+static int candidates_stale(const pd_contact* c, const pd_vec3* y) {
+    if (!c->near_valid)
+        return 1;
+    pd_real skin2 = c->skin * c->skin;
+    for (size_t i = 0; i < c->n; ++i)
+        if (!(pd_v3_len2(pd_v3_sub(y[i], c->near_at[i])) <= skin2))
+            return 1;
+    return 0;
+}
+
+/* The candidates at y (the grid's CSR list): every pair within the largest contact distance
+ * plus two skins (a Verlet list), so that they hold every pair closer than d_c until some
+ * particle has moved a skin (a quarter of the smallest spacing) from where they were found:
+ * the grid is rebuilt only then, not at every line-search trial. */
 static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
-    pd_status st = pd_neighbors_build(&c->grid, y, c->n, c->radius, &c->near);
-    return st == PD_OK ? reserve_pairs(c, c->near.offsets[c->n]) : st;
+    if (!candidates_stale(c, y))
+        return PD_OK;
+    c->near_valid = 0;
+    pd_status st = pd_neighbors_build(&c->grid, y, c->n, c->radius + 2 * c->skin, &c->near);
+    if (st == PD_OK)
+        st = reserve_pairs(c, c->near.offsets[c->n]);
+    if (st != PD_OK)
+        return st;
+    memcpy(c->near_at, y, c->n * sizeof(pd_vec3));
+    memset(c->pair_count, 0, c->n * sizeof(uint32_t)); /* the pairs were of the old list */
+    c->near_valid = 1;
+    return PD_OK;
 }
 
 /* ---------------------------------------------------------------- friction pairs */
@@ -195,6 +225,7 @@ static pd_status reserve_friction(pd_contact* c, size_t need) {
 }
 
 pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt) {
+    c->near_valid = 0; /* the world may have reordered the particles since the last step */
     c->x0 = x0;
     c->eps = c->def.slip_velocity * dt;
     c->f_ready = 0;
@@ -204,7 +235,6 @@ pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt) {
     pd_status st = find_candidates(c, x0);
     if (st != PD_OK)
         return st;
-    memset(c->pair_count, 0, c->n * sizeof(uint32_t)); /* the pairs were of the old list */
     contact_job job = {c, x0};
     pd_parallel_for(c->n, PD_CONTACT_GRAIN, count_friction_range, &job);
     c->f_offsets[0] = 0;
