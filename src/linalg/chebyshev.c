@@ -34,9 +34,16 @@ static void sweep_kernel(void* vctx, size_t begin, size_t end, int thread) {
             continue;
         }
         pd_vec3 acc = c->b[i];
-        for (uint32_t k = a->offsets[i]; k < a->offsets[i + 1]; ++k)
+        pd_real diag = a->diag[i];
+        for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k)
             acc = pd_v3_madd(acc, a->weight[k], c->cur[a->cols[k]]);
-        pd_vec3 jac = unblocked(c->def, i, pd_v3_scale(acc, 1.0 / a->diag[i]));
+        const pd_sym_csr* e = c->def->extra;
+        if (e) {
+            for (uint32_t k = e->offsets[i]; k < pd_sym_csr_end(e, i); ++k)
+                acc = pd_v3_madd(acc, e->weight[k], c->cur[e->cols[k]]);
+            diag += c->def->extra_diag[i];
+        }
+        pd_vec3 jac = unblocked(c->def, i, pd_v3_scale(acc, 1.0 / diag));
         c->next[i] = pd_v3_madd(c->prev[i], c->omega, pd_v3_sub(jac, c->prev[i]));
     }
 }
@@ -66,7 +73,7 @@ pd_real pd_jacobi_bound(const pd_sym_csr* a, const uint8_t* fixed) {
         if (fixed && fixed[i])
             continue;
         pd_real sum = 0;
-        for (uint32_t k = a->offsets[i]; k < a->offsets[i + 1]; ++k)
+        for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k)
             sum += a->weight[k];
         rho = fmax(rho, sum / a->diag[i]);
     }

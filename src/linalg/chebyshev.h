@@ -15,6 +15,10 @@ typedef struct pd_chebyshev_def {
     const uint8_t* fixed;   /* nonzero: the point does not move (may be NULL) */
     const pd_vec3* blocked; /* unit normal the point may not move along, or 0 (may be NULL) */
     pd_vec3 *scratch_a, *scratch_b; /* n points each */
+    /* Couplings added to A for this solve (contact pairs: a spring Laplacian), their diagonal
+     * sums in extra_diag; both NULL: A alone. rho must bound the sum's Jacobi spectrum. */
+    const pd_sym_csr* extra;
+    const pd_real* extra_diag;
 } pd_chebyshev_def;
 
 /* z = P b after def->sweeps sweeps. Parallel; the same bits on any thread count. */

@@ -17,6 +17,13 @@ typedef struct pd_sym_csr {
     const uint32_t* cols;
     const pd_real* weight; /* minus the off-diagonal entry (N/m) */
     const pd_real* diag;   /* diagonal entry (N/m) */
+    /* NULL: row i holds offsets[i] .. offsets[i+1]; else offsets[i] .. offsets[i] + counts[i]
+     * (lists with room to grow, such as contact pairs) */
+    const uint32_t* counts;
 } pd_sym_csr;
+
+static inline uint32_t pd_sym_csr_end(const pd_sym_csr* a, size_t i) {
+    return a->counts ? a->offsets[i] + a->counts[i] : a->offsets[i + 1];
+}
 
 #endif

@@ -36,7 +36,7 @@ static size_t upper_triangle(const pd_sym_direct* d, const pd_sym_csr* a, uint32
         if (ri < 0)
             continue;
         col[ri] = (uint32_t)nnz;
-        for (uint32_t k = a->offsets[i]; k < a->offsets[i + 1]; ++k) {
+        for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k) {
             int32_t rj = d->row_of[a->cols[k]];
             if (rj >= 0 && rj < ri) {
                 row[nnz] = (uint32_t)rj;

@@ -178,6 +178,8 @@ static pd_real moved_slope(pd_descent* d) {
 static int line_search(pd_descent* d, const pd_descent_problem* p, pd_real* merit, pd_real* r_norm,
                        pd_descent_report* rep) {
     pd_real alpha = 1;
+    if (p->search_begins)
+        p->search_begins(p->ctx);
     for (int k = 0; k <= d->def.halvings; ++k, alpha *= 0.5) {
         for (size_t i = 0; i < d->n; ++i)
             d->ytrial[i] = pd_v3_madd(d->y[i], alpha, d->dir[i]);
@@ -185,6 +187,8 @@ static int line_search(pd_descent* d, const pd_descent_problem* p, pd_real* meri
         pd_real moved = moved_slope(d), r_trial;
         int not_gradient = 0;
         pd_real m = p->evaluate(p->ctx, d->ytrial, d->r, &r_trial, &not_gradient);
+        if (p->trial_admissible && !p->trial_admissible(p->ctx))
+            continue;
         if (!d->def.line_search || (moved < 0 && m <= *merit + d->def.armijo * moved)) {
             swap(&d->y, &d->ytrial);
             *merit = m;

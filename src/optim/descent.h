@@ -36,6 +36,13 @@ typedef struct pd_descent_problem {
     void (*filter)(void* ctx, pd_vec3* v, size_t n);
     /* Moves a trial point onto the admissible set (out of colliders). NULL: none. */
     void (*project)(void* ctx, pd_vec3* y);
+    /* A line search begins from the last evaluated point: the method may note what a trial must
+     * keep (e.g. how close contact pairs are now). NULL: nothing. */
+    void (*search_begins)(void* ctx);
+    /* 0 rejects the trial just evaluated whatever its merit (a state the merit does not guard,
+     * e.g. bodies passing through each other between particles); the step is halved. NULL:
+     * every trial is admissible. */
+    int (*trial_admissible)(void* ctx);
 } pd_descent_problem;
 
 typedef struct pd_descent_def {

@@ -127,7 +127,7 @@ static int solve(chain* c, int history, int iterations, pd_descent_report* rep, 
     pd_descent d;
     if (pd_descent_init(&d, NC, &def) != PD_OK)
         return 0;
-    pd_descent_problem p = {c, evaluate, precondition, filter, project};
+    pd_descent_problem p = {c, evaluate, precondition, filter, project, NULL, NULL};
     memcpy(d.y, c->ystar, sizeof c->ystar);
     project(c, d.y);
     pd_real r0, merit = pd_descent_evaluate(&d, &p, &r0);

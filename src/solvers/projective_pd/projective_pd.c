@@ -32,6 +32,10 @@
 #define PPD_INVERTED 0.05
 /* Times a step may renew its friction limits from the normal forces it found (ppd_step) */
 #define PPD_FRICTION_REFRESHES 2
+/* Closest a contact pair may come, in contact distances, in a line-search trial (unless it
+ * already was closer): a particle slipping between four particles of another body's lattice
+ * face passes at 0.71 d_c, so 0.75 keeps bodies from passing through each other. */
+#define PPD_CONTACT_FLOOR 0.75
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
@@ -150,10 +154,11 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
     return e;
 }
 
-/* g_i = dE/dy_i = sum_j (t_ji - t_ij), per particle, without atomics. */
+/* g_i = dE/dy_i = sum_j (t_ji - t_ij), per particle, without atomics; plus the gradient of
+ * the contact energy (src/contact) when contact is on. */
 static pd_vec3 gather_gradient(const pd_ppd_state* s, uint32_t i) {
     const pd_family* f = &s->fam;
-    pd_vec3 g = pd_v3(0, 0, 0);
+    pd_vec3 g = s->prm.contact ? s->contact.grad[i] : pd_v3(0, 0, 0);
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
         g = pd_v3_add(g, pd_v3_sub(s->t[f->rev[b]], s->t[b]));
     return g;
@@ -248,6 +253,33 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
     s->partial[s->chunks + begin / PPD_GRAIN] = inertia;
 }
 
+/* Gershgorin bound of the Jacobi iteration matrix with the contact springs added to A (see
+ * precondition): a particle's off-diagonal sum grows by its pair stiffnesses K_i, its
+ * diagonal too, so (sum c + K) / (diag + K) may exceed the constant bound s->rho. */
+static pd_real contact_jacobi_bound(const pd_ppd_state* s) {
+    pd_real rho = s->rho, ih2 = 1.0 / (s->dt * s->dt);
+    const pd_contact* c = &s->contact;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real K = c->diag[i];
+        if (K > 0 && !s->fixed[i])
+            rho = fmax(rho, (s->diag[i] - s->mass[i] * ih2 + K) / (s->diag[i] + K));
+    }
+    return rho;
+}
+
+/* The contact energy between bodies at y (src/contact): its gradient and diagonal stay in
+ * s->contact for gather_gradient and the Jacobi sweeps. */
+static pd_real contact_energy(pd_ppd_state* s, const pd_vec3* y) {
+    if (!s->prm.contact)
+        return 0;
+    pd_real e;
+    pd_status st = pd_contact_evaluate(&s->contact, y, &e);
+    if (st != PD_OK)
+        s->contact_status = st;
+    s->rho_contact = contact_jacobi_bound(s);
+    return e;
+}
+
 /* Everything at y: energy, gradient, residual r, blocked contacts. Returns the merit of Eq. 12
  * (inertia + elastic energy, J); *r_norm gets |r| (N). */
 static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, pd_vec3* r, pd_real* r_norm) {
@@ -258,6 +290,7 @@ static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, pd_vec3* r, pd_real
     s->inverted = 0;
     for (size_t k = 0; k < s->chunks; ++k)
         s->inverted |= s->partial[s->chunks + k] != 0;
+    energy += contact_energy(s, y);
     pd_parallel_for(s->n, PPD_GRAIN, gather_kernel, &c);
     pd_real r2 = sum_partials(s), inertia = 0;
     for (size_t k = 0; k < s->chunks; ++k)
@@ -281,6 +314,18 @@ static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
                              .blocked = s->blocked,
                              .scratch_a = s->cheb_a,
                              .scratch_b = s->cheb_b};
+    /* The sweeps run on A plus the Laplacian of the contact pairs at the current iterate, each
+     * pair a spring of its penalty stiffness (the penalty's Hessian is k n n^T plus a smaller
+     * tangential part), so that the preconditioner couples bodies in contact as A couples the
+     * particles of one body; it stays symmetric positive definite. The Cholesky factor keeps A
+     * alone. */
+    const pd_contact* ct = &s->contact;
+    pd_sym_csr pairs = {s->n, ct->near.offsets, ct->pair_j, ct->pair_k, NULL, ct->pair_count};
+    if (s->prm.contact) {
+        cheb.extra = &pairs;
+        cheb.extra_diag = ct->diag;
+        cheb.rho = s->rho_contact;
+    }
     switch (s->prm.global_solve) {
         case PD_PPD_DIRECT:
             st = pd_sym_direct_solve(&s->direct, b, z);
@@ -333,8 +378,26 @@ static void project_contacts(void* ctx, pd_vec3* y) {
     pd_colliders_project(s->colliders, s->n, y, NULL, s->near_skip, s->held, s->dt);
 }
 
+/* Contact pairs may come no closer than PPD_CONTACT_FLOOR d_c in a trial, or than they are at
+ * the line search's start when closer (bodies that start overlapping). */
+static void note_contact_floor(void* ctx) {
+    pd_ppd_state* s = ctx;
+    s->contact_floor = s->prm.contact ? fmin(PPD_CONTACT_FLOOR, s->contact.closest) : 0;
+}
+
+static int contact_admissible(void* ctx) {
+    pd_ppd_state* s = ctx;
+    return !s->prm.contact || s->contact.closest >= s->contact_floor;
+}
+
 static pd_descent_problem problem(pd_ppd_state* s) {
-    return (pd_descent_problem){s, evaluate, precondition, filter_all, project_contacts};
+    return (pd_descent_problem){s,
+                                evaluate,
+                                precondition,
+                                filter_all,
+                                project_contacts,
+                                note_contact_floor,
+                                contact_admissible};
 }
 
 /* ---------------------------------------------------------------- one time step */
@@ -478,6 +541,38 @@ static pd_real start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
     return pd_descent_evaluate(d, &pr, r);
 }
 
+/* Contact between bodies for this step: friction pairs lagged at the step's start positions
+ * (src/contact). */
+static pd_status begin_contact(pd_ppd_state* s, const pd_particles* p) {
+    s->contact_status = PD_OK;
+    return s->prm.contact ? pd_contact_begin_step(&s->contact, p->pos, s->dt) : PD_OK;
+}
+
+/* With contact, a start where some pair is closer than PPD_CONTACT_FLOOR d_c (a fast impact
+ * puts y* inside the other body) is replaced by the step's start positions x, which the last
+ * step left apart: the line search then keeps pairs apart (contact_admissible), as a
+ * continuous collision check would. Returns the merit at the start; the state is that of the
+ * optimiser's y. */
+static pd_real contact_start(pd_ppd_state* s, const pd_particles* p, pd_real merit, pd_real* r) {
+    if (!s->prm.contact || s->contact.closest >= PPD_CONTACT_FLOOR)
+        return merit;
+    pd_descent* d = &s->opt;
+    pd_descent_problem pr = problem(s);
+    pd_real closest = s->contact.closest;
+    memcpy(d->ytrial, d->y, s->n * sizeof(pd_vec3)); /* the start point, kept */
+    for (size_t i = 0; i < s->n; ++i)
+        d->y[i] = s->fixed[i] ? s->ystar[i] : p->pos[i];
+    project_contacts(s, d->y);
+    pd_real r_x, m_x = pd_descent_evaluate(d, &pr, &r_x);
+    if (s->contact.closest > closest) {
+        *r = r_x;
+        return m_x;
+    }
+    memcpy(d->y, d->ytrial, s->n * sizeof(pd_vec3));
+    contact_set_of(s, d->y);
+    return pd_descent_evaluate(d, &pr, r);
+}
+
 /* Adds what a continued solve did to the step's report. */
 static void report_add(pd_descent_report* total, const pd_descent_report* part) {
     total->iterations += part->iterations;
@@ -503,6 +598,8 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
         d->def.iterations = s->prm.iterations - s->report.iterations;
         pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &part);
         report_add(&s->report, &part);
+        if (st == PD_OK)
+            st = s->contact_status; /* a contact buffer that could not grow */
         if (st != PD_OK)
             return st;
         r = part.residual;
@@ -520,10 +617,14 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     s->t_local = s->t_global = 0;
     predict(s, p);
     project_prediction(s, w);
+    pd_status st = begin_contact(s, p);
+    if (st != PD_OK)
+        return st;
     friction_setup(s, p);
     pd_real r, merit = start_point(s, p, &r);
+    merit = contact_start(s, p, merit, &r);
     pd_real r0 = fmax(s->r_star, force_scale(s, p));
-    pd_status st = solve_with_friction(s, p, merit, r, r0);
+    st = solve_with_friction(s, p, merit, r, r0);
     if (st != PD_OK)
         return st;
     finish(s, p);
@@ -550,7 +651,12 @@ static size_t ppd_bytes_per_particle(const void* params) {
     size_t per_particle = sizeof(pd_mat3) + (14 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
                           3 * sizeof(pd_real) + 16;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
-    return bonds * per_bond + per_particle + direct;
+    /* src/contact: gradient, diagonal, its grid, and about 20 candidates within one spacing,
+     * each with a pair slot (index + stiffness) */
+    size_t contact = prm->contact ? 2 * sizeof(pd_vec3) + sizeof(pd_real) + 7 * sizeof(uint32_t) +
+                                        20 * (2 * sizeof(uint32_t) + sizeof(pd_real))
+                                  : 0;
+    return bonds * per_bond + per_particle + direct + contact;
 }
 
 const pd_solver_vtable pd_projective_pd_solver = {
@@ -571,8 +677,8 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .bytes_per_particle = ppd_bytes_per_particle,
 };
 
-/* For tests: the elastic energy (+ dilatation) at y, its exact gradient in s->g (without the
- * inversion fix, whose force is no gradient). */
+/* For tests: the elastic energy (+ dilatation, + contact between bodies when on) at y, its
+ * exact gradient in s->g (without the inversion fix, whose force is no gradient). */
 pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags) {
     memcpy(s->ystar, y, s->n * sizeof(pd_vec3));
     int fix = s->prm.inversion_fix;

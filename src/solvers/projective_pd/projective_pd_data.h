@@ -20,6 +20,8 @@ typedef struct pd_ppd_params {
     int inversion_fix;
     int surface_correction;
     int history;
+    int contact;               /* particle-particle contact between bodies and self-contact */
+    pd_real contact_stiffness; /* kappa of src/contact (1) */
 } pd_ppd_params;
 
 /* Most L-BFGS pairs `history` may keep. */
@@ -33,6 +35,7 @@ extern const struct pd_material_support pd_ppd_material_support;
 
 #ifndef PD_PROJECTIVE_PD_STATE
 #define PD_PROJECTIVE_PD_STATE
+#include "contact/contact.h"
 #include "linalg/sym_csr.h"
 #include "linalg/sym_direct.h"
 #include "neighbor/family_renewal.h"
@@ -42,6 +45,7 @@ extern const struct pd_material_support pd_ppd_material_support;
 /* The method's own material keys, stored in pd_material_def.method_params. */
 typedef struct pd_ppd_material_params {
     pd_real deviatoric_scale;
+    pd_real contact_friction;
 } pd_ppd_material_params;
 extern const pd_param_table pd_ppd_material_table;
 
@@ -107,5 +111,13 @@ typedef struct pd_ppd_state {
     double last_residual;    /* relative to last_force_scale */
     double last_force_scale; /* N: what the residual is measured against */
     double r_star;           /* N: |r| at the inertial prediction y* */
+
+    /* contact between bodies (src/contact), when prm.contact */
+    pd_contact contact;        /* src/contact: pairs, penalty and friction (prm.contact) */
+    pd_real* contact_modulus;  /* per material: E (Pa) */
+    pd_real* contact_friction; /* per material: Coulomb coefficient between bodies (1) */
+    pd_status contact_status;  /* a contact buffer that could not grow during the step */
+    pd_real rho_contact;       /* Jacobi bound with the contact springs (see rho) */
+    pd_real contact_floor;     /* closest a pair may come in the current line search (d_c) */
 } pd_ppd_state;
 #endif

@@ -32,7 +32,8 @@ pd_status pd_ppd_renew_families(void* state, struct pd_world* w, const uint8_t* 
 pd_status pd_ppd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
                              size_t* removed, pd_error* err);
 
-/* For tests: the elastic energy (J) at y, with its exact gradient left in s->g. */
+/* For tests: the elastic energy (J) at y (+ contact when solver.contact), with its exact
+ * gradient left in s->g. */
 pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags);
 
 #endif

@@ -39,6 +39,13 @@ static const pd_param_info k_params[] = {
     {"history", PD_PARAM_INT, P(history), 5, 0, PD_PPD_MAX_HISTORY, "1", NULL,
      "L-BFGS pairs kept within a step, with the global step as initial Hessian (Liu et al. "
      "2017; beyond the paper); 0 is the paper's preconditioned descent (Sec. 4.2, Eq. 13)."},
+    {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
+     "Particle-particle contact between bodies and between far-apart parts of one body, as an "
+     "energy in the solve (src/contact; beyond the paper); false lets bodies pass through each "
+     "other."},
+    {"contact_stiffness", PD_PARAM_REAL, P(contact_stiffness), 4, 0.01, 1000, "1", NULL,
+     "Multiplies the contact penalty stiffness E d_c of a particle pair (E the softer "
+     "material's Young's modulus, d_c the pair's spacing)."},
 };
 
 const pd_param_table pd_ppd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

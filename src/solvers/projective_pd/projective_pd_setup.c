@@ -18,6 +18,10 @@ static const pd_param_info k_material_params[] = {
      100, "1", NULL,
      "Multiplies the deviatoric constant mu of Eq. 8: the paper's knob for bending stiffness of "
      "shells and rods (Fig. 5); it also stiffens shear and stretch."},
+    {"contact_friction", PD_PARAM_REAL, offsetof(pd_ppd_material_params, contact_friction), 0, 0,
+     10, "1", NULL,
+     "Coulomb friction coefficient of this material against other bodies (and itself) in "
+     "particle-particle contact; a pair takes sqrt(mu_a mu_b). Requires solver.contact."},
 };
 const pd_param_table pd_ppd_material_table = {
     k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
@@ -58,6 +62,10 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "projective_pd accepts Poisson ratios up to %.2f (got %.3g)", PPD_NU_MAX,
                        nu);
+    if (!prm->contact && ((const pd_ppd_material_params*)m->method_params)->contact_friction > 0)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "contact_friction acts only in particle-particle contact, which "
+                       "solver.contact = false turns off; drop the key or turn contact on");
     return PD_OK;
 }
 
@@ -336,7 +344,7 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags, const uint8_t* weig
 /* The global matrix of Eq. 12 as the shared solvers see it: the families' CSR with the
  * bond weights c off the diagonal. */
 pd_sym_csr pd_ppd_matrix(const pd_ppd_state* s) {
-    return (pd_sym_csr){s->n, s->fam.offsets, s->fam.j, s->c, s->diag};
+    return (pd_sym_csr){s->n, s->fam.offsets, s->fam.j, s->c, s->diag, NULL};
 }
 
 /* Particles whose bonds take the isotropic direction weights: those of solid bodies. Shells
@@ -415,6 +423,32 @@ static pd_status calibrate(pd_ppd_state* s, const pd_world* w, pd_error* err) {
     return st;
 }
 
+/* src/contact for the world's particles: pairs are bonded within the families' horizon, the
+ * penalty stiffness comes from each material's Young's modulus, friction from its
+ * contact_friction. */
+static pd_status setup_contact(pd_ppd_state* s, const pd_world* w) {
+    if (!s->prm.contact)
+        return PD_OK;
+    const pd_scene* sc = w->scene;
+    ALLOC(contact_modulus, pd_real, sc->material_count);
+    ALLOC(contact_friction, pd_real, sc->material_count);
+    int any_friction = 0;
+    for (int m = 0; m < sc->material_count; ++m) {
+        pd_real E, nu;
+        youngs_poisson(&sc->materials[m], &E, &nu);
+        s->contact_modulus[m] = E;
+        s->contact_friction[m] =
+            ((const pd_ppd_material_params*)sc->materials[m].method_params)->contact_friction;
+        any_friction |= s->contact_friction[m] > 0;
+    }
+    pd_contact_def def = pd_default_contact_def();
+    def.horizon = s->prm.horizon;
+    def.stiffness = s->prm.contact_stiffness;
+    def.modulus = s->contact_modulus;
+    def.friction = any_friction ? s->contact_friction : NULL;
+    return pd_contact_init(&s->contact, &def, &w->particles);
+}
+
 static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     const pd_scene* sc = w->scene;
     const pd_particles* p = &w->particles;
@@ -442,6 +476,9 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         s->fixed[i] = (p->flags[i] & PD_P_CONSTRAINED) != 0;
         free_count += !s->fixed[i];
     }
+    st = setup_contact(s, w);
+    if (st != PD_OK)
+        return st;
     if (s->prm.global_solve == PD_PPD_DIRECT) {
         st = pd_sym_direct_init(&s->direct, s->n, free_count);
         if (st != PD_OK)
@@ -524,6 +561,9 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     pd_descent_free(&s->opt);
     FREE(partial, pd_real, 2 * s->chunks);
     FREE(mat, pd_ppd_material, s->material_count);
+    FREE(contact_modulus, pd_real, s->material_count);
+    FREE(contact_friction, pd_real, s->material_count);
+    pd_contact_free(&s->contact);
     pd_sym_direct_free(&s->direct);
     pd_family_free(&s->fam);
     pd_bond_set_free(&s->broken);

@@ -1,0 +1,352 @@
+/* Particle-particle contact between bodies and self-contact: pairs through the hash grid, a
+ * quadratic penalty energy and a lagged Coulomb friction energy, their gradients and a
+ * diagonal Hessian bound for implicit solvers. contact.h explains the choices. Friction after
+ * Li et al. 2020, "Incremental Potential Contact", ACM TOG 39(4), Sec. 5 (lagged normal
+ * force and tangent basis; our smoothing is the quadratic one of contact.h). */
+#include "contact/contact.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "parallel/parallel.h"
+#include "world/world.h"
+
+enum { PD_CONTACT_GRAIN = 512 };
+
+pd_contact_def pd_default_contact_def(void) {
+    return (pd_contact_def){.horizon = 2.01, .stiffness = 4, .slip_velocity = 1e-3};
+}
+
+pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const pd_particles* p) {
+    memset(c, 0, sizeof *c);
+    c->def = *def;
+    c->p = p;
+    c->n = p->count;
+    for (size_t i = 0; i < c->n; ++i)
+        c->radius = fmax(c->radius, p->spacing[i]);
+    c->skin = INFINITY;
+    for (size_t i = 0; i < c->n; ++i)
+        c->skin = fmin(c->skin, 0.25 * p->spacing[i]);
+    c->chunks = (c->n + PD_CONTACT_GRAIN - 1) / PD_CONTACT_GRAIN;
+    c->grad = PD_NEW_ARRAY(pd_vec3, c->n + 1);
+    c->diag = PD_NEW_ARRAY(pd_real, c->n + 1);
+    c->partial = PD_NEW_ARRAY(pd_real, 4 * c->chunks + 1);
+    c->f_offsets = PD_NEW_ARRAY(uint32_t, c->n + 1);
+    c->pair_count = PD_NEW_ARRAY(uint32_t, c->n + 1);
+    c->near_at = PD_NEW_ARRAY(pd_vec3, c->n + 1);
+    if (!c->grad || !c->diag || !c->partial || !c->f_offsets || !c->pair_count || !c->near_at)
+        return PD_ERR_OUT_OF_MEMORY;
+    return PD_OK;
+}
+
+static void free_friction_pairs(pd_contact* c) {
+    PD_FREE_ARRAY(c->f_j, uint32_t, c->f_capacity);
+    PD_FREE_ARRAY(c->f_normal, pd_vec3, c->f_capacity);
+    PD_FREE_ARRAY(c->f_force, pd_real, c->f_capacity);
+    c->f_j = NULL, c->f_normal = NULL, c->f_force = NULL;
+    c->f_capacity = 0;
+}
+
+static void free_pairs(pd_contact* c) {
+    PD_FREE_ARRAY(c->pair_j, uint32_t, c->pair_capacity);
+    PD_FREE_ARRAY(c->pair_k, pd_real, c->pair_capacity);
+    c->pair_j = NULL, c->pair_k = NULL;
+    c->pair_capacity = 0;
+}
+
+void pd_contact_free(pd_contact* c) {
+    if (!c)
+        return;
+    PD_FREE_ARRAY(c->pair_count, uint32_t, c->n + 1);
+    PD_FREE_ARRAY(c->near_at, pd_vec3, c->n + 1);
+    free_pairs(c);
+    PD_FREE_ARRAY(c->grad, pd_vec3, c->n + 1);
+    PD_FREE_ARRAY(c->diag, pd_real, c->n + 1);
+    PD_FREE_ARRAY(c->partial, pd_real, 4 * c->chunks + 1);
+    PD_FREE_ARRAY(c->f_offsets, uint32_t, c->n + 1);
+    free_friction_pairs(c);
+    pd_hash_grid_destroy(&c->grid);
+    pd_neighbor_list_destroy(&c->near);
+    memset(c, 0, sizeof *c);
+}
+
+static inline pd_real dist2(pd_vec3 a, pd_vec3 b) {
+    return pd_v3_len2(pd_v3_sub(a, b));
+}
+
+int pd_contact_eligible(const pd_contact* c, uint32_t i, uint32_t j) {
+    const pd_particles* p = c->p;
+    uint8_t fi = p->flags[i], fj = p->flags[j];
+    if (i == j || ((fi | fj) & PD_P_GHOST))
+        return 0;
+    if ((fi & PD_P_CONSTRAINED) && (fj & PD_P_CONSTRAINED))
+        return 0; /* neither can move: nothing to resolve */
+    if (p->body[i] != p->body[j])
+        return 1;
+    pd_real bonded = c->def.horizon * p->spacing[i];
+    return dist2(p->rest[i], p->rest[j]) > bonded * bonded;
+}
+
+pd_real pd_contact_distance(const pd_contact* c, uint32_t i, uint32_t j) {
+    return 0.5 * (c->p->spacing[i] + c->p->spacing[j]);
+}
+
+pd_real pd_contact_stiffness(const pd_contact* c, uint32_t i, uint32_t j) {
+    const pd_real* E = c->def.modulus;
+    pd_real ei = E[c->p->material[i]], ej = E[c->p->material[j]];
+    pd_real e = ei + ej > 0 ? 2 * ei * ej / (ei + ej) : 0;
+    return c->def.stiffness * e * pd_contact_distance(c, i, j);
+}
+
+static pd_real pair_friction(const pd_contact* c, uint32_t i, uint32_t j) {
+    if (!c->def.friction)
+        return 0;
+    return sqrt(c->def.friction[c->p->material[i]] * c->def.friction[c->p->material[j]]);
+}
+
+/* ---------------------------------------------------------------- pairs */
+
+/* Room for one pair per candidate (grown, never shrunk). */
+static pd_status reserve_pairs(pd_contact* c, size_t need) {
+    if (need <= c->pair_capacity && c->pair_j)
+        return PD_OK;
+    free_pairs(c);
+    size_t grown = need + need / 4 + 16;
+    c->pair_j = PD_NEW_ARRAY(uint32_t, grown);
+    c->pair_k = PD_NEW_ARRAY(pd_real, grown);
+    c->pair_capacity = grown;
+    if (!c->pair_j || !c->pair_k) {
+        free_pairs(c);
+        return PD_ERR_OUT_OF_MEMORY;
+    }
+    return PD_OK;
+}
+
+/* 1 when some particle moved more than the skin since the candidates were found (or there
+ * are none yet): a pair closer than d_c now may then be missing from them. */
+static int candidates_stale(const pd_contact* c, const pd_vec3* y) {
+    if (!c->near_valid)
+        return 1;
+    pd_real skin2 = c->skin * c->skin;
+    for (size_t i = 0; i < c->n; ++i)
+        if (!(pd_v3_len2(pd_v3_sub(y[i], c->near_at[i])) <= skin2))
+            return 1;
+    return 0;
+}
+
+/* The candidates at y (the grid's CSR list): every pair within the largest contact distance
+ * plus two skins (a Verlet list), so that they hold every pair closer than d_c until some
+ * particle has moved a skin (a quarter of the smallest spacing) from where they were found:
+ * the grid is rebuilt only then, not at every line-search trial. */
+static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
+    if (!candidates_stale(c, y))
+        return PD_OK;
+    c->near_valid = 0;
+    pd_status st = pd_neighbors_build(&c->grid, y, c->n, c->radius + 2 * c->skin, &c->near);
+    if (st == PD_OK)
+        st = reserve_pairs(c, c->near.offsets[c->n]);
+    if (st != PD_OK)
+        return st;
+    memcpy(c->near_at, y, c->n * sizeof(pd_vec3));
+    memset(c->pair_count, 0, c->n * sizeof(uint32_t)); /* the pairs were of the old list */
+    c->near_valid = 1;
+    return PD_OK;
+}
+
+/* ---------------------------------------------------------------- friction pairs */
+
+typedef struct contact_job {
+    pd_contact* c;
+    const pd_vec3* y;
+} contact_job;
+
+/* Pair (i, j) is touching at y: returns its normal force k (d_c - d) and normal, else 0. */
+static pd_real touching(const pd_contact* c, const pd_vec3* y, uint32_t i, uint32_t j, pd_vec3* n) {
+    if (!pd_contact_eligible(c, i, j))
+        return 0;
+    pd_vec3 dx = pd_v3_sub(y[i], y[j]);
+    pd_real d = pd_v3_len(dx), dc = pd_contact_distance(c, i, j);
+    if (!(d < dc) || !(d > 1e-12 * dc))
+        return 0;
+    *n = pd_v3_scale(dx, 1.0 / d);
+    return pd_contact_stiffness(c, i, j) * (dc - d);
+}
+
+static void count_friction_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    contact_job* job = ctx;
+    pd_contact* c = job->c;
+    for (size_t i = begin; i < end; ++i) {
+        uint32_t count = 0;
+        for (uint32_t k = c->near.offsets[i]; k < c->near.offsets[i + 1]; ++k) {
+            uint32_t j = c->near.indices[k];
+            pd_vec3 n;
+            count += touching(c, job->y, (uint32_t)i, j, &n) > 0 && pair_friction(c, i, j) > 0;
+        }
+        c->f_offsets[i + 1] = count;
+    }
+}
+
+static void fill_friction_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    contact_job* job = ctx;
+    pd_contact* c = job->c;
+    for (size_t i = begin; i < end; ++i) {
+        uint32_t at = c->f_offsets[i];
+        for (uint32_t k = c->near.offsets[i]; k < c->near.offsets[i + 1]; ++k) {
+            uint32_t j = c->near.indices[k];
+            pd_vec3 n;
+            pd_real lambda = touching(c, job->y, (uint32_t)i, j, &n), mu = pair_friction(c, i, j);
+            if (!(lambda > 0 && mu > 0))
+                continue;
+            c->f_j[at] = j;
+            c->f_normal[at] = n;
+            c->f_force[at] = mu * lambda;
+            ++at;
+        }
+    }
+}
+
+static pd_status reserve_friction(pd_contact* c, size_t need) {
+    if (need <= c->f_capacity && c->f_j)
+        return PD_OK;
+    free_friction_pairs(c);
+    size_t grown = need + need / 4 + 16;
+    c->f_j = PD_NEW_ARRAY(uint32_t, grown);
+    c->f_normal = PD_NEW_ARRAY(pd_vec3, grown);
+    c->f_force = PD_NEW_ARRAY(pd_real, grown);
+    c->f_capacity = grown;
+    if (!c->f_j || !c->f_normal || !c->f_force) {
+        free_friction_pairs(c);
+        return PD_ERR_OUT_OF_MEMORY;
+    }
+    return PD_OK;
+}
+
+pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt) {
+    c->near_valid = 0; /* the world may have reordered the particles since the last step */
+    c->x0 = x0;
+    c->eps = c->def.slip_velocity * dt;
+    c->f_ready = 0;
+    c->friction_pairs = 0;
+    if (c->n == 0 || !c->def.friction)
+        return PD_OK;
+    pd_status st = find_candidates(c, x0);
+    if (st != PD_OK)
+        return st;
+    contact_job job = {c, x0};
+    pd_parallel_for(c->n, PD_CONTACT_GRAIN, count_friction_range, &job);
+    c->f_offsets[0] = 0;
+    for (size_t i = 0; i < c->n; ++i)
+        c->f_offsets[i + 1] += c->f_offsets[i];
+    st = reserve_friction(c, c->f_offsets[c->n]);
+    if (st != PD_OK)
+        return st;
+    pd_parallel_for(c->n, PD_CONTACT_GRAIN, fill_friction_range, &job);
+    c->friction_pairs = c->f_offsets[c->n] / 2;
+    c->f_ready = 1;
+    return PD_OK;
+}
+
+/* ---------------------------------------------------------------- energy and gradient */
+
+/* Penalty of the pairs of i at y: adds dE/dy_i to *g and k to *diag; returns i's half of
+ * the pair energies. Counts i's pairs with j > i in *pairs. */
+static pd_real penalty_of(pd_contact* c, const pd_vec3* y, uint32_t i, pd_vec3* g, pd_real* diag,
+                          size_t* pairs, pd_real* closest) {
+    pd_real e = 0;
+    uint32_t first = c->near.offsets[i], count = 0;
+    for (uint32_t k = c->near.offsets[i]; k < c->near.offsets[i + 1]; ++k) {
+        uint32_t j = c->near.indices[k];
+        if (!pd_contact_eligible(c, i, j))
+            continue;
+        pd_vec3 dx = pd_v3_sub(y[i], y[j]);
+        pd_real d = pd_v3_len(dx), dc = pd_contact_distance(c, i, j);
+        if (!(d < dc))
+            continue;
+        pd_real kij = pd_contact_stiffness(c, i, j), gap = dc - d;
+        *closest = fmin(*closest, d / dc);
+        e += 0.25 * kij * gap * gap; /* half of k/2 (d_c - d)^2: j adds the other half */
+        *diag += kij;
+        *pairs += j > i;
+        c->pair_j[first + count] = j;
+        c->pair_k[first + count++] = kij;
+        if (d > 1e-12 * dc) /* coincident particles: no direction, no force */
+            *g = pd_v3_madd(*g, -kij * gap / d, dx);
+    }
+    c->pair_count[i] = count;
+    return e;
+}
+
+/* Lagged friction of i's pairs (contact.h): adds dD/dy_i to *g and the tangential stiffness
+ * to *diag; returns i's half of the friction energy. */
+static pd_real friction_of(const pd_contact* c, const pd_vec3* y, uint32_t i, pd_vec3* g,
+                           pd_real* diag, size_t* sticking) {
+    pd_real e = 0, eps = c->eps;
+    pd_vec3 ui = pd_v3_sub(y[i], c->x0[i]);
+    for (uint32_t k = c->f_offsets[i]; k < c->f_offsets[i + 1]; ++k) {
+        uint32_t j = c->f_j[k];
+        pd_vec3 n = c->f_normal[k];
+        pd_vec3 u = pd_v3_sub(ui, pd_v3_sub(y[j], c->x0[j]));
+        pd_vec3 ut = pd_v3_madd(u, -pd_v3_dot(u, n), n);
+        pd_real s = pd_v3_len(ut), f = c->f_force[k];
+        if (s < eps) {
+            e += 0.5 * f * s * s / (2 * eps);
+            *g = pd_v3_madd(*g, f / eps, ut);
+            *diag += f / eps;
+            *sticking += 1;
+        } else {
+            e += 0.5 * f * (s - 0.5 * eps);
+            *g = pd_v3_madd(*g, f / s, ut);
+            *diag += f / s;
+        }
+    }
+    return e;
+}
+
+static void evaluate_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    contact_job* job = ctx;
+    pd_contact* c = job->c;
+    pd_real e = 0, closest = 1;
+    size_t pairs = 0, sticking = 0;
+    for (size_t i = begin; i < end; ++i) {
+        pd_vec3 g = pd_v3(0, 0, 0);
+        pd_real diag = 0;
+        e += penalty_of(c, job->y, (uint32_t)i, &g, &diag, &pairs, &closest);
+        if (c->f_ready)
+            e += friction_of(c, job->y, (uint32_t)i, &g, &diag, &sticking);
+        c->grad[i] = g;
+        c->diag[i] = diag;
+    }
+    size_t chunk = begin / PD_CONTACT_GRAIN;
+    c->partial[chunk] = e;
+    c->partial[c->chunks + chunk] = (pd_real)pairs;
+    c->partial[2 * c->chunks + chunk] = (pd_real)sticking;
+    c->partial[3 * c->chunks + chunk] = closest;
+}
+
+pd_status pd_contact_evaluate(pd_contact* c, const pd_vec3* y, pd_real* energy) {
+    *energy = 0;
+    c->energy = 0, c->pairs = 0, c->sticking = 0, c->closest = 1;
+    if (c->n == 0)
+        return PD_OK;
+    pd_status st = find_candidates(c, y);
+    if (st != PD_OK)
+        return st;
+    contact_job job = {c, y};
+    pd_parallel_for(c->n, PD_CONTACT_GRAIN, evaluate_range, &job);
+    pd_real e = 0, pairs = 0, sticking = 0;
+    for (size_t k = 0; k < c->chunks; ++k) {
+        c->closest = fmin(c->closest, c->partial[3 * c->chunks + k]); /* any order: a min */
+        e += c->partial[k];
+        pairs += c->partial[c->chunks + k];
+        sticking += c->partial[2 * c->chunks + k];
+    }
+    c->energy = e;
+    c->pairs = (size_t)pairs;
+    c->sticking = (size_t)sticking / 2;
+    *energy = e;
+    return PD_OK;
+}

@@ -1,0 +1,125 @@
+/* Particle-particle contact between bodies and self-contact, shared by every method.
+ *
+ * Pairs: two particles i, j are a contact pair when they are closer than the contact distance
+ * d_c = (s_i + s_j) / 2 (s the sampling spacing of each particle's body) and
+ *   - they belong to different bodies, or
+ *   - they belong to the same body but are not bonded: their rest distance exceeds
+ *     horizon * s_i (the radius the methods build their families with), i.e. far-apart parts
+ *     of one body folding onto each other (self-contact);
+ *   - neither is a rod ghost, and not both of them are constrained (fixed or pinned).
+ * d_c = s: two grid-sampled bodies whose surfaces touch have their outer particle layers one
+ * spacing apart (each particle stands for a cube of side s), so contact starts exactly where
+ * the sampled surfaces meet. The pairs are found through the hash grid (src/neighbor/grid.h)
+ * from a candidate list (every pair within d_c + 2 skins, skin = a quarter of the smallest
+ * spacing) that is rebuilt at the start of each step and whenever a particle has moved more
+ * than a skin since: every pair closer than d_c is always in it, so the contact energy is a
+ * function of the positions alone (a Verlet list; measured on the demo, a rebuild at every
+ * evaluation cost 37 % of the run time, this 11 %).
+ *
+ * Energy per pair (a quadratic penalty, zero beyond d_c, C1 at d_c):
+ *   E_ij = k_ij / 2 (d_c - d)^2,  d = |y_i - y_j| < d_c,
+ *   k_ij = kappa E_ij d_c,  E_ij = 2 E_i E_j / (E_i + E_j)
+ * with E the Young's modulus of each particle's material: the pair is as stiff as a bar of
+ * the softer material one spacing long with a cross-section of one spacing squared, i.e. as
+ * stiff as the material's own bonds, so the contact layer deforms like one more layer of
+ * material, the implicit solve stays as well conditioned as the body's own (the stiffness
+ * goes onto the preconditioner's diagonal), and the penetration under a load f is
+ * f / (E d_c): a strain of the layer, independent of the time step. A stiffness of m/h^2
+ * instead would let a column of N particles sink N g h^2 per contact (11 mm = one spacing per
+ * layer at h = 1/30 s). docs/adding-a-solver.md shows how a method uses this module.
+ *
+ * Friction (lagged, as in IPC: Li et al. 2020, Sec. 5): at the start of a step the pairs in
+ * contact at the step's start positions x0 are recorded with their normal n and normal force
+ * lambda = k (d_c - d); during the step each such pair resists its relative tangential
+ * displacement u_t = P_n ((y_i - x0_i) - (y_j - x0_j)) with the energy
+ *   D = mu lambda (|u_t|^2 / (2 eps))      for |u_t| < eps   (sticking, smoothed)
+ *   D = mu lambda (|u_t| - eps / 2)         beyond            (sliding: force mu lambda)
+ * so the tangential force never exceeds mu lambda (Coulomb) and is smooth near zero slip;
+ * eps = slip_velocity * h. mu_ij = sqrt(mu_i mu_j) from each particle's material.
+ *
+ * Pair forces are computed on both sides from the same operands (antisymmetric
+ * differences, commutative means), so they are exactly equal and opposite. Evaluation runs in
+ * parallel over particles, each writing only its own gradient; sums are per-chunk partials
+ * added in order: the same bits for any thread count. Buffers only grow: no allocation once
+ * warm. */
+#ifndef PD_CONTACT_H
+#define PD_CONTACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neighbor/grid.h"
+#include "peridot/types.h"
+
+struct pd_particles;
+
+typedef struct pd_contact_def {
+    pd_real horizon;         /* same-body pairs within horizon * spacing at rest are bonded (1) */
+    pd_real stiffness;       /* kappa: multiplies k_ij = E_ij d_c (1) */
+    pd_real slip_velocity;   /* eps / h: relative tangential speed below which friction sticks
+                                (m/s) */
+    const pd_real* modulus;  /* per material: Young's modulus (Pa) */
+    const pd_real* friction; /* per material: Coulomb coefficient (1); NULL: no friction */
+} pd_contact_def;
+pd_contact_def pd_default_contact_def(void);
+
+typedef struct pd_contact {
+    pd_contact_def def;
+    const struct pd_particles* p; /* the world's particles (reordered in place by the world) */
+    size_t n;
+    pd_real radius; /* largest contact distance: the grid's search radius (m) */
+    pd_hash_grid grid;
+    pd_neighbor_list near; /* candidates within radius + 2 skin of where they were found */
+    pd_vec3* near_at;      /* the positions they were found at */
+    pd_real skin;          /* a quarter of the smallest spacing (m) */
+    int near_valid;
+    /* per particle, at the last evaluation */
+    pd_vec3* grad; /* dE_contact/dy_i (N) */
+    pd_real* diag; /* sum of the pair stiffnesses acting on i: a diagonal Hessian bound (N/m) */
+    /* the pairs of i at the last evaluation: pair_j / pair_k[near.offsets[i] + m] for
+     * m < pair_count[i] (a spring Laplacian a preconditioner may add) */
+    uint32_t* pair_count;
+    uint32_t* pair_j;
+    pd_real* pair_k; /* N/m */
+    size_t pair_capacity;
+    /* lagged friction pairs, per particle (CSR), recorded by pd_contact_begin_step */
+    const pd_vec3* x0;
+    pd_real eps; /* slip length (m) */
+    uint32_t* f_offsets;
+    uint32_t* f_j;
+    pd_vec3* f_normal; /* n = (x0_i - x0_j) / d */
+    pd_real* f_force;  /* mu_ij lambda (N) */
+    size_t f_capacity;
+    int f_ready;
+    /* deterministic reductions: one partial per chunk */
+    pd_real* partial;
+    size_t chunks;
+    /* what the last evaluation saw, for tests and stats */
+    pd_real energy;  /* J */
+    pd_real closest; /* smallest d / d_c over the pairs (1 when there are none) */
+    size_t pairs;    /* contact pairs (each counted once) */
+    size_t sticking; /* friction pairs below the slip length */
+    size_t friction_pairs;
+} pd_contact;
+
+/* Prepares contact for the world's particles: allocates the per-particle arrays once. */
+pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const struct pd_particles* p);
+void pd_contact_free(pd_contact* c);
+
+/* 1 when i and j may touch (not the same particle, not bonded, no ghost, not both fixed). */
+int pd_contact_eligible(const pd_contact* c, uint32_t i, uint32_t j);
+/* The contact distance of a pair (m). */
+pd_real pd_contact_distance(const pd_contact* c, uint32_t i, uint32_t j);
+/* The penalty stiffness of a pair (N/m). */
+pd_real pd_contact_stiffness(const pd_contact* c, uint32_t i, uint32_t j);
+
+/* Call at the start of every step (the particles may have been reordered since the last):
+ * drops the candidate list and records the friction pairs at the step's start positions x0
+ * (kept until the step ends) with slip length eps = slip_velocity * dt. */
+pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt);
+
+/* Finds the pairs at y and evaluates the contact (+ friction) energy; fills grad and diag.
+ * Returns PD_OK or PD_ERR_OUT_OF_MEMORY (a buffer could not grow); *energy gets J. */
+pd_status pd_contact_evaluate(pd_contact* c, const pd_vec3* y, pd_real* energy);
+
+#endif
