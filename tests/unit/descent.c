@@ -19,6 +19,7 @@ typedef struct chain {
     pd_vec3 blocked[NC]; /* floor normal where a point pushes into the floor, else 0 */
     int exact;           /* 1: precondition with the exact inverse (Thomas) */
     int evaluations;
+    pd_real last_lowest; /* lowest y of the last evaluated point */
 } chain;
 
 /* E = sum m/2h^2 |y - y*|^2 + sum k/2 |y_{i+1} - y_i - rest|^2 and its gradient. */
@@ -45,6 +46,9 @@ static pd_vec3 unblocked(const chain* c, int i, pd_vec3 v) {
 static pd_real evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm, int* not_grad) {
     chain* c = ctx;
     c->evaluations++;
+    c->last_lowest = y[0].y;
+    for (int i = 1; i < NC; ++i)
+        c->last_lowest = fmin(c->last_lowest, y[i].y);
     pd_real e = chain_energy(c, y, r), r2 = 0;
     for (int i = 0; i < NC; ++i) {
         c->blocked[i] = pd_v3(0, 0, 0);
@@ -223,4 +227,42 @@ PD_TEST(descent_releases_what_it_allocates) {
     PD_CHECK(pd_bytes_in_use() > before);
     pd_descent_free(&d);
     PD_CHECK(pd_bytes_in_use() == before);
+}
+
+/* A line search refuses trials the method does not admit (trial_admissible), whatever their
+ * merit: here any point of the chain below y = -0.01 (no projection, no blocking), so the
+ * chain pulled 5 cm below stops above the line while without the hook it goes down to its
+ * minimiser. */
+static int above_line(void* ctx) {
+    chain* c = ctx;
+    return c->last_lowest >= -0.01;
+}
+
+PD_TEST(inadmissible_trials_are_refused) {
+    static chain c;
+    chain_init(&c, 50);
+    for (int i = 0; i < NC; ++i)
+        c.ystar[i].y = -0.05;
+    pd_descent_def def = pd_default_descent_def();
+    def.iterations = 200;
+    def.tolerance = 1e-12;
+    pd_descent d;
+    PD_REQUIRE(pd_descent_init(&d, NC, &def) == PD_OK);
+    pd_real lowest[2];
+    for (int with_hook = 0; with_hook < 2; ++with_hook) {
+        pd_descent_problem p = {
+            &c, evaluate, precondition, NULL, NULL, NULL, with_hook ? above_line : NULL};
+        pd_descent_report rep;
+        for (int i = 0; i < NC; ++i)
+            d.y[i] = pd_v3(0.1 * i, 0, 0);
+        pd_real r0, merit = pd_descent_evaluate(&d, &p, &r0);
+        PD_REQUIRE(pd_descent_solve(&d, &p, merit, r0, r0, &rep) == PD_OK);
+        lowest[with_hook] = 1;
+        for (int i = 0; i < NC; ++i)
+            lowest[with_hook] = fmin(lowest[with_hook], d.y[i].y);
+    }
+    printf("  lowest point: %.4g m without the hook, %.4g m with it\n", lowest[0], lowest[1]);
+    PD_CHECK_NEAR(lowest[0], -0.05, 1e-6);
+    PD_CHECK(lowest[1] >= -0.01 && lowest[1] < 0);
+    pd_descent_free(&d);
 }
