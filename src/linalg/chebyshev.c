@@ -18,6 +18,8 @@ typedef struct sweep_ctx {
 } sweep_ctx;
 
 static pd_vec3 unblocked(const pd_chebyshev_def* def, size_t i, pd_vec3 v) {
+    if (def->line && (def->line[i].x != 0 || def->line[i].y != 0 || def->line[i].z != 0))
+        v = pd_v3_scale(def->line[i], pd_v3_dot(v, def->line[i]));
     if (!def->blocked)
         return v;
     pd_vec3 n = def->blocked[i];

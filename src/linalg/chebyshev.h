@@ -3,7 +3,8 @@
  * weights) on a pd_sym_csr system A z = b, from z = 0. From zero, the result is a fixed
  * polynomial in A applied to b, symmetric positive definite when rho bounds the spectrum of
  * the Jacobi iteration: usable as a preconditioner of a descent (optim/descent.h). Fixed
- * points stay at zero; a point with a blocked unit normal n moves only in its plane. */
+ * points stay at zero; a point with a blocked unit normal n moves only in its plane, one with
+ * a line only along it (both: not at all, when they are the same vector). */
 #ifndef PD_CHEBYSHEV_H
 #define PD_CHEBYSHEV_H
 
@@ -14,6 +15,9 @@ typedef struct pd_chebyshev_def {
     pd_real rho;            /* bound of the Jacobi iteration's spectral radius (< 1) */
     const uint8_t* fixed;   /* nonzero: the point does not move (may be NULL) */
     const pd_vec3* blocked; /* unit normal the point may not move along, or 0 (may be NULL) */
+    /* unit vector the point may move along only, or 0 (may be NULL): a contact that sticks;
+     * applied before `blocked` */
+    const pd_vec3* line;
     pd_vec3 *scratch_a, *scratch_b; /* n points each */
     /* Couplings added to A for this solve (contact pairs: a spring Laplacian), their diagonal
      * sums in extra_diag; both NULL: A alone. rho must bound the sum's Jacobi spectrum. */

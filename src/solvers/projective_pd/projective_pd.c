@@ -238,6 +238,7 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
         if (s->flimit[i] > 0)
             inertia += pd_friction_apply(&r, c->y[i], s->anchor[i], s->cnormal[i], s->flimit[i],
                                          &s->stuck[i]);
+        s->stuck_line[i] = s->stuck[i] ? s->cnormal[i] : pd_v3(0, 0, 0);
         if (s->held[i]) {
             pd_vec3 n = contact_normal(s, c->y[i]);
             if (pd_v3_dot(r, n) > 0) {
@@ -312,6 +313,7 @@ static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
                              .rho = s->rho,
                              .fixed = s->fixed,
                              .blocked = s->blocked,
+                             .line = s->stuck_line,
                              .scratch_a = s->cheb_a,
                              .scratch_b = s->cheb_b};
     /* The sweeps run on A plus the Laplacian of the contact pairs at the current iterate, each

@@ -89,12 +89,13 @@ typedef struct pd_ppd_state {
     pd_real* push;    /* force the blocked contact takes, r . n (N) */
     uint8_t* held;    /* 1: in contact with a collider at the current iterate */
     /* Coulomb friction with the colliders (boundary/friction.h), set at the step's start */
-    pd_vec3* anchor;  /* start position carried by the collider's surface over the step (m) */
-    pd_vec3* cnormal; /* the contact's normal, held through the step */
-    pd_real* flimit;  /* mu lambda, lambda lagged to the step's start (N); inf: no_slip */
-    uint8_t* stuck;   /* 1: sticks at the current iterate: blocked in every direction */
-    uint8_t* fixed;   /* 1: constrained (pinned, fixed body): never moves in the solve */
-    pd_vec3* cheb_a;  /* Chebyshev scratch */
+    pd_vec3* anchor;     /* start position carried by the collider's surface over the step (m) */
+    pd_vec3* cnormal;    /* the contact's normal, held through the step */
+    pd_real* flimit;     /* mu lambda, lambda lagged to the step's start (N); inf: no_slip */
+    uint8_t* stuck;      /* 1: sticks at the current iterate: blocked in every direction */
+    pd_vec3* stuck_line; /* cnormal where stuck, else 0: the global step moves it along it only */
+    uint8_t* fixed;      /* 1: constrained (pinned, fixed body): never moves in the solve */
+    pd_vec3* cheb_a;     /* Chebyshev scratch */
     pd_vec3* cheb_b;
     const uint8_t* flags; /* the world's particle flags */
     const struct pd_colliders* colliders;
