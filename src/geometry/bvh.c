@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "geometry/median_split.h"
 
 enum { BVH_LEAF_SIZE = 4, BVH_STACK = 128 };
 
@@ -104,26 +105,14 @@ pd_vec3 pd_closest_point_on_triangle(pd_vec3 p, pd_vec3 a, pd_vec3 b, pd_vec3 c,
 
 /* ---- building ---- */
 
-typedef struct bvh_key {
-    pd_real key;
-    uint32_t index;
-} bvh_key;
-
 typedef struct bvh_builder {
     const pd_mesh* mesh;
     pd_bvh* bvh;
     uint32_t* order; /* mesh triangle indices, permuted into tree order */
-    bvh_key* keys;
+    pd_split_key* keys;
     pd_vec3* centroids;
     size_t next_node;
 } bvh_builder;
-
-static int compare_keys(const void* a, const void* b) {
-    const bvh_key *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->index < y->index ? -1 : (x->index > y->index);
-}
 
 static size_t bvh_node_count(size_t n) {
     if (n <= BVH_LEAF_SIZE)
@@ -146,23 +135,6 @@ static void node_box(bvh_builder* b, size_t begin, size_t end, pd_bvh_node* node
     node->hi = hi;
 }
 
-static void sort_along_longest_axis(bvh_builder* b, size_t begin, size_t end) {
-    pd_vec3 lo = b->centroids[b->order[begin]], hi = lo;
-    for (size_t i = begin; i < end; ++i) {
-        lo = pd_v3_min(lo, b->centroids[b->order[i]]);
-        hi = pd_v3_max(hi, b->centroids[b->order[i]]);
-    }
-    pd_vec3 e = pd_v3_sub(hi, lo);
-    int axis = e.x >= e.y && e.x >= e.z ? 0 : (e.y >= e.z ? 1 : 2);
-    for (size_t i = begin; i < end; ++i) {
-        b->keys[i].key = pd_v3_comp(b->centroids[b->order[i]], axis);
-        b->keys[i].index = b->order[i];
-    }
-    qsort(b->keys + begin, end - begin, sizeof(bvh_key), compare_keys);
-    for (size_t i = begin; i < end; ++i)
-        b->order[i] = b->keys[i].index;
-}
-
 /* Nodes in pre-order; depth is about log2(n / leaf size) + 1, far below BVH_STACK. */
 static void build_node(bvh_builder* b, size_t begin, size_t end) {
     size_t id = b->next_node++;
@@ -176,7 +148,7 @@ static void build_node(bvh_builder* b, size_t begin, size_t end) {
     }
     node->first = 0;
     node->count = 0;
-    sort_along_longest_axis(b, begin, end);
+    pd_sort_along_longest_axis(b->centroids, b->order, b->keys, begin, end);
     size_t mid = begin + (end - begin) / 2;
     build_node(b, begin, mid);
     b->bvh->nodes[id].right = (uint32_t)b->next_node;
@@ -185,7 +157,7 @@ static void build_node(bvh_builder* b, size_t begin, size_t end) {
 
 static void free_builder(bvh_builder* b, size_t n) {
     if (b->keys)
-        PD_FREE_ARRAY(b->keys, bvh_key, n);
+        PD_FREE_ARRAY(b->keys, pd_split_key, n);
     if (b->centroids)
         PD_FREE_ARRAY(b->centroids, pd_vec3, n);
 }
@@ -202,8 +174,8 @@ pd_status pd_bvh_build(const pd_mesh* mesh, pd_bvh* bvh) {
     bvh->nodes = PD_NEW_ARRAY(pd_bvh_node, bvh->node_count);
     bvh->corners = PD_NEW_ARRAY(pd_vec3, 3 * n);
     bvh->triangle = PD_NEW_ARRAY(uint32_t, n);
-    bvh_builder b = {mesh, bvh, bvh->triangle, PD_NEW_ARRAY(bvh_key, n), PD_NEW_ARRAY(pd_vec3, n),
-                     0};
+    bvh_builder b = {
+        mesh, bvh, bvh->triangle, PD_NEW_ARRAY(pd_split_key, n), PD_NEW_ARRAY(pd_vec3, n), 0};
     if (!bvh->nodes || !bvh->corners || !bvh->triangle || !b.keys || !b.centroids) {
         free_builder(&b, n);
         pd_bvh_free(bvh);

@@ -21,6 +21,7 @@
 #include <assimp/scene.h>
 
 #include "core/alloc.h"
+#include "geometry/median_split.h"
 #include "core/error.h"
 
 /* ---- loading ---- */
@@ -324,26 +325,14 @@ struct pd_mesh_tree_node {
     size_t right;         /* inner: right child (left child is the next node) */
 };
 
-typedef struct tree_key {
-    pd_real key;
-    size_t index;
-} tree_key;
-
 typedef struct tree_builder {
     const pd_mesh* mesh;
     pd_mesh_tree* tree;
-    size_t* order;  /* triangle indices, permuted into tree order */
-    tree_key* keys; /* scratch for sorting */
+    uint32_t* order;    /* triangle indices, permuted into tree order */
+    pd_split_key* keys; /* scratch for sorting */
     pd_vec3* centroids;
     size_t next_node;
 } tree_builder;
-
-static int compare_keys(const void* a, const void* b) {
-    const tree_key *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->index < y->index ? -1 : (x->index > y->index);
-}
 
 static size_t tree_node_count(size_t n) {
     if (n <= TREE_LEAF_SIZE)
@@ -393,24 +382,6 @@ static void cluster_moments(tree_builder* b, size_t begin, size_t end, pd_mesh_t
     }
 }
 
-/* Sorts order[begin, end) by centroid along the longest axis of the centroids' box. */
-static void sort_along_longest_axis(tree_builder* b, size_t begin, size_t end) {
-    pd_vec3 lo = b->centroids[b->order[begin]], hi = lo;
-    for (size_t i = begin; i < end; ++i) {
-        lo = pd_v3_min(lo, b->centroids[b->order[i]]);
-        hi = pd_v3_max(hi, b->centroids[b->order[i]]);
-    }
-    pd_vec3 e = pd_v3_sub(hi, lo);
-    int axis = e.x >= e.y && e.x >= e.z ? 0 : (e.y >= e.z ? 1 : 2);
-    for (size_t i = begin; i < end; ++i) {
-        b->keys[i].key = pd_v3_comp(b->centroids[b->order[i]], axis);
-        b->keys[i].index = b->order[i];
-    }
-    qsort(b->keys + begin, end - begin, sizeof(tree_key), compare_keys);
-    for (size_t i = begin; i < end; ++i)
-        b->order[i] = b->keys[i].index;
-}
-
 /* Median split, nodes in pre-order; depth is log2(n / leaf size) + 1. */
 static void build_node(tree_builder* b, size_t begin, size_t end) {
     size_t id = b->next_node++;
@@ -422,7 +393,7 @@ static void build_node(tree_builder* b, size_t begin, size_t end) {
         return;
     }
     node->count = 0;
-    sort_along_longest_axis(b, begin, end);
+    pd_sort_along_longest_axis(b->centroids, b->order, b->keys, begin, end);
     size_t mid = begin + (end - begin) / 2;
     build_node(b, begin, mid);
     b->tree->nodes[id].right = b->next_node;
@@ -431,9 +402,9 @@ static void build_node(tree_builder* b, size_t begin, size_t end) {
 
 static void free_builder_scratch(tree_builder* b, size_t n) {
     if (b->order)
-        PD_FREE_ARRAY(b->order, size_t, n);
+        PD_FREE_ARRAY(b->order, uint32_t, n);
     if (b->keys)
-        PD_FREE_ARRAY(b->keys, tree_key, n);
+        PD_FREE_ARRAY(b->keys, pd_split_key, n);
     if (b->centroids)
         PD_FREE_ARRAY(b->centroids, pd_vec3, n);
 }
@@ -443,9 +414,12 @@ pd_status pd_mesh_tree_build(const pd_mesh* mesh, pd_mesh_tree* tree) {
     size_t n = mesh->triangle_count;
     if (n == 0)
         return PD_ERR_MESH;
-    tree_builder b = {
-        mesh, tree, PD_NEW_ARRAY(size_t, n), PD_NEW_ARRAY(tree_key, n), PD_NEW_ARRAY(pd_vec3, n),
-        0};
+    tree_builder b = {mesh,
+                      tree,
+                      PD_NEW_ARRAY(uint32_t, n),
+                      PD_NEW_ARRAY(pd_split_key, n),
+                      PD_NEW_ARRAY(pd_vec3, n),
+                      0};
     tree->triangle_count = n;
     tree->node_count = tree_node_count(n);
     tree->nodes = PD_NEW_ARRAY(pd_mesh_tree_node, tree->node_count);
@@ -458,7 +432,7 @@ pd_status pd_mesh_tree_build(const pd_mesh* mesh, pd_mesh_tree* tree) {
     for (size_t t = 0; t < n; ++t) {
         pd_vec3 c[3];
         triangle_corners(mesh, t, c);
-        b.order[t] = t;
+        b.order[t] = (uint32_t)t;
         b.centroids[t] = pd_v3_scale(pd_v3_add(pd_v3_add(c[0], c[1]), c[2]), 1.0 / 3.0);
     }
     build_node(&b, 0, n);
