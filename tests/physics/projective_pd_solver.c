@@ -57,7 +57,8 @@ PD_TEST(line_search_lowers_the_merit_and_the_residual) {
     pd_ppd_state* s = pd_test_ppd(&t);
     printf("  30 iterations: relative residual %.3g (rose in %d), merit rose in %d, Armijo "
            "failures %d\n",
-           s->last_residual, s->report.residual_increases, s->report.merit_increases, s->report.line_search_failures);
+           s->last_residual, s->report.residual_increases, s->report.merit_increases,
+           s->report.line_search_failures);
     PD_CHECK(s->report.merit_increases == 0);
     PD_CHECK(s->report.line_search_failures <= 3);
     PD_CHECK(s->last_residual < 2e-2);
