@@ -1,6 +1,6 @@
 /* Coulomb friction against colliders as a dissipation potential of an implicit step, with
- * the normal force lagged to the step's start (friction.h; Li et al. 2020, IPC, Sec. 5,
- * without its smoothing of the kink: sticking is decided per contact, KKT-style). */
+ * the normal force lagged to the step's start and the kink smoothed (friction.h; Li et al.
+ * 2020, IPC, Sec. 5). */
 #include "boundary/friction.h"
 
 #include <math.h>
@@ -36,42 +36,40 @@ pd_vec3 pd_friction_slip(pd_vec3 y, pd_vec3 anchor, pd_vec3 n) {
     return pd_v3_madd(d, -pd_v3_dot(d, n), n);
 }
 
+/* The smoothed slip magnitude of Li et al. 2020 (Sec. 5, their f0 with eps = eps_v h): f0(x) = x
+ * beyond eps, and inside -x^3/(3 eps^2) + x^2/eps + eps/3, C1 at eps; f1(x)/x, the factor of u in
+ * its gradient. */
+static pd_real smoothed_slip(pd_real x, pd_real eps, pd_real* f1_over_x) {
+    if (x >= eps) {
+        *f1_over_x = 1 / x;
+        return x;
+    }
+    *f1_over_x = 2 / eps - x / (eps * eps);
+    return -x * x * x / (3 * eps * eps) + x * x / eps + eps / 3;
+}
+
 pd_real pd_friction_apply(pd_vec3* r, pd_vec3 y, pd_vec3 anchor, pd_vec3 n, pd_real limit,
-                          uint8_t* stuck) {
+                          pd_real eps, pd_real* k_t, uint8_t* stuck) {
     *stuck = 0;
+    *k_t = 0;
     if (!(limit > 0))
         return 0;
     pd_vec3 u = pd_friction_slip(y, anchor, n);
-    pd_real ul = pd_v3_len(u);
-    if (ul > PD_FRICTION_AT_REST && isfinite(limit)) {
-        /* sliding: dD/dy = mu lambda u / |u| */
-        *r = pd_v3_madd(*r, limit / ul, u);
-        return limit * ul;
+    if (isfinite(limit)) {
+        pd_real f1_over_x, D = limit * smoothed_slip(pd_v3_len(u), eps, &f1_over_x);
+        *k_t = limit * f1_over_x;
+        *r = pd_v3_madd(*r, *k_t, u);
+        return D;
     }
-    if (!isfinite(limit) && ul > PD_FRICTION_AT_REST) {
-        /* a no-slip contact off its anchor: a point the merit must never accept */
-        *stuck = 1;
-        *r = pd_v3_scale(n, pd_v3_dot(*r, n));
-        return INFINITY;
-    }
-    /* At the kink (no-slip contacts are always put there by pd_friction_snap). */
-    pd_vec3 rt = pd_v3_madd(*r, -pd_v3_dot(*r, n), n);
-    pd_real rl = pd_v3_len(rt);
-    if (rl <= limit) {
-        *stuck = 1;
-        *r = pd_v3_sub(*r, rt);
-        return isfinite(limit) ? limit * ul : 0;
-    }
-    /* starts to slide along -rt: the least-norm element of rt + the disk of radius limit */
-    *r = pd_v3_madd(*r, -limit / rl, rt);
-    return limit * ul;
+    /* no_slip: held at its anchor (pd_friction_snap puts it there); anywhere else is a point
+     * the merit must never accept */
+    *stuck = 1;
+    *r = pd_v3_scale(n, pd_v3_dot(*r, n));
+    return pd_v3_len(u) > PD_FRICTION_AT_REST ? INFINITY : 0;
 }
 
-pd_vec3 pd_friction_snap(pd_vec3 y_from, pd_vec3 y_to, pd_vec3 anchor, pd_vec3 n, pd_real limit) {
-    if (!(limit > 0))
-        return y_to;
-    pd_vec3 u_to = pd_friction_slip(y_to, anchor, n);
-    if (isfinite(limit) && !(pd_v3_dot(u_to, pd_friction_slip(y_from, anchor, n)) < 0))
-        return y_to;
-    return pd_v3_sub(y_to, u_to);
+pd_vec3 pd_friction_snap(pd_vec3 y, pd_vec3 anchor, pd_vec3 n, pd_real limit) {
+    if (!(limit > 0) || isfinite(limit))
+        return y;
+    return pd_v3_sub(y, pd_friction_slip(y, anchor, n));
 }

@@ -26,6 +26,17 @@ static pd_vec3 unblocked(const pd_chebyshev_def* def, size_t i, pd_vec3 v) {
     return pd_v3_madd(v, -pd_v3_dot(v, n), n);
 }
 
+/* The point's diagonal block, diag I + k (I - n n^T), solved for acc. */
+static pd_vec3 diagonal_solve(const pd_chebyshev_def* def, size_t i, pd_real diag, pd_vec3 acc) {
+    pd_real k = def->tangent_k ? def->tangent_k[i] : 0;
+    if (!(k > 0))
+        return pd_v3_scale(acc, 1.0 / diag);
+    pd_vec3 n = def->tangent_n[i];
+    pd_real an = pd_v3_dot(acc, n);
+    pd_vec3 at = pd_v3_madd(acc, -an, n);
+    return pd_v3_madd(pd_v3_scale(at, 1.0 / (diag + k)), an / diag, n);
+}
+
 /* next = omega (J(cur) - prev) + prev, J the Jacobi update; omega = 1 is plain Jacobi. */
 static void sweep_kernel(void* vctx, size_t begin, size_t end, int thread) {
     sweep_ctx* c = vctx;
@@ -45,7 +56,7 @@ static void sweep_kernel(void* vctx, size_t begin, size_t end, int thread) {
                 acc = pd_v3_madd(acc, e->weight[k], c->cur[e->cols[k]]);
             diag += c->def->extra_diag[i];
         }
-        pd_vec3 jac = unblocked(c->def, i, pd_v3_scale(acc, 1.0 / diag));
+        pd_vec3 jac = unblocked(c->def, i, diagonal_solve(c->def, i, diag, acc));
         c->next[i] = pd_v3_madd(c->prev[i], c->omega, pd_v3_sub(jac, c->prev[i]));
     }
 }

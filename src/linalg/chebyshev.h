@@ -23,6 +23,11 @@ typedef struct pd_chebyshev_def {
      * sums in extra_diag; both NULL: A alone. rho must bound the sum's Jacobi spectrum. */
     const pd_sym_csr* extra;
     const pd_real* extra_diag;
+    /* A stiffness added to a point's diagonal in its tangent plane only, k (I - n n^T) (a
+     * contact's friction), with the unit normal n; both NULL: none. Adding a positive
+     * semi-definite block to the diagonal keeps rho a bound. */
+    const pd_real* tangent_k;
+    const pd_vec3* tangent_n;
 } pd_chebyshev_def;
 
 /* z = P b after def->sweeps sweeps. Parallel; the same bits on any thread count. */

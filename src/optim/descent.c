@@ -240,7 +240,9 @@ pd_status pd_descent_solve(pd_descent* d, const pd_descent_problem* p, pd_real m
                            pd_real r_norm, pd_real r_scale, pd_descent_report* rep) {
     memset(rep, 0, sizeof *rep);
     rep->shortest_step = 1;
-    d->hist_count = d->hist_head = 0;
+    if (!d->keep_history)
+        d->hist_count = d->hist_head = 0;
+    d->keep_history = 0;
     pd_status st = PD_OK;
     int it = 0;
     while (it < d->def.iterations && r_norm > d->def.tolerance * r_scale) {

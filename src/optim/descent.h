@@ -82,6 +82,7 @@ typedef struct pd_descent {
     pd_real hist_rho[PD_DESCENT_MAX_HISTORY];
     int hist_head, hist_count;
     int not_gradient; /* the last evaluation's residual is no gradient */
+    int keep_history; /* set before a solve: it goes on with the pairs of the last one */
     pd_real* partial; /* one per chunk: reductions in a fixed order */
     size_t chunks;
 } pd_descent;

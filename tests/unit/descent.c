@@ -266,3 +266,40 @@ PD_TEST(inadmissible_trials_are_refused) {
     PD_CHECK(lowest[1] >= -0.01 && lowest[1] < 0);
     pd_descent_free(&d);
 }
+
+/* A solve split into passes (a method that renews part of its merit between them) goes on
+ * with its L-BFGS pairs when keep_history is set: two passes of 10 iterations land on the
+ * bits one pass of 20 reaches; without it the second pass restarts from the plain
+ * preconditioned direction and ends elsewhere. */
+PD_TEST(keep_history_continues_a_split_solve) {
+    static chain c;
+    chain_init(&c, 25);
+    pd_descent_def def = pd_default_descent_def();
+    def.tolerance = 1e-14;
+    pd_descent d;
+    PD_REQUIRE(pd_descent_init(&d, NC, &def) == PD_OK);
+    pd_descent_problem p = {&c, evaluate, precondition, filter, project, NULL, NULL};
+    pd_vec3 whole[NC];
+    pd_real gap[2];
+    for (int passes = 1; passes <= 3; ++passes) {
+        memcpy(d.y, c.ystar, sizeof c.ystar);
+        pd_real r, merit = pd_descent_evaluate(&d, &p, &r), r0 = r;
+        pd_descent_report rep;
+        d.def.iterations = passes == 1 ? 20 : 10;
+        for (int k = 0; k < (passes == 1 ? 1 : 2); ++k) {
+            d.keep_history = k == 1 && passes == 2;
+            PD_REQUIRE(pd_descent_solve(&d, &p, merit, r, r0, &rep) == PD_OK);
+            PD_REQUIRE(rep.iterations == d.def.iterations);
+            merit = rep.merit, r = rep.residual;
+        }
+        if (passes == 1)
+            memcpy(whole, d.y, sizeof whole);
+        else
+            gap[passes - 2] = max_distance(d.y, whole);
+    }
+    printf("  after 2 x 10 iterations: %.3g m from 1 x 20 with the pairs kept, %.3g m without\n",
+           gap[0], gap[1]);
+    PD_CHECK_NEAR(gap[0], 0, 0);
+    PD_CHECK(gap[1] > 1e-9);
+    pd_descent_free(&d);
+}

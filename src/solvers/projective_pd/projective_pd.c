@@ -30,8 +30,11 @@
 #define PPD_GRAIN 512
 /* det F below which a particle counts as inverted for the fix of Sec. 4.1 (see local_particle) */
 #define PPD_INVERTED 0.05
-/* Times a step may renew its friction limits from the normal forces it found (ppd_step) */
-#define PPD_FRICTION_REFRESHES 2
+/* Times a step may renew its friction limits from the normal forces it converged to, and
+ * the iterations after which (and how many times) it renews them before (solve_with_friction) */
+#define PPD_FRICTION_REFRESHES     2
+#define PPD_FRICTION_LAG           8
+#define PPD_FRICTION_LAGGED_PASSES 2
 /* Closest a contact pair may come, in contact distances, in a line-search trial (unless it
  * already was closer): a particle slipping between four particles of another body's lattice
  * face passes at 0.71 d_c, so 0.75 keeps bodies from passing through each other. */
@@ -189,7 +192,7 @@ static pd_vec3 contact_normal(const pd_ppd_state* s, pd_vec3 y) {
 }
 
 /* v without its part along the particle's blocked contact normal, and without its tangential
- * part where the contact sticks (S v; identity off contact). */
+ * part at a no_slip contact (S v; identity off contact). */
 static pd_vec3 filter(const pd_ppd_state* s, size_t i, pd_vec3 v) {
     if (s->stuck[i])
         v = pd_v3_scale(s->cnormal[i], pd_v3_dot(v, s->cnormal[i]));
@@ -218,12 +221,14 @@ static void local_kernel(void* vctx, size_t begin, size_t end, int thread) {
  * the inertia energy. A particle touching a collider whose residual pushes into it is blocked
  * along the collider's normal n (KKT: the contact takes r.n n >= 0): r and every search
  * direction lose their part along n. A contact with friction adds the friction force of
- * boundary/friction.h and its dissipation potential; a sticking one is blocked in every
- * direction. Partial sums of |r|^2 (first half) and inertia + friction potential. */
+ * boundary/friction.h and its (smoothed) dissipation potential, and its tangential stiffness
+ * for the sweeps (ktan); a no_slip one is blocked in every direction. Partial sums of |r|^2 (first
+ * half) and inertia + friction potential. */
 static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
     ppd_ctx* c = vctx;
     pd_ppd_state* s = c->s;
     pd_real r2 = 0, inertia = 0, ih2 = 1.0 / (s->dt * s->dt);
+    pd_real eps = PD_FRICTION_STICK_SPEED * s->dt;
     for (size_t i = begin; i < end; ++i) {
         s->g[i] = gather_gradient(s, (uint32_t)i);
         pd_vec3 r = pd_v3(0, 0, 0);
@@ -235,9 +240,10 @@ static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
             inertia += 0.5 * s->mass[i] * ih2 * pd_v3_len2(d);
         }
         s->stuck[i] = 0;
+        s->ktan[i] = 0;
         if (s->flimit[i] > 0)
             inertia += pd_friction_apply(&r, c->y[i], s->anchor[i], s->cnormal[i], s->flimit[i],
-                                         &s->stuck[i]);
+                                         eps, &s->ktan[i], &s->stuck[i]);
         s->stuck_line[i] = s->stuck[i] ? s->cnormal[i] : pd_v3(0, 0, 0);
         if (s->held[i]) {
             pd_vec3 n = contact_normal(s, c->y[i]);
@@ -314,6 +320,8 @@ static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
                              .fixed = s->fixed,
                              .blocked = s->blocked,
                              .line = s->stuck_line,
+                             .tangent_k = s->ktan,
+                             .tangent_n = s->cnormal,
                              .scratch_a = s->cheb_a,
                              .scratch_b = s->cheb_b};
     /* The sweeps run on A plus the Laplacian of the contact pairs at the current iterate, each
@@ -367,16 +375,15 @@ static void filter_all(void* ctx, pd_vec3* v, size_t n) {
  * collider whose residual pushes into it are blocked along its normal in the search direction
  * (gather_kernel): handled only after the solve, contact acts as a spring of stiffness m/h^2,
  * far too soft at h = 1/30 s (a resting ball sank to half its height). Friction acts inside
- * the solve too: a trial whose move from the iterate reverses a contact's slip, or any trial of
- * a no-slip contact, is first put at the contact's anchor tangentially (pd_friction_snap). */
+ * the solve too, as a smooth potential (boundary/friction.h); a trial of a no_slip contact is
+ * first put at the contact's anchor tangentially (pd_friction_snap). */
 static void project_contacts(void* ctx, pd_vec3* y) {
     pd_ppd_state* s = ctx;
     if (!s->colliders || !s->colliders->count)
         return;
-    const pd_vec3* base = s->opt.y;
     for (size_t i = 0; i < s->n; ++i)
         if (s->flimit[i] > 0)
-            y[i] = pd_friction_snap(base[i], y[i], s->anchor[i], s->cnormal[i], s->flimit[i]);
+            y[i] = pd_friction_snap(y[i], s->anchor[i], s->cnormal[i], s->flimit[i]);
     pd_colliders_project(s->colliders, s->n, y, NULL, s->near_skip, s->held, s->dt);
 }
 
@@ -587,17 +594,32 @@ static void report_add(pd_descent_report* total, const pd_descent_report* part) 
     total->shortest_step = fmin(total->shortest_step, part->shortest_step);
 }
 
-/* The descent, renewed when the normal forces the solve found differ from the lagged ones (an
- * impact, a body that bounces): friction takes them and the iterations go on, within the
- * step's iteration budget, on the new merit (the L-BFGS pairs of the old one are dropped). */
+/* Whether a pass of the descent stopped at its iteration cap, neither converged nor stuck. */
+static int stopped_at_cap(const pd_ppd_state* s, const pd_descent_report* part, int cap,
+                          pd_real r0) {
+    return part->iterations == cap && !part->line_search_failures &&
+           part->residual > s->prm.tolerance * r0;
+}
+
+/* The descent with friction's normal forces lagged: renewed from the iterate (friction_limits)
+ * after the first PPD_FRICTION_LAG iterations and again after as many more while they change
+ * (a body that lands or is placed on a slope: the start point's lambda knows only the
+ * touching particles' own weight, and a whole budget of 20 iterations on it let a block that
+ * sticks slide 2.6 mm in its first step), and when the solve converges with other normal
+ * forces than it used (an impact, a body that bounces), at most PPD_FRICTION_REFRESHES times;
+ * all within the step's iteration budget. The L-BFGS pairs go on across a renewal (only the
+ * friction limits change; dropping them cost convergence on the demo's landing). */
 static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_real merit,
                                      pd_real r, pd_real r0) {
     pd_descent* d = &s->opt;
     pd_descent_problem pr = problem(s);
     pd_descent_report part;
     s->report = (pd_descent_report){.shortest_step = 1};
-    for (int refresh = 0;; ++refresh) {
-        d->def.iterations = s->prm.iterations - s->report.iterations;
+    for (int pass = 0, renewals = 0;; ++pass) {
+        int left = s->prm.iterations - s->report.iterations;
+        int lagged =
+            s->colliders->count && pass < PPD_FRICTION_LAGGED_PASSES && left > PPD_FRICTION_LAG;
+        d->def.iterations = lagged ? PPD_FRICTION_LAG : left;
         pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &part);
         report_add(&s->report, &part);
         if (st == PD_OK)
@@ -605,11 +627,18 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
         if (st != PD_OK)
             return st;
         r = part.residual;
-        if (refresh == PPD_FRICTION_REFRESHES || s->report.iterations >= s->prm.iterations ||
-            !s->colliders->count || !friction_limits(s, p))
+        merit = part.merit;
+        if (s->report.iterations >= s->prm.iterations || !s->colliders->count)
             return PD_OK;
-        project_contacts(s, d->y); /* a new no-slip contact is put at its anchor */
-        merit = pd_descent_evaluate(d, &pr, &r);
+        int cut = lagged && stopped_at_cap(s, &part, PPD_FRICTION_LAG, r0);
+        int changed = friction_limits(s, p);
+        if (!cut && (!changed || ++renewals > PPD_FRICTION_REFRESHES))
+            return PD_OK;
+        if (changed) {
+            project_contacts(s, d->y); /* a new no-slip contact is put at its anchor */
+            merit = pd_descent_evaluate(d, &pr, &r);
+        }
+        d->keep_history = 1;
     }
 }
 
@@ -647,11 +676,11 @@ static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
     /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 14 vectors
      * (ystar, g, blocked, anchor, cnormal, two Chebyshev scratch, and the optimiser's y, r,
-     * ytrial, yold, rold, dir, work), 2 per L-BFGS pair, diag, push and flimit, flags */
+     * ytrial, yold, rold, dir, work), 2 per L-BFGS pair, diag, push, flimit and ktan, flags */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + 6 * sizeof(pd_real);
     size_t per_particle = sizeof(pd_mat3) + (14 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
-                          3 * sizeof(pd_real) + 16;
+                          4 * sizeof(pd_real) + 16;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     /* src/contact: gradient, diagonal, its grid, and about 20 candidates within one spacing,
      * each with a pair slot (index + stiffness) */

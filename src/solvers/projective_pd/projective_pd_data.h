@@ -92,7 +92,8 @@ typedef struct pd_ppd_state {
     pd_vec3* anchor;     /* start position carried by the collider's surface over the step (m) */
     pd_vec3* cnormal;    /* the contact's normal, held through the step */
     pd_real* flimit;     /* mu lambda, lambda lagged to the step's start (N); inf: no_slip */
-    uint8_t* stuck;      /* 1: sticks at the current iterate: blocked in every direction */
+    uint8_t* stuck;      /* 1: a no_slip contact: blocked in every direction but its normal */
+    pd_real* ktan;       /* friction's tangential stiffness at the iterate (N/m), for the sweeps */
     pd_vec3* stuck_line; /* cnormal where stuck, else 0: the global step moves it along it only */
     uint8_t* fixed;      /* 1: constrained (pinned, fixed body): never moves in the solve */
     pd_vec3* cheb_a;     /* Chebyshev scratch */

@@ -213,6 +213,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(cnormal, pd_vec3, n)                                                                         \
     X(flimit, pd_real, n)                                                                          \
     X(stuck, uint8_t, n)                                                                           \
+    X(ktan, pd_real, n)                                                                            \
     X(stuck_line, pd_vec3, n)                                                                      \
     X(fixed, uint8_t, n)                                                                           \
     X(cheb_a, pd_vec3, n)                                                                          \
