@@ -7,16 +7,15 @@
  * and its exact gradient (Eq. 9, the derivative Eq. 10 drops kept); the global step applies
  * the constant matrix to the residual (Chebyshev-Jacobi sweeps or the Cholesky factor); Eq. 13
  * takes the step with a backtracking line search (Armijo). L-BFGS pairs on top (beyond the
- * paper), contacts blocked along collider normals and Coulomb friction with the colliders in
- * the merit (boundary/friction.h). docs/methods/projective_pd.md has the
+ * paper), contact with the colliders inside the solve: blocked along their normals, Coulomb
+ * friction in the merit (boundary/collider_contact.h). docs/methods/projective_pd.md has the
  * derivations and the measurements behind each choice. */
 #include "solvers/projective_pd/projective_pd_data.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "boundary/collider.h"
-#include "boundary/friction.h"
+#include "boundary/collider_contact.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/timer.h"
@@ -179,27 +178,6 @@ static int is_free(const ppd_ctx* c, size_t i) {
     return !(c->flags[i] & PD_P_CONSTRAINED);
 }
 
-/* Outward normal of the collider a touching particle rests on (the nearest one). */
-static pd_vec3 contact_normal(const pd_ppd_state* s, pd_vec3 y) {
-    pd_vec3 best = pd_v3(0, 0, 0), n;
-    pd_real dmin = INFINITY;
-    for (int k = 0; k < s->colliders->count; ++k) {
-        pd_real d = pd_collider_sdf(&s->colliders->items[k], y, &n);
-        if (d < dmin)
-            dmin = d, best = n;
-    }
-    return best;
-}
-
-/* v without its part along the particle's blocked contact normal, and without its tangential
- * part at a no_slip contact (S v; identity off contact). */
-static pd_vec3 filter(const pd_ppd_state* s, size_t i, pd_vec3 v) {
-    if (s->stuck[i])
-        v = pd_v3_scale(s->cnormal[i], pd_v3_dot(v, s->cnormal[i]));
-    pd_vec3 n = s->blocked[i];
-    return pd_v3_madd(v, -pd_v3_dot(v, n), n);
-}
-
 static pd_real sum_partials(const pd_ppd_state* s) {
     pd_real sum = 0;
     for (size_t k = 0; k < s->chunks; ++k)
@@ -218,41 +196,23 @@ static void local_kernel(void* vctx, size_t begin, size_t end, int thread) {
 }
 
 /* Gathers g, then the residual of Eq. 12 with the exact forces, r = M (y - y*)/h^2 + g, and
- * the inertia energy. A particle touching a collider whose residual pushes into it is blocked
- * along the collider's normal n (KKT: the contact takes r.n n >= 0): r and every search
- * direction lose their part along n. A contact with friction adds the friction force of
- * boundary/friction.h and its (smoothed) dissipation potential, and its tangential stiffness
- * for the sweeps (ktan); a no_slip one is blocked in every direction. Partial sums of |r|^2 (first
- * half) and inertia + friction potential. */
+ * the inertia energy; then the collider contact (boundary/collider_contact.h): friction's
+ * force and (smoothed) potential, and a touching particle whose residual pushes into its
+ * collider blocked along the normal. Partial sums of |r|^2 (first half) and inertia + friction
+ * potential. */
 static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
     ppd_ctx* c = vctx;
     pd_ppd_state* s = c->s;
     pd_real r2 = 0, inertia = 0, ih2 = 1.0 / (s->dt * s->dt);
-    pd_real eps = PD_FRICTION_STICK_SPEED * s->dt;
     for (size_t i = begin; i < end; ++i) {
         s->g[i] = gather_gradient(s, (uint32_t)i);
         pd_vec3 r = pd_v3(0, 0, 0);
-        s->blocked[i] = pd_v3(0, 0, 0);
-        s->push[i] = 0;
         if (is_free(c, i)) {
             pd_vec3 d = pd_v3_sub(c->y[i], s->ystar[i]);
             r = pd_v3_madd(s->g[i], s->mass[i] * ih2, d);
             inertia += 0.5 * s->mass[i] * ih2 * pd_v3_len2(d);
         }
-        s->stuck[i] = 0;
-        s->ktan[i] = 0;
-        if (s->flimit[i] > 0)
-            inertia += pd_friction_apply(&r, c->y[i], s->anchor[i], s->cnormal[i], s->flimit[i],
-                                         eps, &s->ktan[i], &s->stuck[i]);
-        s->stuck_line[i] = s->stuck[i] ? s->cnormal[i] : pd_v3(0, 0, 0);
-        if (s->held[i]) {
-            pd_vec3 n = contact_normal(s, c->y[i]);
-            if (pd_v3_dot(r, n) > 0) {
-                s->blocked[i] = n;
-                s->push[i] = pd_v3_dot(r, n);
-                r = filter(s, i, r);
-            }
-        }
+        inertia += pd_collider_contact_apply(&s->cc, i, c->y[i], &r);
         c->r[i] = r;
         r2 += pd_v3_len2(r);
     }
@@ -318,12 +278,9 @@ static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
     pd_chebyshev_def cheb = {.sweeps = s->prm.linear_iterations,
                              .rho = s->rho,
                              .fixed = s->fixed,
-                             .blocked = s->blocked,
-                             .line = s->stuck_line,
-                             .tangent_k = s->ktan,
-                             .tangent_n = s->cnormal,
                              .scratch_a = s->cheb_a,
                              .scratch_b = s->cheb_b};
+    pd_collider_contact_sweeps(&s->cc, &cheb);
     /* The sweeps run on A plus the Laplacian of the contact pairs at the current iterate, each
      * pair a spring of its penalty stiffness (the penalty's Hessian is k n n^T plus a smaller
      * tangential part), so that the preconditioner couples bodies in contact as A couples the
@@ -364,27 +321,20 @@ static pd_real evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm
 static void filter_all(void* ctx, pd_vec3* v, size_t n) {
     pd_ppd_state* s = ctx;
     for (size_t i = 0; i < n; ++i)
-        v[i] = filter(s, i, v[i]);
+        v[i] = pd_collider_contact_filter(&s->cc, i, v[i]);
 }
 
-/* Sec. 8: slip boundaries "project particles out of the solids". The start points and every
- * line-search trial are projected (y* itself stays the inertial target: projected, it took
- * part of the weight off every particle within h^2 g of a surface, 11 mm at h = 1/30 s,
- * touching or not; measured, a block whose grid-sampled bottom hovers in steps over a ramp
- * pressed on it with 95 % of its weight and slid 6 % too fast), and particles touching a
- * collider whose residual pushes into it are blocked along its normal in the search direction
- * (gather_kernel): handled only after the solve, contact acts as a spring of stiffness m/h^2,
- * far too soft at h = 1/30 s (a resting ball sank to half its height). Friction acts inside
- * the solve too, as a smooth potential (boundary/friction.h); a trial of a no_slip contact is
- * first put at the contact's anchor tangentially (pd_friction_snap). */
+/* Every start point and line-search trial is projected out of the colliders (Sec. 8; y*
+ * itself stays the inertial target: projected, it took part of the weight off every particle
+ * within h^2 g of a surface, 11 mm at h = 1/30 s, touching or not; measured, a block whose
+ * grid-sampled bottom hovers in steps over a ramp pressed on it with 95 % of its weight and
+ * slid 6 % too fast), and particles touching a collider whose residual pushes into it are
+ * blocked along its normal (gather_kernel): handled only after the solve, contact acts as a
+ * spring of stiffness m/h^2, far too soft at h = 1/30 s (a resting ball sank to half its
+ * height). */
 static void project_contacts(void* ctx, pd_vec3* y) {
     pd_ppd_state* s = ctx;
-    if (!s->colliders || !s->colliders->count)
-        return;
-    for (size_t i = 0; i < s->n; ++i)
-        if (s->flimit[i] > 0)
-            y[i] = pd_friction_snap(y[i], s->anchor[i], s->cnormal[i], s->flimit[i]);
-    pd_colliders_project(s->colliders, s->n, y, NULL, s->near_skip, s->held, s->dt);
+    pd_collider_contact_project(&s->cc, y);
 }
 
 /* Contact pairs may come no closer than PPD_CONTACT_FLOOR d_c in a trial, or than they are at
@@ -421,65 +371,24 @@ static void predict(pd_ppd_state* s, const pd_particles* p) {
     }
 }
 
-/* Only particles that start the step within three spacings of a collider are projected
- * during the iterations (the projection was a quarter of the step's time otherwise). */
-static void mark_near_colliders(pd_ppd_state* s, const struct pd_world* w) {
-    for (size_t i = 0; i < s->n; ++i) {
-        int near = 0;
-        for (int k = 0; k < w->colliders.count && !near; ++k)
-            near = pd_collider_sdf(&w->colliders.items[k], s->ystar[i], NULL) <
-                   3 * w->particles.spacing[i];
-        s->near_skip[i] = (uint8_t)(!near || w->contact_skip[i]);
-    }
+/* The collider contact of the step (boundary/collider_contact.h): nothing held, no friction;
+ * particles predicted farther than three spacings from every collider are not projected. */
+static void begin_collider_contact(pd_ppd_state* s, const struct pd_world* w) {
+    pd_collider_contact_begin_step(&s->cc, &w->colliders, s->ystar, w->particles.spacing,
+                                   w->contact_skip, s->dt);
 }
 
-static void project_prediction(pd_ppd_state* s, const struct pd_world* w) {
-    memset(s->held, 0, s->n);
-    memset(s->flimit, 0, s->n * sizeof(pd_real));
-    memset(s->stuck, 0, s->n);
-    s->colliders = &w->colliders;
-    if (w->colliders.count)
-        mark_near_colliders(s, w);
-}
-
-/* Coulomb friction of the step (boundary/friction.h): every particle touching a collider (at
- * the current iterate, or when the step began) gets its anchor, the contact normal and the
- * friction limit mu lambda, with lambda the normal force its contact takes at the current
- * iterate, r.n (the push of a blocked contact). Returns 1 if a limit changed by more than 1 %
- * of their sum or a contact came or went. */
+/* Coulomb friction's limits mu lambda from the optimiser's iterate (lambda = the normal force
+ * its contacts take there); 1 when they changed (boundary/collider_contact.h). */
 static int friction_limits(pd_ppd_state* s, const pd_particles* p) {
-    const pd_vec3 *y = s->opt.y, *r = s->opt.r;
-    pd_real change = 0, total = 0;
-    int switched = 0;
-    for (size_t i = 0; i < s->n; ++i) {
-        pd_real old = s->flimit[i];
-        s->flimit[i] = 0;
-        pd_real d_start = INFINITY;
-        if (!s->near_skip[i] && !s->held[i]) /* touching when the step began (no_slip holds it) */
-            pd_colliders_nearest(s->colliders, p->pos[i], &d_start, NULL);
-        if (!s->near_skip[i] && (s->held[i] || d_start < PD_FRICTION_TOUCH)) {
-            pd_vec3 n;
-            const pd_vec3 at = s->held[i] ? y[i] : p->pos[i];
-            const pd_collider* col =
-                &s->colliders->items[pd_colliders_nearest(s->colliders, at, NULL, &n)];
-            pd_real rn = s->push[i] > 0 ? s->push[i] : pd_v3_dot(r[i], n);
-            s->flimit[i] = pd_friction_limit(&col->def, rn);
-            s->anchor[i] = pd_friction_anchor(col, p->pos[i], s->dt);
-            s->cnormal[i] = n;
-        }
-        if ((old > 0) != (s->flimit[i] > 0) || isinf(old) != isinf(s->flimit[i]))
-            switched = 1;
-        else if (isfinite(old) && old > 0)
-            change += fabs(s->flimit[i] - old), total += old;
-    }
-    return switched || change > 0.01 * total;
+    return pd_collider_contact_renew_friction(&s->cc, p->pos, s->opt.y, s->opt.r);
 }
 
 /* Friction at the start of the step: lambda measured at x + h v, the start point of a body
  * resting or sliding steadily, where the contacts carry its weight as at the end of the
  * previous step (y* would deform it by h^2 g). */
 static void friction_setup(pd_ppd_state* s, const pd_particles* p) {
-    if (!s->colliders->count)
+    if (!s->cc.colliders->count)
         return;
     pd_descent* d = &s->opt;
     for (size_t i = 0; i < s->n; ++i)
@@ -618,7 +527,7 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
     for (int pass = 0, renewals = 0;; ++pass) {
         int left = s->prm.iterations - s->report.iterations;
         int lagged =
-            s->colliders->count && pass < PPD_FRICTION_LAGGED_PASSES && left > PPD_FRICTION_LAG;
+            s->cc.colliders->count && pass < PPD_FRICTION_LAGGED_PASSES && left > PPD_FRICTION_LAG;
         d->def.iterations = lagged ? PPD_FRICTION_LAG : left;
         pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &part);
         report_add(&s->report, &part);
@@ -628,7 +537,7 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
             return st;
         r = part.residual;
         merit = part.merit;
-        if (s->report.iterations >= s->prm.iterations || !s->colliders->count)
+        if (s->report.iterations >= s->prm.iterations || !s->cc.colliders->count)
             return PD_OK;
         int cut = lagged && stopped_at_cap(s, &part, PPD_FRICTION_LAG, r0);
         int changed = friction_limits(s, p);
@@ -647,7 +556,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     pd_particles* p = &w->particles;
     s->t_local = s->t_global = 0;
     predict(s, p);
-    project_prediction(s, w);
+    begin_collider_contact(s, w);
     pd_status st = begin_contact(s, p);
     if (st != PD_OK)
         return st;
@@ -675,8 +584,9 @@ static void ppd_destroy(void* state) {
 static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
     /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 14 vectors
-     * (ystar, g, blocked, anchor, cnormal, two Chebyshev scratch, and the optimiser's y, r,
-     * ytrial, yold, rold, dir, work), 2 per L-BFGS pair, diag, push, flimit and ktan, flags */
+     * (ystar, g, two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir, work,
+     * and the collider contact's blocked, anchor, normal, line), 2 per L-BFGS pair, diag,
+     * and push, limit and ktan, flags */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + 6 * sizeof(pd_real);
     size_t per_particle = sizeof(pd_mat3) + (14 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +

@@ -35,6 +35,7 @@ extern const struct pd_material_support pd_ppd_material_support;
 
 #ifndef PD_PROJECTIVE_PD_STATE
 #define PD_PROJECTIVE_PD_STATE
+#include "boundary/collider_contact.h"
 #include "contact/contact.h"
 #include "linalg/sym_csr.h"
 #include "linalg/sym_direct.h"
@@ -80,28 +81,17 @@ typedef struct pd_ppd_state {
     pd_real* wv;  /* w V_j: the bond's weight in F (1) */
     pd_vec3* t;   /* dE_i/dY of the bond (N) */
     /* per particle */
-    pd_mat3* kinv;    /* (X*X)^+ of the family */
-    uint8_t* planar;  /* family spans a plane or a line: no inversion fix, no dilatation */
-    pd_real* diag;    /* m/h^2 + sum_j c_ij */
-    pd_vec3* ystar;   /* inertial prediction y* */
-    pd_vec3* g;       /* dE/dy: exact gradient of the elastic energy (N) */
-    pd_vec3* blocked; /* outward normal of a contact the particle pushes into, else 0 */
-    pd_real* push;    /* force the blocked contact takes, r . n (N) */
-    uint8_t* held;    /* 1: in contact with a collider at the current iterate */
-    /* Coulomb friction with the colliders (boundary/friction.h), set at the step's start */
-    pd_vec3* anchor;     /* start position carried by the collider's surface over the step (m) */
-    pd_vec3* cnormal;    /* the contact's normal, held through the step */
-    pd_real* flimit;     /* mu lambda, lambda lagged to the step's start (N); inf: no_slip */
-    uint8_t* stuck;      /* 1: a no_slip contact: blocked in every direction but its normal */
-    pd_real* ktan;       /* friction's tangential stiffness at the iterate (N/m), for the sweeps */
-    pd_vec3* stuck_line; /* cnormal where stuck, else 0: the global step moves it along it only */
-    uint8_t* fixed;      /* 1: constrained (pinned, fixed body): never moves in the solve */
-    pd_vec3* cheb_a;     /* Chebyshev scratch */
+    pd_mat3* kinv;   /* (X*X)^+ of the family */
+    uint8_t* planar; /* family spans a plane or a line: no inversion fix, no dilatation */
+    pd_real* diag;   /* m/h^2 + sum_j c_ij */
+    pd_vec3* ystar;  /* inertial prediction y* */
+    pd_vec3* g;      /* dE/dy: exact gradient of the elastic energy (N) */
+    uint8_t* fixed;  /* 1: constrained (pinned, fixed body): never moves in the solve */
+    pd_vec3* cheb_a; /* Chebyshev scratch */
     pd_vec3* cheb_b;
-    const uint8_t* flags; /* the world's particle flags */
-    const struct pd_colliders* colliders;
-    uint8_t* near_skip; /* 1: not projected during this step's iterations */
-    pd_real* partial;   /* one per chunk: deterministic reductions */
+    const uint8_t* flags;   /* the world's particle flags */
+    pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */
+    pd_real* partial;       /* one per chunk: deterministic reductions */
     size_t chunks;
     pd_real rho;              /* Jacobi spectral radius bound (Gershgorin) */
     pd_sym_direct direct;     /* global_solve = direct: A over the free particles */

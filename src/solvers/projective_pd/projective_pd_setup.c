@@ -206,19 +206,9 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(diag, pd_real, n)                                                                            \
     X(ystar, pd_vec3, n)                                                                           \
     X(g, pd_vec3, n)                                                                               \
-    X(blocked, pd_vec3, n)                                                                         \
-    X(push, pd_real, n)                                                                            \
-    X(held, uint8_t, n)                                                                            \
-    X(anchor, pd_vec3, n)                                                                          \
-    X(cnormal, pd_vec3, n)                                                                         \
-    X(flimit, pd_real, n)                                                                          \
-    X(stuck, uint8_t, n)                                                                           \
-    X(ktan, pd_real, n)                                                                            \
-    X(stuck_line, pd_vec3, n)                                                                      \
     X(fixed, uint8_t, n)                                                                           \
     X(cheb_a, pd_vec3, n)                                                                          \
-    X(cheb_b, pd_vec3, n)                                                                          \
-    X(near_skip, uint8_t, n)
+    X(cheb_b, pd_vec3, n)
 
 #define ALLOC(field, T, count)                                                                     \
     do {                                                                                           \
@@ -258,6 +248,8 @@ static pd_status allocate_state(pd_ppd_state* s) {
     def.line_search = s->prm.line_search;
     def.armijo = s->prm.armijo;
     if (pd_descent_init(&s->opt, n, &def) != PD_OK)
+        return PD_ERR_OUT_OF_MEMORY;
+    if (pd_collider_contact_init(&s->cc, n) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
     s->chunks = (n + 511) / 512;
     ALLOC(partial, pd_real, 2 * s->chunks);
@@ -561,6 +553,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     PPD_PARTICLE_ARRAYS(FREE_ITEM)
     free_bond_arrays(s);
     pd_descent_free(&s->opt);
+    pd_collider_contact_free(&s->cc);
     FREE(partial, pd_real, 2 * s->chunks);
     FREE(mat, pd_ppd_material, s->material_count);
     FREE(contact_modulus, pd_real, s->material_count);

@@ -1,0 +1,145 @@
+/* Contact with colliders inside an implicit solve (collider_contact.h). */
+#include "boundary/collider_contact.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "boundary/friction.h"
+#include "core/alloc.h"
+#include "linalg/chebyshev.h"
+
+/* The per-particle arrays: one list drives allocation and release. */
+#define CC_ARRAYS(X)                                                                               \
+    X(skip, uint8_t)                                                                               \
+    X(held, uint8_t)                                                                               \
+    X(blocked, pd_vec3)                                                                            \
+    X(push, pd_real)                                                                               \
+    X(anchor, pd_vec3)                                                                             \
+    X(normal, pd_vec3)                                                                             \
+    X(limit, pd_real)                                                                              \
+    X(ktan, pd_real)                                                                               \
+    X(stuck, uint8_t)                                                                              \
+    X(line, pd_vec3)
+
+pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n) {
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    int ok = 1;
+#define ALLOC_ONE(a, T) ok &= (c->a = PD_NEW_ARRAY(T, n + 1)) != NULL;
+    CC_ARRAYS(ALLOC_ONE)
+#undef ALLOC_ONE
+    if (!ok) {
+        pd_collider_contact_free(c);
+        return PD_ERR_OUT_OF_MEMORY;
+    }
+    return PD_OK;
+}
+
+void pd_collider_contact_free(pd_collider_contact* c) {
+    size_t n = c->n;
+#define FREE_ONE(a, T) PD_FREE_ARRAY(c->a, T, n + 1);
+    CC_ARRAYS(FREE_ONE)
+#undef FREE_ONE
+    memset(c, 0, sizeof *c);
+}
+
+void pd_collider_contact_begin_step(pd_collider_contact* c, const pd_colliders* colliders,
+                                    const pd_vec3* predicted, const pd_real* spacing,
+                                    const uint8_t* skip_always, pd_real dt) {
+    memset(c->held, 0, c->n);
+    memset(c->limit, 0, c->n * sizeof(pd_real));
+    memset(c->stuck, 0, c->n);
+    c->colliders = colliders;
+    c->dt = dt;
+    if (!colliders || !colliders->count)
+        return;
+    for (size_t i = 0; i < c->n; ++i) {
+        int near = 0;
+        for (int k = 0; k < colliders->count && !near; ++k)
+            near = pd_collider_sdf(&colliders->items[k], predicted[i], NULL) < 3 * spacing[i];
+        c->skip[i] = (uint8_t)(!near || (skip_always && skip_always[i]));
+    }
+}
+
+void pd_collider_contact_project(pd_collider_contact* c, pd_vec3* y) {
+    if (!c->colliders || !c->colliders->count)
+        return;
+    for (size_t i = 0; i < c->n; ++i)
+        if (c->limit[i] > 0)
+            y[i] = pd_friction_snap(y[i], c->anchor[i], c->normal[i], c->limit[i]);
+    pd_colliders_project(c->colliders, c->n, y, NULL, c->skip, c->held, c->dt);
+}
+
+pd_vec3 pd_collider_contact_filter(const pd_collider_contact* c, size_t i, pd_vec3 v) {
+    if (c->stuck[i])
+        v = pd_v3_scale(c->normal[i], pd_v3_dot(v, c->normal[i]));
+    pd_vec3 n = c->blocked[i];
+    return pd_v3_madd(v, -pd_v3_dot(v, n), n);
+}
+
+pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, pd_vec3* r) {
+    pd_real d = 0;
+    c->blocked[i] = pd_v3(0, 0, 0);
+    c->push[i] = 0;
+    c->stuck[i] = 0;
+    c->ktan[i] = 0;
+    if (c->limit[i] > 0)
+        d = pd_friction_apply(r, y, c->anchor[i], c->normal[i], c->limit[i],
+                              PD_FRICTION_STICK_SPEED * c->dt, &c->ktan[i], &c->stuck[i]);
+    c->line[i] = c->stuck[i] ? c->normal[i] : pd_v3(0, 0, 0);
+    if (c->held[i]) {
+        pd_vec3 n;
+        pd_colliders_nearest(c->colliders, y, NULL, &n);
+        pd_real rn = pd_v3_dot(*r, n);
+        if (rn > 0) {
+            c->blocked[i] = n;
+            c->push[i] = rn;
+            *r = pd_collider_contact_filter(c, i, *r);
+        }
+    }
+    return d;
+}
+
+/* Particle i's friction from the iterate: anchor, normal and limit when it touches a
+ * collider (at its start position x, or held at y), else no friction. */
+static void renew_one(pd_collider_contact* c, size_t i, pd_vec3 x, pd_vec3 y, pd_vec3 r) {
+    c->limit[i] = 0;
+    if (c->skip[i])
+        return;
+    pd_real d_start = INFINITY;
+    if (!c->held[i]) /* touching when the step began (no_slip holds it) */
+        pd_colliders_nearest(c->colliders, x, &d_start, NULL);
+    if (!c->held[i] && !(d_start < PD_FRICTION_TOUCH))
+        return;
+    pd_vec3 n;
+    const pd_collider* col =
+        &c->colliders->items[pd_colliders_nearest(c->colliders, c->held[i] ? y : x, NULL, &n)];
+    pd_real rn = c->push[i] > 0 ? c->push[i] : pd_v3_dot(r, n);
+    c->limit[i] = pd_friction_limit(&col->def, rn);
+    c->anchor[i] = pd_friction_anchor(col, x, c->dt);
+    c->normal[i] = n;
+}
+
+int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x, const pd_vec3* y,
+                                       const pd_vec3* r) {
+    if (!c->colliders || !c->colliders->count)
+        return 0;
+    pd_real change = 0, total = 0;
+    int switched = 0;
+    for (size_t i = 0; i < c->n; ++i) {
+        pd_real old = c->limit[i];
+        renew_one(c, i, x[i], y[i], r[i]);
+        if ((old > 0) != (c->limit[i] > 0) || isinf(old) != isinf(c->limit[i]))
+            switched = 1;
+        else if (isfinite(old) && old > 0)
+            change += fabs(c->limit[i] - old), total += old;
+    }
+    return switched || change > 0.01 * total;
+}
+
+void pd_collider_contact_sweeps(const pd_collider_contact* c, pd_chebyshev_def* def) {
+    def->blocked = c->blocked;
+    def->line = c->line;
+    def->tangent_k = c->ktan;
+    def->tangent_n = c->normal;
+}

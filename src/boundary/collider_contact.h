@@ -1,0 +1,80 @@
+/* Contact with colliders inside an implicit solve, shared by every implicit method: the state
+ * of each particle's collider contact over one step and what it does to the merit, the
+ * residual, the search directions and the trial points.
+ *
+ * A method minimising a merit over the end-of-step positions y (optim/descent.h) uses it so:
+ * - pd_collider_contact_begin_step when the step starts: nothing is held, no friction; the
+ *   particles whose prediction lies farther than three spacings from every collider are not
+ *   projected during the step (the projection cost a quarter of the step's time otherwise);
+ * - pd_collider_contact_project on every start point and line-search trial: out of the
+ *   colliders ("project particles out of the solids", He 2017 Sec. 8), no_slip contacts at
+ *   their anchors; a particle so projected is held;
+ * - pd_collider_contact_apply on each particle's residual at every evaluation: Coulomb
+ *   friction as a potential (boundary/friction.h) and, for a held particle whose residual
+ *   pushes into the collider, the normal blocked (KKT: the contact takes r.n >= 0): the
+ *   residual loses its part along n and pd_collider_contact_filter removes it from every
+ *   search direction; no_slip contacts are also held on their normal line;
+ * - pd_collider_contact_renew_friction to take friction's lagged normal forces (lambda) from
+ *   an iterate;
+ * - pd_collider_contact_sweeps to hand the constraints and friction's tangential stiffness to
+ *   Chebyshev-Jacobi sweeps (linalg/chebyshev.h).
+ * Every array has one entry per particle; per-particle calls may run in parallel. */
+#ifndef PD_COLLIDER_CONTACT_H
+#define PD_COLLIDER_CONTACT_H
+
+#include "boundary/collider.h"
+
+struct pd_chebyshev_def;
+
+typedef struct pd_collider_contact {
+    size_t n;
+    const pd_colliders* colliders;
+    pd_real dt;
+    uint8_t* skip;    /* 1: not projected during this step */
+    uint8_t* held;    /* 1: touching a collider at the current iterate */
+    pd_vec3* blocked; /* outward normal of a contact the particle pushes into, else 0 */
+    pd_real* push;    /* force the blocked contact takes, r . n (N) */
+    /* Coulomb friction (boundary/friction.h), set when lambda is renewed */
+    pd_vec3* anchor; /* start position carried by the collider's surface over the step (m) */
+    pd_vec3* normal; /* the contact's normal, held through the step */
+    pd_real* limit;  /* mu lambda (N); infinite: no_slip; 0: no friction */
+    /* at the current iterate */
+    pd_real* ktan;  /* friction's tangential stiffness (N/m) */
+    uint8_t* stuck; /* 1: a no_slip contact, held on its normal line */
+    pd_vec3* line;  /* normal where stuck, else 0 */
+} pd_collider_contact;
+
+pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n);
+void pd_collider_contact_free(pd_collider_contact* c);
+
+/* The step begins: nothing held, no friction. A particle is skipped for the step when
+ * skip_always[i] (may be NULL) or when its predicted position lies farther than three of its
+ * spacings from every collider. */
+void pd_collider_contact_begin_step(pd_collider_contact* c, const pd_colliders* colliders,
+                                    const pd_vec3* predicted, const pd_real* spacing,
+                                    const uint8_t* skip_always, pd_real dt);
+
+/* A start point or trial y: no_slip contacts put at their anchors, then projected out of the
+ * colliders (held gets the particles that touch). */
+void pd_collider_contact_project(pd_collider_contact* c, pd_vec3* y);
+
+/* Particle i at y with the residual r of the rest of the merit: adds friction's force, blocks
+ * a pushing contact's normal; returns friction's potential (J; infinite: a no_slip contact
+ * off its anchor). */
+pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, pd_vec3* r);
+
+/* v without what particle i may not do: its blocked normal, and its tangential part when it
+ * is a no_slip contact. */
+pd_vec3 pd_collider_contact_filter(const pd_collider_contact* c, size_t i, pd_vec3 v);
+
+/* Friction's limits mu lambda from an iterate y with residual r: every particle touching a
+ * collider at the step's start position x (or held at y) gets its anchor, normal and limit,
+ * lambda = the push of its blocked contact, or r . n. Returns 1 when a contact came or went
+ * or the limits moved by more than 1 % of their sum. */
+int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x, const pd_vec3* y,
+                                       const pd_vec3* r);
+
+/* Points the sweeps' constraint arrays (blocked, line) and tangential stiffness at c. */
+void pd_collider_contact_sweeps(const pd_collider_contact* c, struct pd_chebyshev_def* def);
+
+#endif

@@ -1,0 +1,149 @@
+/* Unit tests of the collider contact of an implicit step (boundary/collider_contact.h), on a
+ * floor y = 0 with friction 0.5 and four particles (spacing 0.01 m): one predicted below the
+ * floor, one resting on it, one in flight near it, one far above. Reference: the contract of
+ * the header (KKT blocking: a contact takes r.n >= 0 and never pulls; Coulomb's limit
+ * mu lambda with lambda the force the contact takes; no_slip held at its anchor; far
+ * particles left alone). */
+#include "test.h"
+
+#include <string.h>
+
+#include "boundary/collider_contact.h"
+#include "core/alloc.h"
+#include "linalg/chebyshev.h"
+
+typedef struct floor_case {
+    pd_colliders col;
+    pd_collider_contact cc;
+    pd_vec3 x[4], y[4];
+    pd_real spacing[4];
+} floor_case;
+
+static int floor_open(floor_case* f, int boundary, pd_real friction) {
+    pd_collider_def d = pd_default_collider_def();
+    d.type = PD_COLLIDER_PLANE;
+    d.point = pd_v3(0, 0, 0);
+    d.normal = pd_v3(0, 1, 0);
+    d.boundary = boundary;
+    d.friction = friction;
+    pd_error err = {0};
+    if (pd_colliders_create(&d, 1, &f->col, &err) != PD_OK)
+        return 0;
+    if (pd_collider_contact_init(&f->cc, 4) != PD_OK)
+        return 0;
+    /* start positions x and the predictions y */
+    f->x[0] = pd_v3(0, 0.002, 0), f->y[0] = pd_v3(0.001, -0.003, 0); /* lands */
+    f->x[1] = pd_v3(0.1, 0, 0), f->y[1] = pd_v3(0.1, 0, 0);          /* rests on it */
+    f->x[2] = pd_v3(0.2, 0.015, 0), f->y[2] = pd_v3(0.2, 0.012, 0);  /* near, in flight */
+    f->x[3] = pd_v3(0.3, 0.5, 0), f->y[3] = pd_v3(0.3, -0.1, 0);     /* far: skipped */
+    for (int i = 0; i < 4; ++i)
+        f->spacing[i] = 0.01;
+    pd_collider_contact_begin_step(&f->cc, &f->col, f->x, f->spacing, NULL, 1.0 / 30);
+    return 1;
+}
+
+static void floor_close(floor_case* f) {
+    pd_collider_contact_free(&f->cc);
+    pd_colliders_destroy(&f->col);
+}
+
+/* Projection puts the landing particle on the floor and holds it, leaves the one in flight,
+ * and skips the far one (predicted 3 spacings away at the step's start: its trial may go
+ * through, the world's pass after the step catches it). A residual pushing a held particle
+ * into the floor loses its normal part (blocked, push = r.n); one pulling it away is kept
+ * (a contact never pulls). */
+PD_TEST(projects_holds_and_blocks_only_pushing_contacts) {
+    floor_case f;
+    PD_REQUIRE(floor_open(&f, PD_BOUNDARY_SLIP, 0));
+    pd_collider_contact_project(&f.cc, f.y);
+    printf("  landed at y = %g (held %d), flight %g (held %d), far %g (skipped %d)\n", f.y[0].y,
+           f.cc.held[0], f.y[2].y, f.cc.held[2], f.y[3].y, f.cc.skip[3]);
+    PD_CHECK_NEAR(f.y[0].y, 0, 1e-15);
+    PD_CHECK(f.cc.held[0] && f.cc.held[1] && !f.cc.held[2]);
+    PD_CHECK_NEAR(f.y[2].y, 0.012, 0);
+    PD_CHECK(f.cc.skip[3] && !f.cc.skip[0]);
+    PD_CHECK_NEAR(f.y[3].y, -0.1, 0);
+    pd_vec3 push = pd_v3(0.3, 2.0, 0), pull = pd_v3(0.3, -2.0, 0);
+    pd_collider_contact_apply(&f.cc, 0, f.y[0], &push);
+    pd_collider_contact_apply(&f.cc, 1, f.y[1], &pull);
+    printf("  pushing r -> (%g, %g), push %g; pulling r -> (%g, %g)\n", push.x, push.y,
+           f.cc.push[0], pull.x, pull.y);
+    PD_CHECK_NEAR(push.y, 0, 0);
+    PD_CHECK_NEAR(push.x, 0.3, 0);
+    PD_CHECK_NEAR(f.cc.push[0], 2.0, 0);
+    PD_CHECK_NEAR(pull.y, -2.0, 0);
+    pd_vec3 dir = pd_collider_contact_filter(&f.cc, 0, pd_v3(1, -1, 0));
+    PD_CHECK_NEAR(dir.y, 0, 0); /* every search direction loses the blocked normal */
+    PD_CHECK_NEAR(dir.x, 1, 0);
+    floor_close(&f);
+}
+
+/* Friction's limit is mu times the force the contact takes: the push of a blocked contact
+ * (here 2 N: limit 1 N) or r.n; a particle neither touching at its start nor held gets none.
+ * With it, a tangential residual of 0.3 N gains the friction force against the slip, and the
+ * sweeps get the tangential stiffness. Renewing with the same forces reports no change;
+ * doubling the push reports one. */
+PD_TEST(friction_limit_is_mu_times_the_contact_force) {
+    floor_case f;
+    PD_REQUIRE(floor_open(&f, PD_BOUNDARY_SLIP, 0.5));
+    pd_collider_contact_project(&f.cc, f.y);
+    pd_vec3 r[4] = {pd_v3(0.3, 2.0, 0), pd_v3(0, 1.0, 0), pd_v3(0, 1, 0), pd_v3(0, 1, 0)};
+    for (int i = 0; i < 4; ++i)
+        pd_collider_contact_apply(&f.cc, (size_t)i, f.y[i], &r[i]);
+    PD_CHECK(pd_collider_contact_renew_friction(&f.cc, f.x, f.y, r) == 1);
+    printf("  limits %g %g %g %g N\n", f.cc.limit[0], f.cc.limit[1], f.cc.limit[2], f.cc.limit[3]);
+    PD_CHECK_NEAR(f.cc.limit[0], 1.0, 1e-15);
+    PD_CHECK_NEAR(f.cc.limit[1], 0.5, 1e-15);
+    PD_CHECK(f.cc.limit[2] == 0 && f.cc.limit[3] == 0);
+    pd_vec3 rt = pd_v3(0.3, 2.0, 0); /* slipped 1 mm along +x: friction pulls back */
+    pd_vec3 at = pd_v3_add(f.cc.anchor[0], pd_v3(1e-3, 0, 0));
+    pd_collider_contact_apply(&f.cc, 0, at, &rt);
+    printf("  slipping contact: r.x %g N (0.3 + mu lambda), ktan %g N/m\n", rt.x, f.cc.ktan[0]);
+    PD_CHECK_NEAR(rt.x, 1.3, 1e-12);
+    pd_chebyshev_def def = {0};
+    pd_collider_contact_sweeps(&f.cc, &def);
+    PD_CHECK(def.tangent_k == f.cc.ktan && def.blocked == f.cc.blocked && def.line == f.cc.line);
+    PD_CHECK(pd_collider_contact_renew_friction(&f.cc, f.x, f.y, r) == 0);
+    r[0].y = 4.0;
+    pd_collider_contact_apply(&f.cc, 0, f.y[0], &r[0]);
+    PD_CHECK(pd_collider_contact_renew_friction(&f.cc, f.x, f.y, r) == 1);
+    PD_CHECK_NEAR(f.cc.limit[0], 2.0, 1e-15);
+    floor_close(&f);
+}
+
+/* no_slip: once its friction is set, a touching particle's trial is put back at its anchor
+ * tangentially, its residual and directions keep only the normal part, and a point off the
+ * anchor has infinite potential (never accepted). */
+PD_TEST(no_slip_holds_touching_particles_at_their_anchor) {
+    floor_case f;
+    PD_REQUIRE(floor_open(&f, PD_BOUNDARY_NO_SLIP, 0));
+    pd_collider_contact_project(&f.cc, f.y);
+    pd_vec3 r[4] = {pd_v3(0.3, 2.0, 0), pd_v3(0.2, 1.0, 0), pd_v3(0, 1, 0), pd_v3(0, 1, 0)};
+    for (int i = 0; i < 4; ++i)
+        pd_collider_contact_apply(&f.cc, (size_t)i, f.y[i], &r[i]);
+    pd_collider_contact_renew_friction(&f.cc, f.x, f.y, r);
+    PD_CHECK(isinf(f.cc.limit[1]));
+    pd_vec3 trial[4];
+    memcpy(trial, f.y, sizeof trial);
+    trial[1] = pd_v3(0.13, 0.004, 0.02); /* moved sideways and up */
+    pd_collider_contact_project(&f.cc, trial);
+    printf("  no_slip trial -> (%g, %g, %g)\n", trial[1].x, trial[1].y, trial[1].z);
+    PD_CHECK_NEAR(trial[1].x, 0.1, 1e-15);
+    PD_CHECK_NEAR(trial[1].z, 0, 1e-15);
+    PD_CHECK_NEAR(trial[1].y, 0.004, 1e-15); /* it may leave along the normal */
+    pd_vec3 rr = pd_v3(0.2, -1.0, 0.1);
+    pd_real e = pd_collider_contact_apply(&f.cc, 1, trial[1], &rr);
+    PD_CHECK(e == 0 && rr.x == 0 && rr.z == 0 && f.cc.stuck[1]);
+    pd_vec3 off = pd_v3(0.101, 0.004, 0);
+    PD_CHECK(isinf(pd_collider_contact_apply(&f.cc, 1, off, &rr)));
+    floor_close(&f);
+}
+
+PD_TEST(collider_contact_releases_what_it_allocates) {
+    size_t before = pd_bytes_in_use();
+    pd_collider_contact c;
+    PD_REQUIRE(pd_collider_contact_init(&c, 1000) == PD_OK);
+    PD_CHECK(pd_bytes_in_use() > before);
+    pd_collider_contact_free(&c);
+    PD_CHECK(pd_bytes_in_use() == before);
+}
