@@ -172,6 +172,18 @@ static pd_real moved_slope(pd_descent* d) {
     return pd_descent_dot(d, d->rold, d->work);
 }
 
+/* The Armijo condition on E along the move (Nocedal & Wright Eq. 3.6a) when the residual at y
+ * is E's gradient. When it is not (a force the method follows without an energy), E says
+ * nothing about that force's direction; the step is then measured on what the force defines,
+ * the equation r(y) = 0: |r| must fall by the fraction c alpha (the Armijo condition on
+ * |r|^2 / 2 along a Newton-like direction, whose slope there is -|r|^2). */
+static int sufficient_decrease(const pd_descent* d, pd_real moved, pd_real m, pd_real merit,
+                               pd_real r_trial, pd_real r_norm, pd_real alpha) {
+    if (d->not_gradient)
+        return r_trial <= (1 - d->def.armijo * alpha) * r_norm;
+    return moved < 0 && m <= merit + d->def.armijo * moved;
+}
+
 /* y <- y + alpha d with alpha halved from 1 until the Armijo condition holds on E (Eq. 13 of
  * He 2017 with Nocedal & Wright Eq. 3.6a); every trial is projected. Returns 0, with the
  * problem evaluated at y again, when no step length is accepted. */
@@ -189,7 +201,8 @@ static int line_search(pd_descent* d, const pd_descent_problem* p, pd_real* meri
         pd_real m = p->evaluate(p->ctx, d->ytrial, d->r, &r_trial, &not_gradient);
         if (p->trial_admissible && !p->trial_admissible(p->ctx))
             continue;
-        if (!d->def.line_search || (moved < 0 && m <= *merit + d->def.armijo * moved)) {
+        if (!d->def.line_search ||
+            sufficient_decrease(d, moved, m, *merit, r_trial, *r_norm, alpha)) {
             swap(&d->y, &d->ytrial);
             *merit = m;
             *r_norm = r_trial;

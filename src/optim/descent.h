@@ -25,7 +25,8 @@ typedef struct pd_descent_problem {
     void* ctx;
     /* E at y (J); writes the residual r = S dE/dy (N) and |r| into *r_norm. Sets *not_gradient
      * when r is not E's gradient at y (a force the method follows without an energy, such as
-     * He 2017's inversion fix): the curvature pairs are meaningless then and are dropped. The
+     * He 2017's inversion fix): the curvature pairs are meaningless then and are dropped, and
+     * the line search measures |r| instead of E. The
      * method may keep per-point state of the last evaluation (contacts, blocked normals). */
     pd_real (*evaluate)(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm,
                         int* not_gradient);

@@ -303,3 +303,47 @@ PD_TEST(keep_history_continues_a_split_solve) {
     PD_CHECK(gap[1] > 1e-9);
     pd_descent_free(&d);
 }
+
+/* One point in a double well E = (x^2 - 1)^2, its minima at x = -1 and 1, with a force that
+ * has no energy wherever x < 0, r = x - 1 (not_gradient), pulling it to x = 1: a mirrored
+ * family under He 2017's inversion fix, where the true energy holds it in its mirrored
+ * minimum. The line search measures that force's equation: from x = -1 the point is carried
+ * over the barrier to x = 1 (the Armijo test on E refused every step length there: the energy
+ * rises along the force). */
+typedef struct well {
+    int evaluations;
+} well;
+
+static pd_real well_evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm,
+                             int* not_grad) {
+    ((well*)ctx)->evaluations++;
+    pd_real x = y[0].x;
+    *not_grad = x < 0;
+    r[0] = pd_v3(x < 0 ? x - 1 : 4 * x * (x * x - 1), 0, 0);
+    *r_norm = fabs(r[0].x);
+    return (x * x - 1) * (x * x - 1);
+}
+
+static pd_status well_identity(void* ctx, const pd_vec3* b, pd_vec3* z) {
+    z[0] = b[0];
+    return PD_OK;
+}
+
+PD_TEST(a_force_without_energy_is_followed_over_the_energy_barrier) {
+    well w = {0};
+    pd_descent_def def = pd_default_descent_def();
+    def.iterations = 10;
+    def.tolerance = 1e-12;
+    pd_descent d;
+    PD_REQUIRE(pd_descent_init(&d, 1, &def) == PD_OK);
+    pd_descent_problem p = {&w, well_evaluate, well_identity, NULL, NULL, NULL, NULL};
+    d.y[0] = pd_v3(-1, 0, 0);
+    pd_real r, merit = pd_descent_evaluate(&d, &p, &r);
+    pd_descent_report rep;
+    PD_REQUIRE(pd_descent_solve(&d, &p, merit, r, r, &rep) == PD_OK);
+    printf("  from x = -1: x = %g after %d iterations, %d failed line searches\n", d.y[0].x,
+           rep.iterations, rep.line_search_failures);
+    PD_CHECK_NEAR(d.y[0].x, 1, 1e-12);
+    PD_CHECK(rep.line_search_failures == 0);
+    pd_descent_free(&d);
+}
