@@ -23,7 +23,8 @@ static const pd_param_info k_params[] = {
      "steps need tens of them."},
     {"horizon", PD_PARAM_REAL, P(horizon), 2.01, 1.01, 4.0, "spacing", NULL,
      "Family radius in particle spacings; 2.01 gives 32 neighbours on a lattice (Sec. 8: "
-     "about 30)."},
+     "about 30). Families must span enough bond directions for an isotropic solid: on a grid "
+     "a horizon below 1.42 (axis bonds only) is refused."},
     {"line_search", PD_PARAM_BOOL, P(line_search), 1, 0, 1, "-", NULL,
      "Backtracking line search with the Armijo condition on the step of Eq. 13."},
     {"armijo", PD_PARAM_REAL, P(armijo), 1e-4, 0, 0.5, "1", NULL,
