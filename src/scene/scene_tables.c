@@ -154,7 +154,7 @@ static const pd_scene_key k_body[] = {
            "Exported as the `body` attribute and used in stats.csv pin columns."},
      .size = PD_NAME_MAX,
      .def_doc = "body<i>",
-     .range_doc = "unique, < 64 characters"},
+     .range_doc = "unique"},
     {.p = {"material", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL, "The body's material."},
      .flags = HAND | REQ,
      .range_doc = "a key of `materials`"},
