@@ -95,6 +95,8 @@ pd_status pd_scene_read_key(const pd_scene_table* t, const char* name, const cJS
     const pd_scene_key* k = pd_scene_key_find(t, name);
     if (!k)
         return no_row(name, path, err);
+    if ((k->flags & PD_KEY_BY_HAND) || k->p.type == PD_PARAM_REALS) /* not a plain field */
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "key %s is read by its own code", name);
     void* field = (char*)blob + k->p.offset;
     required = required || (k->flags & PD_KEY_REQUIRED);
     switch (k->p.type) {
@@ -114,8 +116,7 @@ pd_status pd_scene_read_key(const pd_scene_table* t, const char* name, const cJS
         case PD_PARAM_REALS:
             break;
     }
-    return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "key %s is a list, read by its own code",
-                   name);
+    return PD_OK;
 }
 
 pd_status pd_scene_read_keys(const pd_scene_table* t, const cJSON* obj, const char* path,

@@ -27,7 +27,8 @@ enum {
 typedef struct pd_scene_key {
     pd_param_info p;       /* p.offset is into the struct named beside the table below */
     unsigned flags;        /* PD_KEY_* */
-    size_t size;           /* STRING: bytes of the char array; BY_HAND lists: most elements */
+    size_t size;           /* STRING: bytes of the char array; BY_HAND lists: their length
+                            * (lame, rotate) or most elements (moduli, times) */
     const char* type_doc;  /* docs' type when p.type does not say it ("object", "[4] number") */
     const char* def_doc;   /* docs' default when p.def does not say it ("[0, -9.81, 0]") */
     const char* range_doc; /* docs' allowed values when min/max do not say them ("<= 1/fps") */
@@ -72,8 +73,10 @@ void pd_scene_table_keys(const pd_scene_table* t, char* out, size_t cap);
 pd_jrange pd_scene_key_range(const pd_scene_key* k);
 
 /* Reads key `name` of table t from obj (whose path is `path`) into blob at the row's offset,
- * when obj has it; a missing key is an error when `required`. Checks and messages are those of
- * pd_json_real, pd_json_int, pd_json_bool, pd_json_choice, pd_json_vec3 and pd_json_string. */
+ * when obj has it; a missing key is an error when `required` (a key some types of the object
+ * require) or when the row is PD_KEY_REQUIRED. Checks and messages are those of pd_json_real,
+ * pd_json_int, pd_json_bool, pd_json_choice, pd_json_vec3 and pd_json_string. A PD_KEY_BY_HAND
+ * row is refused (PD_ERR_INVALID_ARGUMENT): its value is not a plain field at its offset. */
 pd_status pd_scene_read_key(const pd_scene_table* t, const char* name, const cJSON* obj,
                             const char* path, int required, void* blob, pd_error* err);
 
