@@ -1,219 +1,18 @@
 /* `peridot docs`: prints the scene-format reference (Markdown). The general sections are the
- * tables below; each registered method's section is generated from its parameter tables, so
- * the reference cannot drift from the parser. docs/scene-format.md is this output, and a CLI
- * test compares the two byte for byte. */
+ * parser's own tables of the common keys (scene/scene_tables.c) and each registered method's
+ * section is generated from its parameter tables, so the reference cannot drift from the
+ * parser. docs/scene-format.md is this output, and a CLI test compares the two byte for byte. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "scene/scene_parse.h"
+#include "scene/scene_tables.h"
 #include "peridot/peridot.h"
 #include "solvers/solver.h"
 #include "world/fields.h"
-
-/* One documented key. `choices` ("a|b|c"), when set, is printed as the allowed values. */
-typedef struct doc_row {
-    const char* key;
-    const char* type;
-    const char* def; /* default, or "required" */
-    const char* range;
-    const char* choices;
-    const char* unit;
-    const char* doc;
-} doc_row;
-
-typedef struct doc_section {
-    const char* title;
-    const char* intro;
-    const doc_row* rows;
-    int count;
-} doc_section;
-
-#define ROWS(a) a, (int)(sizeof a / sizeof a[0])
-
-static const doc_row k_top[] = {
-    {"version", "int", "required", "1", NULL, "-", "Scene format version."},
-    {"method", "string", "required", NULL, NULL, "-",
-     "The simulation method; one of the methods below."},
-    {"solver", "object", "{}", NULL, NULL, "-",
-     "Options of the method; its keys are listed in the method's section below."},
-    {"time", "object", "required", NULL, NULL, "-", "Time stepping (section `time`)."},
-    {"gravity", "[3] number", "[0, -9.81, 0]", NULL, NULL, "m/s^2", "Gravitational acceleration."},
-    {"seed", "int", "1", "[0, 2147483647]", NULL, "1",
-     "Seed of any randomness (jittered sampling); same seed and threads, same results."},
-    {"materials", "object", "required", "at least one", NULL, "-",
-     "Map from material name to material (section `materials.<name>`)."},
-    {"bodies", "array", "required", "at least one", NULL, "-",
-     "Bodies sampled into particles (section `bodies[i]`)."},
-    {"colliders", "array", "[]", NULL, NULL, "-", "Colliders (section `colliders[i]`)."},
-    {"output", "object", "see `output`", NULL, NULL, "-", "What is written (section `output`)."},
-    {"peridot_version", "string", "(ignored)", NULL, NULL, "-",
-     "Written into resolved scenes by the program that ran them; not read."},
-};
-
-static const doc_row k_time[] = {
-    {"dt", "number", "required", "> 0, <= 1/fps, fps dt >= 1/2147483647", NULL, "s",
-     "The solver's time step; never longer than a frame, and a frame holds at most 2147483647 "
-     "steps (refused, not clamped)."},
-    {"fps", "number", "30", "> 0", NULL, "1/s",
-     "Output frame rate; a frame is 1/fps s, simulated in ceil(1/(fps dt)) steps."},
-    {"frames", "int", "90", "[1, 1e9]", NULL, "1", "Frames to simulate."},
-};
-
-static const doc_row k_material[] = {
-    {"density", "number", "required", "> 0", NULL, "kg/m^3", "Mass density."},
-    {"youngs_modulus", "number", "1e5", "> 0", NULL, "Pa",
-     "Young's modulus E (the instantaneous modulus E_0 with a Prony series)."},
-    {"poisson_ratio", "number", "0.25", "(-1, 0.5)", NULL, "1",
-     "Poisson's ratio nu; a method that cannot honour it refuses the material."},
-    {"lame", "[2] number", "-", "mu > 0, lambda + 2 mu / 3 > 0", NULL, "Pa",
-     "[lambda, mu] instead of youngs_modulus + poisson_ratio (giving both is an error)."},
-    {"plasticity", "object", "none", "a model the method implements", NULL, "-",
-     "Plastic flow (section `plasticity`). Refused unless the chosen method implements the "
-     "model (its section below lists what it honours)."},
-    {"viscoelasticity", "object", "none", "a method that implements it", NULL, "-",
-     "Prony-series viscoelasticity (section `viscoelasticity`). Refused unless the chosen "
-     "method implements it."},
-    {"<method key>", "number", "-", NULL, NULL, "-",
-     "Keys the method adds to a material; see its section below."},
-};
-
-static const doc_row k_plasticity[] = {
-    {"model", "string", "required", NULL, PD_SCENE_PLASTICITY_MODELS, "-", "Yield criterion."},
-    {"friction_angle", "number", "30", "[0, 90)", NULL, "degrees",
-     "Internal friction angle (drucker_prager, cam_clay)."},
-    {"cohesion", "number", "0", ">= 0", NULL, "Pa", "Cohesion (drucker_prager, cam_clay)."},
-    {"yield_stress", "number", "required", "> 0", NULL, "Pa",
-     "Yield stress (von_mises, herschel_bulkley; required there)."},
-};
-
-static const doc_row k_visco[] = {
-    {"model", "string", "required", NULL, PD_SCENE_VISCO_MODELS, "-",
-     "E(t) = E_inf + sum E_k exp(-t / tau_k), E_inf = youngs_modulus - sum E_k."},
-    {"moduli", "array of number", "required", "1 to 8 values, each > 0, sum < E_0", NULL, "Pa",
-     "Prony moduli E_k; the long-term modulus E_inf must stay > 0."},
-    {"times", "array of number", "required", "as many as moduli, each > 0", NULL, "s",
-     "Relaxation times tau_k."},
-};
-
-static const doc_row k_body[] = {
-    {"name", "string", "body<i>", "unique, < 64 characters", NULL, "-",
-     "Exported as the `body` attribute and used in stats.csv pin columns."},
-    {"material", "string", "required", "a key of `materials`", NULL, "-", "The body's material."},
-    {"spacing", "number", "required", "> 0", NULL, "m",
-     "Particle spacing; the method derives its horizon / kernel radius from it."},
-    {"shape", "object", "required", NULL, NULL, "-", "Geometry (section `shape`)."},
-    {"sampling", "string", "grid", NULL, PD_SCENE_SAMPLINGS, "-",
-     "grid: lattice min + spacing (i + 1/2) over the bounding box, kept where inside; jittered: "
-     "grid plus offsets from `seed`."},
-    {"velocity", "[3] number", "[0, 0, 0]", "not for kind fixed", NULL, "m/s", "Initial velocity."},
-    {"angular_velocity", "[3] number", "[0, 0, 0]", "not for kind fixed", NULL, "rad/s",
-     "Initial spin about the body's centre."},
-    {"kind", "string", "dynamic", NULL, PD_SCENE_KINDS, "-",
-     "fixed: ghost particles that never move; shell: one layer (the shape's bounding box is "
-     "thinner than spacing along exactly one axis); rod: a line of particles (thinner along "
-     "exactly two)."},
-    {"pins", "array", "[]", NULL, NULL, "-", "Pinned regions (section `pins[k]`)."},
-};
-
-static const doc_row k_shape[] = {
-    {"type", "string", "required", NULL, PD_SCENE_SHAPE_TYPES, "-", "Which keys follow."},
-    {"min", "[3] number", "required (box)", "< max in x, y, z", NULL, "m", "Box: lower corner."},
-    {"max", "[3] number", "required (box)", "> min in x, y, z", NULL, "m", "Box: upper corner."},
-    {"center", "[3] number", "required (sphere)", NULL, NULL, "m", "Sphere: centre."},
-    {"radius", "number", "required (sphere, cylinder)", "> 0", NULL, "m",
-     "Sphere or cylinder radius."},
-    {"base", "[3] number", "required (cylinder)", NULL, NULL, "m",
-     "Cylinder: centre of the base disc."},
-    {"axis", "[3] number", "[0, 1, 0]", "non-zero", NULL, "1",
-     "Cylinder: axis direction (normalised)."},
-    {"height", "number", "required (cylinder)", "> 0", NULL, "m", "Cylinder: length along axis."},
-    {"path", "string", "required (mesh)", "an existing regular file", NULL, "-",
-     "Mesh: OBJ, PLY or STL file, relative to the scene file's folder. A body's mesh must "
-     "enclose a volume (a flat or single-triangle mesh is refused); counts in its header must "
-     "fit in the file's size."},
-    {"scale", "number", "1", "> 0", NULL, "1", "Mesh: uniform scale, applied first."},
-    {"rotate", "[4] number", "[0, 1, 0, 0]", "axis non-zero", NULL, "1, degrees",
-     "Mesh: [axis_x, axis_y, axis_z, angle], applied after scale."},
-    {"translate", "[3] number", "[0, 0, 0]", NULL, NULL, "m", "Mesh: translation, applied last."},
-};
-
-static const doc_row k_pin[] = {
-    {"region", "object", "required", "box, sphere or cylinder", NULL, "-",
-     "A shape (section `shape`); the body's particles inside follow the keyframes."},
-    {"keyframes", "array", "[] (fixed in place)", NULL, NULL, "-",
-     "Motion of the region (section `keyframes[j]`), piecewise linear, held after the last."},
-};
-
-static const doc_row k_keyframe[] = {
-    {"t", "number", "required", ">= 0, strictly increasing", NULL, "s", "Time of the keyframe."},
-    {"translate", "[3] number", "[0, 0, 0]", NULL, NULL, "m", "Displacement from the start."},
-    {"rotate", "[4] number", "[0, 1, 0, 0]", "axis non-zero", NULL, "1, degrees",
-     "Rotation [axis_x, axis_y, axis_z, angle] about the region's / collider's centre."},
-};
-
-static const doc_row k_collider[] = {
-    {"type", "string", "required", NULL, PD_SCENE_COLLIDER_TYPES, "-",
-     "box, sphere, cylinder and mesh take the keys of section `shape` (without `type`) in the "
-     "collider object itself."},
-    {"point", "[3] number", "[0, 0, 0]", NULL, NULL, "m", "Plane: a point on the plane."},
-    {"normal", "[3] number", "required (plane)", "non-zero", NULL, "1",
-     "Plane: outward normal (normalised); particles stay on its side."},
-    {"inside", "bool", "false", NULL, NULL, "-",
-     "Not for planes. true: keep particles inside (a container); for an open mesh, put the "
-     "wall on the front of its faces instead of behind them."},
-    {"thickness", "number", "required (open mesh)", "> 0", NULL, "m",
-     "Mesh only, and only for an open mesh (some edge in one triangle): the wall behind its "
-     "faces (the side opposite their counter-clockwise normal). At least twice the distance a "
-     "particle moves in one step: one that gets deeper than half of it leaves through the back. "
-     "A closed mesh is a solid and takes no thickness."},
-    {"boundary", "string", "slip", NULL, PD_SCENE_BOUNDARIES, "-",
-     "slip: project out, keep tangential velocity, apply Coulomb friction; no_slip: stick."},
-    {"friction", "number", "0", ">= 0, slip only", NULL, "1",
-     "Coulomb friction coefficient (slip; refused with no_slip, which sticks regardless)."},
-    {"velocity", "[3] number", "[0, 0, 0]", "not with keyframes", NULL, "m/s",
-     "Constant velocity."},
-    {"angular_velocity", "[3] number", "[0, 0, 0]", "not with keyframes", NULL, "rad/s",
-     "Constant spin about the collider's centre."},
-    {"keyframes", "array", "[]", NULL, NULL, "-",
-     "Scripted motion (section `keyframes[j]`) instead of a constant velocity."},
-};
-
-static const doc_row k_output[] = {
-    {"dir", "string", "out", NULL, NULL, "-",
-     "Output folder, relative to the working directory; `peridot run -o` overrides it. A run "
-     "first removes an earlier run's frame_*.ply/.vtk, stats.csv, scene.resolved.json and "
-     "preview.png there; a folder holding other files is refused unless `--overwrite`."},
-    {"every", "int", "1", "1 to time.frames", NULL, "frames", "Write every n-th frame."},
-    {"format", "array of string", "[\"ply\"]", "one or more", PD_SCENE_FORMATS, "-",
-     "ply: binary little-endian, element vertex with float x y z then the attributes."},
-    {"attributes", "array of string", "[\"velocity\"]", "published ones", PD_SCENE_ATTRIBUTES, "-",
-     "velocity (PLY vx vy vz), material, body and id (int) are published by the world for "
-     "every method; plastic_strain, stress and density only by the methods that compute them "
-     "(each method's section lists what it publishes). An attribute the chosen method does "
-     "not publish is refused, never written as zeros."},
-};
-
-static const doc_section k_sections[] = {
-    {"Top level", NULL, ROWS(k_top)},
-    {"`time`", NULL, ROWS(k_time)},
-    {"`materials.<name>`",
-     "A material is named by its key. Elastic stiffness is `youngs_modulus` + `poisson_ratio` "
-     "or `lame`; a method that cannot honour E and nu exactly documents how it maps them.",
-     ROWS(k_material)},
-    {"`materials.<name>.plasticity`",
-     "Only the keys of the chosen model are accepted: drucker_prager and cam_clay read "
-     "`friction_angle` and `cohesion`, von_mises and herschel_bulkley read `yield_stress`.",
-     ROWS(k_plasticity)},
-    {"`materials.<name>.viscoelasticity`", NULL, ROWS(k_visco)},
-    {"`bodies[i]`", NULL, ROWS(k_body)},
-    {"`shape` (`bodies[i].shape`, `bodies[i].pins[k].region`)",
-     "Each type takes only its own keys; a pin region cannot be a mesh.", ROWS(k_shape)},
-    {"`bodies[i].pins[k]`", NULL, ROWS(k_pin)},
-    {"`keyframes[j]` (pins and colliders)", NULL, ROWS(k_keyframe)},
-    {"`colliders[i]`", NULL, ROWS(k_collider)},
-    {"`output`", NULL, ROWS(k_output)},
-};
 
 /* Prints text with '|' escaped, so it stays inside one table cell. */
 static void cell(const char* text) {
@@ -240,33 +39,6 @@ static void table_head(void) {
     printf("|---|---|---|---|---|---|\n");
 }
 
-static void print_row(const doc_row* r) {
-    printf("| `%s` | ", r->key);
-    cell(r->type);
-    printf(" | ");
-    cell(r->def);
-    printf(" | ");
-    if (r->choices)
-        choices(r->choices);
-    else
-        cell(r->range ? r->range : "-");
-    printf(" | ");
-    cell(r->unit);
-    printf(" | ");
-    cell(r->doc);
-    printf(" |\n");
-}
-
-static void print_section(const doc_section* s) {
-    printf("## %s\n\n", s->title);
-    if (s->intro)
-        printf("%s\n\n", s->intro);
-    table_head();
-    for (int i = 0; i < s->count; ++i)
-        print_row(&s->rows[i]);
-    printf("\n");
-}
-
 static const char* param_type(pd_param_type t) {
     switch (t) {
         case PD_PARAM_REAL:
@@ -285,6 +57,113 @@ static const char* param_type(pd_param_type t) {
             return "string";
     }
     return "?";
+}
+
+/* A number as a reader writes it: the shortest text that reads back exactly, 1e5 rather than
+ * 100000 but 0.004 rather than 4e-3 (an exponent only when it saves two characters). */
+static const char* doc_number(double v, char* out, size_t cap) {
+    char best[40] = "", fixed[40] = "";
+    for (int digits = 1; digits <= 17; ++digits) {
+        char buf[40], *e;
+        snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (strtod(buf, NULL) != v)
+            continue;
+        if ((e = strchr(buf, 'e')) != NULL) { /* 1e+05 -> 1e5, 1e-05 -> 1e-5 */
+            char* digit = e + 1 + (e[1] == '+' || e[1] == '-');
+            int neg = e[1] == '-';
+            while (*digit == '0' && digit[1])
+                ++digit;
+            memmove(e + 1 + neg, digit, strlen(digit) + 1);
+        }
+        if (!best[0] || strlen(buf) < strlen(best))
+            snprintf(best, sizeof best, "%s", buf);
+        if (!fixed[0] && !strchr(buf, 'e'))
+            snprintf(fixed, sizeof fixed, "%s", buf);
+    }
+    snprintf(out, cap, "%s", fixed[0] && strlen(fixed) < strlen(best) + 2 ? fixed : best);
+    return out;
+}
+
+/* The allowed column of a number from min, max and the open flags: "> 0", "(-1, 0.5)". */
+static void key_range(const pd_scene_key* k) {
+    char lo[40], hi[40];
+    int lo_open = (k->flags & PD_KEY_MIN_OPEN) != 0, hi_open = (k->flags & PD_KEY_MAX_OPEN) != 0;
+    doc_number(k->p.min, lo, sizeof lo);
+    doc_number(k->p.max, hi, sizeof hi);
+    if ((k->p.type != PD_PARAM_REAL && k->p.type != PD_PARAM_INT) ||
+        (isinf(k->p.min) && isinf(k->p.max)))
+        printf("-");
+    else if (isinf(k->p.max))
+        printf("%s %s", lo_open ? ">" : ">=", lo);
+    else if (isinf(k->p.min))
+        printf("%s %s", hi_open ? "<" : "<=", hi);
+    else
+        printf("%c%s, %s%c", lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']');
+}
+
+/* The allowed column: the choices, the row's text, and for a string the length the parser
+ * takes (a string key is never empty). */
+static void key_allowed(const pd_scene_key* k) {
+    if (k->p.choices) {
+        choices(k->p.choices);
+        return;
+    }
+    if (k->range_doc)
+        cell(k->range_doc);
+    if (k->p.type == PD_PARAM_STRING && k->size)
+        printf("%s1 to %zu characters", k->range_doc ? ", " : "", k->size - 1);
+    else if (!k->range_doc)
+        key_range(k);
+}
+
+/* The default column: the row's text, "required", or p.def in the key's type. */
+static void key_default(const pd_scene_key* k) {
+    char name[64], num[40];
+    const pd_param_info* p = &k->p;
+    if (k->def_doc)
+        cell(k->def_doc);
+    else if (k->flags & PD_KEY_REQUIRED)
+        printf("required");
+    else if (p->type == PD_PARAM_ENUM) {
+        pd_param_choice_name(p, (int)p->def, name, sizeof name);
+        printf("%s", name);
+    } else if (p->type == PD_PARAM_BOOL)
+        printf("%s", p->def != 0 ? "true" : "false");
+    else if (p->type == PD_PARAM_VEC3)
+        printf("[%s, %s, %s]", doc_number(p->def, num, sizeof num), num, num);
+    else if (p->type == PD_PARAM_REAL || p->type == PD_PARAM_INT)
+        printf("%s", doc_number(p->def, num, sizeof num));
+    else
+        printf("-");
+}
+
+static void print_key(const pd_scene_key* k) {
+    printf("| `%s` | ", k->p.name);
+    cell(k->type_doc ? k->type_doc : param_type(k->p.type));
+    printf(" | ");
+    key_default(k);
+    printf(" | ");
+    key_allowed(k);
+    printf(" | ");
+    cell(k->p.unit);
+    printf(" | ");
+    cell(k->p.doc);
+    printf(" |\n");
+}
+
+static void print_section(const pd_scene_table* t) {
+    printf("## %s\n\n", t->title);
+    if (t->intro)
+        printf("%s\n\n", t->intro);
+    table_head();
+    for (int i = 0; i < t->count; ++i)
+        print_key(&t->keys[i]);
+    /* Not a key of its own: where each method's material table (below) joins this object. */
+    if (t == &pd_scene_material_table)
+        printf(
+            "| `<method key>` | number | - | - | - | Keys the method adds to a material; see its "
+            "section below. |\n");
+    printf("\n");
 }
 
 static void print_param(const pd_param_info* p) {
@@ -474,8 +353,8 @@ int pd_cli_docs(int argc, char** argv) {
         return help ? 0 : 2;
     }
     print_intro();
-    for (size_t i = 0; i < sizeof k_sections / sizeof k_sections[0]; ++i)
-        print_section(&k_sections[i]);
+    for (int i = 0; pd_scene_tables[i]; ++i)
+        print_section(pd_scene_tables[i]);
     print_limits();
     print_methods();
     print_overrides();

@@ -3,7 +3,10 @@
  * defaults, and the generated docs/scene-format.md. Values live in a plain struct at
  * `offset`: pd_real for REAL, int for INT, BOOL and ENUM (the index into `choices`), pd_vec3
  * for VEC3, pd_param_reals for REALS (a list such as Prony moduli or basis coefficients),
- * char[PD_PARAM_STRING_MAX] for STRING. min and max bound every number of a VEC3 or REALS. */
+ * char[PD_PARAM_STRING_MAX] for STRING. min and max bound every number of a VEC3 or REALS.
+ * The scene format's common keys (time, bodies, colliders, output, ...) are rows of this type
+ * too, wrapped with what only they need (open bounds, required, rule text) in
+ * scene/scene_tables.h. */
 #ifndef PD_PARAM_H
 #define PD_PARAM_H
 

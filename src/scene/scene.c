@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
+#include "scene/scene_tables.h"
 #include "peridot/peridot.h"
 #include "solvers/solver.h"
 
@@ -76,19 +77,17 @@ static pd_status parse_time(const cJSON* root, pd_world_def* w, pd_error* err) {
         return pd_fail(err, PD_ERR_BAD_SCENE, "time",
                        "missing required key: expected { \"dt\": <s>, \"fps\": ..., \"frames\": "
                        "... }");
-    PD_JTRY(pd_json_check_object(item, "time", PD_SCENE_TIME_KEYS, NULL, err));
-    PD_JTRY(pd_json_real(item, "dt", "time", 1, pd_jr_pos("s"), &w->dt, err));
-    PD_JTRY(pd_json_real(item, "fps", "time", 0, pd_jr_pos("1/s"), &w->fps, err));
-    return pd_json_int(item, "frames", "time", 0, pd_jr(1, 0, 1e9, 0, "1"), &w->frames, err);
+    PD_JTRY(pd_scene_check_keys(item, "time", &pd_scene_time_table, NULL, err));
+    return pd_scene_read_keys(&pd_scene_time_table, item, "time", w, err);
 }
 
 static pd_status parse_world(const cJSON* root, pd_world_def* w, pd_error* err) {
     *w = pd_default_world_def();
     PD_JTRY(parse_time(root, w, err));
-    PD_JTRY(pd_json_vec3(root, "gravity", "", 0, &w->gravity, err));
-    int seed = (int)w->seed;
-    PD_JTRY(pd_json_int(root, "seed", "", 0, pd_jr(0, 0, 2147483647.0, 0, "1"), &seed, err));
-    w->seed = (uint64_t)seed;
+    pd_scene_top top = {w->gravity, (int)w->seed};
+    PD_JTRY(pd_scene_read_keys(&pd_scene_top_table, root, "", &top, err));
+    w->gravity = top.gravity;
+    w->seed = (uint64_t)top.seed;
     return PD_OK;
 }
 
@@ -102,7 +101,7 @@ static pd_status require(const cJSON* root, const char* key, const char* expecte
 
 static pd_status parse_tree(const cJSON* root, pd_scene* s, pd_error* err) {
     const cJSON *materials, *bodies;
-    PD_JTRY(pd_json_check_object(root, "", PD_SCENE_TOP_KEYS, NULL, err));
+    PD_JTRY(pd_scene_check_keys(root, "", &pd_scene_top_table, NULL, err));
     PD_JTRY(parse_version(root, s, err));
     PD_JTRY(parse_method(root, s, err));
     PD_JTRY(parse_solver(root, s, err));

@@ -9,6 +9,7 @@
 #include "core/alloc.h"
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
+#include "scene/scene_tables.h"
 #include "world/fields.h"
 
 /* Makes a direction unit length; a vector already unit within rounding is left as it is, so
@@ -66,9 +67,15 @@ static pd_status resolve_mesh_path(const cJSON* obj, const char* path, const cha
     return PD_OK;
 }
 
+/* A key of `shape`, required by the types that take it. */
+static pd_status shape_key(const cJSON* obj, const char* path, const char* key, int required,
+                           pd_shape_def* s, pd_error* err) {
+    return pd_scene_read_key(&pd_scene_shape_table, key, obj, path, required, s, err);
+}
+
 static pd_status parse_box(const cJSON* obj, const char* path, pd_shape_def* s, pd_error* err) {
-    PD_JTRY(pd_json_vec3(obj, "min", path, 1, &s->min, err));
-    PD_JTRY(pd_json_vec3(obj, "max", path, 1, &s->max, err));
+    PD_JTRY(shape_key(obj, path, "min", 1, s, err));
+    PD_JTRY(shape_key(obj, path, "max", 1, s, err));
     if (!(s->min.x < s->max.x && s->min.y < s->max.y && s->min.z < s->max.z)) {
         char child[PD_JPATH_MAX];
         pd_jpath_key(child, path, "max");
@@ -82,23 +89,23 @@ static pd_status parse_box(const cJSON* obj, const char* path, pd_shape_def* s, 
 static pd_status parse_cylinder(const cJSON* obj, const char* path, pd_shape_def* s,
                                 pd_error* err) {
     char child[PD_JPATH_MAX];
-    PD_JTRY(pd_json_vec3(obj, "base", path, 1, &s->base, err));
-    PD_JTRY(pd_json_vec3(obj, "axis", path, 0, &s->axis, err));
+    PD_JTRY(shape_key(obj, path, "base", 1, s, err));
+    PD_JTRY(shape_key(obj, path, "axis", 0, s, err));
     pd_jpath_key(child, path, "axis");
     PD_JTRY(unit_direction(&s->axis, child, err));
-    PD_JTRY(pd_json_real(obj, "radius", path, 1, pd_jr_pos("m"), &s->radius, err));
-    return pd_json_real(obj, "height", path, 1, pd_jr_pos("m"), &s->height, err);
+    PD_JTRY(shape_key(obj, path, "radius", 1, s, err));
+    return shape_key(obj, path, "height", 1, s, err);
 }
 
 static pd_status parse_mesh(const cJSON* obj, const char* path, const char* dir, pd_shape_def* s,
                             pd_error* err) {
     PD_JTRY(resolve_mesh_path(obj, path, dir, s, err));
-    PD_JTRY(pd_json_real(obj, "scale", path, 0, pd_jr_pos("1"), &s->scale, err));
-    PD_JTRY(pd_json_vec3(obj, "translate", path, 0, &s->translate, err));
+    PD_JTRY(shape_key(obj, path, "scale", 0, s, err));
+    PD_JTRY(shape_key(obj, path, "translate", 0, s, err));
     return parse_rotate(obj, path, &s->rotate_axis, &s->rotate_degrees, err);
 }
 
-/* Keys of a shape type, besides `type`. */
+/* Keys of a shape type, besides `type` (the rule of which type takes which key of k_shape). */
 static const char* shape_keys(pd_shape_type type) {
     switch (type) {
         case PD_SHAPE_BOX:
@@ -122,8 +129,8 @@ static pd_status parse_shape_keys(const cJSON* obj, const char* path, pd_shape_t
         case PD_SHAPE_BOX:
             return parse_box(obj, path, s, err);
         case PD_SHAPE_SPHERE:
-            PD_JTRY(pd_json_vec3(obj, "center", path, 1, &s->center, err));
-            return pd_json_real(obj, "radius", path, 1, pd_jr_pos("m"), &s->radius, err);
+            PD_JTRY(shape_key(obj, path, "center", 1, s, err));
+            return shape_key(obj, path, "radius", 1, s, err);
         case PD_SHAPE_CYLINDER:
             return parse_cylinder(obj, path, s, err);
         case PD_SHAPE_MESH:
@@ -137,10 +144,7 @@ static pd_status parse_shape(const cJSON* item, const char* path, const char* ty
                              const char* dir, pd_shape_def* s, pd_error* err) {
     char allowed[128];
     int type = 0;
-    PD_JTRY(pd_json_check_object(item, path,
-                                 "type|min|max|center|radius|base|axis|height|path|"
-                                 "scale|translate|rotate",
-                                 NULL, err));
+    PD_JTRY(pd_scene_check_keys(item, path, &pd_scene_shape_table, NULL, err));
     PD_JTRY(pd_json_choice(item, "type", path, 1, types, &type, err));
     snprintf(allowed, sizeof allowed, "type|%s", shape_keys((pd_shape_type)type));
     PD_JTRY(pd_json_check_object(item, path, allowed, NULL, err));
@@ -170,9 +174,9 @@ static pd_status parse_keyframes(const cJSON* obj, const char* path, pd_keyframe
         char kp[PD_JPATH_MAX];
         pd_keyframe* k = &(*out)[i];
         pd_jpath_index(kp, p, i);
-        PD_JTRY(pd_json_check_object(c, kp, "t|translate|rotate", NULL, err));
+        PD_JTRY(pd_scene_check_keys(c, kp, &pd_scene_keyframe_table, NULL, err));
         k->rotate_axis = pd_v3(0, 1, 0);
-        PD_JTRY(pd_json_real(c, "t", kp, 1, pd_jr_nonneg("s"), &k->t, err));
+        PD_JTRY(pd_scene_read_key(&pd_scene_keyframe_table, "t", c, kp, 0, k, err));
         if (i > 0 && !(k->t > (*out)[i - 1].t)) {
             char tp[PD_JPATH_MAX];
             pd_jpath_key(tp, kp, "t");
@@ -180,7 +184,7 @@ static pd_status parse_keyframes(const cJSON* obj, const char* path, pd_keyframe
                            "expected keyframe times to increase strictly: t > %g (s), got %g",
                            (*out)[i - 1].t, k->t);
         }
-        PD_JTRY(pd_json_vec3(c, "translate", kp, 0, &k->translate, err));
+        PD_JTRY(pd_scene_read_key(&pd_scene_keyframe_table, "translate", c, kp, 0, k, err));
         PD_JTRY(parse_rotate(c, kp, &k->rotate_axis, &k->rotate_degrees, err));
     }
     return PD_OK;
@@ -207,7 +211,7 @@ static pd_status parse_pins(const cJSON* obj, const char* path, const char* dir,
     for (const cJSON* c = item->child; c; c = c->next, ++i) {
         char pp[PD_JPATH_MAX], rp[PD_JPATH_MAX];
         pd_jpath_index(pp, p, i);
-        PD_JTRY(pd_json_check_object(c, pp, "region|keyframes", NULL, err));
+        PD_JTRY(pd_scene_check_keys(c, pp, &pd_scene_pin_table, NULL, err));
         pd_jpath_key(rp, pp, "region");
         const cJSON* region = cJSON_GetObjectItemCaseSensitive(c, "region");
         if (!region)
@@ -238,9 +242,10 @@ static pd_status body_material(const cJSON* obj, const char* path, const pd_scen
 
 static pd_status parse_body(const cJSON* obj, const char* path, int index, const pd_scene* s,
                             pd_body_def* b, pd_error* err) {
-    PD_JTRY(pd_json_check_object(obj, path, PD_SCENE_BODY_KEYS, NULL, err));
+    const pd_scene_table* t = &pd_scene_body_table;
+    PD_JTRY(pd_scene_check_keys(obj, path, t, NULL, err));
     snprintf(b->name, sizeof b->name, "body%d", index);
-    PD_JTRY(pd_json_string(obj, "name", path, 0, b->name, sizeof b->name, err));
+    PD_JTRY(pd_scene_read_key(t, "name", obj, path, 0, b, err));
     for (int j = 0; j < index; ++j)
         if (strcmp(s->bodies[j].name, b->name) == 0) {
             char child[PD_JPATH_MAX];
@@ -250,7 +255,7 @@ static pd_status parse_body(const cJSON* obj, const char* path, int index, const
                            j);
         }
     PD_JTRY(body_material(obj, path, s, b, err));
-    PD_JTRY(pd_json_real(obj, "spacing", path, 1, pd_jr_pos("m"), &b->spacing, err));
+    PD_JTRY(pd_scene_read_key(t, "spacing", obj, path, 0, b, err));
     char sp[PD_JPATH_MAX];
     pd_jpath_key(sp, path, "shape");
     const cJSON* shape = cJSON_GetObjectItemCaseSensitive(obj, "shape");
@@ -258,13 +263,10 @@ static pd_status parse_body(const cJSON* obj, const char* path, int index, const
         return pd_fail(err, PD_ERR_BAD_SCENE, sp,
                        "missing required key: expected a shape (box, sphere, cylinder or mesh)");
     PD_JTRY(parse_shape(shape, sp, PD_SCENE_SHAPE_TYPES, s->dir, &b->shape, err));
-    int sampling = (int)b->sampling, kind = (int)b->kind;
-    PD_JTRY(pd_json_choice(obj, "sampling", path, 0, PD_SCENE_SAMPLINGS, &sampling, err));
-    PD_JTRY(pd_json_choice(obj, "kind", path, 0, PD_SCENE_KINDS, &kind, err));
-    b->sampling = (pd_sampling)sampling;
-    b->kind = (pd_body_kind)kind;
-    PD_JTRY(pd_json_vec3(obj, "velocity", path, 0, &b->velocity, err));
-    PD_JTRY(pd_json_vec3(obj, "angular_velocity", path, 0, &b->angular_velocity, err));
+    PD_JTRY(pd_scene_read_key(t, "sampling", obj, path, 0, b, err));
+    PD_JTRY(pd_scene_read_key(t, "kind", obj, path, 0, b, err));
+    PD_JTRY(pd_scene_read_key(t, "velocity", obj, path, 0, b, err));
+    PD_JTRY(pd_scene_read_key(t, "angular_velocity", obj, path, 0, b, err));
     const char* motion[] = {"velocity", "angular_velocity"};
     for (int k = 0; k < 2 && b->kind == PD_BODY_FIXED; ++k) {
         if (!cJSON_GetObjectItemCaseSensitive(obj, motion[k]))
@@ -300,14 +302,35 @@ pd_status pd_scene_parse_bodies(const cJSON* item, pd_scene* s, pd_error* err) {
     return PD_OK;
 }
 
-/* Keys a collider of `type` may hold. */
-static void collider_keys(pd_collider_type type, char* out, size_t cap) {
-    if (type == PD_COLLIDER_PLANE)
-        snprintf(out, cap, "%s|point|normal", PD_SCENE_COLLIDER_KEYS);
-    else
-        snprintf(out, cap, "%s|inside|%s%s", PD_SCENE_COLLIDER_KEYS,
-                 shape_keys((pd_shape_type)(type - 1)),
-                 type == PD_COLLIDER_MESH ? "|thickness" : "");
+/* Whether a collider of `type` takes `key` of k_collider: point and normal are a plane's, inside
+ * any other type's, thickness a mesh's. */
+static int collider_takes(pd_collider_type type, const char* key) {
+    int plane = type == PD_COLLIDER_PLANE;
+    if (strcmp(key, "point") == 0 || strcmp(key, "normal") == 0)
+        return plane;
+    if (strcmp(key, "inside") == 0)
+        return !plane;
+    return strcmp(key, "thickness") != 0 || type == PD_COLLIDER_MESH;
+}
+
+/* Appends "|key" (or "key" to an empty list) to out. */
+static void append_key(char* out, size_t cap, const char* key) {
+    size_t used = strlen(out);
+    snprintf(out + used, cap - used, "%s%s", used ? "|" : "", key);
+}
+
+/* Keys a collider of `type` may hold (type < 0: of any type), in the order of the tables. */
+static void collider_keys(int type, char* out, size_t cap) {
+    const pd_scene_table *t = &pd_scene_collider_table, *shape = &pd_scene_shape_table;
+    out[0] = '\0';
+    for (int i = 0; i < t->count; ++i)
+        if (type < 0 || collider_takes((pd_collider_type)type, t->keys[i].p.name))
+            append_key(out, cap, t->keys[i].p.name);
+    for (int i = 0; type < 0 && i < shape->count; ++i)
+        if (strcmp(shape->keys[i].p.name, "type") != 0) /* the collider's own `type` */
+            append_key(out, cap, shape->keys[i].p.name);
+    if (type > PD_COLLIDER_PLANE)
+        append_key(out, cap, shape_keys((pd_shape_type)(type - 1)));
 }
 
 /* Keys that would do nothing: friction on a no_slip collider (it sticks whatever the
@@ -336,34 +359,29 @@ static pd_status refuse_ignored_collider_keys(const cJSON* obj, const char* path
 
 static pd_status parse_collider(const cJSON* obj, const char* path, const pd_scene* s,
                                 pd_collider_def* c, pd_error* err) {
-    char allowed[256], child[PD_JPATH_MAX];
-    int type = 0, boundary = (int)c->boundary;
-    PD_JTRY(pd_json_check_object(obj, path,
-                                 PD_SCENE_COLLIDER_KEYS "|inside|point|normal|min|max|"
-                                                        "center|radius|base|axis|"
-                                                        "height|path|scale|translate|"
-                                                        "rotate|thickness",
-                                 NULL, err));
-    PD_JTRY(pd_json_choice(obj, "type", path, 1, PD_SCENE_COLLIDER_TYPES, &type, err));
-    c->type = (pd_collider_type)type;
-    collider_keys(c->type, allowed, sizeof allowed);
+    const pd_scene_table* t = &pd_scene_collider_table;
+    char allowed[PD_SCENE_KEYS_MAX], child[PD_JPATH_MAX];
+    collider_keys(-1, allowed, sizeof allowed);
+    PD_JTRY(pd_json_check_object(obj, path, allowed, NULL, err));
+    PD_JTRY(pd_scene_read_key(t, "type", obj, path, 0, c, err));
+    collider_keys((int)c->type, allowed, sizeof allowed);
     PD_JTRY(pd_json_check_object(obj, path, allowed, NULL, err));
     if (c->type == PD_COLLIDER_PLANE) {
-        PD_JTRY(pd_json_vec3(obj, "point", path, 0, &c->point, err));
-        PD_JTRY(pd_json_vec3(obj, "normal", path, 1, &c->normal, err));
+        PD_JTRY(pd_scene_read_key(t, "point", obj, path, 0, c, err));
+        PD_JTRY(pd_scene_read_key(t, "normal", obj, path, 1, c, err));
         pd_jpath_key(child, path, "normal");
         PD_JTRY(unit_direction(&c->normal, child, err));
     } else {
-        PD_JTRY(parse_shape_keys(obj, path, (pd_shape_type)(type - 1), s->dir, &c->shape, err));
-        PD_JTRY(pd_json_bool(obj, "inside", path, 0, &c->inside, err));
+        pd_shape_type shape = (pd_shape_type)(c->type - 1);
+        PD_JTRY(parse_shape_keys(obj, path, shape, s->dir, &c->shape, err));
+        PD_JTRY(pd_scene_read_key(t, "inside", obj, path, 0, c, err));
         if (c->type == PD_COLLIDER_MESH)
-            PD_JTRY(pd_json_real(obj, "thickness", path, 0, pd_jr_pos("m"), &c->thickness, err));
+            PD_JTRY(pd_scene_read_key(t, "thickness", obj, path, 0, c, err));
     }
-    PD_JTRY(pd_json_choice(obj, "boundary", path, 0, PD_SCENE_BOUNDARIES, &boundary, err));
-    c->boundary = (pd_boundary)boundary;
-    PD_JTRY(pd_json_real(obj, "friction", path, 0, pd_jr_nonneg("1"), &c->friction, err));
-    PD_JTRY(pd_json_vec3(obj, "velocity", path, 0, &c->velocity, err));
-    PD_JTRY(pd_json_vec3(obj, "angular_velocity", path, 0, &c->angular_velocity, err));
+    PD_JTRY(pd_scene_read_key(t, "boundary", obj, path, 0, c, err));
+    PD_JTRY(pd_scene_read_key(t, "friction", obj, path, 0, c, err));
+    PD_JTRY(pd_scene_read_key(t, "velocity", obj, path, 0, c, err));
+    PD_JTRY(pd_scene_read_key(t, "angular_velocity", obj, path, 0, c, err));
     PD_JTRY(parse_keyframes(obj, path, &c->keyframes, &c->keyframe_count, err));
     return refuse_ignored_collider_keys(obj, path, c, err);
 }
@@ -392,10 +410,11 @@ pd_status pd_scene_parse_colliders(const cJSON* item, pd_scene* s, pd_error* err
     return PD_OK;
 }
 
-/* An array of choice names as a bit set (bit i for choice i). */
-static pd_status parse_flags(const cJSON* obj, const char* key, const char* choices, int nonempty,
-                             unsigned* out, pd_error* err) {
+/* An array of choice names (the row's choices) as a bit set (bit i for choice i). */
+static pd_status parse_flags(const cJSON* obj, const char* key, int nonempty, unsigned* out,
+                             pd_error* err) {
     char p[PD_JPATH_MAX], found[96], list[256];
+    const char* choices = pd_scene_key_find(&pd_scene_output_table, key)->p.choices;
     const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!item)
         return PD_OK;
@@ -438,11 +457,9 @@ pd_status pd_scene_parse_output(const cJSON* item, const pd_scene* s, pd_output_
     *out = pd_default_output_def();
     if (!item)
         return PD_OK;
-    PD_JTRY(pd_json_check_object(item, "output", PD_SCENE_OUTPUT_KEYS, NULL, err));
-    PD_JTRY(pd_json_string(item, "dir", "output", 0, out->dir, sizeof out->dir, err));
-    PD_JTRY(pd_json_int(item, "every", "output", 0, pd_jr(1, 0, INT_MAX, 0, "frames"), &out->every,
-                        err));
-    PD_JTRY(parse_flags(item, "format", PD_SCENE_FORMATS, 1, &out->formats, err));
-    PD_JTRY(parse_flags(item, "attributes", PD_SCENE_ATTRIBUTES, 0, &out->attributes, err));
+    PD_JTRY(pd_scene_check_keys(item, "output", &pd_scene_output_table, NULL, err));
+    PD_JTRY(pd_scene_read_keys(&pd_scene_output_table, item, "output", out, err));
+    PD_JTRY(parse_flags(item, "format", 1, &out->formats, err));
+    PD_JTRY(parse_flags(item, "attributes", 0, &out->attributes, err));
     return check_published(item, s, err);
 }

@@ -5,6 +5,7 @@
 #include "core/alloc.h"
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
+#include "scene/scene_tables.h"
 #include "solvers/solver.h"
 
 /* Lame constants from E, nu and back; both descriptions are kept filled in the def. */
@@ -52,9 +53,8 @@ static pd_status parse_elasticity(const cJSON* obj, const char* path, pd_materia
         }
         return parse_lame(lame, path, m, err);
     }
-    PD_JTRY(pd_json_real(obj, "youngs_modulus", path, 0, pd_jr_pos("Pa"), &m->youngs_modulus, err));
-    PD_JTRY(pd_json_real(obj, "poisson_ratio", path, 0, pd_jr(-1, 1, 0.5, 1, "1"),
-                         &m->poisson_ratio, err));
+    PD_JTRY(pd_scene_read_key(&pd_scene_material_table, "youngs_modulus", obj, path, 0, m, err));
+    PD_JTRY(pd_scene_read_key(&pd_scene_material_table, "poisson_ratio", obj, path, 0, m, err));
     lame_from_e_nu(m);
     return PD_OK;
 }
@@ -81,18 +81,18 @@ static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_materia
     const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "plasticity");
     if (!item)
         return PD_OK;
-    PD_JTRY(pd_json_check_object(item, p, "model|friction_angle|cohesion|yield_stress", NULL, err));
+    const pd_scene_table* t = &pd_scene_plasticity_table;
+    PD_JTRY(pd_scene_check_keys(item, p, t, NULL, err));
     int model = 0;
-    PD_JTRY(pd_json_choice(item, "model", p, 1, PD_SCENE_PLASTICITY_MODELS, &model, err));
+    PD_JTRY(
+        pd_json_choice(item, "model", p, 1, pd_scene_key_find(t, "model")->p.choices, &model, err));
     m->plasticity = (pd_plasticity_model)(model + 1);
     PD_JTRY(pd_json_check_object(item, p, plasticity_keys(m->plasticity), NULL, err));
-    PD_JTRY(pd_json_real(item, "friction_angle", p, 0, pd_jr(0, 0, 90, 1, "degrees"),
-                         &m->friction_angle, err));
-    PD_JTRY(pd_json_real(item, "cohesion", p, 0, pd_jr_nonneg("Pa"), &m->cohesion, err));
+    PD_JTRY(pd_scene_read_key(t, "friction_angle", item, p, 0, m, err));
+    PD_JTRY(pd_scene_read_key(t, "cohesion", item, p, 0, m, err));
     int needs_yield =
         m->plasticity == PD_PLASTICITY_VON_MISES || m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY;
-    return pd_json_real(item, "yield_stress", p, needs_yield, pd_jr_pos("Pa"), &m->yield_stress,
-                        err);
+    return pd_scene_read_key(t, "yield_stress", item, p, needs_yield, m, err);
 }
 
 static pd_status parse_viscoelasticity(const cJSON* obj, const char* path, pd_material_def* m,
@@ -102,13 +102,17 @@ static pd_status parse_viscoelasticity(const cJSON* obj, const char* path, pd_ma
     const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "viscoelasticity");
     if (!item)
         return PD_OK;
-    PD_JTRY(pd_json_check_object(item, p, "model|moduli|times", NULL, err));
+    const pd_scene_table* t = &pd_scene_visco_table;
+    const pd_scene_key *moduli = pd_scene_key_find(t, "moduli"),
+                       *tau = pd_scene_key_find(t, "times");
+    PD_JTRY(pd_scene_check_keys(item, p, t, NULL, err));
     int model = 0, times = 0;
-    PD_JTRY(pd_json_choice(item, "model", p, 1, PD_SCENE_VISCO_MODELS, &model, err));
-    PD_JTRY(pd_json_number_list(item, "moduli", p, PD_MAX_PRONY, pd_jr_pos("Pa"), m->prony_moduli,
-                                &m->prony_count, err));
-    PD_JTRY(pd_json_number_list(item, "times", p, PD_MAX_PRONY, pd_jr_pos("s"), m->prony_times,
-                                &times, err));
+    PD_JTRY(
+        pd_json_choice(item, "model", p, 1, pd_scene_key_find(t, "model")->p.choices, &model, err));
+    PD_JTRY(pd_json_number_list(item, "moduli", p, (int)moduli->size, pd_scene_key_range(moduli),
+                                m->prony_moduli, &m->prony_count, err));
+    PD_JTRY(pd_json_number_list(item, "times", p, (int)tau->size, pd_scene_key_range(tau),
+                                m->prony_times, &times, err));
     if (times != m->prony_count) {
         pd_jpath_key(child, p, "times");
         return pd_fail(err, PD_ERR_BAD_SCENE, child,
@@ -153,12 +157,12 @@ static pd_status parse_method_params(const cJSON* obj, const char* path, const p
 static pd_status parse_material(const cJSON* obj, const char* path, const pd_scene* s,
                                 pd_material_def* m, pd_error* err) {
     PD_JTRY(
-        pd_json_check_object(obj, path, PD_SCENE_MATERIAL_KEYS, s->solver->material_params, err));
+        pd_scene_check_keys(obj, path, &pd_scene_material_table, s->solver->material_params, err));
     if (strlen(obj->string) >= sizeof m->name || !obj->string[0])
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "expected a material name of 1 to %d characters", PD_NAME_MAX - 1);
     strcpy(m->name, obj->string);
-    PD_JTRY(pd_json_real(obj, "density", path, 1, pd_jr_pos("kg/m^3"), &m->density, err));
+    PD_JTRY(pd_scene_read_key(&pd_scene_material_table, "density", obj, path, 0, m, err));
     PD_JTRY(parse_elasticity(obj, path, m, err));
     PD_JTRY(parse_plasticity(obj, path, m, err));
     PD_JTRY(parse_viscoelasticity(obj, path, m, err));

@@ -1,9 +1,11 @@
-/* Keys declared in parameter tables (a method's `solver` keys and material keys), read from
- * JSON by their declared type, so that one reader serves every table (scene_json.h). */
+/* Keys declared in parameter tables (a method's `solver` keys and material keys, and the scene
+ * format's common keys of scene_tables.h), read from JSON by their declared type, so that one
+ * reader serves every table (scene_json.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "scene/scene_json.h"
+#include "scene/scene_tables.h"
 
 /* " (Pa)" for a unit worth naming, "" for dimensionless ones. */
 static const char* unit_suffix(const char* unit, char* buf, size_t cap) {
@@ -80,4 +82,54 @@ pd_status pd_json_param(const pd_param_info* p, const cJSON* item, void* blob, c
     if (cJSON_IsArray(item) && list)
         return param_list(p, item, blob, path, err);
     return wrong_type(p, item, path, err);
+}
+
+/* A row that names no key is a mistake of the code, not of the scene. */
+static pd_status no_row(const char* name, const char* path, pd_error* err) {
+    return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "key %s has no row in the scene's tables",
+                   name);
+}
+
+pd_status pd_scene_read_key(const pd_scene_table* t, const char* name, const cJSON* obj,
+                            const char* path, int required, void* blob, pd_error* err) {
+    const pd_scene_key* k = pd_scene_key_find(t, name);
+    if (!k)
+        return no_row(name, path, err);
+    if ((k->flags & PD_KEY_BY_HAND) || k->p.type == PD_PARAM_REALS) /* not a plain field */
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "key %s is read by its own code", name);
+    void* field = (char*)blob + k->p.offset;
+    required = required || (k->flags & PD_KEY_REQUIRED);
+    switch (k->p.type) {
+        case PD_PARAM_REAL:
+            return pd_json_real(obj, name, path, required, pd_scene_key_range(k), field, err);
+        case PD_PARAM_INT:
+            return pd_json_int(obj, name, path, required, pd_scene_key_range(k), field, err);
+        case PD_PARAM_BOOL:
+            return pd_json_bool(obj, name, path, required, field, err);
+        case PD_PARAM_ENUM:
+            return pd_json_choice(obj, name, path, required, k->p.choices, field, err);
+        case PD_PARAM_VEC3:
+            return pd_json_vec3(obj, name, path, required, field, err);
+        case PD_PARAM_STRING:
+            return pd_json_string(obj, name, path, required, field,
+                                  k->size ? k->size : PD_PARAM_STRING_MAX, err);
+        case PD_PARAM_REALS:
+            break;
+    }
+    return PD_OK;
+}
+
+pd_status pd_scene_read_keys(const pd_scene_table* t, const cJSON* obj, const char* path,
+                             void* blob, pd_error* err) {
+    for (int i = 0; i < t->count; ++i)
+        if (!(t->keys[i].flags & PD_KEY_BY_HAND))
+            PD_JTRY(pd_scene_read_key(t, t->keys[i].p.name, obj, path, 0, blob, err));
+    return PD_OK;
+}
+
+pd_status pd_scene_check_keys(const cJSON* item, const char* path, const pd_scene_table* t,
+                              const pd_param_table* extra, pd_error* err) {
+    char keys[PD_SCENE_KEYS_MAX];
+    pd_scene_table_keys(t, keys, sizeof keys);
+    return pd_json_check_object(item, path, keys, extra, err);
 }

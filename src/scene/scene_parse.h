@@ -1,6 +1,7 @@
 /* Internals of the scene parser (scene/scene.c): the parts of a scene, each parsed from its cJSON
  * subtree into the def structs, the writer of the resolved scene, `--set` overrides, and the
- * key and choice lists that the parser, the resolved JSON and `peridot docs` share. */
+ * choice lists that the parser's tables (scene_tables.h), the resolved JSON and `peridot docs`
+ * share. */
 #ifndef PD_SCENE_PARSE_H
 #define PD_SCENE_PARSE_H
 
@@ -25,16 +26,7 @@
 #define PD_SCENE_FORMATS    "ply|vtk"
 #define PD_SCENE_ATTRIBUTES "velocity|material|body|plastic_strain|stress|density|id"
 
-/* Keys of each object. */
-#define PD_SCENE_TOP_KEYS                                                                          \
-    "version|peridot_version|method|solver|time|gravity|seed|materials|bodies|colliders|output"
-#define PD_SCENE_TIME_KEYS "dt|fps|frames"
-#define PD_SCENE_MATERIAL_KEYS                                                                     \
-    "density|youngs_modulus|poisson_ratio|lame|plasticity|viscoelasticity"
-#define PD_SCENE_BODY_KEYS                                                                         \
-    "name|material|spacing|shape|sampling|velocity|angular_velocity|kind|pins"
-#define PD_SCENE_COLLIDER_KEYS "type|boundary|friction|velocity|angular_velocity|keyframes"
-#define PD_SCENE_OUTPUT_KEYS   "dir|every|format|attributes"
+/* The keys each object accepts are the rows of its table (scene_tables.h). */
 
 pd_status pd_scene_parse_materials(const cJSON* item, pd_scene* s, pd_error* err);
 pd_status pd_scene_parse_bodies(const cJSON* item, pd_scene* s, pd_error* err);

@@ -5,6 +5,7 @@
 
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
+#include "scene/scene_tables.h"
 #include "peridot/peridot.h"
 #include "solvers/solver.h"
 
@@ -50,45 +51,6 @@ static void add_choice(cJSON* obj, const char* key, const char* choices, int ind
     cJSON_AddStringToObject(obj, key, name);
 }
 
-/* Shape keys (and "type" when `with_type`) added to obj. */
-static void add_shape_keys(cJSON* obj, const pd_shape_def* s, int with_type) {
-    if (with_type)
-        add_choice(obj, "type", PD_SCENE_SHAPE_TYPES, (int)s->type);
-    switch (s->type) {
-        case PD_SHAPE_BOX:
-            add_vec3(obj, "min", s->min);
-            add_vec3(obj, "max", s->max);
-            break;
-        case PD_SHAPE_SPHERE:
-            add_vec3(obj, "center", s->center);
-            add_number(obj, "radius", s->radius);
-            break;
-        case PD_SHAPE_CYLINDER:
-            add_vec3(obj, "base", s->base);
-            add_vec3(obj, "axis", s->axis);
-            add_number(obj, "radius", s->radius);
-            add_number(obj, "height", s->height);
-            break;
-        case PD_SHAPE_MESH:
-            cJSON_AddStringToObject(obj, "path", s->path);
-            add_number(obj, "scale", s->scale);
-            add_vec3(obj, "translate", s->translate);
-            add_rotate(obj, s->rotate_axis, s->rotate_degrees);
-            break;
-    }
-}
-
-static void add_keyframes(cJSON* obj, const pd_keyframe* k, int count) {
-    cJSON* list = cJSON_AddArrayToObject(obj, "keyframes");
-    for (int i = 0; i < count; ++i) {
-        cJSON* f = cJSON_CreateObject();
-        add_number(f, "t", k[i].t);
-        add_vec3(f, "translate", k[i].translate);
-        add_rotate(f, k[i].rotate_axis, k[i].rotate_degrees);
-        cJSON_AddItemToArray(list, f);
-    }
-}
-
 /* Values of a parameter table as JSON members of obj. */
 static void add_param(cJSON* obj, const pd_param_info* p, const void* blob) {
     const void* value = pd_param_value(p, blob);
@@ -123,28 +85,77 @@ void pd_scene_add_params(cJSON* obj, const pd_param_table* t, const void* blob) 
         add_param(obj, &t->params[i], blob);
 }
 
+void pd_scene_write_key(cJSON* obj, const pd_scene_table* t, const char* name, const void* blob) {
+    const pd_scene_key* k = pd_scene_key_find(t, name);
+    if (k && k->p.type != PD_PARAM_REALS) /* lists are written by hand */
+        add_param(obj, &k->p, blob);
+}
+
+/* Keys of table t, in the order given, with their values in blob. */
+static void write_keys(cJSON* obj, const pd_scene_table* t, const char* const* names, int n,
+                       const void* blob) {
+    for (int i = 0; i < n; ++i)
+        pd_scene_write_key(obj, t, names[i], blob);
+}
+
+#define WRITE_KEYS(obj, t, blob, ...)                                                              \
+    do {                                                                                           \
+        static const char* const names_[] = {__VA_ARGS__};                                         \
+        write_keys(obj, t, names_, (int)(sizeof names_ / sizeof names_[0]), blob);                 \
+    } while (0)
+
+/* Shape keys (and "type" when `with_type`) added to obj. */
+static void add_shape_keys(cJSON* obj, const pd_shape_def* s, int with_type) {
+    const pd_scene_table* t = &pd_scene_shape_table;
+    if (with_type)
+        pd_scene_write_key(obj, t, "type", s);
+    switch (s->type) {
+        case PD_SHAPE_BOX:
+            WRITE_KEYS(obj, t, s, "min", "max");
+            break;
+        case PD_SHAPE_SPHERE:
+            WRITE_KEYS(obj, t, s, "center", "radius");
+            break;
+        case PD_SHAPE_CYLINDER:
+            WRITE_KEYS(obj, t, s, "base", "axis", "radius", "height");
+            break;
+        case PD_SHAPE_MESH:
+            WRITE_KEYS(obj, t, s, "path", "scale", "translate");
+            add_rotate(obj, s->rotate_axis, s->rotate_degrees);
+            break;
+    }
+}
+
+static void add_keyframes(cJSON* obj, const pd_keyframe* k, int count) {
+    cJSON* list = cJSON_AddArrayToObject(obj, "keyframes");
+    for (int i = 0; i < count; ++i) {
+        cJSON* f = cJSON_CreateObject();
+        WRITE_KEYS(f, &pd_scene_keyframe_table, &k[i], "t", "translate");
+        add_rotate(f, k[i].rotate_axis, k[i].rotate_degrees);
+        cJSON_AddItemToArray(list, f);
+    }
+}
+
 static void add_plasticity(cJSON* obj, const pd_material_def* m) {
     if (m->plasticity == PD_PLASTICITY_NONE)
         return;
     cJSON* p = cJSON_AddObjectToObject(obj, "plasticity");
-    add_choice(p, "model", PD_SCENE_PLASTICITY_MODELS, (int)m->plasticity - 1);
-    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER || m->plasticity == PD_PLASTICITY_CAM_CLAY) {
-        add_number(p, "friction_angle", m->friction_angle);
-        add_number(p, "cohesion", m->cohesion);
-    } else {
-        add_number(p, "yield_stress", m->yield_stress);
-    }
+    const pd_scene_table* t = &pd_scene_plasticity_table;
+    add_choice(p, "model", pd_scene_key_find(t, "model")->p.choices, (int)m->plasticity - 1);
+    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER || m->plasticity == PD_PLASTICITY_CAM_CLAY)
+        WRITE_KEYS(p, t, m, "friction_angle", "cohesion");
+    else
+        pd_scene_write_key(p, t, "yield_stress", m);
 }
 
 static cJSON* material_json(const pd_material_def* m, const pd_param_table* method_params) {
     cJSON* o = cJSON_CreateObject();
-    add_number(o, "density", m->density);
+    pd_scene_write_key(o, &pd_scene_material_table, "density", m);
     if (m->has_lame) {
         double lame[2] = {m->lame_lambda, m->lame_mu};
         cJSON_AddItemToObject(o, "lame", number_array(lame, 2));
     } else {
-        add_number(o, "youngs_modulus", m->youngs_modulus);
-        add_number(o, "poisson_ratio", m->poisson_ratio);
+        WRITE_KEYS(o, &pd_scene_material_table, m, "youngs_modulus", "poisson_ratio");
     }
     add_plasticity(o, m);
     if (m->prony_count > 0) {
@@ -163,17 +174,16 @@ static cJSON* material_json(const pd_material_def* m, const pd_param_table* meth
 }
 
 static cJSON* body_json(const pd_scene* s, const pd_body_def* b) {
+    const pd_scene_table* t = &pd_scene_body_table;
     cJSON* o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", b->name);
+    pd_scene_write_key(o, t, "name", b);
     cJSON_AddStringToObject(o, "material", s->materials[b->material].name);
-    add_number(o, "spacing", b->spacing);
+    pd_scene_write_key(o, t, "spacing", b);
     add_shape_keys(cJSON_AddObjectToObject(o, "shape"), &b->shape, 1);
-    add_choice(o, "sampling", PD_SCENE_SAMPLINGS, (int)b->sampling);
-    if (b->kind != PD_BODY_FIXED) { /* a fixed body takes no initial motion */
-        add_vec3(o, "velocity", b->velocity);
-        add_vec3(o, "angular_velocity", b->angular_velocity);
-    }
-    add_choice(o, "kind", PD_SCENE_KINDS, (int)b->kind);
+    pd_scene_write_key(o, t, "sampling", b);
+    if (b->kind != PD_BODY_FIXED) /* a fixed body takes no initial motion */
+        WRITE_KEYS(o, t, b, "velocity", "angular_velocity");
+    pd_scene_write_key(o, t, "kind", b);
     cJSON* pins = cJSON_AddArrayToObject(o, "pins");
     for (int k = 0; k < b->pin_count; ++k) {
         cJSON* pin = cJSON_CreateObject();
@@ -185,50 +195,45 @@ static cJSON* body_json(const pd_scene* s, const pd_body_def* b) {
 }
 
 static cJSON* collider_json(const pd_collider_def* c) {
+    const pd_scene_table* t = &pd_scene_collider_table;
     cJSON* o = cJSON_CreateObject();
-    add_choice(o, "type", PD_SCENE_COLLIDER_TYPES, (int)c->type);
+    pd_scene_write_key(o, t, "type", c);
     if (c->type == PD_COLLIDER_PLANE) {
-        add_vec3(o, "point", c->point);
-        add_vec3(o, "normal", c->normal);
+        WRITE_KEYS(o, t, c, "point", "normal");
     } else {
         add_shape_keys(o, &c->shape, 0);
-        cJSON_AddBoolToObject(o, "inside", c->inside != 0);
+        pd_scene_write_key(o, t, "inside", c);
         if (c->type == PD_COLLIDER_MESH && c->thickness > 0)
-            add_number(o, "thickness", c->thickness);
+            pd_scene_write_key(o, t, "thickness", c);
     }
-    add_choice(o, "boundary", PD_SCENE_BOUNDARIES, (int)c->boundary);
+    pd_scene_write_key(o, t, "boundary", c);
     /* only the keys that act: friction with slip, a constant motion without keyframes */
     if (c->boundary == PD_BOUNDARY_SLIP)
-        add_number(o, "friction", c->friction);
-    if (c->keyframe_count == 0) {
-        add_vec3(o, "velocity", c->velocity);
-        add_vec3(o, "angular_velocity", c->angular_velocity);
-    }
+        pd_scene_write_key(o, t, "friction", c);
+    if (c->keyframe_count == 0)
+        WRITE_KEYS(o, t, c, "velocity", "angular_velocity");
     add_keyframes(o, c->keyframes, c->keyframe_count);
     return o;
 }
 
-/* An array of the names whose bit is set in `bits`. */
-static void add_flags(cJSON* obj, const char* key, const char* choices, unsigned bits) {
+/* An array of the names (the row's choices) whose bit is set in `bits`. */
+static void add_flags(cJSON* obj, const pd_scene_table* t, const char* key, unsigned bits) {
     cJSON* list = cJSON_AddArrayToObject(obj, key);
-    pd_param_info info = {0};
-    info.choices = choices;
+    const pd_param_info* info = &pd_scene_key_find(t, key)->p;
     for (int i = 0; i < 32; ++i) {
         char name[64];
         if (!(bits & (1u << i)))
             continue;
-        pd_param_choice_name(&info, i, name, sizeof name);
+        pd_param_choice_name(info, i, name, sizeof name);
         cJSON_AddItemToArray(list, cJSON_CreateString(name));
     }
 }
 
 static void add_world(cJSON* root, const pd_world_def* w) {
-    cJSON* time = cJSON_AddObjectToObject(root, "time");
-    add_number(time, "dt", w->dt);
-    add_number(time, "fps", w->fps);
-    add_number(time, "frames", w->frames);
-    add_vec3(root, "gravity", w->gravity);
-    add_number(root, "seed", (double)w->seed);
+    pd_scene_top top = {w->gravity, (int)w->seed};
+    WRITE_KEYS(cJSON_AddObjectToObject(root, "time"), &pd_scene_time_table, w, "dt", "fps",
+               "frames");
+    WRITE_KEYS(root, &pd_scene_top_table, &top, "gravity", "seed");
 }
 
 cJSON* pd_scene_to_json(const pd_scene* s) {
@@ -252,9 +257,8 @@ cJSON* pd_scene_to_json(const pd_scene* s) {
     for (int i = 0; i < s->collider_count; ++i)
         cJSON_AddItemToArray(colliders, collider_json(&s->colliders[i]));
     cJSON* out = cJSON_AddObjectToObject(root, "output");
-    cJSON_AddStringToObject(out, "dir", s->output.dir);
-    add_number(out, "every", s->output.every);
-    add_flags(out, "format", PD_SCENE_FORMATS, s->output.formats);
-    add_flags(out, "attributes", PD_SCENE_ATTRIBUTES, s->output.attributes);
+    WRITE_KEYS(out, &pd_scene_output_table, &s->output, "dir", "every");
+    add_flags(out, &pd_scene_output_table, "format", s->output.formats);
+    add_flags(out, &pd_scene_output_table, "attributes", s->output.attributes);
     return root;
 }

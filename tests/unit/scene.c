@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "peridot/peridot.h"
 #include "scene/scene_parse.h"
+#include "scene/scene_tables.h"
 #include "solvers/projective_pd/projective_pd_data.h"
 #include "solvers/solver.h"
 #include "test.h"
@@ -478,5 +479,242 @@ PD_TEST(scene_error_lines) {
     PD_CHECK(parse(k_full, dir, gone, 1, &s, &err) == PD_ERR_BAD_SCENE);
     PD_CHECK(strcmp(err.path, "bodies[2].shape.radius") == 0);
     PD_CHECK_NEAR(err.line, line_of(k_full, "'shape': { 'type': 'cylinder'"), 0);
+    remove_mesh_dir(dir);
+}
+
+/* ---- the tables of the common keys (scene/scene_tables.c) ---- */
+
+/* Any def struct a table's offsets are into. */
+typedef union any_def {
+    pd_scene_top top;
+    pd_world_def world;
+    pd_material_def material;
+    pd_body_def body;
+    pd_shape_def shape;
+    pd_keyframe keyframe;
+    pd_collider_def collider;
+    pd_output_def output;
+} any_def;
+
+/* The struct behind table t at the values a scene that leaves every key out gets. */
+static void table_defaults(const pd_scene_table* t, any_def* d) {
+    memset(d, 0, sizeof *d);
+    pd_world_def w = pd_default_world_def();
+    if (t == &pd_scene_top_table) {
+        d->top.gravity = w.gravity;
+        d->top.seed = (int)w.seed;
+    } else if (t == &pd_scene_time_table)
+        d->world = w;
+    else if (t == &pd_scene_material_table || t == &pd_scene_plasticity_table ||
+             t == &pd_scene_visco_table)
+        d->material = pd_default_material_def();
+    else if (t == &pd_scene_body_table)
+        d->body = pd_default_body_def();
+    else if (t == &pd_scene_shape_table)
+        d->shape = pd_default_shape_def();
+    else if (t == &pd_scene_collider_table)
+        d->collider = pd_default_collider_def();
+    else if (t == &pd_scene_output_table)
+        d->output = pd_default_output_def();
+    /* pins and keyframes: zero (a keyframe's translate starts at 0) */
+}
+
+/* The default the docs print for row k, as JSON; 0 when it is no value (required, a rule's
+ * text such as "required (box)", or a key read by hand). */
+static int documented_default(const pd_scene_key* k, char* out, size_t cap) {
+    const pd_param_info* p = &k->p;
+    char name[64];
+    if (k->flags & (PD_KEY_BY_HAND | PD_KEY_REQUIRED))
+        return 0;
+    if (k->def_doc) {
+        cJSON* j = cJSON_Parse(k->def_doc);
+        cJSON_Delete(j);
+        snprintf(out, cap, "%s", k->def_doc);
+        return j != NULL;
+    }
+    switch (p->type) {
+        case PD_PARAM_BOOL:
+            snprintf(out, cap, "%s", p->def != 0 ? "true" : "false");
+            return 1;
+        case PD_PARAM_ENUM:
+            pd_param_choice_name(p, (int)p->def, name, sizeof name);
+            snprintf(out, cap, "\"%s\"", name);
+            return 1;
+        case PD_PARAM_VEC3:
+            snprintf(out, cap, "[%.17g, %.17g, %.17g]", p->def, p->def, p->def);
+            return 1;
+        case PD_PARAM_REAL:
+        case PD_PARAM_INT:
+            snprintf(out, cap, "%.17g", p->def);
+            return 1;
+        default:
+            return 0;
+    }
+}
+
+/* Bytes of the value of row k (its field in the def struct). */
+static size_t field_size(const pd_scene_key* k, const void* blob) {
+    switch (k->p.type) {
+        case PD_PARAM_REAL:
+            return sizeof(pd_real);
+        case PD_PARAM_VEC3:
+            return sizeof(pd_vec3);
+        case PD_PARAM_STRING:
+            return strlen((const char*)blob + k->p.offset) + 1;
+        default:
+            return sizeof(int);
+    }
+}
+
+/* The default the docs print for every key is the value a scene that leaves the key out gets:
+ * the row's default, read by the parser's reader, equals the def struct's default. */
+PD_TEST(scene_tables_documented_defaults_are_the_defaults) {
+    int checked = 0;
+    for (int i = 0; pd_scene_tables[i]; ++i) {
+        const pd_scene_table* t = pd_scene_tables[i];
+        char keys[PD_SCENE_KEYS_MAX];
+        pd_scene_table_keys(t, keys, sizeof keys);
+        PD_CHECK(strlen(keys) + 1 < sizeof keys); /* no table's key list is cut */
+        for (int r = 0; r < t->count; ++r) {
+            const pd_scene_key* k = &t->keys[r];
+            char value[128], json[256];
+            any_def want, got;
+            if (!documented_default(k, value, sizeof value))
+                continue;
+            table_defaults(t, &want);
+            memset(&got, 0, sizeof got);
+            snprintf(json, sizeof json, "{\"%s\": %s}", k->p.name, value);
+            cJSON* obj = cJSON_Parse(json);
+            pd_error err = {0};
+            int ok = obj && pd_scene_read_key(t, k->p.name, obj, "x", 0, &got, &err) == PD_OK;
+            cJSON_Delete(obj);
+            size_t n = field_size(k, &want);
+            ok = ok && memcmp((char*)&got + k->p.offset, (char*)&want + k->p.offset, n) == 0;
+            if (!ok)
+                printf("  FAIL %s: %s: the docs say %s, a scene without it gets another value "
+                       "(%s)\n",
+                       t->title, k->p.name, value, err.message);
+            PD_CHECK(ok);
+            ++checked;
+        }
+    }
+    printf("  %d documented defaults read back as the defaults\n", checked);
+    PD_CHECK(checked >= 20);
+}
+
+/* Rows of table index `ti` seen in the resolved scene. */
+#define MAX_ROWS 32
+static int k_seen[16][MAX_ROWS];
+
+static int table_index(const pd_scene_table* t) {
+    for (int i = 0; pd_scene_tables[i]; ++i)
+        if (pd_scene_tables[i] == t)
+            return i;
+    return -1;
+}
+
+/* Every key of obj is a row of t (or of `also`, or of the method's `extra` table); marks it. */
+static int keys_declared(const cJSON* obj, const char* where, const pd_scene_table* t,
+                         const pd_scene_table* also, const pd_param_table* extra) {
+    int ok = 1;
+    for (const cJSON* c = obj ? obj->child : NULL; c; c = c->next) {
+        const pd_scene_table* in = pd_scene_key_find(t, c->string) ? t : also;
+        const pd_scene_key* k = in ? pd_scene_key_find(in, c->string) : NULL;
+        if (k)
+            k_seen[table_index(in)][k - in->keys] = 1;
+        else if (!pd_param_find(extra, c->string)) {
+            printf("  FAIL %s.%s is in the resolved scene, but is no row of %s\n", where, c->string,
+                   t->title);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
+static int keyframes_declared(const cJSON* owner, const char* where) {
+    int ok = 1;
+    const cJSON* list = cJSON_GetObjectItemCaseSensitive(owner, "keyframes");
+    for (const cJSON* f = list ? list->child : NULL; f; f = f->next)
+        ok &= keys_declared(f, where, &pd_scene_keyframe_table, NULL, NULL);
+    return ok;
+}
+
+static int bodies_declared(const cJSON* root) {
+    int ok = 1;
+    const cJSON* bodies = cJSON_GetObjectItemCaseSensitive(root, "bodies");
+    for (const cJSON* b = bodies ? bodies->child : NULL; b; b = b->next) {
+        ok &= keys_declared(b, "bodies[i]", &pd_scene_body_table, NULL, NULL);
+        ok &= keys_declared(cJSON_GetObjectItemCaseSensitive(b, "shape"), "shape",
+                            &pd_scene_shape_table, NULL, NULL);
+        const cJSON* pins = cJSON_GetObjectItemCaseSensitive(b, "pins");
+        for (const cJSON* p = pins ? pins->child : NULL; p; p = p->next) {
+            ok &= keys_declared(p, "pins[k]", &pd_scene_pin_table, NULL, NULL);
+            ok &= keys_declared(cJSON_GetObjectItemCaseSensitive(p, "region"), "region",
+                                &pd_scene_shape_table, NULL, NULL);
+            ok &= keyframes_declared(p, "pins[k].keyframes[j]");
+        }
+    }
+    return ok;
+}
+
+static int scene_keys_declared(const cJSON* root, const pd_scene* s) {
+    int ok = keys_declared(root, "(top)", &pd_scene_top_table, NULL, NULL);
+    ok &= keys_declared(cJSON_GetObjectItemCaseSensitive(root, "time"), "time",
+                        &pd_scene_time_table, NULL, NULL);
+    const cJSON* materials = cJSON_GetObjectItemCaseSensitive(root, "materials");
+    for (const cJSON* m = materials ? materials->child : NULL; m; m = m->next) {
+        ok &= keys_declared(m, "materials.<name>", &pd_scene_material_table, NULL,
+                            s->solver->material_params);
+        ok &= keys_declared(cJSON_GetObjectItemCaseSensitive(m, "plasticity"), "plasticity",
+                            &pd_scene_plasticity_table, NULL, NULL);
+        ok &= keys_declared(cJSON_GetObjectItemCaseSensitive(m, "viscoelasticity"),
+                            "viscoelasticity", &pd_scene_visco_table, NULL, NULL);
+    }
+    ok &= bodies_declared(root);
+    const cJSON* colliders = cJSON_GetObjectItemCaseSensitive(root, "colliders");
+    for (const cJSON* c = colliders ? colliders->child : NULL; c; c = c->next) {
+        ok &=
+            keys_declared(c, "colliders[i]", &pd_scene_collider_table, &pd_scene_shape_table, NULL);
+        ok &= keyframes_declared(c, "colliders[i].keyframes[j]");
+    }
+    return ok & keys_declared(cJSON_GetObjectItemCaseSensitive(root, "output"), "output",
+                              &pd_scene_output_table, NULL, NULL);
+}
+
+/* The tables are the keys: every key the resolved scene writes (and so the parser reads back) is
+ * a row of its object's table, and every row of every table is written for a scene that uses
+ * each kind of object. A key added to the parser and the resolved scene without a row, or a row
+ * nothing reads, fails here. */
+PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
+    char dir[256];
+    make_mesh_dir(dir, sizeof dir);
+    PD_REQUIRE(dir[0]);
+    const char* sets[] = {
+        "materials.sand.plasticity={\"model\": \"drucker_prager\", \"friction_angle\": 35}",
+        "materials.metal.plasticity={\"model\": \"von_mises\", \"yield_stress\": 1e4}",
+        "materials.rubber.viscoelasticity={\"model\": \"prony\", \"moduli\": [1e4], "
+        "\"times\": [0.1]}",
+        "colliders[2]={\"type\": \"mesh\", \"path\": \"ball.obj\", \"thickness\": 0.01}"};
+    char* json = dq(k_full);
+    pd_scene s;
+    pd_error err;
+    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 4, &s, &err);
+    free(json);
+    if (st != PD_OK)
+        printf("  error %s: %s\n", err.path, err.message);
+    PD_REQUIRE(st == PD_OK);
+    cJSON* root = cJSON_Parse(s.resolved_json);
+    PD_REQUIRE(root);
+    memset(k_seen, 0, sizeof k_seen);
+    PD_CHECK(scene_keys_declared(root, &s));
+    for (int i = 0; pd_scene_tables[i]; ++i)
+        for (int r = 0; r < pd_scene_tables[i]->count; ++r) {
+            if (!k_seen[i][r])
+                printf("  FAIL %s: %s is a row, but the resolved scene never writes it\n",
+                       pd_scene_tables[i]->title, pd_scene_tables[i]->keys[r].p.name);
+            PD_CHECK(k_seen[i][r]);
+        }
+    cJSON_Delete(root);
+    pd_scene_free(&s);
     remove_mesh_dir(dir);
 }

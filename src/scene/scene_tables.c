@@ -1,0 +1,397 @@
+/* The rows of the scene format's common keys (scene_tables.h). The docs text of each key lives
+ * here, beside its type, default and range, so that `peridot docs`, the parser and the resolved
+ * scene read one declaration. */
+#include "scene/scene_tables.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "scene/scene_parse.h"
+
+/* ENUM rows store an int at their offset: the enums of the def structs must be int-sized. */
+_Static_assert(sizeof(pd_sampling) == sizeof(int), "pd_sampling is read as an int");
+_Static_assert(sizeof(pd_body_kind) == sizeof(int), "pd_body_kind is read as an int");
+_Static_assert(sizeof(pd_shape_type) == sizeof(int), "pd_shape_type is read as an int");
+_Static_assert(sizeof(pd_collider_type) == sizeof(int), "pd_collider_type is read as an int");
+_Static_assert(sizeof(pd_boundary) == sizeof(int), "pd_boundary is read as an int");
+
+#define INF        INFINITY
+#define COUNT(a)   (int)(sizeof a / sizeof a[0])
+#define HAND       PD_KEY_BY_HAND
+#define REQ        PD_KEY_REQUIRED
+#define POSITIVE   0, INF /* with PD_KEY_MIN_OPEN: > 0 */
+#define ANY_NUMBER -INF, INF
+
+static const pd_scene_key k_top[] = {
+    {.p = {"version", PD_PARAM_INT, 0, 1, 1, 1, "-", NULL, "Scene format version."},
+     .flags = HAND | REQ,
+     .range_doc = "1"},
+    {.p = {"method", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "The simulation method; one of the methods below."},
+     .flags = HAND | REQ},
+    {.p = {"solver", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Options of the method; its keys are listed in the method's section below."},
+     .flags = HAND,
+     .type_doc = "object",
+     .def_doc = "{}"},
+    {.p = {"time", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL, "Time stepping (section `time`)."},
+     .flags = HAND | REQ,
+     .type_doc = "object"},
+    {.p = {"gravity", PD_PARAM_VEC3, offsetof(pd_scene_top, gravity), 0, ANY_NUMBER, "m/s^2", NULL,
+           "Gravitational acceleration."},
+     .def_doc = "[0, -9.81, 0]"},
+    {.p = {"seed", PD_PARAM_INT, offsetof(pd_scene_top, seed), 1, 0, 2147483647.0, "1", NULL,
+           "Seed of any randomness (jittered sampling); same seed and threads, same results."}},
+    {.p = {"materials", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Map from material name to material (section `materials.<name>`)."},
+     .flags = HAND | REQ,
+     .type_doc = "object",
+     .range_doc = "at least one"},
+    {.p = {"bodies", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Bodies sampled into particles (section `bodies[i]`)."},
+     .flags = HAND | REQ,
+     .type_doc = "array",
+     .range_doc = "at least one"},
+    {.p = {"colliders", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Colliders (section `colliders[i]`)."},
+     .flags = HAND,
+     .type_doc = "array",
+     .def_doc = "[]"},
+    {.p = {"output", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL, "What is written (section `output`)."},
+     .flags = HAND,
+     .type_doc = "object",
+     .def_doc = "see `output`"},
+    {.p = {"peridot_version", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Written into resolved scenes by the program that ran them; not read."},
+     .flags = HAND,
+     .def_doc = "(ignored)"},
+};
+
+static const pd_scene_key k_time[] = {
+    {.p = {"dt", PD_PARAM_REAL, offsetof(pd_world_def, dt), 0.004, POSITIVE, "s", NULL,
+           "The solver's time step; never longer than a frame, and a frame holds at most "
+           "2147483647 steps (refused, not clamped)."},
+     .flags = REQ | PD_KEY_MIN_OPEN,
+     .range_doc = "> 0, <= 1/fps, fps dt >= 1/2147483647"},
+    {.p = {"fps", PD_PARAM_REAL, offsetof(pd_world_def, fps), 30, POSITIVE, "1/s", NULL,
+           "Output frame rate; a frame is 1/fps s, simulated in ceil(1/(fps dt)) steps."},
+     .flags = PD_KEY_MIN_OPEN},
+    {.p = {"frames", PD_PARAM_INT, offsetof(pd_world_def, frames), 90, 1, 1e9, "1", NULL,
+           "Frames to simulate."}},
+};
+
+static const pd_scene_key k_material[] = {
+    {.p = {"density", PD_PARAM_REAL, offsetof(pd_material_def, density), 1000, POSITIVE, "kg/m^3",
+           NULL, "Mass density."},
+     .flags = REQ | PD_KEY_MIN_OPEN},
+    {.p = {"youngs_modulus", PD_PARAM_REAL, offsetof(pd_material_def, youngs_modulus), 1e5,
+           POSITIVE, "Pa", NULL,
+           "Young's modulus E (the instantaneous modulus E_0 with a Prony series)."},
+     .flags = PD_KEY_MIN_OPEN},
+    {.p = {"poisson_ratio", PD_PARAM_REAL, offsetof(pd_material_def, poisson_ratio), 0.25, -1, 0.5,
+           "1", NULL, "Poisson's ratio nu; a method that cannot honour it refuses the material."},
+     .flags = PD_KEY_MIN_OPEN | PD_KEY_MAX_OPEN},
+    {.p = {"lame", PD_PARAM_REALS, 0, 0, 0, 0, "Pa", NULL,
+           "[lambda, mu] instead of youngs_modulus + poisson_ratio (giving both is an error)."},
+     .flags = HAND,
+     .size = 2,
+     .type_doc = "[2] number",
+     .def_doc = "-",
+     .range_doc = "mu > 0, lambda + 2 mu / 3 > 0"},
+    {.p = {"plasticity", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Plastic flow (section `plasticity`). Refused unless the chosen method implements the "
+           "model (its section below lists what it honours)."},
+     .flags = HAND,
+     .type_doc = "object",
+     .def_doc = "none",
+     .range_doc = "a model the method implements"},
+    {.p = {"viscoelasticity", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Prony-series viscoelasticity (section `viscoelasticity`). Refused unless the chosen "
+           "method implements it."},
+     .flags = HAND,
+     .type_doc = "object",
+     .def_doc = "none",
+     .range_doc = "a method that implements it"},
+};
+
+/* `model` is stored as pd_plasticity_model, whose 0 is "none" (the absence of the block). */
+static const pd_scene_key k_plasticity[] = {
+    {.p = {"model", PD_PARAM_ENUM, 0, 0, 0, 0, "-", PD_SCENE_PLASTICITY_MODELS, "Yield criterion."},
+     .flags = HAND | REQ},
+    {.p = {"friction_angle", PD_PARAM_REAL, offsetof(pd_material_def, friction_angle), 30, 0, 90,
+           "degrees", NULL, "Internal friction angle (drucker_prager, cam_clay)."},
+     .flags = PD_KEY_MAX_OPEN},
+    {.p = {"cohesion", PD_PARAM_REAL, offsetof(pd_material_def, cohesion), 0, 0, INF, "Pa", NULL,
+           "Cohesion (drucker_prager, cam_clay)."}},
+    {.p = {"yield_stress", PD_PARAM_REAL, offsetof(pd_material_def, yield_stress), 0, POSITIVE,
+           "Pa", NULL, "Yield stress (von_mises, herschel_bulkley; required there)."},
+     .flags = PD_KEY_MIN_OPEN,
+     .def_doc = "required"},
+};
+
+static const pd_scene_key k_visco[] = {
+    {.p = {"model", PD_PARAM_ENUM, 0, 0, 0, 0, "-", PD_SCENE_VISCO_MODELS,
+           "E(t) = E_inf + sum E_k exp(-t / tau_k), E_inf = youngs_modulus - sum E_k."},
+     .flags = HAND | REQ},
+    {.p = {"moduli", PD_PARAM_REALS, offsetof(pd_material_def, prony_moduli), 0, POSITIVE, "Pa",
+           NULL, "Prony moduli E_k; the long-term modulus E_inf must stay > 0."},
+     .flags = HAND | REQ | PD_KEY_MIN_OPEN,
+     .size = PD_MAX_PRONY,
+     .type_doc = "array of number",
+     .range_doc = "1 to 8 values, each > 0, sum < E_0"},
+    {.p = {"times", PD_PARAM_REALS, offsetof(pd_material_def, prony_times), 0, POSITIVE, "s", NULL,
+           "Relaxation times tau_k."},
+     .flags = HAND | REQ | PD_KEY_MIN_OPEN,
+     .size = PD_MAX_PRONY,
+     .type_doc = "array of number",
+     .range_doc = "as many as moduli, each > 0"},
+};
+
+static const pd_scene_key k_body[] = {
+    {.p = {"name", PD_PARAM_STRING, offsetof(pd_body_def, name), 0, 0, 0, "-", NULL,
+           "Exported as the `body` attribute and used in stats.csv pin columns."},
+     .size = PD_NAME_MAX,
+     .def_doc = "body<i>",
+     .range_doc = "unique"},
+    {.p = {"material", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL, "The body's material."},
+     .flags = HAND | REQ,
+     .range_doc = "a key of `materials`"},
+    {.p = {"spacing", PD_PARAM_REAL, offsetof(pd_body_def, spacing), 0.01, POSITIVE, "m", NULL,
+           "Particle spacing; the method derives its horizon / kernel radius from it."},
+     .flags = REQ | PD_KEY_MIN_OPEN},
+    {.p = {"shape", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL, "Geometry (section `shape`)."},
+     .flags = HAND | REQ,
+     .type_doc = "object"},
+    {.p = {"sampling", PD_PARAM_ENUM, offsetof(pd_body_def, sampling), PD_SAMPLING_GRID, 0, 0, "-",
+           PD_SCENE_SAMPLINGS,
+           "grid: lattice min + spacing (i + 1/2) over the bounding box, kept where inside; "
+           "jittered: grid plus offsets from `seed`."}},
+    {.p = {"velocity", PD_PARAM_VEC3, offsetof(pd_body_def, velocity), 0, ANY_NUMBER, "m/s", NULL,
+           "Initial velocity."},
+     .range_doc = "not for kind fixed"},
+    {.p = {"angular_velocity", PD_PARAM_VEC3, offsetof(pd_body_def, angular_velocity), 0,
+           ANY_NUMBER, "rad/s", NULL, "Initial spin about the body's centre."},
+     .range_doc = "not for kind fixed"},
+    {.p = {"kind", PD_PARAM_ENUM, offsetof(pd_body_def, kind), PD_BODY_DYNAMIC, 0, 0, "-",
+           PD_SCENE_KINDS,
+           "fixed: ghost particles that never move; shell: one layer (the shape's bounding box is "
+           "thinner than spacing along exactly one axis); rod: a line of particles (thinner along "
+           "exactly two)."}},
+    {.p = {"pins", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL, "Pinned regions (section `pins[k]`)."},
+     .flags = HAND,
+     .type_doc = "array",
+     .def_doc = "[]"},
+};
+
+/* Which type takes which key is the rule of scene_body.c (shape_keys); min, max, center, radius,
+ * base and height are required by the types that take them. */
+static const pd_scene_key k_shape[] = {
+    {.p = {"type", PD_PARAM_ENUM, offsetof(pd_shape_def, type), PD_SHAPE_BOX, 0, 0, "-",
+           PD_SCENE_SHAPE_TYPES, "Which keys follow."},
+     .flags = REQ},
+    {.p = {"min", PD_PARAM_VEC3, offsetof(pd_shape_def, min), 0, ANY_NUMBER, "m", NULL,
+           "Box: lower corner."},
+     .def_doc = "required (box)",
+     .range_doc = "< max in x, y, z"},
+    {.p = {"max", PD_PARAM_VEC3, offsetof(pd_shape_def, max), 0, ANY_NUMBER, "m", NULL,
+           "Box: upper corner."},
+     .def_doc = "required (box)",
+     .range_doc = "> min in x, y, z"},
+    {.p = {"center", PD_PARAM_VEC3, offsetof(pd_shape_def, center), 0, ANY_NUMBER, "m", NULL,
+           "Sphere: centre."},
+     .def_doc = "required (sphere)"},
+    {.p = {"radius", PD_PARAM_REAL, offsetof(pd_shape_def, radius), 0.5, POSITIVE, "m", NULL,
+           "Sphere or cylinder radius."},
+     .flags = PD_KEY_MIN_OPEN,
+     .def_doc = "required (sphere, cylinder)"},
+    {.p = {"base", PD_PARAM_VEC3, offsetof(pd_shape_def, base), 0, ANY_NUMBER, "m", NULL,
+           "Cylinder: centre of the base disc."},
+     .def_doc = "required (cylinder)"},
+    {.p = {"axis", PD_PARAM_VEC3, offsetof(pd_shape_def, axis), 0, ANY_NUMBER, "1", NULL,
+           "Cylinder: axis direction (normalised)."},
+     .def_doc = "[0, 1, 0]",
+     .range_doc = "non-zero"},
+    {.p = {"height", PD_PARAM_REAL, offsetof(pd_shape_def, height), 1, POSITIVE, "m", NULL,
+           "Cylinder: length along axis."},
+     .flags = PD_KEY_MIN_OPEN,
+     .def_doc = "required (cylinder)"},
+    {.p = {"path", PD_PARAM_STRING, offsetof(pd_shape_def, path), 0, 0, 0, "-", NULL,
+           "Mesh: OBJ, PLY or STL file, relative to the scene file's folder. A body's mesh must "
+           "enclose a volume (a flat or single-triangle mesh is refused); counts in its header "
+           "must fit in the file's size."},
+     .flags = HAND,
+     .size = PD_PATH_MAX,
+     .def_doc = "required (mesh)",
+     .range_doc = "an existing regular file"},
+    {.p = {"scale", PD_PARAM_REAL, offsetof(pd_shape_def, scale), 1, POSITIVE, "1", NULL,
+           "Mesh: uniform scale, applied first."},
+     .flags = PD_KEY_MIN_OPEN},
+    {.p = {"rotate", PD_PARAM_REALS, 0, 0, 0, 0, "1, degrees", NULL,
+           "Mesh: [axis_x, axis_y, axis_z, angle], applied after scale."},
+     .flags = HAND,
+     .size = 4,
+     .type_doc = "[4] number",
+     .def_doc = "[0, 1, 0, 0]",
+     .range_doc = "axis non-zero"},
+    {.p = {"translate", PD_PARAM_VEC3, offsetof(pd_shape_def, translate), 0, ANY_NUMBER, "m", NULL,
+           "Mesh: translation, applied last."}},
+};
+
+static const pd_scene_key k_pin[] = {
+    {.p = {"region", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "A shape (section `shape`); the body's particles inside follow the keyframes."},
+     .flags = HAND | REQ,
+     .type_doc = "object",
+     .range_doc = "box, sphere or cylinder"},
+    {.p = {"keyframes", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Motion of the region (section `keyframes[j]`), piecewise linear, held after the "
+           "last."},
+     .flags = HAND,
+     .type_doc = "array",
+     .def_doc = "[] (fixed in place)"},
+};
+
+static const pd_scene_key k_keyframe[] = {
+    {.p = {"t", PD_PARAM_REAL, offsetof(pd_keyframe, t), 0, 0, INF, "s", NULL,
+           "Time of the keyframe."},
+     .flags = REQ,
+     .range_doc = ">= 0, strictly increasing"},
+    {.p = {"translate", PD_PARAM_VEC3, offsetof(pd_keyframe, translate), 0, ANY_NUMBER, "m", NULL,
+           "Displacement from the start."}},
+    {.p = {"rotate", PD_PARAM_REALS, 0, 0, 0, 0, "1, degrees", NULL,
+           "Rotation [axis_x, axis_y, axis_z, angle] about the region's / collider's centre."},
+     .flags = HAND,
+     .size = 4,
+     .type_doc = "[4] number",
+     .def_doc = "[0, 1, 0, 0]",
+     .range_doc = "axis non-zero"},
+};
+
+/* Besides these, a collider other than a plane takes the keys of its shape type (k_shape). */
+static const pd_scene_key k_collider[] = {
+    {.p = {"type", PD_PARAM_ENUM, offsetof(pd_collider_def, type), PD_COLLIDER_PLANE, 0, 0, "-",
+           PD_SCENE_COLLIDER_TYPES,
+           "box, sphere, cylinder and mesh take the keys of section `shape` (without `type`) in "
+           "the collider object itself."},
+     .flags = REQ},
+    {.p = {"point", PD_PARAM_VEC3, offsetof(pd_collider_def, point), 0, ANY_NUMBER, "m", NULL,
+           "Plane: a point on the plane."}},
+    {.p = {"normal", PD_PARAM_VEC3, offsetof(pd_collider_def, normal), 0, ANY_NUMBER, "1", NULL,
+           "Plane: outward normal (normalised); particles stay on its side."},
+     .def_doc = "required (plane)",
+     .range_doc = "non-zero"},
+    {.p = {"inside", PD_PARAM_BOOL, offsetof(pd_collider_def, inside), 0, 0, 1, "-", NULL,
+           "Not for planes. true: keep particles inside (a container); for an open mesh, put the "
+           "wall on the front of its faces instead of behind them."}},
+    {.p = {"thickness", PD_PARAM_REAL, offsetof(pd_collider_def, thickness), 0, POSITIVE, "m", NULL,
+           "Mesh only, and only for an open mesh (some edge in one triangle): the wall behind its "
+           "faces (the side opposite their counter-clockwise normal). At least twice the distance "
+           "a particle moves in one step: one that gets deeper than half of it leaves through the "
+           "back. A closed mesh is a solid and takes no thickness."},
+     .flags = PD_KEY_MIN_OPEN,
+     .def_doc = "required (open mesh)"},
+    {.p = {"boundary", PD_PARAM_ENUM, offsetof(pd_collider_def, boundary), PD_BOUNDARY_SLIP, 0, 0,
+           "-", PD_SCENE_BOUNDARIES,
+           "slip: project out, keep tangential velocity, apply Coulomb friction; no_slip: "
+           "stick."}},
+    {.p = {"friction", PD_PARAM_REAL, offsetof(pd_collider_def, friction), 0, 0, INF, "1", NULL,
+           "Coulomb friction coefficient (slip; refused with no_slip, which sticks regardless)."},
+     .range_doc = ">= 0, slip only"},
+    {.p = {"velocity", PD_PARAM_VEC3, offsetof(pd_collider_def, velocity), 0, ANY_NUMBER, "m/s",
+           NULL, "Constant velocity."},
+     .range_doc = "not with keyframes"},
+    {.p = {"angular_velocity", PD_PARAM_VEC3, offsetof(pd_collider_def, angular_velocity), 0,
+           ANY_NUMBER, "rad/s", NULL, "Constant spin about the collider's centre."},
+     .range_doc = "not with keyframes"},
+    {.p = {"keyframes", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Scripted motion (section `keyframes[j]`) instead of a constant velocity."},
+     .flags = HAND,
+     .type_doc = "array",
+     .def_doc = "[]"},
+};
+
+/* `format` and `attributes` are lists of choices stored as bit sets (bit i: choice i). */
+static const pd_scene_key k_output[] = {
+    {.p = {"dir", PD_PARAM_STRING, offsetof(pd_output_def, dir), 0, 0, 0, "-", NULL,
+           "Output folder, relative to the working directory; `peridot run -o` overrides it. A "
+           "run first removes an earlier run's frame_*.ply/.vtk, stats.csv, scene.resolved.json "
+           "and preview.png there; a folder holding other files is refused unless "
+           "`--overwrite`."},
+     .size = PD_PATH_MAX,
+     .def_doc = "\"out\""},
+    {.p = {"every", PD_PARAM_INT, offsetof(pd_output_def, every), 1, 1, INT_MAX, "frames", NULL,
+           "Write every n-th frame."},
+     .range_doc = "1 to time.frames"},
+    {.p = {"format", PD_PARAM_ENUM, offsetof(pd_output_def, formats), 0, 0, 0, "-",
+           PD_SCENE_FORMATS,
+           "ply: binary little-endian, element vertex with float x y z then the attributes."},
+     .flags = HAND,
+     .type_doc = "array of string",
+     .def_doc = "[\"ply\"]",
+     .range_doc = "one or more"},
+    {.p = {"attributes", PD_PARAM_ENUM, offsetof(pd_output_def, attributes), 0, 0, 0, "-",
+           PD_SCENE_ATTRIBUTES,
+           "velocity (PLY vx vy vz), material, body and id (int) are published by the world for "
+           "every method; plastic_strain, stress and density only by the methods that compute "
+           "them (each method's section lists what it publishes). An attribute the chosen method "
+           "does not publish is refused, never written as zeros."},
+     .flags = HAND,
+     .type_doc = "array of string",
+     .def_doc = "[\"velocity\"]",
+     .range_doc = "published ones"},
+};
+
+const pd_scene_table pd_scene_top_table = {"Top level", NULL, k_top, COUNT(k_top)};
+const pd_scene_table pd_scene_time_table = {"`time`", NULL, k_time, COUNT(k_time)};
+const pd_scene_table pd_scene_material_table = {
+    "`materials.<name>`",
+    "A material is named by its key. Elastic stiffness is `youngs_modulus` + `poisson_ratio` "
+    "or `lame`; a method that cannot honour E and nu exactly documents how it maps them.",
+    k_material, COUNT(k_material)};
+const pd_scene_table pd_scene_plasticity_table = {
+    "`materials.<name>.plasticity`",
+    "Only the keys of the chosen model are accepted: drucker_prager and cam_clay read "
+    "`friction_angle` and `cohesion`, von_mises and herschel_bulkley read `yield_stress`.",
+    k_plasticity, COUNT(k_plasticity)};
+const pd_scene_table pd_scene_visco_table = {"`materials.<name>.viscoelasticity`", NULL, k_visco,
+                                             COUNT(k_visco)};
+const pd_scene_table pd_scene_body_table = {"`bodies[i]`", NULL, k_body, COUNT(k_body)};
+const pd_scene_table pd_scene_shape_table = {
+    "`shape` (`bodies[i].shape`, `bodies[i].pins[k].region`)",
+    "Each type takes only its own keys; a pin region cannot be a mesh.", k_shape, COUNT(k_shape)};
+const pd_scene_table pd_scene_pin_table = {"`bodies[i].pins[k]`", NULL, k_pin, COUNT(k_pin)};
+const pd_scene_table pd_scene_keyframe_table = {"`keyframes[j]` (pins and colliders)", NULL,
+                                                k_keyframe, COUNT(k_keyframe)};
+const pd_scene_table pd_scene_collider_table = {"`colliders[i]`", NULL, k_collider,
+                                                COUNT(k_collider)};
+const pd_scene_table pd_scene_output_table = {"`output`", NULL, k_output, COUNT(k_output)};
+
+const pd_scene_table* const pd_scene_tables[] = {
+    &pd_scene_top_table,        &pd_scene_time_table,   &pd_scene_material_table,
+    &pd_scene_plasticity_table, &pd_scene_visco_table,  &pd_scene_body_table,
+    &pd_scene_shape_table,      &pd_scene_pin_table,    &pd_scene_keyframe_table,
+    &pd_scene_collider_table,   &pd_scene_output_table, NULL,
+};
+
+const pd_scene_key* pd_scene_key_find(const pd_scene_table* t, const char* name) {
+    for (int i = 0; i < t->count; ++i)
+        if (strcmp(t->keys[i].p.name, name) == 0)
+            return &t->keys[i];
+    return NULL;
+}
+
+void pd_scene_table_keys(const pd_scene_table* t, char* out, size_t cap) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < t->count && used < cap; ++i) {
+        int w = snprintf(out + used, cap - used, "%s%s", i ? "|" : "", t->keys[i].p.name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+pd_jrange pd_scene_key_range(const pd_scene_key* k) {
+    return pd_jr(k->p.min, (k->flags & PD_KEY_MIN_OPEN) != 0, k->p.max,
+                 (k->flags & PD_KEY_MAX_OPEN) != 0, k->p.unit);
+}
