@@ -88,10 +88,10 @@ static const bad_file k_files[] = {
      "{\n  \"version\": 1,\n  \"method\": \"projective_pd\",\n"
      "  \"time\": { \"dt\": 0.004, \"frames\": 2 },\n"
      "  \"materials\": { \"clay\": { \"density\": 1100, \"plasticity\": { \"model\": "
-     "\"von_mises\", \"yield_stress\": 1e3 } } },\n"
+     "\"cam_clay\", \"friction_angle\": 30, \"cohesion\": 1e3 } } },\n"
      "  \"bodies\": [ { \"material\": \"clay\", \"spacing\": 0.01,\n"
      "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 } } ]\n}\n",
-     "materials.clay.plasticity", "projective_pd"},
+     "materials.clay.plasticity.model", "projective_pd"},
     {"stress.json",
      SCENE_HEAD
      "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"

@@ -193,9 +193,9 @@ PD_TEST(scene_full_values) {
     remove_mesh_dir(dir);
 }
 
-/* The plasticity and viscoelasticity blocks are parsed for the methods that will honour them
- * (docs/scene-format.md); projective_pd honours neither yet, so the full parse refuses them
- * (tests/bad_input/scenes.c). Here the parser alone. */
+/* The plasticity and viscoelasticity blocks are parsed for the methods that honour them
+ * (docs/scene-format.md); projective_pd honours no Prony series, so the full parse refuses
+ * that one (tests/bad_input/scenes.c). Here the parser alone. */
 PD_TEST(scene_material_blocks_parsed) {
     char dir[256];
     make_mesh_dir(dir, sizeof dir);
@@ -225,10 +225,11 @@ PD_TEST(scene_material_blocks_parsed) {
     PD_CHECK(strstr(s.resolved_json, "\"drucker_prager\"") != NULL);
     PD_CHECK(strstr(s.resolved_json, "\"prony\"") != NULL);
     pd_scene_free(&s);
-    /* validated for projective_pd, the first ignored block is refused */
+    /* validated for projective_pd, which honours drucker_prager and von_mises (He 2017
+     * Sec. 5) but no Prony series, the viscoelastic block is refused */
     PD_CHECK(pd_scene_parse(json, "test.json", dir, sets, 3, &s, &err) == PD_ERR_BAD_SCENE);
     printf("  %s: %s\n", err.path, err.message);
-    PD_CHECK(strcmp(err.path, "materials.sand.plasticity") == 0);
+    PD_CHECK(strcmp(err.path, "materials.gel.viscoelasticity") == 0);
     free(json);
     remove_mesh_dir(dir);
 }

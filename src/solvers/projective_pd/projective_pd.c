@@ -42,7 +42,7 @@
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
 /* F = (Y*X)(X*X)^+ over i's family (Sec. 3). */
-static pd_mat3 deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
+pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     const pd_family* f = &s->fam;
     pd_mat3 yx = pd_m3_zero();
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
@@ -123,7 +123,7 @@ static void inverted_forces(pd_ppd_state* s, const pd_ppd_material* m, pd_mat3 F
 static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int* inverted) {
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
-    pd_mat3 F = deformation_gradient(s, y, i);
+    pd_mat3 F = pd_ppd_deformation_gradient(s, y, i);
     pd_real kv = s->planar[i] ? 0 : m->kv, J = pd_m3_det(F);
     int fix = s->prm.inversion_fix && !s->planar[i] && J < -PPD_INVERTED;
     pd_mat3 dEdF = pd_m3_zero();
@@ -568,6 +568,10 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     if (st != PD_OK)
         return st;
     finish(s, p);
+    pd_error err = {0};
+    st = pd_ppd_plastic_flow(s, w, &err); /* Sec. 5, at the step's new positions */
+    if (st != PD_OK)
+        return st;
     s->last_residual = s->report.residual / r0;
     s->last_force_scale = r0;
     stats->iterations = s->report.iterations;
@@ -600,6 +604,22 @@ static size_t ppd_bytes_per_particle(const void* params) {
     return bonds * per_bond + per_particle + direct + contact;
 }
 
+/* What projective_pd publishes beyond the world's attributes. */
+static const pd_field_info k_fields[] = {
+    {PD_ATTR_PLASTIC_STRAIN,
+     {"plastic_strain"},
+     1,
+     PD_FIELD_REAL,
+     "1",
+     "Accumulated plastic strain (Sec. 5): the sum over the steps of the weighted RMS of the "
+     "bonds' plastic displacement over their length; 0 for elastic materials."},
+};
+
+static const void* ppd_publish_fields(void* state, int k) {
+    pd_ppd_state* s = state;
+    return k == 0 ? s->plastic_strain : NULL;
+}
+
 const pd_solver_vtable pd_projective_pd_solver = {
     .name = "projective_pd",
     .paper = "He, Wang, Wu 2017, Projective Peridynamics",
@@ -607,6 +627,9 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .material_params = &pd_ppd_material_table,
     .check_material = pd_ppd_check_material,
     .materials = &pd_ppd_material_support,
+    .fields = k_fields,
+    .field_count = 1,
+    .publish_fields = ppd_publish_fields,
     .create = pd_ppd_create,
     .destroy = ppd_destroy,
     .step = ppd_step,

@@ -57,6 +57,11 @@ typedef struct pd_ppd_material {
     pd_real kv;                 /* dilatation constant (beyond the paper; 0 when off) (Pa) */
     pd_real moment_a, moment_b; /* fourth moments of its interior families (1) */
     pd_direction_weight iso;    /* bond factor f(n) making those moments isotropic */
+    /* plasticity (Sec. 5): sqrt(J2) <= A + B I1 (Eq. 14); K, G turn bond strains into the
+     * stress invariants */
+    int plastic;
+    pd_real yield_a, yield_b; /* A (Pa), B (1) of Eq. 15 */
+    pd_real bulk, shear;      /* K, G of the material (Pa) */
 } pd_ppd_material;
 
 typedef struct pd_ppd_state {
@@ -81,13 +86,15 @@ typedef struct pd_ppd_state {
     pd_real* wv;  /* w V_j: the bond's weight in F (1) */
     pd_vec3* t;   /* dE_i/dY of the bond (N) */
     /* per particle */
-    pd_mat3* kinv;   /* (X*X)^+ of the family */
-    uint8_t* planar; /* family spans a plane or a line: no inversion fix, no dilatation */
-    pd_real* diag;   /* m/h^2 + sum_j c_ij */
-    pd_vec3* ystar;  /* inertial prediction y* */
-    pd_vec3* g;      /* dE/dy: exact gradient of the elastic energy (N) */
-    uint8_t* fixed;  /* 1: constrained (pinned, fixed body): never moves in the solve */
-    pd_vec3* cheb_a; /* Chebyshev scratch */
+    pd_mat3* kinv;           /* (X*X)^+ of the family */
+    uint8_t* planar;         /* family spans a plane or a line: no inversion fix, no dilatation */
+    pd_real* diag;           /* m/h^2 + sum_j c_ij */
+    pd_vec3* ystar;          /* inertial prediction y* */
+    pd_vec3* g;              /* dE/dy: exact gradient of the elastic energy (N) */
+    uint8_t* fixed;          /* 1: constrained (pinned, fixed body): never moves in the solve */
+    pd_real* plastic_strain; /* accumulated plastic strain (1), published */
+    int plastic;             /* some material flows plastically */
+    pd_vec3* cheb_a;         /* Chebyshev scratch */
     pd_vec3* cheb_b;
     const uint8_t* flags;   /* the world's particle flags */
     pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */

@@ -9,6 +9,8 @@ struct pd_world;
 
 pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err);
+/* E and nu of a material given either way (E, nu or Lame). */
+void pd_ppd_youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu);
 /* Maps E, nu (or Lame) to the constants of Eq. 8 (+ dilatation). */
 pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm, pd_real A,
                                     pd_real B);
@@ -31,6 +33,21 @@ pd_status pd_ppd_renew_families(void* state, struct pd_world* w, const uint8_t* 
                                 pd_error* err);
 pd_status pd_ppd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
                              size_t* removed, pd_error* err);
+
+/* F = (Y*X)(X*X)^+ over i's family at positions y (Sec. 3, Eq. 2-4). */
+pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i);
+
+/* Plasticity (Sec. 5, projective_pd_plastic.c): the yield constants of every material, and the
+ * plastic flow of the step at the particles' new positions (reference vectors updated, the
+ * system rebuilt). */
+void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out);
+pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const struct pd_world* w, pd_error* err);
+/* I1 (-tr sigma, Pa) and sqrt(J2) (Pa) of particle i at y from its bond strains (Eq. 16-17). */
+void pd_ppd_stress_invariants(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* i1,
+                              pd_real* sqrt_j2);
+/* sqrt(J2) - (A + B I1) of particle i at y (Pa; > 0 outside the yield surface), its
+ * A + B I1 in *limit. */
+pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* limit);
 
 /* For tests: the elastic energy (J) at y (+ contact when solver.contact), with its exact
  * gradient left in s->g. */

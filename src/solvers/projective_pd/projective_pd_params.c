@@ -52,7 +52,9 @@ static const pd_param_info k_params[] = {
 const pd_param_table pd_ppd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
                                            sizeof(pd_ppd_params)};
 
-/* Material blocks: elasticity only for now. The Drucker-Prager plasticity (Sec. 5) and the
- * viscoelastic fluids (Sec. 6) of the paper come with the next issue; until then a material
- * with a `plasticity` or `viscoelasticity` block is refused rather than run elastic. */
-const pd_material_support pd_ppd_material_support = {.plasticity = 0, .viscoelasticity = 0};
+/* Material blocks: Drucker-Prager and von Mises plasticity (Sec. 5). The viscoelastic fluids
+ * (Sec. 6) come later: until then a material with a `viscoelasticity` block is refused
+ * rather than run elastic. */
+const pd_material_support pd_ppd_material_support = {
+    .plasticity = (1u << PD_PLASTICITY_DRUCKER_PRAGER) | (1u << PD_PLASTICITY_VON_MISES),
+    .viscoelasticity = 0};

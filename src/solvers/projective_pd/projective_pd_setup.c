@@ -27,7 +27,7 @@ const pd_param_table pd_ppd_material_table = {
     k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
     sizeof(pd_ppd_material_params)};
 
-static void youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu) {
+void pd_ppd_youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu) {
     if (m->has_lame) {
         pd_real l = m->lame_lambda, u = m->lame_mu;
         *E = u * (3 * l + 2 * u) / (l + u);
@@ -46,7 +46,7 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
                                 pd_error* err) {
     const pd_ppd_params* prm = params;
     pd_real E, nu;
-    youngs_poisson(m, &E, &nu);
+    pd_ppd_youngs_poisson(m, &E, &nu);
     if (nu < PPD_NU_BOND - PPD_NU_SLACK)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "projective_pd cannot show a Poisson ratio below 0.25 (got %.3g): its "
@@ -84,7 +84,7 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
 pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm, pd_real A,
                                     pd_real B) {
     pd_real E, nu;
-    youngs_poisson(m, &E, &nu);
+    pd_ppd_youngs_poisson(m, &E, &nu);
     pd_real G = E / (2 * (1 + nu)), lam = E * nu / ((1 + nu) * (1 - 2 * nu));
     pd_real k = G / (A - B);
     pd_ppd_material out;
@@ -207,6 +207,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(ystar, pd_vec3, n)                                                                           \
     X(g, pd_vec3, n)                                                                               \
     X(fixed, uint8_t, n)                                                                           \
+    X(plastic_strain, pd_real, n)                                                                  \
     X(cheb_a, pd_vec3, n)                                                                          \
     X(cheb_b, pd_vec3, n)
 
@@ -372,6 +373,8 @@ static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const u
         family_moments(s, flags, weighted, m, thr, &dw, &A, &B);
         s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
         s->mat[m].iso = dw;
+        pd_ppd_yield_constants(&sc->materials[m], &s->mat[m]);
+        s->plastic |= s->mat[m].plastic;
     }
     return PD_OK;
 }
@@ -429,7 +432,7 @@ static pd_status setup_contact(pd_ppd_state* s, const pd_world* w) {
     int any_friction = 0;
     for (int m = 0; m < sc->material_count; ++m) {
         pd_real E, nu;
-        youngs_poisson(&sc->materials[m], &E, &nu);
+        pd_ppd_youngs_poisson(&sc->materials[m], &E, &nu);
         s->contact_modulus[m] = E;
         s->contact_friction[m] =
             ((const pd_ppd_material_params*)sc->materials[m].method_params)->contact_friction;
@@ -517,6 +520,7 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         permute_items(s->planar, scratch, perm, n, sizeof(uint8_t));
         permute_items(s->diag, scratch, perm, n, sizeof(pd_real));
         permute_items(s->fixed, scratch, perm, n, sizeof(uint8_t));
+        permute_items(s->plastic_strain, scratch, perm, n, sizeof(pd_real));
         if (s->direct.row_of)
             pd_sym_direct_permute(&s->direct, perm, scratch);
     }

@@ -1,0 +1,175 @@
+/* Projective peridynamics, plasticity: He, Wang, Wu 2017 Sec. 5 (Eq. 14-19).
+ *
+ * After a step, a particle whose bond strains leave the Drucker-Prager surface
+ * sqrt(J2) <= A + B I1 (Eq. 14, A and B from the friction angle and cohesion by Eq. 15) moves
+ * its reference vectors: X <- R X + D_p (Sec. 5), R the rotation of F's polar decomposition,
+ * D = Y - R X the co-rotational displacement state and D_p = alpha D_iso + beta D_dev its
+ * plastic part (Eq. 18-19). `von_mises` is the cohesion-only limit: A = yield_stress / sqrt(3),
+ * B = 0. Three readings where the paper's text is loose, each stated in
+ * docs/methods/projective_pd.md:
+ * - Units of Eq. 17. With e = |Y|/|X| - 1 the bond strains, e_iso their weighted mean and
+ *   e_dev = e - e_iso, the invariants are taken as I1 = -9 K e_iso and J2 = 15 G^2 <e_dev^2>
+ *   (K, G the material's bulk and shear moduli, < > the family's weighted mean): for a
+ *   homogeneous small strain of an isotropic family these are -tr sigma and the J2 of the
+ *   Cauchy stress (<e_dev^2> = 2/15 eps_dev : eps_dev). The paper's -lambda e_iso and
+ *   mu int e_dev^2 have the same form; as printed, sqrt(J2) is not a stress while A is.
+ * - Eq. 18's first case, beta = sqrt(J2 - A - B I1) / sqrt(J2), read as
+ *   (sqrt(J2) - A - B I1) / sqrt(J2): the text requires beta = 0 where A + B I1 = sqrt(J2), and
+ *   this beta scales the deviatoric strain back onto the surface (radial return).
+ * - D_iso of Eq. 19 is the isotropic part of the displacement state, e_iso R X: the literal
+ *   weighted mean of the vectors D vanishes on a symmetric family. */
+#include <math.h>
+
+#include "math/svd3.h"
+#include "parallel/parallel.h"
+#include "solvers/projective_pd/projective_pd_internal.h"
+#include "world/world.h"
+
+#define PLASTIC_GRAIN 512 /* as projective_pd.c: one partial sum per chunk */
+/* Corrections per particle and step, and how far outside the surface the last may leave it */
+#define PLASTIC_RETURNS    4
+#define PLASTIC_RETURN_TOL 1e-3
+
+void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out) {
+    pd_real E, nu;
+    pd_ppd_youngs_poisson(m, &E, &nu);
+    out->bulk = E / (3 * (1 - 2 * nu));
+    out->shear = E / (2 * (1 + nu));
+    out->plastic =
+        m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER || m->plasticity == PD_PLASTICITY_VON_MISES;
+    out->yield_a = out->yield_b = 0;
+    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) { /* Eq. 15 */
+        pd_real phi = m->friction_angle * PD_PI / 180, d = sqrt(3.0) * (3 + sin(phi));
+        out->yield_a = 6 * m->cohesion * cos(phi) / d;
+        out->yield_b = 2 * sin(phi) / d;
+    } else if (m->plasticity == PD_PLASTICITY_VON_MISES) {
+        out->yield_a = m->yield_stress / sqrt(3.0);
+    }
+}
+
+/* The strain state of particle i's family at y (Eq. 16-17): e_iso, I1 and sqrt(J2). */
+typedef struct strain_state {
+    pd_real e_iso, i1, sqrt_j2;
+} strain_state;
+
+static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
+                              uint32_t i) {
+    const pd_family* f = &s->fam;
+    pd_real sw = 0, se = 0, se2 = 0;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_real e = pd_v3_len(pd_v3_sub(y[f->j[b]], y[i])) / pd_v3_len(f->xi[b]) - 1;
+        sw += s->wv[b], se += s->wv[b] * e, se2 += s->wv[b] * e * e;
+    }
+    strain_state out = {0, 0, 0};
+    if (!(sw > 0))
+        return out;
+    out.e_iso = se / sw;
+    pd_real dev2 = fmax(se2 / sw - out.e_iso * out.e_iso, 0); /* <e_dev^2> */
+    out.i1 = -9 * m->bulk * out.e_iso;
+    out.sqrt_j2 = sqrt(15 * dev2) * m->shear;
+    return out;
+}
+
+void pd_ppd_stress_invariants(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* i1,
+                              pd_real* sqrt_j2) {
+    strain_state st = strain_of(s, &s->mat[s->material[i]], y, i);
+    *i1 = st.i1, *sqrt_j2 = st.sqrt_j2;
+}
+
+pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* limit) {
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    strain_state st = strain_of(s, m, y, i);
+    *limit = m->yield_a + m->yield_b * st.i1;
+    return st.sqrt_j2 - *limit;
+}
+
+/* alpha and beta of Eq. 18 (beta as radial return, see the file's comment); 0 when inside. */
+static int flow_fractions(const pd_ppd_material* m, strain_state st, pd_real* alpha,
+                          pd_real* beta) {
+    pd_real lim = m->yield_a + m->yield_b * st.i1;
+    if (st.sqrt_j2 <= lim)
+        return 0;
+    if (lim > 0) {
+        *alpha = 0;
+        *beta = (st.sqrt_j2 - lim) / st.sqrt_j2;
+    } else { /* beyond the apex: everything deviatoric flows, the isotropic part onto it */
+        *alpha = m->yield_b * st.i1 != 0 ? fmin(fmax(lim / (m->yield_b * st.i1), 0), 1) : 1;
+        *beta = 1;
+    }
+    return 1;
+}
+
+typedef struct flow_ctx {
+    pd_ppd_state* s;
+    const pd_vec3* y;
+    int flowed; /* per chunk in s->partial */
+} flow_ctx;
+
+/* X <- R X + alpha D_iso + beta D_dev for every bond of i (Sec. 5); returns the weighted
+ * RMS of |D_p| / |X|. */
+static pd_real move_references(pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_mat3 R,
+                               strain_state st, pd_real alpha, pd_real beta) {
+    pd_family* f = &s->fam;
+    pd_real sp = 0, sw = 0;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_vec3 rx = pd_m3_mulv(R, f->xi[b]), Y = pd_v3_sub(y[f->j[b]], y[i]);
+        pd_vec3 d_iso = pd_v3_scale(rx, st.e_iso);
+        pd_vec3 d_dev = pd_v3_sub(pd_v3_sub(Y, rx), d_iso);
+        pd_vec3 dp = pd_v3_madd(pd_v3_scale(d_iso, alpha), beta, d_dev);
+        sw += s->wv[b], sp += s->wv[b] * pd_v3_len2(dp) / pd_v3_len2(f->xi[b]);
+        f->xi[b] = pd_v3_add(rx, dp);
+    }
+    return sw > 0 ? sqrt(sp / sw) : 0;
+}
+
+/* The plastic correction of particle i; returns its increment of plastic strain, the
+ * weighted RMS of |D_p| / |X|. Eq. 18 returns the strain state onto the surface to first
+ * order in the strain; the correction is repeated (with R = I: the first one took the
+ * rotation out) until it lies within PLASTIC_RETURN_TOL of it (measured on the indented clay
+ * of tests/physics/plasticity.c: 4.9 % outside after one correction). */
+static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    pd_real alpha, beta, dp = 0;
+    if (!m->plastic || s->planar[i] || s->fixed[i])
+        return 0;
+    strain_state st = strain_of(s, m, y, i);
+    if (!flow_fractions(m, st, &alpha, &beta))
+        return 0;
+    pd_mat3 F = pd_ppd_deformation_gradient(s, y, i), R, S;
+    if (!(pd_m3_det(F) > 0)) /* inverted or flat: the inversion fix steers it first */
+        return 0;
+    pd_polar3(F, &R, &S);
+    for (int pass = 0; pass < PLASTIC_RETURNS; ++pass) {
+        dp += move_references(s, y, i, R, st, alpha, beta);
+        R = pd_m3_identity();
+        st = strain_of(s, m, y, i);
+        pd_real lim = m->yield_a + m->yield_b * st.i1;
+        if (st.sqrt_j2 <= lim + PLASTIC_RETURN_TOL * fabs(lim) ||
+            !flow_fractions(m, st, &alpha, &beta))
+            break;
+    }
+    return dp;
+}
+
+static void flow_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    flow_ctx* c = vctx;
+    pd_ppd_state* s = c->s;
+    int flowed = 0;
+    for (size_t i = begin; i < end; ++i) {
+        pd_real dp = flow_particle(s, c->y, (uint32_t)i);
+        s->plastic_strain[i] += dp;
+        flowed |= dp > 0;
+    }
+    s->partial[begin / PLASTIC_GRAIN] = flowed;
+}
+
+pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const pd_world* w, pd_error* err) {
+    if (!s->plastic)
+        return PD_OK;
+    flow_ctx c = {s, w->particles.pos, 0};
+    pd_parallel_for(s->n, PLASTIC_GRAIN, flow_kernel, &c);
+    int flowed = 0;
+    for (size_t k = 0; k < s->chunks; ++k)
+        flowed |= s->partial[k] != 0;
+    return flowed ? pd_ppd_build_system(s, w, err) : PD_OK; /* new X: new (X*X)^+, stiffness */
+}

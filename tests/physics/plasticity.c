@@ -1,0 +1,162 @@
+/* He 2017 Sec. 5: plasticity by moving the reference vectors (Eq. 14-19). A block of clay
+ * (E = 0.2 MPa, nu = 0.3) on a no-slip floor is indented by a sphere collider (its lowest point 5.7
+ * mm below the settled top), held, and released. References: the yield criterion itself (Eq. 14:
+ * after every plastic correction the strain state lies on or inside the surface), and perfect
+ * plasticity against elasticity: a perfectly plastic (von Mises) block keeps its dent after
+ * unloading (depth at rest within 20 % of the depth at full load), the same block elastic recovers
+ * (its dent at rest below 2 % of the loaded one). */
+#include "projective_pd_support.h"
+#include "core/alloc.h"
+#include "solvers/projective_pd/projective_pd_internal.h"
+
+static const char* k_indent =
+    "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{\"iterations\":20},"
+    "\"time\":{\"dt\":0.016666666666666666,\"fps\":30,\"frames\":45},"
+    "\"materials\":{\"clay\":{\"density\":1500,\"youngs_modulus\":2e5,\"poisson_ratio\":0.3}},"
+    "\"bodies\":[{\"name\":\"block\",\"material\":\"clay\",\"spacing\":0.006666666666666667,"
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.1,0.04,0.1]}}],"
+    "\"colliders\":[{\"type\":\"plane\",\"normal\":[0,1,0],\"boundary\":\"no_slip\"},"
+    "{\"type\":\"sphere\",\"center\":[0.05,0.0701,0.05],\"radius\":0.03,"
+    "\"keyframes\":[{\"t\":0},{\"t\":0.4,\"translate\":[0,-0.0125,0]},"
+    "{\"t\":0.6,\"translate\":[0,-0.0125,0]},{\"t\":0.9,\"translate\":[0,0.03,0]}]}]}";
+
+#define SPACING   (1.0 / 150)
+#define VON_MISES "materials.clay.plasticity={\"model\":\"von_mises\",\"yield_stress\":1000}"
+
+/* Depth of the dent: how far the top layer's particles under the indenter (within 1 cm of its
+ * axis) sit below the top layer's particles far from it (beyond 3.5 cm), on average. */
+static double dent_depth(const pd_particles* p) {
+    double near = 0, far = 0;
+    int kn = 0, kf = 0;
+    for (size_t i = 0; i < p->count; ++i) {
+        pd_vec3 r = p->rest[i];
+        double dx = r.x - 0.05, dz = r.z - 0.05, d2 = dx * dx + dz * dz;
+        if (r.y < 0.04 - SPACING)
+            continue;
+        if (d2 < 1e-4)
+            near += p->pos[i].y, ++kn;
+        else if (d2 > 0.035 * 0.035)
+            far += p->pos[i].y, ++kf;
+    }
+    return kn && kf ? far / kf - near / kn : 0;
+}
+
+/* Largest (sqrt(J2) - A) / A over the particles, A = 1 kPa / sqrt(3) the von Mises limit
+ * (B = 0), and the largest plastic strain. */
+static double worst_excess(pd_test_sim* t, double* max_plastic) {
+    pd_ppd_state* s = pd_test_ppd(t);
+    const pd_vec3* y = t->world->particles.pos;
+    double worst = -1;
+    *max_plastic = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real limit, ex = pd_ppd_yield_excess(s, y, (uint32_t)i, &limit), a = 1000 / sqrt(3.0);
+        worst = fmax(worst, (ex + limit - a) / a); /* sqrt(J2) = ex + limit */
+        *max_plastic = fmax(*max_plastic, s->plastic_strain[i]);
+    }
+    return worst;
+}
+
+typedef struct indent_result {
+    double loaded, rest, worst_excess, max_plastic;
+    int ok;
+} indent_result;
+
+static indent_result run_indent(const char* plasticity) {
+    indent_result out = {0};
+    pd_test_sim t;
+    const char* sets[] = {plasticity};
+    if (!pd_test_sim_open(&t, k_indent, sets, plasticity ? 1 : 0))
+        return out;
+    pd_error err = {0};
+    out.worst_excess = -1;
+    while (t.world->time < 1.5 - 1e-9) {
+        if (pd_world_step(t.world, &err) != PD_OK) {
+            printf("  step failed: %s\n", err.message);
+            pd_test_sim_close(&t);
+            return out;
+        }
+        double mp;
+        out.worst_excess = fmax(out.worst_excess, worst_excess(&t, &mp));
+        out.max_plastic = mp;
+        if (fabs(t.world->time - 0.6) < 1e-6)
+            out.loaded = dent_depth(&t.world->particles);
+    }
+    out.rest = dent_depth(&t.world->particles);
+    out.ok = 1;
+    pd_test_sim_close(&t);
+    return out;
+}
+
+/* Each indentation runs once for both tests. */
+static indent_result indent(const char* plasticity) {
+    static indent_result cache[2];
+    static int done[2];
+    int k = plasticity != NULL;
+    if (!done[k])
+        cache[k] = run_indent(plasticity), done[k] = 1;
+    return cache[k];
+}
+
+PD_TEST(plastic_block_keeps_its_dent_elastic_recovers) {
+    indent_result el = indent(NULL), pl = indent(VON_MISES);
+    PD_REQUIRE(el.ok && pl.ok);
+    printf("  elastic: dent %.3g mm loaded, %.3g mm at rest; plastic (von Mises 1 kPa): %.3g mm "
+           "loaded, %.3g mm at rest, largest plastic strain %.3g\n",
+           1e3 * el.loaded, 1e3 * el.rest, 1e3 * pl.loaded, 1e3 * pl.rest, pl.max_plastic);
+    PD_CHECK(el.loaded > 0.0015 && pl.loaded > 0.0015); /* both were really indented */
+    PD_CHECK_NEAR(el.rest / el.loaded, 0, 0.02);
+    PD_CHECK_NEAR(pl.rest / pl.loaded, 1, 0.2);
+    PD_CHECK(el.max_plastic == 0 && pl.max_plastic > 0.01);
+}
+
+/* Eq. 14 after every correction: over every particle and step of the plastic indentation,
+ * (sqrt(J2) - (A + B I1)) / (A + B I1) stays at or below 2 % (the correction is the radial
+ * return of Eq. 18, exact to first order in the strain). The elastic block, which never
+ * corrects, goes well outside the same surface: the measure can tell. */
+PD_TEST(strain_state_stays_on_or_inside_the_yield_surface) {
+    indent_result el = indent(NULL), pl = indent(VON_MISES);
+    PD_REQUIRE(el.ok && pl.ok);
+    printf("  largest relative excess over the yield limit: %.3g plastic, %.3g elastic\n",
+           pl.worst_excess, el.worst_excess);
+    PD_CHECK(pl.worst_excess <= 0.02);
+    PD_CHECK(el.worst_excess > 1);
+}
+
+/* The invariants Eq. 14 compares, from the bond strains (Eq. 16-17 with the units of
+ * projective_pd_plastic.c), against Hooke's law for a homogeneous small strain of 1e-3 at an
+ * interior particle of a grid-sampled cube (E = 0.2 MPa, nu = 0.3): uniaxial strain
+ * eps_xx gives I1 = -3 K eps and sqrt(J2) = sqrt(4/3) G eps; simple shear gamma (eps_xy =
+ * gamma/2) gives I1 = 0 and sqrt(J2) = G gamma, along the lattice axes and along a diagonal
+ * (the bond strains of a cubic family are not isotropic: both directions are stated). */
+PD_TEST(stress_invariants_follow_hookes_law) {
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_indent, NULL, 0));
+    pd_ppd_state* s = pd_test_ppd(&t);
+    const pd_particles* p = &t.world->particles;
+    size_t centre = 0;
+    for (size_t i = 0; i < p->count; ++i) /* the particle nearest the block's centre */
+        if (pd_v3_len(pd_v3_sub(p->rest[i], pd_v3(0.05, 0.02, 0.05))) <
+            pd_v3_len(pd_v3_sub(p->rest[centre], pd_v3(0.05, 0.02, 0.05))))
+            centre = i;
+    double E = 2e5, nu = 0.3, K = E / (3 * (1 - 2 * nu)), G = E / (2 * (1 + nu)), eps = 1e-3;
+    pd_mat3 cases[3] = {pd_m3_identity(), pd_m3_identity(), pd_m3_identity()};
+    cases[0].m[0][0] += eps;                                  /* uniaxial strain along x */
+    cases[1].m[0][1] += eps;                                  /* simple shear gamma = eps in x-y */
+    cases[2].m[0][0] += eps / 2, cases[2].m[1][1] -= eps / 2; /* the same shear, turned 45 deg */
+    double want_i1[3] = {-3 * K * eps, 0, 0};
+    double want_j2[3] = {sqrt(4.0 / 3) * G * eps, G * eps, G * eps};
+    pd_vec3* y = PD_NEW_ARRAY(pd_vec3, p->count);
+    PD_REQUIRE(y);
+    for (int c = 0; c < 3; ++c) {
+        for (size_t i = 0; i < p->count; ++i)
+            y[i] = pd_m3_mulv(cases[c], p->rest[i]);
+        pd_real i1, sj2;
+        pd_ppd_stress_invariants(s, y, (uint32_t)centre, &i1, &sj2);
+        printf("  case %d: I1 %.4g Pa (Hooke %.4g), sqrt(J2) %.4g Pa (Hooke %.4g)\n", c, i1,
+               want_i1[c], sj2, want_j2[c]);
+        PD_CHECK_NEAR(i1, want_i1[c], 0.1 * K * eps);
+        PD_CHECK_REL(sj2, want_j2[c], 0.15);
+    }
+    PD_FREE_ARRAY(y, pd_vec3, p->count);
+    pd_test_sim_close(&t);
+}
