@@ -251,16 +251,12 @@ PD_TEST(malformed_scenes_name_their_path) {
     int n = (int)(sizeof k_cases / sizeof k_cases[0]), passed = 0;
     for (int i = 0; i < n; ++i) {
         char* json = edited(k_cases[i].from, k_cases[i].to);
-        if (!json) {
+        if (!json) { /* not passed: counted once, by the check after the loop */
             printf("  FAIL %s: \"%s\" is not in the base scene\n", k_cases[i].what,
                    k_cases[i].from);
-            pd_test_failures++;
             continue;
         }
-        if (refused(json, NULL, 0, k_cases[i].path, 1, k_cases[i].what))
-            ++passed;
-        else
-            pd_test_failures++;
+        passed += refused(json, NULL, 0, k_cases[i].path, 1, k_cases[i].what);
         free(json);
     }
     PD_CHECK_NEAR(passed, n, 0);
@@ -415,9 +411,8 @@ PD_TEST(unrepresentable_values_refused) {
     for (int i = 0; i < n; ++i) {
         const bad_case* c = &k_unrepresentable[i];
         char* json = good_scene(c->from, c->to);
-        if (!json) {
+        if (!json) { /* not passed: counted once, by the check after the loop */
             printf("  FAIL %s: \"%s\" is not in the good scene\n", c->what, c->from);
-            pd_test_failures++;
             continue;
         }
         passed += refused(json, NULL, 0, c->path, 1, c->what);

@@ -14,7 +14,9 @@
 #include "test.h"
 
 /* A ball of radius 0.1 m on a 0.01 m lattice resting on y = 0, spinning about y, so that
- * speed varies across it; frame f is moved by f * 2 cm in x. */
+ * speed varies across it; frame f is moved by f * 2 cm in x, and frame 1 is squashed to half
+ * its height (the fitted camera frames any body alike, so a shifted copy would render the same
+ * image and "the default is the last frame" could not be checked). */
 static pd_status write_ball_frame(const char* dir, int frame) {
     enum { M = 21, CAP = M * M * M };
     static pd_vec3 pos[CAP];
@@ -30,7 +32,8 @@ static pd_status write_ball_frame(const char* dir, int frame) {
                 vel[3 * n + 1] = 0.0;
                 vel[3 * n + 2] = p.x * 5.0;
                 density[n] = 1000.0 + 100.0 * p.y;
-                pos[n++] = pd_v3(p.x + 0.02 * frame, p.y + 0.1, p.z);
+                double squash = frame == 1 ? 0.5 : 1.0;
+                pos[n++] = pd_v3(p.x + 0.02 * frame, squash * (p.y + 0.1), p.z);
             }
     pd_field fields[2] = {{{"vx", "vy", "vz"}, 3, PD_FIELD_REAL, vel},
                           {{"density"}, 1, PD_FIELD_REAL, density}};
@@ -92,9 +95,22 @@ static int make_dirs(cli_dirs* d) {
 }
 
 static void remove_dirs(const cli_dirs* d) {
-    static const char* k_files[] = {"frame_00000.ply", "frame_00001.ply", "p.png",
-                                    "preview.png",     "d.png",           "f0.png",
-                                    "v.mp4",           "bin/ffmpeg",      "stderr.txt"};
+    static const char* k_files[] = {"frame_00000.ply",
+                                    "frame_00001.ply",
+                                    "p.png",
+                                    "preview.png",
+                                    "d.png",
+                                    "f0.png",
+                                    "f1.png",
+                                    "f0s.png",
+                                    "f1d.png",
+                                    "f1n.png",
+                                    "fl.png",
+                                    "x.gif",
+                                    "empty/preview.png",
+                                    "v.mp4",
+                                    "bin/ffmpeg",
+                                    "stderr.txt"};
     char path[256];
     for (size_t i = 0; i < sizeof k_files / sizeof k_files[0]; ++i) {
         snprintf(path, sizeof path, "%s/%s", d->dir, k_files[i]);
@@ -104,6 +120,22 @@ static void remove_dirs(const cli_dirs* d) {
     rmdir(path);
     rmdir(d->empty);
     rmdir(d->dir);
+}
+
+static int same_file(const char* a, const char* b) {
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        same = ca == cb;
+        if (ca == EOF || cb == EOF)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
 }
 
 static void check_png(const char* path, int want_w, int want_h, double min_body) {
@@ -136,6 +168,28 @@ PD_TEST(render_writes_png_of_requested_size) {
     PD_CHECK_NEAR(run_cli(NULL, args, d.err), 0, 0);
     snprintf(png, sizeof png, "%s/preview.png", d.dir);
     check_png(png, 800, 600, 0.02);
+    /* The defaults are what they say: the same bytes as frame 1 (the last) coloured by speed
+     * at 800x600 asked for explicitly; and each default matters: frame 0, or frame 1 coloured
+     * by density or by nothing, gives another image. */
+    const struct {
+        const char* args;
+        const char* file;
+        int same;
+    } k_defaults[] = {{"--frame 1 --attribute speed --size 800x600", "f1.png", 1},
+                      {"--frame last", "fl.png", 1},
+                      {"--frame 0", "f0s.png", 0},
+                      {"--frame 1 --attribute density", "f1d.png", 0},
+                      {"--frame 1 --attribute none", "f1n.png", 0}};
+    for (size_t k = 0; k < sizeof k_defaults / sizeof k_defaults[0]; ++k) {
+        char other[128];
+        snprintf(other, sizeof other, "%s/%s", d.dir, k_defaults[k].file);
+        snprintf(args, sizeof args, "render %s %s -o %s", d.dir, k_defaults[k].args, other);
+        PD_CHECK_NEAR(run_cli(NULL, args, d.err), 0, 0);
+        int same = same_file(png, other);
+        printf("  %s: %s the default render\n", k_defaults[k].args,
+               same ? "same bytes as" : "differs from");
+        PD_CHECK(same == k_defaults[k].same);
+    }
     snprintf(args, sizeof args, "render %s --frame 0 --attribute density -o %s/d.png --size 64x48",
              d.dir, d.dir);
     PD_CHECK_NEAR(run_cli(NULL, args, d.err), 0, 0);
@@ -167,12 +221,18 @@ PD_TEST(render_rejects_bad_input_with_exit_2) {
     snprintf(args, sizeof args, "render %s -o %s/x.gif", d.dir, d.dir);
     PD_CHECK_NEAR(run_cli(NULL, args, d.err), 2, 0);
     PD_CHECK_NEAR(run_cli(NULL, "render --help", d.err), 0, 0);
-    /* Nothing was written by the failed runs. */
-    char path[128];
-    snprintf(path, sizeof path, "%s/p.png", d.dir);
-    PD_CHECK(access(path, F_OK) != 0);
-    snprintf(path, sizeof path, "%s/preview.png", d.dir);
-    PD_CHECK(access(path, F_OK) != 0);
+    /* Nothing was written by the failed runs: none of the outputs they named or defaulted
+     * to, nor a temporary file left beside them. */
+    static const char* k_unwritten[] = {
+        "p.png", "preview.png", "f0.png", "x.gif", "empty/preview.png", "p.png.tmp", "f0.png.tmp"};
+    for (size_t k = 0; k < sizeof k_unwritten / sizeof k_unwritten[0]; ++k) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", d.dir, k_unwritten[k]);
+        int absent = access(path, F_OK) != 0;
+        if (!absent)
+            printf("  %s was written by a refused run\n", path);
+        PD_CHECK(absent);
+    }
     remove_dirs(&d);
 }
 

@@ -348,11 +348,17 @@ PD_TEST(fast_impact_between_offset_lattices_creates_no_energy) {
 }
 
 /* The same collision on 1 and 2 threads: bit-identical positions (contact sums are per-chunk
- * partials added in order; each particle gathers its own pair forces). */
+ * partials added in order; each particle gathers its own pair forces). Reference:
+ * self-consistency (DESIGN.md, determinism). The spheres are larger than above (radius
+ * 0.065 m, 2306 particles): pd_parallel_for runs fewer than four chunks of 512 serially, so
+ * with the 1104 particles of k_fast both runs were serial and the comparison could not fail. */
 static int run_fast(int threads, pd_vec3* out, size_t cap, size_t* n) {
     pd_set_threads(threads);
     pd_test_sim t;
-    int ok = pd_test_sim_open(&t, k_fast, NULL, 0);
+    const char* sets[] = {"bodies[0].shape.radius=0.065", "bodies[1].shape.radius=0.065",
+                          "bodies[0].shape.center=[-0.075,0.003,0.002]",
+                          "bodies[1].shape.center=[0.075,0,0]"};
+    int ok = pd_test_sim_open(&t, k_fast, sets, 4);
     for (int k = 0; ok && k < 12; ++k)
         ok = step_once(&t);
     if (ok) {
@@ -373,7 +379,8 @@ PD_TEST(contact_same_bits_on_any_thread_count) {
     size_t n1 = 0, n2 = 0;
     PD_REQUIRE(run_fast(1, one, CAP, &n1));
     PD_REQUIRE(run_fast(2, two, CAP, &n2));
-    PD_REQUIRE(n1 == n2 && n1 < CAP && n1 > 1024); /* more than two chunks of 512 */
+    /* more than four chunks of 512, so that the loops really run on both threads */
+    PD_REQUIRE(n1 == n2 && n1 < CAP && n1 > 4 * 512);
     size_t differ = 0;
     for (size_t i = 0; i < n1; ++i)
         differ += memcmp(&one[i], &two[i], sizeof(pd_vec3)) != 0;

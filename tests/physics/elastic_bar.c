@@ -1,7 +1,8 @@
 /* Uniaxial stretch of a bar (VALIDATION.md, Elasticity): lateral strain = -nu * axial strain
  * and nominal stress / axial strain = E, measured in the middle of a clamped bar, away from
  * the pinned ends. Reference: small-strain linear elasticity (any textbook, e.g. Timoshenko &
- * Goodier, Theory of Elasticity, Sec. 2). */
+ * Goodier, Theory of Elasticity, Sec. 2): an independent reference. With the dilatation term
+ * missing (its constant 0), every bar shows nu = 0.246, so each case from nu = 0.30 up fails. */
 #include "support.h"
 
 #define BAR_L       0.4
@@ -58,7 +59,10 @@ static void check_bar(double nu, int dilatation) {
     PD_REQUIRE(pd_test_sim_run(&t, 2.0));
     bar_measure m = measure(&t);
     printf("  requested nu %.3g (dilatation %s)\n", nu, dilatation ? "on" : "off");
-    PD_CHECK_NEAR(m.nu, nu, 0.1);
+    /* 0.02: the bars show nu 0.004-0.005 below the asked value (docs/validation.md); without
+     * the dilatation term every bar shows the paper energy's 0.246, which 0.1 let through at
+     * nu = 0.30. */
+    PD_CHECK_NEAR(m.nu, nu, 0.02);
     PD_CHECK_REL(m.E, 1e6, 0.25);
     pd_test_sim_close(&t);
 }

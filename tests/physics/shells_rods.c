@@ -69,12 +69,13 @@ static const char* k_rod =
     "\"keyframes\":[{\"t\":0,\"translate\":[0,0,0]},"
     "{\"t\":1,\"translate\":[-0.1,0,0],\"rotate\":[1,0,0,360]}]}]}]}";
 
-static double rod_out_of_plane(const char* kind) {
-    char set[64];
+static double rod_out_of_plane(const char* kind, double turn_degrees) {
+    char set[64], turn[96];
     snprintf(set, sizeof set, "bodies[0].kind=\"%s\"", kind);
-    const char* sets[] = {set};
+    snprintf(turn, sizeof turn, "bodies[0].pins[1].keyframes[1].rotate=[1,0,0,%g]", turn_degrees);
+    const char* sets[] = {set, turn};
     pd_test_sim t;
-    if (!pd_test_sim_open(&t, k_rod, sets, 1) || !pd_test_sim_run(&t, 1.2))
+    if (!pd_test_sim_open(&t, k_rod, sets, 2) || !pd_test_sim_run(&t, 1.2))
         return NAN;
     const pd_particles* p = &t.world->particles;
     double zmax = 0;
@@ -82,12 +83,18 @@ static double rod_out_of_plane(const char* kind) {
         if (!(p->flags[i] & (PD_P_GHOST | PD_P_PINNED)))
             zmax = fmax(zmax, fabs(p->pos[i].z));
     pd_test_sim_close(&t);
-    printf("  kind %s: largest |z| of the rod's own particles %.4g m\n", kind, zmax);
+    printf("  kind %s, end turned %g degrees: largest |z| of the rod's own particles %.4g m\n",
+           kind, turn_degrees, zmax);
     return zmax;
 }
 
+/* The plain line (Fig. 6's point) stays in its plane by symmetry whatever the code does (every
+ * particle on the turning axis, gravity in the plane), so it is printed, not checked. The
+ * control that can fail: the same rod with ghosts, pushed in but not turned, stays in its
+ * plane, so the twist is what moves it out. */
 PD_TEST(rod_feels_twist_only_with_ghost_particles) {
-    double ghosts = rod_out_of_plane("rod"), line = rod_out_of_plane("dynamic");
+    double ghosts = rod_out_of_plane("rod", 360), pushed = rod_out_of_plane("rod", 0);
+    rod_out_of_plane("dynamic", 360);
     PD_CHECK(ghosts > 0.005);
-    PD_CHECK_NEAR(line, 0, 1e-9);
+    PD_CHECK(pushed < 0.1 * ghosts);
 }

@@ -38,7 +38,11 @@ PD_TEST(runaway_speed_is_reported) {
 }
 
 /* Dropped from 0.25 m onto the floor at h = 1/30 s: no blow-up, no tunnelling, it comes to
- * rest on the floor (kinetic energy below 1e-3 of the potential energy it fell through). */
+ * rest on the floor (kinetic energy below 1e-3 of the potential energy it fell through).
+ * References: the ball's undeformed resting height (geometry) and energy not created
+ * (self-consistency). No check that the lowest particle is above the floor: the world projects
+ * particles out of colliders every step, so it holds whatever the solver does; tunnelling or
+ * hovering shows in the centre of mass. */
 PD_TEST(elastic_drop_is_stable_at_h_one_thirtieth) {
     pd_test_sim t;
     PD_REQUIRE(pd_test_sim_open(&t, k_ball, NULL, 0));
@@ -59,7 +63,6 @@ PD_TEST(elastic_drop_is_stable_at_h_one_thirtieth) {
     printf("  after 4 s: centre of mass %.4g m (%.4g m resting undeformed), lowest particle "
            "%.3g m, kinetic %.3g J of %.3g J fallen\n",
            y1 / mass, rest_height, lowest, ke, fall);
-    PD_CHECK(lowest > -1e-9);
     /* its own weight squashes it by rho g r / E ~ 0.5 %: allow 5 % of the radius */
     PD_CHECK_NEAR(y1 / mass, rest_height, 0.0025);
     PD_CHECK(ke < 1e-3 * fall);

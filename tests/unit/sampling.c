@@ -242,6 +242,25 @@ PD_TEST(jittered_is_deterministic_per_seed) {
     PD_CHECK_NEAR(mean_abs, 0.125, 0.01); /* uniform on [-0.25, 0.25] */
     PD_CHECK_NEAR(outside, 0, 0);
     PD_CHECK_REL(na, ng, 0.02);
+    /* 1 and 2 threads on a sphere of radius 0.2 m: 41^3 candidates, five chunks of the
+     * inside test's 16384 (the radius 0.1 m above has one, which pd_parallel_for runs
+     * serially: a and b compare the seed with itself, not the thread counts). */
+    pd_shape_def big = blank_shape(PD_SHAPE_SPHERE);
+    big.radius = 0.2;
+    pd_vec3 *one = NULL, *two = NULL;
+    size_t n1 = 0, n2 = 0;
+    pd_set_threads(1);
+    PD_REQUIRE(pd_sample_shape(&big, 0.01, PD_SAMPLING_JITTERED, 42, &one, &n1, "b", NULL) ==
+               PD_OK);
+    pd_set_threads(threads > 1 ? threads : 2);
+    PD_REQUIRE(pd_sample_shape(&big, 0.01, PD_SAMPLING_JITTERED, 42, &two, &n2, "b", NULL) ==
+               PD_OK);
+    pd_set_threads(threads);
+    printf("  radius 0.2 m: %zu points on 1 thread, %zu on 2\n", n1, n2);
+    PD_CHECK(n1 > 30000);
+    PD_CHECK(same_points(one, n1, two, n2));
+    free_points(one, n1);
+    free_points(two, n2);
     free_points(a, na);
     free_points(b, nb);
     free_points(c, nc);
