@@ -42,6 +42,17 @@ static int floor_open(floor_case* f, int boundary, pd_real friction) {
     return 1;
 }
 
+/* The floor case with its trials projected and the residuals r applied: the state the
+ * friction is renewed from. */
+static int floor_touched(floor_case* f, int boundary, pd_real friction, pd_vec3* r) {
+    if (!floor_open(f, boundary, friction))
+        return 0;
+    pd_collider_contact_project(&f->cc, f->y);
+    for (int i = 0; i < 4; ++i)
+        pd_collider_contact_apply(&f->cc, (size_t)i, f->y[i], &r[i]);
+    return 1;
+}
+
 static void floor_close(floor_case* f) {
     pd_collider_contact_free(&f->cc);
     pd_colliders_destroy(&f->col);
@@ -85,11 +96,8 @@ PD_TEST(projects_holds_and_blocks_only_pushing_contacts) {
  * doubling the push reports one. */
 PD_TEST(friction_limit_is_mu_times_the_contact_force) {
     floor_case f;
-    PD_REQUIRE(floor_open(&f, PD_BOUNDARY_SLIP, 0.5));
-    pd_collider_contact_project(&f.cc, f.y);
     pd_vec3 r[4] = {pd_v3(0.3, 2.0, 0), pd_v3(0, 1.0, 0), pd_v3(0, 1, 0), pd_v3(0, 1, 0)};
-    for (int i = 0; i < 4; ++i)
-        pd_collider_contact_apply(&f.cc, (size_t)i, f.y[i], &r[i]);
+    PD_REQUIRE(floor_touched(&f, PD_BOUNDARY_SLIP, 0.5, r));
     PD_CHECK(pd_collider_contact_renew_friction(&f.cc, f.x, f.y, r) == 1);
     printf("  limits %g %g %g %g N\n", f.cc.limit[0], f.cc.limit[1], f.cc.limit[2], f.cc.limit[3]);
     PD_CHECK_NEAR(f.cc.limit[0], 1.0, 1e-15);
@@ -116,11 +124,8 @@ PD_TEST(friction_limit_is_mu_times_the_contact_force) {
  * anchor has infinite potential (never accepted). */
 PD_TEST(no_slip_holds_touching_particles_at_their_anchor) {
     floor_case f;
-    PD_REQUIRE(floor_open(&f, PD_BOUNDARY_NO_SLIP, 0));
-    pd_collider_contact_project(&f.cc, f.y);
     pd_vec3 r[4] = {pd_v3(0.3, 2.0, 0), pd_v3(0.2, 1.0, 0), pd_v3(0, 1, 0), pd_v3(0, 1, 0)};
-    for (int i = 0; i < 4; ++i)
-        pd_collider_contact_apply(&f.cc, (size_t)i, f.y[i], &r[i]);
+    PD_REQUIRE(floor_touched(&f, PD_BOUNDARY_NO_SLIP, 0, r));
     pd_collider_contact_renew_friction(&f.cc, f.x, f.y, r);
     PD_CHECK(isinf(f.cc.limit[1]));
     pd_vec3 trial[4];
