@@ -160,3 +160,81 @@ PD_TEST(stress_invariants_follow_hookes_law) {
     PD_FREE_ARRAY(y, pd_vec3, p->count);
     pd_test_sim_close(&t);
 }
+
+/* Eq. 20: a neighbour a renewal adds to a plastic particle gets X = F^-1 (y_j - y_i), F from
+ * the particle's old family with its singular values clamped to the family's range of
+ * stretches. Under a homogeneous isotropic compression with a turn, y = 0.8 R x, that range
+ * is [0.8, 0.8] and F = 0.8 R exactly, so a new bond's X must be its rest vector x_j - x_i
+ * (reference: the rest configuration). Compressed, the horizon of 2.01 spacings takes in
+ * neighbours up to 2.51 rest spacings away. The same block elastic keeps its bonds' current
+ * vectors (the control: they are 0.8 R times the rest vector, far from it). */
+static double new_bond_error(const char* plasticity, size_t* added) {
+    pd_test_sim t;
+    const char* sets[] = {plasticity};
+    if (!pd_test_sim_open(&t, k_indent, sets, plasticity ? 1 : 0))
+        return -1;
+    pd_particles* p = &t.world->particles;
+    double c = cos(0.5), s = sin(0.5), worst = 0;
+    for (size_t i = 0; i < p->count; ++i) { /* y = 0.8 R x, R a turn of 0.5 rad about z */
+        pd_vec3 x = p->rest[i];
+        p->pos[i] = pd_v3_scale(pd_v3(c * x.x - s * x.y, s * x.x + c * x.y, x.z), 0.8);
+    }
+    size_t before = t.world->bond_count;
+    uint8_t all = 1;
+    pd_error err = {0};
+    if (pd_world_renew_families(t.world, &all, &err) != PD_OK) {
+        printf("  renewal failed: %s\n", err.message);
+        pd_test_sim_close(&t);
+        return -1;
+    }
+    const pd_family* f = &pd_test_ppd(&t)->fam;
+    double reach = 2.01 * SPACING * (1 + 1e-9);
+    *added = t.world->bond_count - before;
+    for (uint32_t i = 0; i < f->count; ++i)
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            pd_vec3 rest = pd_v3_sub(p->rest[f->j[b]], p->rest[i]);
+            if (pd_v3_len(rest) > reach) /* not in the family at creation: new */
+                worst = fmax(worst, pd_v3_len(pd_v3_sub(f->xi[b], rest)) / pd_v3_len(rest));
+        }
+    pd_test_sim_close(&t);
+    return worst;
+}
+
+PD_TEST(new_neighbours_of_plastic_particles_take_eq20_references) {
+    size_t added_pl = 0, added_el = 0;
+    double pl = new_bond_error(VON_MISES, &added_pl), el = new_bond_error(NULL, &added_el);
+    printf("  %zu bonds added; largest |X - (x_j - x_i)| / |x_j - x_i| of the new ones: %.3g "
+           "plastic, %.3g elastic (%zu added)\n",
+           added_pl, pl, el, added_el);
+    PD_REQUIRE(pl >= 0 && el >= 0);
+    PD_CHECK(added_pl > 1000);
+    PD_CHECK_NEAR(pl, 0, 1e-9);
+    PD_CHECK(el > 0.1);
+}
+
+/* A plastic body whose neighbourhoods renew every step for 1000 steps (the clay indented and
+ * released, then resting) holds as many bonds and bytes per particle at the end as after its
+ * first steps (within 25 %): renewal neither leaks nor accumulates bonds. */
+PD_TEST(plastic_body_memory_stays_bounded_over_1000_renewals) {
+    pd_test_sim t;
+    const char* sets[] = {VON_MISES};
+    PD_REQUIRE(pd_test_sim_open(&t, k_indent, sets, 1));
+    pd_error err = {0};
+    size_t bonds10 = 0, bytes10 = 0, bonds_max = 0, bytes_max = 0;
+    for (int step = 1; step <= 1000; ++step) {
+        PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK);
+        size_t bonds = t.world->bond_count, bytes = pd_bytes_in_use();
+        if (step == 10)
+            bonds10 = bonds, bytes10 = bytes;
+        if (step > 10)
+            bonds_max = bonds > bonds_max ? bonds : bonds_max,
+            bytes_max = bytes > bytes_max ? bytes : bytes_max;
+    }
+    double n = (double)t.world->particles.count;
+    printf("  bonds per particle: %.1f after 10 steps, at most %.1f after; bytes per particle: "
+           "%.0f, at most %.0f\n",
+           bonds10 / n, bonds_max / n, bytes10 / n, bytes_max / n);
+    PD_CHECK((double)bonds_max <= 1.25 * (double)bonds10);
+    PD_CHECK((double)bytes_max <= 1.25 * (double)bytes10);
+    pd_test_sim_close(&t);
+}

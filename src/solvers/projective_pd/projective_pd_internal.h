@@ -42,6 +42,10 @@ pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uin
  * system rebuilt). */
 void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out);
 pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const struct pd_world* w, pd_error* err);
+/* Eq. 20: the map F^-1 that gives a bond newly added to particle i its reference vector,
+ * X = F^-1 (y_j - y_i), with F from i's current family at y and its singular values clamped
+ * to [1 + e_iso - ||e_dev||, 1 + e_iso + ||e_dev||] (Sec. 5, New Particle Neighbors). */
+pd_mat3 pd_ppd_new_bond_map(const pd_ppd_state* s, const pd_vec3* y, uint32_t i);
 /* I1 (-tr sigma, Pa) and sqrt(J2) (Pa) of particle i at y from its bond strains (Eq. 16-17). */
 void pd_ppd_stress_invariants(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* i1,
                               pd_real* sqrt_j2);

@@ -70,6 +70,19 @@ static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, c
     return out;
 }
 
+pd_mat3 pd_ppd_new_bond_map(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    strain_state st = strain_of(s, m, y, i);
+    pd_real dev = st.sqrt_j2 / (m->shear * sqrt(15.0)); /* ||e_dev|| = sqrt(<e_dev^2>) */
+    pd_real lo = fmax(1 + st.e_iso - dev, 1e-3), hi = fmax(1 + st.e_iso + dev, lo);
+    pd_mat3 u, v;
+    pd_vec3 sv;
+    pd_svd3(pd_ppd_deformation_gradient(s, y, i), &u, &sv, &v);
+    pd_vec3 inv = pd_v3(1 / fmin(fmax(sv.x, lo), hi), 1 / fmin(fmax(sv.y, lo), hi),
+                        1 / fmin(fmax(sv.z, lo), hi));
+    return pd_m3_mul(pd_m3_mul(v, pd_m3_diag(inv.x, inv.y, inv.z)), pd_m3_transpose(u));
+}
+
 void pd_ppd_stress_invariants(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* i1,
                               pd_real* sqrt_j2) {
     strain_state st = strain_of(s, &s->mat[s->material[i]], y, i);

@@ -17,6 +17,30 @@ pd_status pd_ppd_on_time_step(void* state, pd_world* w, pd_error* err) {
     return pd_ppd_build_system(s, w, err);
 }
 
+/* Per particle of a renewing body with a plastic material, Eq. 20's map to the reference
+ * space from its old family (identity elsewhere); NULL without plastic materials. */
+static pd_mat3* plastic_maps(const pd_ppd_state* s, const pd_world* w, const uint8_t* body_renews) {
+    if (!s->plastic)
+        return NULL;
+    pd_mat3* to_rest = PD_NEW_ARRAY(pd_mat3, s->n + 1);
+    for (size_t i = 0; to_rest && i < s->n; ++i) {
+        int renews = body_renews && body_renews[w->particles.body[i]];
+        to_rest[i] = renews && s->mat[s->material[i]].plastic && !s->planar[i]
+                         ? pd_ppd_new_bond_map(s, w->particles.pos, (uint32_t)i)
+                         : pd_m3_identity();
+    }
+    return to_rest;
+}
+
+/* A bond the renewal added gets X = F^-1 (y_j - y_i) (Eq. 20) instead of its current vector. */
+static void place_new_bonds(const pd_ppd_state* s, const pd_vec3* y, const pd_mat3* to_rest,
+                            const uint32_t* map, pd_family* fresh) {
+    for (uint32_t i = 0; i < fresh->count; ++i)
+        for (uint32_t b = fresh->offsets[i]; b < fresh->offsets[i + 1]; ++b)
+            if (map[b] == PD_BOND_NEW && s->mat[s->material[i]].plastic)
+                fresh->xi[b] = pd_m3_mulv(to_rest[i], pd_v3_sub(y[fresh->j[b]], y[i]));
+}
+
 pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_renews,
                                 pd_error* err) {
     pd_ppd_state* s = state;
@@ -31,9 +55,17 @@ pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_re
                           .horizon = s->prm.horizon};
     pd_family fresh;
     uint32_t* map = NULL;
+    pd_mat3* to_rest = plastic_maps(s, w, body_renews);
+    if (s->plastic && !to_rest)
+        return PD_ERR_OUT_OF_MEMORY;
     pd_status st = pd_family_renew(&s->fam, &s->grid, &def, &fresh, &map);
-    if (st != PD_OK)
+    if (st != PD_OK) {
+        PD_FREE_ARRAY(to_rest, pd_mat3, s->n + 1);
         return pd_fail(err, st, "", "renewing the families failed (%s)", pd_status_string(st));
+    }
+    if (to_rest)
+        place_new_bonds(s, p->pos, to_rest, map, &fresh);
+    PD_FREE_ARRAY(to_rest, pd_mat3, s->n + 1);
     pd_bonds_map_free(map, &fresh); /* every per-bond array is rebuilt from the family */
     pd_family_free(&s->fam);
     s->fam = fresh;

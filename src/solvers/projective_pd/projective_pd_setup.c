@@ -530,6 +530,20 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     return st;
 }
 
+/* Sec. 8: plastic bodies search their neighbourhoods anew on the deformed positions at the
+ * start of every step (new bonds placed by Eq. 20); elastic bodies keep their bonds. */
+static pd_status renew_plastic_bodies(const pd_ppd_state* s, pd_world* w, pd_error* err) {
+    const pd_scene* sc = w->scene;
+    uint8_t* mask = PD_NEW_ARRAY(uint8_t, sc->body_count + 1);
+    if (!mask)
+        return PD_ERR_OUT_OF_MEMORY;
+    for (int b = 0; b < sc->body_count; ++b)
+        mask[b] = (uint8_t)s->mat[sc->bodies[b].material].plastic;
+    pd_status st = pd_world_set_renewal(w, mask, 1, err);
+    PD_FREE_ARRAY(mask, uint8_t, sc->body_count + 1);
+    return st;
+}
+
 pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error* err) {
     pd_ppd_state* s = pd_calloc(1, sizeof *s);
     if (!s)
@@ -549,7 +563,7 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
     }
     w->bond_count = s->fam.bond_count;
     *state = s;
-    return PD_OK;
+    return s->plastic ? renew_plastic_bodies(s, w, err) : PD_OK;
 }
 
 void pd_ppd_destroy_state(pd_ppd_state* s) {
