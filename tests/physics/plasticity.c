@@ -238,3 +238,24 @@ PD_TEST(plastic_body_memory_stays_bounded_over_1000_renewals) {
     PD_CHECK((double)bytes_max <= 1.25 * (double)bytes10);
     pd_test_sim_close(&t);
 }
+
+/* Drucker-Prager's pressure dependence (Eq. 14-15, B > 0): under the indenter the clay is
+ * compressed (I1 > 0), so at equal cohesion a friction angle of 30 degrees yields later than
+ * 0 degrees: a shallower permanent dent (by more than 5 %; measured 12 %) and less plastic
+ * strain. (With I1's sign reversed the friction angle weakens it: measured, this test then
+ * fails.) Friction angle 0 with cohesion 500 Pa is von Mises at sqrt(3) A = 1 kPa (Eq. 15),
+ * and must dent as the von Mises clay does. */
+PD_TEST(friction_angle_strengthens_compressed_clay) {
+    const char* dp0 = "materials.clay.plasticity={\"model\":\"drucker_prager\","
+                      "\"friction_angle\":0,\"cohesion\":500}";
+    const char* dp30 = "materials.clay.plasticity={\"model\":\"drucker_prager\","
+                       "\"friction_angle\":30,\"cohesion\":500}";
+    indent_result vm = indent(VON_MISES), a = run_indent(dp0), b = run_indent(dp30);
+    PD_REQUIRE(vm.ok && a.ok && b.ok);
+    printf("  dent at rest: %.3g mm (friction angle 0), %.3g mm (30 deg), %.3g mm (von Mises "
+           "1 kPa); largest plastic strain %.3g, %.3g\n",
+           1e3 * a.rest, 1e3 * b.rest, 1e3 * vm.rest, a.max_plastic, b.max_plastic);
+    PD_CHECK_REL(a.rest, vm.rest, 1e-3);
+    PD_CHECK(b.rest < 0.95 * a.rest); /* shallower by more than 5 %: the qualitative law */
+    PD_CHECK(b.max_plastic < a.max_plastic);
+}
