@@ -259,3 +259,48 @@ PD_TEST(friction_angle_strengthens_compressed_clay) {
     PD_CHECK(b.rest < 0.95 * a.rest); /* shallower by more than 5 %: the qualitative law */
     PD_CHECK(b.max_plastic < a.max_plastic);
 }
+
+/* Eq. 18's second case, beyond the apex: a Drucker-Prager clay (friction angle 30 degrees,
+ * cohesion 500 Pa) stretched isotropically by 1 % is in tension past A + B I1 = 0 (I1 =
+ * -9 K e_iso = -15 kPa against A / B = 2.6 kPa). The correction flows all of the deviatoric
+ * part and the fraction alpha of the isotropic part that brings the state to the apex:
+ * afterwards A + B I1 = 0 at the interior particles (to first order in the strain: within 2 %
+ * of A; without the isotropic flow it would stay at -2 kPa). An isotropic stretch has no
+ * deviatoric part, so sqrt(J2) is printed only. */
+PD_TEST(tension_past_the_apex_returns_to_the_apex) {
+    const char* dp30 = "materials.clay.plasticity={\"model\":\"drucker_prager\","
+                       "\"friction_angle\":30,\"cohesion\":500}";
+    const char* sets[] = {dp30};
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_indent, sets, 1));
+    pd_particles* p = &t.world->particles;
+    for (size_t i = 0; i < p->count; ++i)
+        p->pos[i] = pd_v3_scale(p->rest[i], 1.01);
+    pd_ppd_state* s = pd_test_ppd(&t);
+    const pd_ppd_material* m = &s->mat[0];
+    pd_real i1_before, j2_before;
+    size_t centre = p->count / 2;
+    pd_ppd_stress_invariants(s, p->pos, (uint32_t)centre, &i1_before, &j2_before);
+    pd_error err = {0};
+    PD_REQUIRE(pd_ppd_plastic_flow(s, t.world, &err) == PD_OK);
+    double worst_lim = 0, worst_j2 = 0;
+    int interior = 0;
+    for (size_t i = 0; i < p->count; ++i) {
+        pd_vec3 r = p->rest[i];
+        if (r.x < 0.02 || r.x > 0.08 || r.y < 0.015 || r.y > 0.025 || r.z < 0.02 || r.z > 0.08)
+            continue;
+        pd_real i1, sj2;
+        pd_ppd_stress_invariants(s, p->pos, (uint32_t)i, &i1, &sj2);
+        worst_lim = fmax(worst_lim, fabs(m->yield_a + m->yield_b * i1));
+        worst_j2 = fmax(worst_j2, sj2);
+        interior++;
+    }
+    printf("  before: I1 %.4g Pa, A + B I1 %.4g Pa; after, over %d interior particles: "
+           "|A + B I1| at most %.3g Pa, sqrt(J2) at most %.3g Pa (A = %.4g Pa)\n",
+           i1_before, m->yield_a + m->yield_b * i1_before, interior, worst_lim, worst_j2,
+           m->yield_a);
+    PD_CHECK(m->yield_a + m->yield_b * i1_before < -m->yield_a); /* well past the apex */
+    PD_CHECK(interior > 50);
+    PD_CHECK_NEAR(worst_lim, 0, 0.02 * m->yield_a);
+    pd_test_sim_close(&t);
+}
