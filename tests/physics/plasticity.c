@@ -7,6 +7,7 @@
  * (its dent at rest below 2 % of the loaded one). */
 #include "projective_pd_support.h"
 #include "core/alloc.h"
+#include "world/fields.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 
 static const char* k_indent =
@@ -42,16 +43,22 @@ static double dent_depth(const pd_particles* p) {
 }
 
 /* Largest (sqrt(J2) - A) / A over the particles, A = 1 kPa / sqrt(3) the von Mises limit
- * (B = 0), and the largest plastic strain. */
+ * (B = 0), and the largest plastic strain as the method publishes it (the `plastic_strain`
+ * output attribute, world/fields.h). */
 static double worst_excess(pd_test_sim* t, double* max_plastic) {
     pd_ppd_state* s = pd_test_ppd(t);
     const pd_vec3* y = t->world->particles.pos;
+    pd_field field;
+    pd_error err = {0};
+    int got = pd_world_fields(t->world, PD_ATTR_PLASTIC_STRAIN, &field, &err);
+    const pd_real* ep = got == 1 ? field.data : NULL;
     double worst = -1;
-    *max_plastic = 0;
+    *max_plastic = ep ? 0 : -1; /* -1: not published */
     for (size_t i = 0; i < s->n; ++i) {
         pd_real limit, ex = pd_ppd_yield_excess(s, y, (uint32_t)i, &limit), a = 1000 / sqrt(3.0);
         worst = fmax(worst, (ex + limit - a) / a); /* sqrt(J2) = ex + limit */
-        *max_plastic = fmax(*max_plastic, s->plastic_strain[i]);
+        if (ep)
+            *max_plastic = fmax(*max_plastic, ep[i]);
     }
     return worst;
 }
