@@ -55,6 +55,8 @@ static const char* param_type(pd_param_type t) {
             return "[n] number";
         case PD_PARAM_STRING:
             return "string";
+        case PD_PARAM_BLOCK:
+            return "object";
     }
     return "?";
 }

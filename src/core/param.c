@@ -62,6 +62,8 @@ pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, 
             return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a list of numbers (%s)", p->unit);
         case PD_PARAM_STRING:
             return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a string");
+        case PD_PARAM_BLOCK:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an object");
     }
     if (value < p->min || value > p->max)
         return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a value in [%g, %g] (%s), got %g",

@@ -22,6 +22,8 @@ typedef enum pd_param_type {
     PD_PARAM_VEC3,   /* [x, y, z], e.g. an anisotropy direction */
     PD_PARAM_REALS,  /* [a, b, ...], at most PD_PARAM_MAX_REALS numbers */
     PD_PARAM_STRING, /* free text of at most PD_PARAM_STRING_MAX - 1 characters */
+    PD_PARAM_BLOCK,  /* a JSON object grouping the rows named "<block>.<key>" after it; its int
+                      * is 1 when the scene gives the block, 0 (the default) otherwise */
 } pd_param_type;
 
 #define PD_PARAM_MAX_REALS  16

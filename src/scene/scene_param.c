@@ -62,6 +62,8 @@ static pd_status wrong_type(const pd_param_info* p, const cJSON* item, const cha
                            unit, found);
         case PD_PARAM_STRING:
             return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a string, got %s", found);
+        case PD_PARAM_BLOCK:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an object, got %s", found);
         case PD_PARAM_REAL:
             break;
     }
@@ -114,6 +116,7 @@ pd_status pd_scene_read_key(const pd_scene_table* t, const char* name, const cJS
             return pd_json_string(obj, name, path, required, field,
                                   k->size ? k->size : PD_PARAM_STRING_MAX, err);
         case PD_PARAM_REALS:
+        case PD_PARAM_BLOCK:
             break;
     }
     return PD_OK;
