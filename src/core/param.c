@@ -25,6 +25,7 @@ void pd_params_set_defaults(const pd_param_table* t, void* blob) {
                 break;
             case PD_PARAM_REALS: /* empty */
             case PD_PARAM_STRING:
+            case PD_PARAM_BLOCK: /* 0 until a scene gives the block, whatever def says */
                 break;
             default:
                 *(int*)field(p, blob) = (int)p->def;
@@ -36,6 +37,50 @@ const pd_param_info* pd_param_find(const pd_param_table* t, const char* name) {
     for (int i = 0; t && i < t->count; ++i)
         if (strcmp(t->params[i].name, name) == 0)
             return &t->params[i];
+    return NULL;
+}
+
+int pd_param_in_block(const pd_param_info* p, const char* block) {
+    const char* dot = strchr(p->name, '.');
+    if (!block)
+        return dot == NULL;
+    size_t n = strlen(block);
+    return dot && (size_t)(dot - p->name) == n && strncmp(p->name, block, n) == 0 &&
+           !strchr(dot + 1, '.');
+}
+
+const char* pd_param_key(const pd_param_info* p) {
+    const char* dot = strchr(p->name, '.');
+    return dot ? dot + 1 : p->name;
+}
+
+const pd_param_info* pd_param_find_key(const pd_param_table* t, const char* block,
+                                       const char* key) {
+    for (int i = 0; t && i < t->count; ++i)
+        if (pd_param_in_block(&t->params[i], block) &&
+            strcmp(pd_param_key(&t->params[i]), key) == 0)
+            return &t->params[i];
+    return NULL;
+}
+
+/* 1 when a BLOCK row named like the block of "<block>.<key>" row i comes before it. */
+static int block_before(const pd_param_table* t, int i) {
+    const pd_param_info* p = &t->params[i];
+    for (int j = 0; j < i; ++j) {
+        const pd_param_info* b = &t->params[j];
+        if (b->type == PD_PARAM_BLOCK && pd_param_in_block(p, b->name))
+            return 1;
+    }
+    return 0;
+}
+
+const pd_param_info* pd_param_misplaced_row(const pd_param_table* t) {
+    for (int i = 0; t && i < t->count; ++i) {
+        const pd_param_info* p = &t->params[i];
+        int top = pd_param_in_block(p, NULL);
+        if ((p->type == PD_PARAM_BLOCK && !top) || (!top && !block_before(t, i)))
+            return p;
+    }
     return NULL;
 }
 

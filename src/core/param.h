@@ -1,9 +1,10 @@
 /* Parameter tables: a method declares each of its options once (name, type, default, range,
  * unit, doc) and the table drives JSON parsing (unknown keys rejected), `--set` overrides,
  * defaults, and the generated docs/scene-format.md. Values live in a plain struct at
- * `offset`: pd_real for REAL, int for INT, BOOL and ENUM (the index into `choices`), pd_vec3
- * for VEC3, pd_param_reals for REALS (a list such as Prony moduli or basis coefficients),
- * char[PD_PARAM_STRING_MAX] for STRING. min and max bound every number of a VEC3 or REALS.
+ * `offset`: pd_real for REAL, int for INT, BOOL, ENUM (the index into `choices`) and BLOCK
+ * (1 when the scene gives the block), pd_vec3 for VEC3, pd_param_reals for REALS (a list
+ * such as Prony moduli or basis coefficients), char[PD_PARAM_STRING_MAX] for STRING. min and
+ * max bound every number of a VEC3 or REALS.
  * The scene format's common keys (time, bodies, colliders, output, ...) are rows of this type
  * too, wrapped with what only they need (open bounds, required, rule text) in
  * scene/scene_tables.h. */
@@ -53,6 +54,22 @@ typedef struct pd_param_table {
 
 void pd_params_set_defaults(const pd_param_table* t, void* blob);
 const pd_param_info* pd_param_find(const pd_param_table* t, const char* name);
+
+/* Blocks: the rows named "<block>.<key>" are the keys of the JSON object given under the
+ * BLOCK row "<block>", so one table describes two levels of JSON and each level accepts only
+ * its own keys. */
+
+/* 1 when row p is a key of the object `block` (NULL: of the table's own object, i.e. a name
+ * without a '.'); "<block>.<key>" rows are one level deep only. */
+int pd_param_in_block(const pd_param_info* p, const char* block);
+/* The JSON key of row p inside its object: "hardening" for "granular.hardening". */
+const char* pd_param_key(const pd_param_info* p);
+/* The row read from JSON key `key` of the object `block` (NULL: the table's own object). */
+const pd_param_info* pd_param_find_key(const pd_param_table* t, const char* block, const char* key);
+/* NULL when the table's blocks are well formed (a BLOCK row has no '.'; a row with a '.' has
+ * exactly one and follows its BLOCK row); else the first row that is not, which no parser
+ * would ever read. */
+const pd_param_info* pd_param_misplaced_row(const pd_param_table* t);
 
 /* Sets a numeric value (REAL, INT, BOOL as 0/1), checking type and range; `path` names the
  * JSON path for errors. */

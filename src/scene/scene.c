@@ -63,12 +63,7 @@ static pd_status parse_solver(const cJSON* root, pd_scene* s, pd_error* err) {
     if (!item)
         return PD_OK;
     PD_JTRY(pd_json_check_object(item, "solver", "", t, err));
-    for (const cJSON* c = item->child; c; c = c->next) {
-        char path[PD_JPATH_MAX];
-        pd_jpath_key(path, "solver", c->string);
-        PD_JTRY(pd_json_param(pd_param_find(t, c->string), c, s->solver_params, path, err));
-    }
-    return PD_OK;
+    return pd_json_params(item, "solver", t, s->solver_params, err);
 }
 
 static pd_status parse_time(const cJSON* root, pd_world_def* w, pd_error* err) {

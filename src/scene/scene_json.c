@@ -91,25 +91,37 @@ void pd_json_choice_list(const char* choices, char* out, size_t cap) {
     }
 }
 
-/* "a, b, c" from the allowed list plus the keys of an optional parameter table. */
-static void valid_keys(const char* allowed, const pd_param_table* extra, char* out, size_t cap) {
+/* "a, b, c" from the allowed list plus the keys of `extra` that belong to the object `block`
+ * (NULL: the table's own object). */
+static void valid_keys(const char* allowed, const pd_param_table* extra, const char* block,
+                       char* out, size_t cap) {
     pd_json_choice_list(allowed, out, cap);
     for (int i = 0; extra && i < extra->count; ++i) {
         size_t used = strlen(out);
-        snprintf(out + used, cap - used, "%s%s", used ? ", " : "", extra->params[i].name);
+        if (pd_param_in_block(&extra->params[i], block))
+            snprintf(out + used, cap - used, "%s%s", used ? ", " : "",
+                     pd_param_key(&extra->params[i]));
     }
 }
 
-pd_status pd_json_check_object(const cJSON* item, const char* path, const char* allowed,
-                               const pd_param_table* extra, pd_error* err) {
+/* pd_json_check_object at the level `block` of `extra`: a block's keys are accepted only
+ * inside it, and its object's keys only outside. */
+static pd_status check_members(const cJSON* item, const char* path, const char* allowed,
+                               const pd_param_table* extra, const char* block, pd_error* err) {
     char found[96], keys[600], child[PD_JPATH_MAX];
-    if (!cJSON_IsObject(item))
-        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an object, got %s",
-                       pd_json_describe(item, found, sizeof found));
+    if (!cJSON_IsObject(item)) {
+        pd_json_describe(item, found, sizeof found);
+        if (!block)
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an object, got %s", found);
+        valid_keys(allowed, extra, block, keys, sizeof keys);
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an object%s%s, got %s",
+                       keys[0] ? " with keys " : "", keys, found);
+    }
     for (const cJSON* c = item->child; c; c = c->next) {
         pd_jpath_key(child, path, c->string);
-        if (pd_json_choice_index(allowed, c->string) < 0 && !pd_param_find(extra, c->string)) {
-            valid_keys(allowed, extra, keys, sizeof keys);
+        if (pd_json_choice_index(allowed, c->string) < 0 &&
+            !pd_param_find_key(extra, block, c->string)) {
+            valid_keys(allowed, extra, block, keys, sizeof keys);
             return pd_fail(err, PD_ERR_BAD_SCENE, child, "unknown key \"%s\"; valid keys: %s",
                            c->string, keys);
         }
@@ -119,6 +131,16 @@ pd_status pd_json_check_object(const cJSON* item, const char* path, const char* 
                                c->string);
     }
     return PD_OK;
+}
+
+pd_status pd_json_check_object(const cJSON* item, const char* path, const char* allowed,
+                               const pd_param_table* extra, pd_error* err) {
+    return check_members(item, path, allowed, extra, NULL, err);
+}
+
+pd_status pd_json_check_block(const cJSON* item, const char* path, const pd_param_table* t,
+                              const char* block, pd_error* err) {
+    return check_members(item, path, "", t, block, err);
 }
 
 /* The member `key`, or NULL; fails only for a missing required key. */

@@ -49,10 +49,14 @@ void pd_jpath_index(char* out, const char* parent, int index);
 /* A short description of a JSON value for messages: `the string "abc"`, `an array of 2`. */
 const char* pd_json_describe(const cJSON* item, char* buf, size_t cap);
 
-/* Requires `item` to be an object whose keys are all in `allowed` ("a|b|c") or in `extra`
- * (may be NULL), with no key repeated. */
+/* Requires `item` to be an object whose keys are all in `allowed` ("a|b|c") or rows of
+ * `extra` (may be NULL) outside its blocks, with no key repeated. */
 pd_status pd_json_check_object(const cJSON* item, const char* path, const char* allowed,
                                const pd_param_table* extra, pd_error* err);
+/* The same for the object given under the BLOCK row `block` of t: its keys are the rows
+ * "<block>.<key>"; a value that is no object is refused naming them. */
+pd_status pd_json_check_block(const cJSON* item, const char* path, const pd_param_table* t,
+                              const char* block, pd_error* err);
 
 /* Member `key` of `obj`; a missing required key is an error, a missing optional key leaves
  * *out untouched. `path` is the path of `obj`. */
@@ -86,6 +90,14 @@ void pd_json_choice_list(const char* choices, char* out, size_t cap);
  * or string. Errors name `path` (for a list element, `path[k]`) and what was expected. */
 pd_status pd_json_param(const pd_param_info* p, const cJSON* item, void* blob, const char* path,
                         pd_error* err);
+
+/* Every row of t read from `obj` (whose path is `path`) into blob: the rows outside blocks
+ * from obj's members, and for each BLOCK row that obj gives, its flag (1) and its rows from
+ * that object, which must hold nothing else. Absent keys keep their values in blob (the
+ * defaults). obj's own unknown keys are the caller's to refuse (pd_json_check_object with t
+ * as `extra`), since an object such as a material mixes t's rows with other keys. */
+pd_status pd_json_params(const cJSON* obj, const char* path, const pd_param_table* t, void* blob,
+                         pd_error* err);
 
 /* The line (from 1) where `path` appears in the JSON `text`, or of its nearest enclosing
  * path that does; 0 when the text cannot be scanned. */

@@ -132,7 +132,8 @@ static pd_status parse_viscoelasticity(const cJSON* obj, const char* path, pd_ma
     return PD_OK;
 }
 
-/* The method's material keys, stored in m->method_params by its table (any parameter type). */
+/* The method's material keys, stored in m->method_params by its table (any parameter type,
+ * blocks as nested objects). */
 static pd_status parse_method_params(const cJSON* obj, const char* path, const pd_scene* s,
                                      pd_material_def* m, pd_error* err) {
     const pd_param_table* t = s->solver->material_params;
@@ -142,16 +143,7 @@ static pd_status parse_method_params(const cJSON* obj, const char* path, const p
         return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path,
                        "method %s declares more material parameters than fit", s->method);
     pd_params_set_defaults(t, m->method_params);
-    for (int i = 0; i < t->count; ++i) {
-        const pd_param_info* p = &t->params[i];
-        const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, p->name);
-        char child[PD_JPATH_MAX];
-        if (!item)
-            continue;
-        pd_jpath_key(child, path, p->name);
-        PD_JTRY(pd_json_param(p, item, m->method_params, child, err));
-    }
-    return PD_OK;
+    return pd_json_params(obj, path, t, m->method_params, err);
 }
 
 static pd_status parse_material(const cJSON* obj, const char* path, const pd_scene* s,

@@ -1,6 +1,7 @@
 /* Keys declared in parameter tables (a method's `solver` keys and material keys, and the scene
  * format's common keys of scene_tables.h), read from JSON by their declared type, so that one
- * reader serves every table (scene_json.h). */
+ * reader serves every table (scene_json.h); a method's BLOCK rows are read as nested objects of
+ * their "<block>.<key>" rows. */
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +73,9 @@ static pd_status wrong_type(const pd_param_info* p, const cJSON* item, const cha
 
 pd_status pd_json_param(const pd_param_info* p, const cJSON* item, void* blob, const char* path,
                         pd_error* err) {
+    if (p->type == PD_PARAM_BLOCK && cJSON_IsObject(item)) /* its keys are other rows */
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path,
+                       "block %s is read with its table (pd_json_params)", p->name);
     int list = p->type == PD_PARAM_VEC3 || p->type == PD_PARAM_REALS;
     if (cJSON_IsNumber(item) && !list && p->type != PD_PARAM_BOOL && p->type != PD_PARAM_STRING)
         return pd_param_set_number(p, blob, item->valuedouble, path, err);
@@ -86,6 +90,40 @@ pd_status pd_json_param(const pd_param_info* p, const cJSON* item, void* blob, c
     return wrong_type(p, item, path, err);
 }
 
+static pd_status read_rows(const cJSON* obj, const char* path, const pd_param_table* t,
+                           const char* block, void* blob, pd_error* err);
+
+/* The object given under BLOCK row p: only its own keys, then its rows, and its flag. */
+static pd_status read_block(const pd_param_info* p, const cJSON* item, const char* path,
+                            const pd_param_table* t, void* blob, pd_error* err) {
+    PD_JTRY(pd_json_check_block(item, path, t, p->name, err));
+    *(int*)((char*)blob + p->offset) = 1;
+    return read_rows(item, path, t, p->name, blob, err);
+}
+
+/* The rows of object `block` (NULL: the table's own) that obj gives. */
+static pd_status read_rows(const cJSON* obj, const char* path, const pd_param_table* t,
+                           const char* block, void* blob, pd_error* err) {
+    for (int i = 0; i < t->count; ++i) {
+        const pd_param_info* p = &t->params[i];
+        const cJSON* item = pd_param_in_block(p, block)
+                                ? cJSON_GetObjectItemCaseSensitive(obj, pd_param_key(p))
+                                : NULL;
+        char child[PD_JPATH_MAX];
+        if (!item)
+            continue;
+        pd_jpath_key(child, path, pd_param_key(p));
+        PD_JTRY(p->type == PD_PARAM_BLOCK ? read_block(p, item, child, t, blob, err)
+                                          : pd_json_param(p, item, blob, child, err));
+    }
+    return PD_OK;
+}
+
+pd_status pd_json_params(const cJSON* obj, const char* path, const pd_param_table* t, void* blob,
+                         pd_error* err) {
+    return t ? read_rows(obj, path, t, NULL, blob, err) : PD_OK;
+}
+
 /* A row that names no key is a mistake of the code, not of the scene. */
 static pd_status no_row(const char* name, const char* path, pd_error* err) {
     return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "key %s has no row in the scene's tables",
@@ -97,7 +135,8 @@ pd_status pd_scene_read_key(const pd_scene_table* t, const char* name, const cJS
     const pd_scene_key* k = pd_scene_key_find(t, name);
     if (!k)
         return no_row(name, path, err);
-    if ((k->flags & PD_KEY_BY_HAND) || k->p.type == PD_PARAM_REALS) /* not a plain field */
+    if ((k->flags & PD_KEY_BY_HAND) || k->p.type == PD_PARAM_REALS ||
+        k->p.type == PD_PARAM_BLOCK) /* not a plain field */
         return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "key %s is read by its own code", name);
     void* field = (char*)blob + k->p.offset;
     required = required || (k->flags & PD_KEY_REQUIRED);

@@ -54,7 +54,8 @@ typedef struct pd_solver_vtable {
     const char* name;                      /* method key in the scene */
     const char* paper;                     /* "He, Wang, Wu 2017, Projective Peridynamics" */
     const pd_param_table* params;          /* keys of the scene's `solver` object */
-    const pd_param_table* material_params; /* method keys inside a material (REAL only) */
+    const pd_param_table* material_params; /* method keys inside a material (any type; BLOCK
+                                            * rows are nested objects of their rows) */
     /* Refuses a material the method cannot honour (e.g. a Poisson ratio); path is the JSON
      * path of the material for the message. */
     pd_status (*check_material)(const pd_material_def* m, const void* params, const char* path,

@@ -7,6 +7,7 @@
 
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
+#include "solvers/solver.h"
 #include "test.h"
 
 typedef struct kinds {
@@ -112,4 +113,140 @@ PD_TEST(wrong_values_name_their_path) {
         wrong += !named;
     }
     PD_CHECK(wrong == 0);
+}
+
+/* ---- blocks: a BLOCK row is a JSON object whose keys are the rows "<block>.<key>" ---- */
+
+typedef struct sand {
+    int granular; /* block flags */
+    int fibres;
+    pd_real stiffness;
+    pd_real hardening;
+    int model;
+    pd_vec3 direction;
+    pd_real fibre_stiffness;
+} sand;
+
+/* Rows of a block declared apart from it, and a block key ("fibres.stiffness") that shares
+ * its name with a top-level row: the level decides which row a key is. */
+#define S(f) offsetof(sand, f)
+static const pd_param_info k_sand_rows[] = {
+    {"granular", PD_PARAM_BLOCK, S(granular), 0, 0, 0, "-", NULL, "a block"},
+    {"stiffness", PD_PARAM_REAL, S(stiffness), 2, 0, 10, "Pa", NULL, "a top-level number"},
+    {"granular.hardening", PD_PARAM_REAL, S(hardening), 10, 0, 100, "1", NULL, "in the block"},
+    {"fibres", PD_PARAM_BLOCK, S(fibres), 0, 0, 0, "-", NULL, "another block"},
+    {"granular.model", PD_PARAM_ENUM, S(model), 0, 0, 0, "-", "dry|wet", "in the block"},
+    {"fibres.direction", PD_PARAM_VEC3, S(direction), 0, -1, 1, "1", NULL, "in the other"},
+    {"fibres.stiffness", PD_PARAM_REAL, S(fibre_stiffness), 5, 0, 10, "Pa", NULL, "same key"},
+};
+static const pd_param_table k_sand = {k_sand_rows, 7, sizeof(sand)};
+
+/* A material holding `density` and the rows of k_sand, read as the scene reads a material's
+ * method keys: its own keys checked, then every row. */
+static pd_status read_sand(const char* json, sand* out, pd_error* err) {
+    pd_params_set_defaults(&k_sand, out);
+    cJSON* root = cJSON_Parse(json);
+    if (!root)
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, "", "the test's JSON does not parse");
+    pd_status st = pd_json_check_object(root, "materials.sand", "density", &k_sand, err);
+    if (st == PD_OK)
+        st = pd_json_params(root, "materials.sand", &k_sand, out, err);
+    cJSON_Delete(root);
+    return st;
+}
+
+/* Fails when the flag is not set, a nested key is not read, or a block key is looked up without
+ * its block (fibres.stiffness landing in the top-level stiffness). */
+PD_TEST(block_sets_its_flag_and_nested_values) {
+    sand a;
+    pd_error err = {0};
+    PD_REQUIRE(read_sand("{\"density\": 1, \"granular\": {\"hardening\": 40, \"model\": \"wet\"},"
+                         "\"fibres\": {\"stiffness\": 3, \"direction\": [0, 1, 0]}}",
+                         &a, &err) == PD_OK);
+    PD_CHECK(a.granular == 1 && a.fibres == 1);
+    PD_CHECK(a.hardening == 40 && a.model == 1);
+    PD_CHECK(a.fibre_stiffness == 3 && a.stiffness == 2);
+    PD_CHECK(a.direction.x == 0 && a.direction.y == 1 && a.direction.z == 0);
+}
+
+/* Fails when a block's flag is set without the block, or its keys lose their defaults. */
+PD_TEST(absent_block_leaves_flag_zero_and_defaults) {
+    sand a;
+    pd_error err = {0};
+    PD_REQUIRE(read_sand("{\"stiffness\": 4}", &a, &err) == PD_OK);
+    PD_CHECK(a.granular == 0 && a.fibres == 0 && a.stiffness == 4);
+    PD_CHECK(a.hardening == 10 && a.model == 0 && a.fibre_stiffness == 5);
+    PD_REQUIRE(read_sand("{\"granular\": {}}", &a, &err) == PD_OK); /* given, with its defaults */
+    PD_CHECK(a.granular == 1 && a.fibres == 0 && a.hardening == 10 && a.model == 0);
+}
+
+/* Each wrong block is refused at its JSON path, listing the keys supported there (only the
+ * block's inside it, none of them outside it). */
+PD_TEST(block_errors_name_their_path_and_keys) {
+    static const struct {
+        const char* json;
+        const char* path;
+        const char* words;
+    } k_bad[] = {
+        {"{\"granular\": {\"hardenin\": 1}}", "materials.sand.granular.hardenin",
+         "unknown key \"hardenin\"; valid keys: hardening, model"},
+        {"{\"hardening\": 1}", "materials.sand.hardening",
+         "valid keys: density, granular, stiffness, fibres"},
+        {"{\"granular.hardening\": 1}", "materials.sand.granular.hardening", "unknown key"},
+        {"{\"fibres\": {\"hardening\": 1}}", "materials.sand.fibres.hardening",
+         "valid keys: direction, stiffness"},
+        {"{\"granular\": {\"granular\": {}}}", "materials.sand.granular.granular", "unknown key"},
+        {"{\"granular\": 5}", "materials.sand.granular",
+         "expected an object with keys hardening, model, got the number 5"},
+        {"{\"granular\": [1]}", "materials.sand.granular", "expected an object with keys"},
+        {"{\"granular\": {\"hardening\": 200}}", "materials.sand.granular.hardening", "[0, 100]"},
+        {"{\"granular\": {\"hardening\": \"x\"}}", "materials.sand.granular.hardening",
+         "expected a number"},
+        {"{\"granular\": {\"model\": \"moist\"}}", "materials.sand.granular.model", "dry"},
+        {"{\"fibres\": {\"direction\": [0, 1]}}", "materials.sand.fibres.direction",
+         "expected 3 numbers"},
+        {"{\"granular\": {\"model\": \"dry\", \"model\": \"wet\"}}",
+         "materials.sand.granular.model", "given twice"},
+    };
+    int wrong = 0;
+    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
+        sand a;
+        pd_error err = {0};
+        pd_status st = read_sand(k_bad[k].json, &a, &err);
+        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, k_bad[k].path) == 0 &&
+                    strstr(err.message, k_bad[k].words) != NULL;
+        printf("  %s %s -> %s: %s\n", named ? "ok  " : "FAIL", k_bad[k].json, err.path,
+               err.message);
+        wrong += !named;
+    }
+    PD_CHECK(wrong == 0);
+}
+
+/* A "<block>.<key>" row is read only inside its block, so a row before its block, two levels
+ * deep, or a block with a '.' would never be read: such tables are found, and every registered
+ * method's tables are free of them. */
+PD_TEST(block_tables_are_well_formed) {
+    PD_CHECK(pd_param_misplaced_row(&k_sand) == NULL);
+    static const pd_param_info k_early[] = {
+        {"g.a", PD_PARAM_REAL, 0, 0, 0, 1, "1", NULL, "before its block"},
+        {"g", PD_PARAM_BLOCK, 0, 0, 0, 0, "-", NULL, "block"},
+    };
+    static const pd_param_info k_deep[] = {
+        {"g", PD_PARAM_BLOCK, 0, 0, 0, 0, "-", NULL, "block"},
+        {"g.a.b", PD_PARAM_REAL, 0, 0, 0, 1, "1", NULL, "two dots"},
+    };
+    static const pd_param_info k_dotted[] = {
+        {"g", PD_PARAM_BLOCK, 0, 0, 0, 0, "-", NULL, "block"},
+        {"g.h", PD_PARAM_BLOCK, 0, 0, 0, 0, "-", NULL, "a block in a block"},
+    };
+    const pd_param_table early = {k_early, 2, sizeof(int)}, deep = {k_deep, 2, sizeof(int)},
+                         dotted = {k_dotted, 2, sizeof(int)};
+    PD_CHECK(pd_param_misplaced_row(&early) == &k_early[0]);
+    PD_CHECK(pd_param_misplaced_row(&deep) == &k_deep[1]);
+    PD_CHECK(pd_param_misplaced_row(&dotted) == &k_dotted[1]);
+    const pd_solver_vtable* const* all = pd_solver_all();
+    for (int i = 0; all[i]; ++i) {
+        PD_CHECK(pd_param_misplaced_row(all[i]->params) == NULL);
+        PD_CHECK(pd_param_misplaced_row(all[i]->material_params) == NULL);
+    }
 }
