@@ -51,7 +51,8 @@ cJSON* pd_scene_to_json(const pd_scene* s);
 pd_status pd_scene_apply_override(cJSON* root, const char* text, pd_error* err);
 
 /* Writes every key of a parameter table with its value in `blob` into `obj` (the resolved
- * scene: `solver` and the method's material keys), in a form pd_json_param reads back. */
+ * scene: `solver` and the method's material keys), in a form pd_json_params reads back: a
+ * block as a nested object with all its keys when it was given, not at all otherwise. */
 void pd_scene_add_params(cJSON* obj, const pd_param_table* t, const void* blob);
 
 #endif

@@ -51,44 +51,60 @@ static void add_choice(cJSON* obj, const char* key, const char* choices, int ind
     cJSON_AddStringToObject(obj, key, name);
 }
 
-/* Values of a parameter table as JSON members of obj. */
-static void add_param(cJSON* obj, const pd_param_info* p, const void* blob) {
+/* The value of row p as member `key` of obj. */
+static void add_param(cJSON* obj, const char* key, const pd_param_info* p, const void* blob) {
     const void* value = pd_param_value(p, blob);
     switch (p->type) {
         case PD_PARAM_BOOL:
-            cJSON_AddBoolToObject(obj, p->name, *(const int*)value != 0);
+            cJSON_AddBoolToObject(obj, key, *(const int*)value != 0);
             return;
         case PD_PARAM_ENUM:
-            add_choice(obj, p->name, p->choices, *(const int*)value);
+            add_choice(obj, key, p->choices, *(const int*)value);
             return;
         case PD_PARAM_VEC3:
-            add_vec3(obj, p->name, *(const pd_vec3*)value);
+            add_vec3(obj, key, *(const pd_vec3*)value);
             return;
         case PD_PARAM_REALS: {
             const pd_param_reals* r = value;
             double v[PD_PARAM_MAX_REALS];
             for (int k = 0; k < r->count; ++k)
                 v[k] = r->v[k];
-            cJSON_AddItemToObject(obj, p->name, number_array(v, r->count));
+            cJSON_AddItemToObject(obj, key, number_array(v, r->count));
             return;
         }
         case PD_PARAM_STRING:
-            cJSON_AddStringToObject(obj, p->name, value);
+            cJSON_AddStringToObject(obj, key, value);
             return;
         default:
-            add_number(obj, p->name, pd_param_get_number(p, blob));
+            add_number(obj, key, pd_param_get_number(p, blob));
+    }
+}
+
+/* The rows of object `block` (NULL: the table's own) as members of obj. A block is written
+ * only when the scene gave it: its flag is its presence, so writing an absent one would read
+ * back as given. */
+static void add_rows(cJSON* obj, const pd_param_table* t, const char* block, const void* blob) {
+    for (int i = 0; i < t->count; ++i) {
+        const pd_param_info* p = &t->params[i];
+        if (!pd_param_in_block(p, block))
+            continue;
+        if (p->type != PD_PARAM_BLOCK)
+            add_param(obj, pd_param_key(p), p, blob);
+        else if (*(const int*)pd_param_value(p, blob))
+            add_rows(cJSON_AddObjectToObject(obj, p->name), t, p->name, blob);
     }
 }
 
 void pd_scene_add_params(cJSON* obj, const pd_param_table* t, const void* blob) {
-    for (int i = 0; t && i < t->count; ++i)
-        add_param(obj, &t->params[i], blob);
+    if (t)
+        add_rows(obj, t, NULL, blob);
 }
 
 void pd_scene_write_key(cJSON* obj, const pd_scene_table* t, const char* name, const void* blob) {
     const pd_scene_key* k = pd_scene_key_find(t, name);
-    if (k && k->p.type != PD_PARAM_REALS) /* lists are written by hand */
-        add_param(obj, &k->p, blob);
+    /* lists are written by hand; blocks are no field of the common tables */
+    if (k && k->p.type != PD_PARAM_REALS && k->p.type != PD_PARAM_BLOCK)
+        add_param(obj, k->p.name, &k->p, blob);
 }
 
 /* Keys of table t, in the order given, with their values in blob. */

@@ -222,6 +222,34 @@ PD_TEST(block_errors_name_their_path_and_keys) {
     PD_CHECK(wrong == 0);
 }
 
+/* The resolved form nests a given block with all its keys and omits an absent one; both read
+ * back equal. Fails when a block is written flat, written when absent (it would read back as
+ * given), or written without the keys left at their defaults. */
+PD_TEST(block_resolved_form_reads_back) {
+    static const char* const k_json[] = {
+        "{\"granular\": {\"hardening\": 40}, \"stiffness\": 4}",
+        "{\"fibres\": {\"direction\": [0, 0.6, 0.8]}}",
+    };
+    for (int i = 0; i < 2; ++i) {
+        sand a, b;
+        pd_error err = {0};
+        PD_REQUIRE(read_sand(k_json[i], &a, &err) == PD_OK);
+        cJSON* out = cJSON_CreateObject();
+        pd_scene_add_params(out, &k_sand, &a);
+        char* text = cJSON_PrintUnformatted(out);
+        printf("  resolved: %s\n", text);
+        const char* nested = i == 0 ? "\"granular\":{\"hardening\":40,\"model\":\"dry\"}"
+                                    : "\"fibres\":{\"direction\":[0,0.6,0.8],\"stiffness\":5}";
+        PD_CHECK(strstr(text, nested) != NULL);
+        PD_CHECK(strstr(text, i == 0 ? "\"fibres\"" : "\"granular\"") == NULL);
+        PD_CHECK(strstr(text, "granular.") == NULL && strstr(text, "fibres.") == NULL);
+        PD_CHECK(read_sand(text, &b, &err) == PD_OK);
+        PD_CHECK(memcmp(&a, &b, sizeof a) == 0);
+        cJSON_free(text);
+        cJSON_Delete(out);
+    }
+}
+
 /* A "<block>.<key>" row is read only inside its block, so a row before its block, two levels
  * deep, or a block with a '.' would never be read: such tables are found, and every registered
  * method's tables are free of them. */

@@ -2,6 +2,7 @@
  * documented defaults, `--set` overrides land before validation, the resolved JSON parses back
  * to the same scene, and nothing stays allocated. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,7 +327,8 @@ static int same_material(const pd_material_def* a, const pd_material_def* b) {
                a->yield_stress == b->yield_stress && a->prony_count == b->prony_count;
     for (int k = 0; same && k < a->prony_count; ++k)
         same = a->prony_moduli[k] == b->prony_moduli[k] && a->prony_times[k] == b->prony_times[k];
-    return same;
+    /* the method's keys, blocks included (both start from the same zeroed defaults) */
+    return same && memcmp(a->method_params, b->method_params, sizeof a->method_params) == 0;
 }
 
 /* Counts differing fields between two parsed scenes (exact comparison). */
@@ -379,10 +381,11 @@ PD_TEST(scene_resolved_round_trip) {
     char dir[256];
     make_mesh_dir(dir, sizeof dir);
     PD_REQUIRE(dir[0]);
-    const char* sets[] = {"gravity=[0.1, -9.7, 0.3]", "materials.rubber.poisson_ratio=0.3"};
+    const char* sets[] = {"gravity=[0.1, -9.7, 0.3]", "materials.rubber.poisson_ratio=0.3",
+                          "materials.sand.deviatoric_scale=2"};
     pd_scene a, b, c;
     pd_error err;
-    PD_REQUIRE(parse(k_full, dir, sets, 2, &a, &err) == PD_OK);
+    PD_REQUIRE(parse(k_full, dir, sets, 3, &a, &err) == PD_OK);
     PD_REQUIRE(a.resolved_json != NULL);
     PD_CHECK(strstr(a.resolved_json, "\"peridot_version\"") != NULL);
     PD_CHECK(strstr(a.resolved_json, pd_version()) != NULL);
@@ -405,6 +408,133 @@ PD_TEST(scene_resolved_round_trip) {
     pd_scene_free(&c);
     pd_scene_free(&a);
     remove_mesh_dir(dir);
+}
+
+/* ---- a method's material blocks, through the material parser and the resolved scene. No
+ * registered method declares a block yet, so a stand-in method does. ---- */
+
+typedef struct granular_params {
+    pd_real friction;
+    int granular; /* 1: the block is given */
+    pd_real hardening;
+    pd_real cohesion_scale;
+} granular_params;
+
+#define G(f) offsetof(granular_params, f)
+static const pd_param_info k_granular_rows[] = {
+    {"friction", PD_PARAM_REAL, G(friction), 0.5, 0, 10, "1", NULL, "a flat key"},
+    {"granular", PD_PARAM_BLOCK, G(granular), 0, 0, 0, "-", NULL, "a block"},
+    {"granular.hardening", PD_PARAM_REAL, G(hardening), 10, 0, 100, "1", NULL, "in the block"},
+    {"granular.cohesion_scale", PD_PARAM_REAL, G(cohesion_scale), 1, 0, 5, "1", NULL, "too"},
+};
+static const pd_param_table k_granular_table = {k_granular_rows, 4, sizeof(granular_params)};
+static const pd_solver_vtable k_granular_method = {.name = "granular_test",
+                                                   .material_params = &k_granular_table};
+
+static const char* k_granular_materials =
+    "{ 'materials': {\n"
+    "    'sand': { 'density': 1600, 'friction': 0.3, 'granular': { 'hardening': 40 } },\n"
+    "    'rubber': { 'density': 1100 } } }";
+
+/* The `materials` of a scene (single quotes; `sets` applied to the tree first) parsed for the
+ * stand-in method into s, which the caller frees either way. */
+static pd_status parse_granular(const char* single_quoted, const char* const* sets, int nsets,
+                                pd_scene* s, pd_error* err) {
+    memset(s, 0, sizeof *s);
+    s->solver = &k_granular_method;
+    snprintf(s->method, sizeof s->method, "%s", k_granular_method.name);
+    char* json = dq(single_quoted);
+    cJSON* root = cJSON_Parse(json);
+    free(json);
+    pd_status st = root ? PD_OK : PD_ERR_INVALID_ARGUMENT;
+    for (int i = 0; st == PD_OK && i < nsets; ++i)
+        st = pd_scene_apply_override(root, sets[i], err);
+    if (st == PD_OK)
+        st = pd_scene_parse_materials(cJSON_GetObjectItemCaseSensitive(root, "materials"), s, err);
+    cJSON_Delete(root);
+    if (st != PD_OK)
+        printf("  error %s: %s\n", err->path, err->message);
+    return st;
+}
+
+static const granular_params* granular(const pd_scene* s, int i) {
+    return (const granular_params*)s->materials[i].method_params;
+}
+
+/* Fails when a material's block is not read (flag, nested value), when an absent block sets
+ * the flag or loses the defaults, or when the resolved materials do not nest the block with
+ * all its keys or do not read back to the same materials. */
+PD_TEST(scene_method_block_in_a_material_round_trip) {
+    pd_scene a, b;
+    pd_error err;
+    PD_REQUIRE(parse_granular(k_granular_materials, NULL, 0, &a, &err) == PD_OK);
+    const granular_params *sand = granular(&a, 0), *rubber = granular(&a, 1);
+    PD_CHECK(sand->granular == 1 && sand->hardening == 40 && sand->cohesion_scale == 1);
+    PD_CHECK(sand->friction == 0.3);
+    PD_CHECK(rubber->granular == 0 && rubber->hardening == 10 && rubber->cohesion_scale == 1);
+    cJSON* root = pd_scene_to_json(&a);
+    PD_REQUIRE(root);
+    cJSON* materials = cJSON_GetObjectItemCaseSensitive(root, "materials");
+    char* text = cJSON_PrintUnformatted(materials);
+    printf("  resolved materials: %s\n", text);
+    PD_CHECK(strstr(text, "\"granular\":{\"hardening\":40,\"cohesion_scale\":1}") != NULL);
+    PD_CHECK(strstr(text, "granular.") == NULL);
+    cJSON* rubber_json = cJSON_GetObjectItemCaseSensitive(materials, "rubber");
+    PD_CHECK(rubber_json && !cJSON_GetObjectItemCaseSensitive(rubber_json, "granular"));
+    char* again = malloc(strlen(text) + 32);
+    sprintf(again, "{\"materials\": %s}", text);
+    PD_CHECK(parse_granular(again, NULL, 0, &b, &err) == PD_OK);
+    PD_CHECK(b.material_count == 2 && same_material(&a.materials[0], &b.materials[0]) &&
+             same_material(&a.materials[1], &b.materials[1]));
+    free(again);
+    cJSON_free(text);
+    cJSON_Delete(root);
+    pd_scene_free(&b);
+    pd_scene_free(&a);
+}
+
+/* A material's block errors name their path and the keys supported there: a block key at the
+ * material's level is an unknown key of the material (whose list has the block, not its keys). */
+PD_TEST(scene_method_block_errors_in_a_material) {
+    static const struct {
+        const char* set;
+        const char* path;
+        const char* words;
+    } k_bad[] = {
+        {"materials.rubber.hardening=1", "materials.rubber.hardening", "friction, granular"},
+        {"materials.sand.granular=3", "materials.sand.granular",
+         "expected an object with keys hardening, cohesion_scale, got the number 3"},
+        {"materials.sand.granular.hardenin=1", "materials.sand.granular.hardenin",
+         "valid keys: hardening, cohesion_scale"},
+        {"materials.sand.granular.hardening=-1", "materials.sand.granular.hardening", "[0, 100]"},
+    };
+    int wrong = 0;
+    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
+        pd_scene s;
+        pd_error err = {0};
+        pd_status st = parse_granular(k_granular_materials, &k_bad[k].set, 1, &s, &err);
+        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, k_bad[k].path) == 0 &&
+                    strstr(err.message, k_bad[k].words) != NULL &&
+                    strstr(err.message, "granular.") == NULL;
+        printf("  %s --set %s\n", named ? "ok  " : "FAIL", k_bad[k].set);
+        wrong += !named;
+        pd_scene_free(&s);
+    }
+    PD_CHECK(wrong == 0);
+}
+
+/* `--set materials.<m>.<block>.<key>=v` reaches a block key: into a given block it keeps the
+ * block's other keys, into an absent one it gives the block. */
+PD_TEST(scene_method_block_overrides) {
+    const char* sets[] = {"materials.sand.granular.cohesion_scale=2",
+                          "materials.rubber.granular.hardening=7"};
+    pd_scene s;
+    pd_error err;
+    PD_REQUIRE(parse_granular(k_granular_materials, sets, 2, &s, &err) == PD_OK);
+    const granular_params *sand = granular(&s, 0), *rubber = granular(&s, 1);
+    PD_CHECK(sand->granular == 1 && sand->hardening == 40 && sand->cohesion_scale == 2);
+    PD_CHECK(rubber->granular == 1 && rubber->hardening == 7 && rubber->cohesion_scale == 1);
+    pd_scene_free(&s);
 }
 
 PD_TEST(scene_load_file_and_memory) {
