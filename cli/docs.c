@@ -168,8 +168,22 @@ static void print_section(const pd_scene_table* t) {
     printf("\n");
 }
 
+/* The default and allowed columns of a block: absent unless given; the keys below it. */
+static void print_block(const pd_param_info* p) {
+    printf("| `%s` | %s | none | an object of the `%s.*` keys below | ", p->name,
+           param_type(p->type), p->name);
+    cell(p->unit);
+    printf(" | ");
+    cell(p->doc);
+    printf(" |\n");
+}
+
 static void print_param(const pd_param_info* p) {
     char def[64];
+    if (p->type == PD_PARAM_BLOCK) {
+        print_block(p);
+        return;
+    }
     if (p->type == PD_PARAM_ENUM)
         pd_param_choice_name(p, (int)p->def, def, sizeof def);
     else if (p->type == PD_PARAM_BOOL)
@@ -206,8 +220,16 @@ static void print_params(const char* title, const pd_param_table* t) {
         return;
     }
     table_head();
-    for (int i = 0; i < t->count; ++i)
-        print_param(&t->params[i]);
+    /* a block's rows right under it, by their full name, wherever the table declares them */
+    for (int i = 0; i < t->count; ++i) {
+        const pd_param_info* p = &t->params[i];
+        if (!pd_param_in_block(p, NULL))
+            continue;
+        print_param(p);
+        for (int j = i + 1; p->type == PD_PARAM_BLOCK && j < t->count; ++j)
+            if (pd_param_in_block(&t->params[j], p->name))
+                print_param(&t->params[j]);
+    }
     printf("\n");
 }
 
@@ -309,7 +331,10 @@ static void print_methods(void) {
     const pd_solver_vtable* const* all = pd_solver_all();
     printf("## Methods\n\n");
     printf("The `method` key selects one of these. Each documents its keys of `solver` and the "
-           "keys it adds to a material (numbers, in the material object itself).\n\n");
+           "keys it adds to a material (in the material object itself). A key of type object "
+           "is a block: `\"<block>\": {\"<key>\": value}` sets the row `<block>.<key>`, "
+           "only those rows are accepted inside it (and none of them outside it), and they "
+           "take their defaults whether or not the block is given.\n\n");
     for (int i = 0; all[i]; ++i) {
         printf("### `%s`\n\n%s.\n\n", all[i]->name, all[i]->paper ? all[i]->paper : "");
         print_params("`solver` keys", all[i]->params);
@@ -337,13 +362,15 @@ static void print_intro(void) {
 
 static void print_overrides(void) {
     printf("## Overrides (`--set`)\n\n");
-    printf("`--set json.path=value` changes the scene before it is validated, exactly as if the "
-           "file said so. The path joins keys with `.` and array elements with `[i]` "
-           "(`solver.iterations=40`, `time.frames=3`, `materials.rubber.youngs_modulus=2e5`, "
-           "`bodies[0].spacing=0.02`); missing object keys are created. The value is read as "
-           "JSON when it parses (`40`, `true`, `[0, 1, 0]`) and as a string otherwise "
-           "(`solver.global_solve=direct`). A malformed override is an error whose path is "
-           "`--set <text>`.\n");
+    printf(
+        "`--set json.path=value` changes the scene before it is validated, exactly as if the "
+        "file said so. The path joins keys with `.` and array elements with `[i]` "
+        "(`solver.iterations=40`, `time.frames=3`, `materials.rubber.youngs_modulus=2e5`, "
+        "`bodies[0].spacing=0.02`, `materials.<m>.<block>.<key>=v` for a key of a method's block); "
+        "missing object keys are created (so that one gives the block too). The value is read as "
+        "JSON when it parses (`40`, `true`, `[0, 1, 0]`) and as a string otherwise "
+        "(`solver.global_solve=direct`). A malformed override is an error whose path is "
+        "`--set <text>`.\n");
 }
 
 int pd_cli_docs(int argc, char** argv) {
