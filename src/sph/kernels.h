@@ -1,0 +1,30 @@
+/* SPH smoothing kernels of Mueller, Charypar, Gross 2003 (Particle-based fluid simulation for
+ * interactive applications, Sec. 3.5), which He 2017 uses for the particle density of granular
+ * matter (Sec. 7.1, Eq. 25-26) and for the redistribution of viscoelastic fluids (Sec. 6,
+ * Eq. 21-24, the Spiky kernel). Support radius H: every kernel is 0 at r >= H. Shared by the
+ * methods (src/sph): a method never keeps its own copy. */
+#ifndef PD_SPH_KERNELS_H
+#define PD_SPH_KERNELS_H
+
+#include "peridot/math.h"
+
+/* Poly6: W(r) = 315 / (64 pi H^9) (H^2 - r^2)^3 (1/m^3); takes r^2. */
+static inline pd_real pd_sph_poly6(pd_real r2, pd_real H) {
+    pd_real d = H * H - r2;
+    if (d <= 0)
+        return 0;
+    pd_real h3 = H * H * H;
+    return 315.0 / (64.0 * PD_PI * h3 * h3 * h3) * d * d * d;
+}
+
+/* Spiky gradient with respect to x_i of W(|x_i - x_j|) for r = x_i - x_j:
+ * -45 / (pi H^6) (H - |r|)^2 r/|r| (1/m^4); 0 at r = 0 (no direction). */
+static inline pd_vec3 pd_sph_spiky_gradient(pd_vec3 r, pd_real H) {
+    pd_real len = pd_v3_len(r);
+    if (len >= H || len <= 0)
+        return pd_v3(0, 0, 0);
+    pd_real h3 = H * H * H, d = H - len;
+    return pd_v3_scale(r, -45.0 / (PD_PI * h3 * h3) * d * d / len);
+}
+
+#endif

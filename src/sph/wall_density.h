@@ -1,0 +1,28 @@
+/* The kernel density a particle misses where its kernel reaches past a collider's surface:
+ * the solid is counted as filled with matter at the rest density, the half-space beyond a
+ * plane tangent to the surface (as SPH boundary treatments by volume integrals do, e.g.
+ * Koschier and Bender 2017's density maps). Without it a grain resting on a floor or between
+ * the walls of a channel counts as loose (He 2017 Eq. 25-26 compare the density with the rest
+ * density), which a thin channel makes of every grain (measured: 94 % of a 4-spacing-deep
+ * column). */
+#ifndef PD_SPH_WALL_DENSITY_H
+#define PD_SPH_WALL_DENSITY_H
+
+#include "peridot/math.h"
+
+struct pd_colliders;
+
+/* The share of the Poly6 kernel of radius H beyond a plane at distance d from its centre
+ * (d <= 0: half or more of it; d >= H: 0); the whole kernel integrates to 1. */
+pd_real pd_sph_poly6_beyond_plane(pd_real d, pd_real H);
+
+/* The share of particle p's Poly6 kernel (radius H) inside the colliders, each collider's solid
+ * taken as the half-space beyond the tangent plane at p's distance, overlapping solids as a
+ * union of independent regions (wall_density.c). */
+pd_real pd_sph_collider_share(const struct pd_colliders* c, pd_vec3 p, pd_real H);
+
+/* The same share and its gradient with respect to p (1/m) in *grad. */
+pd_real pd_sph_collider_share_gradient(const struct pd_colliders* c, pd_vec3 p, pd_real H,
+                                       pd_vec3* grad);
+
+#endif

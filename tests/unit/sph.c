@@ -1,0 +1,260 @@
+/* Unit tests of the shared SPH pieces (src/sph): the kernels against quadratures and finite
+ * differences, the colliders' share of a kernel against a quadrature of the kernel over the
+ * solid, and the position-based density constraints on compressed and loose lattices. */
+#include "test.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "boundary/collider.h"
+#include "core/alloc.h"
+#include "sph/density_constraint.h"
+#include "sph/kernels.h"
+#include "sph/wall_density.h"
+
+/* The Spiky kernel itself, 15 / (pi H^6) (H - r)^3 (Mueller 2003 Eq. 21), for the finite
+ * difference of its gradient. */
+static pd_real spiky(pd_real r, pd_real H) {
+    return r < H ? 15.0 / (PD_PI * pow(H, 6)) * pow(H - r, 3) : 0;
+}
+
+/* Midpoint quadrature of Poly6 over the part of its ball where inside(p) holds. */
+static pd_real poly6_over(pd_real H, int (*inside)(pd_vec3, const void*), const void* ctx) {
+    const int n = 80;
+    pd_real step = 2 * H / n, sum = 0;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            for (int k = 0; k < n; ++k) {
+                pd_vec3 p =
+                    pd_v3(-H + (i + 0.5) * step, -H + (j + 0.5) * step, -H + (k + 0.5) * step);
+                if (inside(p, ctx))
+                    sum += pd_sph_poly6(pd_v3_len2(p), H);
+            }
+    return sum * step * step * step;
+}
+
+static int anywhere(pd_vec3 p, const void* ctx) {
+    (void)p, (void)ctx;
+    return 1;
+}
+
+static int beyond_plane(pd_vec3 p, const void* ctx) {
+    return p.y < -*(const pd_real*)ctx; /* the solid y < -d below a centre at height d */
+}
+
+PD_TEST(poly6_integrates_to_one) {
+    pd_real H = 0.01, total = poly6_over(H, anywhere, NULL);
+    printf("  integral of Poly6 over its ball: %.5f\n", total);
+    PD_CHECK_NEAR(total, 1, 2e-3);
+}
+
+PD_TEST(spiky_gradient_matches_finite_difference) {
+    pd_real H = 0.02, e = 1e-8;
+    pd_vec3 r = pd_v3(0.004, -0.007, 0.003);
+    pd_vec3 g = pd_sph_spiky_gradient(r, H);
+    pd_real fd[3];
+    for (int a = 0; a < 3; ++a) {
+        pd_vec3 rp = r, rm = r;
+        ((pd_real*)&rp)[a] += e, ((pd_real*)&rm)[a] -= e;
+        fd[a] = (spiky(pd_v3_len(rp), H) - spiky(pd_v3_len(rm), H)) / (2 * e);
+    }
+    printf("  gradient (%.6g %.6g %.6g), finite difference (%.6g %.6g %.6g)\n", g.x, g.y, g.z,
+           fd[0], fd[1], fd[2]);
+    PD_CHECK_REL(g.x, fd[0], 1e-5);
+    PD_CHECK_REL(g.y, fd[1], 1e-5);
+    PD_CHECK_REL(g.z, fd[2], 1e-5);
+}
+
+/* The closed form of the share beyond a plane against the quadrature, on both sides of it. */
+PD_TEST(share_beyond_plane_matches_quadrature) {
+    pd_real H = 0.01, ds[] = {-0.6, -0.2, 0, 0.3, 0.7};
+    for (int k = 0; k < 5; ++k) {
+        pd_real d = ds[k] * H, q = poly6_over(H, beyond_plane, &d);
+        pd_real closed = pd_sph_poly6_beyond_plane(d, H);
+        printf("  d = %+.1f H: closed form %.5f, quadrature %.5f\n", ds[k], closed, q);
+        PD_CHECK_NEAR(closed, q, 2e-3);
+    }
+    PD_CHECK_NEAR(pd_sph_poly6_beyond_plane(0, H), 0.5, 1e-15);
+    PD_CHECK(pd_sph_poly6_beyond_plane(H, H) == 0);
+}
+
+/* A floor y = 0 and a wall x = 0: a centre near the corner has part of its kernel inside both
+ * solids; the union rule against the quadrature over the union (the plain sum counts the
+ * corner twice), and its gradient against a central difference. */
+typedef struct corner {
+    pd_vec3 c;
+} corner;
+
+static int inside_corner(pd_vec3 p, const void* ctx) {
+    const corner* k = ctx;
+    return p.y + k->c.y < 0 || p.x + k->c.x < 0;
+}
+
+PD_TEST(collider_share_of_a_corner) {
+    pd_collider_def defs[2];
+    defs[0] = pd_default_collider_def();
+    defs[0].type = PD_COLLIDER_PLANE;
+    defs[0].normal = pd_v3(0, 1, 0);
+    defs[1] = defs[0];
+    defs[1].normal = pd_v3(1, 0, 0);
+    pd_colliders cols;
+    pd_error err = {0};
+    PD_REQUIRE(pd_colliders_create(defs, 2, &cols, &err) == PD_OK);
+    pd_real H = 0.01;
+    corner k = {pd_v3(0.1 * H, 0.15 * H, 0.3)};
+    pd_vec3 g;
+    pd_real share = pd_sph_collider_share_gradient(&cols, k.c, H, &g);
+    pd_real q = poly6_over(H, inside_corner, &k);
+    pd_real sum = pd_sph_poly6_beyond_plane(0.1 * H, H) + pd_sph_poly6_beyond_plane(0.15 * H, H);
+    printf("  corner share: union rule %.4f, quadrature %.4f, plain sum %.4f\n", share, q, sum);
+    PD_CHECK_NEAR(share, q, 0.01);
+    PD_CHECK(fabs(share - q) < 0.2 * (sum - q)); /* the plain sum counts the corner twice */
+    pd_real e = 1e-7;
+    for (int a = 0; a < 3; ++a) {
+        pd_vec3 p = k.c, m = k.c;
+        ((pd_real*)&p)[a] += e, ((pd_real*)&m)[a] -= e;
+        pd_real fd =
+            (pd_sph_collider_share(&cols, p, H) - pd_sph_collider_share(&cols, m, H)) / (2 * e);
+        PD_CHECK_NEAR(((pd_real*)&g)[a], fd, 1e-4 * (fabs(fd) + 1));
+    }
+    pd_colliders_destroy(&cols);
+}
+
+/* A cube of n^3 particles at spacing s scaled by `scale` about its centre, with brute-force
+ * neighbour lists within H = 2.01 s. */
+typedef struct lattice {
+    size_t n;
+    pd_vec3* y;
+    pd_real *volume, *inv_mass, *radius, *rest;
+    uint8_t* kind;
+    uint32_t *offsets, *nbr;
+} lattice;
+
+static pd_real lattice_rest_sum(pd_real horizon) {
+    pd_real sum = 0;
+    for (int i = -3; i <= 3; ++i)
+        for (int j = -3; j <= 3; ++j)
+            for (int k = -3; k <= 3; ++k)
+                sum += pd_sph_poly6((pd_real)(i * i + j * j + k * k), horizon);
+    return sum;
+}
+
+static void lattice_make(lattice* L, int side, pd_real scale, uint8_t kind) {
+    pd_real s = 0.01, H = 2.01 * s;
+    L->n = (size_t)(side * side * side);
+    L->y = PD_NEW_ARRAY(pd_vec3, L->n);
+    L->volume = PD_NEW_ARRAY(pd_real, L->n);
+    L->inv_mass = PD_NEW_ARRAY(pd_real, L->n);
+    L->radius = PD_NEW_ARRAY(pd_real, L->n);
+    L->rest = PD_NEW_ARRAY(pd_real, L->n);
+    L->kind = PD_NEW_ARRAY(uint8_t, L->n);
+    L->offsets = PD_NEW_ARRAY(uint32_t, L->n + 1);
+    L->nbr = PD_NEW_ARRAY(uint32_t, L->n * L->n);
+    pd_real rest = lattice_rest_sum(2.01), c = 0.5 * (side - 1) * s;
+    size_t i = 0;
+    for (int a = 0; a < side; ++a)
+        for (int b = 0; b < side; ++b)
+            for (int d = 0; d < side; ++d, ++i) {
+                L->y[i] = pd_v3_scale(pd_v3(a * s - c, b * s - c, d * s - c), scale);
+                L->volume[i] = s * s * s;
+                L->inv_mass[i] = 1 / (1000 * s * s * s);
+                L->radius[i] = H;
+                L->rest[i] = rest;
+                L->kind[i] = kind;
+            }
+    uint32_t k = 0;
+    for (size_t p = 0; p < L->n; ++p) {
+        L->offsets[p] = k;
+        for (size_t q = 0; q < L->n; ++q)
+            if (q != p && pd_v3_len(pd_v3_sub(L->y[p], L->y[q])) < H)
+                L->nbr[k++] = (uint32_t)q;
+    }
+    L->offsets[L->n] = k;
+}
+
+static void lattice_free(lattice* L) {
+    PD_FREE_ARRAY(L->y, pd_vec3, L->n);
+    PD_FREE_ARRAY(L->volume, pd_real, L->n);
+    PD_FREE_ARRAY(L->inv_mass, pd_real, L->n);
+    PD_FREE_ARRAY(L->radius, pd_real, L->n);
+    PD_FREE_ARRAY(L->rest, pd_real, L->n);
+    PD_FREE_ARRAY(L->kind, uint8_t, L->n);
+    PD_FREE_ARRAY(L->offsets, uint32_t, L->n + 1);
+    PD_FREE_ARRAY(L->nbr, uint32_t, L->n * L->n);
+}
+
+static pd_density_constraint_def lattice_def(const lattice* L, pd_real relaxation) {
+    return (pd_density_constraint_def){L->n,      L->offsets, L->nbr,  L->volume, L->inv_mass,
+                                       L->radius, L->rest,    L->kind, NULL,      relaxation};
+}
+
+/* Largest rho / rho_0 - 1 over the particles two layers or more inside the cube (the outer
+ * ones have part of their kernel outside the cube). */
+static pd_real interior_excess(const lattice* L, const pd_density_constraint_def* d, int side,
+                               pd_real* lowest) {
+    pd_real worst = -1;
+    *lowest = 1e30;
+    for (size_t i = 0; i < L->n; ++i) {
+        int a = (int)(i / (size_t)(side * side)), b = (int)(i / (size_t)side) % side,
+            c = (int)(i % (size_t)side);
+        if (a < 2 || b < 2 || c < 2 || a >= side - 2 || b >= side - 2 || c >= side - 2)
+            continue;
+        pd_real e = pd_density_ratio(d, L->y, i) - 1;
+        worst = fmax(worst, e);
+        *lowest = fmin(*lowest, e);
+    }
+    return worst;
+}
+
+static void run_constraints(lattice* L, const pd_density_constraint_def* d, int iterations) {
+    pd_density_scratch sc = {PD_NEW_ARRAY(pd_real, L->n), PD_NEW_ARRAY(pd_vec3, L->n),
+                             PD_NEW_ARRAY(pd_vec3, L->n),
+                             PD_NEW_ARRAY(pd_real, pd_density_chunks(L->n))};
+    pd_density_constraint_solve(d, L->y, iterations, &sc);
+    PD_FREE_ARRAY(sc.lambda, pd_real, L->n);
+    PD_FREE_ARRAY(sc.grad, pd_vec3, L->n);
+    PD_FREE_ARRAY(sc.move, pd_vec3, L->n);
+    PD_FREE_ARRAY(sc.partial, pd_real, pd_density_chunks(L->n));
+}
+
+/* A lattice squeezed to 0.92 of its spacing (rho / rho_0 = 1.28 inside) is pushed back to its
+ * rest density by the unilateral constraints. */
+PD_TEST(density_constraints_undo_compression) {
+    const int side = 8;
+    lattice L;
+    lattice_make(&L, side, 0.92, PD_DENSITY_ACTIVE | PD_DENSITY_UNILATERAL);
+    pd_density_constraint_def d = lattice_def(&L, 1);
+    pd_real low, before = interior_excess(&L, &d, side, &low);
+    run_constraints(&L, &d, 30);
+    pd_real after = interior_excess(&L, &d, side, &low);
+    printf("  interior rho/rho_0 - 1: %.3f before, %.4f after 30 iterations\n", before, after);
+    PD_CHECK(before > 0.25);
+    PD_CHECK(after < 0.01);
+    lattice_free(&L);
+}
+
+/* A loose lattice (1.05 of its spacing): unilateral constraints leave it where it is, bilateral
+ * ones (a fluid's) pull it together to its rest density. */
+PD_TEST(unilateral_constraints_leave_loose_matter_alone) {
+    const int side = 8;
+    lattice uni, bi;
+    lattice_make(&uni, side, 1.05, PD_DENSITY_ACTIVE | PD_DENSITY_UNILATERAL);
+    lattice_make(&bi, side, 1.05, PD_DENSITY_ACTIVE);
+    pd_vec3 first = uni.y[0];
+    pd_density_constraint_def du = lattice_def(&uni, 1), db = lattice_def(&bi, 1);
+    pd_real low, loose = interior_excess(&bi, &db, side, &low);
+    (void)loose;
+    pd_real loose_low = low;
+    run_constraints(&uni, &du, 30);
+    run_constraints(&bi, &db, 30);
+    interior_excess(&uni, &du, side, &low);
+    pd_real uni_low = low;
+    interior_excess(&bi, &db, side, &low);
+    printf("  lowest interior rho/rho_0 - 1: %.4f loose, %.4f unilateral, %.4f bilateral\n",
+           loose_low, uni_low, low);
+    PD_CHECK(loose_low < -0.1);
+    PD_CHECK(uni_low == loose_low && uni.y[0].x == first.x);
+    PD_CHECK(low > -0.02);
+    lattice_free(&uni);
+    lattice_free(&bi);
+}
