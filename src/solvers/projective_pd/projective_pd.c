@@ -84,12 +84,12 @@ static pd_mat3 cofactor(pd_mat3 a) {
 
 /* The inverted particle's bond forces a (Y - p) of the paper's local/global step, p from the
  * row-permuted F' (see local_particle); Jt = det F' > 0. */
-static void inverted_forces(pd_ppd_state* s, const pd_ppd_material* m, pd_mat3 F, pd_real kv,
+static void inverted_forces(pd_ppd_state* s, pd_real mu, pd_real lambda, pd_mat3 F, pd_real kv,
                             pd_real Jt, const pd_vec3* y, uint32_t i) {
     const pd_family* f = &s->fam;
     pd_real jscale = kv > 0 ? 1.0 / cbrt(fmax(Jt, 1e-3)) : 1;
-    pd_real inv = 1.0 / (m->mu + 0.5 * m->lambda + kv);
-    pd_real wdev = m->mu * inv, wiso = 0.5 * m->lambda * inv, wvol = kv * jscale * inv;
+    pd_real inv = 1.0 / (mu + 0.5 * lambda + kv);
+    pd_real wdev = mu * inv, wiso = 0.5 * lambda * inv, wvol = kv * jscale * inv;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]), fx = pd_m3_mulv(F, X);
         pd_real len = s->len[b], lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
@@ -124,7 +124,8 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
     pd_mat3 F = pd_ppd_deformation_gradient(s, y, i);
-    pd_real kv = s->planar[i] ? 0 : m->kv, J = pd_m3_det(F);
+    pd_real vs = s->vscale[i], lambda = m->lambda * vs; /* granular: Sec. 7 */
+    pd_real kv = s->planar[i] ? 0 : m->kv * vs, J = pd_m3_det(F);
     int fix = s->prm.inversion_fix && !s->planar[i] && J < -PPD_INVERTED;
     pd_mat3 dEdF = pd_m3_zero();
     pd_real e = 0, sum_kl2 = 0;
@@ -134,12 +135,12 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
         pd_vec3 dfx, diso; /* Eq. 10 and 11 */
         directions(fx, lfx, Y, ly, X, len, &dfx, &diso);
         pd_vec3 off = pd_v3_madd(Y, -len, dfx); /* Y - |X| dir(F xi) */
-        e += k * (m->mu * pd_v3_len2(off) + 0.5 * m->lambda * (ly - len) * (ly - len));
+        e += k * (m->mu * pd_v3_len2(off) + 0.5 * lambda * (ly - len) * (ly - len));
         if (lfx > 1e-12 * len) /* d dir(F xi) / dF, through |X|/|F xi| (I - d d^T) */
             pd_m3_add_outer(&dEdF, -2 * k * m->mu * len / lfx,
                             pd_v3_madd(Y, -pd_v3_dot(dfx, Y), dfx), X);
         sum_kl2 += k * len * len;
-        s->t[b] = pd_v3_madd(pd_v3_scale(off, 2 * k * m->mu), k * m->lambda * (ly - len), diso);
+        s->t[b] = pd_v3_madd(pd_v3_scale(off, 2 * k * m->mu), k * lambda * (ly - len), diso);
     }
     if (kv > 0) { /* dJ/dF = cof F */
         e += kv / 9 * (J - 1) * (J - 1) * sum_kl2;
@@ -147,7 +148,7 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
     }
     if (fix) {
         *inverted = 1;
-        inverted_forces(s, m, F, kv, -J, y, i);
+        inverted_forces(s, m->mu, lambda, F, kv, -J, y, i);
         return e;
     }
     pd_mat3 H = pd_m3_mul(dEdF, s->kinv[i]);
@@ -567,6 +568,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     st = solve_with_friction(s, p, merit, r, r0);
     if (st != PD_OK)
         return st;
+    pd_ppd_granular_correct(s, w, s->opt.y); /* Sec. 7.2 and 8 */
     finish(s, p);
     pd_error err = {0};
     st = pd_ppd_plastic_flow(s, w, &err); /* Sec. 5, at the step's new positions */
@@ -590,11 +592,12 @@ static size_t ppd_bytes_per_particle(const void* params) {
     /* about 33 bonds of j, rev; xi, t; w, a, c, len, kb, wv; per particle kinv, 14 vectors
      * (ystar, g, two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir, work,
      * and the collider contact's blocked, anchor, normal, line), 2 per L-BFGS pair, diag,
-     * and push, limit and ktan, flags */
+     * and push, limit, ktan, plastic strain, density, the granular factor and the density
+     * constraints' five, flags */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + 6 * sizeof(pd_real);
     size_t per_particle = sizeof(pd_mat3) + (14 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
-                          4 * sizeof(pd_real) + 16;
+                          11 * sizeof(pd_real) + 17;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     /* src/contact: gradient, diagonal, its grid, and about 20 candidates within one spacing,
      * each with a pair slot (index + stiffness) */
@@ -613,11 +616,18 @@ static const pd_field_info k_fields[] = {
      "1",
      "Accumulated plastic strain (Sec. 5): the sum over the steps of the weighted RMS of the "
      "bonds' plastic displacement over their length; 0 for elastic materials."},
+    {PD_ATTR_DENSITY,
+     {"density"},
+     1,
+     PD_FIELD_REAL,
+     "kg/m^3",
+     "Kernel density (Poly6 over the particle's family, Sec. 7.1) relative to an interior "
+     "family at rest, times the material's density; at the frame's last step's start."},
 };
 
 static const void* ppd_publish_fields(void* state, int k) {
     pd_ppd_state* s = state;
-    return k == 0 ? s->plastic_strain : NULL;
+    return k == 0 ? s->plastic_strain : k == 1 ? s->density : NULL;
 }
 
 const pd_solver_vtable pd_projective_pd_solver = {
@@ -628,7 +638,7 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .check_material = pd_ppd_check_material,
     .materials = &pd_ppd_material_support,
     .fields = k_fields,
-    .field_count = 1,
+    .field_count = 2,
     .publish_fields = ppd_publish_fields,
     .create = pd_ppd_create,
     .destroy = ppd_destroy,

@@ -22,6 +22,8 @@ typedef struct pd_ppd_params {
     int history;
     int contact;               /* particle-particle contact between bodies and self-contact */
     pd_real contact_stiffness; /* kappa of src/contact (1) */
+    int density_iterations;    /* Jacobi iterations of the density constraints (src/sph) */
+    pd_real density_relaxation;
 } pd_ppd_params;
 
 /* Most L-BFGS pairs `history` may keep. */
@@ -42,11 +44,22 @@ extern const struct pd_material_support pd_ppd_material_support;
 #include "neighbor/family_renewal.h"
 #include "neighbor/isotropy.h"
 #include "optim/descent.h"
+#include "sph/density_constraint.h"
 
 /* The method's own material keys, stored in pd_material_def.method_params. */
 typedef struct pd_ppd_material_params {
     pd_real deviatoric_scale;
     pd_real contact_friction;
+    /* the `granular` block (He 2017 Sec. 7): wet and dry sand */
+    int granular;               /* 1 when the block is given */
+    pd_real hardening;          /* H_f of Eq. 25 (1) */
+    pd_real cohesion_stiffness; /* K_c of Eq. 26 (Pa) */
+    pd_real saturation;         /* water saturation theta of Eq. 27 (1) */
+    pd_real cohesion_falloff;   /* H_0 of Eq. 27 (1) */
+    pd_real debonding;          /* b of Eq. 27 (1) */
+    int static_friction;        /* Eq. 28 on */
+    pd_real static_threshold;   /* eta of Eq. 28 (1) */
+    pd_real repulsion;          /* closest approach of two particles (spacings, Sec. 8) */
 } pd_ppd_material_params;
 extern const pd_param_table pd_ppd_material_table;
 
@@ -62,6 +75,18 @@ typedef struct pd_ppd_material {
     int plastic;
     pd_real yield_a, yield_b; /* A (Pa), B (1) of Eq. 15 */
     pd_real bulk, shear;      /* K, G of the material (Pa) */
+    /* granular matter (Sec. 7): lambda and kv scale by (k_f + k_c) / K_f per particle, K_f the
+     * material's Lame lambda (projective_pd_granular.c) */
+    int granular;
+    pd_real hardening;      /* H_f (1) */
+    pd_real cohesion_ratio; /* K_c / K_f (1) */
+    pd_real cohesion_decay; /* H_c = H_0 theta^(-1/2) (1; infinite when dry) */
+    pd_real debond_ratio;   /* rho_1 / rho_0 = 1 - b theta (1) */
+    int static_friction;
+    pd_real static_threshold; /* eta (1) */
+    pd_real repulsion;        /* spacings */
+    pd_real rest_sum;         /* kernel sum of an interior family at rest: rho_0 (1) */
+    pd_real rest_density;     /* the material's density (kg/m^3) */
 } pd_ppd_material;
 
 typedef struct pd_ppd_state {
@@ -93,8 +118,17 @@ typedef struct pd_ppd_state {
     pd_vec3* g;              /* dE/dy: exact gradient of the elastic energy (N) */
     uint8_t* fixed;          /* 1: constrained (pinned, fixed body): never moves in the solve */
     pd_real* plastic_strain; /* accumulated plastic strain (1), published */
-    int plastic;             /* some material flows plastically */
-    pd_vec3* cheb_a;         /* Chebyshev scratch */
+    pd_real* density;        /* kernel-sum density at the step's start (kg/m^3), published */
+    pd_real* vscale;         /* per particle: factor on lambda and kv (granular, Sec. 7) */
+    int granular;            /* some material is granular */
+    /* density constraints (src/sph) of granular particles: per particle kernel radius, rest
+     * kernel sum, inverse mass, kind; lambda and the per-chunk maxima (grad and move borrow
+     * the Chebyshev scratch, free after the solve) */
+    pd_real *dens_radius, *dens_rest, *dens_inv_mass, *dens_lambda, *dens_partial;
+    uint8_t* dens_kind;
+    pd_real density_error; /* largest C_i before the step's last density iteration */
+    int plastic;           /* some material flows plastically */
+    pd_vec3* cheb_a;       /* Chebyshev scratch */
     pd_vec3* cheb_b;
     const uint8_t* flags;   /* the world's particle flags */
     pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */

@@ -47,6 +47,14 @@ static const pd_param_info k_params[] = {
     {"contact_stiffness", PD_PARAM_REAL, P(contact_stiffness), 4, 0.01, 1000, "1", NULL,
      "Multiplies the contact penalty stiffness E d_c of a particle pair (E the softer "
      "material's Young's modulus, d_c the pair's spacing)."},
+    {"density_iterations", PD_PARAM_INT, P(density_iterations), 4, 0, 100, "1", NULL,
+     "Jacobi iterations per step of the position-based density constraints (Macklin and Mueller "
+     "2013) that keep granular matter from compressing past its rest density (Sec. 8, Table 1's "
+     "t_rho); 0 turns them off."},
+    {"density_relaxation", PD_PARAM_REAL, P(density_relaxation), 1, 0, 1000, "1", NULL,
+     "Relaxation epsilon of the density constraints, relative to each constraint's stiffness "
+     "(lambda_i = -C_i / ((1 + epsilon) sum w |grad C|^2)): Jacobi updates of neighbours "
+     "overshoot without it."},
 };
 
 const pd_param_table pd_ppd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

@@ -9,19 +9,44 @@
 #include "core/error.h"
 #include "linalg/chebyshev.h"
 #include "math/svd3.h"
+#include "sph/kernels.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "boundary/collider.h"
 #include "world/world.h"
 
+#define M(field) offsetof(pd_ppd_material_params, field)
+
 static const pd_param_info k_material_params[] = {
-    {"deviatoric_scale", PD_PARAM_REAL, offsetof(pd_ppd_material_params, deviatoric_scale), 1, 0,
-     100, "1", NULL,
+    {"deviatoric_scale", PD_PARAM_REAL, M(deviatoric_scale), 1, 0, 100, "1", NULL,
      "Multiplies the deviatoric constant mu of Eq. 8: the paper's knob for bending stiffness of "
      "shells and rods (Fig. 5); it also stiffens shear and stretch."},
-    {"contact_friction", PD_PARAM_REAL, offsetof(pd_ppd_material_params, contact_friction), 0, 0,
-     10, "1", NULL,
+    {"contact_friction", PD_PARAM_REAL, M(contact_friction), 0, 0, 10, "1", NULL,
      "Coulomb friction coefficient of this material against other bodies (and itself) in "
      "particle-particle contact; a pair takes sqrt(mu_a mu_b). Requires solver.contact."},
+    {"granular", PD_PARAM_BLOCK, M(granular), 0, 0, 0, "-", NULL,
+     "Wet or dry sand (Sec. 7): lambda of Eq. 8 becomes k_f(rho) + k_c(rho) per particle, with "
+     "rho the particle's kernel density; needs drucker_prager plasticity."},
+    {"granular.hardening", PD_PARAM_REAL, M(hardening), 10, 0, 100, "1", NULL,
+     "H_f of Eq. 25: k_f = K_f exp(H_f (rho/rho_0 - 1)) above the rest density rho_0, 0 below; "
+     "K_f is the material's Lame lambda from youngs_modulus and poisson_ratio."},
+    {"granular.cohesion_stiffness", PD_PARAM_REAL, M(cohesion_stiffness), 0, 0, 1e12, "Pa", NULL,
+     "K_c of Eq. 26, the cohesion stiffness of wet sand at rho >= rho_0; 0 is dry sand."},
+    {"granular.saturation", PD_PARAM_REAL, M(saturation), 0, 0, 1, "1", NULL,
+     "Water saturation theta of Eq. 27: wetter sand keeps its cohesion to a lower debonding "
+     "density rho_1 = (1 - b theta) rho_0, with a gentler falloff H_c = H_0 theta^(-1/2)."},
+    {"granular.cohesion_falloff", PD_PARAM_REAL, M(cohesion_falloff), 1, 0, 1000, "1", NULL,
+     "H_0 of Eq. 27: k_c = K_c exp(-H_c (1 - rho/rho_0)) between rho_1 and rho_0 (the decay of "
+     "the capillary force model the paper cites; docs/methods/projective_pd.md)."},
+    {"granular.debonding", PD_PARAM_REAL, M(debonding), 1, 0, 1, "1", NULL,
+     "b of Eq. 27 (the paper: typically 1)."},
+    {"granular.static_friction", PD_PARAM_BOOL, M(static_friction), 1, 0, 1, "-", NULL,
+     "Static friction of Eq. 28: a particle the solve pushed back by eta of its predicted move "
+     "stays where it was."},
+    {"granular.static_threshold", PD_PARAM_REAL, M(static_threshold), 0.8, 0, 1, "1", NULL,
+     "eta of Eq. 28 (the paper: 0.8)."},
+    {"granular.repulsion", PD_PARAM_REAL, M(repulsion), 1, 0, 1.5, "spacing", NULL,
+     "Closest two grains may come after a step, in particle spacings: a repulsive distance "
+     "constraint (Sec. 8); 0 turns it off."},
 };
 const pd_param_table pd_ppd_material_table = {
     k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
@@ -62,7 +87,15 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "projective_pd accepts Poisson ratios up to %.2f (got %.3g)", PPD_NU_MAX,
                        nu);
-    if (!prm->contact && ((const pd_ppd_material_params*)m->method_params)->contact_friction > 0)
+    const pd_ppd_material_params* mp = (const pd_ppd_material_params*)m->method_params;
+    if (mp->granular && m->plasticity != PD_PLASTICITY_DRUCKER_PRAGER) {
+        char child[sizeof err->path];
+        snprintf(child, sizeof child, "%s.granular", path);
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "granular matter (He 2017 Sec. 7) is Drucker-Prager plastic: give the "
+                       "material a plasticity block with \"model\": \"drucker_prager\"");
+    }
+    if (!prm->contact && mp->contact_friction > 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "contact_friction acts only in particle-particle contact, which "
                        "solver.contact = false turns off; drop the key or turn contact on");
@@ -208,6 +241,13 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(g, pd_vec3, n)                                                                               \
     X(fixed, uint8_t, n)                                                                           \
     X(plastic_strain, pd_real, n)                                                                  \
+    X(density, pd_real, n)                                                                         \
+    X(vscale, pd_real, n)                                                                          \
+    X(dens_radius, pd_real, n)                                                                     \
+    X(dens_rest, pd_real, n)                                                                       \
+    X(dens_inv_mass, pd_real, n)                                                                   \
+    X(dens_lambda, pd_real, n)                                                                     \
+    X(dens_kind, uint8_t, n)                                                                       \
     X(cheb_a, pd_vec3, n)                                                                          \
     X(cheb_b, pd_vec3, n)
 
@@ -254,6 +294,7 @@ static pd_status allocate_state(pd_ppd_state* s) {
         return PD_ERR_OUT_OF_MEMORY;
     s->chunks = (n + 511) / 512;
     ALLOC(partial, pd_real, 2 * s->chunks);
+    ALLOC(dens_partial, pd_real, pd_density_chunks(n));
     return PD_OK;
 }
 
@@ -311,7 +352,7 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags, const uint8_t* weig
     pd_real h2 = s->dt * s->dt;
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
-        pd_real k = m->mu + 0.5 * m->lambda + (s->planar[i] ? 0 : m->kv);
+        pd_real k = m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * s->vscale[i];
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             uint32_t j = f->j[b];
             s->len[b] = pd_v3_len(f->xi[b]);
@@ -352,6 +393,19 @@ static void mark_weighted(const pd_ppd_state* s, const pd_world* w, uint8_t* wei
                       w->scene->bodies[p->body[i]].kind != PD_BODY_ROD;
 }
 
+/* rho_0: the kernel sum of a particle inside the cubic lattice the bodies are sampled on
+ * (spacing 1, every particle's volume 1), which depends on the horizon only. A jittered or
+ * Poisson-disk body at rest shows a slightly different mean (its sampling scatters). */
+static pd_real rest_kernel_sum(pd_real horizon) {
+    int r = (int)ceil(horizon);
+    pd_real sum = 0;
+    for (int i = -r; i <= r; ++i)
+        for (int j = -r; j <= r; ++j)
+            for (int k = -r; k <= r; ++k)
+                sum += pd_sph_poly6((pd_real)(i * i + j * j + k * k), horizon);
+    return sum;
+}
+
 /* Per material: the isotropic direction weights, the moments and the constants of Eq. 8. */
 static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const uint8_t* weighted,
                                      pd_error* err) {
@@ -374,7 +428,10 @@ static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const u
         s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
         s->mat[m].iso = dw;
         pd_ppd_yield_constants(&sc->materials[m], &s->mat[m]);
+        pd_ppd_granular_constants(&sc->materials[m], &s->mat[m]);
+        s->mat[m].rest_sum = rest_kernel_sum(s->prm.horizon);
         s->plastic |= s->mat[m].plastic;
+        s->granular |= s->mat[m].granular;
     }
     return PD_OK;
 }
@@ -393,6 +450,7 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
     pd_status st = weighted && (g || !s->prm.surface_correction) ? PD_OK : PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK) {
         mark_weighted(s, w, weighted);
+        pd_ppd_granular_stiffness(s, w);
         if (g)
             surface_factors(s, weighted, g);
         stiffness(s, w->particles.flags, weighted, g);
@@ -521,6 +579,8 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         permute_items(s->diag, scratch, perm, n, sizeof(pd_real));
         permute_items(s->fixed, scratch, perm, n, sizeof(uint8_t));
         permute_items(s->plastic_strain, scratch, perm, n, sizeof(pd_real));
+        permute_items(s->density, scratch, perm, n, sizeof(pd_real));
+        permute_items(s->vscale, scratch, perm, n, sizeof(pd_real));
         if (s->direct.row_of)
             pd_sym_direct_permute(&s->direct, perm, scratch);
     }
@@ -573,6 +633,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     pd_descent_free(&s->opt);
     pd_collider_contact_free(&s->cc);
     FREE(partial, pd_real, 2 * s->chunks);
+    FREE(dens_partial, pd_real, pd_density_chunks(n));
     FREE(mat, pd_ppd_material, s->material_count);
     FREE(contact_modulus, pd_real, s->material_count);
     FREE(contact_friction, pd_real, s->material_count);

@@ -1,0 +1,195 @@
+/* Projective peridynamics, granular matter: He, Wang, Wu 2017 Sec. 7 (Eq. 25-28) and the
+ * repulsive distance constraint of Sec. 8.
+ *
+ * A granular material is Drucker-Prager plastic (Sec. 5) whose isotropic constant lambda of
+ * Eq. 8 is no longer constant: lambda = k_f(rho) + k_c(rho), a friction stiffness that
+ * vanishes when the grains lose contact (Eq. 25) and a cohesion stiffness from the capillary
+ * bridges of wet sand (Eq. 26-27), with rho the particle's kernel density (Poly6 over its
+ * family, which renews every step). We scale lambda and the dilatation constant kv (the
+ * volume stiffness beyond the paper) of particle i by s_i = (k_f + k_c) / K_f, with
+ * K_f the material's Lame lambda: at the rest density a dry grain is as stiff as the
+ * material's E and nu say. s_i is evaluated once per step, at the step's start, where the
+ * paper may re-evaluate k_f per iteration (Sec. 7.2): then the energy of a step is one
+ * function and the line search and L-BFGS pairs stay valid.
+ * Two readings, stated in docs/methods/projective_pd.md:
+ * - rho_0 is the kernel sum of an interior family at rest (the lattice the body was sampled
+ *   on), so rho / rho_0 = 1 in a body at rest and the ratio is what Eq. 25-26 compare.
+ * - Eq. 26 prints k_c = K_c exp(H_c (1 - rho/rho_0)) for rho_1 <= rho < rho_0, which grows
+ *   as the grains separate; H_c is called a falloff coefficient and the capillary force model
+ *   cited decays with separation, so we take k_c = K_c exp(-H_c (1 - rho/rho_0)).
+ * After the solve: static friction (Eq. 28, eta = 0.8) puts a particle the solve pushed back
+ * by at least eta of its predicted move at its start position, and the repulsive distance
+ * constraint keeps two grains of a family at least `repulsion` spacings apart. */
+#include <math.h>
+#include <string.h>
+
+#include "parallel/parallel.h"
+#include "solvers/projective_pd/projective_pd_internal.h"
+#include "sph/kernels.h"
+#include "world/world.h"
+
+#define GRANULAR_GRAIN   512
+#define REPULSION_PASSES 2 /* Jacobi passes of the distance constraint per step */
+
+void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out) {
+    const pd_ppd_material_params* mp = (const pd_ppd_material_params*)m->method_params;
+    pd_real E, nu;
+    pd_ppd_youngs_poisson(m, &E, &nu);
+    pd_real lame = E * nu / ((1 + nu) * (1 - 2 * nu)); /* K_f */
+    out->granular = mp->granular;
+    out->rest_density = m->density;
+    out->hardening = mp->hardening;
+    out->cohesion_ratio = mp->cohesion_stiffness / lame;
+    out->cohesion_decay =
+        mp->saturation > 0 ? mp->cohesion_falloff / sqrt(mp->saturation) : INFINITY; /* Eq. 27 */
+    out->debond_ratio = 1 - mp->debonding * mp->saturation;
+    out->static_friction = mp->static_friction;
+    out->static_threshold = mp->static_threshold;
+    out->repulsion = mp->repulsion;
+}
+
+pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio) {
+    pd_real kf = ratio >= 1 ? exp(m->hardening * (ratio - 1)) : 0; /* Eq. 25, / K_f */
+    pd_real kc = 0;                                                /* Eq. 26, / K_f */
+    if (ratio >= 1)
+        kc = m->cohesion_ratio;
+    else if (ratio >= m->debond_ratio && isfinite(m->cohesion_decay))
+        kc = m->cohesion_ratio * exp(-m->cohesion_decay * (1 - ratio));
+    return kf + kc;
+}
+
+/* The density constraints of the particles (src/sph): granular ones resist compression past
+ * the rest density; the arrays are refilled per use, the family changes every step. */
+static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w) {
+    const pd_particles* p = &w->particles;
+    for (size_t i = 0; i < s->n; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        s->dens_radius[i] = s->prm.horizon * p->spacing[i];
+        s->dens_rest[i] = m->rest_sum;
+        s->dens_inv_mass[i] = s->fixed[i] ? 0 : 1 / s->mass[i];
+        s->dens_kind[i] =
+            m->granular && !s->fixed[i] ? PD_DENSITY_ACTIVE | PD_DENSITY_UNILATERAL : 0;
+    }
+    return (pd_density_constraint_def){.count = s->n,
+                                       .offsets = s->fam.offsets,
+                                       .nbr = s->fam.j,
+                                       .volume = s->volume,
+                                       .inv_mass = s->dens_inv_mass,
+                                       .radius = s->dens_radius,
+                                       .rest_sum = s->dens_rest,
+                                       .kind = s->dens_kind,
+                                       .colliders = &w->colliders,
+                                       .relaxation = s->prm.density_relaxation};
+}
+
+typedef struct density_ctx {
+    pd_ppd_state* s;
+    const pd_world* w;
+    pd_density_constraint_def def;
+    const pd_vec3* predicted;
+} density_ctx;
+
+static void density_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    density_ctx* c = vctx;
+    pd_ppd_state* s = c->s;
+    (void)thread;
+    for (size_t i = begin; i < end; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        s->density[i] = m->rest_density * pd_density_ratio(&c->def, c->w->particles.pos, i);
+        s->vscale[i] = 1;
+        if (m->granular && !s->fixed[i])
+            s->vscale[i] = pd_ppd_granular_factor(m, pd_density_ratio(&c->def, c->predicted, i));
+    }
+}
+
+/* Where the step will start its solve from: y* = x + h v + h^2 g (pinned particles stay). */
+static void predict_positions(const pd_ppd_state* s, const pd_particles* p, pd_vec3* out) {
+    pd_real h = s->dt;
+    for (size_t i = 0; i < s->n; ++i)
+        out[i] = p->flags[i] & PD_P_CONSTRAINED
+                     ? p->pos[i]
+                     : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->gravity);
+}
+
+/* The densities at x (published), and the factors on lambda and kv from the density at the
+ * inertial prediction y*: the density constraints leave rho <= rho_0 at the end of every step,
+ * so at x a grain in contact sits at rho_0 or just below it and Eq. 25 would find it loose; at
+ * y* gravity and the grains' momentum press it past rho_0, which is where the paper, which
+ * re-evaluates k_f in the iterations (Sec. 7.2), finds its friction stiffness. */
+void pd_ppd_granular_stiffness(pd_ppd_state* s, const pd_world* w) {
+    density_ctx c = {s, w, density_def(s, w), s->cheb_a}; /* Chebyshev scratch: free here */
+    if (s->granular)
+        predict_positions(s, &w->particles, s->cheb_a);
+    pd_parallel_for(s->n, GRANULAR_GRAIN, density_kernel, &c);
+}
+
+/* Eq. 28: (y - y*) . (x - y*) >= eta |y* - x|^2 -> y = x. */
+static void static_friction(pd_ppd_state* s, const pd_vec3* x, pd_vec3* y) {
+    for (size_t i = 0; i < s->n; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        if (!m->granular || !m->static_friction || s->fixed[i])
+            continue;
+        pd_vec3 d = pd_v3_sub(x[i], s->ystar[i]);
+        pd_real d2 = pd_v3_len2(d);
+        if (d2 > 0 && pd_v3_dot(pd_v3_sub(y[i], s->ystar[i]), d) >= m->static_threshold * d2)
+            y[i] = x[i];
+    }
+}
+
+typedef struct repulsion_ctx {
+    pd_ppd_state* s;
+    const pd_particles* p;
+    const pd_vec3* y;
+    pd_vec3* out;
+} repulsion_ctx;
+
+/* One Jacobi pass of the distance constraints |y_j - y_i| >= d on i's bonds: each violated one
+ * moves i by its mass share of the overlap, averaged over them (constraint averaging keeps a
+ * crowded particle from overshooting). A fixed neighbour takes no share. */
+static void repulsion_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    repulsion_ctx* c = vctx;
+    const pd_ppd_state* s = c->s;
+    const pd_family* f = &s->fam;
+    (void)thread;
+    for (size_t i = begin; i < end; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        c->out[i] = c->y[i];
+        if (!m->granular || m->repulsion <= 0 || s->fixed[i])
+            continue;
+        pd_vec3 move = pd_v3(0, 0, 0);
+        int count = 0;
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            uint32_t j = f->j[b];
+            pd_real d = m->repulsion * 0.5 * (c->p->spacing[i] + c->p->spacing[j]);
+            pd_vec3 r = pd_v3_sub(c->y[i], c->y[j]);
+            pd_real len = pd_v3_len(r);
+            if (len >= d || len <= 0)
+                continue;
+            pd_real share = s->fixed[j] ? 1 : s->mass[j] / (s->mass[i] + s->mass[j]);
+            move = pd_v3_madd(move, share * (d - len) / len, r);
+            ++count;
+        }
+        if (count)
+            c->out[i] = pd_v3_madd(c->y[i], 1.0 / count, move);
+    }
+}
+
+static void repel(pd_ppd_state* s, const pd_particles* p, pd_vec3* y) {
+    repulsion_ctx c = {s, p, y, s->cheb_a}; /* Chebyshev scratch: free after the solve */
+    for (int pass = 0; pass < REPULSION_PASSES; ++pass) {
+        pd_parallel_for(s->n, GRANULAR_GRAIN, repulsion_kernel, &c);
+        memcpy(y, c.out, s->n * sizeof(pd_vec3));
+    }
+}
+
+void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
+    if (!s->granular)
+        return;
+    if (s->prm.density_iterations > 0) {
+        pd_density_constraint_def def = density_def(s, w);
+        pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial};
+        s->density_error = pd_density_constraint_solve(&def, y, s->prm.density_iterations, &sc);
+    }
+    static_friction(s, w->particles.pos, y);
+    repel(s, &w->particles, y);
+}
