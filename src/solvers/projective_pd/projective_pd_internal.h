@@ -54,9 +54,9 @@ void pd_ppd_stress_invariants(const pd_ppd_state* s, const pd_vec3* y, uint32_t 
 pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* limit);
 
 /* Granular matter (Sec. 7, projective_pd_granular.c): its constants from the material's
- * `granular` block; (k_f + k_c) / K_f at a density ratio rho / rho_0 (Eq. 25-27); per step the densities and the factors on lambda and kv; after the solve,
- * the density constraints, static friction (Eq. 28) and the repulsive distance constraint
- * (Sec. 8) on y. */
+ * `granular` block; (k_f + k_c) / K_f at a density ratio rho / rho_0 (Eq. 25-27); per step
+ * the densities and the factors on lambda and kv; after the solve, the density constraints,
+ * static friction (Eq. 28) and the repulsive distance constraint (Sec. 8) on y. */
 void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out);
 pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio);
 void pd_ppd_granular_stiffness(pd_ppd_state* s, const struct pd_world* w);
