@@ -520,13 +520,12 @@ static int stopped_at_cap(const pd_ppd_state* s, const pd_descent_report* part, 
  * all within the step's iteration budget. The L-BFGS pairs go on across a renewal (only the
  * friction limits change; dropping them cost convergence on the demo's landing). */
 static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_real merit,
-                                     pd_real r, pd_real r0) {
+                                     pd_real r, pd_real r0, int budget) {
     pd_descent* d = &s->opt;
     pd_descent_problem pr = problem(s);
     pd_descent_report part;
-    s->report = (pd_descent_report){.shortest_step = 1};
     for (int pass = 0, renewals = 0;; ++pass) {
-        int left = s->prm.iterations - s->report.iterations;
+        int left = budget - s->report.iterations;
         int lagged =
             s->cc.colliders->count && pass < PPD_FRICTION_LAGGED_PASSES && left > PPD_FRICTION_LAG;
         d->def.iterations = lagged ? PPD_FRICTION_LAG : left;
@@ -538,7 +537,7 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
             return st;
         r = part.residual;
         merit = part.merit;
-        if (s->report.iterations >= s->prm.iterations || !s->cc.colliders->count)
+        if (s->report.iterations >= budget || !s->cc.colliders->count)
             return PD_OK;
         int cut = lagged && stopped_at_cap(s, &part, PPD_FRICTION_LAG, r0);
         int changed = friction_limits(s, p);
@@ -549,6 +548,30 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
             merit = pd_descent_evaluate(d, &pr, &r);
         }
         d->keep_history = 1;
+    }
+}
+
+/* The step's solve in solver.plastic_passes parts, the iteration budget split evenly, with the
+ * plastic flow (Sec. 5) at the iterate between them: the reference vectors then follow the
+ * flow within the step, and the solve sees a stress bounded by the yield surface rather than
+ * the step's elastic trial stress (which resists flow like a viscosity of about G h). The energy
+ * changes at each correction: its L-BFGS pairs are dropped. One pass is the paper's order. */
+static pd_status solve_with_plastic_passes(pd_ppd_state* s, struct pd_world* w, pd_real merit,
+                                           pd_real r, pd_real r0) {
+    int passes = s->plastic ? s->prm.plastic_passes : 1;
+    s->report = (pd_descent_report){.shortest_step = 1};
+    for (int k = 1;; ++k) {
+        int budget = s->prm.iterations * k / passes;
+        pd_status st = solve_with_friction(s, &w->particles, merit, r, r0, budget);
+        if (st != PD_OK || k == passes)
+            return st;
+        pd_error err = {0};
+        st = pd_ppd_plastic_flow(s, w, s->opt.y, &err);
+        if (st != PD_OK)
+            return st;
+        pd_descent_problem pr = problem(s);
+        s->opt.keep_history = 0;
+        merit = pd_descent_evaluate(&s->opt, &pr, &r);
     }
 }
 
@@ -565,13 +588,13 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     pd_real r, merit = start_point(s, p, &r);
     merit = contact_start(s, p, merit, &r);
     pd_real r0 = fmax(s->r_star, force_scale(s, p));
-    st = solve_with_friction(s, p, merit, r, r0);
+    st = solve_with_plastic_passes(s, w, merit, r, r0);
     if (st != PD_OK)
         return st;
     pd_ppd_granular_correct(s, w, s->opt.y); /* Sec. 7.2 and 8 */
     finish(s, p);
     pd_error err = {0};
-    st = pd_ppd_plastic_flow(s, w, &err); /* Sec. 5, at the step's new positions */
+    st = pd_ppd_plastic_flow(s, w, p->pos, &err); /* Sec. 5, at the step's new positions */
     if (st != PD_OK)
         return st;
     s->last_residual = s->report.residual / r0;

@@ -23,6 +23,7 @@ typedef struct pd_ppd_params {
     int contact;               /* particle-particle contact between bodies and self-contact */
     pd_real contact_stiffness; /* kappa of src/contact (1) */
     int density_iterations;    /* Jacobi iterations of the density constraints (src/sph) */
+    int plastic_passes;        /* plastic corrections per step, between parts of the solve */
     pd_real density_relaxation;
 } pd_ppd_params;
 

@@ -185,11 +185,12 @@ static void repel(pd_ppd_state* s, const pd_particles* p, pd_vec3* y) {
 void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
     if (!s->granular)
         return;
+    static_friction(s, w->particles.pos, y); /* before the density constraints: a held grain
+                                              * must not be left inside its neighbours */
     if (s->prm.density_iterations > 0) {
         pd_density_constraint_def def = density_def(s, w);
         pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial};
         s->density_error = pd_density_constraint_solve(&def, y, s->prm.density_iterations, &sc);
     }
-    static_friction(s, w->particles.pos, y);
     repel(s, &w->particles, y);
 }

@@ -38,10 +38,11 @@ pd_status pd_ppd_break_bonds(void* state, struct pd_world* w, pd_bond_test test,
 pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i);
 
 /* Plasticity (Sec. 5, projective_pd_plastic.c): the yield constants of every material, and the
- * plastic flow of the step at the particles' new positions (reference vectors updated, the
- * system rebuilt). */
+ * plastic flow at positions y, the step's new positions or an iterate (reference vectors
+ * updated, the system rebuilt). */
 void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out);
-pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const struct pd_world* w, pd_error* err);
+pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const struct pd_world* w, const pd_vec3* y,
+                              pd_error* err);
 /* Eq. 20: the map F^-1 that gives a bond newly added to particle i its reference vector,
  * X = F^-1 (y_j - y_i), with F from i's current family at y and its singular values clamped
  * to [1 + e_iso - ||e_dev||, 1 + e_iso + ||e_dev||] (Sec. 5, New Particle Neighbors). */

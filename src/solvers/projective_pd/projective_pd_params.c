@@ -47,6 +47,12 @@ static const pd_param_info k_params[] = {
     {"contact_stiffness", PD_PARAM_REAL, P(contact_stiffness), 4, 0.01, 1000, "1", NULL,
      "Multiplies the contact penalty stiffness E d_c of a particle pair (E the softer "
      "material's Young's modulus, d_c the pair's spacing)."},
+    {"plastic_passes", PD_PARAM_INT, P(plastic_passes), 1, 1, 20, "1", NULL,
+     "Plastic corrections per step for plastic materials: 1 is the paper's order (Sec. 5: after "
+     "the step's solve); more split the solve's iterations evenly and correct the reference "
+     "vectors at the iterate in between, so that the solve sees a stress bounded by the yield "
+     "surface, not the step's elastic trial stress (which resists flow like a viscosity of "
+     "about G h)."},
     {"density_iterations", PD_PARAM_INT, P(density_iterations), 4, 0, 100, "1", NULL,
      "Jacobi iterations per step of the position-based density constraints (Macklin and Mueller "
      "2013) that keep granular matter from compressing past its rest density (Sec. 8, Table 1's "

@@ -176,10 +176,10 @@ static void flow_kernel(void* vctx, size_t begin, size_t end, int thread) {
     s->partial[begin / PLASTIC_GRAIN] = flowed;
 }
 
-pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const pd_world* w, pd_error* err) {
+pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const pd_world* w, const pd_vec3* y, pd_error* err) {
     if (!s->plastic)
         return PD_OK;
-    flow_ctx c = {s, w->particles.pos, 0};
+    flow_ctx c = {s, y, 0};
     pd_parallel_for(s->n, PLASTIC_GRAIN, flow_kernel, &c);
     int flowed = 0;
     for (size_t k = 0; k < s->chunks; ++k)
