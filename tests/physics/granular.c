@@ -145,6 +145,19 @@ PD_TEST(plastic_passes_let_sand_flow) {
     PD_CHECK(four.height < 0.8 * one.height);
 }
 
+/* Eq. 26-27 and Fig. 11: wet sand (saturation 0.5, K_c = K_f) holds a steeper, taller column
+ * than dry sand; both with four plastic corrections per step. */
+PD_TEST(wet_sand_stands_steeper_than_dry) {
+    settled dry = cached(2);
+    settled wet =
+        run("\"cohesion_stiffness\":1.73e5,\"saturation\":0.5", "\"plastic_passes\":4", 1.5);
+    PD_REQUIRE(dry.ok && wet.ok);
+    printf("  height kept: %.0f %% wet, %.0f %% dry; dR/R0 %.2f wet, %.2f dry\n",
+           100 * wet.height / HEIGHT, 100 * dry.height / HEIGHT, (wet.runout - RADIUS) / RADIUS,
+           (dry.runout - RADIUS) / RADIUS);
+    PD_CHECK(wet.height > dry.height + SPACING);
+}
+
 /* Lube et al. 2004: dR/R0 = 1.6 a^(1/2) for a > 1.7; a = 2 gives 2.26, band [1.70, 3.39].
  * Measured with four plastic corrections per step, the flowing configuration. */
 PD_TEST(known_failure_collapse_runout_follows_lube2004) {
