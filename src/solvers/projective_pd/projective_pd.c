@@ -362,14 +362,17 @@ static pd_descent_problem problem(pd_ppd_state* s) {
 
 /* ---------------------------------------------------------------- one time step */
 
-static void predict(pd_ppd_state* s, const pd_particles* p) {
+void pd_ppd_predict(const pd_ppd_state* s, const pd_particles* p, pd_vec3* out) {
     pd_real h = s->dt;
     for (size_t i = 0; i < s->n; ++i) {
         int constrained = p->flags[i] & PD_P_CONSTRAINED;
-        s->ystar[i] = constrained
-                          ? p->pos[i]
-                          : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->gravity);
+        out[i] = constrained ? p->pos[i]
+                             : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->gravity);
     }
+}
+
+static void predict(pd_ppd_state* s, const pd_particles* p) {
+    pd_ppd_predict(s, p, s->ystar);
 }
 
 /* The collider contact of the step (boundary/collider_contact.h): nothing held, no friction;

@@ -102,15 +102,6 @@ static void density_kernel(void* vctx, size_t begin, size_t end, int thread) {
     }
 }
 
-/* Where the step will start its solve from: y* = x + h v + h^2 g (pinned particles stay). */
-static void predict_positions(const pd_ppd_state* s, const pd_particles* p, pd_vec3* out) {
-    pd_real h = s->dt;
-    for (size_t i = 0; i < s->n; ++i)
-        out[i] = p->flags[i] & PD_P_CONSTRAINED
-                     ? p->pos[i]
-                     : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->gravity);
-}
-
 /* The densities at x (published), and the factors on lambda and kv from the density at the
  * inertial prediction y*: the density constraints leave rho <= rho_0 at the end of every step,
  * so at x a grain in contact sits at rho_0 or just below it and Eq. 25 would find it loose; at
@@ -119,7 +110,7 @@ static void predict_positions(const pd_ppd_state* s, const pd_particles* p, pd_v
 void pd_ppd_granular_stiffness(pd_ppd_state* s, const pd_world* w) {
     density_ctx c = {s, w, density_def(s, w), s->cheb_a}; /* Chebyshev scratch: free here */
     if (s->granular)
-        predict_positions(s, &w->particles, s->cheb_a);
+        pd_ppd_predict(s, &w->particles, s->cheb_a);
     pd_parallel_for(s->n, GRANULAR_GRAIN, density_kernel, &c);
 }
 

@@ -34,6 +34,9 @@ pd_status pd_ppd_renew_families(void* state, struct pd_world* w, const uint8_t* 
 pd_status pd_ppd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
                              size_t* removed, pd_error* err);
 
+/* The inertial prediction y* = x + h v + h^2 g (pinned and fixed particles stay) into out. */
+void pd_ppd_predict(const pd_ppd_state* s, const struct pd_particles* p, pd_vec3* out);
+
 /* F = (Y*X)(X*X)^+ over i's family at positions y (Sec. 3, Eq. 2-4). */
 pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i);
 
