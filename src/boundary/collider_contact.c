@@ -13,6 +13,7 @@
     X(skip, uint8_t)                                                                               \
     X(held, uint8_t)                                                                               \
     X(blocked, pd_vec3)                                                                            \
+    X(blocked2, pd_vec3)                                                                           \
     X(push, pd_real)                                                                               \
     X(anchor, pd_vec3)                                                                             \
     X(normal, pd_vec3)                                                                             \
@@ -50,6 +51,7 @@ void pd_collider_contact_begin_step(pd_collider_contact* c, const pd_colliders* 
     memset(c->limit, 0, c->n * sizeof(pd_real));
     memset(c->stuck, 0, c->n);
     c->colliders = colliders;
+    c->spacing = spacing;
     c->dt = dt;
     if (!colliders || !colliders->count)
         return;
@@ -73,13 +75,33 @@ void pd_collider_contact_project(pd_collider_contact* c, pd_vec3* y) {
 pd_vec3 pd_collider_contact_filter(const pd_collider_contact* c, size_t i, pd_vec3 v) {
     if (c->stuck[i])
         v = pd_v3_scale(c->normal[i], pd_v3_dot(v, c->normal[i]));
-    pd_vec3 n = c->blocked[i];
-    return pd_v3_madd(v, -pd_v3_dot(v, n), n);
+    pd_vec3 n = c->blocked[i], m = c->blocked2[i];
+    v = pd_v3_madd(v, -pd_v3_dot(v, n), n);
+    return pd_v3_madd(v, -pd_v3_dot(v, m), m);
+}
+
+/* A second surface in a corner: the residual r, its first blocked normal n taken out, still
+ * moves the particle (along -r) into a collider a thousandth of a spacing away (the nearest
+ * collider reports one surface only: a floor beside a wall, a container's other face). Returns
+ * that surface's normal made orthogonal to n, or 0. */
+static pd_vec3 corner_normal(const pd_collider_contact* c, size_t i, pd_vec3 y, pd_vec3 r,
+                             pd_vec3 n) {
+    pd_real len = pd_v3_len(r);
+    if (!(len > 0) || !c->spacing)
+        return pd_v3(0, 0, 0);
+    pd_real d;
+    pd_vec3 m;
+    pd_colliders_nearest(c->colliders, pd_v3_madd(y, -1e-3 * c->spacing[i] / len, r), &d, &m);
+    if (!(d < 0))
+        return pd_v3(0, 0, 0);
+    m = pd_v3_madd(m, -pd_v3_dot(m, n), n);
+    pd_real lm = pd_v3_len(m);
+    return lm > 1e-6 ? pd_v3_scale(m, 1 / lm) : pd_v3(0, 0, 0);
 }
 
 pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, pd_vec3* r) {
     pd_real d = 0;
-    c->blocked[i] = pd_v3(0, 0, 0);
+    c->blocked[i] = c->blocked2[i] = pd_v3(0, 0, 0);
     c->push[i] = 0;
     c->stuck[i] = 0;
     c->ktan[i] = 0;
@@ -95,6 +117,11 @@ pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, p
             c->blocked[i] = n;
             c->push[i] = rn;
             *r = pd_collider_contact_filter(c, i, *r);
+            pd_vec3 m = corner_normal(c, i, y, *r, n);
+            if (pd_v3_dot(*r, m) > 0) {
+                c->blocked2[i] = m;
+                *r = pd_collider_contact_filter(c, i, *r);
+            }
         }
     }
     return d;
@@ -139,6 +166,7 @@ int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x,
 
 void pd_collider_contact_sweeps(const pd_collider_contact* c, pd_chebyshev_def* def) {
     def->blocked = c->blocked;
+    def->blocked2 = c->blocked2;
     def->line = c->line;
     def->tangent_k = c->ktan;
     def->tangent_n = c->normal;

@@ -13,7 +13,9 @@
  *   friction as a potential (boundary/friction.h) and, for a held particle whose residual
  *   pushes into the collider, the normal blocked (KKT: the contact takes r.n >= 0): the
  *   residual loses its part along n and pd_collider_contact_filter removes it from every
- *   search direction; no_slip contacts are also held on their normal line;
+ *   search direction; in a corner (a floor and a wall, two faces of a container) a second
+ *   surface the rest of the residual pushes into is blocked too; no_slip contacts are also
+ *   held on their normal line;
  * - pd_collider_contact_renew_friction to take friction's lagged normal forces (lambda) from
  *   an iterate;
  * - pd_collider_contact_sweeps to hand the constraints and friction's tangential stiffness to
@@ -29,11 +31,13 @@ struct pd_chebyshev_def;
 typedef struct pd_collider_contact {
     size_t n;
     const pd_colliders* colliders;
+    const pd_real* spacing; /* per particle (m): the length of the corner probe */
     pd_real dt;
-    uint8_t* skip;    /* 1: not projected during this step */
-    uint8_t* held;    /* 1: touching a collider at the current iterate */
-    pd_vec3* blocked; /* outward normal of a contact the particle pushes into, else 0 */
-    pd_real* push;    /* force the blocked contact takes, r . n (N) */
+    uint8_t* skip;     /* 1: not projected during this step */
+    uint8_t* held;     /* 1: touching a collider at the current iterate */
+    pd_vec3* blocked;  /* outward normal of a contact the particle pushes into, else 0 */
+    pd_vec3* blocked2; /* a second one, orthogonal to the first (a corner), else 0 */
+    pd_real* push;     /* force the blocked contact takes, r . n (N) */
     /* Coulomb friction (boundary/friction.h), set when lambda is renewed */
     pd_vec3* anchor; /* start position carried by the collider's surface over the step (m) */
     pd_vec3* normal; /* the contact's normal, held through the step */

@@ -20,10 +20,15 @@ typedef struct sweep_ctx {
 static pd_vec3 unblocked(const pd_chebyshev_def* def, size_t i, pd_vec3 v) {
     if (def->line && (def->line[i].x != 0 || def->line[i].y != 0 || def->line[i].z != 0))
         v = pd_v3_scale(def->line[i], pd_v3_dot(v, def->line[i]));
-    if (!def->blocked)
-        return v;
-    pd_vec3 n = def->blocked[i];
-    return pd_v3_madd(v, -pd_v3_dot(v, n), n);
+    if (def->blocked) {
+        pd_vec3 n = def->blocked[i];
+        v = pd_v3_madd(v, -pd_v3_dot(v, n), n);
+    }
+    if (def->blocked2) {
+        pd_vec3 m = def->blocked2[i];
+        v = pd_v3_madd(v, -pd_v3_dot(v, m), m);
+    }
+    return v;
 }
 
 /* The point's diagonal block, diag I + k (I - n n^T), solved for acc. */

@@ -11,10 +11,11 @@
 #include "linalg/sym_csr.h"
 
 typedef struct pd_chebyshev_def {
-    int sweeps;             /* 1: one plain Jacobi sweep */
-    pd_real rho;            /* bound of the Jacobi iteration's spectral radius (< 1) */
-    const uint8_t* fixed;   /* nonzero: the point does not move (may be NULL) */
-    const pd_vec3* blocked; /* unit normal the point may not move along, or 0 (may be NULL) */
+    int sweeps;              /* 1: one plain Jacobi sweep */
+    pd_real rho;             /* bound of the Jacobi iteration's spectral radius (< 1) */
+    const uint8_t* fixed;    /* nonzero: the point does not move (may be NULL) */
+    const pd_vec3* blocked;  /* unit normal the point may not move along, or 0 (may be NULL) */
+    const pd_vec3* blocked2; /* a second one, orthogonal to blocked (may be NULL) */
     /* unit vector the point may move along only, or 0 (may be NULL): a contact that sticks;
      * applied before `blocked` */
     const pd_vec3* line;

@@ -152,3 +152,52 @@ PD_TEST(collider_contact_releases_what_it_allocates) {
     pd_collider_contact_free(&c);
     PD_CHECK(pd_bytes_in_use() == before);
 }
+
+/* A particle pushed into the corner of a container box (x >= 0, z >= 0 faces) and one into the
+ * edge of a floor plane and a wall plane: the nearest collider reports one surface, and
+ * with one normal blocked the residual kept pushing into the other (sand in a channel: 0.3 to
+ * 0.5 N left at a corner grain, the line search stalled). Both normals blocked, the residual
+ * keeps only what moves the particle away from or along both surfaces, and the sweeps'
+ * updates stay in both planes. Without the second normal the checks fail. */
+static void corner_check(const pd_colliders* col, pd_vec3 y, pd_vec3 r, pd_vec3 n1, pd_vec3 n2) {
+    pd_collider_contact cc;
+    PD_REQUIRE(pd_collider_contact_init(&cc, 1) == PD_OK);
+    pd_real spacing = 0.01;
+    pd_collider_contact_begin_step(&cc, col, &y, &spacing, NULL, 1.0 / 30);
+    pd_collider_contact_project(&cc, &y);
+    PD_REQUIRE(cc.held[0]);
+    pd_collider_contact_apply(&cc, 0, y, &r);
+    printf("  residual after blocking (%.3g %.3g %.3g)\n", r.x, r.y, r.z);
+    PD_CHECK_NEAR(pd_v3_dot(r, n1), 0, 1e-12);
+    PD_CHECK_NEAR(pd_v3_dot(r, n2), 0, 1e-12);
+    PD_CHECK(pd_v3_len(r) > 0.5); /* the free direction stays */
+    pd_vec3 v = pd_collider_contact_filter(&cc, 0, pd_v3(-1, -1, -1));
+    PD_CHECK_NEAR(pd_v3_dot(v, n1), 0, 1e-12);
+    PD_CHECK_NEAR(pd_v3_dot(v, n2), 0, 1e-12);
+    pd_collider_contact_free(&cc);
+}
+
+PD_TEST(corner_blocks_both_surfaces) {
+    pd_error err = {0};
+    pd_collider_def box = pd_default_collider_def();
+    box.type = PD_COLLIDER_BOX;
+    box.shape.min = pd_v3(0, -1, 0), box.shape.max = pd_v3(1, 1, 1);
+    box.inside = 1;
+    pd_colliders one;
+    PD_REQUIRE(pd_colliders_create(&box, 1, &one, &err) == PD_OK);
+    /* at the x = 0 and z = 0 faces, pushed into both (r is the gradient: -r the motion) */
+    corner_check(&one, pd_v3(-0.001, 0.5, -0.002), pd_v3(1, 0.7, 2), pd_v3(1, 0, 0),
+                 pd_v3(0, 0, 1));
+    pd_colliders_destroy(&one);
+    pd_collider_def planes[2];
+    planes[0] = pd_default_collider_def();
+    planes[0].type = PD_COLLIDER_PLANE;
+    planes[0].normal = pd_v3(0, 1, 0);
+    planes[1] = planes[0];
+    planes[1].normal = pd_v3(1, 0, 0);
+    pd_colliders two;
+    PD_REQUIRE(pd_colliders_create(planes, 2, &two, &err) == PD_OK);
+    corner_check(&two, pd_v3(-0.001, -0.001, 0.3), pd_v3(2, 1, 0.8), pd_v3(0, 1, 0),
+                 pd_v3(1, 0, 0));
+    pd_colliders_destroy(&two);
+}
