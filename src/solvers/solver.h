@@ -14,9 +14,11 @@ struct pd_world;
 typedef struct pd_step_stats {
     int iterations;     /* nonlinear (local/global) iterations of the last step */
     double residual;    /* relative residual at the end of the last step */
-    double t_neighbors; /* neighbourhood renewal */
+    double t_neighbors; /* neighbourhood renewal and what it rebuilds (the world's; He 2017 t_n) */
     double t_local;     /* local (projection) step */
     double t_global;    /* global (linear) step */
+    double t_density;   /* density constraints, static friction, repulsion (He 2017 t_rho) */
+    double t_plastic;   /* plastic flow and the rebuild it needs (He 2017 t_p) */
     double t_other;     /* line search, collisions, bookkeeping */
 } pd_step_stats;
 

@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/keyframes.h"
+#include "core/timer.h"
 #include "neighbor/morton.h"
 #include "parallel/parallel.h"
 #include "world/bodies.h"
@@ -217,11 +218,14 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
             return pd_fail(err, st, "", "reordering the particles failed (%s)",
                            pd_status_string(st));
     }
+    memset(&w->last_stats, 0, sizeof w->last_stats);
     if (w->renew_every > 0 && ++w->steps_since_renewal >= w->renew_every) {
         w->steps_since_renewal = 0;
+        double t0 = pd_now();
         pd_status st = pd_world_renew_families(w, w->body_renews, err);
         if (st != PD_OK)
             return st;
+        w->last_stats.t_neighbors = pd_now() - t0;
     }
     pd_arena_reset(&w->arena);
     memcpy(w->step_start, p->pos, p->count * sizeof(pd_vec3));
@@ -233,7 +237,6 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
     for (size_t i = 0; i < p->count; ++i)
         skip[i] = (p->flags[i] & (PD_P_CONSTRAINED | PD_P_GHOST)) != 0;
     w->contact_skip = skip;
-    memset(&w->last_stats, 0, sizeof w->last_stats);
     pd_status st = w->solver->step(w->solver_state, w, &w->last_stats);
     if (st == PD_OK && w->colliders.count)
         resolve_colliders(w, dt);

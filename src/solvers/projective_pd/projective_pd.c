@@ -569,7 +569,9 @@ static pd_status solve_with_plastic_passes(pd_ppd_state* s, struct pd_world* w, 
         if (st != PD_OK || k == passes)
             return st;
         pd_error err = {0};
+        double t0 = pd_now();
         st = pd_ppd_plastic_flow(s, w, s->opt.y, &err);
+        s->t_plastic += pd_now() - t0;
         if (st != PD_OK)
             return st;
         pd_descent_problem pr = problem(s);
@@ -581,7 +583,7 @@ static pd_status solve_with_plastic_passes(pd_ppd_state* s, struct pd_world* w, 
 static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats) {
     pd_ppd_state* s = state;
     pd_particles* p = &w->particles;
-    s->t_local = s->t_global = 0;
+    s->t_local = s->t_global = s->t_density = s->t_plastic = 0;
     predict(s, p);
     begin_collider_contact(s, w);
     pd_status st = begin_contact(s, p);
@@ -594,10 +596,14 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     st = solve_with_plastic_passes(s, w, merit, r, r0);
     if (st != PD_OK)
         return st;
+    double t0 = pd_now();
     pd_ppd_granular_correct(s, w, s->opt.y); /* Sec. 7.2 and 8 */
+    s->t_density = pd_now() - t0;
     finish(s, p);
     pd_error err = {0};
+    t0 = pd_now();
     st = pd_ppd_plastic_flow(s, w, p->pos, &err); /* Sec. 5, at the step's new positions */
+    s->t_plastic += pd_now() - t0;
     if (st != PD_OK)
         return st;
     s->last_residual = s->report.residual / r0;
@@ -606,6 +612,8 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     stats->residual = s->last_residual;
     stats->t_global = s->t_global;
     stats->t_local = s->t_local;
+    stats->t_density = s->t_density;
+    stats->t_plastic = s->t_plastic;
     return PD_OK;
 }
 
