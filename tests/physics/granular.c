@@ -186,6 +186,11 @@ PD_TEST(granular_stiffness_follows_eq_25_to_27) {
     PD_CHECK_REL(pd_ppd_granular_factor(&wet, 1.02), exp(0.2) + 0.5, 1e-12);
     PD_CHECK_REL(pd_ppd_granular_factor(&wet, 0.9), 0.5 * exp(-2 * 0.1), 1e-12);
     PD_CHECK(pd_ppd_granular_factor(&wet, 0.7) == 0);
+    mp->cohesion_falloff = 2, mp->debonding = 0.5; /* H_c = 4, rho_1 = 0.875 rho_0 */
+    pd_ppd_material other;
+    pd_ppd_granular_constants(&m, &other);
+    PD_CHECK_REL(pd_ppd_granular_factor(&other, 0.9), 0.5 * exp(-4 * 0.1), 1e-12);
+    PD_CHECK(pd_ppd_granular_factor(&other, 0.85) == 0);
     mp->saturation = 0;
     pd_ppd_material dry;
     pd_ppd_granular_constants(&m, &dry);
@@ -226,4 +231,16 @@ PD_TEST(granular_same_bits_on_any_thread_count) {
         differ += memcmp(&one[i], &two[i], sizeof(pd_vec3)) != 0;
     printf("  %zu grains after 10 steps: %zu differ between 1 and 2 threads\n", n1, differ);
     PD_CHECK(differ == 0);
+}
+
+/* Eq. 28 on one grain at rest (x = 0) predicted to fall 1 mm (y* = (0, -1, 0) mm): a solve that
+ * ends it within (1 - eta) of its start holds it; one that lets it fall further does not; a
+ * larger eta holds less. */
+PD_TEST(static_friction_follows_eq_28) {
+    pd_vec3 x = pd_v3(0, 0, 0), ys = pd_v3(0, -1e-3, 0);
+    PD_CHECK(pd_ppd_static_friction_holds(x, ys, pd_v3(1e-4, -1e-4, 0), 0.8));
+    PD_CHECK(!pd_ppd_static_friction_holds(x, ys, pd_v3(0, -3e-4, 0), 0.8));
+    PD_CHECK(pd_ppd_static_friction_holds(x, ys, pd_v3(0, -1.5e-4, 0), 0.8));
+    PD_CHECK(!pd_ppd_static_friction_holds(x, ys, pd_v3(0, -1.5e-4, 0), 0.9));
+    PD_CHECK(!pd_ppd_static_friction_holds(x, x, x, 0.8)); /* nothing predicted: no test */
 }

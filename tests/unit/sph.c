@@ -258,3 +258,24 @@ PD_TEST(unilateral_constraints_leave_loose_matter_alone) {
     lattice_free(&uni);
     lattice_free(&bi);
 }
+
+/* The relaxation epsilon scales each iteration's correction by 1 / (1 + epsilon): after one
+ * iteration from the same squeezed lattice, epsilon = 1 moves every particle half as far as
+ * epsilon = 0. */
+PD_TEST(relaxation_scales_the_correction) {
+    const int side = 6;
+    lattice a, b;
+    lattice_make(&a, side, 0.95, PD_DENSITY_ACTIVE);
+    lattice_make(&b, side, 0.95, PD_DENSITY_ACTIVE);
+    pd_vec3 start = a.y[7];
+    pd_density_constraint_def da = lattice_def(&a, 0), db = lattice_def(&b, 1);
+    run_constraints(&a, &da, 1);
+    run_constraints(&b, &db, 1);
+    pd_real ma = pd_v3_len(pd_v3_sub(a.y[7], start)), mb = pd_v3_len(pd_v3_sub(b.y[7], start));
+    printf("  one iteration moves particle 7 by %.4g m (epsilon 0) and %.4g m (epsilon 1)\n", ma,
+           mb);
+    PD_CHECK(ma > 0);
+    PD_CHECK_REL(mb, 0.5 * ma, 1e-9);
+    lattice_free(&a);
+    lattice_free(&b);
+}

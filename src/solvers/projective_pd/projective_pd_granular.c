@@ -114,15 +114,17 @@ void pd_ppd_granular_stiffness(pd_ppd_state* s, const pd_world* w) {
     pd_parallel_for(s->n, GRANULAR_GRAIN, density_kernel, &c);
 }
 
-/* Eq. 28: (y - y*) . (x - y*) >= eta |y* - x|^2 -> y = x. */
+int pd_ppd_static_friction_holds(pd_vec3 x, pd_vec3 ystar, pd_vec3 y, pd_real eta) {
+    pd_vec3 d = pd_v3_sub(x, ystar);
+    pd_real d2 = pd_v3_len2(d);
+    return d2 > 0 && pd_v3_dot(pd_v3_sub(y, ystar), d) >= eta * d2;
+}
+
 static void static_friction(pd_ppd_state* s, const pd_vec3* x, pd_vec3* y) {
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
-        if (!m->granular || !m->static_friction || s->fixed[i])
-            continue;
-        pd_vec3 d = pd_v3_sub(x[i], s->ystar[i]);
-        pd_real d2 = pd_v3_len2(d);
-        if (d2 > 0 && pd_v3_dot(pd_v3_sub(y[i], s->ystar[i]), d) >= m->static_threshold * d2)
+        if (m->granular && m->static_friction && !s->fixed[i] &&
+            pd_ppd_static_friction_holds(x[i], s->ystar[i], y[i], m->static_threshold))
             y[i] = x[i];
     }
 }

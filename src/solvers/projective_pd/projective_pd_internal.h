@@ -65,6 +65,9 @@ void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out);
 pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio);
 void pd_ppd_granular_stiffness(pd_ppd_state* s, const struct pd_world* w);
 void pd_ppd_granular_correct(pd_ppd_state* s, const struct pd_world* w, pd_vec3* y);
+/* Eq. 28: the step from x (predicted y*, solved y) pushed the grain back by at least eta of its
+ * predicted move, (y - y*).(x - y*) >= eta |y* - x|^2: it stays at x. */
+int pd_ppd_static_friction_holds(pd_vec3 x, pd_vec3 ystar, pd_vec3 y, pd_real eta);
 
 /* For tests: the elastic energy (J) at y (+ contact when solver.contact), with its exact
  * gradient left in s->g. */
