@@ -606,6 +606,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     s->t_plastic += pd_now() - t0;
     if (st != PD_OK)
         return st;
+    pd_ppd_publish_density(s, w);
     s->last_residual = s->report.residual / r0;
     s->last_force_scale = r0;
     stats->iterations = s->report.iterations;
@@ -656,7 +657,8 @@ static const pd_field_info k_fields[] = {
      PD_FIELD_REAL,
      "kg/m^3",
      "Kernel density (Poly6 over the particle's family, Sec. 7.1) relative to an interior "
-     "family at rest, times the material's density; at the frame's last step's start."},
+     "family at rest (plus the colliders' share of its kernel), times the material's density; "
+     "at the end of the frame's last step."},
 };
 
 static const void* ppd_publish_fields(void* state, int k) {

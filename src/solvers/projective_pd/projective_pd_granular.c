@@ -95,22 +95,34 @@ static void density_kernel(void* vctx, size_t begin, size_t end, int thread) {
     (void)thread;
     for (size_t i = begin; i < end; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
-        s->density[i] = m->rest_density * pd_density_ratio(&c->def, c->w->particles.pos, i);
+        if (!c->predicted) {
+            s->density[i] = m->rest_density * pd_density_ratio(&c->def, c->w->particles.pos, i);
+            continue;
+        }
         s->vscale[i] = 1;
         if (m->granular && !s->fixed[i])
             s->vscale[i] = pd_ppd_granular_factor(m, pd_density_ratio(&c->def, c->predicted, i));
     }
 }
 
-/* The densities at x (published), and the factors on lambda and kv from the density at the
- * inertial prediction y*: the density constraints leave rho <= rho_0 at the end of every step,
- * so at x a grain in contact sits at rho_0 or just below it and Eq. 25 would find it loose; at
- * y* gravity and the grains' momentum press it past rho_0, which is where the paper, which
- * re-evaluates k_f in the iterations (Sec. 7.2), finds its friction stiffness. */
+void pd_ppd_publish_density(pd_ppd_state* s, const pd_world* w) {
+    density_ctx c = {s, w, density_def(s, w), NULL};
+    pd_parallel_for(s->n, GRANULAR_GRAIN, density_kernel, &c);
+}
+
+/* The factors on lambda and kv from the density at the inertial prediction y*: the density
+ * constraints leave rho <= rho_0 at the end of every step, so at x a grain in contact sits at rho_0
+ * or just below it and Eq. 25 would find it loose; at y* gravity and the grains' momentum press it
+ * past rho_0, which is where the paper, which re-evaluates k_f in the iterations (Sec. 7.2), finds
+ * its friction stiffness. */
 void pd_ppd_granular_stiffness(pd_ppd_state* s, const pd_world* w) {
+    if (!s->granular) {
+        for (size_t i = 0; i < s->n; ++i)
+            s->vscale[i] = 1;
+        return;
+    }
     density_ctx c = {s, w, density_def(s, w), s->cheb_a}; /* Chebyshev scratch: free here */
-    if (s->granular)
-        pd_ppd_predict(s, &w->particles, s->cheb_a);
+    pd_ppd_predict(s, &w->particles, s->cheb_a);
     pd_parallel_for(s->n, GRANULAR_GRAIN, density_kernel, &c);
 }
 

@@ -64,6 +64,9 @@ pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
 void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out);
 pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio);
 void pd_ppd_granular_stiffness(pd_ppd_state* s, const struct pd_world* w);
+/* The published density (kg/m^3) of every particle at the world's positions: after each step
+ * and at creation (elastic bodies keep their families, so no rebuild would refresh it). */
+void pd_ppd_publish_density(pd_ppd_state* s, const struct pd_world* w);
 void pd_ppd_granular_correct(pd_ppd_state* s, const struct pd_world* w, pd_vec3* y);
 /* Eq. 28: the step from x (predicted y*, solved y) pushed the grain back by at least eta of its
  * predicted move, (y - y*).(x - y*) >= eta |y* - x|^2: it stays at x. */

@@ -622,6 +622,7 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
         return st;
     }
     w->bond_count = s->fam.bond_count;
+    pd_ppd_publish_density(s, w);
     *state = s;
     return s->plastic ? renew_plastic_bodies(s, w, err) : PD_OK;
 }
