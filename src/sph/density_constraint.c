@@ -6,8 +6,6 @@
 #include "sph/kernels.h"
 #include "sph/wall_density.h"
 
-#define DENSITY_GRAIN 512
-
 /* rho_i / rho_0, and grad_i C_i (1/m) when grad is not NULL. */
 static pd_real ratio_of(const pd_density_constraint_def* d, const pd_vec3* y, size_t i,
                         pd_vec3* grad) {
@@ -35,8 +33,13 @@ pd_real pd_density_ratio(const pd_density_constraint_def* def, const pd_vec3* y,
     return ratio_of(def, y, i, NULL);
 }
 
+pd_real pd_density_ratio_gradient(const pd_density_constraint_def* def, const pd_vec3* y, size_t i,
+                                  pd_vec3* grad) {
+    return ratio_of(def, y, i, grad);
+}
+
 size_t pd_density_chunks(size_t count) {
-    return (count + DENSITY_GRAIN - 1) / DENSITY_GRAIN;
+    return (count + PD_DENSITY_GRAIN - 1) / PD_DENSITY_GRAIN;
 }
 
 typedef struct solve_ctx {
@@ -73,7 +76,7 @@ static void lambda_kernel(void* vctx, size_t begin, size_t end, int thread) {
         if (denom > 0)
             c->sc->lambda[i] = -C / ((1 + d->relaxation) * denom);
     }
-    c->sc->partial[begin / DENSITY_GRAIN] = worst;
+    c->sc->partial[begin / PD_DENSITY_GRAIN] = worst;
 }
 
 /* dy_i = w_i (lambda_i grad_i C_i + sum_j lambda_j grad_i C_j),
@@ -114,12 +117,12 @@ pd_real pd_density_constraint_solve(const pd_density_constraint_def* def, pd_vec
     pd_real worst_all = 0;
     solve_ctx c = {def, y, scratch};
     for (int it = 0; it < iterations; ++it) {
-        pd_parallel_for(def->count, DENSITY_GRAIN, lambda_kernel, &c);
+        pd_parallel_for(def->count, PD_DENSITY_GRAIN, lambda_kernel, &c);
         worst_all = 0;
         for (size_t k = 0; k < chunks; ++k)
             worst_all = fmax(worst_all, scratch->partial[k]);
-        pd_parallel_for(def->count, DENSITY_GRAIN, move_kernel, &c);
-        pd_parallel_for(def->count, DENSITY_GRAIN, apply_kernel, &c);
+        pd_parallel_for(def->count, PD_DENSITY_GRAIN, move_kernel, &c);
+        pd_parallel_for(def->count, PD_DENSITY_GRAIN, apply_kernel, &c);
     }
     return worst_all;
 }

@@ -48,10 +48,17 @@ typedef struct pd_density_scratch {
     pd_real* partial;
 } pd_density_scratch;
 
+/* Particles per parallel chunk of the density passes (fixed: chunk sums do not depend on the
+ * thread count); pd_density_chunks(count) chunks cover count particles. */
+#define PD_DENSITY_GRAIN 512
 size_t pd_density_chunks(size_t count);
 
 /* rho_i / rho_0 of particle i at y (the density above over the rest density). */
 pd_real pd_density_ratio(const pd_density_constraint_def* def, const pd_vec3* y, size_t i);
+
+/* The same ratio and its gradient with respect to y_i (1/m, Spiky kernel) in *grad. */
+pd_real pd_density_ratio_gradient(const pd_density_constraint_def* def, const pd_vec3* y, size_t i,
+                                  pd_vec3* grad);
 
 /* `iterations` Jacobi iterations on y; returns the largest C_i (unilateral ones clamped at 0)
  * before the last iteration's correction, over the active particles. */

@@ -27,4 +27,17 @@ static inline pd_vec3 pd_sph_spiky_gradient(pd_vec3 r, pd_real H) {
     return pd_v3_scale(r, -45.0 / (PD_PI * h3 * h3) * d * d / len);
 }
 
+/* The Spiky kernel's Hessian with respect to x_i (r = x_i - x_j), applied to v (1/m^5 times v):
+ * W'' (r^ . v) r^ + (W' / |r|) (v - (r^ . v) r^) with W' = -45 / (pi H^6) (H - |r|)^2 and
+ * W'' = 90 / (pi H^6) (H - |r|); 0 at r = 0, where W' / |r| has no limit. */
+static inline pd_vec3 pd_sph_spiky_hessian_times(pd_vec3 r, pd_real H, pd_vec3 v) {
+    pd_real len = pd_v3_len(r);
+    if (len >= H || len <= 0)
+        return pd_v3(0, 0, 0);
+    pd_real h3 = H * H * H, d = H - len, c = 45.0 / (PD_PI * h3 * h3);
+    pd_vec3 u = pd_v3_scale(r, 1 / len);
+    pd_real along = pd_v3_dot(u, v), d1 = -c * d * d, d2 = 2 * c * d;
+    return pd_v3_madd(pd_v3_scale(v, d1 / len), d2 - d1 / len, pd_v3_scale(u, along));
+}
+
 #endif

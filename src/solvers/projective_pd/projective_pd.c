@@ -600,6 +600,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     pd_ppd_granular_correct(s, w, s->opt.y); /* Sec. 7.2 and 8 */
     s->t_density = pd_now() - t0;
     finish(s, p);
+    pd_ppd_fluid_redistribute(s, w); /* Sec. 6 */
     pd_error err = {0};
     t0 = pd_now();
     st = pd_ppd_plastic_flow(s, w, p->pos, &err); /* Sec. 5, at the step's new positions */

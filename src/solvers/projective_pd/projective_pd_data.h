@@ -20,10 +20,12 @@ typedef struct pd_ppd_params {
     int inversion_fix;
     int surface_correction;
     int history;
-    int contact;               /* particle-particle contact between bodies and self-contact */
-    pd_real contact_stiffness; /* kappa of src/contact (1) */
-    int density_iterations;    /* Jacobi iterations of the density constraints (src/sph) */
-    int plastic_passes;        /* plastic corrections per step, between parts of the solve */
+    int contact;                   /* particle-particle contact between bodies and self-contact */
+    pd_real contact_stiffness;     /* kappa of src/contact (1) */
+    int density_iterations;        /* Jacobi iterations of the density constraints (src/sph) */
+    int redistribution_iterations; /* Jacobi iterations of Eq. 22-24 (src/sph) */
+    int viscosity_iterations;      /* Jacobi iterations of the implicit viscosity (src/sph) */
+    int plastic_passes;            /* plastic corrections per step, between parts of the solve */
     pd_real density_relaxation;
 } pd_ppd_params;
 
@@ -61,6 +63,9 @@ typedef struct pd_ppd_material_params {
     int static_friction;        /* Eq. 28 on */
     pd_real static_threshold;   /* eta of Eq. 28 (1) */
     pd_real repulsion;          /* closest approach of two particles (spacings, Sec. 8) */
+    int fluid;                  /* the `fluid` block: a viscoelastic fluid (Sec. 6) */
+    pd_real viscosity;          /* dynamic viscosity (Pa s) */
+    pd_real redistribution;     /* delta of Eq. 24 (1) */
 } pd_ppd_material_params;
 extern const pd_param_table pd_ppd_material_table;
 
@@ -79,10 +84,13 @@ typedef struct pd_ppd_material {
     /* granular matter (Sec. 7): lambda and kv scale by (k_f + k_c) / K_f per particle, K_f the
      * material's Lame lambda (projective_pd_granular.c) */
     int granular;
-    pd_real hardening;      /* H_f (1) */
-    pd_real cohesion_ratio; /* K_c / K_f (1) */
-    pd_real cohesion_decay; /* H_c = H_0 theta^(-1/2) (1; infinite when dry) */
-    pd_real debond_ratio;   /* rho_1 / rho_0 = 1 - b theta (1) */
+    int fluid;                   /* viscoelastic fluid (Sec. 6): bilateral density constraints */
+    pd_real kinematic_viscosity; /* mu / rho (m^2/s) */
+    pd_real redistribution;      /* delta of Eq. 24 (1) */
+    pd_real hardening;           /* H_f (1) */
+    pd_real cohesion_ratio;      /* K_c / K_f (1) */
+    pd_real cohesion_decay;      /* H_c = H_0 theta^(-1/2) (1; infinite when dry) */
+    pd_real debond_ratio;        /* rho_1 / rho_0 = 1 - b theta (1) */
     int static_friction;
     pd_real static_threshold; /* eta (1) */
     pd_real repulsion;        /* spacings */
@@ -121,15 +129,19 @@ typedef struct pd_ppd_state {
     pd_real* plastic_strain; /* accumulated plastic strain (1), published */
     pd_real* density;        /* kernel-sum density at the step's start (kg/m^3), published */
     pd_real* vscale;         /* per particle: factor on lambda and kv (granular, Sec. 7) */
-    int granular;            /* some material is granular */
+    int granular;            /* some material is granular or a fluid: density constraints */
     /* density constraints (src/sph) of granular particles: per particle kernel radius, rest
      * kernel sum, inverse mass, kind; lambda and the per-chunk maxima (grad and move borrow
      * the Chebyshev scratch, free after the solve) */
     pd_real *dens_radius, *dens_rest, *dens_inv_mass, *dens_lambda, *dens_partial;
     uint8_t* dens_kind;
     pd_real density_error; /* largest C_i before the step's last density iteration */
-    int plastic;           /* some material flows plastically */
-    pd_vec3* cheb_a;       /* Chebyshev scratch */
+    /* viscoelastic fluids (Sec. 6): per particle kinematic viscosity and delta of Eq. 24 */
+    int fluid; /* some material is a fluid */
+    pd_real *fluid_nu, *fluid_delta;
+    pd_real redistribution_error; /* mean C_i H^2 before the last redistribution iteration */
+    int plastic;                  /* some material flows plastically */
+    pd_vec3* cheb_a;              /* Chebyshev scratch */
     pd_vec3* cheb_b;
     const uint8_t* flags;   /* the world's particle flags */
     pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */

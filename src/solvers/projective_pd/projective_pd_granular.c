@@ -26,6 +26,8 @@
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "sph/kernels.h"
+#include "sph/redistribution.h"
+#include "sph/viscosity.h"
 #include "world/world.h"
 
 #define GRANULAR_GRAIN   512
@@ -37,6 +39,9 @@ void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out) {
     pd_ppd_youngs_poisson(m, &E, &nu);
     pd_real lame = E * nu / ((1 + nu) * (1 - 2 * nu)); /* K_f */
     out->granular = mp->granular;
+    out->fluid = mp->fluid;
+    out->kinematic_viscosity = mp->fluid ? mp->viscosity / m->density : 0;
+    out->redistribution = mp->fluid ? mp->redistribution : 0;
     out->rest_density = m->density;
     out->hardening = mp->hardening;
     out->cohesion_ratio = mp->cohesion_stiffness / lame;
@@ -59,7 +64,8 @@ pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio) {
 }
 
 /* The density constraints of the particles (src/sph): granular ones resist compression past
- * the rest density; the arrays are refilled per use, the family changes every step. */
+ * the rest density, a fluid's (Sec. 6) hold it both ways; the arrays are refilled per use, the
+ * family changes every step. */
 static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w) {
     const pd_particles* p = &w->particles;
     for (size_t i = 0; i < s->n; ++i) {
@@ -67,8 +73,12 @@ static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w)
         s->dens_radius[i] = s->prm.horizon * p->spacing[i];
         s->dens_rest[i] = m->rest_sum;
         s->dens_inv_mass[i] = s->fixed[i] ? 0 : 1 / s->mass[i];
-        s->dens_kind[i] =
-            m->granular && !s->fixed[i] ? PD_DENSITY_ACTIVE | PD_DENSITY_UNILATERAL : 0;
+        s->fluid_nu[i] = m->kinematic_viscosity;
+        s->fluid_delta[i] = m->redistribution;
+        s->dens_kind[i] = s->fixed[i]   ? 0
+                          : m->granular ? PD_DENSITY_ACTIVE | PD_DENSITY_UNILATERAL
+                          : m->fluid    ? PD_DENSITY_ACTIVE | PD_DENSITY_UNILATERAL
+                                        : 0;
     }
     return (pd_density_constraint_def){.count = s->n,
                                        .offsets = s->fam.offsets,
@@ -187,15 +197,30 @@ static void repel(pd_ppd_state* s, const pd_particles* p, pd_vec3* y) {
     }
 }
 
+/* Redistribution moves the particles of the step's end, not the step's displacement: it
+ * resamples the fluid (the paper sets it against re-sampling, Sec. 6) and adds no velocity;
+ * otherwise each iteration's shift, a few percent of a spacing, would come back as kinetic
+ * energy every step. The density constraints of the next step absorb what it changes. */
+void pd_ppd_fluid_redistribute(pd_ppd_state* s, pd_world* w) {
+    if (!s->fluid || s->prm.redistribution_iterations == 0)
+        return;
+    pd_density_constraint_def def = density_def(s, w);
+    pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial};
+    s->redistribution_error = pd_redistribute(&def, s->fluid_delta, w->particles.pos,
+                                              s->prm.redistribution_iterations, &sc);
+}
+
 void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
     if (!s->granular)
         return;
     static_friction(s, w->particles.pos, y); /* before the density constraints: a held grain
                                               * must not be left inside its neighbours */
-    if (s->prm.density_iterations > 0) {
-        pd_density_constraint_def def = density_def(s, w);
-        pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial};
+    pd_density_constraint_def def = density_def(s, w);
+    pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial};
+    if (s->fluid) /* Sec. 6: the viscous velocity, before incompressibility */
+        pd_sph_implicit_viscosity(&def, s->fluid_nu, w->particles.pos, s->dt, y,
+                                  s->prm.viscosity_iterations, &sc);
+    if (s->prm.density_iterations > 0)
         s->density_error = pd_density_constraint_solve(&def, y, s->prm.density_iterations, &sc);
-    }
     repel(s, &w->particles, y);
 }

@@ -68,6 +68,8 @@ void pd_ppd_granular_stiffness(pd_ppd_state* s, const struct pd_world* w);
  * and at creation (elastic bodies keep their families, so no rebuild would refresh it). */
 void pd_ppd_publish_density(pd_ppd_state* s, const struct pd_world* w);
 void pd_ppd_granular_correct(pd_ppd_state* s, const struct pd_world* w, pd_vec3* y);
+/* Sec. 6: particle redistribution (Eq. 21-24) of the fluids at the step's end positions. */
+void pd_ppd_fluid_redistribute(pd_ppd_state* s, struct pd_world* w);
 /* Eq. 28: the step from x (predicted y*, solved y) pushed the grain back by at least eta of its
  * predicted move, (y - y*).(x - y*) >= eta |y* - x|^2: it stays at x. */
 int pd_ppd_static_friction_holds(pd_vec3 x, pd_vec3 ystar, pd_vec3 y, pd_real eta);

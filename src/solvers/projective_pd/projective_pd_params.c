@@ -57,6 +57,12 @@ static const pd_param_info k_params[] = {
      "Jacobi iterations per step of the position-based density constraints (Macklin and Mueller "
      "2013) that keep granular matter from compressing past its rest density (Sec. 8, Table 1's "
      "t_rho); 0 turns them off."},
+    {"redistribution_iterations", PD_PARAM_INT, P(redistribution_iterations), 5, 0, 100, "1", NULL,
+     "Jacobi iterations per step of a fluid's particle redistribution (Sec. 6, Eq. 22-24; the "
+     "paper: 3 to 10)."},
+    {"viscosity_iterations", PD_PARAM_INT, P(viscosity_iterations), 10, 0, 1000, "1", NULL,
+     "Jacobi iterations per step of a fluid's implicit viscosity (Sec. 6); the error falls by "
+     "a / (1 + a) per iteration, a = h nu sum_j V_j lap W_ij."},
     {"density_relaxation", PD_PARAM_REAL, P(density_relaxation), 1, 0, 1000, "1", NULL,
      "Relaxation epsilon of the density constraints, relative to each constraint's stiffness "
      "(lambda_i = -C_i / ((1 + epsilon) sum w |grad C|^2)): Jacobi updates of neighbours "
@@ -66,9 +72,9 @@ static const pd_param_info k_params[] = {
 const pd_param_table pd_ppd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
                                            sizeof(pd_ppd_params)};
 
-/* Material blocks: Drucker-Prager and von Mises plasticity (Sec. 5). The viscoelastic fluids
- * (Sec. 6) come later: until then a material with a `viscoelasticity` block is refused
- * rather than run elastic. */
+/* Material blocks: Drucker-Prager and von Mises plasticity (Sec. 5). He 2017's viscoelastic
+ * fluids (Sec. 6) are the method's own `fluid` block (projective_pd_setup.c); the scene
+ * format's `viscoelasticity` block (a Prony series) is refused rather than run elastic. */
 const pd_material_support pd_ppd_material_support = {
     .plasticity = (1u << PD_PLASTICITY_DRUCKER_PRAGER) | (1u << PD_PLASTICITY_VON_MISES),
     .viscoelasticity = 0};

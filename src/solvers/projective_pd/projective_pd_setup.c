@@ -47,6 +47,22 @@ static const pd_param_info k_material_params[] = {
     {"granular.repulsion", PD_PARAM_REAL, M(repulsion), 1, 0, 1.5, "spacing", NULL,
      "Closest two grains may come after a step, in particle spacings: a repulsive distance "
      "constraint (Sec. 8); 0 turns it off."},
+    {"fluid", PD_PARAM_BLOCK, M(fluid), 0, 0, 0, "-", NULL,
+     "A viscoelastic fluid (Sec. 6): constant Lame parameters, friction angle 0 (needs "
+     "drucker_prager with friction_angle 0, or von_mises), kept from compressing by "
+     "position-based density constraints (solver.density_iterations; unilateral as in Macklin "
+     "et al. 2014: bilateral ones clump the free surface), with implicit viscosity and "
+     "particle redistribution; neighbourhoods renew every step. The rest density is the "
+     "material's density."},
+    {"fluid.viscosity", PD_PARAM_REAL, M(viscosity), 0, 0, 1e6, "Pa s", NULL,
+     "Dynamic viscosity of the implicit SPH viscous force (Sec. 6, Mueller 2003), solved by "
+     "solver.viscosity_iterations Jacobi iterations; 0 turns it off (the plastic flow alone "
+     "then resists like a viscosity of about G h)."},
+    {"fluid.redistribution", PD_PARAM_REAL, M(redistribution), 0, 0, 1, "1", NULL,
+     "delta of Eq. 24, the strength of particle redistribution (Eq. 21-24, "
+     "solver.redistribution_iterations per step) against the tensile instability (Fig. 10). "
+     "Off by default: as read (docs/methods/projective_pd.md) it evens the bulk but dilates a "
+     "settling fluid (a slumped cube's volume x 1.68 at delta 1, x 1.23 at 0)."},
 };
 const pd_param_table pd_ppd_material_table = {
     k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
@@ -94,6 +110,16 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
         return pd_fail(err, PD_ERR_BAD_SCENE, child,
                        "granular matter (He 2017 Sec. 7) is Drucker-Prager plastic: give the "
                        "material a plasticity block with \"model\": \"drucker_prager\"");
+    }
+    int zero_friction = (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER && m->friction_angle == 0) ||
+                        m->plasticity == PD_PLASTICITY_VON_MISES;
+    if (mp->fluid && (!zero_friction || mp->granular)) {
+        char child[sizeof err->path];
+        snprintf(child, sizeof child, "%s.fluid", path);
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "a viscoelastic fluid (He 2017 Sec. 6) has friction angle 0: give the "
+                       "material drucker_prager plasticity with \"friction_angle\": 0, or "
+                       "von_mises, and no granular block");
     }
     if (!prm->contact && mp->contact_friction > 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
@@ -248,6 +274,8 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(dens_inv_mass, pd_real, n)                                                                   \
     X(dens_lambda, pd_real, n)                                                                     \
     X(dens_kind, uint8_t, n)                                                                       \
+    X(fluid_nu, pd_real, n)                                                                        \
+    X(fluid_delta, pd_real, n)                                                                     \
     X(cheb_a, pd_vec3, n)                                                                          \
     X(cheb_b, pd_vec3, n)
 
@@ -431,7 +459,8 @@ static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const u
         pd_ppd_granular_constants(&sc->materials[m], &s->mat[m]);
         s->mat[m].rest_sum = rest_kernel_sum(s->prm.horizon);
         s->plastic |= s->mat[m].plastic;
-        s->granular |= s->mat[m].granular;
+        s->granular |= s->mat[m].granular | s->mat[m].fluid;
+        s->fluid |= s->mat[m].fluid;
     }
     return PD_OK;
 }

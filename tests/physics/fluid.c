@@ -1,0 +1,180 @@
+/* He 2017 Sec. 6: viscoelastic fluids, kept incompressible by position-based density
+ * constraints (Macklin and Mueller 2013; src/sph), with implicit viscosity and particle
+ * redistribution. A soft von Mises material (E = 10 kPa, yield stress 20 Pa: it flows under its
+ * own weight) of density 1400 kg/m^3 in a box container with slip walls, particles 5 mm apart.
+ * - A column as wide as its container (4 x 4 cm, 4 cm tall): the density constraints hold the
+ *   density of its bulk (a kernel or more below its free surface) near the rest density, where
+ *   its own compressibility shows without them; within 1 % (issue 7) is a known failure.
+ * - A 4 cm cube that slumps over a 6 x 6 cm floor keeps its volume within 5 % (issue 7: "the
+ *   honey scene keeps its volume within 5 % after settling"; a known failure): the volume is the
+ *   floor area times the height where the kernel density falls to half the rest density (the
+ *   free surface of SPH), the same measure on the cube before it flows.
+ * - Viscosity slows the slump. */
+#include "projective_pd_support.h"
+
+#include "sph/kernels.h"
+#include "world/fields.h"
+
+#define SPACING 0.005
+#define HORIZON 2.01 /* solver.horizon's default, in spacings */
+
+static int open_fluid(pd_test_sim* t, double width, const char* solver, const char* fluid) {
+    char json[4096];
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{\"plastic_passes\":4%s},"
+             "\"time\":{\"dt\":0.002,\"fps\":50,\"frames\":50},"
+             "\"materials\":{\"honey\":{\"density\":1400,\"youngs_modulus\":1e4,"
+             "\"poisson_ratio\":0.3,\"plasticity\":{\"model\":\"von_mises\","
+             "\"yield_stress\":20},\"fluid\":{%s}}},"
+             "\"bodies\":[{\"name\":\"honey\",\"material\":\"honey\",\"spacing\":%.17g,"
+             "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.04,0.04,0.04]}}],"
+             "\"colliders\":[{\"type\":\"plane\",\"normal\":[0,1,0],\"boundary\":\"slip\"},"
+             "{\"type\":\"box\",\"min\":[0,-1,0],\"max\":[%.17g,1,%.17g],\"inside\":true,"
+             "\"boundary\":\"slip\"}]}",
+             solver, fluid, SPACING, width, width);
+    return pd_test_sim_open(t, json, NULL, 0);
+}
+
+static int run_until(pd_world* w, double t_end) {
+    pd_error err = {0};
+    while (w->time < t_end - 1e-9)
+        if (pd_world_step(w, &err) != PD_OK) {
+            printf("  step failed: %s\n", err.message);
+            return 0;
+        }
+    return 1;
+}
+
+/* Largest |rho / rho_0 - 1| (the published density attribute) over the particles a kernel
+ * radius or more below the highest particle. */
+static double bulk_density_error(pd_world* w, int* count) {
+    const pd_particles* p = &w->particles;
+    pd_error err = {0};
+    pd_field field;
+    double top = 0, worst = 0;
+    *count = 0;
+    if (pd_world_fields(w, PD_ATTR_DENSITY, &field, &err) != 1)
+        return 1e30;
+    for (size_t i = 0; i < p->count; ++i)
+        top = fmax(top, p->pos[i].y);
+    const pd_real* rho = field.data;
+    for (size_t i = 0; i < p->count; ++i)
+        if (p->pos[i].y < top - HORIZON * SPACING) {
+            worst = fmax(worst, fabs(rho[i] / 1400 - 1));
+            ++*count;
+        }
+    return worst;
+}
+
+/* Kernel density over the rest density at x (no colliders' share). */
+static double kernel_ratio(const pd_particles* p, pd_vec3 x) {
+    static double rest = 0;
+    if (rest == 0)
+        for (int i = -3; i <= 3; ++i)
+            for (int j = -3; j <= 3; ++j)
+                for (int k = -3; k <= 3; ++k)
+                    rest += pd_sph_poly6((pd_real)(i * i + j * j + k * k), HORIZON);
+    double sum = 0, H = HORIZON * SPACING, v = SPACING * SPACING * SPACING;
+    for (size_t i = 0; i < p->count; ++i)
+        sum += v * pd_sph_poly6(pd_v3_len2(pd_v3_sub(x, p->pos[i])), H);
+    return sum / rest;
+}
+
+/* The height of column (x, z) where the kernel density falls to half the rest density,
+ * scanning down in steps of a tenth of a spacing. */
+static double column_height(const pd_particles* p, double x, double z) {
+    double above = 0, y = 0.1;
+    for (; y > 0; y -= 0.1 * SPACING) {
+        double r = kernel_ratio(p, pd_v3(x, y, z));
+        if (r >= 0.5)
+            return y + 0.1 * SPACING * (r - 0.5) / (r - above);
+        above = r;
+    }
+    return 0;
+}
+
+/* Mean column height over the columns a kernel radius or more inside [lo, hi]^2. */
+static double surface_height(const pd_particles* p, double lo, double hi) {
+    double H = HORIZON * SPACING, sum = 0;
+    int columns = 0;
+    for (double x = lo + H; x <= hi - H + 1e-9; x += 0.5 * SPACING)
+        for (double z = lo + H; z <= hi - H + 1e-9; z += 0.5 * SPACING) {
+            sum += column_height(p, x, z);
+            ++columns;
+        }
+    return sum / columns;
+}
+
+/* The column's largest bulk density error after 0.5 s with 10 density iterations per step
+ * (k = 0) and without the constraints (k = 1), run once for both tests. */
+static double column_error(int k) {
+    static double error[2] = {-1, -1};
+    const char* solver[2] = {",\"density_iterations\":10", ",\"density_iterations\":0"};
+    if (error[k] >= 0)
+        return error[k];
+    pd_test_sim t;
+    int count = 0;
+    error[k] = 1e30;
+    if (open_fluid(&t, 0.04, solver[k], "\"viscosity\":5")) {
+        if (run_until(t.world, 0.5))
+            error[k] = bulk_density_error(t.world, &count);
+        pd_test_sim_close(&t);
+    }
+    printf("  %s: largest bulk density error %.4f over %d particles\n",
+           k == 0 ? "10 density iterations" : "no density constraints", error[k], count);
+    return count > 200 ? error[k] : 1e30;
+}
+
+PD_TEST(density_constraints_hold_a_fluid_column) {
+    double with = column_error(0), without = column_error(1);
+    PD_CHECK(without > 0.03 && without < 1);
+    PD_CHECK(with < 0.25 * without);
+}
+
+PD_TEST(known_failure_fluid_bulk_density_within_one_percent) {
+    PD_CHECK(column_error(0) < 0.01);
+}
+
+typedef struct slump {
+    double volume_ratio; /* settled volume over the cube's */
+    double height_early; /* the cube's centre column height at 0.1 s (m) */
+    int ok;
+} slump;
+
+static slump run_slump(const char* fluid, double t_end) {
+    slump out = {0};
+    pd_test_sim t;
+    if (!open_fluid(&t, 0.06, ",\"density_iterations\":10", fluid))
+        return out;
+    const pd_particles* p = &t.world->particles;
+    double v0 = 0.04 * 0.04 * surface_height(p, 0, 0.04);
+    if (run_until(t.world, 0.1)) {
+        out.height_early = column_height(p, 0.02, 0.02);
+        if (t_end > 0.1 && run_until(t.world, t_end)) {
+            double h = surface_height(p, 0, 0.06);
+            out.volume_ratio = 0.06 * 0.06 * h / v0;
+            printf("  %s: cube %.3g cm^3, after %.1f s height %.4f m, volume %.3g cm^3 (x %.3f)\n",
+                   fluid, v0 * 1e6, t_end, h, 0.06 * 0.06 * h * 1e6, out.volume_ratio);
+        }
+        out.ok = 1;
+    }
+    pd_test_sim_close(&t);
+    return out;
+}
+
+PD_TEST(known_failure_slumped_fluid_keeps_its_volume) {
+    slump s = run_slump("\"viscosity\":5", 1.5);
+    PD_REQUIRE(s.ok);
+    PD_CHECK_NEAR(s.volume_ratio, 1, 0.05);
+}
+
+/* At 0.1 s the cube without viscosity has slumped further than with 50 Pa s (kinematic
+ * viscosity 0.036 m^2/s: a viscous time H^2 / nu of 3 ms per kernel, the whole cube's
+ * (4 cm)^2 / nu = 44 ms). */
+PD_TEST(viscosity_slows_the_slump) {
+    slump thin = run_slump("\"viscosity\":0", 0.1), thick = run_slump("\"viscosity\":50", 0.1);
+    PD_REQUIRE(thin.ok && thick.ok);
+    printf("  centre column height at 0.1 s: %.4f m without viscosity, %.4f m with 50 Pa s\n",
+           thin.height_early, thick.height_early);
+    PD_CHECK(thick.height_early > thin.height_early + 0.002);
+}
