@@ -208,15 +208,23 @@ static pd_real interior_excess(const lattice* L, const pd_density_constraint_def
     return worst;
 }
 
+static pd_density_scratch scratch_new(size_t n) {
+    return (pd_density_scratch){PD_NEW_ARRAY(pd_real, n), PD_NEW_ARRAY(pd_vec3, n),
+                                PD_NEW_ARRAY(pd_vec3, n),
+                                PD_NEW_ARRAY(pd_real, pd_density_chunks(n))};
+}
+
+static void scratch_free(pd_density_scratch* sc, size_t n) {
+    PD_FREE_ARRAY(sc->lambda, pd_real, n);
+    PD_FREE_ARRAY(sc->grad, pd_vec3, n);
+    PD_FREE_ARRAY(sc->move, pd_vec3, n);
+    PD_FREE_ARRAY(sc->partial, pd_real, pd_density_chunks(n));
+}
+
 static void run_constraints(lattice* L, const pd_density_constraint_def* d, int iterations) {
-    pd_density_scratch sc = {PD_NEW_ARRAY(pd_real, L->n), PD_NEW_ARRAY(pd_vec3, L->n),
-                             PD_NEW_ARRAY(pd_vec3, L->n),
-                             PD_NEW_ARRAY(pd_real, pd_density_chunks(L->n))};
+    pd_density_scratch sc = scratch_new(L->n);
     pd_density_constraint_solve(d, L->y, iterations, &sc);
-    PD_FREE_ARRAY(sc.lambda, pd_real, L->n);
-    PD_FREE_ARRAY(sc.grad, pd_vec3, L->n);
-    PD_FREE_ARRAY(sc.move, pd_vec3, L->n);
-    PD_FREE_ARRAY(sc.partial, pd_real, pd_density_chunks(L->n));
+    scratch_free(&sc, L->n);
 }
 
 /* A lattice squeezed to 0.92 of its spacing (rho / rho_0 = 1.28 inside) is pushed back to its
@@ -322,9 +330,7 @@ PD_TEST(redistribution_evens_a_jittered_lattice) {
     pd_real* delta = PD_NEW_ARRAY(pd_real, L.n);
     for (size_t i = 0; i < L.n; ++i)
         delta[i] = 1;
-    pd_density_scratch sc = {PD_NEW_ARRAY(pd_real, L.n), PD_NEW_ARRAY(pd_vec3, L.n),
-                             PD_NEW_ARRAY(pd_vec3, L.n),
-                             PD_NEW_ARRAY(pd_real, pd_density_chunks(L.n))};
+    pd_density_scratch sc = scratch_new(L.n);
     pd_real close0 = closest_pair(&L), ext0 = extent(&L);
     pd_real e0 = pd_redistribute(&d, delta, L.y, 1, &sc), e = e0;
     for (int k = 0; k < 6; ++k) {
@@ -337,10 +343,7 @@ PD_TEST(redistribution_evens_a_jittered_lattice) {
     PD_CHECK(closest_pair(&L) > close0 + 0.0003);
     PD_CHECK_NEAR(extent(&L), ext0, 1e-12); /* the ghosts stayed */
     PD_FREE_ARRAY(delta, pd_real, L.n);
-    PD_FREE_ARRAY(sc.lambda, pd_real, L.n);
-    PD_FREE_ARRAY(sc.grad, pd_vec3, L.n);
-    PD_FREE_ARRAY(sc.move, pd_vec3, L.n);
-    PD_FREE_ARRAY(sc.partial, pd_real, pd_density_chunks(L.n));
+    scratch_free(&sc, L.n);
     lattice_free(&L);
 }
 
@@ -366,9 +369,7 @@ PD_TEST(implicit_viscosity_solves_backward_euler) {
         energy0 += vx * vx;
     }
     L.inv_mass[0] = 0, L.y[0] = x[0]; /* particle 0 is still */
-    pd_density_scratch sc = {PD_NEW_ARRAY(pd_real, L.n), PD_NEW_ARRAY(pd_vec3, L.n),
-                             PD_NEW_ARRAY(pd_vec3, L.n),
-                             PD_NEW_ARRAY(pd_real, pd_density_chunks(L.n))};
+    pd_density_scratch sc = scratch_new(L.n);
     pd_vec3* vstar = PD_NEW_ARRAY(pd_vec3, L.n);
     for (size_t i = 0; i < L.n; ++i)
         vstar[i] = pd_v3_scale(pd_v3_sub(L.y[i], x[i]), 1 / h);
@@ -396,9 +397,6 @@ PD_TEST(implicit_viscosity_solves_backward_euler) {
     PD_FREE_ARRAY(vstar, pd_vec3, L.n);
     PD_FREE_ARRAY(nu, pd_real, L.n);
     PD_FREE_ARRAY(x, pd_vec3, L.n);
-    PD_FREE_ARRAY(sc.lambda, pd_real, L.n);
-    PD_FREE_ARRAY(sc.grad, pd_vec3, L.n);
-    PD_FREE_ARRAY(sc.move, pd_vec3, L.n);
-    PD_FREE_ARRAY(sc.partial, pd_real, pd_density_chunks(L.n));
+    scratch_free(&sc, L.n);
     lattice_free(&L);
 }
