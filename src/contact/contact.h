@@ -5,7 +5,12 @@
  *   - they belong to different bodies, or
  *   - they belong to the same body but are not bonded: their rest distance exceeds
  *     horizon * s_i (the radius the methods build their families with), i.e. far-apart parts
- *     of one body folding onto each other (self-contact);
+ *     of one body folding onto each other (self-contact), and neither's material renews its
+ *     families on the current positions (plastic flow, fluids, sand): such a body bonds every
+ *     pair closer than the horizon at each renewal, so a close pair of it is always bonded
+ *     (counted by their rest distance instead, a slumping fluid's particles that started
+ *     apart kept about 70 penalty pairs per step on top of their bonds, and with
+ *     solver.plastic_passes 4 the line search's floor on those pairs froze it in place);
  *   - neither is a rod ghost, and not both of them are constrained (fixed or pinned).
  * d_c = s: two grid-sampled bodies whose surfaces touch have their outer particle layers one
  * spacing apart (each particle stands for a cube of side s), so contact starts exactly where
@@ -60,6 +65,8 @@ typedef struct pd_contact_def {
                                 (m/s) */
     const pd_real* modulus;  /* per material: Young's modulus (Pa) */
     const pd_real* friction; /* per material: Coulomb coefficient (1); NULL: no friction */
+    const uint8_t* renews;   /* per material: 1 when its bodies renew their families on the
+                                current positions (no self-contact); NULL: none does */
 } pd_contact_def;
 pd_contact_def pd_default_contact_def(void);
 
@@ -106,7 +113,8 @@ typedef struct pd_contact {
 pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const struct pd_particles* p);
 void pd_contact_free(pd_contact* c);
 
-/* 1 when i and j may touch (not the same particle, not bonded, no ghost, not both fixed). */
+/* 1 when i and j may touch (not the same particle, not bonded, no ghost, not both fixed, not
+ * of one body that renews its families). */
 int pd_contact_eligible(const pd_contact* c, uint32_t i, uint32_t j);
 /* The contact distance of a pair (m). */
 pd_real pd_contact_distance(const pd_contact* c, uint32_t i, uint32_t j);

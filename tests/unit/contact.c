@@ -95,6 +95,30 @@ PD_TEST(bonded_particles_are_no_pair) {
     pd_contact_free(&ct);
 }
 
+/* A body whose material renews its families on the current positions (plastic flow, fluids,
+ * sand) bonds every pair closer than its horizon at each renewal: two of its particles that
+ * started far apart are no contact pair, while the other material's far pair still is, and
+ * so are pairs of different bodies. */
+PD_TEST(bodies_that_renew_their_families_have_no_self_contact) {
+    static cloud c;
+    make_cloud(&c, 3);
+    /* particles 0 and 6: body 0, materials 0 and 0; 3 and 9: body 0, materials 1 and 1 */
+    c.rest[6] = pd_v3_add(c.rest[0], pd_v3(0.5, 0, 0));
+    c.rest[9] = pd_v3_add(c.rest[3], pd_v3(0.5, 0, 0));
+    static const uint8_t renews[2] = {1, 0};
+    pd_contact_def def = make_def(0);
+    def.renews = renews;
+    pd_contact ct;
+    PD_REQUIRE(pd_contact_init(&ct, &def, &c.p) == PD_OK);
+    int renewing = pd_contact_eligible(&ct, 0, 6), kept = pd_contact_eligible(&ct, 3, 9);
+    int mixed = pd_contact_eligible(&ct, 0, 9), other_body = pd_contact_eligible(&ct, 0, 1);
+    printf("  eligible far apart in one body: renewing %d, not renewing %d, one of each %d; "
+           "other body %d\n",
+           renewing, kept, mixed, other_body);
+    PD_CHECK(!renewing && kept && !mixed && other_body);
+    pd_contact_free(&ct);
+}
+
 /* Energy at y with particle i moved by h along axis a. */
 static double energy_moved(pd_contact* ct, pd_vec3* y, int i, int a, double h) {
     pd_vec3 keep = y[i];

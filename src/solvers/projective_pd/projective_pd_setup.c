@@ -507,17 +507,19 @@ static pd_status calibrate(pd_ppd_state* s, const pd_world* w, pd_error* err) {
     return st;
 }
 
-/* src/contact for the world's particles: pairs are bonded within the families' horizon, the
- * penalty stiffness comes from each material's Young's modulus, friction from its
- * contact_friction. */
+/* src/contact for the world's particles: pairs are bonded within the families' horizon (within
+ * any distance for a plastic body, whose families are renewed), the penalty stiffness comes
+ * from each material's Young's modulus, friction from its contact_friction. */
 static pd_status setup_contact(pd_ppd_state* s, const pd_world* w) {
     if (!s->prm.contact)
         return PD_OK;
     const pd_scene* sc = w->scene;
     ALLOC(contact_modulus, pd_real, sc->material_count);
     ALLOC(contact_friction, pd_real, sc->material_count);
+    ALLOC(contact_renews, uint8_t, sc->material_count);
     int any_friction = 0;
     for (int m = 0; m < sc->material_count; ++m) {
+        s->contact_renews[m] = (uint8_t)s->mat[m].plastic; /* renew_plastic_bodies */
         pd_real E, nu;
         pd_ppd_youngs_poisson(&sc->materials[m], &E, &nu);
         s->contact_modulus[m] = E;
@@ -530,6 +532,7 @@ static pd_status setup_contact(pd_ppd_state* s, const pd_world* w) {
     def.stiffness = s->prm.contact_stiffness;
     def.modulus = s->contact_modulus;
     def.friction = any_friction ? s->contact_friction : NULL;
+    def.renews = s->contact_renews;
     return pd_contact_init(&s->contact, &def, &w->particles);
 }
 
@@ -667,6 +670,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     FREE(mat, pd_ppd_material, s->material_count);
     FREE(contact_modulus, pd_real, s->material_count);
     FREE(contact_friction, pd_real, s->material_count);
+    FREE(contact_renews, uint8_t, s->material_count);
     pd_contact_free(&s->contact);
     pd_sym_direct_free(&s->direct);
     pd_family_free(&s->fam);
