@@ -251,6 +251,10 @@ static void print_material_support(const pd_solver_vtable* m) {
     }
     printf("; `viscoelasticity`: %s.\n\n",
            visco ? "honoured" : "not implemented (a material with the block is refused)");
+    printf("`bodies[i].material_changes`: %s.\n\n",
+           m->change_materials
+               ? "implemented (what a changed particle keeps: the method's page in docs/methods/)"
+               : "not implemented (a body with changes is refused)");
 }
 
 static void print_published(const pd_solver_vtable* m) {
@@ -304,6 +308,14 @@ static void print_limits(void) {
     printf("| density \\|gravity\\| height / E <= 1 | `gravity` | at rest, a body's own "
            "weight would compress it by more than 100 %% (height along gravity, at least one "
            "spacing); no elastic body represents that |\n");
+    printf("| the two rules above for every material a body takes (its own and its "
+           "`material_changes`) | as above | a body is that material after the change |\n");
+    printf("| the method implements material changes, and each change (the method's own rule"
+           ") | `bodies[i].material_changes` (`...[k].material`) | never ignored; projective_pd "
+           "refuses a flowing material on a one-layer shell or a rod |\n");
+    printf("| a material change's region holds a sampled particle of its body | "
+           "`bodies[i].material_changes[k].region` | it would change nothing (needs the sampled "
+           "particles: `info --estimate` skips it) |\n");
     printf("| `kind: shell` / `rod` thin along exactly one / two axes | `bodies[i].kind` | one "
            "layer / one line of particles |\n");
     printf("| a mesh body encloses a volume | `bodies[i].shape.path` | a flat or open "

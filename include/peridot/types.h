@@ -105,6 +105,16 @@ typedef struct pd_pin_def {
     pd_keyframe* keyframes;
 } pd_pin_def;
 
+/* A change of material at a given time (bodies[i].material_changes[k]): from the first step
+ * whose start time is >= t, the body's particles (those sampled inside `region`, or all of
+ * them) are of `material`; the method decides what the particles keep (docs/methods/). */
+typedef struct pd_material_change_def {
+    pd_real t;           /* s */
+    int material;        /* index into the scene's materials */
+    int has_region;      /* 0: the whole body */
+    pd_shape_def region; /* box, sphere or cylinder, tested on the sampled positions */
+} pd_material_change_def;
+
 typedef struct pd_body_def {
     char name[PD_NAME_MAX];
     int material;    /* index into the scene's materials */
@@ -116,6 +126,8 @@ typedef struct pd_body_def {
     pd_body_kind kind;
     int pin_count;
     pd_pin_def* pins;
+    int material_change_count; /* in order of t (non-decreasing) */
+    pd_material_change_def* material_changes;
 } pd_body_def;
 pd_body_def pd_default_body_def(void);
 

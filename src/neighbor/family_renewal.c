@@ -74,10 +74,45 @@ static int bonds_now(const pd_renewal_def* d, uint32_t i, uint32_t j) {
            !pd_bond_set_has(d->broken, d->id[i], d->id[j]);
 }
 
+/* Within a renewing body, whether the pair (i, j) is found anew at the current positions:
+ * always without a particle mask, else when either end renews. */
+static int pair_renews(const pd_renewal_def* d, uint32_t i, uint32_t j) {
+    return !d->particle_renews || d->particle_renews[i] || d->particle_renews[j];
+}
+
+/* i's renewed family, merged in neighbour order from the old bonds and the neighbours within
+ * the horizon now: a renewing pair is kept when within the horizon (carrying its old bond, if
+ * any), another pair when it had a bond. Writes from bond b into out (NULL: counts only);
+ * returns the bond after the last. */
+static uint32_t merge_family(const pd_family* old, const pd_neighbor_list* list,
+                             const pd_renewal_def* d, const pd_real* body_w, pd_family* out,
+                             uint32_t* map, uint32_t i, uint32_t b) {
+    uint32_t o = old->offsets[i], oe = old->offsets[i + 1];
+    uint32_t k = list->offsets[i], ke = list->offsets[i + 1];
+    while (o < oe || k < ke) {
+        uint32_t jo = o < oe ? old->j[o] : UINT32_MAX, jk = k < ke ? list->indices[k] : UINT32_MAX;
+        uint32_t j = jo < jk ? jo : jk, had = jo == j ? o : UINT32_MAX;
+        o += jo == j;
+        k += jk == j;
+        if (pair_renews(d, i, j) ? !bonds_now(d, i, j) : had == UINT32_MAX)
+            continue;
+        if (out) {
+            out->j[b] = j;
+            out->xi[b] = had == UINT32_MAX ? pd_v3_sub(d->pos[j], d->pos[i]) : old->xi[had];
+            out->w[b] = had == UINT32_MAX ? body_w[d->body[i]] : old->w[had];
+            map[b] = had == UINT32_MAX ? PD_BOND_NEW : had;
+        }
+        ++b;
+    }
+    return b;
+}
+
 static size_t renewed_degree(const pd_family* old, const pd_neighbor_list* list,
                              const pd_renewal_def* d, uint32_t i) {
     if (!renews(d, i))
         return old->offsets[i + 1] - old->offsets[i];
+    if (d->particle_renews)
+        return merge_family(old, list, d, NULL, NULL, NULL, i, 0);
     size_t deg = 0;
     for (uint32_t k = list->offsets[i]; k < list->offsets[i + 1]; ++k)
         deg += bonds_now(d, i, list->indices[k]);
@@ -156,8 +191,12 @@ pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_ren
         uint32_t b = 0;
         for (uint32_t i = 0; i < n; ++i) {
             out->offsets[i] = b;
-            b = renews(d, i) ? renew_family(old, &list, d, body_w, out, map, i, b)
-                             : keep_family(old, out, map, i, b);
+            if (!renews(d, i))
+                b = keep_family(old, out, map, i, b);
+            else if (d->particle_renews)
+                b = merge_family(old, &list, d, body_w, out, map, i, b);
+            else
+                b = renew_family(old, &list, d, body_w, out, map, i, b);
         }
         out->offsets[n] = b;
         for (uint32_t i = 0; i < n; ++i)

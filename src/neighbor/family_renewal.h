@@ -30,13 +30,18 @@ typedef struct pd_renewal_def {
     const int32_t* body;        /* body of each particle */
     const int32_t* id;          /* stable id of each particle */
     const uint8_t* body_renews; /* per body: 1 renews its families, 0 keeps its bonds */
-    const pd_bond_set* broken;  /* may be NULL */
-    pd_real horizon;            /* in spacings, as pd_family_build */
+    /* per particle, or NULL (every particle of a renewing body renews): within a renewing
+     * body, a pair is found anew when either end renews; a pair of two that do not keeps its
+     * bond, however far apart they are (a body part flowing, another elastic) */
+    const uint8_t* particle_renews;
+    const pd_bond_set* broken; /* may be NULL */
+    pd_real horizon;           /* in spacings, as pd_family_build */
 } pd_renewal_def;
 
 /* Builds `out` from `old`: a particle of a renewing body is bonded to every particle of its
- * body within horizon * spacing at `pos`, except broken pairs; a particle of any other body
- * keeps its old bonds. Carried bonds keep X<xi> and w; a new bond gets X<xi> = pos_j - pos_i
+ * body within horizon * spacing at `pos`, except broken pairs (with particle_renews: only the
+ * pairs with a renewing end are found so, the others keep their bonds); a particle of any other
+ * body keeps its old bonds. Carried bonds keep X<xi> and w; a new bond gets X<xi> = pos_j - pos_i
  * (the method sets its own reference, e.g. He 2017 Eq. 20) and its body's bulk weight (the w
  * every bond of the body had at creation). *old_bond gets the map from new bonds to old ones
  * (pd_alloc'd, out->bond_capacity + 1 entries: free with pd_bonds_map_free(map, out)). `old` is

@@ -288,6 +288,7 @@ void pd_scene_free(pd_scene* s) {
         for (int k = 0; b->pins && k < b->pin_count; ++k)
             PD_FREE_ARRAY(b->pins[k].keyframes, pd_keyframe, b->pins[k].keyframe_count);
         PD_FREE_ARRAY(b->pins, pd_pin_def, b->pin_count);
+        PD_FREE_ARRAY(b->material_changes, pd_material_change_def, b->material_change_count);
     }
     PD_FREE_ARRAY(s->bodies, pd_body_def, s->body_count);
     for (int i = 0; s->colliders && i < s->collider_count; ++i)

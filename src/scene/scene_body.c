@@ -223,13 +223,15 @@ static pd_status parse_pins(const cJSON* obj, const char* path, const char* dir,
     return PD_OK;
 }
 
-static pd_status body_material(const cJSON* obj, const char* path, const pd_scene* s,
-                               pd_body_def* b, pd_error* err) {
+/* The required key "material" of obj (a body or a material change): the index of a material
+ * of the scene. */
+static pd_status material_key(const cJSON* obj, const char* path, const pd_scene* s, int* out,
+                              pd_error* err) {
     char name[PD_NAME_MAX], child[PD_JPATH_MAX], list[512] = "";
     PD_JTRY(pd_json_string(obj, "material", path, 1, name, sizeof name, err));
     for (int i = 0; i < s->material_count; ++i) {
         if (strcmp(s->materials[i].name, name) == 0) {
-            b->material = i;
+            *out = i;
             return PD_OK;
         }
         size_t used = strlen(list);
@@ -238,6 +240,52 @@ static pd_status body_material(const cJSON* obj, const char* path, const pd_scen
     pd_jpath_key(child, path, "material");
     return pd_fail(err, PD_ERR_BAD_SCENE, child, "expected the name of a material (%s), got \"%s\"",
                    list, name);
+}
+
+/* `material_changes`: [{t, material, region}], t >= 0 and never below the previous change's
+ * (equal times apply in list order). Whether the method implements changes, and which, is
+ * checked with the rest of the scene (scene_validate.c). */
+static pd_status parse_material_changes(const cJSON* obj, const char* path, const pd_scene* s,
+                                        pd_body_def* b, pd_error* err) {
+    char p[PD_JPATH_MAX], found[96];
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "material_changes");
+    if (!item)
+        return PD_OK;
+    pd_jpath_key(p, path, "material_changes");
+    if (!cJSON_IsArray(item))
+        return pd_fail(err, PD_ERR_BAD_SCENE, p, "expected an array of material changes, got %s",
+                       pd_json_describe(item, found, sizeof found));
+    int n = cJSON_GetArraySize(item);
+    if (n == 0)
+        return PD_OK;
+    b->material_changes = PD_NEW_ARRAY(pd_material_change_def, (size_t)n);
+    if (!b->material_changes)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, p, "out of memory");
+    b->material_change_count = n;
+    int i = 0;
+    for (const cJSON* c = item->child; c; c = c->next, ++i) {
+        char cp[PD_JPATH_MAX], rp[PD_JPATH_MAX];
+        pd_material_change_def* m = &b->material_changes[i];
+        pd_jpath_index(cp, p, i);
+        PD_JTRY(pd_scene_check_keys(c, cp, &pd_scene_material_change_table, NULL, err));
+        PD_JTRY(pd_scene_read_key(&pd_scene_material_change_table, "t", c, cp, 0, m, err));
+        if (i > 0 && !(m->t >= b->material_changes[i - 1].t)) {
+            char tp[PD_JPATH_MAX];
+            pd_jpath_key(tp, cp, "t");
+            return pd_fail(err, PD_ERR_BAD_SCENE, tp,
+                           "expected material changes in order of time: t >= %g (s), the "
+                           "previous change's, got %g",
+                           b->material_changes[i - 1].t, m->t);
+        }
+        PD_JTRY(material_key(c, cp, s, &m->material, err));
+        const cJSON* region = cJSON_GetObjectItemCaseSensitive(c, "region");
+        if (!region)
+            continue;
+        pd_jpath_key(rp, cp, "region");
+        PD_JTRY(parse_shape(region, rp, PD_SCENE_REGION_TYPES, s->dir, &m->region, err));
+        m->has_region = 1;
+    }
+    return PD_OK;
 }
 
 static pd_status parse_body(const cJSON* obj, const char* path, int index, const pd_scene* s,
@@ -254,7 +302,7 @@ static pd_status parse_body(const cJSON* obj, const char* path, int index, const
                            "expected a unique body name, but \"%s\" is also bodies[%d]", b->name,
                            j);
         }
-    PD_JTRY(body_material(obj, path, s, b, err));
+    PD_JTRY(material_key(obj, path, s, &b->material, err));
     PD_JTRY(pd_scene_read_key(t, "spacing", obj, path, 0, b, err));
     char sp[PD_JPATH_MAX];
     pd_jpath_key(sp, path, "shape");
@@ -278,7 +326,8 @@ static pd_status parse_body(const cJSON* obj, const char* path, int index, const
                        "kind dynamic (pins move parts of a body)",
                        motion[k]);
     }
-    return parse_pins(obj, path, s->dir, b, err);
+    PD_JTRY(parse_pins(obj, path, s->dir, b, err));
+    return parse_material_changes(obj, path, s, b, err);
 }
 
 pd_status pd_scene_parse_bodies(const cJSON* item, pd_scene* s, pd_error* err) {

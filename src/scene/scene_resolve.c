@@ -207,6 +207,16 @@ static cJSON* body_json(const pd_scene* s, const pd_body_def* b) {
         add_keyframes(pin, b->pins[k].keyframes, b->pins[k].keyframe_count);
         cJSON_AddItemToArray(pins, pin);
     }
+    cJSON* changes = cJSON_AddArrayToObject(o, "material_changes");
+    for (int k = 0; k < b->material_change_count; ++k) {
+        const pd_material_change_def* m = &b->material_changes[k];
+        cJSON* c = cJSON_CreateObject();
+        pd_scene_write_key(c, &pd_scene_material_change_table, "t", m);
+        cJSON_AddStringToObject(c, "material", s->materials[m->material].name);
+        if (m->has_region)
+            add_shape_keys(cJSON_AddObjectToObject(c, "region"), &m->region, 1);
+        cJSON_AddItemToArray(changes, c);
+    }
     return o;
 }
 

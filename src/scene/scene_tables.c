@@ -183,6 +183,13 @@ static const pd_scene_key k_body[] = {
      .flags = HAND,
      .type_doc = "array",
      .def_doc = "[]"},
+    {.p = {"material_changes", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Changes of material at given times, for the whole body or the part of it in a "
+           "region (section `material_changes[k]`)."},
+     .flags = HAND,
+     .type_doc = "array",
+     .def_doc = "[]",
+     .range_doc = "a method that implements them"},
 };
 
 /* Which type takes which key is the rule of scene_body.c (shape_keys); min, max, center, radius,
@@ -251,6 +258,26 @@ static const pd_scene_key k_pin[] = {
      .flags = HAND,
      .type_doc = "array",
      .def_doc = "[] (fixed in place)"},
+};
+
+static const pd_scene_key k_material_change[] = {
+    {.p = {"t", PD_PARAM_REAL, offsetof(pd_material_change_def, t), 0, 0, INF, "s", NULL,
+           "When: the change applies at the start of the first step whose start time is >= t "
+           "(to 1e-6 of a step)."},
+     .flags = REQ,
+     .range_doc = ">= 0, not below the previous change's"},
+    {.p = {"material", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "The material the particles take from then on."},
+     .flags = HAND | REQ,
+     .range_doc = "a key of `materials`; the method may refuse some (its section below)"},
+    {.p = {"region", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "A shape (section `shape`): only the body's particles sampled inside it change "
+           "(tested on the sampled positions, as pins: the same particles whenever the change "
+           "comes, wherever they have moved). It must hold at least one of them."},
+     .flags = HAND,
+     .type_doc = "object",
+     .def_doc = "none (the whole body)",
+     .range_doc = "box, sphere or cylinder"},
 };
 
 static const pd_scene_key k_keyframe[] = {
@@ -359,9 +386,17 @@ const pd_scene_table pd_scene_visco_table = {"`materials.<name>.viscoelasticity`
                                              COUNT(k_visco)};
 const pd_scene_table pd_scene_body_table = {"`bodies[i]`", NULL, k_body, COUNT(k_body)};
 const pd_scene_table pd_scene_shape_table = {
-    "`shape` (`bodies[i].shape`, `bodies[i].pins[k].region`)",
-    "Each type takes only its own keys; a pin region cannot be a mesh.", k_shape, COUNT(k_shape)};
+    "`shape` (`bodies[i].shape`, `bodies[i].pins[k].region`, "
+    "`bodies[i].material_changes[k].region`)",
+    "Each type takes only its own keys; a region cannot be a mesh.", k_shape, COUNT(k_shape)};
 const pd_scene_table pd_scene_pin_table = {"`bodies[i].pins[k]`", NULL, k_pin, COUNT(k_pin)};
+const pd_scene_table pd_scene_material_change_table = {
+    "`bodies[i].material_changes[k]`",
+    "Changes apply in list order (equal times too: a later change overrides an earlier one "
+    "where their regions overlap). The method says what a changed particle keeps; "
+    "projective_pd: docs/methods/projective_pd.md. Refused (at `bodies[i].material_changes`) "
+    "unless the chosen method implements changes.",
+    k_material_change, COUNT(k_material_change)};
 const pd_scene_table pd_scene_keyframe_table = {"`keyframes[j]` (pins and colliders)", NULL,
                                                 k_keyframe, COUNT(k_keyframe)};
 const pd_scene_table pd_scene_collider_table = {"`colliders[i]`", NULL, k_collider,
@@ -369,10 +404,19 @@ const pd_scene_table pd_scene_collider_table = {"`colliders[i]`", NULL, k_collid
 const pd_scene_table pd_scene_output_table = {"`output`", NULL, k_output, COUNT(k_output)};
 
 const pd_scene_table* const pd_scene_tables[] = {
-    &pd_scene_top_table,        &pd_scene_time_table,   &pd_scene_material_table,
-    &pd_scene_plasticity_table, &pd_scene_visco_table,  &pd_scene_body_table,
-    &pd_scene_shape_table,      &pd_scene_pin_table,    &pd_scene_keyframe_table,
-    &pd_scene_collider_table,   &pd_scene_output_table, NULL,
+    &pd_scene_top_table,
+    &pd_scene_time_table,
+    &pd_scene_material_table,
+    &pd_scene_plasticity_table,
+    &pd_scene_visco_table,
+    &pd_scene_body_table,
+    &pd_scene_shape_table,
+    &pd_scene_pin_table,
+    &pd_scene_material_change_table,
+    &pd_scene_keyframe_table,
+    &pd_scene_collider_table,
+    &pd_scene_output_table,
+    NULL,
 };
 
 const pd_scene_key* pd_scene_key_find(const pd_scene_table* t, const char* name) {

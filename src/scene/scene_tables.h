@@ -47,17 +47,18 @@ typedef struct pd_scene_top {
     int seed;
 } pd_scene_top;
 
-extern const pd_scene_table pd_scene_top_table;        /* pd_scene_top */
-extern const pd_scene_table pd_scene_time_table;       /* pd_world_def */
-extern const pd_scene_table pd_scene_material_table;   /* pd_material_def */
-extern const pd_scene_table pd_scene_plasticity_table; /* pd_material_def */
-extern const pd_scene_table pd_scene_visco_table;      /* pd_material_def */
-extern const pd_scene_table pd_scene_body_table;       /* pd_body_def */
-extern const pd_scene_table pd_scene_shape_table;      /* pd_shape_def */
-extern const pd_scene_table pd_scene_pin_table;        /* pd_pin_def */
-extern const pd_scene_table pd_scene_keyframe_table;   /* pd_keyframe */
-extern const pd_scene_table pd_scene_collider_table;   /* pd_collider_def */
-extern const pd_scene_table pd_scene_output_table;     /* pd_output_def */
+extern const pd_scene_table pd_scene_top_table;             /* pd_scene_top */
+extern const pd_scene_table pd_scene_time_table;            /* pd_world_def */
+extern const pd_scene_table pd_scene_material_table;        /* pd_material_def */
+extern const pd_scene_table pd_scene_plasticity_table;      /* pd_material_def */
+extern const pd_scene_table pd_scene_visco_table;           /* pd_material_def */
+extern const pd_scene_table pd_scene_body_table;            /* pd_body_def */
+extern const pd_scene_table pd_scene_shape_table;           /* pd_shape_def */
+extern const pd_scene_table pd_scene_pin_table;             /* pd_pin_def */
+extern const pd_scene_table pd_scene_material_change_table; /* pd_material_change_def */
+extern const pd_scene_table pd_scene_keyframe_table;        /* pd_keyframe */
+extern const pd_scene_table pd_scene_collider_table;        /* pd_collider_def */
+extern const pd_scene_table pd_scene_output_table;          /* pd_output_def */
 
 /* Every table above, in the order of the docs, NULL-terminated. */
 extern const pd_scene_table* const pd_scene_tables[];

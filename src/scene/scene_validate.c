@@ -162,10 +162,11 @@ static pd_status check_kind(const pd_body_def* b, const char* path, pd_vec3 lo, 
                    want == 1 ? "one layer of particles" : "one line of particles", e.x, e.y, e.z);
 }
 
-/* What one body's material, spacing, time step and gravity ask of the method. */
-static pd_status check_body_physics(const pd_scene* s, const pd_body_def* b, const char* path,
-                                    pd_vec3 lo, pd_vec3 hi, pd_error* err) {
-    const pd_material_def* m = &s->materials[b->material];
+/* What one body's material (its own, or one a material change gives it), spacing, time step
+ * and gravity ask of the method. */
+static pd_status check_body_physics(const pd_scene* s, const pd_body_def* b, int material,
+                                    const char* path, pd_vec3 lo, pd_vec3 hi, pd_error* err) {
+    const pd_material_def* m = &s->materials[material];
     char mpath[PD_JPATH_MAX], child[PD_JPATH_MAX];
     pd_jpath_key(mpath, "materials", m->name);
     pd_real h = b->spacing, rho = m->density, e = m->youngs_modulus, dt = s->world.dt;
@@ -228,7 +229,31 @@ static pd_status check_bodies(const pd_scene* s, pd_error* err) {
         pd_jpath_index(path, "bodies", i);
         PD_JTRY(body_bounds(b, path, &lo, &hi, err));
         PD_JTRY(check_kind(b, path, lo, hi, err));
-        PD_JTRY(check_body_physics(s, b, path, lo, hi, err));
+        PD_JTRY(check_body_physics(s, b, b->material, path, lo, hi, err));
+        for (int k = 0; k < b->material_change_count; ++k)
+            PD_JTRY(check_body_physics(s, b, b->material_changes[k].material, path, lo, hi, err));
+    }
+    return PD_OK;
+}
+
+/* Material changes are refused by a method that does not implement them (they would be
+ * ignored), and each change by the method's own rule (check_material_change). */
+static pd_status check_material_changes(const pd_scene* s, pd_error* err) {
+    for (int i = 0; i < s->body_count; ++i) {
+        const pd_body_def* b = &s->bodies[i];
+        char path[PD_JPATH_MAX], child[PD_JPATH_MAX];
+        pd_jpath_index(path, "bodies", i);
+        pd_jpath_key(child, path, "material_changes");
+        if (b->material_change_count > 0 && !s->solver->change_materials)
+            return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                           "method %s does not implement material changes, so they would be "
+                           "ignored; remove the key or choose a method that implements them",
+                           s->solver->name);
+        for (int k = 0; k < b->material_change_count && s->solver->check_material_change; ++k) {
+            char cp[PD_JPATH_MAX];
+            pd_jpath_index(cp, child, k);
+            PD_JTRY(s->solver->check_material_change(s, i, k, cp, err));
+        }
     }
     return PD_OK;
 }
@@ -247,5 +272,6 @@ pd_status pd_scene_validate(const pd_scene* s, pd_error* err) {
     PD_JTRY(check_material_blocks(s, err));
     PD_JTRY(check_time(&s->world, err));
     PD_JTRY(check_output(s, err));
+    PD_JTRY(check_material_changes(s, err));
     return check_bodies(s, err);
 }

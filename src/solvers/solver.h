@@ -9,6 +9,7 @@
 #include "peridot/types.h"
 
 struct pd_world;
+struct pd_scene;
 
 /* What one step reports (stats.csv, progress, bench). Times in seconds. */
 typedef struct pd_step_stats {
@@ -89,6 +90,17 @@ typedef struct pd_solver_vtable {
      * number of directed bonds removed. NULL: the method has no bonds. */
     pd_status (*break_bonds)(void* state, struct pd_world* world, pd_bond_test test, void* ctx,
                              size_t* removed, pd_error* err);
+    /* Material changes (bodies[i].material_changes): the world has just switched the material
+     * and mass of the particles with changed[i] set (p->material, p->mass; at the start of a
+     * step, before the step's renewal). The method refreshes what depends on them. NULL: the
+     * method does not implement changes, and a scene that asks for one is refused. */
+    pd_status (*change_materials)(void* state, struct pd_world* world, const uint8_t* changed,
+                                  pd_error* err);
+    /* Refuses, with a message naming `path` (bodies[i].material_changes[k]), a change the
+     * method implements in general but not for this body (e.g. a material it cannot run on a
+     * shell). NULL: every change is accepted. */
+    pd_status (*check_material_change)(const struct pd_scene* scene, int body, int change,
+                                       const char* path, pd_error* err);
     /* Bytes per particle the method needs beyond the world's own arrays (for estimates). */
     size_t (*bytes_per_particle)(const void* params);
     /* 1: step resolves collider contact and Coulomb friction itself (inside an implicit

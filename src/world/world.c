@@ -1,5 +1,6 @@
 /* World life cycle and the order of one step:
- * pins -> solver (method) -> colliders -> pin reactions -> stability check -> time += dt.
+ * (reorder) -> material changes due -> (renewal) -> pins -> solver (method) -> colliders ->
+ * pin reactions -> stability check -> time += dt.
  * A method that resolves contact and friction inside its step (contact_in_solve) keeps its
  * velocities: the collider pass then only catches particles that still ended inside. */
 #include "world/world.h"
@@ -15,6 +16,7 @@
 #include "neighbor/morton.h"
 #include "parallel/parallel.h"
 #include "world/bodies.h"
+#include "world/material_change.h"
 #include "world/particles.h"
 
 /* Particles along a Z-curve, so that neighbours are near in memory (DESIGN.md): at creation by
@@ -88,6 +90,8 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     pd_status st = pd_world_add_bodies(w, err);
     if (st == PD_OK && w->particles.count == 0)
         st = pd_fail(err, PD_ERR_BAD_SCENE, "bodies", "the scene has no particles");
+    if (st == PD_OK)
+        st = pd_world_prepare_material_changes(w, err);
     if (st == PD_OK) {
         w->order = PD_NEW_ARRAY(uint32_t, w->particles.count);
         st = w->order ? PD_OK : PD_ERR_OUT_OF_MEMORY;
@@ -126,6 +130,7 @@ void pd_destroy_world(pd_world* w) {
     PD_FREE_ARRAY(w->step_start, pd_vec3, w->particles.count);
     PD_FREE_ARRAY(w->order, uint32_t, w->particles.count);
     PD_FREE_ARRAY(w->body_renews, uint8_t, w->scene->body_count);
+    PD_FREE_ARRAY(w->next_change, int, w->scene->body_count);
     pd_particles_free(&w->particles);
     PD_FREE_ARRAY(w->pins, pd_pin, w->pin_count);
     if (w->colliders.items)
@@ -219,13 +224,20 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
                            pd_status_string(st));
     }
     memset(&w->last_stats, 0, sizeof w->last_stats);
+    if (w->next_change) { /* before the renewal: a particle turned fluid renews this step */
+        double t0 = pd_now();
+        pd_status st = pd_world_apply_material_changes(w, err);
+        if (st != PD_OK)
+            return st;
+        w->last_stats.t_neighbors += pd_now() - t0;
+    }
     if (w->renew_every > 0 && ++w->steps_since_renewal >= w->renew_every) {
         w->steps_since_renewal = 0;
         double t0 = pd_now();
         pd_status st = pd_world_renew_families(w, w->body_renews, err);
         if (st != PD_OK)
             return st;
-        w->last_stats.t_neighbors = pd_now() - t0;
+        w->last_stats.t_neighbors += pd_now() - t0;
     }
     pd_arena_reset(&w->arena);
     memcpy(w->step_start, p->pos, p->count * sizeof(pd_vec3));

@@ -67,6 +67,7 @@ struct pd_world {
     uint32_t* order;   /* order[id] = index of the particle with that id (output order) */
     int reorder_every; /* steps between Morton reorderings (0: only at creation) */
     int steps_since_reorder;
+    int* next_change;     /* per scene body: its next material change (NULL: no changes) */
     uint8_t* body_renews; /* per scene body: 1 renews its families (NULL: none renews) */
     int renew_every;      /* steps between renewals (0: never) */
     int steps_since_renewal;

@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "peridot/peridot.h"
 #include "scene/scene_parse.h"
+#include "solvers/solver.h"
 #include "test.h"
 
 /* Written with single quotes for readability; dq() turns them into JSON quotes. */
@@ -126,6 +127,40 @@ static const bad_case k_cases[] = {
      "'type': 'mesh', 'path': 'x.obj'", "bodies[0].pins[0].region.type"},
     {"keyframes out of order", "'t': 0.5", "'t': 0", "bodies[0].pins[0].keyframes[1].t"},
     {"keyframe negative time", "{ 't': 0 }", "{ 't': -1 }", "bodies[0].pins[0].keyframes[0].t"},
+    {"material change: unknown material", "'name': 'block', ",
+     "'name': 'block', 'material_changes': [ { 't': 0.1, 'material': 'rubber' },\n"
+     "  { 't': 0.2, 'material': 'honey' } ], ",
+     "bodies[0].material_changes[1].material"},
+    {"material change: missing material", "'name': 'block', ",
+     "'name': 'block', 'material_changes': [ { 't': 0.1 } ], ",
+     "bodies[0].material_changes[0].material"},
+    {"material change: negative time", "'name': 'block', ",
+     "'name': 'block', 'material_changes': [ { 't': -0.1, 'material': 'rubber' } ], ",
+     "bodies[0].material_changes[0].t"},
+    {"material change: missing time", "'name': 'block', ",
+     "'name': 'block', 'material_changes': [ { 'material': 'rubber' } ], ",
+     "bodies[0].material_changes[0].t"},
+    {"material changes: time decreasing", "'name': 'block', ",
+     "'name': 'block', 'material_changes': [ { 't': 0.2, 'material': 'rubber' },\n"
+     "  { 't': 0.1, 'material': 'sand' } ], ",
+     "bodies[0].material_changes[1].t"},
+    {"material change: region a mesh", "'name': 'block', ",
+     "'name': 'block', 'material_changes': [ { 't': 0.1, 'material': 'sand',\n"
+     "  'region': { 'type': 'mesh', 'path': 'x.obj' } } ], ",
+     "bodies[0].material_changes[0].region.type"},
+    {"material change: region sphere without radius", "'name': 'block', ",
+     "'name': 'block', 'material_changes': [ { 't': 0.1, 'material': 'sand',\n"
+     "  'region': { 'type': 'sphere', 'center': [0, 0, 0] } } ], ",
+     "bodies[0].material_changes[0].region.radius"},
+    {"material change: region not an object", "'name': 'block', ",
+     "'name': 'block', 'material_changes': [ { 't': 0.1, 'material': 'sand', 'region': 3 } ], ",
+     "bodies[0].material_changes[0].region"},
+    {"material change: unknown key", "'name': 'block', ",
+     "'name': 'block', 'material_changes': [ { 't': 0.1, 'material': 'sand', 'when': 2 } ], ",
+     "bodies[0].material_changes[0].when"},
+    {"material changes not an array", "'name': 'block', ",
+     "'name': 'block', 'material_changes': { 't': 0.1, 'material': 'sand' }, ",
+     "bodies[0].material_changes"},
     {"collider normal zero", "'normal': [0, 1, 0]", "'normal': [0, 0, 0]", "colliders[0].normal"},
     {"collider bad boundary", "'no_slip'", "'sticky'", "colliders[0].boundary"},
     {"collider negative friction", "'inside': true", "'inside': true, 'friction': -0.1",
@@ -503,4 +538,52 @@ PD_TEST(degenerate_and_lying_meshes_refused) {
     }
     PD_CHECK_NEAR(passed, n, 0);
     rmdir(dir);
+}
+
+/* Material changes a method cannot honour are refused, never ignored: by a method that does
+ * not implement changes (a stand-in: projective_pd's table without change_materials) at
+ * bodies[i].material_changes, and by projective_pd a flowing material for a one-layer shell
+ * (its planar families have no plastic flow) at bodies[i].material_changes[k].material; the
+ * same change on a body with thickness is accepted. */
+PD_TEST(material_changes_the_method_cannot_honour_are_refused) {
+    const char* shell =
+        "{ 'version': 1, 'method': 'projective_pd', 'time': { 'dt': 0.004 },\n"
+        "  'materials': { 'cloth': { 'density': 300 },\n"
+        "    'honey': { 'density': 1400, 'youngs_modulus': 1e4, 'poisson_ratio': 0.3,\n"
+        "               'plasticity': { 'model': 'von_mises', 'yield_stress': 20 },\n"
+        "               'fluid': {} } },\n"
+        "  'bodies': [ { 'material': 'cloth', 'spacing': 0.01, 'kind': 'shell',\n"
+        "    'shape': { 'type': 'box', 'min': [0, 0.5, 0], 'max': [0.2, 0.505, 0.2] },\n"
+        "    'material_changes': [ { 't': 0.1, 'material': 'cloth' },\n"
+        "                          { 't': 0.2, 'material': 'honey' } ] } ] }";
+    char* json = dq(shell);
+    PD_CHECK(refused(json, NULL, 0, "bodies[0].material_changes[1].material", 1, "fluid shell"));
+    PD_CHECK(strstr(last_message, "shell") && strstr(last_message, "honey"));
+    /* two layers: accepted */
+    char* thick = edited_text(json, "0.505", "0.515");
+    char* dynamic = thick ? edited_text(thick, "\"kind\": \"shell\",", "") : NULL;
+    PD_REQUIRE(dynamic);
+    pd_scene s;
+    pd_error err = {0};
+    pd_status st = pd_scene_parse(dynamic, "thick.json", ".", NULL, 0, &s, &err);
+    printf("  %s two layers, kind dynamic -> %s %s\n", st == PD_OK ? "ok  " : "FAIL",
+           st == PD_OK ? "accepted" : err.path, st == PD_OK ? "" : err.message);
+    PD_REQUIRE(st == PD_OK);
+    /* a method without material changes */
+    pd_solver_vtable without = *s.solver;
+    const pd_solver_vtable* real = s.solver;
+    without.change_materials = NULL;
+    s.solver = &without;
+    size_t before = pd_bytes_in_use();
+    st = pd_scene_validate(&s, &err);
+    printf("  %s method without changes -> %s: %s\n", st == PD_ERR_BAD_SCENE ? "ok  " : "FAIL",
+           err.path, err.message);
+    PD_CHECK(st == PD_ERR_BAD_SCENE && strcmp(err.path, "bodies[0].material_changes") == 0);
+    PD_CHECK(strstr(err.message, "does not implement") != NULL);
+    PD_CHECK(pd_bytes_in_use() == before);
+    s.solver = real;
+    pd_scene_free(&s);
+    free(dynamic);
+    free(thick);
+    free(json);
 }

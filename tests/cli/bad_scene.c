@@ -64,6 +64,13 @@ static const bad_file k_files[] = {
      "    \"pins\": [ { \"region\": { \"type\": \"sphere\", \"center\": [5, 5, 5], "
      "\"radius\": 0.1 } } ] } ]\n}\n",
      "bodies[0].pins[0].region", NULL},
+    {"empty_change_region.json",
+     SCENE_HEAD
+     "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+     "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 },\n"
+     "    \"material_changes\": [ { \"t\": 0.1, \"material\": \"rubber\", \"region\": "
+     "{ \"type\": \"box\", \"min\": [1, 1, 1], \"max\": [2, 2, 2] } } ] } ]\n}\n",
+     "bodies[0].material_changes[0].region", NULL},
     {"syntax.json",
      SCENE_HEAD "  \"bodies\": [ { \"material\": \"rubber\" \"spacing\": 0.01 } ]\n}\n", "line 6",
      NULL},

@@ -49,7 +49,11 @@ static const char* k_full =
     "                                 { 't': 0.5, 'translate': [0.02, 0, 0],\n"
     "                                   'rotate': [0, 0, 2, 90] } ] },\n"
     "                { 'region': { 'type': 'sphere', 'center': [0, 0.2, 0], 'radius': 0.01 } } "
-    "] },\n"
+    "],\n"
+    "      'material_changes': [ { 't': 0.25, 'material': 'gel',\n"
+    "                              'region': { 'type': 'box', 'min': [0, 0.1, 0],\n"
+    "                                          'max': [0.1, 0.2, 0.05] } },\n"
+    "                            { 't': 0.25, 'material': 'rubber' } ] },\n"
     "    { 'name': 'ball', 'material': 'rubber', 'spacing': 0.01,\n"
     "      'shape': { 'type': 'mesh', 'path': 'ball.obj', 'scale': 0.1,\n"
     "                 'translate': [0.5, 0.3, 0], 'rotate': [1, 0, 0, 30] } },\n"
@@ -166,7 +170,14 @@ PD_TEST(scene_full_values) {
     PD_CHECK_NEAR(col->pins[0].keyframes[1].rotate_degrees, 90, 0);
     PD_CHECK_NEAR(col->pins[0].keyframes[0].rotate_axis.y, 1, 0); /* default axis */
     PD_CHECK(col->pins[1].region.type == PD_SHAPE_SPHERE && col->pins[1].keyframe_count == 0);
+    PD_REQUIRE(col->material_change_count == 2);
+    PD_CHECK_NEAR(col->material_changes[0].t, 0.25, 0);
+    PD_CHECK(col->material_changes[0].material == 2 && col->material_changes[0].has_region);
+    PD_CHECK(col->material_changes[0].region.type == PD_SHAPE_BOX);
+    PD_CHECK_NEAR(col->material_changes[0].region.min.y, 0.1, 0);
+    PD_CHECK(col->material_changes[1].material == 1 && !col->material_changes[1].has_region);
     const pd_body_def* ball = &s.bodies[1];
+    PD_CHECK(ball->material_change_count == 0 && ball->material_changes == NULL);
     PD_CHECK(ball->shape.type == PD_SHAPE_MESH && ball->material == 1);
     PD_CHECK(ball->shape.path[0] == '/');
     PD_CHECK(strstr(ball->shape.path, "/ball.obj") != NULL);
@@ -361,6 +372,13 @@ static int scene_differences(const pd_scene* a, const pd_scene* b) {
                  x->pins[k].keyframe_count != y->pins[k].keyframe_count ||
                  !same_keyframes(x->pins[k].keyframes, y->pins[k].keyframes,
                                  x->pins[k].keyframe_count);
+        if (x->material_change_count != y->material_change_count)
+            return d + 1000;
+        for (int k = 0; k < x->material_change_count; ++k) {
+            const pd_material_change_def *u = &x->material_changes[k], *v = &y->material_changes[k];
+            d += u->t != v->t || u->material != v->material || u->has_region != v->has_region;
+            d += u->has_region && !same_shape(&u->region, &v->region);
+        }
     }
     for (int i = 0; i < a->collider_count; ++i) {
         const pd_collider_def *x = &a->colliders[i], *y = &b->colliders[i];
@@ -783,6 +801,14 @@ static int bodies_declared(const cJSON* root) {
             ok &= keys_declared(cJSON_GetObjectItemCaseSensitive(p, "region"), "region",
                                 &pd_scene_shape_table, NULL, NULL);
             ok &= keyframes_declared(p, "pins[k].keyframes[j]");
+        }
+        const cJSON* changes = cJSON_GetObjectItemCaseSensitive(b, "material_changes");
+        for (const cJSON* c = changes ? changes->child : NULL; c; c = c->next) {
+            ok &= keys_declared(c, "material_changes[k]", &pd_scene_material_change_table, NULL,
+                                NULL);
+            const cJSON* region = cJSON_GetObjectItemCaseSensitive(c, "region");
+            if (region)
+                ok &= keys_declared(region, "region", &pd_scene_shape_table, NULL, NULL);
         }
     }
     return ok;

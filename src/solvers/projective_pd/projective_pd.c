@@ -651,7 +651,8 @@ static const pd_field_info k_fields[] = {
      PD_FIELD_REAL,
      "1",
      "Accumulated plastic strain (Sec. 5): the sum over the steps of the weighted RMS of the "
-     "bonds' plastic displacement over their length; 0 for elastic materials."},
+     "bonds' plastic displacement over their length; 0 where a particle was never plastic (one "
+     "a material change turned elastic keeps what it accumulated)."},
     {PD_ATTR_DENSITY,
      {"density"},
      1,
@@ -684,6 +685,8 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .on_time_step = pd_ppd_on_time_step,
     .renew_families = pd_ppd_renew_families,
     .break_bonds = pd_ppd_break_bonds,
+    .change_materials = pd_ppd_change_materials,
+    .check_material_change = pd_ppd_check_material_change,
     .contact_in_solve = 1,
     .bytes_per_particle = ppd_bytes_per_particle,
 };

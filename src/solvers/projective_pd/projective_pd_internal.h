@@ -31,6 +31,16 @@ pd_status pd_ppd_allocate_bonds(pd_ppd_state* s);
 pd_status pd_ppd_on_time_step(void* state, struct pd_world* w, pd_error* err);
 pd_status pd_ppd_renew_families(void* state, struct pd_world* w, const uint8_t* body_renews,
                                 pd_error* err);
+/* Material changes (bodies[i].material_changes): what the changed particles keep and what is
+ * rebuilt (projective_pd_renew.c); the refusal of flowing materials on shells and rods. */
+pd_status pd_ppd_change_materials(void* state, struct pd_world* w, const uint8_t* changed,
+                                  pd_error* err);
+pd_status pd_ppd_check_material_change(const struct pd_scene* sc, int body, int change,
+                                       const char* path, pd_error* err);
+/* The world renews, every step, the bodies that hold a flowing (plastic) particle; none when
+ * no body does (at creation: the world's renewal is then left unset). */
+pd_status pd_ppd_update_renewal(pd_ppd_state* s, struct pd_world* w, int at_creation,
+                                pd_error* err);
 pd_status pd_ppd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
                              size_t* removed, pd_error* err);
 

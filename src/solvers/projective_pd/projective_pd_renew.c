@@ -3,6 +3,7 @@
  * depends on the families and h through pd_ppd_build_system: the shape tensors, stiffness,
  * diagonal, Jacobi bound and Cholesky factor. Infrequent: temporary arrays are allocated per
  * call. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -41,9 +42,43 @@ static void place_new_bonds(const pd_ppd_state* s, const pd_vec3* y, const pd_ma
                 fresh->xi[b] = pd_m3_mulv(to_rest[i], pd_v3_sub(y[fresh->j[b]], y[i]));
 }
 
-pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_renews,
-                                pd_error* err) {
-    pd_ppd_state* s = state;
+/* Whether particle i flows (a plastic material: Drucker-Prager, von Mises, granular, fluid). */
+static int flows(const pd_ppd_state* s, size_t i) {
+    return s->mat[s->material[i]].plastic;
+}
+
+/* The particles whose pairs a renewal finds anew (family_renewal.h's particle_renews): NULL when
+ * no body mixes flowing and elastic particles (a renewing body renews every pair, as it always
+ * did); otherwise, in a mixed body, the flowing ones, so that its elastic part keeps its bonds
+ * and its rest shape (material changes make mixed bodies: a fluid hem under an elastic dress),
+ * and every particle of any other body. pd_alloc'd, n + 1 bytes. */
+static pd_status flowing_particles(const pd_ppd_state* s, const pd_world* w, uint8_t** out) {
+    int bodies = w->scene->body_count;
+    uint8_t* kinds = PD_NEW_ARRAY(uint8_t, (size_t)bodies + 1); /* bit 0 elastic, bit 1 flows */
+    if (!kinds)
+        return PD_ERR_OUT_OF_MEMORY;
+    const int32_t* body = w->particles.body;
+    int mixed = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        kinds[body[i]] |= (uint8_t)(flows(s, i) ? 2 : 1);
+    for (int b = 0; b < bodies; ++b)
+        mixed |= kinds[b] == 3;
+    *out = NULL;
+    pd_status st = PD_OK;
+    if (mixed) {
+        *out = PD_NEW_ARRAY(uint8_t, s->n + 1);
+        st = *out ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+        for (size_t i = 0; *out && i < s->n; ++i)
+            (*out)[i] = (uint8_t)(flows(s, i) || kinds[body[i]] != 3);
+    }
+    PD_FREE_ARRAY(kinds, uint8_t, (size_t)bodies + 1);
+    return st;
+}
+
+/* Renews the families of the bodies in body_renews (pairs as particle_renews says, may be
+ * NULL) and reallocates the per-bond arrays; the system is not rebuilt. */
+static pd_status renew(pd_ppd_state* s, pd_world* w, const uint8_t* body_renews,
+                       const uint8_t* particle_renews, pd_error* err) {
     const pd_particles* p = &w->particles;
     pd_renewal_def def = {.pos = p->pos,
                           .volume = p->volume,
@@ -51,6 +86,7 @@ pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_re
                           .body = p->body,
                           .id = p->id,
                           .body_renews = body_renews,
+                          .particle_renews = particle_renews,
                           .broken = &s->broken,
                           .horizon = s->prm.horizon};
     pd_family fresh;
@@ -70,8 +106,81 @@ pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_re
     pd_family_free(&s->fam);
     s->fam = fresh;
     w->bond_count = s->fam.bond_count;
-    st = pd_ppd_allocate_bonds(s);
+    return pd_ppd_allocate_bonds(s);
+}
+
+pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_renews,
+                                pd_error* err) {
+    pd_ppd_state* s = state;
+    uint8_t* particle_renews = NULL;
+    pd_status st = flowing_particles(s, w, &particle_renews);
+    if (st == PD_OK)
+        st = renew(s, w, body_renews, particle_renews, err);
+    PD_FREE_ARRAY(particle_renews, uint8_t, s->n + 1);
     return st == PD_OK ? pd_ppd_build_system(s, w, err) : st;
+}
+
+pd_status pd_ppd_update_renewal(pd_ppd_state* s, pd_world* w, int at_creation, pd_error* err) {
+    const pd_scene* sc = w->scene;
+    uint8_t* mask = PD_NEW_ARRAY(uint8_t, (size_t)sc->body_count + 1);
+    if (!mask)
+        return PD_ERR_OUT_OF_MEMORY;
+    int any = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        if (flows(s, i))
+            mask[w->particles.body[i]] = 1, any = 1;
+    pd_status st = any || !at_creation ? pd_world_set_renewal(w, mask, any ? 1 : 0, err) : PD_OK;
+    PD_FREE_ARRAY(mask, uint8_t, (size_t)sc->body_count + 1);
+    return st;
+}
+
+/* bodies[i].material_changes (docs/methods/projective_pd.md, "Material changes"). The world has
+ * set the changed particles' material and mass. Their neighbourhoods are found anew at the
+ * current positions (the pairs with a changed end); one that became a solid (not a fluid)
+ * takes its current configuration as its rest state, X<xi> = y_j - y_i on each of its bonds,
+ * so that it keeps the shape it has; one that became a fluid keeps its reference vectors
+ * (their deviatoric part relaxes by its plastic flow, the isotropic part is the pressure that
+ * carries its weight). Then everything that depends on the materials, the masses and the
+ * families is rebuilt (shape tensors, stiffness, diagonal, Jacobi bound, Cholesky factor; the
+ * granular, fluid and plastic code paths read each particle's material), and the bodies with
+ * a flowing particle renew from the next renewal on (this very step's). */
+pd_status pd_ppd_change_materials(void* state, pd_world* w, const uint8_t* changed, pd_error* err) {
+    pd_ppd_state* s = state;
+    const pd_particles* p = &w->particles;
+    int bodies = w->scene->body_count;
+    uint8_t* body_changed = PD_NEW_ARRAY(uint8_t, (size_t)bodies + 1);
+    if (!body_changed)
+        return PD_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < s->n; ++i)
+        body_changed[p->body[i]] |= changed[i];
+    pd_status st = renew(s, w, body_changed, changed, err);
+    PD_FREE_ARRAY(body_changed, uint8_t, (size_t)bodies + 1);
+    if (st != PD_OK)
+        return st;
+    pd_family* f = &s->fam;
+    for (uint32_t i = 0; i < f->count; ++i)
+        if (changed[i] && !s->mat[s->material[i]].fluid)
+            for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+                f->xi[b] = pd_v3_sub(p->pos[f->j[b]], p->pos[i]);
+    st = pd_ppd_build_system(s, w, err);
+    return st == PD_OK ? pd_ppd_update_renewal(s, w, 0, err) : st;
+}
+
+pd_status pd_ppd_check_material_change(const pd_scene* sc, int body, int change, const char* path,
+                                       pd_error* err) {
+    const pd_body_def* b = &sc->bodies[body];
+    const pd_material_def* m = &sc->materials[b->material_changes[change].material];
+    if ((b->kind != PD_BODY_SHELL && b->kind != PD_BODY_ROD) || m->plasticity == PD_PLASTICITY_NONE)
+        return PD_OK;
+    char child[256];
+    snprintf(child, sizeof child, "%s.material", path);
+    return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                   "material '%s' flows (plasticity, a fluid or sand), but body '%s' is a %s: "
+                   "its families are planar, where projective_pd has no plastic flow (Sec. 5 "
+                   "needs a full-rank F) and no density constraint acts (a layer's kernel "
+                   "density stays below the bulk's), so it would stay elastic; give the body "
+                   "two or more layers of particles (kind dynamic) to let it flow",
+                   m->name, b->name, b->kind == PD_BODY_SHELL ? "one-layer shell" : "rod");
 }
 
 pd_status pd_ppd_break_bonds(void* state, pd_world* w, pd_bond_test test, void* ctx,

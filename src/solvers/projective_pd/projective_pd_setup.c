@@ -12,6 +12,7 @@
 #include "sph/kernels.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "boundary/collider.h"
+#include "world/material_change.h"
 #include "world/world.h"
 
 #define M(field) offsetof(pd_ppd_material_params, field)
@@ -162,8 +163,9 @@ static double family_fill(const pd_ppd_state* s, size_t i) {
     return wv;
 }
 
-static int solid_of(const pd_ppd_state* s, const uint8_t* flags, int mat, size_t i) {
-    return s->material[i] == mat && !s->planar[i] && !(flags[i] & PD_P_SHELL);
+/* A solid particle that is (or will be) of the material whose particles `takes` marks. */
+static int solid_of(const pd_ppd_state* s, const uint8_t* flags, const uint8_t* takes, size_t i) {
+    return takes[i] && !s->planar[i] && !(flags[i] & PD_P_SHELL);
 }
 
 static int compare_reals(const void* a, const void* b) {
@@ -171,20 +173,21 @@ static int compare_reals(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
-/* Families of material `mat` fuller than the returned value count as interior: 0.95 of the
- * 90th percentile of sum_j w V_j over its solid particles. On a grid that is 0.95 (interior
- * families are all full); with jittered sampling the family volumes scatter below the fullest
- * one, and a fixed 0.95 kept 1 or 2 families (measured). */
-static pd_real interior_threshold(const pd_ppd_state* s, const uint8_t* flags, int mat) {
+/* Families of a material (its particles marked in `takes`) fuller than the returned value
+ * count as interior: 0.95 of the 90th percentile of sum_j w V_j over its solid particles. On a
+ * grid that is 0.95 (interior families are all full); with jittered sampling the family
+ * volumes scatter below the fullest one, and a fixed 0.95 kept 1 or 2 families (measured). */
+static pd_real interior_threshold(const pd_ppd_state* s, const uint8_t* flags,
+                                  const uint8_t* takes) {
     size_t count = 0;
     for (size_t i = 0; i < s->n; ++i)
-        count += solid_of(s, flags, mat, i);
+        count += solid_of(s, flags, takes, i);
     pd_real* fill = count ? PD_NEW_ARRAY(pd_real, count) : NULL;
     if (!fill)
         return 0.95; /* no solid particle (or no memory): the grid's value */
     size_t k = 0;
     for (size_t i = 0; i < s->n; ++i)
-        if (solid_of(s, flags, mat, i))
+        if (solid_of(s, flags, takes, i))
             fill[k++] = family_fill(s, i);
     qsort(fill, count, sizeof *fill, compare_reals);
     pd_real thr = 0.95 * fill[(size_t)(0.9 * (double)(count - 1))];
@@ -192,11 +195,11 @@ static pd_real interior_threshold(const pd_ppd_state* s, const uint8_t* flags, i
     return thr;
 }
 
-/* An interior family: solid, of material `mat`, fuller than `thr` (surface families miss
- * bonds). */
-static int interior_family(const pd_ppd_state* s, const uint8_t* flags, int mat, pd_real thr,
-                           size_t i) {
-    return solid_of(s, flags, mat, i) && family_fill(s, i) >= thr;
+/* An interior family: solid, of the material of `takes`, fuller than `thr` (surface families
+ * miss bonds). */
+static int interior_family(const pd_ppd_state* s, const uint8_t* flags, const uint8_t* takes,
+                           pd_real thr, size_t i) {
+    return solid_of(s, flags, takes, i) && family_fill(s, i) >= thr;
 }
 
 /* The bond factor f(n) that makes the interior families' fourth moment isotropic
@@ -205,14 +208,14 @@ static int interior_family(const pd_ppd_state* s, const uint8_t* flags, int mat,
  * the corrected moment stays from isotropic (~1e-17 when the families span enough bond
  * directions; a grid with a horizon below sqrt(2) spacings has axis bonds only). */
 static pd_real isotropic_weights(const pd_ppd_state* s, const uint8_t* flags,
-                                 const uint8_t* weighted, int mat, pd_real thr,
+                                 const uint8_t* weighted, const uint8_t* takes, pd_real thr,
                                  pd_direction_weight* dw) {
     pd_moment_fit* fit = pd_calloc(1, sizeof *fit);
     memset(dw, 0, sizeof *dw);
     if (!fit)
         return -1;
     for (size_t i = 0; i < s->n; ++i)
-        if (weighted[i] && interior_family(s, flags, mat, thr, i))
+        if (weighted[i] && interior_family(s, flags, takes, thr, i))
             pd_moment_fit_add(fit, &s->fam, s->volume, (uint32_t)i);
     pd_real dev = pd_moment_fit_solve(fit, dw);
     pd_free(fit, sizeof *fit);
@@ -224,15 +227,15 @@ static pd_real isotropic_weights(const pd_ppd_state* s, const uint8_t* flags,
 #define PPD_ISOTROPY_TOL 1e-6
 
 /* Fourth moments A = <f n_x^4>, B = <f n_x^2 n_y^2> (averaged over the axes, with the bond
- * factor f of `dw`) of the interior families of material `mat`; the isotropic 1/5, 1/15 when
- * it has none. */
+ * factor f of `dw`) of the interior families of the material of `takes`; the isotropic 1/5,
+ * 1/15 when it has none. */
 static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const uint8_t* weighted,
-                           int mat, pd_real thr, const pd_direction_weight* dw, pd_real* A,
-                           pd_real* B) {
+                           const uint8_t* takes, pd_real thr, const pd_direction_weight* dw,
+                           pd_real* A, pd_real* B) {
     const pd_family* f = &s->fam;
     double sa = 0, sb = 0, count = 0;
     for (size_t i = 0; i < s->n; ++i) {
-        if (!interior_family(s, flags, mat, thr, i))
+        if (!interior_family(s, flags, takes, thr, i))
             continue;
         double a = 0, b = 0, wv = 0;
         for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k) {
@@ -434,15 +437,19 @@ static pd_real rest_kernel_sum(pd_real horizon) {
     return sum;
 }
 
-/* Per material: the isotropic direction weights, the moments and the constants of Eq. 8. */
+/* Per material: the isotropic direction weights, the moments and the constants of Eq. 8, on
+ * the families (at creation) of the particles that are of the material or will be after a
+ * material change (`takes`, n + 1 bytes of scratch): a material first taken after a change
+ * is calibrated on the lattice it will be on, not taken as isotropic. */
 static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const uint8_t* weighted,
-                                     pd_error* err) {
+                                     uint8_t* takes, pd_error* err) {
     const pd_scene* sc = w->scene;
     const uint8_t* flags = w->particles.flags;
     for (int m = 0; m < sc->material_count; ++m) {
-        pd_real A, B, thr = interior_threshold(s, flags, m);
+        pd_world_particles_of_material(w, m, takes);
+        pd_real A, B, thr = interior_threshold(s, flags, takes);
         pd_direction_weight dw;
-        pd_real dev = isotropic_weights(s, flags, weighted, m, thr, &dw);
+        pd_real dev = isotropic_weights(s, flags, weighted, takes, thr, &dw);
         if (dev < 0)
             return PD_ERR_OUT_OF_MEMORY;
         if (dev > PPD_ISOTROPY_TOL)
@@ -452,7 +459,7 @@ static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const u
                            "a grid only axis bonds lie within a horizon below 1.42 spacings, and "
                            "such a body has no shear stiffness): raise solver.horizon",
                            sc->materials[m].name, dev);
-        family_moments(s, flags, weighted, m, thr, &dw, &A, &B);
+        family_moments(s, flags, weighted, takes, thr, &dw, &A, &B);
         s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
         s->mat[m].iso = dw;
         pd_ppd_yield_constants(&sc->materials[m], &s->mat[m]);
@@ -499,10 +506,13 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
 /* Maps every material's E and nu onto the constants of Eq. 8 on the families at creation. */
 static pd_status calibrate(pd_ppd_state* s, const pd_world* w, pd_error* err) {
     uint8_t* weighted = PD_NEW_ARRAY(uint8_t, s->n + 1);
-    if (!weighted)
-        return PD_ERR_OUT_OF_MEMORY;
-    mark_weighted(s, w, weighted);
-    pd_status st = calibrate_materials(s, w, weighted, err);
+    uint8_t* takes = PD_NEW_ARRAY(uint8_t, s->n + 1);
+    pd_status st = weighted && takes ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK) {
+        mark_weighted(s, w, weighted);
+        st = calibrate_materials(s, w, weighted, takes, err);
+    }
+    PD_FREE_ARRAY(takes, uint8_t, s->n + 1);
     PD_FREE_ARRAY(weighted, uint8_t, s->n + 1);
     return st;
 }
@@ -622,20 +632,6 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     return st;
 }
 
-/* Sec. 8: plastic bodies search their neighbourhoods anew on the deformed positions at the
- * start of every step (new bonds placed by Eq. 20); elastic bodies keep their bonds. */
-static pd_status renew_plastic_bodies(const pd_ppd_state* s, pd_world* w, pd_error* err) {
-    const pd_scene* sc = w->scene;
-    uint8_t* mask = PD_NEW_ARRAY(uint8_t, sc->body_count + 1);
-    if (!mask)
-        return PD_ERR_OUT_OF_MEMORY;
-    for (int b = 0; b < sc->body_count; ++b)
-        mask[b] = (uint8_t)s->mat[sc->bodies[b].material].plastic;
-    pd_status st = pd_world_set_renewal(w, mask, 1, err);
-    PD_FREE_ARRAY(mask, uint8_t, sc->body_count + 1);
-    return st;
-}
-
 pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error* err) {
     pd_ppd_state* s = pd_calloc(1, sizeof *s);
     if (!s)
@@ -656,7 +652,9 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
     w->bond_count = s->fam.bond_count;
     pd_ppd_publish_density(s, w);
     *state = s;
-    return s->plastic ? renew_plastic_bodies(s, w, err) : PD_OK;
+    /* Sec. 8: plastic bodies search their neighbourhoods anew on the deformed positions at the
+     * start of every step (new bonds placed by Eq. 20); elastic bodies keep their bonds */
+    return pd_ppd_update_renewal(s, w, 1, err);
 }
 
 void pd_ppd_destroy_state(pd_ppd_state* s) {
