@@ -84,6 +84,16 @@ static const bench_case k_cases[] = {
      4,
      "He 2017 Table 1, Honey (Fig. 8), 72K, h=1/250 s: t_n 34.0, t_rho 26.9, t_d 32.4, t_p 4.9, "
      "t_e 24.0 ms"},
+    {"dry_sand_1m",
+     "dry_sand_1m.json",
+     {"solver.plastic_passes=4"},
+     1,
+     1,
+     2,
+     1081.7,
+     4,
+     "He 2017 Table 1, Dry sand (Fig. 14), 1177K, h=1/500 s: t_n 481.0, t_rho 340.2, t_p 81.7, "
+     "t_e 124.5 ms"},
 };
 #define BENCH_CASE_COUNT ((int)(sizeof k_cases / sizeof k_cases[0]))
 
