@@ -1,8 +1,9 @@
 /* peridot_bench: times the benchmark scenes of bench/scenes step by step and prints ms/step,
  * particle-steps/s and a per-stage breakdown beside the paper's own figure for the same scene
- * (He, Wang, Wu 2017, Projective Peridynamics, Sec. 8, Table 1: Bunny, 25K particles,
- * h = 1/30 s, t_sum = 41.1 ms per step on a 4-core Intel i7-2600 3.4 GHz). How to run it and
- * how to read every column: docs/benchmarks.md. */
+ * (He, Wang, Wu 2017, Projective Peridynamics, Sec. 8, Table 1, on a 4-core Intel i7-2600
+ * 3.4 GHz: Bunny, 25K particles, h = 1/30 s, t_sum = 41.1 ms per step; Honey, 72K, h = 1/250 s,
+ * 125.4 ms; Dry sand, 1177K, h = 1/500 s, 1081.7 ms). How to run it and how to read every
+ * column: docs/benchmarks.md. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdarg.h>
@@ -73,6 +74,26 @@ static const bench_case k_cases[] = {
      0,
      "none of its size: He 2017 Table 1, Dry sand (Fig. 14), 1177K at h=1/500 s, 1081.7 ms on 4 "
      "cores (3.7 core-us per particle-step; docs/benchmarks.md compares per particle)"},
+    {"honey_72k",
+     "honey_72k.json",
+     {"solver.plastic_passes=4"},
+     1,
+     2,
+     4,
+     125.4,
+     4,
+     "He 2017 Table 1, Honey (Fig. 8), 72K, h=1/250 s: t_n 34.0, t_rho 26.9, t_d 32.4, t_p 4.9, "
+     "t_e 24.0 ms"},
+    {"dry_sand_1m",
+     "dry_sand_1m.json",
+     {"solver.plastic_passes=4"},
+     1,
+     1,
+     2,
+     1081.7,
+     4,
+     "He 2017 Table 1, Dry sand (Fig. 14), 1177K, h=1/500 s: t_n 481.0, t_rho 340.2, t_p 81.7, "
+     "t_e 124.5 ms"},
 };
 #define BENCH_CASE_COUNT ((int)(sizeof k_cases / sizeof k_cases[0]))
 
@@ -85,9 +106,9 @@ typedef struct bench_options {
     char scenes[PD_PATH_MAX];
 } bench_options;
 
-/* Per measured step (seconds). */
+/* Per measured step (seconds; cpu: all threads). */
 typedef struct step_sample {
-    double wall, cpu, local, global, neighbors, density, plastic; /* cpu: all threads */
+    double wall, cpu, local, global, neighbors, density, viscosity, redistribution, plastic;
     int iterations;
     double residual;
 } step_sample;
@@ -100,9 +121,9 @@ typedef struct bench_result {
     double setup_s;   /* pd_create_world: sampling, ordering, families, factorisation */
     double family_ms; /* one family build (neighbour search + bonds) on the rest positions */
     int warmup, steps, done;
-    double wall_median, wall_mean, wall_min, wall_max;        /* ms */
-    double local, global, neighbors, density, plastic, other; /* ms, means over measured steps */
-    double cpu;                                               /* ms of CPU per step, all threads */
+    double wall_median, wall_mean, wall_min, wall_max; /* ms */
+    /* ms, means over the measured steps: the stages, and CPU per step (all threads) */
+    double local, global, neighbors, density, viscosity, redistribution, plastic, other, cpu;
     double iterations, residual_median, residual_max;
     double load_before, load_after; /* 1-minute load average of the machine */
     char error[512];                /* empty when the run went through */
@@ -188,12 +209,14 @@ static double median(double* v, int n) {
 /* Median, mean, extremes of the wall times and means of the stages, in ms. */
 static void summarize(bench_result* r, const step_sample* s, double* scratch) {
     int n = r->done;
-    double wall = 0, cpu = 0, local = 0, global = 0, nb = 0, dens = 0, pl = 0, it = 0, rmax = 0;
+    double wall = 0, cpu = 0, local = 0, global = 0, nb = 0, dens = 0, visc = 0, redist = 0, pl = 0;
+    double it = 0, rmax = 0;
     r->wall_min = n ? 1e300 : 0;
     r->wall_max = 0;
     for (int k = 0; k < n; ++k) {
         wall += s[k].wall, cpu += s[k].cpu, local += s[k].local, global += s[k].global,
-            nb += s[k].neighbors, dens += s[k].density, pl += s[k].plastic;
+            nb += s[k].neighbors, dens += s[k].density, visc += s[k].viscosity,
+            redist += s[k].redistribution, pl += s[k].plastic;
         it += s[k].iterations;
         rmax = s[k].residual > rmax ? s[k].residual : rmax;
         r->wall_min = s[k].wall < r->wall_min ? s[k].wall : r->wall_min;
@@ -204,7 +227,9 @@ static void summarize(bench_result* r, const step_sample* s, double* scratch) {
     r->wall_median = 1e3 * median(scratch, n);
     r->wall_mean = wall * inv, r->local = local * inv, r->global = global * inv;
     r->neighbors = nb * inv, r->density = dens * inv, r->plastic = pl * inv, r->cpu = cpu * inv;
-    r->other = r->wall_mean - r->local - r->global - r->neighbors - r->density - r->plastic;
+    r->viscosity = visc * inv, r->redistribution = redist * inv;
+    r->other = r->wall_mean - r->local - r->global - r->neighbors - r->density - r->viscosity -
+               r->redistribution - r->plastic;
     r->wall_min *= 1e3, r->wall_max *= 1e3;
     r->iterations = n ? it / n : 0;
     for (int k = 0; k < n; ++k)
@@ -255,6 +280,8 @@ static step_sample timed_step(pd_world* w, pd_status* st, pd_error* err) {
     s.global = w->last_stats.t_global;
     s.neighbors = w->last_stats.t_neighbors;
     s.density = w->last_stats.t_density;
+    s.viscosity = w->last_stats.t_viscosity;
+    s.redistribution = w->last_stats.t_redistribution;
     s.plastic = w->last_stats.t_plastic;
     s.iterations = w->last_stats.iterations;
     s.residual = w->last_stats.residual;
@@ -348,11 +375,11 @@ static double paper_core_ms(const bench_case* c) {
 
 static void print_header(FILE* f) {
     fprintf(f,
-            "%-21s %3s %8s %9s %7s %7s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %6s %8s %9s %9s "
-            "%7s\n",
+            "%-21s %3s %8s %9s %7s %7s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %8s "
+            "%9s %9s %7s\n",
             "case", "thr", "particles", "bonds", "setup_s", "fam_ms", "ms_med", "ms_mean", "cpu_ms",
-            "Mpstep/s", "neigh", "local", "global", "density", "plastic", "other", "iters", "resid",
-            "core_ms", "paper_ms", "p_core");
+            "Mpstep/s", "neigh", "local", "global", "density", "visc", "redist", "plastic", "other",
+            "iters", "resid", "core_ms", "paper_ms", "p_core");
 }
 
 static void print_row(FILE* f, const bench_result* r) {
@@ -367,18 +394,19 @@ static void print_row(FILE* f, const bench_result* r) {
     }
     fprintf(f,
             "%-21s %3d %8zu %9zu %7.2f %7.1f %9.1f %9.1f %9.1f %8.3f %8.1f %8.1f %8.1f %8.1f "
-            "%8.1f %8.1f %6.1f %8.2g %9.0f %9s %7s\n",
+            "%8.1f %8.1f %8.1f %8.1f %6.1f %8.2g %9.0f %9s %7s\n",
             r->c->name, r->threads, r->particles, r->bonds, r->setup_s, r->family_ms,
             r->wall_median, r->wall_mean, r->cpu, r->particles / r->wall_median * 1e-3,
-            r->neighbors, r->local, r->global, r->density, r->plastic, r->other, r->iterations,
-            r->residual_median, core_ms(r), paper, pcore);
+            r->neighbors, r->local, r->global, r->density, r->viscosity, r->redistribution,
+            r->plastic, r->other, r->iterations, r->residual_median, core_ms(r), paper, pcore);
     if (r->error[0])
         fprintf(f, "%-21s     stopped after %d measured steps: %s\n", "", r->done, r->error);
 }
 
 static void write_markdown_row(FILE* f, const bench_result* r) {
     if (r->done == 0) {
-        fprintf(f, "| %s | %d | failed: %s ||||||||||||||||||\n", r->c->name, r->threads, r->error);
+        fprintf(f, "| %s | %d | failed: %s ||||||||||||||||||||\n", r->c->name, r->threads,
+                r->error);
         return;
     }
     char paper[48] = "-", pcore[32] = "-", ratio[32] = "-";
@@ -387,14 +415,16 @@ static void write_markdown_row(FILE* f, const bench_result* r) {
         snprintf(pcore, sizeof pcore, "%.0f", paper_core_ms(r->c));
         snprintf(ratio, sizeof ratio, "%.1fx", core_ms(r) / paper_core_ms(r->c));
     }
-    fprintf(f,
-            "| %s | %d | %zu | %zu | %.2f | %.1f | %d+%d | %.1f | %.1f | %.1f..%.1f | %.1f | %.0f "
-            "| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2g | %.0f | %s | %s | %s |\n",
-            r->c->name, r->threads, r->particles, r->bonds, r->setup_s, r->family_ms, r->warmup,
-            r->done, r->wall_median, r->wall_mean, r->wall_min, r->wall_max, r->cpu,
-            r->particles / r->wall_median * 1e3, r->neighbors, r->local, r->global, r->density,
-            r->plastic, r->other, r->iterations, r->residual_median, core_ms(r), paper, pcore,
-            ratio);
+    fprintf(
+        f,
+        "| %s | %d | %zu | %zu | %.2f | %.1f | %d+%d | %.1f | %.1f | %.1f..%.1f | %.1f | %.0f "
+        "| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2g | %.0f | %s | %s "
+        "| %s |\n",
+        r->c->name, r->threads, r->particles, r->bonds, r->setup_s, r->family_ms, r->warmup,
+        r->done, r->wall_median, r->wall_mean, r->wall_min, r->wall_max, r->cpu,
+        r->particles / r->wall_median * 1e3, r->neighbors, r->local, r->global, r->density,
+        r->viscosity, r->redistribution, r->plastic, r->other, r->iterations, r->residual_median,
+        core_ms(r), paper, pcore, ratio);
 }
 
 static void write_markdown(FILE* f, const bench_result* res, int n, const char* machine, int cores,
@@ -406,16 +436,18 @@ static void write_markdown(FILE* f, const bench_result* res, int n, const char* 
                "(warm-up+measured) | ms/step median | ms/step mean | ms/step min..max | "
                "CPU ms/step (all threads) | "
                "particle-steps/s | neighbours ms (t_n) | local ms | global ms | density ms (t_rho) "
-               "| plastic ms (t_p) | other ms | iterations/step | "
+               "| viscosity ms | redistribution ms (t_d) | plastic ms (t_p) | other ms | "
+               "iterations/step | "
                "residual (median) | core-ms/step (ours) | paper "
                "ms/step | paper core-ms/step | ours / paper (core-ms) |\n");
     fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-               "---:|---:|---:|---:|---:|---|---:|---:|\n");
+               "---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
     for (int k = 0; k < n; ++k)
         write_markdown_row(f, &res[k]);
-    fprintf(f, "\nStage times (neighbours, local, global, density, plastic, other) are means over "
-               "the measured steps; they sum to the mean ms/step. He 2017 Table 1's t_e is local + "
-               "global. core-ms/step = median ms/step x threads.\n");
+    fprintf(f, "\nStage times (neighbours, local, global, density, viscosity, redistribution, "
+               "plastic, other) are means over the measured steps; they sum to the mean ms/step. "
+               "He 2017 Table 1's t_e is local + global; Table 1 has no viscosity column. "
+               "core-ms/step = median ms/step x threads.\n");
     for (int k = 0; k < n; ++k) {
         if (res[k].c->paper_ms > 0 && (k == 0 || res[k].c != res[k - 1].c))
             fprintf(f, "Paper figure beside %s: %s.\n", res[k].c->name, res[k].c->paper_ref);
@@ -434,7 +466,8 @@ static void write_csv(FILE* f, const bench_result* res, int n, const char* machi
                       const char* date, const char* commit) {
     fprintf(f, "machine,cores,date,commit,case,threads,particles,bonds,mib,setup_s,family_ms,"
                "warmup,steps,ms_median,ms_mean,ms_min,ms_max,cpu_ms,particle_steps_per_s,local_ms,"
-               "global_ms,neighbors_ms,density_ms,plastic_ms,other_ms,iterations,residual_median,"
+               "global_ms,neighbors_ms,density_ms,viscosity_ms,redistribution_ms,plastic_ms,"
+               "other_ms,iterations,residual_median,"
                "residual_max,core_ms,paper_ms,paper_threads,paper_core_ms,load_before,load_after,"
                "error\n");
     for (int k = 0; k < n; ++k) {
@@ -442,13 +475,15 @@ static void write_csv(FILE* f, const bench_result* res, int n, const char* machi
         fprintf(
             f,
             "\"%s\",%d,%s,%s,%s,%d,%zu,%zu,%.1f,%.3f,%.2f,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f,%.3f,"
-            "%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.4g,%.4g,%.2f,%.1f,%d,%.1f,%.2f,%.2f,\"%s\"\n",
+            "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.4g,%.4g,%.2f,%.1f,%d,%.1f,%.2f,%.2f,"
+            "\"%s\"\n",
             machine, cores, date, commit, r->c->name, r->threads, r->particles, r->bonds, r->mib,
             r->setup_s, r->family_ms, r->warmup, r->done, r->wall_median, r->wall_mean, r->wall_min,
             r->wall_max, r->cpu, r->wall_median > 0 ? r->particles / r->wall_median * 1e3 : 0,
-            r->local, r->global, r->neighbors, r->density, r->plastic, r->other, r->iterations,
-            r->residual_median, r->residual_max, core_ms(r), r->c->paper_ms, r->c->paper_threads,
-            paper_core_ms(r->c), r->load_before, r->load_after, r->error);
+            r->local, r->global, r->neighbors, r->density, r->viscosity, r->redistribution,
+            r->plastic, r->other, r->iterations, r->residual_median, r->residual_max, core_ms(r),
+            r->c->paper_ms, r->c->paper_threads, paper_core_ms(r->c), r->load_before, r->load_after,
+            r->error);
     }
 }
 

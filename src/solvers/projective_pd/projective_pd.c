@@ -584,6 +584,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     pd_ppd_state* s = state;
     pd_particles* p = &w->particles;
     s->t_local = s->t_global = s->t_density = s->t_plastic = 0;
+    s->t_viscosity = s->t_redistribution = 0;
     predict(s, p);
     begin_collider_contact(s, w);
     pd_status st = begin_contact(s, p);
@@ -598,9 +599,12 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
         return st;
     double t0 = pd_now();
     pd_ppd_granular_correct(s, w, s->opt.y); /* Sec. 7.2 and 8 */
-    s->t_density = pd_now() - t0;
+    /* a fluid's viscosity is timed inside it, and apart */
+    s->t_density = pd_now() - t0 - s->t_viscosity;
     finish(s, p);
+    t0 = pd_now();
     pd_ppd_fluid_redistribute(s, w); /* Sec. 6 */
+    s->t_redistribution = pd_now() - t0;
     pd_error err = {0};
     t0 = pd_now();
     st = pd_ppd_plastic_flow(s, w, p->pos, &err); /* Sec. 5, at the step's new positions */
@@ -615,6 +619,8 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     stats->t_global = s->t_global;
     stats->t_local = s->t_local;
     stats->t_density = s->t_density;
+    stats->t_viscosity = s->t_viscosity;
+    stats->t_redistribution = s->t_redistribution;
     stats->t_plastic = s->t_plastic;
     return PD_OK;
 }

@@ -154,6 +154,8 @@ typedef struct pd_ppd_state {
     double t_local, t_global;    /* s spent in this step's local and global steps */
     double t_density, t_plastic; /* s in the density constraints (+ Eq. 28, repulsion) and the
                                   * plastic flow with its rebuilds */
+    double t_viscosity;          /* s in a fluid's implicit viscosity (Sec. 6) */
+    double t_redistribution;     /* s in a fluid's particle redistribution (Eq. 21-24) */
     /* what the last step did, for tests */
     pd_descent_report report;
     double last_residual;    /* relative to last_force_scale */

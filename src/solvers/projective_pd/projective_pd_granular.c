@@ -23,6 +23,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/timer.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "sph/kernels.h"
@@ -217,9 +218,12 @@ void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
                                               * must not be left inside its neighbours */
     pd_density_constraint_def def = density_def(s, w);
     pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial};
-    if (s->fluid) /* Sec. 6: the viscous velocity, before incompressibility */
+    if (s->fluid) { /* Sec. 6: the viscous velocity, before incompressibility */
+        double t0 = pd_now();
         pd_sph_implicit_viscosity(&def, s->fluid_nu, w->particles.pos, s->dt, y,
                                   s->prm.viscosity_iterations, &sc);
+        s->t_viscosity += pd_now() - t0;
+    }
     if (s->prm.density_iterations > 0)
         s->density_error = pd_density_constraint_solve(&def, y, s->prm.density_iterations, &sc);
     repel(s, &w->particles, y);
