@@ -190,23 +190,42 @@ static pd_status parse_keyframes(const cJSON* obj, const char* path, pd_keyframe
     return PD_OK;
 }
 
-static pd_status parse_pins(const cJSON* obj, const char* path, const char* dir, pd_body_def* b,
-                            pd_error* err) {
-    char p[PD_JPATH_MAX], found[96];
-    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "pins");
-    if (!item)
+/* The optional array `key` of obj (a list of objects): *item the array, *items zeroed storage
+ * for its elements (pd_calloc, freed as the body's typed array), *count their number, p the
+ * array's JSON path. An absent or empty array leaves *items NULL and *count 0. */
+static pd_status object_list(const cJSON* obj, const char* key, const char* path, const char* what,
+                             size_t size, char* p, const cJSON** item, void** items, int* count,
+                             pd_error* err) {
+    char found[96];
+    *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *items = NULL;
+    *count = 0;
+    if (!*item)
         return PD_OK;
-    pd_jpath_key(p, path, "pins");
-    if (!cJSON_IsArray(item))
-        return pd_fail(err, PD_ERR_BAD_SCENE, p, "expected an array of pins, got %s",
-                       pd_json_describe(item, found, sizeof found));
-    int n = cJSON_GetArraySize(item);
+    pd_jpath_key(p, path, key);
+    if (!cJSON_IsArray(*item))
+        return pd_fail(err, PD_ERR_BAD_SCENE, p, "expected an array of %s, got %s", what,
+                       pd_json_describe(*item, found, sizeof found));
+    int n = cJSON_GetArraySize(*item);
     if (n == 0)
         return PD_OK;
-    b->pins = PD_NEW_ARRAY(pd_pin_def, (size_t)n);
-    if (!b->pins)
+    *items = pd_calloc((size_t)n, size);
+    if (!*items)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, p, "out of memory");
-    b->pin_count = n;
+    *count = n;
+    return PD_OK;
+}
+
+static pd_status parse_pins(const cJSON* obj, const char* path, const char* dir, pd_body_def* b,
+                            pd_error* err) {
+    char p[PD_JPATH_MAX];
+    const cJSON* item;
+    void* items = NULL;
+    PD_JTRY(object_list(obj, "pins", path, "pins", sizeof(pd_pin_def), p, &item, &items,
+                        &b->pin_count, err));
+    b->pins = items;
+    if (!items)
+        return PD_OK;
     int i = 0;
     for (const cJSON* c = item->child; c; c = c->next, ++i) {
         char pp[PD_JPATH_MAX], rp[PD_JPATH_MAX];
@@ -247,21 +266,15 @@ static pd_status material_key(const cJSON* obj, const char* path, const pd_scene
  * checked with the rest of the scene (scene_validate.c). */
 static pd_status parse_material_changes(const cJSON* obj, const char* path, const pd_scene* s,
                                         pd_body_def* b, pd_error* err) {
-    char p[PD_JPATH_MAX], found[96];
-    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "material_changes");
-    if (!item)
+    char p[PD_JPATH_MAX];
+    const cJSON* item;
+    void* items = NULL;
+    PD_JTRY(object_list(obj, "material_changes", path, "material changes",
+                        sizeof(pd_material_change_def), p, &item, &items, &b->material_change_count,
+                        err));
+    b->material_changes = items;
+    if (!items)
         return PD_OK;
-    pd_jpath_key(p, path, "material_changes");
-    if (!cJSON_IsArray(item))
-        return pd_fail(err, PD_ERR_BAD_SCENE, p, "expected an array of material changes, got %s",
-                       pd_json_describe(item, found, sizeof found));
-    int n = cJSON_GetArraySize(item);
-    if (n == 0)
-        return PD_OK;
-    b->material_changes = PD_NEW_ARRAY(pd_material_change_def, (size_t)n);
-    if (!b->material_changes)
-        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, p, "out of memory");
-    b->material_change_count = n;
     int i = 0;
     for (const cJSON* c = item->child; c; c = c->next, ++i) {
         char cp[PD_JPATH_MAX], rp[PD_JPATH_MAX];
