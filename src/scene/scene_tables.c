@@ -322,7 +322,7 @@ static const pd_scene_key k_collider[] = {
     {.p = {"boundary", PD_PARAM_ENUM, offsetof(pd_collider_def, boundary), PD_BOUNDARY_SLIP, 0, 0,
            "-", PD_SCENE_BOUNDARIES,
            "slip: project out, keep tangential velocity, apply Coulomb friction; no_slip: "
-           "stick."}},
+           "stick (particles within half a spacing of the surface are held tangentially)."}},
     {.p = {"friction", PD_PARAM_REAL, offsetof(pd_collider_def, friction), 0, 0, INF, "1", NULL,
            "Coulomb friction coefficient (slip; refused with no_slip, which sticks regardless)."},
      .range_doc = ">= 0, slip only"},
