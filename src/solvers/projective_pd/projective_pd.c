@@ -602,8 +602,9 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     /* The corrections know the colliders' share of the density but not their contacts: a no_slip
      * contact would creep along the floor by what they move it each step (a sand layer slid as a
      * block at 10 degrees; a honey dome glided). Held contacts go back to their anchors, the
-     * rest out of the solids, as every trial of the solve. */
-    project_contacts(s, s->opt.y);
+     * rest out of the solids, as every trial of the solve (nothing to undo without them). */
+    if (s->granular)
+        project_contacts(s, s->opt.y);
     /* a fluid's viscosity is timed inside it, and apart */
     s->t_density = pd_now() - t0 - s->t_viscosity;
     finish(s, p);
