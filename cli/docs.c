@@ -310,9 +310,10 @@ static void print_limits(void) {
            "spacing); no elastic body represents that |\n");
     printf("| the two rules above for every material a body takes (its own and its "
            "`material_changes`) | as above | a body is that material after the change |\n");
-    printf("| the method implements material changes, and each change (the method's own rule"
-           ") | `bodies[i].material_changes` (`...[k].material`) | never ignored; projective_pd "
-           "refuses a flowing material on a one-layer shell or a rod |\n");
+    printf("| the method implements material changes; the body's material and each change's "
+           "(the method's own rule) | `bodies[i].material_changes`; `bodies[i].material`, "
+           "`...material_changes[k].material` | never ignored; projective_pd refuses a flowing "
+           "material on a one-layer shell or a rod, from the start or by a change |\n");
     printf("| a material change's region holds a sampled particle of its body | "
            "`bodies[i].material_changes[k].region` | it would change nothing (needs the sampled "
            "particles: `info --estimate` skips it) |\n");

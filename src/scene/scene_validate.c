@@ -237,11 +237,12 @@ static pd_status check_bodies(const pd_scene* s, pd_error* err) {
 }
 
 /* Material changes are refused by a method that does not implement them (they would be
- * ignored), and each change by the method's own rule (check_material_change). */
-static pd_status check_material_changes(const pd_scene* s, pd_error* err) {
+ * ignored); the body's material and each change's by the method's own rule
+ * (check_body_material). */
+static pd_status check_body_materials(const pd_scene* s, pd_error* err) {
     for (int i = 0; i < s->body_count; ++i) {
         const pd_body_def* b = &s->bodies[i];
-        char path[PD_JPATH_MAX], child[PD_JPATH_MAX];
+        char path[PD_JPATH_MAX], child[PD_JPATH_MAX], cp[PD_JPATH_MAX];
         pd_jpath_index(path, "bodies", i);
         pd_jpath_key(child, path, "material_changes");
         if (b->material_change_count > 0 && !s->solver->change_materials)
@@ -249,10 +250,15 @@ static pd_status check_material_changes(const pd_scene* s, pd_error* err) {
                            "method %s does not implement material changes, so they would be "
                            "ignored; remove the key or choose a method that implements them",
                            s->solver->name);
-        for (int k = 0; k < b->material_change_count && s->solver->check_material_change; ++k) {
-            char cp[PD_JPATH_MAX];
-            pd_jpath_index(cp, child, k);
-            PD_JTRY(s->solver->check_material_change(s, i, k, cp, err));
+        if (!s->solver->check_body_material)
+            continue;
+        pd_jpath_key(cp, path, "material");
+        PD_JTRY(s->solver->check_body_material(s, i, b->material, cp, err));
+        for (int k = 0; k < b->material_change_count; ++k) {
+            char at[PD_JPATH_MAX];
+            pd_jpath_index(at, child, k);
+            pd_jpath_key(cp, at, "material");
+            PD_JTRY(s->solver->check_body_material(s, i, b->material_changes[k].material, cp, err));
         }
     }
     return PD_OK;
@@ -272,6 +278,6 @@ pd_status pd_scene_validate(const pd_scene* s, pd_error* err) {
     PD_JTRY(check_material_blocks(s, err));
     PD_JTRY(check_time(&s->world, err));
     PD_JTRY(check_output(s, err));
-    PD_JTRY(check_material_changes(s, err));
+    PD_JTRY(check_body_materials(s, err));
     return check_bodies(s, err);
 }

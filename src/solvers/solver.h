@@ -98,11 +98,12 @@ typedef struct pd_solver_vtable {
      * method does not implement changes, and a scene that asks for one is refused. */
     pd_status (*change_materials)(void* state, struct pd_world* world, const uint8_t* changed,
                                   pd_error* err);
-    /* Refuses, with a message naming `path` (bodies[i].material_changes[k]), a change the
-     * method implements in general but not for this body (e.g. a material it cannot run on a
-     * shell). NULL: every change is accepted. */
-    pd_status (*check_material_change)(const struct pd_scene* scene, int body, int change,
-                                       const char* path, pd_error* err);
+    /* Refuses, with a message naming `path` (the key that gives the body the material:
+     * bodies[i].material or bodies[i].material_changes[k].material), a material the method
+     * implements in general but cannot run on this body (e.g. plastic flow on a one-layer
+     * shell). Asked for the body's own material and for every change. NULL: all accepted. */
+    pd_status (*check_body_material)(const struct pd_scene* scene, int body, int material,
+                                     const char* path, pd_error* err);
     /* Bytes per particle the method needs beyond the world's own arrays (for estimates). */
     size_t (*bytes_per_particle)(const void* params);
     /* 1: step resolves collider contact and Coulomb friction itself (inside an implicit

@@ -543,8 +543,9 @@ PD_TEST(degenerate_and_lying_meshes_refused) {
 /* Material changes a method cannot honour are refused, never ignored: by a method that does
  * not implement changes (a stand-in: projective_pd's table without change_materials) at
  * bodies[i].material_changes, and by projective_pd a flowing material for a one-layer shell
- * (its planar families have no plastic flow) at bodies[i].material_changes[k].material; the
- * same change on a body with thickness is accepted. */
+ * or a rod (planar families have no plastic flow) at bodies[i].material_changes[k].material,
+ * or at bodies[i].material when the body starts with it; the same change on a body with
+ * thickness is accepted. */
 PD_TEST(material_changes_the_method_cannot_honour_are_refused) {
     const char* shell =
         "{ 'version': 1, 'method': 'projective_pd', 'time': { 'dt': 0.004 },\n"
@@ -559,6 +560,16 @@ PD_TEST(material_changes_the_method_cannot_honour_are_refused) {
     char* json = dq(shell);
     PD_CHECK(refused(json, NULL, 0, "bodies[0].material_changes[1].material", 1, "fluid shell"));
     PD_CHECK(strstr(last_message, "shell") && strstr(last_message, "honey"));
+    /* the same material from the start, on a shell and on a rod */
+    const char* from_start[] = {"bodies[0].material=\"honey\"", "bodies[0].material_changes=[]"};
+    PD_CHECK(refused(json, from_start, 2, "bodies[0].material", 1, "fluid shell from t = 0"));
+    PD_CHECK(strstr(last_message, "one-layer shell") && strstr(last_message, "honey"));
+    const char* rod[] = {"bodies[0].material=\"honey\"", "bodies[0].material_changes=[]",
+                         "bodies[0].kind=\"rod\"",
+                         "bodies[0].shape={\"type\":\"box\",\"min\":[0,0.5,0],"
+                         "\"max\":[0.2,0.505,0.005]}"};
+    PD_CHECK(refused(json, rod, 4, "bodies[0].material", 1, "fluid rod"));
+    PD_CHECK(strstr(last_message, "rod") && strstr(last_message, "honey"));
     /* two layers: accepted */
     char* thick = edited_text(json, "0.505", "0.515");
     char* dynamic = thick ? edited_text(thick, "\"kind\": \"shell\",", "") : NULL;

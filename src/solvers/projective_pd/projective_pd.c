@@ -698,7 +698,7 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .renew_families = pd_ppd_renew_families,
     .break_bonds = pd_ppd_break_bonds,
     .change_materials = pd_ppd_change_materials,
-    .check_material_change = pd_ppd_check_material_change,
+    .check_body_material = pd_ppd_check_body_material,
     .contact_in_solve = 1,
     .bytes_per_particle = ppd_bytes_per_particle,
 };

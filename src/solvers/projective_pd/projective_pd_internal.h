@@ -35,8 +35,8 @@ pd_status pd_ppd_renew_families(void* state, struct pd_world* w, const uint8_t* 
  * rebuilt (projective_pd_renew.c); the refusal of flowing materials on shells and rods. */
 pd_status pd_ppd_change_materials(void* state, struct pd_world* w, const uint8_t* changed,
                                   pd_error* err);
-pd_status pd_ppd_check_material_change(const struct pd_scene* sc, int body, int change,
-                                       const char* path, pd_error* err);
+pd_status pd_ppd_check_body_material(const struct pd_scene* sc, int body, int material,
+                                     const char* path, pd_error* err);
 /* The world renews, every step, the bodies that hold a flowing (plastic) particle; none when
  * no body does (at creation: the world's renewal is then left unset). */
 pd_status pd_ppd_update_renewal(pd_ppd_state* s, struct pd_world* w, int at_creation,

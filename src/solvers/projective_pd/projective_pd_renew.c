@@ -166,15 +166,13 @@ pd_status pd_ppd_change_materials(void* state, pd_world* w, const uint8_t* chang
     return st == PD_OK ? pd_ppd_update_renewal(s, w, 0, err) : st;
 }
 
-pd_status pd_ppd_check_material_change(const pd_scene* sc, int body, int change, const char* path,
-                                       pd_error* err) {
+pd_status pd_ppd_check_body_material(const pd_scene* sc, int body, int material, const char* path,
+                                     pd_error* err) {
     const pd_body_def* b = &sc->bodies[body];
-    const pd_material_def* m = &sc->materials[b->material_changes[change].material];
+    const pd_material_def* m = &sc->materials[material];
     if ((b->kind != PD_BODY_SHELL && b->kind != PD_BODY_ROD) || m->plasticity == PD_PLASTICITY_NONE)
         return PD_OK;
-    char child[256];
-    snprintf(child, sizeof child, "%s.material", path);
-    return pd_fail(err, PD_ERR_BAD_SCENE, child,
+    return pd_fail(err, PD_ERR_BAD_SCENE, path,
                    "material '%s' flows (plasticity, a fluid or sand), but body '%s' is a %s: "
                    "its families are planar, where projective_pd has no plastic flow (Sec. 5 "
                    "needs a full-rank F) and no density constraint acts (a layer's kernel "
