@@ -10,10 +10,26 @@ static const unsigned char k_index[NQ][4] = {{0, 0, 0, 0}, {0, 0, 0, 1}, {0, 0, 
                                              {0, 1, 2, 2}, {0, 2, 2, 2}, {1, 1, 1, 1}, {1, 1, 1, 2},
                                              {1, 1, 2, 2}, {1, 2, 2, 2}, {2, 2, 2, 2}};
 
+/* phi_k(n) = n_a n_b n_c n_d for the index sets of k_index, multiplied in that order. Written
+ * out: it runs for every bond whenever families are renewed. */
 static void quartic_terms(pd_vec3 n, double phi[NQ]) {
-    const double v[3] = {n.x, n.y, n.z};
-    for (int k = 0; k < NQ; ++k)
-        phi[k] = v[k_index[k][0]] * v[k_index[k][1]] * v[k_index[k][2]] * v[k_index[k][3]];
+    const double x = n.x, y = n.y, z = n.z, xx = x * x, xy = x * y, xz = x * z, yy = y * y;
+    const double xxx = xx * x, xxy = xx * y, xyy = xy * y, yyy = yy * y, yz = y * z;
+    phi[0] = xxx * x;
+    phi[1] = xxx * y;
+    phi[2] = xxx * z;
+    phi[3] = xxy * y;
+    phi[4] = xxy * z;
+    phi[5] = (xx * z) * z;
+    phi[6] = xyy * y;
+    phi[7] = xyy * z;
+    phi[8] = (xy * z) * z;
+    phi[9] = (xz * z) * z;
+    phi[10] = yyy * y;
+    phi[11] = yyy * z;
+    phi[12] = (yy * z) * z;
+    phi[13] = (yz * z) * z;
+    phi[14] = ((z * z) * z) * z;
 }
 
 /* Component k of the isotropic fourth-order tensor d_ab d_cd + d_ac d_bd + d_ad d_bc. */
@@ -116,20 +132,15 @@ pd_real pd_moment_fit_solve(const pd_moment_fit* fit, pd_direction_weight* out) 
     return dev;
 }
 
-/* Number of distinct orderings of index set k: (n.u)^4 = sum_k count_k phi_k(n) phi_k(u). */
-static double orderings(int k) {
-    int c[3] = {0, 0, 0};
-    for (int a = 0; a < 4; ++a)
-        c[k_index[k][a]]++;
-    static const double fact[5] = {1, 1, 2, 6, 24};
-    return 24 / (fact[c[0]] * fact[c[1]] * fact[c[2]]);
-}
+/* Number of distinct orderings of index set k (4! / the factorials of its repeated indices):
+ * (n.u)^4 = sum_k count_k phi_k(n) phi_k(u). */
+static const double k_orderings[NQ] = {1, 4, 4, 6, 12, 6, 4, 12, 12, 4, 1, 4, 6, 4, 1};
 
 void pd_quartic_add(pd_real m[NQ], pd_real c, pd_vec3 n) {
     double phi[NQ];
     quartic_terms(n, phi);
     for (int k = 0; k < NQ; ++k)
-        m[k] += c * orderings(k) * phi[k];
+        m[k] += c * k_orderings[k] * phi[k];
 }
 
 pd_real pd_quartic_at(const pd_real m[NQ], pd_vec3 u) {

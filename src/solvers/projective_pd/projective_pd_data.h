@@ -143,6 +143,7 @@ typedef struct pd_ppd_state {
     int plastic;                  /* some material flows plastically */
     pd_vec3* cheb_a;              /* Chebyshev scratch */
     pd_vec3* cheb_b;
+    uint8_t* weighted;      /* bonds of i take the isotropic direction weights (solids) */
     const uint8_t* flags;   /* the world's particle flags */
     pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */
     pd_real* partial;       /* one per chunk: deterministic reductions */

@@ -280,7 +280,8 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(fluid_nu, pd_real, n)                                                                        \
     X(fluid_delta, pd_real, n)                                                                     \
     X(cheb_a, pd_vec3, n)                                                                          \
-    X(cheb_b, pd_vec3, n)
+    X(cheb_b, pd_vec3, n)                                                                          \
+    X(weighted, uint8_t, n)
 
 #define ALLOC(field, T, count)                                                                     \
     do {                                                                                           \
@@ -356,20 +357,33 @@ static void shape_tensors(pd_ppd_state* s) {
  * only; on a staircase surface oblique to the lattice (a bar along [1,1,1]) that
  * interpolation stiffened the bar by 20 % (measured, tests/physics/anisotropy.c). Planar
  * families (shells, rods without ghosts) are left alone. */
-static void surface_factors(const pd_ppd_state* s, const uint8_t* weighted, pd_real* g) {
+static void surface_factors(const pd_ppd_state* s, pd_real* g) {
     const pd_family* f = &s->fam;
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
         pd_real q[PD_QUARTIC_TERMS] = {0};
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+            pd_quartic_add(q, f->w[b] * s->volume[f->j[b]] * s->kb[b],
+                           pd_v3_scale(f->xi[b], 1.0 / s->len[b]));
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            pd_vec3 n = pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b]));
-            pd_real fn = weighted[i] ? pd_direction_weight_at(&m->iso, n) : 1;
-            pd_quartic_add(q, f->w[b] * s->volume[f->j[b]] * fn, n);
-        }
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            pd_real S = pd_quartic_at(q, pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b])));
+            pd_real S = pd_quartic_at(q, pd_v3_scale(f->xi[b], 1.0 / s->len[b]));
             /* bounded: a corner particle must not turn rigid */
             g[b] = s->planar[i] || S <= 0 ? 1 : fmin(fmax(m->moment_a / S, 0.5), 4.0);
+        }
+    }
+}
+
+/* Per bond: its length |X| into len, and into kb the direction weight f(n) of i's material
+ * when i is weighted (1 otherwise), which surface_factors and stiffness read. */
+static void bond_directions(pd_ppd_state* s) {
+    const pd_family* f = &s->fam;
+    for (size_t i = 0; i < s->n; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            s->len[b] = pd_v3_len(f->xi[b]);
+            s->kb[b] = s->weighted[i]
+                           ? pd_direction_weight_at(&m->iso, pd_v3_scale(f->xi[b], 1 / s->len[b]))
+                           : 1;
         }
     }
 }
@@ -377,8 +391,7 @@ static void surface_factors(const pd_ppd_state* s, const uint8_t* weighted, pd_r
 /* Bond stiffness a_ij = 2 V_i V_j w f(n) (mu + lambda/2 + kv) / |X|^2 of the quadratic form
  * (f: the material's isotropic direction weight, times the surface correction), the
  * matrix weights c_ij = a_ij + a_ji, the diagonal, and the Jacobi bound rho. */
-static void stiffness(pd_ppd_state* s, const uint8_t* flags, const uint8_t* weighted,
-                      const pd_real* gcorr) {
+static void stiffness(pd_ppd_state* s, const pd_real* gcorr) {
     const pd_family* f = &s->fam;
     pd_real h2 = s->dt * s->dt;
     for (size_t i = 0; i < s->n; ++i) {
@@ -386,11 +399,11 @@ static void stiffness(pd_ppd_state* s, const uint8_t* flags, const uint8_t* weig
         pd_real k = m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * s->vscale[i];
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             uint32_t j = f->j[b];
-            s->len[b] = pd_v3_len(f->xi[b]);
+            pd_real fn = s->kb[b]; /* bond_directions */
             s->wv[b] = f->w[b] * s->volume[j];
             s->kb[b] = s->volume[i] * s->volume[j] * f->w[b] / pd_v3_len2(f->xi[b]);
-            if (weighted[i] && weighted[j]) /* solids: isotropic in every direction */
-                s->kb[b] *= pd_direction_weight_at(&m->iso, pd_v3_scale(f->xi[b], 1 / s->len[b]));
+            if (s->weighted[i] && s->weighted[j]) /* solids: isotropic in every direction */
+                s->kb[b] *= fn;
             if (gcorr)
                 s->kb[b] *= 0.5 * (gcorr[b] + gcorr[f->rev[b]]);
             s->a[b] = 2 * s->kb[b] * k;
@@ -479,20 +492,14 @@ static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const u
  * a removal of bonds or a new time step; the material constants stay as calibrated at
  * creation. */
 pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err) {
+    pd_status st = PD_OK;
     shape_tensors(s);
-    uint8_t* weighted = PD_NEW_ARRAY(uint8_t, s->n + 1);
-    size_t nb = s->fam.bond_count + 1;
-    pd_real* g = s->prm.surface_correction ? PD_NEW_ARRAY(pd_real, nb) : NULL;
-    pd_status st = weighted && (g || !s->prm.surface_correction) ? PD_OK : PD_ERR_OUT_OF_MEMORY;
-    if (st == PD_OK) {
-        mark_weighted(s, w, weighted);
-        pd_ppd_granular_stiffness(s, w);
-        if (g)
-            surface_factors(s, weighted, g);
-        stiffness(s, w->particles.flags, weighted, g);
-    }
-    PD_FREE_ARRAY(g, pd_real, nb);
-    PD_FREE_ARRAY(weighted, uint8_t, s->n + 1);
+    mark_weighted(s, w, s->weighted);
+    pd_ppd_granular_stiffness(s, w);
+    bond_directions(s);
+    if (s->prm.surface_correction) /* c is free until stiffness fills it */
+        surface_factors(s, s->c);
+    stiffness(s, s->prm.surface_correction ? s->c : NULL);
     if (st != PD_OK || s->prm.global_solve != PD_PPD_DIRECT)
         return st;
     pd_sym_csr a = pd_ppd_matrix(s);
