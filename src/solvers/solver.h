@@ -22,7 +22,8 @@ typedef struct pd_step_stats {
     double t_viscosity; /* a fluid's implicit viscosity (He 2017 Sec. 6; Table 1 has no column) */
     double t_redistribution; /* a fluid's particle redistribution, Eq. 21-24 (He 2017 t_d) */
     double t_plastic;        /* plastic flow and the rebuild it needs (He 2017 t_p) */
-    double t_other;          /* line search, collisions, bookkeeping */
+    /* the rest of a step (line search, collisions, bookkeeping) is the wall time less these:
+     * peridot_bench's "other" column */
 } pd_step_stats;
 
 /* One bond as a fracture test sees it: particles i -> j, the bond's reference vector X<xi> and
