@@ -100,7 +100,8 @@ static const bench_case k_cases[] = {
 typedef struct bench_options {
     int threads[BENCH_MAX_THREADS];
     int thread_count;
-    int steps, warmup; /* 0: the case's own */
+    int steps;  /* 0: the case's own */
+    int warmup; /* -1: the case's own */
     const char* filter;
     const char* out;
     char scenes[PD_PATH_MAX];
@@ -325,7 +326,7 @@ static void run_case(const bench_case* c, const bench_options* o, int threads, b
     memset(r, 0, sizeof *r);
     r->c = c;
     r->threads = threads;
-    r->warmup = o->warmup > 0 ? o->warmup : c->warmup;
+    r->warmup = o->warmup >= 0 ? o->warmup : c->warmup;
     r->steps = o->steps > 0 ? o->steps : c->steps;
     r->load_before = load_average();
     pd_scene scene;
@@ -524,7 +525,7 @@ static const char k_usage[] =
     "per-stage breakdown, iterations and residual beside the paper's figure.\n"
     "  --threads 1,2   thread counts to run (comma-separated)\n"
     "  --steps N       measured steps per case (default: the case's own)\n"
-    "  --warmup N      untimed steps before them (default: the case's own)\n"
+    "  --warmup N      untimed steps before them, 0 or more (default: the case's own)\n"
     "  --filter NAME   only cases whose name contains NAME\n"
     "  --out FILE      also write FILE.md (Markdown table) and FILE.csv\n"
     "  --scenes DIR    folder of the scene files (default: bench/scenes of the source tree)\n"
@@ -544,11 +545,11 @@ static int parse_threads(const char* s, bench_options* o) {
     return o->thread_count > 0 && !*s;
 }
 
-static int positive(const char* s, int* out) {
+static int count_at_least(const char* s, long lo, int* out) {
     char* end = NULL;
     long v = strtol(s, &end, 10);
     *out = (int)v;
-    return end != s && !*end && v >= 1 && v <= 1000000;
+    return end != s && !*end && v >= lo && v <= 1000000;
 }
 
 /* The bench folder of the source tree this binary was built from (CMake compiles with
@@ -577,6 +578,7 @@ static void source_dir(char* out, size_t size) {
 /* 0: go on; 1: exit 0 (help, list); 2: usage error. */
 static int parse_args(int argc, char** argv, bench_options* o) {
     memset(o, 0, sizeof *o);
+    o->warmup = -1;
     o->threads[0] = (int)sysconf(_SC_NPROCESSORS_ONLN);
     o->thread_count = 1;
     default_scenes(o->scenes, sizeof o->scenes);
@@ -595,9 +597,9 @@ static int parse_args(int argc, char** argv, bench_options* o) {
         else if (!strcmp(a, "--threads"))
             ok = parse_threads(v, o);
         else if (!strcmp(a, "--steps"))
-            ok = positive(v, &o->steps);
+            ok = count_at_least(v, 1, &o->steps);
         else if (!strcmp(a, "--warmup"))
-            ok = positive(v, &o->warmup);
+            ok = count_at_least(v, 0, &o->warmup);
         else if (!strcmp(a, "--filter"))
             o->filter = v;
         else if (!strcmp(a, "--out"))
