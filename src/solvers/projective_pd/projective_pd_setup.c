@@ -492,7 +492,6 @@ static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const u
  * a removal of bonds or a new time step; the material constants stay as calibrated at
  * creation. */
 pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err) {
-    pd_status st = PD_OK;
     shape_tensors(s);
     mark_weighted(s, w, s->weighted);
     pd_ppd_granular_stiffness(s, w);
@@ -500,10 +499,10 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
     if (s->prm.surface_correction) /* c is free until stiffness fills it */
         surface_factors(s, s->c);
     stiffness(s, s->prm.surface_correction ? s->c : NULL);
-    if (st != PD_OK || s->prm.global_solve != PD_PPD_DIRECT)
-        return st;
+    if (s->prm.global_solve != PD_PPD_DIRECT)
+        return PD_OK;
     pd_sym_csr a = pd_ppd_matrix(s);
-    st = pd_sym_direct_factor(&s->direct, &a, s->fixed);
+    pd_status st = pd_sym_direct_factor(&s->direct, &a, s->fixed);
     if (st != PD_OK)
         return pd_fail(err, st, "solver.global_solve",
                        "the sparse Cholesky factorisation failed (%s)", pd_status_string(st));
