@@ -13,21 +13,21 @@ static const unsigned char k_index[NQ][4] = {{0, 0, 0, 0}, {0, 0, 0, 1}, {0, 0, 
 /* phi_k(n) = n_a n_b n_c n_d for the index sets of k_index, multiplied in that order. Written
  * out: it runs for every bond whenever families are renewed. */
 static void quartic_terms(pd_vec3 n, double phi[NQ]) {
-    const double x = n.x, y = n.y, z = n.z, xx = x * x, xy = x * y, xz = x * z, yy = y * y;
-    const double xxx = xx * x, xxy = xx * y, xyy = xy * y, yyy = yy * y, yz = y * z;
-    phi[0] = xxx * x;
-    phi[1] = xxx * y;
-    phi[2] = xxx * z;
-    phi[3] = xxy * y;
-    phi[4] = xxy * z;
-    phi[5] = (xx * z) * z;
-    phi[6] = xyy * y;
-    phi[7] = xyy * z;
+    const double x = n.x, y = n.y, z = n.z, x2 = x * x, xy = x * y, xz = x * z, y2 = y * y;
+    const double x3 = x2 * x, x2y = x2 * y, xy2 = xy * y, y3 = y2 * y, yz = y * z;
+    phi[0] = x3 * x;
+    phi[1] = x3 * y;
+    phi[2] = x3 * z;
+    phi[3] = x2y * y;
+    phi[4] = x2y * z;
+    phi[5] = (x2 * z) * z;
+    phi[6] = xy2 * y;
+    phi[7] = xy2 * z;
     phi[8] = (xy * z) * z;
     phi[9] = (xz * z) * z;
-    phi[10] = yyy * y;
-    phi[11] = yyy * z;
-    phi[12] = (yy * z) * z;
+    phi[10] = y3 * y;
+    phi[11] = y3 * z;
+    phi[12] = (y2 * z) * z;
     phi[13] = (yz * z) * z;
     phi[14] = ((z * z) * z) * z;
 }
