@@ -107,8 +107,11 @@ static void move_kernel(void* vctx, size_t begin, size_t end, int thread) {
 static void apply_kernel(void* vctx, size_t begin, size_t end, int thread) {
     solve_ctx* c = vctx;
     (void)thread;
-    for (size_t i = begin; i < end; ++i)
+    for (size_t i = begin; i < end; ++i) {
         c->y[i] = pd_v3_add(c->y[i], c->sc->move[i]);
+        if (c->sc->lambda_sum)
+            c->sc->lambda_sum[i] += c->sc->lambda[i];
+    }
 }
 
 pd_real pd_density_constraint_solve(const pd_density_constraint_def* def, pd_vec3* y,
@@ -116,6 +119,9 @@ pd_real pd_density_constraint_solve(const pd_density_constraint_def* def, pd_vec
     size_t chunks = pd_density_chunks(def->count);
     pd_real worst_all = 0;
     solve_ctx c = {def, y, scratch};
+    if (scratch->lambda_sum)
+        for (size_t i = 0; i < def->count; ++i)
+            scratch->lambda_sum[i] = 0;
     for (int it = 0; it < iterations; ++it) {
         pd_parallel_for(def->count, PD_DENSITY_GRAIN, lambda_kernel, &c);
         worst_all = 0;

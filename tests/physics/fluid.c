@@ -127,8 +127,33 @@ static double fluid_volume(const pd_world* w, double width) {
     return width * width * sum / columns;
 }
 
+/* The slope of the pressure against height (Pa/m) over the particles a kernel radius or more
+ * from the floor and the highest particle: the pressure of the bonds (their I1 / 3, Eq. 17)
+ * plus the pressure the density constraints carried in the last step
+ * (projective_pd_granular.c), which granular matter adds to the I1 of its yield check. */
+static double pressure_slope(pd_world* w, int constraints) {
+    pd_ppd_state* s = (pd_ppd_state*)w->solver_state;
+    const pd_particles* p = &w->particles;
+    double top = 0, H = HORIZON * SPACING, n = 0, sy = 0, sp = 0, syy = 0, syp = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        top = fmax(top, p->pos[i].y);
+    for (size_t i = 0; i < p->count; ++i) {
+        double y = p->pos[i].y;
+        if (y < H || y > top - H)
+            continue;
+        pd_real i1, sqrt_j2;
+        pd_ppd_stress_invariants(s, p->pos, (uint32_t)i, &i1, &sqrt_j2);
+        double pressure = i1 / 3 + (constraints ? s->dens_pressure[i] : 0);
+        n += 1, sy += y, sp += pressure, syy += y * y, syp += y * pressure;
+    }
+    return n > 10 ? (n * syp - sy * sp) / (n * syy - sy * sy) : 0;
+}
+
 /* The column's largest bulk density error after 0.5 s with 10 density iterations per step
- * (k = 0) and without the constraints (k = 1), run once for both tests. */
+ * (k = 0) and without the constraints (k = 1), run once for both tests; the pressure slopes
+ * of the first run (with and without the constraints' share). */
+static double column_slope[2];
+
 static density_errors column_errors(int k) {
     static density_errors errors[2];
     static int run[2];
@@ -139,8 +164,12 @@ static density_errors column_errors(int k) {
     errors[k] = (density_errors){1e30, 1e30, 1e30, 0, 0};
     run[k] = 1;
     if (open_fluid(&t, 0.04, solver[k], "\"viscosity\":5")) {
-        if (run_until(t.world, 0.5))
+        if (run_until(t.world, 0.5)) {
             errors[k] = bulk_density_errors(t.world);
+            if (k == 0)
+                column_slope[0] = pressure_slope(t.world, 1),
+                column_slope[1] = pressure_slope(t.world, 0);
+        }
         pd_test_sim_close(&t);
     }
     density_errors e = errors[k];
@@ -166,6 +195,18 @@ PD_TEST(fluid_bulk_density_within_one_percent) {
     density_errors with = column_errors(0), without = column_errors(1);
     PD_CHECK(with.mean < 0.01 && with.core_worst < 0.01);
     PD_CHECK(without.mean > 0.01 && without.core_worst > 0.01);
+}
+
+/* Hydrostatics: in the column at rest the pressure grows downwards by rho g (1400 x 9.81
+ * Pa/m), within 10 %. The constraints' pressure read from their multipliers must be scaled
+ * right (h^2, V) and summed over the iterations for this; the bonds alone do not carry the
+ * weight (control). */
+PD_TEST(density_constraints_carry_the_hydrostatic_pressure) {
+    PD_REQUIRE(column_errors(0).count > 0);
+    double rho_g = 1400 * 9.81, with = -column_slope[0], bonds = -column_slope[1];
+    printf("  pressure gradient %.0f Pa/m (bonds alone %.0f), rho g = %.0f\n", with, bonds, rho_g);
+    PD_CHECK(fabs(with / rho_g - 1) < 0.1);
+    PD_CHECK(fabs(bonds / rho_g - 1) > 0.5);
 }
 
 /* Every particle below the free surface, those on the container's walls included: the four

@@ -211,7 +211,7 @@ static pd_real interior_excess(const lattice* L, const pd_density_constraint_def
 static pd_density_scratch scratch_new(size_t n) {
     return (pd_density_scratch){PD_NEW_ARRAY(pd_real, n), PD_NEW_ARRAY(pd_vec3, n),
                                 PD_NEW_ARRAY(pd_vec3, n),
-                                PD_NEW_ARRAY(pd_real, pd_density_chunks(n))};
+                                PD_NEW_ARRAY(pd_real, pd_density_chunks(n)), NULL};
 }
 
 static void scratch_free(pd_density_scratch* sc, size_t n) {

@@ -135,7 +135,8 @@ typedef struct pd_ppd_state {
      * the Chebyshev scratch, free after the solve) */
     pd_real *dens_radius, *dens_rest, *dens_inv_mass, *dens_lambda, *dens_partial;
     uint8_t* dens_kind;
-    pd_real density_error; /* largest C_i before the step's last density iteration */
+    pd_real* dens_pressure; /* the pressure the step's density constraints carried (Pa) */
+    pd_real density_error;  /* largest C_i before the step's last density iteration */
     /* viscoelastic fluids (Sec. 6): per particle kinematic viscosity and delta of Eq. 24 */
     int fluid; /* some material is a fluid */
     pd_real *fluid_nu, *fluid_delta;

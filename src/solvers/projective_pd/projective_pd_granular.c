@@ -19,7 +19,8 @@
  *   cited decays with separation, so we take k_c = K_c exp(-H_c (1 - rho/rho_0)).
  * After the solve: static friction (Eq. 28, eta = 0.8) puts a particle the solve pushed back
  * by at least eta of its predicted move at its start position, and the repulsive distance
- * constraint keeps two grains of a family at least `repulsion` spacings apart. */
+ * constraint keeps two grains of a family at least `repulsion` spacings apart. The pressure
+ * the density constraints carried enters the yield check's I1 (projective_pd_plastic.c). */
 #include <math.h>
 #include <string.h>
 
@@ -206,9 +207,21 @@ void pd_ppd_fluid_redistribute(pd_ppd_state* s, pd_world* w) {
     if (!s->fluid || s->prm.redistribution_iterations == 0)
         return;
     pd_density_constraint_def def = density_def(s, w);
-    pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial};
+    pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial, NULL};
     s->redistribution_error = pd_redistribute(&def, s->fluid_delta, w->particles.pos,
                                               s->prm.redistribution_iterations, &sc);
+}
+
+/* The pressure the step's density constraints carried, p_i = -(sum of lambda_i over the
+ * iterations) / (V_i h^2): their force on i is lambda grad C / h^2, and an SPH pressure p_i
+ * exerts p_i V_i grad C_i. Eq. 14 compares sqrt(J2) with the Cauchy stress's I1, and where the
+ * constraints hold the grains apart the bonds carry little of it
+ * (projective_pd_plastic.c). */
+static void constraint_pressure(pd_ppd_state* s) {
+    for (size_t i = 0; i < s->n; ++i)
+        s->dens_pressure[i] = s->prm.density_iterations > 0
+                                  ? -s->dens_pressure[i] / (s->volume[i] * s->dt * s->dt)
+                                  : 0;
 }
 
 void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
@@ -217,7 +230,8 @@ void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
     static_friction(s, w->particles.pos, y); /* before the density constraints: a held grain
                                               * must not be left inside its neighbours */
     pd_density_constraint_def def = density_def(s, w);
-    pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial};
+    pd_density_scratch sc = {s->dens_lambda, s->cheb_a, s->cheb_b, s->dens_partial,
+                             s->dens_pressure};
     if (s->fluid) { /* Sec. 6: the viscous velocity, before incompressibility */
         double t0 = pd_now();
         pd_sph_implicit_viscosity(&def, s->fluid_nu, w->particles.pos, s->dt, y,
@@ -226,5 +240,6 @@ void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
     }
     if (s->prm.density_iterations > 0)
         s->density_error = pd_density_constraint_solve(&def, y, s->prm.density_iterations, &sc);
+    constraint_pressure(s);
     repel(s, &w->particles, y);
 }

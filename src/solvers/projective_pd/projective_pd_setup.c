@@ -276,6 +276,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(dens_rest, pd_real, n)                                                                       \
     X(dens_inv_mass, pd_real, n)                                                                   \
     X(dens_lambda, pd_real, n)                                                                     \
+    X(dens_pressure, pd_real, n)                                                                   \
     X(dens_kind, uint8_t, n)                                                                       \
     X(fluid_nu, pd_real, n)                                                                        \
     X(fluid_delta, pd_real, n)                                                                     \
@@ -629,6 +630,7 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         permute_items(s->plastic_strain, scratch, perm, n, sizeof(pd_real));
         permute_items(s->density, scratch, perm, n, sizeof(pd_real));
         permute_items(s->vscale, scratch, perm, n, sizeof(pd_real));
+        permute_items(s->dens_pressure, scratch, perm, n, sizeof(pd_real));
         if (s->direct.row_of)
             pd_sym_direct_permute(&s->direct, perm, scratch);
     }
