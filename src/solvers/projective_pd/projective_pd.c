@@ -38,6 +38,7 @@
  * already was closer): a particle slipping between four particles of another body's lattice
  * face passes at 0.71 d_c, so 0.75 keeps bodies from passing through each other. */
 #define PPD_CONTACT_FLOOR 0.75
+#define PPD_CONTACT_SLACK 0.01
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
@@ -338,11 +339,15 @@ static void project_contacts(void* ctx, pd_vec3* y) {
     pd_collider_contact_project(&s->cc, y);
 }
 
-/* Contact pairs may come no closer than PPD_CONTACT_FLOOR d_c in a trial, or than they are at
- * the line search's start when closer (bodies that start overlapping). */
+/* Contact pairs may come no closer than PPD_CONTACT_FLOOR d_c in a trial, and a pair that
+ * starts the search at or near that floor (bodies that start overlapping, a body whose
+ * material changed with parts pressed together) by PPD_CONTACT_SLACK d_c at most: without the
+ * slack, every trial that moved such a pair inwards was refused however short it was, and the
+ * body froze in the air (Fig. 19's dress with a 5 Pa s hem, after it turned back to fabric). */
 static void note_contact_floor(void* ctx) {
     pd_ppd_state* s = ctx;
-    s->contact_floor = s->prm.contact ? fmin(PPD_CONTACT_FLOOR, s->contact.closest) : 0;
+    s->contact_floor =
+        s->prm.contact ? fmin(PPD_CONTACT_FLOOR, s->contact.closest - PPD_CONTACT_SLACK) : 0;
 }
 
 static int contact_admissible(void* ctx) {
