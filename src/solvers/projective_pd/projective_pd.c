@@ -127,7 +127,7 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
     pd_mat3 F = pd_ppd_deformation_gradient(s, y, i);
     pd_real vs = s->vscale[i], lambda = m->lambda * vs; /* granular: Sec. 7 */
     pd_real kv = s->planar[i] ? 0 : m->kv * vs, J = pd_m3_det(F);
-    int fix = s->prm.inversion_fix && !s->planar[i] && J < -PPD_INVERTED;
+    int fix = s->prm.inversion_fix && !s->fix_off && !s->planar[i] && J < -PPD_INVERTED;
     pd_mat3 dEdF = pd_m3_zero();
     pd_real e = 0, sum_kl2 = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
@@ -545,7 +545,16 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
             return st;
         r = part.residual;
         merit = part.merit;
-        if (s->report.iterations >= budget || !s->cc.colliders->count)
+        if (s->report.iterations >= budget)
+            return PD_OK;
+        if (part.line_search_failures && s->inverted && !s->fix_off) {
+            /* the fix's force (no gradient) stopped the descent: the energy takes over for
+             * the rest of the step (docs/methods/projective_pd.md, "Inversion fix") */
+            s->fix_off = 1;
+            merit = pd_descent_evaluate(d, &pr, &r);
+            continue;
+        }
+        if (!s->cc.colliders->count)
             return PD_OK;
         int cut = lagged && stopped_at_cap(s, &part, PPD_FRICTION_LAG, r0);
         int changed = friction_limits(s, p);
@@ -590,6 +599,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     pd_particles* p = &w->particles;
     s->t_local = s->t_global = s->t_density = s->t_plastic = 0;
     s->t_viscosity = s->t_redistribution = 0;
+    s->fix_off = 0;
     predict(s, p);
     begin_collider_contact(s, w);
     pd_status st = begin_contact(s, p);

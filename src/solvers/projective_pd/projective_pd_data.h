@@ -149,10 +149,11 @@ typedef struct pd_ppd_state {
     pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */
     pd_real* partial;       /* one per chunk: deterministic reductions */
     size_t chunks;
-    pd_real rho;                 /* Jacobi spectral radius bound (Gershgorin) */
-    pd_sym_direct direct;        /* global_solve = direct: A over the free particles */
-    pd_descent opt;              /* the iterate, its residual and the L-BFGS pairs (src/optim) */
-    int inverted;                /* some particle took the inversion fix at the iterate */
+    pd_real rho;          /* Jacobi spectral radius bound (Gershgorin) */
+    pd_sym_direct direct; /* global_solve = direct: A over the free particles */
+    pd_descent opt;       /* the iterate, its residual and the L-BFGS pairs (src/optim) */
+    int inverted;         /* some particle took the inversion fix at the iterate */
+    int fix_off; /* the fix is off for the rest of the step: its force stopped the descent */
     double t_local, t_global;    /* s spent in this step's local and global steps */
     double t_density, t_plastic; /* s in the density constraints (+ Eq. 28, repulsion) and the
                                   * plastic flow with its rebuilds */
