@@ -41,7 +41,7 @@ typedef struct pd_density_constraint_def {
 
 /* Scratch the iterations use: lambda, grad_i C_i and the corrections (count entries each), and
  * one partial maximum per chunk (pd_density_chunks(count) entries). lambda_sum, when not NULL,
- * receives each constraint's lambda summed over the iterations (kg m): the constraint's impulse
+ * receives each constraint's lambda summed over the iterations (kg m^2): the constraint's impulse
  * h f_i = lambda grad C / h, from which a caller reads the pressure it carried,
  * p_i = -lambda_sum_i / (V_i h^2). */
 typedef struct pd_density_scratch {

@@ -35,9 +35,12 @@
 #define PPD_FRICTION_LAG           8
 #define PPD_FRICTION_LAGGED_PASSES 2
 /* Closest a contact pair may come, in contact distances, in a line-search trial (unless it
- * already was closer): a particle slipping between four particles of another body's lattice
- * face passes at 0.71 d_c, so 0.75 keeps bodies from passing through each other. */
+ * already was closer, less PPD_CONTACT_SLACK): a particle slipping between four particles of
+ * another body's lattice face passes at 0.71 d_c, so 0.75 keeps bodies from passing through each
+ * other. */
 #define PPD_CONTACT_FLOOR 0.75
+/* How much closer a pair that starts a line search at or near that floor may come (d_c): no
+ * slack froze bodies whose pairs sat at the floor (note_contact_floor). */
 #define PPD_CONTACT_SLACK 0.01
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
