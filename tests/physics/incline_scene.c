@@ -46,14 +46,8 @@ static double along_slope(const pd_particles* p, int b, pd_vec3 down) {
 }
 
 PD_TEST(blocks_on_incline_scene_follow_coulomb) {
-    static char json[1 << 14];
-    FILE* f = fopen(PD_SOURCE_DIR "/scenes/block_on_incline.json", "rb");
-    PD_REQUIRE(f);
-    size_t len = fread(json, 1, sizeof json - 1, f);
-    fclose(f);
-    json[len] = '\0';
     pd_test_sim t;
-    PD_REQUIRE(pd_test_sim_open(&t, json, NULL, 0));
+    PD_REQUIRE(pd_test_sim_open_scene(&t, "block_on_incline.json", NULL, 0));
     double th = 20 * PD_PI / 180, ts[FRAMES], slide[FRAMES], stick0 = 0, stick1 = 0;
     pd_vec3 down = pd_v3(cos(th), -sin(th), 0);
     int k = 0;

@@ -16,6 +16,19 @@ typedef struct pd_test_sim {
     pd_world* world;
 } pd_test_sim;
 
+/* Builds the world of a parsed scene (st: the parse's status); prints the error and returns 0
+ * on failure. */
+static inline int pd_test_sim_build(pd_test_sim* t, pd_status st, pd_error* err) {
+    if (st == PD_OK) {
+        st = pd_create_world(&t->scene, &t->world, err);
+        if (st != PD_OK)
+            pd_scene_free(&t->scene);
+    }
+    if (st != PD_OK)
+        printf("  scene error: %s: %s\n", err->path, err->message);
+    return st == PD_OK;
+}
+
 /* Parses `json` (with overrides) and builds the world; prints the error and returns 0 on
  * failure. */
 static inline int pd_test_sim_open(pd_test_sim* t, const char* json, const char* const* sets,
@@ -24,14 +37,17 @@ static inline int pd_test_sim_open(pd_test_sim* t, const char* json, const char*
     pd_error err = {0};
     pd_status st = pd_scene_parse(json, "test.json", PD_SOURCE_DIR "/scenes", sets, set_count,
                                   &t->scene, &err);
-    if (st == PD_OK) {
-        st = pd_create_world(&t->scene, &t->world, &err);
-        if (st != PD_OK)
-            pd_scene_free(&t->scene);
-    }
-    if (st != PD_OK)
-        printf("  scene error: %s: %s\n", err.path, err.message);
-    return st == PD_OK;
+    return pd_test_sim_build(t, st, &err);
+}
+
+/* The same for one of the repository's scene files, `name` within scenes/. */
+static inline int pd_test_sim_open_scene(pd_test_sim* t, const char* name, const char* const* sets,
+                                         int set_count) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scenes/%s", PD_SOURCE_DIR, name);
+    memset(t, 0, sizeof *t);
+    pd_error err = {0};
+    return pd_test_sim_build(t, pd_scene_load(path, sets, set_count, &t->scene, &err), &err);
 }
 
 static inline void pd_test_sim_close(pd_test_sim* t) {
