@@ -2,7 +2,8 @@
  * "pile angle ... within 5 degrees of [the friction angle] for 20, 30 and 40 degrees (drained
  * pile or tilted box)"). The tilted box, with gravity turned instead of the box: a layer of
  * sand 2.5 cm deep and 12 cm long on a rough (no-slip) floor between two slip walls 2 cm apart,
- * gravity tilted by theta along the layer. A cohesionless Mohr-Coulomb layer stands on a slope
+ * settled flat, then gravity tilted by theta along the layer (the solver reads gravity at setup:
+ * the test sets both copies). A cohesionless Mohr-Coulomb layer stands on a slope
  * below its friction angle and flows above it (the infinite slope, VALIDATION.md "Angle of
  * repose"); so the angle of repose lies within 5 degrees of phi when the layer's middle third
  * holds at phi - 5 degrees and moves at phi + 5. Four plastic corrections per step, as the
