@@ -127,15 +127,43 @@ static pd_status reserve_pairs(pd_contact* c, size_t need) {
 }
 
 /* 1 when some particle moved more than the skin since the candidates were found (or there
- * are none yet): a pair closer than d_c now may then be missing from them. */
+ * are none yet), relative to a common translation T of all particles: a pair's distance
+ * changes by at most |(u_i - T) - (u_j - T)| for displacements u, whatever T, so a pair
+ * farther than d_c + 2 skin then is still farther than d_c now. T is the centre of the
+ * displacements' bounding box; without it a body falling or sliding as a whole found its
+ * candidates anew at nearly every evaluation (measured: the 25K bunny's landing, 7 ms each). */
 static int candidates_stale(const pd_contact* c, const pd_vec3* y) {
     if (!c->near_valid)
         return 1;
+    pd_vec3 lo = pd_v3(INFINITY, INFINITY, INFINITY), hi = pd_v3(-INFINITY, -INFINITY, -INFINITY);
+    for (size_t i = 0; i < c->n; ++i) {
+        pd_vec3 u = pd_v3_sub(y[i], c->near_at[i]);
+        lo = pd_v3_min(lo, u), hi = pd_v3_max(hi, u);
+    }
+    pd_vec3 T = pd_v3_scale(pd_v3_add(lo, hi), 0.5);
     pd_real skin2 = c->skin * c->skin;
     for (size_t i = 0; i < c->n; ++i)
-        if (!(pd_v3_len2(pd_v3_sub(y[i], c->near_at[i])) <= skin2))
+        if (!(pd_v3_len2(pd_v3_sub(pd_v3_sub(y[i], c->near_at[i]), T)) <= skin2))
             return 1;
     return 0;
+}
+
+/* Drops the candidates that may never touch (pd_contact_eligible: bonded, both fixed, a ghost),
+ * compacting the CSR list in place: eligibility does not change within a step, and a body
+ * whose candidates are all its own bonded neighbours (an elastic body alone) then costs an
+ * evaluation nothing (measured: the 25K bunny spent 9 ms per evaluation on them). */
+static void keep_eligible(pd_contact* c) {
+    pd_neighbor_list* l = &c->near;
+    uint32_t kept = 0, begin = 0;
+    for (size_t i = 0; i < c->n; ++i) {
+        uint32_t end = l->offsets[i + 1];
+        l->offsets[i] = kept;
+        for (uint32_t k = begin; k < end; ++k)
+            if (pd_contact_eligible(c, (uint32_t)i, l->indices[k]))
+                l->indices[kept++] = l->indices[k];
+        begin = end;
+    }
+    l->offsets[c->n] = kept;
 }
 
 /* The candidates at y (the grid's CSR list): every pair within the largest contact distance
@@ -147,8 +175,10 @@ static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
         return PD_OK;
     c->near_valid = 0;
     pd_status st = pd_neighbors_build(&c->grid, y, c->n, c->radius + 2 * c->skin, &c->near);
-    if (st == PD_OK)
+    if (st == PD_OK) {
+        keep_eligible(c);
         st = reserve_pairs(c, c->near.offsets[c->n]);
+    }
     if (st != PD_OK)
         return st;
     memcpy(c->near_at, y, c->n * sizeof(pd_vec3));
