@@ -112,6 +112,9 @@ typedef struct step_sample {
     double wall, cpu, local, global, neighbors, density, viscosity, redistribution, plastic;
     int iterations;
     double residual;
+    double bond_forces; /* s in the local step's bond kernels */
+    int evaluations;    /* local-step evaluations */
+    double bonds;
 } step_sample;
 
 typedef struct bench_result {
@@ -126,6 +129,8 @@ typedef struct bench_result {
     /* ms, means over the measured steps: the stages, and CPU per step (all threads) */
     double local, global, neighbors, density, viscosity, redistribution, plastic, other, cpu;
     double iterations, residual_median, residual_max;
+    double evaluations;       /* local-step evaluations per step (mean) */
+    double local_ns_per_bond; /* wall ns per bond per evaluation of the bond kernels (0: none) */
     double load_before, load_after; /* 1-minute load average of the machine */
     char error[512];                /* empty when the run went through */
 } bench_result;
@@ -211,7 +216,7 @@ static double median(double* v, int n) {
 static void summarize(bench_result* r, const step_sample* s, double* scratch) {
     int n = r->done;
     double wall = 0, cpu = 0, local = 0, global = 0, nb = 0, dens = 0, visc = 0, redist = 0, pl = 0;
-    double it = 0, rmax = 0;
+    double it = 0, rmax = 0, bond_s = 0, bond_evals = 0, evals = 0;
     r->wall_min = n ? 1e300 : 0;
     r->wall_max = 0;
     for (int k = 0; k < n; ++k) {
@@ -219,6 +224,8 @@ static void summarize(bench_result* r, const step_sample* s, double* scratch) {
             nb += s[k].neighbors, dens += s[k].density, visc += s[k].viscosity,
             redist += s[k].redistribution, pl += s[k].plastic;
         it += s[k].iterations;
+        bond_s += s[k].bond_forces, evals += s[k].evaluations;
+        bond_evals += s[k].evaluations * s[k].bonds;
         rmax = s[k].residual > rmax ? s[k].residual : rmax;
         r->wall_min = s[k].wall < r->wall_min ? s[k].wall : r->wall_min;
         r->wall_max = s[k].wall > r->wall_max ? s[k].wall : r->wall_max;
@@ -233,6 +240,8 @@ static void summarize(bench_result* r, const step_sample* s, double* scratch) {
                r->redistribution - r->plastic;
     r->wall_min *= 1e3, r->wall_max *= 1e3;
     r->iterations = n ? it / n : 0;
+    r->evaluations = n ? evals / n : 0;
+    r->local_ns_per_bond = bond_evals > 0 ? 1e9 * bond_s / bond_evals : 0;
     for (int k = 0; k < n; ++k)
         scratch[k] = s[k].residual;
     r->residual_median = median(scratch, n);
@@ -286,6 +295,9 @@ static step_sample timed_step(pd_world* w, pd_status* st, pd_error* err) {
     s.plastic = w->last_stats.t_plastic;
     s.iterations = w->last_stats.iterations;
     s.residual = w->last_stats.residual;
+    s.bond_forces = w->last_stats.t_bond_forces;
+    s.evaluations = w->last_stats.local_evaluations;
+    s.bonds = (double)w->last_stats.bonds;
     return s;
 }
 
@@ -377,10 +389,10 @@ static double paper_core_ms(const bench_case* c) {
 static void print_header(FILE* f) {
     fprintf(f,
             "%-21s %3s %8s %9s %7s %7s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %8s "
-            "%9s %9s %7s\n",
+            "%7s %5s %9s %9s %7s\n",
             "case", "thr", "particles", "bonds", "setup_s", "fam_ms", "ms_med", "ms_mean", "cpu_ms",
             "Mpstep/s", "neigh", "local", "global", "density", "visc", "redist", "plastic", "other",
-            "iters", "resid", "core_ms", "paper_ms", "p_core");
+            "iters", "resid", "ns/bond", "evals", "core_ms", "paper_ms", "p_core");
 }
 
 static void print_row(FILE* f, const bench_result* r) {
@@ -395,18 +407,19 @@ static void print_row(FILE* f, const bench_result* r) {
     }
     fprintf(f,
             "%-21s %3d %8zu %9zu %7.2f %7.1f %9.1f %9.1f %9.1f %8.3f %8.1f %8.1f %8.1f %8.1f "
-            "%8.1f %8.1f %8.1f %8.1f %6.1f %8.2g %9.0f %9s %7s\n",
+            "%8.1f %8.1f %8.1f %8.1f %6.1f %8.2g %7.2f %5.1f %9.0f %9s %7s\n",
             r->c->name, r->threads, r->particles, r->bonds, r->setup_s, r->family_ms,
             r->wall_median, r->wall_mean, r->cpu, r->particles / r->wall_median * 1e-3,
             r->neighbors, r->local, r->global, r->density, r->viscosity, r->redistribution,
-            r->plastic, r->other, r->iterations, r->residual_median, core_ms(r), paper, pcore);
+            r->plastic, r->other, r->iterations, r->residual_median, r->local_ns_per_bond,
+            r->evaluations, core_ms(r), paper, pcore);
     if (r->error[0])
         fprintf(f, "%-21s     stopped after %d measured steps: %s\n", "", r->done, r->error);
 }
 
 static void write_markdown_row(FILE* f, const bench_result* r) {
     if (r->done == 0) {
-        fprintf(f, "| %s | %d | failed: %s ||||||||||||||||||||\n", r->c->name, r->threads,
+        fprintf(f, "| %s | %d | failed: %s ||||||||||||||||||||||\n", r->c->name, r->threads,
                 r->error);
         return;
     }
@@ -416,16 +429,16 @@ static void write_markdown_row(FILE* f, const bench_result* r) {
         snprintf(pcore, sizeof pcore, "%.0f", paper_core_ms(r->c));
         snprintf(ratio, sizeof ratio, "%.1fx", core_ms(r) / paper_core_ms(r->c));
     }
-    fprintf(
-        f,
-        "| %s | %d | %zu | %zu | %.2f | %.1f | %d+%d | %.1f | %.1f | %.1f..%.1f | %.1f | %.0f "
-        "| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2g | %.0f | %s | %s "
-        "| %s |\n",
-        r->c->name, r->threads, r->particles, r->bonds, r->setup_s, r->family_ms, r->warmup,
-        r->done, r->wall_median, r->wall_mean, r->wall_min, r->wall_max, r->cpu,
-        r->particles / r->wall_median * 1e3, r->neighbors, r->local, r->global, r->density,
-        r->viscosity, r->redistribution, r->plastic, r->other, r->iterations, r->residual_median,
-        core_ms(r), paper, pcore, ratio);
+    fprintf(f,
+            "| %s | %d | %zu | %zu | %.2f | %.1f | %d+%d | %.1f | %.1f | %.1f..%.1f | %.1f | %.0f "
+            "| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2g | %.2f | %.1f "
+            "| %.0f | %s | %s | %s |\n",
+            r->c->name, r->threads, r->particles, r->bonds, r->setup_s, r->family_ms, r->warmup,
+            r->done, r->wall_median, r->wall_mean, r->wall_min, r->wall_max, r->cpu,
+            r->particles / r->wall_median * 1e3, r->neighbors, r->local, r->global, r->density,
+            r->viscosity, r->redistribution, r->plastic, r->other, r->iterations,
+            r->residual_median, r->local_ns_per_bond, r->evaluations, core_ms(r), paper, pcore,
+            ratio);
 }
 
 static void write_markdown(FILE* f, const bench_result* res, int n, const char* machine, int cores,
@@ -439,16 +452,19 @@ static void write_markdown(FILE* f, const bench_result* res, int n, const char* 
                "particle-steps/s | neighbours ms (t_n) | local ms | global ms | density ms (t_rho) "
                "| viscosity ms | redistribution ms (t_d) | plastic ms (t_p) | other ms | "
                "iterations/step | "
-               "residual (median) | core-ms/step (ours) | paper "
+               "residual (median) | local ns/bond (per evaluation) | local evaluations/step | "
+               "core-ms/step (ours) | paper "
                "ms/step | paper core-ms/step | ours / paper (core-ms) |\n");
     fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-               "---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
+               "---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
     for (int k = 0; k < n; ++k)
         write_markdown_row(f, &res[k]);
     fprintf(f, "\nStage times (neighbours, local, global, density, viscosity, redistribution, "
                "plastic, other) are means over the measured steps; they sum to the mean ms/step. "
                "He 2017 Table 1's t_e is local + global; Table 1 has no viscosity column. "
-               "core-ms/step = median ms/step x threads.\n");
+               "core-ms/step = median ms/step x threads. local ns/bond: wall time of the local "
+               "step's bond kernels (F, directions, energy, gradient, gather; contact apart) per "
+               "bond and evaluation, on the row's threads.\n");
     for (int k = 0; k < n; ++k) {
         if (res[k].c->paper_ms > 0 && (k == 0 || res[k].c != res[k - 1].c))
             fprintf(f, "Paper figure beside %s: %s.\n", res[k].c->name, res[k].c->paper_ref);
@@ -468,7 +484,7 @@ static void write_csv(FILE* f, const bench_result* res, int n, const char* machi
     fprintf(f, "machine,cores,date,commit,case,threads,particles,bonds,mib,setup_s,family_ms,"
                "warmup,steps,ms_median,ms_mean,ms_min,ms_max,cpu_ms,particle_steps_per_s,local_ms,"
                "global_ms,neighbors_ms,density_ms,viscosity_ms,redistribution_ms,plastic_ms,"
-               "other_ms,iterations,residual_median,"
+               "other_ms,iterations,local_ns_per_bond,evaluations,residual_median,"
                "residual_max,core_ms,paper_ms,paper_threads,paper_core_ms,load_before,load_after,"
                "error\n");
     for (int k = 0; k < n; ++k) {
@@ -476,15 +492,16 @@ static void write_csv(FILE* f, const bench_result* res, int n, const char* machi
         fprintf(
             f,
             "\"%s\",%d,%s,%s,%s,%d,%zu,%zu,%.1f,%.3f,%.2f,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f,%.3f,"
-            "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.4g,%.4g,%.2f,%.1f,%d,%.1f,%.2f,%.2f,"
+            "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.2f,%.4g,%.4g,%.2f,%.1f,%d,%.1f,%.2f,"
+            "%.2f,"
             "\"%s\"\n",
             machine, cores, date, commit, r->c->name, r->threads, r->particles, r->bonds, r->mib,
             r->setup_s, r->family_ms, r->warmup, r->done, r->wall_median, r->wall_mean, r->wall_min,
             r->wall_max, r->cpu, r->wall_median > 0 ? r->particles / r->wall_median * 1e3 : 0,
             r->local, r->global, r->neighbors, r->density, r->viscosity, r->redistribution,
-            r->plastic, r->other, r->iterations, r->residual_median, r->residual_max, core_ms(r),
-            r->c->paper_ms, r->c->paper_threads, paper_core_ms(r->c), r->load_before, r->load_after,
-            r->error);
+            r->plastic, r->other, r->iterations, r->local_ns_per_bond, r->evaluations,
+            r->residual_median, r->residual_max, core_ms(r), r->c->paper_ms, r->c->paper_threads,
+            paper_core_ms(r->c), r->load_before, r->load_after, r->error);
     }
 }
 

@@ -22,6 +22,12 @@ typedef struct pd_step_stats {
     double t_viscosity; /* a fluid's implicit viscosity (He 2017 Sec. 6; Table 1 has no column) */
     double t_redistribution; /* a fluid's particle redistribution, Eq. 21-24 (He 2017 t_d) */
     double t_plastic;        /* plastic flow and the rebuild it needs (He 2017 t_p) */
+    /* the part of t_local in the bond kernels (F, directions, energy, gradient, gather; no
+     * contact), over local_evaluations evaluations of `bonds` bonds: ns per bond per
+     * evaluation in peridot_bench (0 when the method does not count them) */
+    double t_bond_forces;
+    int local_evaluations;
+    size_t bonds;
     /* the rest of a step (line search, collisions, bookkeeping) is the wall time less these:
      * peridot_bench's "other" column */
 } pd_step_stats;

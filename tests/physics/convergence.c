@@ -62,18 +62,23 @@ PD_TEST(dress_turned_back_to_fabric_keeps_converging) {
     pd_test_sim_close(&t);
 }
 
-/* Fig. 11's wet sand (scenes/he2017_fig11_wet_sand.json): from about 0.42 s a grain of the
- * wettest column, left with three bonds, inverts (det F down to -0.36). The inversion fix's
- * force (Sec. 4.1) is no gradient; along the preconditioned direction it did not let the
- * residual fall, the line search refused every trial, and each such step stopped after 5 to
- * 10 iterations at a residual of 0.5 to 0.9 (measured: eight of the steps between 0.42 and
- * 0.46 s). The fix then gives way to the energy for the rest of the step. */
-PD_TEST(wet_sand_steps_converge_past_an_inverted_grain) {
+/* Fig. 11's wet sand (scenes/he2017_fig11_wet_sand.json): grains of the wettest column, left
+ * with three bonds, invert (det F down to -0.36). The inversion fix's force (Sec. 4.1) is no
+ * gradient; along the preconditioned direction it did not let the residual fall, the line
+ * search refused every trial, and each such step stopped after 5 to 10 iterations at a
+ * residual of 0.5 to 0.9 (measured: eight of the steps between 0.42 and 0.46 s). The fix now
+ * gives way to the energy for the rest of the step. When and whether a grain inverts depends
+ * on the last bits of the arithmetic (the vectorised local step moved the first inversion
+ * from 0.30 to 0.61 s), so the test watches 0.3 to 1.0 s, where both builds measured invert
+ * grains. There some steps still end at the iteration cap above the bound (0.08 to 0.23;
+ * before the vectorised local step 0.11 and 0.41, outside the 0.3 to 0.5 s the test then
+ * watched): a known failure (docs/validation.md). */
+PD_TEST(known_failure_wet_sand_steps_converge_past_inverted_grains) {
     pd_test_sim t;
     PD_REQUIRE(pd_test_sim_open_scene(&t, "he2017_fig11_wet_sand.json", NULL, 0));
-    residuals r = residuals_between(&t, 0.3, 0.5);
+    residuals r = residuals_between(&t, 0.3, 1.0);
     PD_REQUIRE(r.ok);
-    printf("  0.3 to 0.5 s: relative residual at most %.3g; inverted grains over the steps %d\n",
+    printf("  0.3 to 1.0 s: relative residual at most %.3g; inverted grains over the steps %d\n",
            r.worst, r.inverted);
     PD_CHECK(r.inverted > 0); /* the run shows what the test is for */
     PD_CHECK(r.worst < 0.05);

@@ -123,8 +123,9 @@ static void inverted_forces(pd_ppd_state* s, pd_real mu, pd_real lambda, pd_mat3
  * mirrored body was an equilibrium: measured, an inverted block came back mirrored). Near-zero
  * determinants are left alone: the permutation turns targets by 90 degrees about z, and at
  * the momentary near-zero determinants of an impact it set a dropped ball spinning (measured).
- * Returns the energy; *inverted is set when the fix acted. */
-static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int* inverted) {
+ * Returns the energy; *inverted is set when the fix acted. This is the reference form, taken
+ * by the families local_particle cannot vectorise (see there). */
+static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int* inverted) {
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
     pd_mat3 F = pd_ppd_deformation_gradient(s, y, i);
@@ -161,6 +162,139 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
     return e;
 }
 
+/* ---------------------------------------------------------------- the vectorised local step */
+
+/* Bonds a family may have for the vectorised path (larger ones take the scalar form). */
+#define PPD_STAGE 160
+
+/* One particle's bonds staged as structure of arrays, so that the loops below run over
+ * contiguous lanes (`omp simd`: SSE2 in a portable build, AVX2 or AVX-512 with PD_NATIVE).
+ * g = w V_j (X*X)^+ xi is the bond's weight in F: F = sum Y g^T (Sec. 3, (X*X)^+ symmetric). */
+typedef struct ppd_stage {
+    pd_real yx[PPD_STAGE], yy[PPD_STAGE], yz[PPD_STAGE]; /* Y */
+    pd_real xx[PPD_STAGE], xy[PPD_STAGE], xz[PPD_STAGE]; /* X */
+    pd_real gx[PPD_STAGE], gy[PPD_STAGE], gz[PPD_STAGE]; /* g */
+    pd_real tx[PPD_STAGE], ty[PPD_STAGE], tz[PPD_STAGE]; /* t = dE_i/dY */
+    pd_real len[PPD_STAGE], k[PPD_STAGE];
+} ppd_stage;
+
+/* Gathers i's bonds into st; returns F = sum Y g^T (pd_ppd_deformation_gradient's F). */
+static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, ppd_stage* st) {
+    const pd_family* f = &s->fam;
+    uint32_t o = f->offsets[i], nb = f->offsets[i + 1] - o;
+    pd_vec3 yi = y[i];
+    for (uint32_t b = 0; b < nb; ++b) {
+        pd_vec3 yj = y[f->j[o + b]], X = f->xi[o + b];
+        st->yx[b] = yj.x - yi.x, st->yy[b] = yj.y - yi.y, st->yz[b] = yj.z - yi.z;
+        st->xx[b] = X.x, st->xy[b] = X.y, st->xz[b] = X.z;
+    }
+    const pd_real* wv = s->wv + o;
+    const pd_mat3 K = s->kinv[i];
+    const pd_real k00 = K.m[0][0], k01 = K.m[0][1], k02 = K.m[0][2], k11 = K.m[1][1],
+                  k12 = K.m[1][2], k22 = K.m[2][2];
+    pd_real f00 = 0, f01 = 0, f02 = 0, f10 = 0, f11 = 0, f12 = 0, f20 = 0, f21 = 0, f22 = 0;
+#pragma omp simd reduction(+ : f00, f01, f02, f10, f11, f12, f20, f21, f22)
+    for (uint32_t b = 0; b < nb; ++b) {
+        pd_real X0 = st->xx[b], X1 = st->xy[b], X2 = st->xz[b], w = wv[b];
+        pd_real g0 = w * (k00 * X0 + k01 * X1 + k02 * X2);
+        pd_real g1 = w * (k01 * X0 + k11 * X1 + k12 * X2);
+        pd_real g2 = w * (k02 * X0 + k12 * X1 + k22 * X2);
+        st->gx[b] = g0, st->gy[b] = g1, st->gz[b] = g2;
+        pd_real Y0 = st->yx[b], Y1 = st->yy[b], Y2 = st->yz[b];
+        f00 += Y0 * g0, f01 += Y0 * g1, f02 += Y0 * g2;
+        f10 += Y1 * g0, f11 += Y1 * g1, f12 += Y1 * g2;
+        f20 += Y2 * g0, f21 += Y2 * g1, f22 += Y2 * g2;
+    }
+    return (pd_mat3){{{f00, f01, f02}, {f10, f11, f12}, {f20, f21, f22}}};
+}
+
+/* The bond loop of local_particle_scalar over staged lanes: t of Eq. 8's two terms into st,
+ * dE/dF (the derivative of dir(F xi)) into *dEdF, sum k |X|^2 into *kl2; returns the energy,
+ * or -1 when some bond has a vanishing F xi or Y (the scalar form borrows directions then). */
+static pd_real bond_terms(const pd_ppd_state* s, uint32_t i, pd_mat3 F, pd_real mu, pd_real lambda,
+                          ppd_stage* st, pd_mat3* dEdF, pd_real* kl2) {
+    uint32_t o = s->fam.offsets[i], nb = s->fam.offsets[i + 1] - o;
+    const pd_real *len = s->len + o, *kb = s->kb + o;
+    const pd_real F00 = F.m[0][0], F01 = F.m[0][1], F02 = F.m[0][2], F10 = F.m[1][0],
+                  F11 = F.m[1][1], F12 = F.m[1][2], F20 = F.m[2][0], F21 = F.m[2][1],
+                  F22 = F.m[2][2];
+    pd_real e = 0, sum_kl2 = 0;
+    pd_real d00 = 0, d01 = 0, d02 = 0, d10 = 0, d11 = 0, d12 = 0, d20 = 0, d21 = 0, d22 = 0;
+    pd_real shortest = 1; /* the shortest F xi or Y in |X| */
+#pragma omp simd reduction(+ : e, sum_kl2, d00, d01, d02, d10, d11, d12, d20, d21, d22)        \
+    reduction(min : shortest)
+    for (uint32_t b = 0; b < nb; ++b) {
+        pd_real X0 = st->xx[b], X1 = st->xy[b], X2 = st->xz[b];
+        pd_real Y0 = st->yx[b], Y1 = st->yy[b], Y2 = st->yz[b], L = len[b], k = kb[b];
+        pd_real p0 = F00 * X0 + F01 * X1 + F02 * X2; /* F xi */
+        pd_real p1 = F10 * X0 + F11 * X1 + F12 * X2;
+        pd_real p2 = F20 * X0 + F21 * X1 + F22 * X2;
+        pd_real lfx = sqrt(p0 * p0 + p1 * p1 + p2 * p2), ly = sqrt(Y0 * Y0 + Y1 * Y1 + Y2 * Y2);
+        pd_real m = (lfx < ly ? lfx : ly) / L;
+        shortest = m < shortest ? m : shortest;
+        pd_real ifx = 1 / lfx, iy = 1 / ly;
+        pd_real u0 = p0 * ifx, u1 = p1 * ifx, u2 = p2 * ifx; /* dir(F xi), Eq. 10 */
+        pd_real o0 = Y0 - L * u0, o1 = Y1 - L * u1, o2 = Y2 - L * u2, dl = ly - L;
+        e += k * (mu * (o0 * o0 + o1 * o1 + o2 * o2) + 0.5 * lambda * dl * dl);
+        pd_real c = -2 * k * mu * L * ifx, uy = u0 * Y0 + u1 * Y1 + u2 * Y2;
+        pd_real v0 = c * (Y0 - uy * u0), v1 = c * (Y1 - uy * u1), v2 = c * (Y2 - uy * u2);
+        d00 += v0 * X0, d01 += v0 * X1, d02 += v0 * X2;
+        d10 += v1 * X0, d11 += v1 * X1, d12 += v1 * X2;
+        d20 += v2 * X0, d21 += v2 * X1, d22 += v2 * X2;
+        sum_kl2 += k * L * L;
+        pd_real a = 2 * k * mu, q = k * lambda * dl * iy; /* dir(Y), Eq. 11 */
+        st->tx[b] = a * o0 + q * Y0, st->ty[b] = a * o1 + q * Y1, st->tz[b] = a * o2 + q * Y2;
+    }
+    *dEdF = (pd_mat3){{{d00, d01, d02}, {d10, d11, d12}, {d20, d21, d22}}};
+    *kl2 = sum_kl2;
+    return shortest > 1e-12 ? e : -1;
+}
+
+/* t += dE/dF g per bond (the part of t through F, local_particle_scalar's H xi w V_j), written
+ * out to the state's bonds. */
+static void finish_bonds(pd_ppd_state* s, uint32_t i, pd_mat3 D, ppd_stage* st) {
+    uint32_t o = s->fam.offsets[i], nb = s->fam.offsets[i + 1] - o;
+    const pd_real D00 = D.m[0][0], D01 = D.m[0][1], D02 = D.m[0][2], D10 = D.m[1][0],
+                  D11 = D.m[1][1], D12 = D.m[1][2], D20 = D.m[2][0], D21 = D.m[2][1],
+                  D22 = D.m[2][2];
+#pragma omp simd
+    for (uint32_t b = 0; b < nb; ++b) {
+        pd_real g0 = st->gx[b], g1 = st->gy[b], g2 = st->gz[b];
+        st->tx[b] += D00 * g0 + D01 * g1 + D02 * g2;
+        st->ty[b] += D10 * g0 + D11 * g1 + D12 * g2;
+        st->tz[b] += D20 * g0 + D21 * g1 + D22 * g2;
+    }
+    pd_vec3* t = s->t + o;
+    for (uint32_t b = 0; b < nb; ++b)
+        t[b] = pd_v3(st->tx[b], st->ty[b], st->tz[b]);
+}
+
+/* local_particle_scalar's energy and forces, its bond loops vectorised over the staged family.
+ * Families larger than the stage, bonds whose F xi or Y vanishes, and particles the inversion
+ * fix takes go to the scalar form (the same formulas). */
+static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int* inverted,
+                              ppd_stage* st) {
+    const pd_family* f = &s->fam;
+    if (f->offsets[i + 1] - f->offsets[i] > PPD_STAGE || s->scalar_local)
+        return local_particle_scalar(s, y, i, inverted);
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    pd_mat3 F = stage_family(s, y, i, st);
+    pd_real vs = s->vscale[i], lambda = m->lambda * vs; /* granular: Sec. 7 */
+    pd_real kv = s->planar[i] ? 0 : m->kv * vs, J = pd_m3_det(F);
+    if (s->prm.inversion_fix && !s->fix_off && !s->planar[i] && J < -PPD_INVERTED)
+        return local_particle_scalar(s, y, i, inverted);
+    pd_mat3 dEdF;
+    pd_real sum_kl2, e = bond_terms(s, i, F, m->mu, lambda, st, &dEdF, &sum_kl2);
+    if (e < 0)
+        return local_particle_scalar(s, y, i, inverted);
+    if (kv > 0) { /* dJ/dF = cof F */
+        e += kv / 9 * (J - 1) * (J - 1) * sum_kl2;
+        dEdF = pd_m3_add(dEdF, pd_m3_scale(cofactor(F), 2 * kv / 9 * (J - 1) * sum_kl2));
+    }
+    finish_bonds(s, i, dEdF, st);
+    return e;
+}
+
 /* g_i = dE/dy_i = sum_j (t_ji - t_ij), per particle, without atomics; plus the gradient of
  * the contact energy (src/contact) when contact is on. */
 static pd_vec3 gather_gradient(const pd_ppd_state* s, uint32_t i) {
@@ -194,8 +328,9 @@ static void local_kernel(void* vctx, size_t begin, size_t end, int thread) {
     ppd_ctx* c = vctx;
     pd_real e = 0;
     int inverted = 0;
+    ppd_stage st;
     for (size_t i = begin; i < end; ++i)
-        e += local_particle(c->s, c->y, (uint32_t)i, &inverted);
+        e += local_particle(c->s, c->y, (uint32_t)i, &inverted, &st);
     c->s->partial[begin / PPD_GRAIN] = e;
     c->s->partial[c->s->chunks + begin / PPD_GRAIN] = inverted;
 }
@@ -262,13 +397,18 @@ static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, pd_vec3* r, pd_real
     s->inverted = 0;
     for (size_t k = 0; k < s->chunks; ++k)
         s->inverted |= s->partial[s->chunks + k] != 0;
+    double t1 = pd_now();
     energy += contact_energy(s, y);
+    double t2 = pd_now();
     pd_parallel_for(s->n, PPD_GRAIN, gather_kernel, &c);
     pd_real r2 = sum_partials(s), inertia = 0;
     for (size_t k = 0; k < s->chunks; ++k)
         inertia += s->partial[s->chunks + k];
     *r_norm = sqrt(r2);
-    s->t_local += pd_now() - t0;
+    double t3 = pd_now();
+    s->t_local += t3 - t0;
+    s->t_bond_forces += (t1 - t0) + (t3 - t2); /* the bond kernels without the contact */
+    s->local_evaluations++;
     return energy + inertia;
 }
 /* ---------------------------------------------------------------- the step as a descent */
@@ -601,7 +741,8 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     pd_ppd_state* s = state;
     pd_particles* p = &w->particles;
     s->t_local = s->t_global = s->t_density = s->t_plastic = 0;
-    s->t_viscosity = s->t_redistribution = 0;
+    s->t_viscosity = s->t_redistribution = s->t_bond_forces = 0;
+    s->local_evaluations = 0;
     s->fix_off = 0;
     predict(s, p);
     begin_collider_contact(s, w);
@@ -642,6 +783,9 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     stats->residual = s->last_residual;
     stats->t_global = s->t_global;
     stats->t_local = s->t_local;
+    stats->t_bond_forces = s->t_bond_forces;
+    stats->local_evaluations = s->local_evaluations;
+    stats->bonds = s->fam.bond_count;
     stats->t_density = s->t_density;
     stats->t_viscosity = s->t_viscosity;
     stats->t_redistribution = s->t_redistribution;

@@ -159,6 +159,10 @@ typedef struct pd_ppd_state {
                                   * plastic flow with its rebuilds */
     double t_viscosity;          /* s in a fluid's implicit viscosity (Sec. 6) */
     double t_redistribution;     /* s in a fluid's particle redistribution (Eq. 21-24) */
+    double t_bond_forces;        /* s in the local step's bond kernels (t_local less contact) */
+    int local_evaluations;       /* local steps this step evaluated */
+    int scalar_local; /* tests: every particle takes the reference (scalar) form of the local step
+                       */
     /* what the last step did, for tests */
     pd_descent_report report;
     double last_residual;    /* relative to last_force_scale */
