@@ -34,6 +34,7 @@ test-asan: setup
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS) -L unit
 
 bench: build
+	@bash scripts/setup.sh peers
 	./$(BUILD)/peridot_bench
 
 format:

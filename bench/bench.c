@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "peers.h"
+
 #include "core/alloc.h"
 #include "core/timer.h"
 #include "neighbor/family.h"
@@ -441,11 +443,14 @@ static void write_markdown_row(FILE* f, const bench_result* r) {
             ratio);
 }
 
-static void write_markdown(FILE* f, const bench_result* res, int n, const char* machine, int cores,
-                           const char* date, const char* commit) {
+static void write_markdown_header(FILE* f, const char* machine, int cores, const char* date,
+                                  const char* commit) {
     fprintf(f, "# peridot_bench results\n\n");
     fprintf(f, "- machine: %s, %d logical cores online\n- date: %s\n- commit: %s\n\n", machine,
             cores, date, commit);
+}
+
+static void write_markdown(FILE* f, const bench_result* res, int n) {
     fprintf(f, "| case | threads | particles | bonds | set-up s | family build ms | steps "
                "(warm-up+measured) | ms/step median | ms/step mean | ms/step min..max | "
                "CPU ms/step (all threads) | "
@@ -506,8 +511,9 @@ static void write_csv(FILE* f, const bench_result* res, int n, const char* machi
 }
 
 /* --out FILE: FILE.md (or FILE itself when it ends in .md) and the same stem with .csv. */
-static int write_outputs(const char* out, const bench_result* res, int n, const char* machine,
-                         int cores, const char* date, const char* commit) {
+static int write_outputs(const char* out, const bench_result* res, int n, const peers_result* peers,
+                         int peer_count, const char* machine, int cores, const char* date,
+                         const char* commit) {
     char md[PD_PATH_MAX + 8], csv[PD_PATH_MAX + 8];
     size_t len = strlen(out);
     int has_md = len > 3 && strcmp(out + len - 3, ".md") == 0;
@@ -516,7 +522,11 @@ static int write_outputs(const char* out, const bench_result* res, int n, const 
     FILE* fm = fopen(md, "w");
     FILE* fc = fopen(csv, "w");
     if (fm)
-        write_markdown(fm, res, n, machine, cores, date, commit);
+        write_markdown_header(fm, machine, cores, date, commit);
+    if (fm && n > 0)
+        write_markdown(fm, res, n);
+    if (fm && peer_count > 0)
+        peers_markdown(fm, peers, peer_count);
     if (fc)
         write_csv(fc, res, n, machine, cores, date, commit);
     int ok = fm && fc;
@@ -547,6 +557,8 @@ static const char k_usage[] =
     "  --out FILE      also write FILE.md (Markdown table) and FILE.csv\n"
     "  --scenes DIR    folder of the scene files (default: bench/scenes of the source tree)\n"
     "  --list          list the cases and exit\n"
+    "The case peers_lammps times our local step against LAMMPS peri/lps and peri/pmb (Debian's\n"
+    "lmp and mpirun; skipped with a message when they are missing).\n"
     "See docs/benchmarks.md.\n";
 
 static int parse_threads(const char* s, bench_options* o) {
@@ -592,6 +604,8 @@ static void source_dir(char* out, size_t size) {
     format_to(out, size, "%s/..", dir);
 }
 
+static const char k_peers[] = "peers_lammps";
+
 /* 0: go on; 1: exit 0 (help, list); 2: usage error. */
 static int parse_args(int argc, char** argv, bench_options* o) {
     memset(o, 0, sizeof *o);
@@ -608,6 +622,7 @@ static int parse_args(int argc, char** argv, bench_options* o) {
         else if (!strcmp(a, "--list")) {
             for (int k = 0; k < BENCH_CASE_COUNT; ++k)
                 printf("%-22s %s %s\n", k_cases[k].name, k_cases[k].file, k_cases[k].overrides[0]);
+            printf("%-22s %s\n", k_peers, "(a block, against LAMMPS: needs lmp and mpirun)");
             return 1;
         } else if (!v)
             ok = 0;
@@ -661,11 +676,21 @@ int main(int argc, char** argv) {
             fflush(stdout);
         }
     }
-    if (n == 0) {
+    static peers_result peers[BENCH_MAX_THREADS];
+    int peer_count = 0;
+    if (!o.filter || strstr(k_peers, o.filter)) {
+        for (int t = 0; t < o.thread_count; ++t) {
+            peers_run(o.threads[t], &peers[peer_count]);
+            failed |= !peers[peer_count].ran && !strstr(peers[peer_count].note, "skipped");
+            peer_count++;
+        }
+        peers_print(stdout, peers, peer_count);
+    }
+    if (n == 0 && peer_count == 0) {
         fprintf(stderr, "peridot_bench: no case matches '%s' (see --list)\n", o.filter);
         return 2;
     }
-    if (o.out && !write_outputs(o.out, res, n, machine, cores, date, commit))
+    if (o.out && !write_outputs(o.out, res, n, peers, peer_count, machine, cores, date, commit))
         return 1;
     return failed ? 1 : 0;
 }
