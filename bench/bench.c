@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "peers.h"
+#include "stream.h"
 
 #include "core/alloc.h"
 #include "core/timer.h"
@@ -511,9 +512,16 @@ static void write_csv(FILE* f, const bench_result* res, int n, const char* machi
 }
 
 /* --out FILE: FILE.md (or FILE itself when it ends in .md) and the same stem with .csv. */
-static int write_outputs(const char* out, const bench_result* res, int n, const peers_result* peers,
-                         int peer_count, const char* machine, int cores, const char* date,
-                         const char* commit) {
+/* The cases outside the scene table: LAMMPS peers and the triad. */
+typedef struct bench_extras {
+    const peers_result* peers;
+    int peer_count;
+    const stream_result* streams;
+    int stream_count;
+} bench_extras;
+
+static int write_outputs(const char* out, const bench_result* res, int n, const bench_extras* x,
+                         const char* machine, int cores, const char* date, const char* commit) {
     char md[PD_PATH_MAX + 8], csv[PD_PATH_MAX + 8];
     size_t len = strlen(out);
     int has_md = len > 3 && strcmp(out + len - 3, ".md") == 0;
@@ -525,8 +533,10 @@ static int write_outputs(const char* out, const bench_result* res, int n, const 
         write_markdown_header(fm, machine, cores, date, commit);
     if (fm && n > 0)
         write_markdown(fm, res, n);
-    if (fm && peer_count > 0)
-        peers_markdown(fm, peers, peer_count);
+    if (fm && x->peer_count > 0)
+        peers_markdown(fm, x->peers, x->peer_count);
+    if (fm && x->stream_count > 0)
+        stream_markdown(fm, x->streams, x->stream_count);
     if (fc)
         write_csv(fc, res, n, machine, cores, date, commit);
     int ok = fm && fc;
@@ -558,7 +568,8 @@ static const char k_usage[] =
     "  --scenes DIR    folder of the scene files (default: bench/scenes of the source tree)\n"
     "  --list          list the cases and exit\n"
     "The case peers_lammps times our local step against LAMMPS peri/lps and peri/pmb (Debian's\n"
-    "lmp and mpirun; skipped with a message when they are missing).\n"
+    "lmp and mpirun; skipped with a message when they are missing); stream_triad measures the\n"
+    "memory bandwidth (a STREAM-like triad) for the roofline of docs/benchmarks.md.\n"
     "See docs/benchmarks.md.\n";
 
 static int parse_threads(const char* s, bench_options* o) {
@@ -605,6 +616,7 @@ static void source_dir(char* out, size_t size) {
 }
 
 static const char k_peers[] = "peers_lammps";
+static const char k_stream[] = "stream_triad";
 
 /* 0: go on; 1: exit 0 (help, list); 2: usage error. */
 static int parse_args(int argc, char** argv, bench_options* o) {
@@ -623,6 +635,7 @@ static int parse_args(int argc, char** argv, bench_options* o) {
             for (int k = 0; k < BENCH_CASE_COUNT; ++k)
                 printf("%-22s %s %s\n", k_cases[k].name, k_cases[k].file, k_cases[k].overrides[0]);
             printf("%-22s %s\n", k_peers, "(a block, against LAMMPS: needs lmp and mpirun)");
+            printf("%-22s %s\n", k_stream, "(memory bandwidth: a STREAM-like triad)");
             return 1;
         } else if (!v)
             ok = 0;
@@ -686,11 +699,21 @@ int main(int argc, char** argv) {
         }
         peers_print(stdout, peers, peer_count);
     }
-    if (n == 0 && peer_count == 0) {
+    static stream_result streams[BENCH_MAX_THREADS];
+    int stream_count = 0;
+    if (!o.filter || strstr(k_stream, o.filter)) {
+        for (int t = 0; t < o.thread_count; ++t) {
+            stream_run(o.threads[t], &streams[stream_count]);
+            failed |= !streams[stream_count++].ok;
+        }
+        stream_print(stdout, streams, stream_count);
+    }
+    if (n == 0 && peer_count == 0 && stream_count == 0) {
         fprintf(stderr, "peridot_bench: no case matches '%s' (see --list)\n", o.filter);
         return 2;
     }
-    if (o.out && !write_outputs(o.out, res, n, peers, peer_count, machine, cores, date, commit))
+    bench_extras extras = {peers, peer_count, streams, stream_count};
+    if (o.out && !write_outputs(o.out, res, n, &extras, machine, cores, date, commit))
         return 1;
     return failed ? 1 : 0;
 }
