@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "convergence.h"
 #include "peers.h"
 #include "stream.h"
 
@@ -107,6 +108,7 @@ typedef struct bench_options {
     int warmup; /* -1: the case's own */
     const char* filter;
     const char* out;
+    const char* convergence; /* --convergence FILE */
     char scenes[PD_PATH_MAX];
 } bench_options;
 
@@ -567,6 +569,9 @@ static const char k_usage[] =
     "  --out FILE      also write FILE.md (Markdown table) and FILE.csv\n"
     "  --scenes DIR    folder of the scene files (default: bench/scenes of the source tree)\n"
     "  --list          list the cases and exit\n"
+    "  --convergence FILE  instead of the cases: the residual against wall time of each\n"
+    "                  global_solve option on the 25K bunny's landing step (first --threads\n"
+    "                  count), into FILE.csv and, with gnuplot, FILE.png\n"
     "The case peers_lammps times our local step against LAMMPS peri/lps and peri/pmb (Debian's\n"
     "lmp and mpirun; skipped with a message when they are missing); stream_triad measures the\n"
     "memory bandwidth (a STREAM-like triad) for the roofline of docs/benchmarks.md.\n"
@@ -649,6 +654,8 @@ static int parse_args(int argc, char** argv, bench_options* o) {
             o->filter = v;
         else if (!strcmp(a, "--out"))
             o->out = v;
+        else if (!strcmp(a, "--convergence"))
+            o->convergence = v;
         else if (!strcmp(a, "--scenes"))
             snprintf(o->scenes, sizeof o->scenes, "%s", v);
         else
@@ -675,6 +682,8 @@ int main(int argc, char** argv) {
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
     int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     printf("peridot_bench: %s, %d cores, %s, commit %s\n", machine, cores, date, commit);
+    if (o.convergence)
+        return convergence_run(o.scenes, o.threads[0], o.convergence);
     static bench_result res[BENCH_MAX_RESULTS];
     int n = 0, failed = 0;
     for (int k = 0; k < BENCH_CASE_COUNT; ++k) {

@@ -2,14 +2,15 @@
 # Installs the Debian packages Peridot needs, only those that are missing.
 # Used by `make demo` and `make test`; safe to run again. Needs root (or sudo) on Debian 12.
 # `setup.sh peers` (used by `make bench`) adds LAMMPS and Open MPI for peridot_bench's
-# peers_lammps case, which compares our local step with LAMMPS's peri/lps and peri/pmb.
+# peers_lammps case, which compares our local step with LAMMPS's peri/lps and peri/pmb, and
+# gnuplot for its --convergence plot.
 set -eu
 # libopenblas0-serial: the BLAS under CHOLMOD (global_solve = direct); Debian's reference BLAS
 # made each solve 2.5x slower (measured on the 25K bunny). Serial: no thread pool competing
 # with OpenMP's, and the same bits whatever the core count.
 need=(build-essential cmake pkg-config libcjson-dev libsuitesparse-dev libassimp-dev libpng-dev
       libopenblas0-serial)
-[ "${1:-}" = "peers" ] && need+=(lammps openmpi-bin)
+[ "${1:-}" = "peers" ] && need+=(lammps openmpi-bin gnuplot-nox)
 missing=()
 for p in "${need[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

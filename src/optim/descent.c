@@ -264,6 +264,8 @@ pd_status pd_descent_solve(pd_descent* d, const pd_descent_problem* p, pd_real m
         if (st != PD_OK)
             break;
         ++it;
+        if (d->on_iteration)
+            d->on_iteration(d->on_iteration_ctx, it, r_scale > 0 ? r_norm / r_scale : r_norm);
         if (!moved) {
             rep->line_search_failures++;
             break;

@@ -86,6 +86,10 @@ typedef struct pd_descent {
     int keep_history; /* set before a solve: it goes on with the pairs of the last one */
     pd_real* partial; /* one per chunk: reductions in a fixed order */
     size_t chunks;
+    /* Called after every iteration of a solve with its count and |r| / r_scale (NULL: not
+     * called): how a benchmark plots convergence against time. */
+    void (*on_iteration)(void* ctx, int iteration, pd_real relative_residual);
+    void* on_iteration_ctx;
 } pd_descent;
 
 pd_status pd_descent_init(pd_descent* d, size_t n, const pd_descent_def* def);

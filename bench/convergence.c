@@ -1,0 +1,132 @@
+/* Convergence against wall time per global_solve option (convergence.h). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "convergence.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/timer.h"
+#include "parallel/parallel.h"
+#include "peridot/peridot.h"
+#include "solvers/projective_pd/projective_pd_data.h"
+#include "world/world.h"
+
+#define CONV_WARMUP     3  /* the bunny's free fall; the fourth step is its landing */
+#define CONV_ITERATIONS 60 /* beyond the default 20, to show where each option is heading */
+#define CONV_MAX_POINTS 4096
+
+typedef struct conv_trace {
+    double t0;
+    int count;
+    double ms[CONV_MAX_POINTS], residual[CONV_MAX_POINTS];
+    int iteration[CONV_MAX_POINTS];
+} conv_trace;
+
+/* One point per iteration, counted on across the step's solves (a friction renewal restarts
+ * the optimiser's own count). */
+static void on_iteration(void* ctx, int iteration, pd_real relative) {
+    conv_trace* t = ctx;
+    (void)iteration;
+    if (t->count < CONV_MAX_POINTS) {
+        t->ms[t->count] = 1e3 * (pd_now() - t->t0);
+        t->residual[t->count] = relative;
+        t->iteration[t->count] = t->count + 1;
+        t->count++;
+    }
+}
+
+/* The landing step of the bunny with `option`; its points appended to csv. */
+static int trace_option(const char* scenes, const char* option, int threads, FILE* csv) {
+    char path[4096], set_solve[64], set_iterations[64];
+    snprintf(path, sizeof path, "%s/bunny_25k.json", scenes);
+    snprintf(set_solve, sizeof set_solve, "solver.global_solve=%s", option);
+    snprintf(set_iterations, sizeof set_iterations, "solver.iterations=%d", CONV_ITERATIONS);
+    const char* sets[] = {set_solve, set_iterations};
+    pd_scene scene;
+    pd_error err;
+    memset(&err, 0, sizeof err);
+    if (pd_scene_load(path, sets, 2, &scene, &err) != PD_OK) {
+        fprintf(stderr, "convergence: %s: %s\n", path, err.message);
+        return 0;
+    }
+    pd_set_threads(threads);
+    pd_world* w = NULL;
+    int ok = pd_create_world(&scene, &w, &err) == PD_OK;
+    for (int k = 0; ok && k < CONV_WARMUP; ++k)
+        ok = pd_world_step(w, &err) == PD_OK;
+    static conv_trace trace;
+    memset(&trace, 0, sizeof trace);
+    if (ok) {
+        pd_ppd_state* s = w->solver_state;
+        s->opt.on_iteration = on_iteration;
+        s->opt.on_iteration_ctx = &trace;
+        trace.t0 = pd_now();
+        ok = pd_world_step(w, &err) == PD_OK;
+        s->opt.on_iteration = NULL;
+    }
+    double total = 1e3 * (pd_now() - trace.t0);
+    for (int k = 0; ok && k < trace.count; ++k)
+        fprintf(csv, "%s,%d,%d,%.3f,%.6g\n", option, threads, trace.iteration[k], trace.ms[k],
+                trace.residual[k]);
+    if (ok)
+        fprintf(stderr, "  convergence %-14s %d iterations in %.0f ms, residual %.3g\n", option,
+                trace.count, total, trace.count ? trace.residual[trace.count - 1] : 0);
+    else
+        fprintf(stderr, "convergence: %s: %s\n", option, err.message);
+    if (w)
+        pd_destroy_world(w);
+    pd_scene_free(&scene);
+    return ok;
+}
+
+/* FILE.png from FILE.csv with gnuplot: log residual against ms, one line per option. */
+static void plot(const char* out, int threads) {
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "convergence: gnuplot not found (apt-get install gnuplot-nox, or "
+                        "scripts/setup.sh peers): no PNG\n");
+        return;
+    }
+    char script[4200], cmd[4400];
+    snprintf(script, sizeof script, "%s.gp", out);
+    FILE* f = fopen(script, "w");
+    if (!f)
+        return;
+    fprintf(f, "set terminal pngcairo size 900,560 font ',11' noenhanced\nset output '%s.png'\n", out);
+    fprintf(f, "set datafile separator ','\nset logscale y\nset grid\nset key top right\n");
+    fprintf(f, "set xlabel 'wall time of the step (ms, %d threads)'\n", threads);
+    fprintf(f, "set ylabel 'relative residual of Eq. 12'\n");
+    fprintf(f, "set title '25K bunny, landing step (h = 1/30 s): residual against time'\n");
+    fprintf(f,
+            "plot for [o in 'chebyshev direct position_based'] '%s.csv' using "
+            "(strcol(1) eq o ? $4 : 1/0):5 with linespoints pt 7 ps 0.5 title o\n",
+            out);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "gnuplot '%s'", script);
+    if (system(cmd) != 0)
+        fprintf(stderr, "convergence: gnuplot failed on %s\n", script);
+    else
+        fprintf(stderr, "wrote %s.png\n", out);
+    remove(script);
+}
+
+int convergence_run(const char* scenes, int threads, const char* out) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s.csv", out);
+    FILE* csv = fopen(path, "w");
+    if (!csv) {
+        fprintf(stderr, "convergence: cannot write %s\n", path);
+        return 1;
+    }
+    fprintf(csv, "global_solve,threads,iteration,ms,relative_residual\n");
+    const char* options[] = {"chebyshev", "direct", "position_based"};
+    int ok = 1;
+    for (int k = 0; k < 3; ++k)
+        ok &= trace_option(scenes, options[k], threads, csv);
+    ok &= fclose(csv) == 0;
+    fprintf(stderr, "wrote %s\n", path);
+    if (ok)
+        plot(out, threads);
+    return ok ? 0 : 1;
+}
