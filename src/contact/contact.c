@@ -131,7 +131,8 @@ static pd_status reserve_pairs(pd_contact* c, size_t need) {
  * changes by at most |(u_i - T) - (u_j - T)| for displacements u, whatever T, so a pair
  * farther than d_c + 2 skin then is still farther than d_c now. T is the centre of the
  * displacements' bounding box; without it a body falling or sliding as a whole found its
- * candidates anew at nearly every evaluation (measured: the 25K bunny's landing, 7 ms each). */
+ * candidates anew at nearly every evaluation (measured on the 25K bunny's landing, 1 thread:
+ * the local step's 645 ms per step fell to 602). */
 static int candidates_stale(const pd_contact* c, const pd_vec3* y) {
     if (!c->near_valid)
         return 1;
@@ -150,8 +151,9 @@ static int candidates_stale(const pd_contact* c, const pd_vec3* y) {
 
 /* Drops the candidates that may never touch (pd_contact_eligible: bonded, both fixed, a ghost),
  * compacting the CSR list in place: eligibility does not change within a step, and a body
- * whose candidates are all its own bonded neighbours (an elastic body alone) then costs an
- * evaluation nothing (measured: the 25K bunny spent 9 ms per evaluation on them). */
+ * whose candidates are all its own bonded neighbours (an elastic body alone) then has no pairs
+ * to test at an evaluation (measured on the 25K bunny, 1 thread: the local step's 670 ms per
+ * step fell to 645). */
 static void keep_eligible(pd_contact* c) {
     pd_neighbor_list* l = &c->near;
     uint32_t kept = 0, begin = 0;
