@@ -93,7 +93,8 @@ static void plot(const char* out, int threads) {
     FILE* f = fopen(script, "w");
     if (!f)
         return;
-    fprintf(f, "set terminal pngcairo size 900,560 font ',11' noenhanced\nset output '%s.png'\n", out);
+    fprintf(f, "set terminal pngcairo size 900,560 font ',11' noenhanced\nset output '%s.png'\n",
+            out);
     fprintf(f, "set datafile separator ','\nset logscale y\nset grid\nset key top right\n");
     fprintf(f, "set xlabel 'wall time of the step (ms, %d threads)'\n", threads);
     fprintf(f, "set ylabel 'relative residual of Eq. 12'\n");

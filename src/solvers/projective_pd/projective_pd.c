@@ -175,7 +175,6 @@ typedef struct ppd_stage {
     pd_real xx[PPD_STAGE], xy[PPD_STAGE], xz[PPD_STAGE]; /* X */
     pd_real gx[PPD_STAGE], gy[PPD_STAGE], gz[PPD_STAGE]; /* g */
     pd_real tx[PPD_STAGE], ty[PPD_STAGE], tz[PPD_STAGE]; /* t = dE_i/dY */
-    pd_real len[PPD_STAGE], k[PPD_STAGE];
 } ppd_stage;
 
 /* Gathers i's bonds into st; returns F = sum Y g^T (pd_ppd_deformation_gradient's F). */
