@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "linalg/chebyshev.h"
 #include "math/svd3.h"
+#include "parallel/parallel.h"
 #include "sph/kernels.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "boundary/collider.h"
@@ -301,8 +302,12 @@ static void free_bond_arrays(pd_ppd_state* s) {
     s->bond_capacity = 0;
 }
 
-/* Per-bond arrays for the family's bond_capacity bonds (after a renewal: the new family's). */
+/* Per-bond arrays for the family's bond_capacity bonds (after a renewal: the new family's).
+ * Arrays that hold them already are kept: build_system rewrites every bond, and a plastic
+ * body renews at every step (reallocating faulted its pages in anew each time). */
 pd_status pd_ppd_allocate_bonds(pd_ppd_state* s) {
+    if (s->bond_capacity >= s->fam.bond_capacity && s->bond_capacity > 0)
+        return PD_OK;
     free_bond_arrays(s);
     size_t nb = s->fam.bond_capacity;
     s->bond_capacity = nb; /* before allocating: a partial allocation is released alike */
@@ -331,20 +336,45 @@ static pd_status allocate_state(pd_ppd_state* s) {
     return PD_OK;
 }
 
-/* (X*X)^+ per family (Sec. 3); a family that spans only a plane (shell) or a line is marked
- * planar and gets the pseudo-inverse. */
-static void shape_tensors(pd_ppd_state* s) {
+/* The rebuild's per-particle stages run in parallel: each writes particle i's entries (its
+ * bonds, its row) only, so the result does not depend on the threads. */
+typedef struct build_job {
+    pd_ppd_state* s;
+    pd_real* gcorr; /* the surface correction per bond, or NULL */
+    void (*stage)(const struct build_job* job, uint32_t i);
+} build_job;
+
+#define PPD_BUILD_GRAIN 512 /* s->partial holds one value per chunk of this size */
+
+static void build_range(void* ctx, size_t begin, size_t end, int thread) {
+    const build_job* job = ctx;
+    for (size_t i = begin; i < end; ++i)
+        job->stage(job, (uint32_t)i);
+}
+
+static void for_each_particle(pd_ppd_state* s, pd_real* gcorr,
+                              void (*stage)(const build_job*, uint32_t)) {
+    build_job job = {s, gcorr, stage};
+    pd_parallel_for(s->n, PPD_BUILD_GRAIN, build_range, &job);
+}
+
+/* (X*X)^+ of i's family (Sec. 3); a family that spans only a plane (shell) or a line is
+ * marked planar and gets the pseudo-inverse. */
+static void shape_tensor(const build_job* job, uint32_t i) {
+    pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
-    for (size_t i = 0; i < s->n; ++i) {
-        pd_mat3 k = pd_m3_zero();
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-            pd_m3_add_outer(&k, f->w[b] * s->volume[f->j[b]], f->xi[b], f->xi[b]);
-        pd_vec3 l;
-        pd_mat3 q;
-        pd_eigen_sym3(k, &l, &q);
-        s->planar[i] = l.x <= 1e-6 * l.z;
-        s->kinv[i] = pd_m3_pinv_sym(k, 1e-6);
-    }
+    pd_mat3 k = pd_m3_zero();
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+        pd_m3_add_outer(&k, f->w[b] * s->volume[f->j[b]], f->xi[b], f->xi[b]);
+    pd_vec3 l;
+    pd_mat3 q;
+    pd_eigen_sym3(k, &l, &q);
+    s->planar[i] = l.x <= 1e-6 * l.z;
+    s->kinv[i] = pd_m3_pinv_sym(k, 1e-6);
+}
+
+static void shape_tensors(pd_ppd_state* s) {
+    for_each_particle(s, NULL, shape_tensor);
 }
 
 /* Surface correction (beyond the paper; after the energy-based correction of Madenci & Oterkus
@@ -357,67 +387,73 @@ static void shape_tensors(pd_ppd_state* s) {
  * stays symmetric and interior bonds keep 1. Madenci & Oterkus compare along the three axes
  * only; on a staircase surface oblique to the lattice (a bar along [1,1,1]) that
  * interpolation stiffened the bar by 20 % (measured, tests/physics/anisotropy.c). Planar
- * families (shells, rods without ghosts) are left alone. */
-static void surface_factors(const pd_ppd_state* s, pd_real* g) {
+ * families (shells, rods without ghosts) are left alone. g_i(n) of i's bonds into gcorr. */
+static void surface_factors(const build_job* job, uint32_t i) {
+    const pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
-    for (size_t i = 0; i < s->n; ++i) {
-        const pd_ppd_material* m = &s->mat[s->material[i]];
-        pd_real q[PD_QUARTIC_TERMS] = {0};
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-            pd_quartic_add(q, f->w[b] * s->volume[f->j[b]] * s->kb[b],
-                           pd_v3_scale(f->xi[b], 1.0 / s->len[b]));
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            pd_real S = pd_quartic_at(q, pd_v3_scale(f->xi[b], 1.0 / s->len[b]));
-            /* bounded: a corner particle must not turn rigid */
-            g[b] = s->planar[i] || S <= 0 ? 1 : fmin(fmax(m->moment_a / S, 0.5), 4.0);
-        }
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    pd_real q[PD_QUARTIC_TERMS] = {0};
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+        pd_quartic_add(q, f->w[b] * s->volume[f->j[b]] * s->kb[b],
+                       pd_v3_scale(f->xi[b], 1.0 / s->len[b]));
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_real S = pd_quartic_at(q, pd_v3_scale(f->xi[b], 1.0 / s->len[b]));
+        /* bounded: a corner particle must not turn rigid */
+        job->gcorr[b] = s->planar[i] || S <= 0 ? 1 : fmin(fmax(m->moment_a / S, 0.5), 4.0);
     }
 }
 
-/* Per bond: its length |X| into len, and into kb the direction weight f(n) of i's material
- * when i is weighted (1 otherwise), which surface_factors and stiffness read. */
-static void bond_directions(pd_ppd_state* s) {
+/* Per bond of i: its length |X| into len, and into kb the direction weight f(n) of i's
+ * material when i is weighted (1 otherwise), which surface_factors and bond_stiffness read. */
+static void bond_directions(const build_job* job, uint32_t i) {
+    pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
-    for (size_t i = 0; i < s->n; ++i) {
-        const pd_ppd_material* m = &s->mat[s->material[i]];
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            s->len[b] = pd_v3_len(f->xi[b]);
-            s->kb[b] = s->weighted[i]
-                           ? pd_direction_weight_at(&m->iso, pd_v3_scale(f->xi[b], 1 / s->len[b]))
-                           : 1;
-        }
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        s->len[b] = pd_v3_len(f->xi[b]);
+        s->kb[b] = s->weighted[i]
+                       ? pd_direction_weight_at(&m->iso, pd_v3_scale(f->xi[b], 1 / s->len[b]))
+                       : 1;
     }
 }
 
 /* Bond stiffness a_ij = 2 V_i V_j w f(n) (mu + lambda/2 + kv) / |X|^2 of the quadratic form
- * (f: the material's isotropic direction weight, times the surface correction), the
- * matrix weights c_ij = a_ij + a_ji, the diagonal, and the Jacobi bound rho. */
-static void stiffness(pd_ppd_state* s, const pd_real* gcorr) {
+ * (f: the material's isotropic direction weight, times the surface correction) of i's bonds. */
+static void bond_stiffness(const build_job* job, uint32_t i) {
+    pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
-    pd_real h2 = s->dt * s->dt;
-    for (size_t i = 0; i < s->n; ++i) {
-        const pd_ppd_material* m = &s->mat[s->material[i]];
-        pd_real k = m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * s->vscale[i];
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            uint32_t j = f->j[b];
-            pd_real fn = s->kb[b]; /* bond_directions */
-            s->wv[b] = f->w[b] * s->volume[j];
-            s->kb[b] = s->volume[i] * s->volume[j] * f->w[b] / pd_v3_len2(f->xi[b]);
-            if (s->weighted[i] && s->weighted[j]) /* solids: isotropic in every direction */
-                s->kb[b] *= fn;
-            if (gcorr)
-                s->kb[b] *= 0.5 * (gcorr[b] + gcorr[f->rev[b]]);
-            s->a[b] = 2 * s->kb[b] * k;
-        }
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    pd_real k = m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * s->vscale[i];
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        uint32_t j = f->j[b];
+        pd_real fn = s->kb[b]; /* bond_directions */
+        s->wv[b] = f->w[b] * s->volume[j];
+        s->kb[b] = s->volume[i] * s->volume[j] * f->w[b] / pd_v3_len2(f->xi[b]);
+        if (s->weighted[i] && s->weighted[j]) /* solids: isotropic in every direction */
+            s->kb[b] *= fn;
+        if (job->gcorr)
+            s->kb[b] *= 0.5 * (job->gcorr[b] + job->gcorr[f->rev[b]]);
+        s->a[b] = 2 * s->kb[b] * k;
     }
-    for (size_t i = 0; i < s->n; ++i) {
-        pd_real sum = 0;
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            s->c[b] = s->a[b] + s->a[f->rev[b]];
-            sum += s->c[b];
-        }
-        s->diag[i] = s->mass[i] / h2 + sum;
+}
+
+/* Row i of the matrix: weights c_ij = a_ij + a_ji and the diagonal m/h^2 + sum c. */
+static void matrix_row(const build_job* job, uint32_t i) {
+    pd_ppd_state* s = job->s;
+    const pd_family* f = &s->fam;
+    pd_real sum = 0;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        s->c[b] = s->a[b] + s->a[f->rev[b]];
+        sum += s->c[b];
     }
+    s->diag[i] = s->mass[i] / (s->dt * s->dt) + sum;
+}
+
+/* The bond stiffness, the matrix weights and diagonal, and the Jacobi bound rho. gcorr (per
+ * bond, or NULL) may be s->c: bond_stiffness reads it before matrix_row writes c. */
+static void stiffness(pd_ppd_state* s, pd_real* gcorr) {
+    for_each_particle(s, gcorr, bond_stiffness);
+    for_each_particle(s, NULL, matrix_row);
     pd_sym_csr m = pd_ppd_matrix(s);
     s->rho = pd_jacobi_bound(&m, s->fixed);
 }
@@ -496,9 +532,9 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
     shape_tensors(s);
     mark_weighted(s, w, s->weighted);
     pd_ppd_granular_stiffness(s, w);
-    bond_directions(s);
+    for_each_particle(s, NULL, bond_directions);
     if (s->prm.surface_correction) /* c is free until stiffness fills it */
-        surface_factors(s, s->c);
+        for_each_particle(s, s->c, surface_factors);
     stiffness(s, s->prm.surface_correction ? s->c : NULL);
     if (s->prm.global_solve != PD_PPD_DIRECT)
         return PD_OK;
