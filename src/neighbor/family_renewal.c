@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "parallel/parallel.h"
 
 /* ---------------------------------------------------------------- broken pairs */
 
@@ -165,6 +166,47 @@ static uint32_t renew_family(const pd_family* old, const pd_neighbor_list* list,
     return b;
 }
 
+/* What the per-particle passes of a renewal share; each pass writes particle i's entries
+ * only (its degree, its bonds), so the families do not depend on the threads. */
+typedef struct renew_job {
+    const pd_family* old;
+    const pd_neighbor_list* list;
+    const pd_renewal_def* d;
+    const pd_real* body_w;
+    pd_family* out;
+    uint32_t* map;
+    uint32_t* degree; /* per particle (the counting pass) */
+} renew_job;
+
+#define RENEW_GRAIN 256
+
+static void count_range(void* ctx, size_t begin, size_t end, int thread) {
+    const renew_job* r = ctx;
+    for (size_t i = begin; i < end; ++i)
+        r->degree[i] = (uint32_t)renewed_degree(r->old, r->list, r->d, (uint32_t)i);
+}
+
+static void fill_range(void* ctx, size_t begin, size_t end, int thread) {
+    const renew_job* r = ctx;
+    for (size_t k = begin; k < end; ++k) {
+        uint32_t i = (uint32_t)k, b = r->out->offsets[i];
+        if (!renews(r->d, i))
+            keep_family(r->old, r->out, r->map, i, b);
+        else if (r->d->particle_renews)
+            merge_family(r->old, r->list, r->d, r->body_w, r->out, r->map, i, b);
+        else
+            renew_family(r->old, r->list, r->d, r->body_w, r->out, r->map, i, b);
+    }
+}
+
+static void reverse_range(void* ctx, size_t begin, size_t end, int thread) {
+    const renew_job* r = ctx;
+    pd_family* out = r->out;
+    for (size_t i = begin; i < end; ++i)
+        for (uint32_t k = out->offsets[i]; k < out->offsets[i + 1]; ++k)
+            out->rev[k] = pd_family_find_bond(out, out->j[k], (uint32_t)i);
+}
+
 pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* d,
                           pd_family* out, uint32_t** old_bond) {
     size_t n = old->count;
@@ -176,12 +218,17 @@ pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_ren
     pd_neighbor_list list = {0};
     pd_real* body_w = NULL;
     int32_t bodies = 0;
-    pd_status st = pd_neighbors_build(grid, d->pos, n, d->horizon * max_spacing, &list);
+    uint32_t* degree = PD_NEW_ARRAY(uint32_t, n + 1);
+    pd_status st = degree ? pd_neighbors_build(grid, d->pos, n, d->horizon * max_spacing, &list)
+                          : PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK)
         st = body_weights(old, d->body, &body_w, &bodies);
+    renew_job job = {old, &list, d, body_w, out, NULL, degree};
+    if (st == PD_OK)
+        pd_parallel_for(n, RENEW_GRAIN, count_range, &job);
     size_t bonds = 0;
-    for (uint32_t i = 0; st == PD_OK && i < n; ++i)
-        bonds += renewed_degree(old, &list, d, i);
+    for (size_t i = 0; st == PD_OK && i < n; ++i)
+        bonds += degree[i];
     if (st == PD_OK)
         st = pd_family_allocate(out, n, bonds);
     uint32_t* map = st == PD_OK ? PD_NEW_ARRAY(uint32_t, bonds + 1) : NULL;
@@ -189,23 +236,17 @@ pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_ren
         st = PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK) {
         uint32_t b = 0;
-        for (uint32_t i = 0; i < n; ++i) {
-            out->offsets[i] = b;
-            if (!renews(d, i))
-                b = keep_family(old, out, map, i, b);
-            else if (d->particle_renews)
-                b = merge_family(old, &list, d, body_w, out, map, i, b);
-            else
-                b = renew_family(old, &list, d, body_w, out, map, i, b);
-        }
+        for (size_t i = 0; i < n; ++i)
+            out->offsets[i] = b, b += degree[i];
         out->offsets[n] = b;
-        for (uint32_t i = 0; i < n; ++i)
-            for (uint32_t k = out->offsets[i]; k < out->offsets[i + 1]; ++k)
-                out->rev[k] = pd_family_find_bond(out, out->j[k], i);
+        job.map = map;
+        pd_parallel_for(n, RENEW_GRAIN, fill_range, &job);
+        pd_parallel_for(n, RENEW_GRAIN, reverse_range, &job);
         *old_bond = map;
     } else {
         pd_family_free(out);
     }
+    PD_FREE_ARRAY(degree, uint32_t, n + 1);
     PD_FREE_ARRAY(body_w, pd_real, (size_t)bodies + 1);
     pd_neighbor_list_destroy(&list);
     return st;
