@@ -28,6 +28,8 @@
 #define BENCH_MAX_THREADS 16
 #define BENCH_MAX_RESULTS 64
 
+#define BENCH_MAX_SETS 8
+
 /* One benchmark: a scene file, the overrides that make it, and the paper's number for it. */
 typedef struct bench_case {
     const char* name;         /* what --filter matches */
@@ -110,6 +112,8 @@ typedef struct bench_options {
     const char* out;
     const char* convergence; /* --convergence FILE */
     char scenes[PD_PATH_MAX];
+    const char* sets[BENCH_MAX_SETS]; /* --set KEY=VALUE, after each case's own overrides */
+    int set_count;
 } bench_options;
 
 /* Per measured step (seconds; cpu: all threads). */
@@ -315,8 +319,8 @@ static void run_steps(pd_world* w, bench_result* r, step_sample* samples) {
         step_sample s = timed_step(w, &st, &err);
         if (st == PD_OK && k >= r->warmup)
             samples[r->done++] = s;
-        fprintf(stderr, "  %s step %d/%d: %.1f ms, %d iterations%s\n", r->c->name, k + 1,
-                r->warmup + r->steps, 1e3 * s.wall, s.iterations,
+        fprintf(stderr, "  %s step %d/%d: %.1f ms, %d iterations, residual %.3g%s\n", r->c->name,
+                k + 1, r->warmup + r->steps, 1e3 * s.wall, s.iterations, s.residual,
                 k < r->warmup ? " (warm-up)" : "");
     }
     if (st != PD_OK)
@@ -330,7 +334,13 @@ static pd_status load_case(const bench_case* c, const bench_options* o, int thre
     pd_error err;
     memset(&err, 0, sizeof err);
     snprintf(path, sizeof path, "%s/%s", o->scenes, c->file);
-    pd_status st = pd_scene_load(path, c->overrides, c->override_count, scene, &err);
+    const char* sets[2 + BENCH_MAX_SETS];
+    int count = 0;
+    for (int k = 0; k < c->override_count; ++k)
+        sets[count++] = c->overrides[k];
+    for (int k = 0; k < o->set_count; ++k)
+        sets[count++] = o->sets[k];
+    pd_status st = pd_scene_load(path, sets, count, scene, &err);
     if (st != PD_OK) {
         format_to(r->error, sizeof r->error, "%s: %s: %s", path, err.path, err.message);
         return st;
@@ -447,10 +457,13 @@ static void write_markdown_row(FILE* f, const bench_result* r) {
 }
 
 static void write_markdown_header(FILE* f, const char* machine, int cores, const char* date,
-                                  const char* commit) {
+                                  const char* commit, const char* sets) {
     fprintf(f, "# peridot_bench results\n\n");
-    fprintf(f, "- machine: %s, %d logical cores online\n- date: %s\n- commit: %s\n\n", machine,
-            cores, date, commit);
+    fprintf(f, "- machine: %s, %d logical cores online\n- date: %s\n- commit: %s\n", machine, cores,
+            date, commit);
+    if (sets[0])
+        fprintf(f, "- overrides for every case (--set): %s\n", sets);
+    fprintf(f, "\n");
 }
 
 static void write_markdown(FILE* f, const bench_result* res, int n) {
@@ -488,13 +501,13 @@ static void write_markdown(FILE* f, const bench_result* res, int n) {
 }
 
 static void write_csv(FILE* f, const bench_result* res, int n, const char* machine, int cores,
-                      const char* date, const char* commit) {
+                      const char* date, const char* commit, const char* sets) {
     fprintf(f, "machine,cores,date,commit,case,threads,particles,bonds,mib,setup_s,family_ms,"
                "warmup,steps,ms_median,ms_mean,ms_min,ms_max,cpu_ms,particle_steps_per_s,local_ms,"
                "global_ms,neighbors_ms,density_ms,viscosity_ms,redistribution_ms,plastic_ms,"
                "other_ms,iterations,local_ns_per_bond,evaluations,residual_median,"
                "residual_max,core_ms,paper_ms,paper_threads,paper_core_ms,load_before,load_after,"
-               "error\n");
+               "error,sets\n");
     for (int k = 0; k < n; ++k) {
         const bench_result* r = &res[k];
         fprintf(
@@ -502,14 +515,14 @@ static void write_csv(FILE* f, const bench_result* res, int n, const char* machi
             "\"%s\",%d,%s,%s,%s,%d,%zu,%zu,%.1f,%.3f,%.2f,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f,%.3f,"
             "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.2f,%.4g,%.4g,%.2f,%.1f,%d,%.1f,%.2f,"
             "%.2f,"
-            "\"%s\"\n",
+            "\"%s\",\"%s\"\n",
             machine, cores, date, commit, r->c->name, r->threads, r->particles, r->bonds, r->mib,
             r->setup_s, r->family_ms, r->warmup, r->done, r->wall_median, r->wall_mean, r->wall_min,
             r->wall_max, r->cpu, r->wall_median > 0 ? r->particles / r->wall_median * 1e3 : 0,
             r->local, r->global, r->neighbors, r->density, r->viscosity, r->redistribution,
             r->plastic, r->other, r->iterations, r->local_ns_per_bond, r->evaluations,
             r->residual_median, r->residual_max, core_ms(r), r->c->paper_ms, r->c->paper_threads,
-            paper_core_ms(r->c), r->load_before, r->load_after, r->error);
+            paper_core_ms(r->c), r->load_before, r->load_after, r->error, sets);
     }
 }
 
@@ -520,6 +533,7 @@ typedef struct bench_extras {
     int peer_count;
     const stream_result* streams;
     int stream_count;
+    const char* sets; /* the --set overrides, joined by spaces ("" when none) */
 } bench_extras;
 
 static int write_outputs(const char* out, const bench_result* res, int n, const bench_extras* x,
@@ -532,7 +546,7 @@ static int write_outputs(const char* out, const bench_result* res, int n, const 
     FILE* fm = fopen(md, "w");
     FILE* fc = fopen(csv, "w");
     if (fm)
-        write_markdown_header(fm, machine, cores, date, commit);
+        write_markdown_header(fm, machine, cores, date, commit, x->sets);
     if (fm && n > 0)
         write_markdown(fm, res, n);
     if (fm && x->peer_count > 0)
@@ -540,7 +554,7 @@ static int write_outputs(const char* out, const bench_result* res, int n, const 
     if (fm && x->stream_count > 0)
         stream_markdown(fm, x->streams, x->stream_count);
     if (fc)
-        write_csv(fc, res, n, machine, cores, date, commit);
+        write_csv(fc, res, n, machine, cores, date, commit, x->sets);
     int ok = fm && fc;
     if (fm)
         ok &= fclose(fm) == 0;
@@ -557,7 +571,7 @@ static int write_outputs(const char* out, const bench_result* res, int n, const 
 
 static const char k_usage[] =
     "usage: peridot_bench [--threads N[,N...]] [--steps N] [--warmup N] [--filter NAME]\n"
-    "                     [--out FILE] [--scenes DIR] [--list]\n"
+    "                     [--out FILE] [--scenes DIR] [--set KEY=VALUE]... [--list]\n"
     "\n"
     "Runs the benchmark scenes, each with every thread count given (default: all cores),\n"
     "and prints ms/step (median and mean of the measured steps), particle-steps/s, the\n"
@@ -568,6 +582,7 @@ static const char k_usage[] =
     "  --filter NAME   only cases whose name contains NAME\n"
     "  --out FILE      also write FILE.md (Markdown table) and FILE.csv\n"
     "  --scenes DIR    folder of the scene files (default: bench/scenes of the source tree)\n"
+    "  --set KEY=VALUE a scene override for every case, after the case's own (up to 8)\n"
     "  --list          list the cases and exit\n"
     "  --convergence FILE  instead of the cases: the residual against wall time of each\n"
     "                  global_solve option on the 25K bunny's landing step (first --threads\n"
@@ -658,6 +673,8 @@ static int parse_args(int argc, char** argv, bench_options* o) {
             o->convergence = v;
         else if (!strcmp(a, "--scenes"))
             snprintf(o->scenes, sizeof o->scenes, "%s", v);
+        else if (!strcmp(a, "--set") && o->set_count < BENCH_MAX_SETS && strchr(v, '='))
+            o->sets[o->set_count++] = v;
         else
             ok = 0, takes = 0;
         if (!ok) {
@@ -721,7 +738,10 @@ int main(int argc, char** argv) {
         fprintf(stderr, "peridot_bench: no case matches '%s' (see --list)\n", o.filter);
         return 2;
     }
-    bench_extras extras = {peers, peer_count, streams, stream_count};
+    char sets[BENCH_MAX_SETS * 128] = "";
+    for (int k = 0; k < o.set_count; ++k)
+        format_to(sets + strlen(sets), sizeof sets - strlen(sets), "%s%s", k ? " " : "", o.sets[k]);
+    bench_extras extras = {peers, peer_count, streams, stream_count, sets};
     if (o.out && !write_outputs(o.out, res, n, &extras, machine, cores, date, commit))
         return 1;
     return failed ? 1 : 0;
