@@ -335,6 +335,10 @@ pd_mat3 pd_m3_pinv_sym(pd_mat3 a, pd_real rel_tol) {
     pd_vec3 l;
     pd_mat3 q;
     pd_eigen_sym3(a, &l, &q);
+    return pd_m3_pinv_sym_eigen(l, q, rel_tol);
+}
+
+pd_mat3 pd_m3_pinv_sym_eigen(pd_vec3 l, pd_mat3 q, pd_real rel_tol) {
     pd_real ev[3] = {l.x, l.y, l.z};
     pd_real cut = rel_tol * ev[2]; /* ascending: ev[2] is the largest */
     pd_mat3 r = pd_m3_zero();

@@ -21,5 +21,8 @@ int pd_m3_inverse(pd_mat3 a, pd_mat3* inv);
 /* Pseudo-inverse of a symmetric positive semi-definite A: eigenvalues below
  * rel_tol * max eigenvalue are treated as zero (planar / linear neighbourhoods). */
 pd_mat3 pd_m3_pinv_sym(pd_mat3 a, pd_real rel_tol);
+/* The same from A's eigen-decomposition (pd_eigen_sym3's l and q), for a caller that needs
+ * the eigenvalues too. */
+pd_mat3 pd_m3_pinv_sym_eigen(pd_vec3 l, pd_mat3 q, pd_real rel_tol);
 
 #endif

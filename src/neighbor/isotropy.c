@@ -136,25 +136,43 @@ pd_real pd_moment_fit_solve(const pd_moment_fit* fit, pd_direction_weight* out) 
  * (n.u)^4 = sum_k count_k phi_k(n) phi_k(u). */
 static const double k_orderings[NQ] = {1, 4, 4, 6, 12, 6, 4, 12, 12, 4, 1, 4, 6, 4, 1};
 
-void pd_quartic_add(pd_real m[NQ], pd_real c, pd_vec3 n) {
-    double phi[NQ];
+void pd_quartic_terms(pd_vec3 n, pd_real phi[NQ]) {
     quartic_terms(n, phi);
+}
+
+void pd_quartic_add_terms(pd_real m[NQ], pd_real c, const pd_real phi[NQ]) {
     for (int k = 0; k < NQ; ++k)
         m[k] += c * k_orderings[k] * phi[k];
 }
 
-pd_real pd_quartic_at(const pd_real m[NQ], pd_vec3 u) {
-    double phi[NQ], s = 0;
-    quartic_terms(u, phi);
+pd_real pd_quartic_at_terms(const pd_real m[NQ], const pd_real phi[NQ]) {
+    double s = 0;
     for (int k = 0; k < NQ; ++k)
         s += m[k] * phi[k];
     return s;
 }
 
-pd_real pd_direction_weight_at(const pd_direction_weight* dw, pd_vec3 n) {
-    double phi[NQ], f = 1;
-    quartic_terms(n, phi);
+pd_real pd_direction_weight_terms(const pd_direction_weight* dw, const pd_real phi[NQ]) {
+    double f = 1;
     for (int k = 0; k < NQ; ++k)
         f += dw->beta[k] * phi[k];
     return f;
+}
+
+void pd_quartic_add(pd_real m[NQ], pd_real c, pd_vec3 n) {
+    double phi[NQ];
+    quartic_terms(n, phi);
+    pd_quartic_add_terms(m, c, phi);
+}
+
+pd_real pd_quartic_at(const pd_real m[NQ], pd_vec3 u) {
+    double phi[NQ];
+    quartic_terms(u, phi);
+    return pd_quartic_at_terms(m, phi);
+}
+
+pd_real pd_direction_weight_at(const pd_direction_weight* dw, pd_vec3 n) {
+    double phi[NQ];
+    quartic_terms(n, phi);
+    return pd_direction_weight_terms(dw, phi);
 }

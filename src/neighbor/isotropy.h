@@ -47,4 +47,13 @@ pd_real pd_quartic_at(const pd_real m[PD_QUARTIC_TERMS], pd_vec3 u);
 /* f(n) for a unit vector n. */
 pd_real pd_direction_weight_at(const pd_direction_weight* dw, pd_vec3 n);
 
+/* The three above from n's 15 quartic monomials (pd_quartic_terms), the same arithmetic: one
+ * evaluation of a bond's monomials serves its weight f(n) and its share of a quartic sum. */
+void pd_quartic_terms(pd_vec3 n, pd_real phi[PD_QUARTIC_TERMS]);
+void pd_quartic_add_terms(pd_real m[PD_QUARTIC_TERMS], pd_real c,
+                          const pd_real phi[PD_QUARTIC_TERMS]);
+pd_real pd_quartic_at_terms(const pd_real m[PD_QUARTIC_TERMS], const pd_real phi[PD_QUARTIC_TERMS]);
+pd_real pd_direction_weight_terms(const pd_direction_weight* dw,
+                                  const pd_real phi[PD_QUARTIC_TERMS]);
+
 #endif

@@ -370,50 +370,51 @@ static void shape_tensor(const build_job* job, uint32_t i) {
     pd_mat3 q;
     pd_eigen_sym3(k, &l, &q);
     s->planar[i] = l.x <= 1e-6 * l.z;
-    s->kinv[i] = pd_m3_pinv_sym(k, 1e-6);
+    s->kinv[i] = pd_m3_pinv_sym_eigen(l, q, 1e-6);
 }
 
 static void shape_tensors(pd_ppd_state* s) {
     for_each_particle(s, NULL, shape_tensor);
 }
 
-/* Surface correction (beyond the paper; after the energy-based correction of Madenci & Oterkus
- * 2014, Peridynamic Theory and Its Applications, Sec. 4.2): a particle near a free surface
- * misses bonds and is softer than the bulk (measured: a cantilever sagged 54 % more than beam
- * theory with 8 particles through the thickness). Per bond of i with direction n,
- * g_i(n) = A / S_i(n) compares i's stiffness under a uniform stretch along n,
- * S_i(n) = sum_j f w V_j (n_j . n)^4, with the bulk's (A: the interior moment, the same in
- * every direction once f makes it isotropic). The bond gets (g_i(n) + g_j(n)) / 2, so it
- * stays symmetric and interior bonds keep 1. Madenci & Oterkus compare along the three axes
- * only; on a staircase surface oblique to the lattice (a bar along [1,1,1]) that
- * interpolation stiffened the bar by 20 % (measured, tests/physics/anisotropy.c). Planar
- * families (shells, rods without ghosts) are left alone. g_i(n) of i's bonds into gcorr. */
-static void surface_factors(const build_job* job, uint32_t i) {
-    const pd_ppd_state* s = job->s;
-    const pd_family* f = &s->fam;
-    const pd_ppd_material* m = &s->mat[s->material[i]];
-    pd_real q[PD_QUARTIC_TERMS] = {0};
-    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        pd_quartic_add(q, f->w[b] * s->volume[f->j[b]] * s->kb[b],
-                       pd_v3_scale(f->xi[b], 1.0 / s->len[b]));
-    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        pd_real S = pd_quartic_at(q, pd_v3_scale(f->xi[b], 1.0 / s->len[b]));
-        /* bounded: a corner particle must not turn rigid */
-        job->gcorr[b] = s->planar[i] || S <= 0 ? 1 : fmin(fmax(m->moment_a / S, 0.5), 4.0);
-    }
-}
-
 /* Per bond of i: its length |X| into len, and into kb the direction weight f(n) of i's
- * material when i is weighted (1 otherwise), which surface_factors and bond_stiffness read. */
-static void bond_directions(const build_job* job, uint32_t i) {
+ * material when i is weighted (1 otherwise), which bond_stiffness reads.
+ * Surface correction (job->gcorr; beyond the paper; after the energy-based correction of
+ * Madenci & Oterkus 2014, Peridynamic Theory and Its Applications, Sec. 4.2): a particle near
+ * a free surface misses bonds and is softer than the bulk (measured: a cantilever sagged 54 %
+ * more than beam theory with 8 particles through the thickness). Per bond of i with direction
+ * n, g_i(n) = A / S_i(n) compares i's stiffness under a uniform stretch along n,
+ * S_i(n) = sum_j f w V_j (n_j . n)^4, with the bulk's (A: the interior moment, the same in
+ * every direction once f makes it isotropic). The bond gets (g_i(n) + g_j(n)) / 2
+ * (bond_stiffness), so it stays symmetric and interior bonds keep 1. Madenci & Oterkus
+ * compare along the three axes only; on a staircase surface oblique to the lattice (a bar
+ * along [1,1,1]) that interpolation stiffened the bar by 20 % (measured,
+ * tests/physics/anisotropy.c). Planar families (shells, rods without ghosts) are left alone.
+ * One evaluation of a bond's quartic monomials serves f(n) and its share of S_i; S_i at n,
+ * which needs all of them, evaluates them again. */
+static void bond_geometry(const build_job* job, uint32_t i) {
     pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
+    pd_real q[PD_QUARTIC_TERMS] = {0}, phi[PD_QUARTIC_TERMS];
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         s->len[b] = pd_v3_len(f->xi[b]);
-        s->kb[b] = s->weighted[i]
-                       ? pd_direction_weight_at(&m->iso, pd_v3_scale(f->xi[b], 1 / s->len[b]))
-                       : 1;
+        if (!s->weighted[i] && !job->gcorr) {
+            s->kb[b] = 1;
+            continue;
+        }
+        pd_quartic_terms(pd_v3_scale(f->xi[b], 1 / s->len[b]), phi);
+        s->kb[b] = s->weighted[i] ? pd_direction_weight_terms(&m->iso, phi) : 1;
+        if (job->gcorr)
+            pd_quartic_add_terms(q, f->w[b] * s->volume[f->j[b]] * s->kb[b], phi);
+    }
+    if (!job->gcorr)
+        return;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_quartic_terms(pd_v3_scale(f->xi[b], 1.0 / s->len[b]), phi);
+        pd_real S = pd_quartic_at_terms(q, phi);
+        /* bounded: a corner particle must not turn rigid */
+        job->gcorr[b] = s->planar[i] || S <= 0 ? 1 : fmin(fmax(m->moment_a / S, 0.5), 4.0);
     }
 }
 
@@ -426,7 +427,7 @@ static void bond_stiffness(const build_job* job, uint32_t i) {
     pd_real k = m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * s->vscale[i];
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         uint32_t j = f->j[b];
-        pd_real fn = s->kb[b]; /* bond_directions */
+        pd_real fn = s->kb[b]; /* bond_geometry */
         s->wv[b] = f->w[b] * s->volume[j];
         s->kb[b] = s->volume[i] * s->volume[j] * f->w[b] / pd_v3_len2(f->xi[b]);
         if (s->weighted[i] && s->weighted[j]) /* solids: isotropic in every direction */
@@ -532,10 +533,9 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
     shape_tensors(s);
     mark_weighted(s, w, s->weighted);
     pd_ppd_granular_stiffness(s, w);
-    for_each_particle(s, NULL, bond_directions);
-    if (s->prm.surface_correction) /* c is free until stiffness fills it */
-        for_each_particle(s, s->c, surface_factors);
-    stiffness(s, s->prm.surface_correction ? s->c : NULL);
+    pd_real* gcorr = s->prm.surface_correction ? s->c : NULL; /* c is free until stiffness */
+    for_each_particle(s, gcorr, bond_geometry);
+    stiffness(s, gcorr);
     if (s->prm.global_solve != PD_PPD_DIRECT)
         return PD_OK;
     pd_sym_csr a = pd_ppd_matrix(s);
