@@ -10,28 +10,6 @@ static const unsigned char k_index[NQ][4] = {{0, 0, 0, 0}, {0, 0, 0, 1}, {0, 0, 
                                              {0, 1, 2, 2}, {0, 2, 2, 2}, {1, 1, 1, 1}, {1, 1, 1, 2},
                                              {1, 1, 2, 2}, {1, 2, 2, 2}, {2, 2, 2, 2}};
 
-/* phi_k(n) = n_a n_b n_c n_d for the index sets of k_index, multiplied in that order. Written
- * out: it runs for every bond whenever families are renewed. */
-static void quartic_terms(pd_vec3 n, double phi[NQ]) {
-    const double x = n.x, y = n.y, z = n.z, x2 = x * x, xy = x * y, xz = x * z, y2 = y * y;
-    const double x3 = x2 * x, x2y = x2 * y, xy2 = xy * y, y3 = y2 * y, yz = y * z;
-    phi[0] = x3 * x;
-    phi[1] = x3 * y;
-    phi[2] = x3 * z;
-    phi[3] = x2y * y;
-    phi[4] = x2y * z;
-    phi[5] = (x2 * z) * z;
-    phi[6] = xy2 * y;
-    phi[7] = xy2 * z;
-    phi[8] = (xy * z) * z;
-    phi[9] = (xz * z) * z;
-    phi[10] = y3 * y;
-    phi[11] = y3 * z;
-    phi[12] = (y2 * z) * z;
-    phi[13] = (yz * z) * z;
-    phi[14] = ((z * z) * z) * z;
-}
-
 /* Component k of the isotropic fourth-order tensor d_ab d_cd + d_ac d_bd + d_ad d_bc. */
 static double isotropic_term(int k) {
     const unsigned char* i = k_index[k];
@@ -47,7 +25,7 @@ void pd_moment_fit_add(pd_moment_fit* fit, const pd_family* f, const pd_real* vo
         return;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         double c = f->w[b] * volume[f->j[b]] / total, phi[NQ];
-        quartic_terms(pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b])), phi);
+        pd_quartic_terms(pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b])), phi);
         for (int k = 0; k < NQ; ++k) {
             fit->m[k] += c * phi[k];
             for (int l = 0; l < NQ; ++l)
@@ -132,47 +110,20 @@ pd_real pd_moment_fit_solve(const pd_moment_fit* fit, pd_direction_weight* out) 
     return dev;
 }
 
-/* Number of distinct orderings of index set k (4! / the factorials of its repeated indices):
- * (n.u)^4 = sum_k count_k phi_k(n) phi_k(u). */
-static const double k_orderings[NQ] = {1, 4, 4, 6, 12, 6, 4, 12, 12, 4, 1, 4, 6, 4, 1};
-
-void pd_quartic_terms(pd_vec3 n, pd_real phi[NQ]) {
-    quartic_terms(n, phi);
-}
-
-void pd_quartic_add_terms(pd_real m[NQ], pd_real c, const pd_real phi[NQ]) {
-    for (int k = 0; k < NQ; ++k)
-        m[k] += c * k_orderings[k] * phi[k];
-}
-
-pd_real pd_quartic_at_terms(const pd_real m[NQ], const pd_real phi[NQ]) {
-    double s = 0;
-    for (int k = 0; k < NQ; ++k)
-        s += m[k] * phi[k];
-    return s;
-}
-
-pd_real pd_direction_weight_terms(const pd_direction_weight* dw, const pd_real phi[NQ]) {
-    double f = 1;
-    for (int k = 0; k < NQ; ++k)
-        f += dw->beta[k] * phi[k];
-    return f;
-}
-
 void pd_quartic_add(pd_real m[NQ], pd_real c, pd_vec3 n) {
     double phi[NQ];
-    quartic_terms(n, phi);
+    pd_quartic_terms(n, phi);
     pd_quartic_add_terms(m, c, phi);
 }
 
 pd_real pd_quartic_at(const pd_real m[NQ], pd_vec3 u) {
     double phi[NQ];
-    quartic_terms(u, phi);
+    pd_quartic_terms(u, phi);
     return pd_quartic_at_terms(m, phi);
 }
 
 pd_real pd_direction_weight_at(const pd_direction_weight* dw, pd_vec3 n) {
     double phi[NQ];
-    quartic_terms(n, phi);
+    pd_quartic_terms(n, phi);
     return pd_direction_weight_terms(dw, phi);
 }

@@ -48,12 +48,56 @@ pd_real pd_quartic_at(const pd_real m[PD_QUARTIC_TERMS], pd_vec3 u);
 pd_real pd_direction_weight_at(const pd_direction_weight* dw, pd_vec3 n);
 
 /* The three above from n's 15 quartic monomials (pd_quartic_terms), the same arithmetic: one
- * evaluation of a bond's monomials serves its weight f(n) and its share of a quartic sum. */
-void pd_quartic_terms(pd_vec3 n, pd_real phi[PD_QUARTIC_TERMS]);
-void pd_quartic_add_terms(pd_real m[PD_QUARTIC_TERMS], pd_real c,
-                          const pd_real phi[PD_QUARTIC_TERMS]);
-pd_real pd_quartic_at_terms(const pd_real m[PD_QUARTIC_TERMS], const pd_real phi[PD_QUARTIC_TERMS]);
-pd_real pd_direction_weight_terms(const pd_direction_weight* dw,
-                                  const pd_real phi[PD_QUARTIC_TERMS]);
+ * evaluation of a bond's monomials serves its weight f(n) and its share of a quartic sum.
+ * Inline: the rebuild of a plastic body runs them for every bond after every correction. */
+
+/* phi_k(n) = n_a n_b n_c n_d for the index sets a <= b <= c <= d in lexicographic order
+ * (xxxx, xxxy, xxxz, xxyy, ..., zzzz), multiplied in that order. */
+static inline void pd_quartic_terms(pd_vec3 n, pd_real phi[PD_QUARTIC_TERMS]) {
+    const pd_real x = n.x, y = n.y, z = n.z, x2 = x * x, xy = x * y, xz = x * z, y2 = y * y;
+    const pd_real x3 = x2 * x, x2y = x2 * y, xy2 = xy * y, y3 = y2 * y, yz = y * z;
+    phi[0] = x3 * x;
+    phi[1] = x3 * y;
+    phi[2] = x3 * z;
+    phi[3] = x2y * y;
+    phi[4] = x2y * z;
+    phi[5] = (x2 * z) * z;
+    phi[6] = xy2 * y;
+    phi[7] = xy2 * z;
+    phi[8] = (xy * z) * z;
+    phi[9] = (xz * z) * z;
+    phi[10] = y3 * y;
+    phi[11] = y3 * z;
+    phi[12] = (y2 * z) * z;
+    phi[13] = (yz * z) * z;
+    phi[14] = ((z * z) * z) * z;
+}
+
+/* Number of distinct orderings of index set k (4! / the factorials of its repeated indices):
+ * (n.u)^4 = sum_k count_k phi_k(n) phi_k(u). */
+static const pd_real pd_quartic_orderings[PD_QUARTIC_TERMS] = {1,  4, 4, 6, 12, 6, 4, 12,
+                                                               12, 4, 1, 4, 6,  4, 1};
+
+static inline void pd_quartic_add_terms(pd_real m[PD_QUARTIC_TERMS], pd_real c,
+                                        const pd_real phi[PD_QUARTIC_TERMS]) {
+    for (int k = 0; k < PD_QUARTIC_TERMS; ++k)
+        m[k] += c * pd_quartic_orderings[k] * phi[k];
+}
+
+static inline pd_real pd_quartic_at_terms(const pd_real m[PD_QUARTIC_TERMS],
+                                          const pd_real phi[PD_QUARTIC_TERMS]) {
+    pd_real s = 0;
+    for (int k = 0; k < PD_QUARTIC_TERMS; ++k)
+        s += m[k] * phi[k];
+    return s;
+}
+
+static inline pd_real pd_direction_weight_terms(const pd_direction_weight* dw,
+                                                const pd_real phi[PD_QUARTIC_TERMS]) {
+    pd_real f = 1;
+    for (int k = 0; k < PD_QUARTIC_TERMS; ++k)
+        f += dw->beta[k] * phi[k];
+    return f;
+}
 
 #endif
