@@ -19,6 +19,7 @@
     X(normal, pd_vec3)                                                                             \
     X(limit, pd_real)                                                                              \
     X(ktan, pd_real)                                                                               \
+    X(active, uint8_t)                                                                             \
     X(stuck, uint8_t)                                                                              \
     X(line, pd_vec3)
 
@@ -175,7 +176,15 @@ int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x,
     return switched || change > 0.01 * total;
 }
 
-void pd_collider_contact_sweeps(const pd_collider_contact* c, pd_chebyshev_def* def) {
+static int nonzero(pd_vec3 v) {
+    return v.x != 0 || v.y != 0 || v.z != 0;
+}
+
+void pd_collider_contact_sweeps(pd_collider_contact* c, pd_chebyshev_def* def) {
+    for (size_t i = 0; i < c->n; ++i)
+        c->active[i] = (uint8_t)(nonzero(c->blocked[i]) || nonzero(c->blocked2[i]) ||
+                                 nonzero(c->line[i]) || c->ktan[i] > 0);
+    def->active = c->active;
     def->blocked = c->blocked;
     def->blocked2 = c->blocked2;
     def->line = c->line;

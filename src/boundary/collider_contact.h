@@ -43,9 +43,10 @@ typedef struct pd_collider_contact {
     pd_vec3* normal; /* the contact's normal, held through the step */
     pd_real* limit;  /* mu lambda (N); infinite: no_slip; 0: no friction */
     /* at the current iterate */
-    pd_real* ktan;  /* friction's tangential stiffness (N/m) */
-    uint8_t* stuck; /* 1: a no_slip contact, held on its normal line */
-    pd_vec3* line;  /* normal where stuck, else 0 */
+    pd_real* ktan;   /* friction's tangential stiffness (N/m) */
+    uint8_t* active; /* 1: blocked, blocked2, line or ktan set (pd_collider_contact_sweeps) */
+    uint8_t* stuck;  /* 1: a no_slip contact, held on its normal line */
+    pd_vec3* line;   /* normal where stuck, else 0 */
 } pd_collider_contact;
 
 pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n);
@@ -78,7 +79,8 @@ pd_vec3 pd_collider_contact_filter(const pd_collider_contact* c, size_t i, pd_ve
 int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x, const pd_vec3* y,
                                        const pd_vec3* r);
 
-/* Points the sweeps' constraint arrays (blocked, line) and tangential stiffness at c. */
-void pd_collider_contact_sweeps(const pd_collider_contact* c, struct pd_chebyshev_def* def);
+/* Points the sweeps' constraint arrays (blocked, line) and tangential stiffness at c, and
+ * marks the particles that have any of them in c->active (the sweeps skip the rest). */
+void pd_collider_contact_sweeps(pd_collider_contact* c, struct pd_chebyshev_def* def);
 
 #endif

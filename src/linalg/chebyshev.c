@@ -61,7 +61,9 @@ static void sweep_kernel(void* vctx, size_t begin, size_t end, int thread) {
                 acc = pd_v3_madd(acc, e->weight[k], c->cur[e->cols[k]]);
             diag += c->def->extra_diag[i];
         }
-        pd_vec3 jac = unblocked(c->def, i, diagonal_solve(c->def, i, diag, acc));
+        pd_vec3 jac = c->def->active && !c->def->active[i]
+                          ? pd_v3_scale(acc, 1.0 / diag)
+                          : unblocked(c->def, i, diagonal_solve(c->def, i, diag, acc));
         c->next[i] = pd_v3_madd(c->prev[i], c->omega, pd_v3_sub(jac, c->prev[i]));
     }
 }

@@ -29,6 +29,10 @@ typedef struct pd_chebyshev_def {
      * semi-definite block to the diagonal keeps rho a bound. */
     const pd_real* tangent_k;
     const pd_vec3* tangent_n;
+    /* nonzero where blocked, blocked2, line or tangent_k may be set (may be NULL: anywhere);
+     * the sweeps read those arrays at these points only (most points of a scene touch
+     * nothing, and the arrays are 100 bytes a point) */
+    const uint8_t* active;
 } pd_chebyshev_def;
 
 /* z = P b after def->sweeps sweeps. Parallel; the same bits on any thread count. */
