@@ -53,12 +53,16 @@ static void sweep_kernel(void* vctx, size_t begin, size_t end, int thread) {
         }
         pd_vec3 acc = c->b[i];
         pd_real diag = a->diag[i];
-        for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k)
-            acc = pd_v3_madd(acc, a->weight[k], c->cur[a->cols[k]]);
+        if (a->weight)
+            for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k)
+                acc = pd_v3_madd(acc, a->weight[k], c->cur[a->cols[k]]);
+        else
+            for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k)
+                acc = pd_v3_madd(acc, a->weight32[k], c->cur[a->cols[k]]);
         const pd_sym_csr* e = c->def->extra;
         if (e) {
             for (uint32_t k = e->offsets[i]; k < pd_sym_csr_end(e, i); ++k)
-                acc = pd_v3_madd(acc, e->weight[k], c->cur[e->cols[k]]);
+                acc = pd_v3_madd(acc, pd_sym_csr_weight(e, k), c->cur[e->cols[k]]);
             diag += c->def->extra_diag[i];
         }
         pd_vec3 jac = c->def->active && !c->def->active[i]
@@ -94,7 +98,7 @@ pd_real pd_jacobi_bound(const pd_sym_csr* a, const uint8_t* fixed) {
             continue;
         pd_real sum = 0;
         for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k)
-            sum += a->weight[k];
+            sum += pd_sym_csr_weight(a, k);
         rho = fmax(rho, sum / a->diag[i]);
     }
     return rho;

@@ -15,15 +15,22 @@ typedef struct pd_sym_csr {
     size_t n;
     const uint32_t* offsets;
     const uint32_t* cols;
-    const pd_real* weight; /* minus the off-diagonal entry (N/m) */
-    const pd_real* diag;   /* diagonal entry (N/m) */
+    /* minus the off-diagonal entry (N/m): in double, or (weight NULL) in single precision,
+     * which halves what a sweep streams per coupling for a preconditioner's matrix */
+    const pd_real* weight;
+    const pd_real* diag; /* diagonal entry (N/m) */
     /* NULL: row i holds offsets[i] .. offsets[i+1]; else offsets[i] .. offsets[i] + counts[i]
      * (lists with room to grow, such as contact pairs) */
     const uint32_t* counts;
+    const float* weight32;
 } pd_sym_csr;
 
 static inline uint32_t pd_sym_csr_end(const pd_sym_csr* a, size_t i) {
     return a->counts ? a->offsets[i] + a->counts[i] : a->offsets[i + 1];
+}
+
+static inline pd_real pd_sym_csr_weight(const pd_sym_csr* a, uint32_t k) {
+    return a->weight ? a->weight[k] : (pd_real)a->weight32[k];
 }
 
 #endif

@@ -40,7 +40,7 @@ static size_t upper_triangle(const pd_sym_direct* d, const pd_sym_csr* a, uint32
             int32_t rj = d->row_of[a->cols[k]];
             if (rj >= 0 && rj < ri) {
                 row[nnz] = (uint32_t)rj;
-                val[nnz++] = -a->weight[k];
+                val[nnz++] = -pd_sym_csr_weight(a, k);
             }
         }
         row[nnz] = (uint32_t)ri;

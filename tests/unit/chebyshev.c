@@ -27,7 +27,7 @@ static void chain_matrix_init(chain_matrix* m, pd_real k) {
             m->cols[e] = (uint32_t)(i + 1), m->weight[e++] = k, m->diag[i] += k;
     }
     m->offsets[NP] = e;
-    m->a = (pd_sym_csr){NP, m->offsets, m->cols, m->weight, m->diag, NULL};
+    m->a = (pd_sym_csr){NP, m->offsets, m->cols, m->weight, m->diag, NULL, NULL};
 }
 
 /* Thomas algorithm on the same tridiagonal matrix, componentwise. */
@@ -79,6 +79,18 @@ PD_TEST(sweeps_reach_the_solve_and_keep_constraints) {
     PD_CHECK_NEAR(pd_v3_len(off_line), 0, 1e-15);
     PD_CHECK(fabs(pd_v3_dot(z[20], line[20])) > 1e-3);
     PD_CHECK_NEAR(pd_v3_len(z[30]), 0, 1e-15);
+    /* the same sweeps told which points have constraints (active) read them there only, and
+     * give the same bits */
+    pd_vec3 again[NP];
+    uint8_t active[NP] = {0};
+    active[10] = active[20] = active[30] = 1;
+    def.active = active;
+    pd_chebyshev_jacobi(&m.a, &def, b, again);
+    PD_CHECK(memcmp(again, z, sizeof z) == 0);
+    active[10] = 0; /* a constrained point left out is not blocked: the flag is read */
+    pd_chebyshev_jacobi(&m.a, &def, b, again);
+    printf("  point 10 left out of active: normal part %.3g\n", fabs(again[10].y));
+    PD_CHECK(fabs(again[10].y) > 1e-3);
 }
 
 /* A tangential stiffness k (I - n n^T) on every point's diagonal block (n = z here): the sweeps,
@@ -109,4 +121,36 @@ PD_TEST(tangent_stiffness_joins_the_diagonal_blocks) {
            err_n);
     PD_CHECK_NEAR(err_t, 0, 1e-10);
     PD_CHECK_NEAR(err_n, 0, 1e-10);
+}
+
+/* Weights in single precision (weight32): the sweeps solve the matrix of the rounded weights,
+ * whose diagonal the caller sums from them, and the Jacobi bound reads them too. */
+PD_TEST(single_precision_weights_solve_the_rounded_matrix) {
+    static chain_matrix m, mr;
+    const pd_real k = 0.1, kr = (float)0.1; /* 0.1 is not a float: kr - k = 1.5e-9 */
+    chain_matrix_init(&m, k);
+    chain_matrix_init(&mr, kr);
+    float w32[2 * NP];
+    for (int e = 0; e < (int)m.offsets[NP]; ++e)
+        w32[e] = (float)m.weight[e];
+    pd_sym_csr a32 = {NP, m.offsets, m.cols, NULL, mr.diag, NULL, w32};
+    pd_vec3 b[NP], z[NP], ref[NP], refr[NP], sa[NP], sb[NP];
+    for (int i = 0; i < NP; ++i)
+        b[i] = pd_v3(sin(0.3 * i), cos(0.2 * i), 0.5);
+    thomas(&m, k, b, ref);
+    thomas(&mr, kr, b, refr);
+    pd_chebyshev_def def = {.sweeps = 200, .scratch_a = sa, .scratch_b = sb};
+    def.rho = pd_jacobi_bound(&a32, NULL);
+    pd_chebyshev_jacobi(&a32, &def, b, z);
+    pd_real err = 0, apart = 0;
+    for (int i = 0; i < NP; ++i) {
+        err = fmax(err, pd_v3_len(pd_v3_sub(z[i], refr[i])));
+        apart = fmax(apart, pd_v3_len(pd_v3_sub(refr[i], ref[i])));
+    }
+    printf("  rho %.9f (double weights %.9f); to the rounded matrix's solve %.3g (the two solves "
+           "%.3g apart)\n",
+           def.rho, pd_jacobi_bound(&m.a, NULL), err, apart);
+    PD_CHECK(apart > 1e-10);
+    PD_CHECK_NEAR(err, 0, 1e-13);
+    PD_CHECK_NEAR(def.rho, pd_jacobi_bound(&mr.a, NULL), 1e-15);
 }

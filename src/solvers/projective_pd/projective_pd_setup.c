@@ -258,7 +258,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
  * release. Per-bond arrays follow the families when bonds are renewed or removed. */
 #define PPD_BOND_ARRAYS(X)                                                                         \
     X(a, pd_real, nb)                                                                              \
-    X(c, pd_real, nb)                                                                              \
+    X(c, float, nb)                                                                                \
     X(len, pd_real, nb)                                                                            \
     X(kb, pd_real, nb)                                                                             \
     X(wv, pd_real, nb)                                                                             \
@@ -444,14 +444,14 @@ static void matrix_row(const build_job* job, uint32_t i) {
     const pd_family* f = &s->fam;
     pd_real sum = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        s->c[b] = s->a[b] + s->a[f->rev[b]];
-        sum += s->c[b];
+        s->c[b] = (float)(s->a[b] + s->a[f->rev[b]]);
+        sum += s->c[b]; /* the rounded weights: the diagonal matches the matrix swept */
     }
     s->diag[i] = s->mass[i] / (s->dt * s->dt) + sum;
 }
 
-/* The bond stiffness, the matrix weights and diagonal, and the Jacobi bound rho. gcorr (per
- * bond, or NULL) may be s->c: bond_stiffness reads it before matrix_row writes c. */
+/* The bond stiffness, the matrix weights and diagonal, and the Jacobi bound rho. gcorr: the
+ * surface correction per bond, or NULL. */
 static void stiffness(pd_ppd_state* s, pd_real* gcorr) {
     for_each_particle(s, gcorr, bond_stiffness);
     for_each_particle(s, NULL, matrix_row);
@@ -462,7 +462,7 @@ static void stiffness(pd_ppd_state* s, pd_real* gcorr) {
 /* The global matrix of Eq. 12 as the shared solvers see it: the families' CSR with the
  * bond weights c off the diagonal. */
 pd_sym_csr pd_ppd_matrix(const pd_ppd_state* s) {
-    return (pd_sym_csr){s->n, s->fam.offsets, s->fam.j, s->c, s->diag, NULL};
+    return (pd_sym_csr){s->n, s->fam.offsets, s->fam.j, NULL, s->diag, NULL, s->c};
 }
 
 /* Particles whose bonds take the isotropic direction weights: those of solid bodies. Shells
@@ -533,7 +533,8 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
     shape_tensors(s);
     mark_weighted(s, w, s->weighted);
     pd_ppd_granular_stiffness(s, w);
-    pd_real* gcorr = s->prm.surface_correction ? s->c : NULL; /* c is free until stiffness */
+    /* t (3 reals a bond) is free until the next local step: the surface correction's scratch */
+    pd_real* gcorr = s->prm.surface_correction ? (pd_real*)s->t : NULL;
     for_each_particle(s, gcorr, bond_geometry);
     stiffness(s, gcorr);
     if (s->prm.global_solve != PD_PPD_DIRECT)
@@ -655,7 +656,7 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         st = pd_family_permute(&s->fam, perm, bond_from);
     if (st == PD_OK) {
         permute_items(s->a, scratch, bond_from, nb, sizeof(pd_real));
-        permute_items(s->c, scratch, bond_from, nb, sizeof(pd_real));
+        permute_items(s->c, scratch, bond_from, nb, sizeof(float));
         permute_items(s->len, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->kb, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->wv, scratch, bond_from, nb, sizeof(pd_real));
