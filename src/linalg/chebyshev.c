@@ -42,6 +42,29 @@ static pd_vec3 diagonal_solve(const pd_chebyshev_def* def, size_t i, pd_real dia
     return pd_v3_madd(pd_v3_scale(at, 1.0 / (diag + k)), an / diag, n);
 }
 
+/* sum_k w_k x[col_k] over row i, in two interleaved sums: with one, every coupling's
+ * multiply-add waits for the previous one, and the adder's latency, not memory, bounded the
+ * sweep (25K bunny, 1 thread: 805-858 ms of sweeps per step with one sum, 537-593 with two). */
+#define PD_ROW_SUM(name, W)                                                                        \
+    static pd_vec3 name(const pd_sym_csr* a, const pd_vec3* x, size_t i) {                         \
+        pd_real s0x = 0, s0y = 0, s0z = 0, s1x = 0, s1y = 0, s1z = 0;                              \
+        uint32_t k = a->offsets[i], end = pd_sym_csr_end(a, i);                                    \
+        for (; k + 1 < end; k += 2) {                                                              \
+            pd_real w0 = a->W[k], w1 = a->W[k + 1];                                                \
+            pd_vec3 x0 = x[a->cols[k]], x1 = x[a->cols[k + 1]];                                    \
+            s0x += w0 * x0.x, s0y += w0 * x0.y, s0z += w0 * x0.z;                                  \
+            s1x += w1 * x1.x, s1y += w1 * x1.y, s1z += w1 * x1.z;                                  \
+        }                                                                                          \
+        if (k < end) {                                                                             \
+            pd_real w0 = a->W[k];                                                                  \
+            pd_vec3 x0 = x[a->cols[k]];                                                            \
+            s0x += w0 * x0.x, s0y += w0 * x0.y, s0z += w0 * x0.z;                                  \
+        }                                                                                          \
+        return pd_v3(s0x + s1x, s0y + s1y, s0z + s1z);                                             \
+    }
+PD_ROW_SUM(row_sum64, weight)
+PD_ROW_SUM(row_sum32, weight32)
+
 /* next = omega (J(cur) - prev) + prev, J the Jacobi update; omega = 1 is plain Jacobi. */
 static void sweep_kernel(void* vctx, size_t begin, size_t end, int thread) {
     sweep_ctx* c = vctx;
@@ -53,12 +76,7 @@ static void sweep_kernel(void* vctx, size_t begin, size_t end, int thread) {
         }
         pd_vec3 acc = c->b[i];
         pd_real diag = a->diag[i];
-        if (a->weight)
-            for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k)
-                acc = pd_v3_madd(acc, a->weight[k], c->cur[a->cols[k]]);
-        else
-            for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k)
-                acc = pd_v3_madd(acc, a->weight32[k], c->cur[a->cols[k]]);
+        acc = pd_v3_add(acc, a->weight ? row_sum64(a, c->cur, i) : row_sum32(a, c->cur, i));
         const pd_sym_csr* e = c->def->extra;
         if (e) {
             for (uint32_t k = e->offsets[i]; k < pd_sym_csr_end(e, i); ++k)
