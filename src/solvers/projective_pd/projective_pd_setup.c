@@ -257,7 +257,6 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
 /* The state's arrays, per bond (nb) or per particle (n): these lists drive allocation and
  * release. Per-bond arrays follow the families when bonds are renewed or removed. */
 #define PPD_BOND_ARRAYS(X)                                                                         \
-    X(a, pd_real, nb)                                                                              \
     X(c, float, nb)                                                                                \
     X(len, pd_real, nb)                                                                            \
     X(kb, pd_real, nb)                                                                             \
@@ -265,6 +264,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(t, pd_vec3, nb)
 #define PPD_PARTICLE_ARRAYS(X)                                                                     \
     X(kinv, pd_mat3, n)                                                                            \
+    X(kq, pd_real, n)                                                                              \
     X(planar, uint8_t, n)                                                                          \
     X(diag, pd_real, n)                                                                            \
     X(ystar, pd_vec3, n)                                                                           \
@@ -418,8 +418,9 @@ static void bond_geometry(const build_job* job, uint32_t i) {
     }
 }
 
-/* Bond stiffness a_ij = 2 V_i V_j w f(n) (mu + lambda/2 + kv) / |X|^2 of the quadratic form
- * (f: the material's isotropic direction weight, times the surface correction) of i's bonds. */
+/* Bond stiffness a_ij = 2 k_ij q_i of the quadratic form, k_ij = V_i V_j w f(n) / |X|^2 of i's
+ * bonds (f: the material's isotropic direction weight, times the surface correction) into kb
+ * and q_i = mu + (lambda/2 + kv) s_i (s_i the granular factor) into kq: a_ij is not stored. */
 static void bond_stiffness(const build_job* job, uint32_t i) {
     pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
@@ -434,17 +435,19 @@ static void bond_stiffness(const build_job* job, uint32_t i) {
             s->kb[b] *= fn;
         if (job->gcorr)
             s->kb[b] *= 0.5 * (job->gcorr[b] + job->gcorr[f->rev[b]]);
-        s->a[b] = 2 * s->kb[b] * k;
     }
+    s->kq[i] = k;
 }
 
-/* Row i of the matrix: weights c_ij = a_ij + a_ji and the diagonal m/h^2 + sum c. */
+/* Row i of the matrix: weights c_ij = a_ij + a_ji and the diagonal m/h^2 + sum c. Runs after
+ * bond_stiffness has filled every particle's kb and kq. */
 static void matrix_row(const build_job* job, uint32_t i) {
     pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
     pd_real sum = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        s->c[b] = (float)(s->a[b] + s->a[f->rev[b]]);
+        uint32_t r = f->rev[b];
+        s->c[b] = (float)(2 * s->kb[b] * s->kq[i] + 2 * s->kb[r] * s->kq[f->j[b]]);
         sum += s->c[b]; /* the rounded weights: the diagonal matches the matrix swept */
     }
     s->diag[i] = s->mass[i] / (s->dt * s->dt) + sum;
@@ -655,12 +658,12 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     if (st == PD_OK)
         st = pd_family_permute(&s->fam, perm, bond_from);
     if (st == PD_OK) {
-        permute_items(s->a, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->c, scratch, bond_from, nb, sizeof(float));
         permute_items(s->len, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->kb, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->wv, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->kinv, scratch, perm, n, sizeof(pd_mat3));
+        permute_items(s->kq, scratch, perm, n, sizeof(pd_real));
         permute_items(s->planar, scratch, perm, n, sizeof(uint8_t));
         permute_items(s->diag, scratch, perm, n, sizeof(pd_real));
         permute_items(s->fixed, scratch, perm, n, sizeof(uint8_t));
