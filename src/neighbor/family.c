@@ -29,7 +29,7 @@ pd_status pd_family_allocate(pd_family* f, size_t n, size_t bonds) {
     f->j = PD_NEW_ARRAY(uint32_t, bonds + 1);
     f->rev = PD_NEW_ARRAY(uint32_t, bonds + 1);
     f->xi = PD_NEW_ARRAY(pd_vec3, bonds + 1);
-    f->w = PD_NEW_ARRAY(pd_real, bonds + 1);
+    f->w = PD_NEW_ARRAY(pd_real, n + 1);
     return f->offsets && f->j && f->rev && f->xi && f->w ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 
@@ -47,8 +47,7 @@ static pd_status normalise_weights(pd_family* f, const pd_real* volume, const in
     for (size_t i = 0; i < f->count; ++i)
         full[body[i]] = fmax(full[body[i]], pd_family_volume(f, volume, (uint32_t)i));
     for (size_t i = 0; i < f->count; ++i)
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-            f->w[b] = 1.0 / full[body[i]];
+        f->w[i] = full[body[i]] > 0 ? 1.0 / full[body[i]] : 0; /* 0: a body without bonds */
     PD_FREE_ARRAY(full, pd_real, (size_t)bodies + 1);
     return PD_OK;
 }
@@ -106,6 +105,6 @@ void pd_family_free(pd_family* f) {
     PD_FREE_ARRAY(f->j, uint32_t, f->bond_capacity + 1);
     PD_FREE_ARRAY(f->rev, uint32_t, f->bond_capacity + 1);
     PD_FREE_ARRAY(f->xi, pd_vec3, f->bond_capacity + 1);
-    PD_FREE_ARRAY(f->w, pd_real, f->bond_capacity + 1);
+    PD_FREE_ARRAY(f->w, pd_real, f->count + 1);
     memset(f, 0, sizeof *f);
 }

@@ -17,7 +17,10 @@ typedef struct pd_family {
     uint32_t* j;          /* the neighbour of each bond */
     uint32_t* rev;        /* index of the opposite bond j -> i */
     pd_vec3* xi;          /* reference vector X<xi> = x_j - x_i (m); plasticity may edit it */
-    pd_real* w;           /* weight w<xi> (1/m^3): sum_j w_ij V_j = 1 over a full family */
+    /* per particle: the weight w<xi> of each of i's bonds (1/m^3), sum_j w V_j = 1 over a full
+     * family of i's body; one value per body (normalise_weights), so kept per particle rather
+     * than per bond (8 bytes a bond less) */
+    pd_real* w;
 } pd_family;
 
 /* Families on `rest` positions: j is in i's family when both belong to the same body and

@@ -86,8 +86,8 @@ static int pair_renews(const pd_renewal_def* d, uint32_t i, uint32_t j) {
  * any), another pair when it had a bond. Writes from bond b into out (NULL: counts only);
  * returns the bond after the last. */
 static uint32_t merge_family(const pd_family* old, const pd_neighbor_list* list,
-                             const pd_renewal_def* d, const pd_real* body_w, pd_family* out,
-                             uint32_t* map, uint32_t i, uint32_t b) {
+                             const pd_renewal_def* d, pd_family* out, uint32_t* map, uint32_t i,
+                             uint32_t b) {
     uint32_t o = old->offsets[i], oe = old->offsets[i + 1];
     uint32_t k = list->offsets[i], ke = list->offsets[i + 1];
     while (o < oe || k < ke) {
@@ -100,7 +100,6 @@ static uint32_t merge_family(const pd_family* old, const pd_neighbor_list* list,
         if (out) {
             out->j[b] = j;
             out->xi[b] = had == UINT32_MAX ? pd_v3_sub(d->pos[j], d->pos[i]) : old->xi[had];
-            out->w[b] = had == UINT32_MAX ? body_w[d->body[i]] : old->w[had];
             map[b] = had == UINT32_MAX ? PD_BOND_NEW : had;
         }
         ++b;
@@ -113,29 +112,11 @@ static size_t renewed_degree(const pd_family* old, const pd_neighbor_list* list,
     if (!renews(d, i))
         return old->offsets[i + 1] - old->offsets[i];
     if (d->particle_renews)
-        return merge_family(old, list, d, NULL, NULL, NULL, i, 0);
+        return merge_family(old, list, d, NULL, NULL, i, 0);
     size_t deg = 0;
     for (uint32_t k = list->offsets[i]; k < list->offsets[i + 1]; ++k)
         deg += bonds_now(d, i, list->indices[k]);
     return deg;
-}
-
-/* The weight every bond of a body had at creation (pd_family_build gives all of a body's bonds
- * one weight); 0 for a body without bonds. */
-static pd_status body_weights(const pd_family* old, const int32_t* body, pd_real** out,
-                              int32_t* body_count) {
-    int32_t bodies = 0;
-    for (size_t i = 0; i < old->count; ++i)
-        bodies = body[i] + 1 > bodies ? body[i] + 1 : bodies;
-    pd_real* w = PD_NEW_ARRAY(pd_real, (size_t)bodies + 1);
-    if (!w)
-        return PD_ERR_OUT_OF_MEMORY;
-    for (size_t i = 0; i < old->count; ++i)
-        if (old->offsets[i + 1] > old->offsets[i])
-            w[body[i]] = old->w[old->offsets[i]];
-    *out = w;
-    *body_count = bodies;
-    return PD_OK;
 }
 
 /* Copies i's old bonds unchanged (a body that keeps its bonds). */
@@ -144,15 +125,14 @@ static uint32_t keep_family(const pd_family* old, pd_family* out, uint32_t* map,
     for (uint32_t o = old->offsets[i]; o < old->offsets[i + 1]; ++o, ++b) {
         out->j[b] = old->j[o];
         out->xi[b] = old->xi[o];
-        out->w[b] = old->w[o];
         map[b] = o;
     }
     return b;
 }
 
 static uint32_t renew_family(const pd_family* old, const pd_neighbor_list* list,
-                             const pd_renewal_def* d, const pd_real* body_w, pd_family* out,
-                             uint32_t* map, uint32_t i, uint32_t b) {
+                             const pd_renewal_def* d, pd_family* out, uint32_t* map, uint32_t i,
+                             uint32_t b) {
     for (uint32_t k = list->offsets[i]; k < list->offsets[i + 1]; ++k) {
         uint32_t j = list->indices[k];
         if (!bonds_now(d, i, j))
@@ -160,7 +140,6 @@ static uint32_t renew_family(const pd_family* old, const pd_neighbor_list* list,
         uint32_t o = pd_family_find_bond(old, i, j);
         out->j[b] = j;
         out->xi[b] = o == UINT32_MAX ? pd_v3_sub(d->pos[j], d->pos[i]) : old->xi[o];
-        out->w[b] = o == UINT32_MAX ? body_w[d->body[i]] : old->w[o];
         map[b++] = o == UINT32_MAX ? PD_BOND_NEW : o;
     }
     return b;
@@ -172,7 +151,6 @@ typedef struct renew_job {
     const pd_family* old;
     const pd_neighbor_list* list;
     const pd_renewal_def* d;
-    const pd_real* body_w;
     pd_family* out;
     uint32_t* map;
     uint32_t* degree; /* per particle (the counting pass) */
@@ -193,9 +171,9 @@ static void fill_range(void* ctx, size_t begin, size_t end, int thread) {
         if (!renews(r->d, i))
             keep_family(r->old, r->out, r->map, i, b);
         else if (r->d->particle_renews)
-            merge_family(r->old, r->list, r->d, r->body_w, r->out, r->map, i, b);
+            merge_family(r->old, r->list, r->d, r->out, r->map, i, b);
         else
-            renew_family(r->old, r->list, r->d, r->body_w, r->out, r->map, i, b);
+            renew_family(r->old, r->list, r->d, r->out, r->map, i, b);
     }
 }
 
@@ -216,14 +194,10 @@ pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_ren
     for (size_t i = 0; i < n; ++i)
         max_spacing = fmax(max_spacing, d->spacing[i]);
     pd_neighbor_list list = {0};
-    pd_real* body_w = NULL;
-    int32_t bodies = 0;
     uint32_t* degree = PD_NEW_ARRAY(uint32_t, n + 1);
     pd_status st = degree ? pd_neighbors_build(grid, d->pos, n, d->horizon * max_spacing, &list)
                           : PD_ERR_OUT_OF_MEMORY;
-    if (st == PD_OK)
-        st = body_weights(old, d->body, &body_w, &bodies);
-    renew_job job = {old, &list, d, body_w, out, NULL, degree};
+    renew_job job = {old, &list, d, out, NULL, degree};
     if (st == PD_OK)
         pd_parallel_for(n, RENEW_GRAIN, count_range, &job);
     size_t bonds = 0;
@@ -239,6 +213,7 @@ pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_ren
         for (size_t i = 0; i < n; ++i)
             out->offsets[i] = b, b += degree[i];
         out->offsets[n] = b;
+        memcpy(out->w, old->w, n * sizeof(pd_real)); /* a body's weight, kept from creation */
         job.map = map;
         pd_parallel_for(n, RENEW_GRAIN, fill_range, &job);
         pd_parallel_for(n, RENEW_GRAIN, reverse_range, &job);
@@ -247,7 +222,6 @@ pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_ren
         pd_family_free(out);
     }
     PD_FREE_ARRAY(degree, uint32_t, n + 1);
-    PD_FREE_ARRAY(body_w, pd_real, (size_t)bodies + 1);
     pd_neighbor_list_destroy(&list);
     return st;
 }
@@ -274,7 +248,6 @@ pd_status pd_family_remove(pd_family* f, const uint8_t* remove, const int32_t* i
             }
             f->j[b] = f->j[o];
             f->xi[b] = f->xi[o];
-            f->w[b] = f->w[o];
             old_bond[b++] = o;
         }
     }
@@ -313,7 +286,8 @@ pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_f
     uint32_t* inv = PD_NEW_ARRAY(uint32_t, n + 1);
     uint32_t* offsets = PD_NEW_ARRAY(uint32_t, n + 1);
     uint32_t* j = PD_NEW_ARRAY(uint32_t, nb + 1);
-    void* scratch = pd_alloc((nb + 1) * sizeof(pd_vec3));
+    size_t scratch_bytes = (nb > n ? nb : n) * sizeof(pd_vec3) + sizeof(pd_vec3);
+    void* scratch = pd_alloc(scratch_bytes); /* the bonds' xi, then the particles' w */
     pd_status st = inv && offsets && j && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK) {
         for (size_t i = 0; i < n; ++i)
@@ -334,9 +308,9 @@ pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_f
             xi[b] = f->xi[bond_from[b]];
         memcpy(f->xi, xi, nb * sizeof(pd_vec3));
         pd_real* w = scratch;
-        for (size_t b = 0; b < nb; ++b)
-            w[b] = f->w[bond_from[b]];
-        memcpy(f->w, w, nb * sizeof(pd_real));
+        for (size_t i = 0; i < n; ++i)
+            w[i] = f->w[perm[i]];
+        memcpy(f->w, w, n * sizeof(pd_real));
         for (uint32_t i = 0; i < n; ++i)
             for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
                 f->rev[k] = pd_family_find_bond(f, f->j[k], i);
@@ -344,6 +318,6 @@ pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_f
     PD_FREE_ARRAY(inv, uint32_t, n + 1);
     PD_FREE_ARRAY(offsets, uint32_t, n + 1);
     PD_FREE_ARRAY(j, uint32_t, nb + 1);
-    pd_free(scratch, (nb + 1) * sizeof(pd_vec3));
+    pd_free(scratch, scratch_bytes);
     return st;
 }

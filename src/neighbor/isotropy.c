@@ -20,11 +20,11 @@ static double isotropic_term(int k) {
 void pd_moment_fit_add(pd_moment_fit* fit, const pd_family* f, const pd_real* volume, uint32_t i) {
     double total = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        total += f->w[b] * volume[f->j[b]];
+        total += f->w[i] * volume[f->j[b]];
     if (total <= 0)
         return;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        double c = f->w[b] * volume[f->j[b]] / total, phi[NQ];
+        double c = f->w[i] * volume[f->j[b]] / total, phi[NQ];
         pd_quartic_terms(pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b])), phi);
         for (int k = 0; k < NQ; ++k) {
             fit->m[k] += c * phi[k];

@@ -36,9 +36,9 @@ PD_TEST(families_are_symmetric_and_weights_normalise) {
         double wv = 0;
         for (uint32_t b = f.offsets[i]; b < f.offsets[i + 1]; ++b) {
             uint32_t j = f.j[b], r = f.rev[b];
-            asym += f.j[r] != i || f.w[r] != f.w[b];
+            asym += f.j[r] != i || f.w[j] != f.w[i]; /* a body's bonds share one weight */
             cross += body[j] != body[i];
-            wv += f.w[b] * vol[j];
+            wv += f.w[i] * vol[j];
         }
         if (f.offsets[i + 1] - f.offsets[i] == 32)
             worst_full = fmax(worst_full, fabs(wv - 1)), full++;
@@ -70,7 +70,7 @@ PD_TEST(full_family_shape_tensor_is_isotropic) {
     uint32_t centre = (N / 2) * N * N + (N / 2) * N + N / 2;
     pd_mat3 k = pd_m3_zero();
     for (uint32_t b = f.offsets[centre]; b < f.offsets[centre + 1]; ++b)
-        pd_m3_add_outer(&k, f.w[b] * vol[f.j[b]], f.xi[b], f.xi[b]);
+        pd_m3_add_outer(&k, f.w[centre] * vol[f.j[b]], f.xi[b], f.xi[b]);
     double off = fabs(k.m[0][1]) + fabs(k.m[0][2]) + fabs(k.m[1][2]);
     printf("  K diag %.6g %.6g %.6g, off-diagonal sum %.3g\n", k.m[0][0], k.m[1][1], k.m[2][2],
            off);

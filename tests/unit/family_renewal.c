@@ -87,7 +87,7 @@ PD_TEST(renewal_equals_fresh_build_and_carries_bonds) {
             if (map[k] == PD_BOND_NEW) {
                 news++;
                 pd_vec3 now = pd_v3_sub(moved[g.j[k]], moved[i]);
-                fresh_wrong += pd_v3_len(pd_v3_sub(g.xi[k], now)) > 1e-15 || g.w[k] != f.w[0];
+                fresh_wrong += pd_v3_len(pd_v3_sub(g.xi[k], now)) > 1e-15 || g.w[i] != f.w[i];
                 continue;
             }
             carried++;

@@ -798,16 +798,17 @@ static void ppd_destroy(void* state) {
 
 static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
-    /* about 33 bonds of j, rev, c (single); xi, t; w, len, kb, wv; per particle kinv, 14 vectors
+    /* about 33 bonds of j, rev, c (single); xi, t; len, kb, wv; per particle kinv, 14 vectors
      * (ystar, g, two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir, work,
      * and the collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair, diag,
-     * and push, limit, ktan, plastic strain, density, the granular factor and the density
+     * kq, the family weight w, and push, limit, ktan, plastic strain, density, the granular
+     * factor and the density
      * constraints' five, flags */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond =
-        2 * sizeof(uint32_t) + sizeof(float) + 2 * sizeof(pd_vec3) + 4 * sizeof(pd_real);
+        2 * sizeof(uint32_t) + sizeof(float) + 2 * sizeof(pd_vec3) + 3 * sizeof(pd_real);
     size_t per_particle = sizeof(pd_mat3) + (15 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
-                          12 * sizeof(pd_real) + 18;
+                          13 * sizeof(pd_real) + 18;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     /* src/contact: gradient, diagonal, its grid, and about 20 candidates within one spacing,
      * each with a pair slot (index + stiffness) */

@@ -160,7 +160,7 @@ pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_param
 static double family_fill(const pd_ppd_state* s, size_t i) {
     double wv = 0; /* sum_j w V_j: 1 for the fullest family of the body */
     for (uint32_t k = s->fam.offsets[i]; k < s->fam.offsets[i + 1]; ++k)
-        wv += s->fam.w[k] * s->volume[s->fam.j[k]];
+        wv += s->fam.w[i] * s->volume[s->fam.j[k]];
     return wv;
 }
 
@@ -241,7 +241,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
         double a = 0, b = 0, wv = 0;
         for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k) {
             pd_vec3 n = pd_v3_scale(f->xi[k], 1.0 / pd_v3_len(f->xi[k]));
-            double c = f->w[k] * s->volume[f->j[k]];
+            double c = f->w[i] * s->volume[f->j[k]];
             double x2 = n.x * n.x, y2 = n.y * n.y, z2 = n.z * n.z;
             double cf = weighted[i] ? c * pd_direction_weight_at(dw, n) : c;
             a += cf * (x2 * x2 + y2 * y2 + z2 * z2) / 3;
@@ -365,7 +365,7 @@ static void shape_tensor(const build_job* job, uint32_t i) {
     const pd_family* f = &s->fam;
     pd_mat3 k = pd_m3_zero();
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        pd_m3_add_outer(&k, f->w[b] * s->volume[f->j[b]], f->xi[b], f->xi[b]);
+        pd_m3_add_outer(&k, f->w[i] * s->volume[f->j[b]], f->xi[b], f->xi[b]);
     pd_vec3 l;
     pd_mat3 q;
     pd_eigen_sym3(k, &l, &q);
@@ -406,7 +406,7 @@ static void bond_geometry(const build_job* job, uint32_t i) {
         pd_quartic_terms(pd_v3_scale(f->xi[b], 1 / s->len[b]), phi);
         s->kb[b] = s->weighted[i] ? pd_direction_weight_terms(&m->iso, phi) : 1;
         if (job->gcorr)
-            pd_quartic_add_terms(q, f->w[b] * s->volume[f->j[b]] * s->kb[b], phi);
+            pd_quartic_add_terms(q, f->w[i] * s->volume[f->j[b]] * s->kb[b], phi);
     }
     if (!job->gcorr)
         return;
@@ -429,8 +429,8 @@ static void bond_stiffness(const build_job* job, uint32_t i) {
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         uint32_t j = f->j[b];
         pd_real fn = s->kb[b]; /* bond_geometry */
-        s->wv[b] = f->w[b] * s->volume[j];
-        s->kb[b] = s->volume[i] * s->volume[j] * f->w[b] / pd_v3_len2(f->xi[b]);
+        s->wv[b] = f->w[i] * s->volume[j];
+        s->kb[b] = s->volume[i] * s->volume[j] * f->w[i] / pd_v3_len2(f->xi[b]);
         if (s->weighted[i] && s->weighted[j]) /* solids: isotropic in every direction */
             s->kb[b] *= fn;
         if (job->gcorr)
