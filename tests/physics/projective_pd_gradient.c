@@ -1,6 +1,7 @@
 /* The exact gradient of the projective_pd energy (Eq. 8 + dilatation) that drives the line
  * search of Eq. 13 matches central finite differences of the energy. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "projective_pd_support.h"
 
@@ -25,70 +26,81 @@ static pd_vec3* deformed(const pd_particles* p, double squash) {
     return y;
 }
 
-static void check_gradient(double squash) {
+/* The block deformed by `squash`, with the energy there and its gradient (a copy). */
+typedef struct deformed_block {
     pd_test_sim t;
-    PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
-    pd_ppd_state* s = pd_test_ppd(&t);
-    pd_particles* p = &t.world->particles;
-    size_t n = p->count;
-    pd_vec3* y = deformed(p, squash);
-    pd_vec3* g = calloc(n, sizeof *g);
-    PD_REQUIRE(y && g);
-    pd_real e = pd_ppd_elastic_energy(s, y, p->flags);
-    memcpy(g, s->g, n * sizeof *g);
+    pd_ppd_state* s;
+    pd_particles* p;
+    size_t n;
+    pd_vec3 *y, *g;
+    pd_real e;
+} deformed_block;
+
+static int block_open(deformed_block* b, double squash) {
+    if (!pd_test_sim_open(&b->t, k_block, NULL, 0))
+        return 0;
+    b->s = pd_test_ppd(&b->t);
+    b->p = &b->t.world->particles;
+    b->n = b->p->count;
+    b->y = deformed(b->p, squash);
+    b->g = calloc(b->n, sizeof *b->g);
+    if (!b->y || !b->g)
+        return 0;
+    b->e = pd_ppd_elastic_energy(b->s, b->y, b->p->flags);
+    memcpy(b->g, b->s->g, b->n * sizeof *b->g);
+    return 1;
+}
+
+static void block_close(deformed_block* b) {
+    free(b->y);
+    free(b->g);
+    pd_test_sim_close(&b->t);
+}
+
+static void check_gradient(double squash) {
+    deformed_block b;
+    PD_REQUIRE(block_open(&b, squash));
     double worst = 0, scale = 0;
-    for (size_t i = 0; i < n; i += 7) {
+    for (size_t i = 0; i < b.n; i += 7) {
         for (int k = 0; k < 3; ++k) {
-            pd_real* c = k == 0 ? &y[i].x : (k == 1 ? &y[i].y : &y[i].z);
+            pd_real* c = k == 0 ? &b.y[i].x : (k == 1 ? &b.y[i].y : &b.y[i].z);
             pd_real keep = *c, h = 1e-7;
             *c = keep + h;
-            pd_real ep = pd_ppd_elastic_energy(s, y, p->flags);
+            pd_real ep = pd_ppd_elastic_energy(b.s, b.y, b.p->flags);
             *c = keep - h;
-            pd_real em = pd_ppd_elastic_energy(s, y, p->flags);
+            pd_real em = pd_ppd_elastic_energy(b.s, b.y, b.p->flags);
             *c = keep;
-            double fd = (ep - em) / (2 * h), an = pd_v3_comp(g[i], k);
+            double fd = (ep - em) / (2 * h), an = pd_v3_comp(b.g[i], k);
             worst = fmax(worst, fabs(fd - an));
             scale = fmax(scale, fabs(fd));
         }
     }
     printf("  squash %.2f: energy %.4g J, largest |dE/dy| %.4g N, worst gradient error %.3g N\n",
-           squash, e, scale, worst);
-    PD_CHECK(e > 0);
+           squash, b.e, scale, worst);
+    PD_CHECK(b.e > 0);
     PD_CHECK_NEAR(worst / scale, 0, 1e-5);
-    free(y);
-    free(g);
-    pd_test_sim_close(&t);
+    block_close(&b);
 }
 
 /* The vectorised local step (its bond loops over a staged family) gives the energy and gradient
  * of the reference scalar form, to round-off, at the same large deformations. */
 static void check_vectorised(double squash) {
-    pd_test_sim t;
-    PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
-    pd_ppd_state* s = pd_test_ppd(&t);
-    pd_particles* p = &t.world->particles;
-    size_t n = p->count;
-    pd_vec3* y = deformed(p, squash);
-    pd_vec3* g = calloc(n, sizeof *g);
-    PD_REQUIRE(y && g);
-    pd_real e = pd_ppd_elastic_energy(s, y, p->flags);
-    memcpy(g, s->g, n * sizeof *g);
-    s->scalar_local = 1;
-    pd_real e_ref = pd_ppd_elastic_energy(s, y, p->flags);
+    deformed_block b;
+    PD_REQUIRE(block_open(&b, squash));
+    b.s->scalar_local = 1;
+    pd_real e_ref = pd_ppd_elastic_energy(b.s, b.y, b.p->flags);
     double worst = 0, scale = 0;
-    for (size_t i = 0; i < n; ++i) {
-        worst = fmax(worst, pd_v3_len(pd_v3_sub(g[i], s->g[i])));
-        scale = fmax(scale, pd_v3_len(s->g[i]));
+    for (size_t i = 0; i < b.n; ++i) {
+        worst = fmax(worst, pd_v3_len(pd_v3_sub(b.g[i], b.s->g[i])));
+        scale = fmax(scale, pd_v3_len(b.s->g[i]));
     }
     printf("  squash %.2f: energy %.10g J (scalar form %.10g), worst gradient difference %.3g N "
            "of %.3g\n",
-           squash, e, e_ref, worst, scale);
-    PD_CHECK(e > 0);
-    PD_CHECK_NEAR(e / e_ref, 1, 1e-12);
+           squash, b.e, e_ref, worst, scale);
+    PD_CHECK(b.e > 0);
+    PD_CHECK_NEAR(b.e / e_ref, 1, 1e-12);
     PD_CHECK_NEAR(worst / scale, 0, 1e-12);
-    free(y);
-    free(g);
-    pd_test_sim_close(&t);
+    block_close(&b);
 }
 
 PD_TEST(vectorised_local_step_matches_the_scalar_form) {
