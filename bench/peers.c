@@ -161,7 +161,7 @@ void peers_run(int threads, peers_result* r) {
                 "openmpi-bin, or scripts/setup.sh peers)");
         return;
     }
-    char dir[] = "/tmp/peridot-peers-XXXXXX"; /* mkdtemp's template: it replaces the Xs */
+    char dir[] = "/tmp/peridot-peers-XXXXXX"; /* mkdtemp makes the six trailing Xs unique */
     if (!mkdtemp(dir)) {
         note_to(r->note, sizeof r->note, "cannot create a folder in /tmp");
         return;

@@ -51,8 +51,9 @@ pd_real pd_direction_weight_at(const pd_direction_weight* dw, pd_vec3 n);
  * evaluation of a bond's monomials serves its weight f(n) and its share of a quartic sum.
  * Inline: the rebuild of a plastic body runs them for every bond after every correction. */
 
-/* phi_k(n) = n_a n_b n_c n_d for the index sets a <= b <= c <= d in lexicographic order
- * (xxxx, xxxy, xxxz, xxyy, ..., zzzz), multiplied in that order. */
+/* phi_k(n) = n_a n_b n_c n_d for the index sets a <= b <= c <= d in lexicographic order:
+ * xxxx xxxy xxxz xxyy xxyz xxzz xyyy xyyz xyzz xzzz yyyy yyyz yyzz yzzz zzzz, multiplied in
+ * that order. */
 static inline void pd_quartic_terms(pd_vec3 n, pd_real phi[PD_QUARTIC_TERMS]) {
     const pd_real x = n.x, y = n.y, z = n.z, x2 = x * x, xy = x * y, xz = x * z, y2 = y * y;
     const pd_real x3 = x2 * x, x2y = x2 * y, xy2 = xy * y, y3 = y2 * y, yz = y * z;
