@@ -50,7 +50,7 @@ pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uin
     const pd_family* f = &s->fam;
     pd_mat3 yx = pd_m3_zero();
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        pd_m3_add_outer(&yx, s->wv[b], pd_v3_sub(y[f->j[b]], y[i]), f->xi[b]);
+        pd_m3_add_outer(&yx, f->w[i] * s->volume[f->j[b]], pd_v3_sub(y[f->j[b]], y[i]), f->xi[b]);
     return pd_m3_mul(yx, s->kinv[i]);
 }
 
@@ -96,7 +96,7 @@ static void inverted_forces(pd_ppd_state* s, pd_real mu, pd_real lambda, pd_mat3
     pd_real wdev = mu * inv, wiso = 0.5 * lambda * inv, wvol = kv * jscale * inv;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]), fx = pd_m3_mulv(F, X);
-        pd_real len = s->len[b], lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
+        pd_real len = pd_v3_len(X), lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
         pd_vec3 dfx, diso;
         directions(fx, lfx, Y, ly, X, len, &dfx, &diso);
         pd_vec3 ddev = lfx > 1e-12 * len ? swap01(dfx) : dfx; /* a borrowed one is not turned */
@@ -136,7 +136,7 @@ static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t
     pd_real e = 0, sum_kl2 = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]), fx = pd_m3_mulv(F, X);
-        pd_real len = s->len[b], k = s->kb[b], lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
+        pd_real len = pd_v3_len(X), k = s->kb[b], lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
         pd_vec3 dfx, diso; /* Eq. 10 and 11 */
         directions(fx, lfx, Y, ly, X, len, &dfx, &diso);
         pd_vec3 off = pd_v3_madd(Y, -len, dfx); /* Y - |X| dir(F xi) */
@@ -158,7 +158,7 @@ static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t
     }
     pd_mat3 H = pd_m3_mul(dEdF, s->kinv[i]);
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        s->t[b] = pd_v3_madd(s->t[b], s->wv[b], pd_m3_mulv(H, f->xi[b]));
+        s->t[b] = pd_v3_madd(s->t[b], f->w[i] * s->volume[f->j[b]], pd_m3_mulv(H, f->xi[b]));
     return e;
 }
 
@@ -174,6 +174,7 @@ typedef struct ppd_stage {
     pd_real yx[PPD_STAGE], yy[PPD_STAGE], yz[PPD_STAGE]; /* Y */
     pd_real xx[PPD_STAGE], xy[PPD_STAGE], xz[PPD_STAGE]; /* X */
     pd_real gx[PPD_STAGE], gy[PPD_STAGE], gz[PPD_STAGE]; /* g */
+    pd_real len[PPD_STAGE];                              /* |X| */
     pd_real tx[PPD_STAGE], ty[PPD_STAGE], tz[PPD_STAGE]; /* t = dE_i/dY */
 } ppd_stage;
 
@@ -182,19 +183,23 @@ static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
     const pd_family* f = &s->fam;
     uint32_t o = f->offsets[i], nb = f->offsets[i + 1] - o;
     pd_vec3 yi = y[i];
+    pd_real* vj = st->gx; /* V_j until g overwrites it */
     for (uint32_t b = 0; b < nb; ++b) {
-        pd_vec3 yj = y[f->j[o + b]], X = f->xi[o + b];
+        uint32_t j = f->j[o + b];
+        pd_vec3 yj = y[j], X = f->xi[o + b];
         st->yx[b] = yj.x - yi.x, st->yy[b] = yj.y - yi.y, st->yz[b] = yj.z - yi.z;
         st->xx[b] = X.x, st->xy[b] = X.y, st->xz[b] = X.z;
+        vj[b] = s->volume[j];
     }
-    const pd_real* wv = s->wv + o;
+    const pd_real wi = f->w[i];
     const pd_mat3 K = s->kinv[i];
     const pd_real k00 = K.m[0][0], k01 = K.m[0][1], k02 = K.m[0][2], k11 = K.m[1][1],
                   k12 = K.m[1][2], k22 = K.m[2][2];
     pd_real f00 = 0, f01 = 0, f02 = 0, f10 = 0, f11 = 0, f12 = 0, f20 = 0, f21 = 0, f22 = 0;
 #pragma omp simd reduction(+ : f00, f01, f02, f10, f11, f12, f20, f21, f22)
     for (uint32_t b = 0; b < nb; ++b) {
-        pd_real X0 = st->xx[b], X1 = st->xy[b], X2 = st->xz[b], w = wv[b];
+        pd_real X0 = st->xx[b], X1 = st->xy[b], X2 = st->xz[b], w = wi * vj[b];
+        st->len[b] = sqrt(X0 * X0 + X1 * X1 + X2 * X2);
         pd_real g0 = w * (k00 * X0 + k01 * X1 + k02 * X2);
         pd_real g1 = w * (k01 * X0 + k11 * X1 + k12 * X2);
         pd_real g2 = w * (k02 * X0 + k12 * X1 + k22 * X2);
@@ -213,7 +218,7 @@ static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
 static pd_real bond_terms(const pd_ppd_state* s, uint32_t i, pd_mat3 F, pd_real mu, pd_real lambda,
                           ppd_stage* st, pd_mat3* dEdF, pd_real* kl2) {
     uint32_t o = s->fam.offsets[i], nb = s->fam.offsets[i + 1] - o;
-    const pd_real *len = s->len + o, *kb = s->kb + o;
+    const pd_real *len = st->len, *kb = s->kb + o;
     const pd_real F00 = F.m[0][0], F01 = F.m[0][1], F02 = F.m[0][2], F10 = F.m[1][0],
                   F11 = F.m[1][1], F12 = F.m[1][2], F20 = F.m[2][0], F21 = F.m[2][1],
                   F22 = F.m[2][2];
@@ -798,15 +803,14 @@ static void ppd_destroy(void* state) {
 
 static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
-    /* about 33 bonds of j, rev, c (single); xi, t; len, kb, wv; per particle kinv, 14 vectors
+    /* about 33 bonds of j, rev, c (single); xi, t; kb; per particle kinv, 14 vectors
      * (ystar, g, two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir, work,
      * and the collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair, diag,
      * kq, the family weight w, and push, limit, ktan, plastic strain, density, the granular
      * factor and the density
      * constraints' five, flags */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
-    size_t per_bond =
-        2 * sizeof(uint32_t) + sizeof(float) + 2 * sizeof(pd_vec3) + 3 * sizeof(pd_real);
+    size_t per_bond = 2 * sizeof(uint32_t) + sizeof(float) + 2 * sizeof(pd_vec3) + sizeof(pd_real);
     size_t per_particle = sizeof(pd_mat3) + (15 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
                           13 * sizeof(pd_real) + 18;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */

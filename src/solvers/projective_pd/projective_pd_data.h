@@ -113,13 +113,11 @@ typedef struct pd_ppd_state {
     const int32_t* material;
     /* per bond (bond_capacity entries; the family's bond_count in use) */
     size_t bond_capacity;
-    float* c;     /* a_ij + a_ji: off-diagonal weight of the global matrix, single precision (a
-                   * preconditioner's: 15 % faster sweeps on the 100K sand, measured) (N/m) */
-    pd_real* len; /* |X<xi>| (m) */
-    pd_real* kb;  /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's
-                   * quadratic stiffness is a_ij = 2 kb kq_i (N/m), kept as these two */
-    pd_real* wv;  /* w V_j: the bond's weight in F (1) */
-    pd_vec3* t;   /* dE_i/dY of the bond (N) */
+    float* c;    /* a_ij + a_ji: off-diagonal weight of the global matrix, single precision (a
+                  * preconditioner's: 15 % faster sweeps on the 100K sand, measured) (N/m) */
+    pd_real* kb; /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's
+                  * quadratic stiffness is a_ij = 2 kb kq_i (N/m), kept as these two */
+    pd_vec3* t;  /* dE_i/dY of the bond (N) */
     /* per particle */
     pd_mat3* kinv;           /* (X*X)^+ of the family */
     pd_real* kq;             /* mu + (lambda/2 + kv) times the granular factor (Pa) */

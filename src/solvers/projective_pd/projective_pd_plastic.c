@@ -62,7 +62,8 @@ static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, c
     pd_real sw = 0, se = 0, se2 = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         pd_real e = pd_v3_len(pd_v3_sub(y[f->j[b]], y[i])) / pd_v3_len(f->xi[b]) - 1;
-        sw += s->wv[b], se += s->wv[b] * e, se2 += s->wv[b] * e * e;
+        pd_real wv = f->w[i] * s->volume[f->j[b]];
+        sw += wv, se += wv * e, se2 += wv * e * e;
     }
     strain_state out = {0, 0, 0};
     if (!(sw > 0))
@@ -135,7 +136,8 @@ static pd_real move_references(pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd
         pd_vec3 d_iso = pd_v3_scale(rx, st.e_iso);
         pd_vec3 d_dev = pd_v3_sub(pd_v3_sub(Y, rx), d_iso);
         pd_vec3 dp = pd_v3_madd(pd_v3_scale(d_iso, alpha), beta, d_dev);
-        sw += s->wv[b], sp += s->wv[b] * pd_v3_len2(dp) / pd_v3_len2(f->xi[b]);
+        pd_real wv = f->w[i] * s->volume[f->j[b]];
+        sw += wv, sp += wv * pd_v3_len2(dp) / pd_v3_len2(f->xi[b]);
         f->xi[b] = pd_v3_add(rx, dp);
     }
     return sw > 0 ? sqrt(sp / sw) : 0;

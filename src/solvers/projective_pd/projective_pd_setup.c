@@ -258,9 +258,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
  * release. Per-bond arrays follow the families when bonds are renewed or removed. */
 #define PPD_BOND_ARRAYS(X)                                                                         \
     X(c, float, nb)                                                                                \
-    X(len, pd_real, nb)                                                                            \
     X(kb, pd_real, nb)                                                                             \
-    X(wv, pd_real, nb)                                                                             \
     X(t, pd_vec3, nb)
 #define PPD_PARTICLE_ARRAYS(X)                                                                     \
     X(kinv, pd_mat3, n)                                                                            \
@@ -377,8 +375,8 @@ static void shape_tensors(pd_ppd_state* s) {
     for_each_particle(s, NULL, shape_tensor);
 }
 
-/* Per bond of i: its length |X| into len, and into kb the direction weight f(n) of i's
- * material when i is weighted (1 otherwise), which bond_stiffness reads.
+/* Per bond of i: into kb the direction weight f(n) of i's material when i is weighted (1
+ * otherwise), which bond_stiffness reads.
  * Surface correction (job->gcorr; beyond the paper; after the energy-based correction of
  * Madenci & Oterkus 2014, Peridynamic Theory and Its Applications, Sec. 4.2): a particle near
  * a free surface misses bonds and is softer than the bulk (measured: a cantilever sagged 54 %
@@ -398,12 +396,11 @@ static void bond_geometry(const build_job* job, uint32_t i) {
     const pd_ppd_material* m = &s->mat[s->material[i]];
     pd_real q[PD_QUARTIC_TERMS] = {0}, phi[PD_QUARTIC_TERMS];
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        s->len[b] = pd_v3_len(f->xi[b]);
         if (!s->weighted[i] && !job->gcorr) {
             s->kb[b] = 1;
             continue;
         }
-        pd_quartic_terms(pd_v3_scale(f->xi[b], 1 / s->len[b]), phi);
+        pd_quartic_terms(pd_v3_scale(f->xi[b], 1 / pd_v3_len(f->xi[b])), phi);
         s->kb[b] = s->weighted[i] ? pd_direction_weight_terms(&m->iso, phi) : 1;
         if (job->gcorr)
             pd_quartic_add_terms(q, f->w[i] * s->volume[f->j[b]] * s->kb[b], phi);
@@ -411,7 +408,7 @@ static void bond_geometry(const build_job* job, uint32_t i) {
     if (!job->gcorr)
         return;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        pd_quartic_terms(pd_v3_scale(f->xi[b], 1.0 / s->len[b]), phi);
+        pd_quartic_terms(pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b])), phi);
         pd_real S = pd_quartic_at_terms(q, phi);
         /* bounded: a corner particle must not turn rigid */
         job->gcorr[b] = s->planar[i] || S <= 0 ? 1 : fmin(fmax(m->moment_a / S, 0.5), 4.0);
@@ -429,7 +426,6 @@ static void bond_stiffness(const build_job* job, uint32_t i) {
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         uint32_t j = f->j[b];
         pd_real fn = s->kb[b]; /* bond_geometry */
-        s->wv[b] = f->w[i] * s->volume[j];
         s->kb[b] = s->volume[i] * s->volume[j] * f->w[i] / pd_v3_len2(f->xi[b]);
         if (s->weighted[i] && s->weighted[j]) /* solids: isotropic in every direction */
             s->kb[b] *= fn;
@@ -659,9 +655,7 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         st = pd_family_permute(&s->fam, perm, bond_from);
     if (st == PD_OK) {
         permute_items(s->c, scratch, bond_from, nb, sizeof(float));
-        permute_items(s->len, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->kb, scratch, bond_from, nb, sizeof(pd_real));
-        permute_items(s->wv, scratch, bond_from, nb, sizeof(pd_real));
         permute_items(s->kinv, scratch, perm, n, sizeof(pd_mat3));
         permute_items(s->kq, scratch, perm, n, sizeof(pd_real));
         permute_items(s->planar, scratch, perm, n, sizeof(uint8_t));
