@@ -166,6 +166,10 @@ static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t
 
 /* Bonds a family may have for the vectorised path (larger ones take the scalar form). */
 #define PPD_STAGE 160
+/* The staged loops run over a multiple of this many lanes (AVX-512's doubles; a multiple of
+ * AVX2's and SSE2's): the bonds past the family's last are padding that adds nothing, so that
+ * no bond goes through a scalar remainder loop (5 of a 29-bond family did). */
+#define PPD_LANES 8
 
 /* One particle's bonds staged as structure of arrays, so that the loops below run over
  * contiguous lanes (`omp simd`: SSE2 in a portable build, AVX2 or AVX-512 with PD_NATIVE).
@@ -174,9 +178,22 @@ typedef struct ppd_stage {
     pd_real yx[PPD_STAGE], yy[PPD_STAGE], yz[PPD_STAGE]; /* Y */
     pd_real xx[PPD_STAGE], xy[PPD_STAGE], xz[PPD_STAGE]; /* X */
     pd_real gx[PPD_STAGE], gy[PPD_STAGE], gz[PPD_STAGE]; /* g */
-    pd_real len[PPD_STAGE];                              /* |X| */
+    pd_real len[PPD_STAGE], kb[PPD_STAGE];               /* |X|, the bond's kb */
     pd_real tx[PPD_STAGE], ty[PPD_STAGE], tz[PPD_STAGE]; /* t = dE_i/dY */
+    uint32_t lanes;                                      /* the bonds rounded up to PPD_LANES */
 } ppd_stage;
+
+/* Pads i's staged bonds up to st->lanes with copies of its first bond (X, Y: values the loops
+ * already handle) of zero weight and stiffness, which add nothing to F, the energy, dE/dF or
+ * the shortest bond, and whose t is not written out. */
+static void pad_family(ppd_stage* st, uint32_t nb) {
+    st->lanes = (nb + PPD_LANES - 1) / PPD_LANES * PPD_LANES;
+    for (uint32_t b = nb; b < st->lanes; ++b) {
+        st->yx[b] = st->yx[0], st->yy[b] = st->yy[0], st->yz[b] = st->yz[0];
+        st->xx[b] = st->xx[0], st->xy[b] = st->xy[0], st->xz[b] = st->xz[0];
+        st->gx[b] = 0, st->kb[b] = 0; /* gx holds V_j until stage_family's loop */
+    }
+}
 
 /* Gathers i's bonds into st; returns F = sum Y g^T (pd_ppd_deformation_gradient's F). */
 static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, ppd_stage* st) {
@@ -190,14 +207,16 @@ static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
         st->yx[b] = yj.x - yi.x, st->yy[b] = yj.y - yi.y, st->yz[b] = yj.z - yi.z;
         st->xx[b] = X.x, st->xy[b] = X.y, st->xz[b] = X.z;
         vj[b] = s->volume[j];
+        st->kb[b] = s->kb[o + b];
     }
+    pad_family(st, nb);
     const pd_real wi = f->w[i];
     const pd_mat3 K = s->kinv[i];
     const pd_real k00 = K.m[0][0], k01 = K.m[0][1], k02 = K.m[0][2], k11 = K.m[1][1],
                   k12 = K.m[1][2], k22 = K.m[2][2];
     pd_real f00 = 0, f01 = 0, f02 = 0, f10 = 0, f11 = 0, f12 = 0, f20 = 0, f21 = 0, f22 = 0;
 #pragma omp simd reduction(+ : f00, f01, f02, f10, f11, f12, f20, f21, f22)
-    for (uint32_t b = 0; b < nb; ++b) {
+    for (uint32_t b = 0; b < st->lanes; ++b) {
         pd_real X0 = st->xx[b], X1 = st->xy[b], X2 = st->xz[b], w = wi * vj[b];
         st->len[b] = sqrt(X0 * X0 + X1 * X1 + X2 * X2);
         pd_real g0 = w * (k00 * X0 + k01 * X1 + k02 * X2);
@@ -215,10 +234,9 @@ static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
 /* The bond loop of local_particle_scalar over staged lanes: t of Eq. 8's two terms into st,
  * dE/dF (the derivative of dir(F xi)) into *dEdF, sum k |X|^2 into *kl2; returns the energy,
  * or -1 when some bond has a vanishing F xi or Y (the scalar form borrows directions then). */
-static pd_real bond_terms(const pd_ppd_state* s, uint32_t i, pd_mat3 F, pd_real mu, pd_real lambda,
-                          ppd_stage* st, pd_mat3* dEdF, pd_real* kl2) {
-    uint32_t o = s->fam.offsets[i], nb = s->fam.offsets[i + 1] - o;
-    const pd_real *len = st->len, *kb = s->kb + o;
+static pd_real bond_terms(pd_mat3 F, pd_real mu, pd_real lambda, ppd_stage* st, pd_mat3* dEdF,
+                          pd_real* kl2) {
+    const pd_real *len = st->len, *kb = st->kb;
     const pd_real F00 = F.m[0][0], F01 = F.m[0][1], F02 = F.m[0][2], F10 = F.m[1][0],
                   F11 = F.m[1][1], F12 = F.m[1][2], F20 = F.m[2][0], F21 = F.m[2][1],
                   F22 = F.m[2][2];
@@ -227,7 +245,7 @@ static pd_real bond_terms(const pd_ppd_state* s, uint32_t i, pd_mat3 F, pd_real 
     pd_real shortest = 1; /* the shortest F xi or Y in |X| */
 #pragma omp simd reduction(+ : e, sum_kl2, d00, d01, d02, d10, d11, d12, d20, d21, d22)        \
     reduction(min : shortest)
-    for (uint32_t b = 0; b < nb; ++b) {
+    for (uint32_t b = 0; b < st->lanes; ++b) {
         pd_real X0 = st->xx[b], X1 = st->xy[b], X2 = st->xz[b];
         pd_real Y0 = st->yx[b], Y1 = st->yy[b], Y2 = st->yz[b], L = len[b], k = kb[b];
         pd_real p0 = F00 * X0 + F01 * X1 + F02 * X2; /* F xi */
@@ -262,7 +280,7 @@ static void finish_bonds(pd_ppd_state* s, uint32_t i, pd_mat3 D, ppd_stage* st) 
                   D11 = D.m[1][1], D12 = D.m[1][2], D20 = D.m[2][0], D21 = D.m[2][1],
                   D22 = D.m[2][2];
 #pragma omp simd
-    for (uint32_t b = 0; b < nb; ++b) {
+    for (uint32_t b = 0; b < st->lanes; ++b) {
         pd_real g0 = st->gx[b], g1 = st->gy[b], g2 = st->gz[b];
         st->tx[b] += D00 * g0 + D01 * g1 + D02 * g2;
         st->ty[b] += D10 * g0 + D11 * g1 + D12 * g2;
@@ -288,7 +306,7 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
     if (s->prm.inversion_fix && !s->fix_off && !s->planar[i] && J < -PPD_INVERTED)
         return local_particle_scalar(s, y, i, inverted);
     pd_mat3 dEdF;
-    pd_real sum_kl2, e = bond_terms(s, i, F, m->mu, lambda, st, &dEdF, &sum_kl2);
+    pd_real sum_kl2, e = bond_terms(F, m->mu, lambda, st, &dEdF, &sum_kl2);
     if (e < 0)
         return local_particle_scalar(s, y, i, inverted);
     if (kv > 0) { /* dJ/dF = cof F */
