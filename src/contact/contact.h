@@ -15,11 +15,11 @@
  * d_c = s: two grid-sampled bodies whose surfaces touch have their outer particle layers one
  * spacing apart (each particle stands for a cube of side s), so contact starts exactly where
  * the sampled surfaces meet. The pairs are found through the hash grid (src/neighbor/grid.h)
- * from a candidate list (every pair within d_c + 2 skins, skin = a quarter of the smallest
- * spacing) that is rebuilt at the start of each step and whenever a particle has moved more
- * than a skin since: every pair closer than d_c is always in it, so the contact energy is a
- * function of the positions alone (a Verlet list; measured on the demo, a rebuild at every
- * evaluation cost 37 % of the run time, this 11 %).
+ * from a candidate list (every pair within d_c + 2 skins, skin at least a quarter of the
+ * smallest spacing, up to where the list reaches the horizon) that is rebuilt at the start of each
+ * step and whenever a particle has moved more than a skin since: every pair closer than d_c is
+ * always in it, so the contact energy is a function of the positions alone (a Verlet list; measured
+ * on the demo, a rebuild at every evaluation cost 37 % of the run time, this 11 %).
  *
  * Energy per pair (a quadratic penalty, zero beyond d_c, C1 at d_c):
  *   E_ij = k_ij / 2 (d_c - d)^2,  d = |y_i - y_j| < d_c,
@@ -78,7 +78,7 @@ typedef struct pd_contact {
     pd_hash_grid grid;
     pd_neighbor_list near; /* candidates within radius + 2 skin of where they were found */
     pd_vec3* near_at;      /* the positions they were found at */
-    pd_real skin;          /* a quarter of the smallest spacing (m) */
+    pd_real skin;          /* s/4 or more, s the smallest spacing (candidate_skin) (m) */
     int near_valid;
     /* per particle, at the last evaluation */
     pd_vec3* grad; /* dE_contact/dy_i (N) */
