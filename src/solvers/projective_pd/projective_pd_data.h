@@ -153,7 +153,8 @@ typedef struct pd_ppd_state {
     pd_sym_direct direct; /* global_solve = direct: A over the free particles */
     pd_descent opt;       /* the iterate, its residual and the L-BFGS pairs (src/optim) */
     int inverted;         /* some particle took the inversion fix at the iterate */
-    int fix_off; /* the fix is off for the rest of the step: its force stopped the descent */
+    int fix_off;      /* the fix is off for the rest of the step: its force stopped the descent */
+    int motion_start; /* x + h v, not y*, started the last step (start_point) */
     double t_local, t_global;    /* s spent in this step's local and global steps */
     double t_density, t_plastic; /* s in the density constraints (+ Eq. 28, repulsion) and the
                                   * plastic flow with its rebuilds */
