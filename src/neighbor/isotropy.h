@@ -54,24 +54,29 @@ pd_real pd_direction_weight_at(const pd_direction_weight* dw, pd_vec3 n);
 /* phi_k(n) = n_a n_b n_c n_d for the index sets a <= b <= c <= d in lexicographic order:
  * xxxx xxxy xxxz xxyy xxyz xxzz xyyy xyyz xyzz xzzz yyyy yyyz yyzz yzzz zzzz, multiplied in
  * that order. */
-static inline void pd_quartic_terms(pd_vec3 n, pd_real phi[PD_QUARTIC_TERMS]) {
+/* The same, term k into phi[k * stride]: a block of bonds as lanes, term by term. */
+static inline void pd_quartic_terms_strided(pd_vec3 n, pd_real* phi, size_t stride) {
     const pd_real x = n.x, y = n.y, z = n.z, x2 = x * x, xy = x * y, xz = x * z, y2 = y * y;
     const pd_real x3 = x2 * x, x2y = x2 * y, xy2 = xy * y, y3 = y2 * y, yz = y * z;
-    phi[0] = x3 * x;
-    phi[1] = x3 * y;
-    phi[2] = x3 * z;
-    phi[3] = x2y * y;
-    phi[4] = x2y * z;
-    phi[5] = (x2 * z) * z;
-    phi[6] = xy2 * y;
-    phi[7] = xy2 * z;
-    phi[8] = (xy * z) * z;
-    phi[9] = (xz * z) * z;
-    phi[10] = y3 * y;
-    phi[11] = y3 * z;
-    phi[12] = (y2 * z) * z;
-    phi[13] = (yz * z) * z;
-    phi[14] = ((z * z) * z) * z;
+    phi[0 * stride] = x3 * x;
+    phi[1 * stride] = x3 * y;
+    phi[2 * stride] = x3 * z;
+    phi[3 * stride] = x2y * y;
+    phi[4 * stride] = x2y * z;
+    phi[5 * stride] = (x2 * z) * z;
+    phi[6 * stride] = xy2 * y;
+    phi[7 * stride] = xy2 * z;
+    phi[8 * stride] = (xy * z) * z;
+    phi[9 * stride] = (xz * z) * z;
+    phi[10 * stride] = y3 * y;
+    phi[11 * stride] = y3 * z;
+    phi[12 * stride] = (y2 * z) * z;
+    phi[13 * stride] = (yz * z) * z;
+    phi[14 * stride] = ((z * z) * z) * z;
+}
+
+static inline void pd_quartic_terms(pd_vec3 n, pd_real phi[PD_QUARTIC_TERMS]) {
+    pd_quartic_terms_strided(n, phi, 1);
 }
 
 /* Number of distinct orderings of index set k (4! / the factorials of its repeated indices):
