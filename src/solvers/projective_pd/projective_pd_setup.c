@@ -454,15 +454,16 @@ static void bond_geometry(const build_job* job, uint32_t i) {
         uint32_t count = last - b0 < PPD_GEOM_BLOCK ? last - b0 : PPD_GEOM_BLOCK;
         quartic_block(f, b0, count, phi);
         pd_real* g = job->gcorr + b0;
+        pd_real S[PPD_GEOM_BLOCK] = {0};
+        for (int k = 0; k < PD_QUARTIC_TERMS; ++k) /* pd_quartic_at_terms, per lane */
 #pragma omp simd
-        for (uint32_t b = 0; b < count; ++b) { /* pd_quartic_at_terms, per lane */
-            pd_real S = 0;
-#pragma GCC unroll 15
-            for (int k = 0; k < PD_QUARTIC_TERMS; ++k)
-                S += q[k] * phi[k][b];
+            for (uint32_t b = 0; b < count; ++b)
+                S[b] += q[k] * phi[k][b];
+#pragma omp simd
+        for (uint32_t b = 0; b < count; ++b) {
             /* bounded: a corner particle must not turn rigid */
-            pd_real ratio = fmin(fmax(moment / S, 0.5), 4.0);
-            g[b] = (planar | (S <= 0)) ? 1 : ratio;
+            pd_real ratio = fmin(fmax(moment / S[b], 0.5), 4.0);
+            g[b] = (planar | (S[b] <= 0)) ? 1 : ratio;
         }
     }
 }
