@@ -1,5 +1,6 @@
 #include "neighbor/family.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -22,6 +23,17 @@ uint32_t pd_family_find_bond(const pd_family* f, uint32_t i, uint32_t j) {
     return lo < f->offsets[i + 1] && f->j[lo] == j ? lo : UINT32_MAX;
 }
 
+void pd_family_touch(pd_family* f) {
+    static _Atomic uint64_t next = 1;
+    f->generation = atomic_fetch_add(&next, 1);
+}
+
+void pd_family_share_rest(pd_family* f, const pd_vec3* ref) {
+    PD_FREE_ARRAY(f->xi, pd_vec3, f->bond_capacity + 1);
+    f->xi = NULL;
+    f->ref = ref;
+}
+
 pd_status pd_family_allocate(pd_family* f, size_t n, size_t bonds) {
     f->count = n;
     f->bond_count = f->bond_capacity = bonds;
@@ -30,6 +42,7 @@ pd_status pd_family_allocate(pd_family* f, size_t n, size_t bonds) {
     f->rev = PD_NEW_ARRAY(uint32_t, bonds + 1);
     f->xi = PD_NEW_ARRAY(pd_vec3, bonds + 1);
     f->w = PD_NEW_ARRAY(pd_real, n + 1);
+    pd_family_touch(f);
     return f->offsets && f->j && f->rev && f->xi && f->w ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 

@@ -16,11 +16,19 @@ typedef struct pd_family {
     uint32_t* offsets;    /* bonds of i: offsets[i] .. offsets[i+1] */
     uint32_t* j;          /* the neighbour of each bond */
     uint32_t* rev;        /* index of the opposite bond j -> i */
-    pd_vec3* xi;          /* reference vector X<xi> = x_j - x_i (m); plasticity may edit it */
+    /* reference vector X<xi> = x_j - x_i of each bond (m), which plasticity may edit; or NULL
+     * when the bonds keep the reference positions they were built on (pd_family_share_rest):
+     * X = ref[j] - ref[i], 24 bytes a bond less. Read it through pd_family_xi. */
+    pd_vec3* xi;
+    const pd_vec3* ref; /* with xi NULL: the reference positions (the owner keeps them) */
     /* per particle: the weight w<xi> of each of i's bonds (1/m^3), sum_j w V_j = 1 over a full
      * family of i's body; one value per body (normalise_weights), so kept per particle rather
      * than per bond (8 bytes a bond less) */
     pd_real* w;
+    /* a number no other state of the bonds (of any family) had: build, renewal, removal and
+     * renumbering give the family a new one, so that what was derived from its bonds (a
+     * pd_scatter_plan) can tell it is out of date */
+    uint64_t generation;
 } pd_family;
 
 /* Families on `rest` positions: j is in i's family when both belong to the same body and
@@ -34,6 +42,17 @@ pd_status pd_family_allocate(pd_family* f, size_t n, size_t bonds);
 /* Index of the bond i -> j, or UINT32_MAX when j is not in i's family (bonds of a family are
  * sorted by j). */
 uint32_t pd_family_find_bond(const pd_family* f, uint32_t i, uint32_t j);
+/* X<xi> of i's bond b. */
+static inline pd_vec3 pd_family_xi(const pd_family* f, uint32_t i, uint32_t b) {
+    return f->xi ? f->xi[b] : pd_v3_sub(f->ref[f->j[b]], f->ref[i]);
+}
+/* Frees the bonds' own X<xi>: from now on X = ref[j] - ref[i]. Only for bonds whose X are
+ * those differences (built on ref by pd_family_build, never edited), whose owner renumbers ref
+ * with the family (pd_family_permute) and never moves it. A renewal gives the new family its
+ * own X<xi> again. */
+void pd_family_share_rest(pd_family* f, const pd_vec3* ref);
+/* Gives f a new generation (the bonds changed). */
+void pd_family_touch(pd_family* f);
 /* sum_j V_j over i's family (m^3). */
 pd_real pd_family_volume(const pd_family* f, const pd_real* volume, uint32_t i);
 

@@ -99,7 +99,8 @@ static uint32_t merge_family(const pd_family* old, const pd_neighbor_list* list,
             continue;
         if (out) {
             out->j[b] = j;
-            out->xi[b] = had == UINT32_MAX ? pd_v3_sub(d->pos[j], d->pos[i]) : old->xi[had];
+            out->xi[b] =
+                had == UINT32_MAX ? pd_v3_sub(d->pos[j], d->pos[i]) : pd_family_xi(old, i, had);
             map[b] = had == UINT32_MAX ? PD_BOND_NEW : had;
         }
         ++b;
@@ -124,7 +125,7 @@ static uint32_t keep_family(const pd_family* old, pd_family* out, uint32_t* map,
                             uint32_t b) {
     for (uint32_t o = old->offsets[i]; o < old->offsets[i + 1]; ++o, ++b) {
         out->j[b] = old->j[o];
-        out->xi[b] = old->xi[o];
+        out->xi[b] = pd_family_xi(old, i, o);
         map[b] = o;
     }
     return b;
@@ -139,7 +140,7 @@ static uint32_t renew_family(const pd_family* old, const pd_neighbor_list* list,
             continue;
         uint32_t o = pd_family_find_bond(old, i, j);
         out->j[b] = j;
-        out->xi[b] = o == UINT32_MAX ? pd_v3_sub(d->pos[j], d->pos[i]) : old->xi[o];
+        out->xi[b] = o == UINT32_MAX ? pd_v3_sub(d->pos[j], d->pos[i]) : pd_family_xi(old, i, o);
         map[b++] = o == UINT32_MAX ? PD_BOND_NEW : o;
     }
     return b;
@@ -247,7 +248,8 @@ pd_status pd_family_remove(pd_family* f, const uint8_t* remove, const int32_t* i
                 continue;
             }
             f->j[b] = f->j[o];
-            f->xi[b] = f->xi[o];
+            if (f->xi)
+                f->xi[b] = f->xi[o];
             old_bond[b++] = o;
         }
     }
@@ -257,6 +259,7 @@ pd_status pd_family_remove(pd_family* f, const uint8_t* remove, const int32_t* i
         for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
             f->rev[k] = pd_family_find_bond(f, f->j[k], i);
     f->bond_count = b; /* the arrays keep their capacity */
+    pd_family_touch(f);
     return st;
 }
 
@@ -304,9 +307,10 @@ pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_f
         memcpy(f->offsets, offsets, (n + 1) * sizeof(uint32_t));
         memcpy(f->j, j, nb * sizeof(uint32_t));
         pd_vec3* xi = scratch;
-        for (size_t b = 0; b < nb; ++b)
+        for (size_t b = 0; f->xi && b < nb; ++b)
             xi[b] = f->xi[bond_from[b]];
-        memcpy(f->xi, xi, nb * sizeof(pd_vec3));
+        if (f->xi)
+            memcpy(f->xi, xi, nb * sizeof(pd_vec3));
         pd_real* w = scratch;
         for (size_t i = 0; i < n; ++i)
             w[i] = f->w[perm[i]];
@@ -314,6 +318,7 @@ pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_f
         for (uint32_t i = 0; i < n; ++i)
             for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
                 f->rev[k] = pd_family_find_bond(f, f->j[k], i);
+        pd_family_touch(f);
     }
     PD_FREE_ARRAY(inv, uint32_t, n + 1);
     PD_FREE_ARRAY(offsets, uint32_t, n + 1);

@@ -25,7 +25,8 @@ void pd_moment_fit_add(pd_moment_fit* fit, const pd_family* f, const pd_real* vo
         return;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         double c = f->w[i] * volume[f->j[b]] / total, phi[NQ];
-        pd_quartic_terms(pd_v3_scale(f->xi[b], 1.0 / pd_v3_len(f->xi[b])), phi);
+        pd_vec3 X = pd_family_xi(f, i, b);
+        pd_quartic_terms(pd_v3_scale(X, 1.0 / pd_v3_len(X)), phi);
         for (int k = 0; k < NQ; ++k) {
             fit->m[k] += c * phi[k];
             for (int l = 0; l < NQ; ++l)

@@ -88,8 +88,8 @@ static void radix_pass(const uint64_t* keys, const uint32_t* idx, uint64_t* keys
 }
 
 /* Sorts (codes, perm) by code, stably. Digits on which all codes agree are skipped. The data
- * ping-pong between the caller's arrays and the scratch ones; the result is copied back to
- * perm when it ends in scratch. */
+ * ping-pong between the caller's arrays and the scratch ones; the result is copied back when
+ * it ends in scratch. */
 static void radix_sort(uint64_t* codes, uint32_t* perm, uint64_t* codes2, uint32_t* perm2,
                        size_t n) {
     uint64_t all_or = 0, all_and = ~0ull;
@@ -112,8 +112,28 @@ static void radix_sort(uint64_t* codes, uint32_t* perm, uint64_t* codes2, uint32
         p0 = p1;
         p1 = tp;
     }
-    if (p0 != perm)
+    if (p0 != perm) {
         memcpy(perm, p0, n * sizeof(uint32_t));
+        memcpy(codes, k0, n * sizeof(uint64_t));
+    }
+}
+
+pd_status pd_sort_by_key(uint64_t* keys, size_t n, uint32_t* perm) {
+    if (n == 0)
+        return PD_OK;
+    if (!keys || !perm)
+        return PD_ERR_INVALID_ARGUMENT;
+    if (n >= UINT32_MAX)
+        return PD_ERR_TOO_LARGE;
+    size_t bytes = n * (sizeof(uint64_t) + sizeof(uint32_t)); /* keys2, perm2 */
+    unsigned char* scratch = pd_alloc(bytes);
+    if (!scratch)
+        return PD_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < n; ++i)
+        perm[i] = (uint32_t)i;
+    radix_sort(keys, perm, (uint64_t*)scratch, (uint32_t*)(scratch + n * sizeof(uint64_t)), n);
+    pd_free(scratch, bytes);
+    return PD_OK;
 }
 
 pd_status pd_morton_order(const pd_vec3* pos, size_t n, pd_real cell, uint32_t* perm) {
@@ -123,19 +143,12 @@ pd_status pd_morton_order(const pd_vec3* pos, size_t n, pd_real cell, uint32_t* 
         return PD_ERR_TOO_LARGE;
     if (n == 0)
         return PD_OK;
-    /* scratch: codes, codes2, perm2 */
-    size_t bytes = n * (2 * sizeof(uint64_t) + sizeof(uint32_t));
-    unsigned char* scratch = pd_alloc(bytes);
-    if (!scratch)
+    uint64_t* codes = PD_NEW_ARRAY(uint64_t, n);
+    if (!codes)
         return PD_ERR_OUT_OF_MEMORY;
-    uint64_t* codes = (uint64_t*)scratch;
-    uint64_t* codes2 = codes + n;
-    uint32_t* perm2 = (uint32_t*)(codes2 + n);
     morton_job job = {pos, pd_finite_lower_corner(pos, n), cell, codes};
     pd_parallel_for(n, PD_MORTON_GRAIN, code_range, &job);
-    for (size_t i = 0; i < n; ++i)
-        perm[i] = (uint32_t)i;
-    radix_sort(codes, perm, codes2, perm2, n);
-    pd_free(scratch, bytes);
-    return PD_OK;
+    pd_status st = pd_sort_by_key(codes, n, perm);
+    PD_FREE_ARRAY(codes, uint64_t, n);
+    return st;
 }

@@ -19,4 +19,8 @@ pd_vec3 pd_finite_lower_corner(const pd_vec3* pos, size_t n);
  * old index, so the order is deterministic). */
 pd_status pd_morton_order(const pd_vec3* pos, size_t n, pd_real cell, uint32_t* perm);
 
+/* Sorts keys in place, stably, and sets perm[k] to the index the k-th key had (ties keep their
+ * index order). */
+pd_status pd_sort_by_key(uint64_t* keys, size_t n, uint32_t* perm);
+
 #endif

@@ -24,17 +24,22 @@
  * or tumble drift from their creation order). The solver permutes its own per-particle and
  * per-bond data (on_reorder); frames are written by particle id, so their order never
  * changes. Infrequent: its scratch is allocated here, not per step. */
+pd_real pd_world_order_cell(const pd_world* w) {
+    const pd_particles* p = &w->particles;
+    pd_real cell = p->count ? p->spacing[0] : 1;
+    for (size_t i = 1; i < p->count; ++i)
+        cell = fmin(cell, p->spacing[i]);
+    return cell;
+}
+
 pd_status pd_world_reorder(pd_world* w, const pd_vec3* key) {
     pd_particles* p = &w->particles;
     size_t n = p->count;
     uint32_t* perm = PD_NEW_ARRAY(uint32_t, n);
     void* scratch = pd_alloc(n * sizeof(pd_vec3));
     pd_status st = perm && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
-    pd_real cell = p->spacing[0];
-    for (size_t i = 1; i < n; ++i)
-        cell = fmin(cell, p->spacing[i]);
     if (st == PD_OK)
-        st = pd_morton_order(key, n, cell, perm);
+        st = pd_morton_order(key, n, pd_world_order_cell(w), perm);
     if (st == PD_OK) {
         pd_particles_permute(p, perm, scratch);
         for (size_t i = 0; i < n; ++i)

@@ -77,6 +77,8 @@ struct pd_world {
 /* Steps between Morton reorderings of the particles by their current positions. */
 #define PD_REORDER_EVERY 64
 
+/* The cell of the Z-curve the particles are ordered along (their smallest spacing, m). */
+pd_real pd_world_order_cell(const pd_world* w);
 /* Reorders the particles along a Z-curve of `key` (one position per particle), tells the
  * solver, and updates the output order. */
 pd_status pd_world_reorder(pd_world* w, const pd_vec3* key);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
-#include "neighbor/family.h"
+#include "neighbor/family_renewal.h"
 #include "test.h"
 
 #define N 10
@@ -78,5 +78,47 @@ PD_TEST(full_family_shape_tensor_is_isotropic) {
     PD_CHECK_REL(k.m[2][2], k.m[0][0], 1e-12);
     PD_CHECK_NEAR(off, 0, 1e-15);
     pd_family_free(&f);
+    pd_hash_grid_destroy(&grid);
+}
+
+/* A family that shares its reference positions (pd_family_share_rest) reads the X each bond
+ * stored, bit for bit, before and after a renumbering that moves the positions with it. */
+PD_TEST(shared_rest_gives_the_stored_references) {
+    static pd_vec3 pos[N * N * N], ref[N * N * N];
+    static pd_real vol[N * N * N], h[N * N * N];
+    static int32_t body[N * N * N];
+    static uint32_t perm[N * N * N], from_a[N * N * N * 40], from_b[N * N * N * 40];
+    size_t n = lattice(pos, vol, h, body, 0.01);
+    for (size_t i = 0; i < n; ++i) /* an uneven lattice, so that X differ in their last bits */
+        pos[i] = pd_v3_madd(pos[i], 1e-3 * (double)(i % 7), pd_v3(1, 0.3, 0.7));
+    pd_family a, b;
+    pd_hash_grid grid = {0};
+    PD_REQUIRE(pd_family_build(&a, &grid, pos, vol, h, body, n, 2.01) == PD_OK);
+    PD_REQUIRE(pd_family_build(&b, &grid, pos, vol, h, body, n, 2.01) == PD_OK);
+    PD_REQUIRE(a.bond_count <= N * N * N * 40);
+    pd_family_share_rest(&b, pos);
+    PD_CHECK(b.xi == NULL);
+    int differ = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t k = a.offsets[i]; k < a.offsets[i + 1]; ++k) {
+            pd_vec3 x = a.xi[k], y = pd_family_xi(&b, i, k);
+            differ += x.x != y.x || x.y != y.y || x.z != y.z;
+        }
+    for (size_t i = 0; i < n; ++i) /* a scrambled renumbering; the owner moves ref alike */
+        perm[i] = (uint32_t)((i * 389) % n);
+    for (size_t i = 0; i < n; ++i)
+        ref[i] = pos[perm[i]];
+    PD_REQUIRE(pd_family_permute(&a, perm, from_a) == PD_OK);
+    PD_REQUIRE(pd_family_permute(&b, perm, from_b) == PD_OK);
+    b.ref = ref;
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t k = a.offsets[i]; k < a.offsets[i + 1]; ++k) {
+            pd_vec3 x = a.xi[k], y = pd_family_xi(&b, i, k);
+            differ += x.x != y.x || x.y != y.y || x.z != y.z;
+        }
+    printf("  %zu bonds: %d read another X than the one stored\n", a.bond_count, differ);
+    PD_CHECK(differ == 0);
+    pd_family_free(&a);
+    pd_family_free(&b);
     pd_hash_grid_destroy(&grid);
 }

@@ -21,6 +21,7 @@
 #include "core/timer.h"
 #include "linalg/chebyshev.h"
 #include "math/svd3.h"
+#include "parallel/scatter_plan.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "solvers/solver.h"
@@ -50,7 +51,8 @@ pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uin
     const pd_family* f = &s->fam;
     pd_mat3 yx = pd_m3_zero();
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        pd_m3_add_outer(&yx, f->w[i] * s->volume[f->j[b]], pd_v3_sub(y[f->j[b]], y[i]), f->xi[b]);
+        pd_m3_add_outer(&yx, f->w[i] * s->volume[f->j[b]], pd_v3_sub(y[f->j[b]], y[i]),
+                        pd_family_xi(f, i, b));
     return pd_m3_mul(yx, s->kinv[i]);
 }
 
@@ -86,6 +88,16 @@ static pd_mat3 cofactor(pd_mat3 a) {
     return c;
 }
 
+/* The gradient of Eq. 12's energy gathers each bond's t = dE_i/dY at both ends: y_j gets +t,
+ * y_i gets -t. Particles add into their neighbours' g directly, in the order of the scatter
+ * plan (parallel/scatter_plan.h: no two particles that run at once share a neighbour, and
+ * every g_j receives its terms in one order on any number of threads); i's own terms are
+ * summed first and subtracted once. */
+static void scatter_bond(pd_vec3* g, uint32_t j, pd_vec3 t, pd_vec3* own) {
+    g[j] = pd_v3_add(g[j], t);
+    *own = pd_v3_add(*own, t);
+}
+
 /* The inverted particle's bond forces a (Y - p) of the paper's local/global step, p from the
  * row-permuted F' (see local_particle); Jt = det F' > 0. */
 static void inverted_forces(pd_ppd_state* s, pd_real mu, pd_real lambda, pd_mat3 F, pd_real kv,
@@ -94,16 +106,43 @@ static void inverted_forces(pd_ppd_state* s, pd_real mu, pd_real lambda, pd_mat3
     pd_real jscale = kv > 0 ? 1.0 / cbrt(fmax(Jt, 1e-3)) : 1;
     pd_real inv = 1.0 / (mu + 0.5 * lambda + kv);
     pd_real wdev = mu * inv, wiso = 0.5 * lambda * inv, wvol = kv * jscale * inv;
+    pd_vec3 own = pd_v3(0, 0, 0);
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]), fx = pd_m3_mulv(F, X);
+        pd_vec3 X = pd_family_xi(f, i, b), Y = pd_v3_sub(y[f->j[b]], y[i]), fx = pd_m3_mulv(F, X);
         pd_real len = pd_v3_len(X), lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
         pd_vec3 dfx, diso;
         directions(fx, lfx, Y, ly, X, len, &dfx, &diso);
         pd_vec3 ddev = lfx > 1e-12 * len ? swap01(dfx) : dfx; /* a borrowed one is not turned */
         pd_vec3 p = pd_v3_madd(pd_v3_scale(swap01(fx), wvol), wdev * len, ddev);
         p = pd_v3_madd(p, wiso * len, diso);
-        s->t[b] = pd_v3_scale(pd_v3_sub(Y, p), 2 * s->kb[b] * s->kq[i]); /* a_ij */
+        pd_vec3 a = pd_v3_scale(pd_v3_sub(Y, p), 2 * s->kb[b] * s->kq[i]); /* a_ij (Y - p) */
+        scatter_bond(s->g, f->j[b], a, &own);
     }
+    s->g[i] = pd_v3_sub(s->g[i], own);
+}
+
+/* One bond of i at y for the scalar form: Eq. 8's terms, and the part of t = dE_i/dY in Y
+ * directly. */
+typedef struct ppd_bond {
+    pd_vec3 X, Y, dfx, off; /* X, Y, dir(F xi), Y - |X| dir(F xi) */
+    pd_real len, lfx, k;    /* |X|, |F xi|, the bond's kb */
+    pd_vec3 t;
+    pd_real e; /* the bond's energy */
+} ppd_bond;
+
+static ppd_bond scalar_bond(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, uint32_t b,
+                            pd_mat3 F, pd_real mu, pd_real lambda) {
+    const pd_family* f = &s->fam;
+    ppd_bond o;
+    o.X = pd_family_xi(f, i, b), o.Y = pd_v3_sub(y[f->j[b]], y[i]);
+    pd_vec3 fx = pd_m3_mulv(F, o.X), diso;
+    o.len = pd_v3_len(o.X), o.k = s->kb[b], o.lfx = pd_v3_len(fx);
+    pd_real ly = pd_v3_len(o.Y);
+    directions(fx, o.lfx, o.Y, ly, o.X, o.len, &o.dfx, &diso); /* Eq. 10 and 11 */
+    o.off = pd_v3_madd(o.Y, -o.len, o.dfx);
+    o.e = o.k * (mu * pd_v3_len2(o.off) + 0.5 * lambda * (ly - o.len) * (ly - o.len));
+    o.t = pd_v3_madd(pd_v3_scale(o.off, 2 * o.k * mu), o.k * lambda * (ly - o.len), diso);
+    return o;
 }
 
 /* Particle i's part of the energy (J), with k = V_i V_j w / |X|^2 per bond:
@@ -113,7 +152,8 @@ static void inverted_forces(pd_ppd_state* s, pd_real mu, pd_real lambda, pd_mat3
  * in the energy: its gradient with the derivative of dir(F xi) dropped is Eq. 10, and unlike
  * (|F xi| - |X|)^2 it resists a bond leaving the plane its family's F fits (one-layer shells
  * bend through mu only so, Fig. 5). Per bond, t = dE_i/dY: the parts in Y directly, the parts
- * in F (the dropped derivative kept) through dE/dF (X*X)^+ w V_j xi.
+ * in F (the dropped derivative kept) through dE/dF (X*X)^+ w V_j xi; t goes into g at both
+ * ends (scatter_bond).
  * Inversion (Sec. 4.1): a clearly inverted particle (det F < -PPD_INVERTED) takes instead the
  * force of the paper's local step, a (Y - p), with the projection p built from F' (F with its
  * first two rows permuted): |X| dir(F' xi) (Eq. 10, weight mu), |X| dir(Y) (Eq. 11, weight
@@ -124,7 +164,8 @@ static void inverted_forces(pd_ppd_state* s, pd_real mu, pd_real lambda, pd_mat3
  * determinants are left alone: the permutation turns targets by 90 degrees about z, and at
  * the momentary near-zero determinants of an impact it set a dropped ball spinning (measured).
  * Returns the energy; *inverted is set when the fix acted. This is the reference form, taken
- * by the families local_particle cannot vectorise (see there). */
+ * by the families local_particle cannot vectorise (see there); it evaluates each bond twice,
+ * once for dE/dF and once for t, rather than keep t per bond. */
 static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int* inverted) {
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
@@ -135,17 +176,12 @@ static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t
     pd_mat3 dEdF = pd_m3_zero();
     pd_real e = 0, sum_kl2 = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        pd_vec3 X = f->xi[b], Y = pd_v3_sub(y[f->j[b]], y[i]), fx = pd_m3_mulv(F, X);
-        pd_real len = pd_v3_len(X), k = s->kb[b], lfx = pd_v3_len(fx), ly = pd_v3_len(Y);
-        pd_vec3 dfx, diso; /* Eq. 10 and 11 */
-        directions(fx, lfx, Y, ly, X, len, &dfx, &diso);
-        pd_vec3 off = pd_v3_madd(Y, -len, dfx); /* Y - |X| dir(F xi) */
-        e += k * (m->mu * pd_v3_len2(off) + 0.5 * lambda * (ly - len) * (ly - len));
-        if (lfx > 1e-12 * len) /* d dir(F xi) / dF, through |X|/|F xi| (I - d d^T) */
-            pd_m3_add_outer(&dEdF, -2 * k * m->mu * len / lfx,
-                            pd_v3_madd(Y, -pd_v3_dot(dfx, Y), dfx), X);
-        sum_kl2 += k * len * len;
-        s->t[b] = pd_v3_madd(pd_v3_scale(off, 2 * k * m->mu), k * lambda * (ly - len), diso);
+        ppd_bond o = scalar_bond(s, y, i, b, F, m->mu, lambda);
+        e += o.e;
+        if (o.lfx > 1e-12 * o.len) /* d dir(F xi) / dF, through |X|/|F xi| (I - d d^T) */
+            pd_m3_add_outer(&dEdF, -2 * o.k * m->mu * o.len / o.lfx,
+                            pd_v3_madd(o.Y, -pd_v3_dot(o.dfx, o.Y), o.dfx), o.X);
+        sum_kl2 += o.k * o.len * o.len;
     }
     if (kv > 0) { /* dJ/dF = cof F */
         e += kv / 9 * (J - 1) * (J - 1) * sum_kl2;
@@ -157,8 +193,13 @@ static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t
         return e;
     }
     pd_mat3 H = pd_m3_mul(dEdF, s->kinv[i]);
-    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        s->t[b] = pd_v3_madd(s->t[b], f->w[i] * s->volume[f->j[b]], pd_m3_mulv(H, f->xi[b]));
+    pd_vec3 own = pd_v3(0, 0, 0);
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        ppd_bond o = scalar_bond(s, y, i, b, F, m->mu, lambda);
+        pd_vec3 t = pd_v3_madd(o.t, f->w[i] * s->volume[f->j[b]], pd_m3_mulv(H, o.X));
+        scatter_bond(s->g, f->j[b], t, &own);
+    }
+    s->g[i] = pd_v3_sub(s->g[i], own);
     return e;
 }
 
@@ -195,6 +236,25 @@ static void pad_family(ppd_stage* st, uint32_t nb) {
     }
 }
 
+/* X of i's bonds into st: the bonds' own, or the differences of the reference positions they
+ * share (pd_family_share_rest), which are read from cache where a bond's X streams from
+ * memory. */
+static void stage_references(const pd_family* f, uint32_t i, ppd_stage* st) {
+    uint32_t o = f->offsets[i], nb = f->offsets[i + 1] - o;
+    if (f->xi) {
+        for (uint32_t b = 0; b < nb; ++b) {
+            pd_vec3 X = f->xi[o + b];
+            st->xx[b] = X.x, st->xy[b] = X.y, st->xz[b] = X.z;
+        }
+        return;
+    }
+    pd_vec3 ri = f->ref[i];
+    for (uint32_t b = 0; b < nb; ++b) {
+        pd_vec3 rj = f->ref[f->j[o + b]];
+        st->xx[b] = rj.x - ri.x, st->xy[b] = rj.y - ri.y, st->xz[b] = rj.z - ri.z;
+    }
+}
+
 /* Gathers i's bonds into st; returns F = sum Y g^T (pd_ppd_deformation_gradient's F). */
 static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, ppd_stage* st) {
     const pd_family* f = &s->fam;
@@ -203,12 +263,12 @@ static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
     pd_real* vj = st->gx; /* V_j until g overwrites it */
     for (uint32_t b = 0; b < nb; ++b) {
         uint32_t j = f->j[o + b];
-        pd_vec3 yj = y[j], X = f->xi[o + b];
+        pd_vec3 yj = y[j];
         st->yx[b] = yj.x - yi.x, st->yy[b] = yj.y - yi.y, st->yz[b] = yj.z - yi.z;
-        st->xx[b] = X.x, st->xy[b] = X.y, st->xz[b] = X.z;
         vj[b] = s->volume[j];
         st->kb[b] = s->kb[o + b];
     }
+    stage_references(f, i, st);
     pad_family(st, nb);
     const pd_real wi = f->w[i];
     const pd_mat3 K = s->kinv[i];
@@ -272,8 +332,8 @@ static pd_real bond_terms(pd_mat3 F, pd_real mu, pd_real lambda, ppd_stage* st, 
     return shortest > 1e-12 ? e : -1;
 }
 
-/* t += dE/dF g per bond (the part of t through F, local_particle_scalar's H xi w V_j), written
- * out to the state's bonds. */
+/* t += dE/dF g per bond (the part of t through F, local_particle_scalar's H xi w V_j), then t
+ * into g at both ends (scatter_bond). */
 static void finish_bonds(pd_ppd_state* s, uint32_t i, pd_mat3 D, ppd_stage* st) {
     uint32_t o = s->fam.offsets[i], nb = s->fam.offsets[i + 1] - o;
     const pd_real D00 = D.m[0][0], D01 = D.m[0][1], D02 = D.m[0][2], D10 = D.m[1][0],
@@ -286,9 +346,11 @@ static void finish_bonds(pd_ppd_state* s, uint32_t i, pd_mat3 D, ppd_stage* st) 
         st->ty[b] += D10 * g0 + D11 * g1 + D12 * g2;
         st->tz[b] += D20 * g0 + D21 * g1 + D22 * g2;
     }
-    pd_vec3* t = s->t + o;
+    const uint32_t* j = s->fam.j + o;
+    pd_vec3 own = pd_v3(0, 0, 0);
     for (uint32_t b = 0; b < nb; ++b)
-        t[b] = pd_v3(st->tx[b], st->ty[b], st->tz[b]);
+        scatter_bond(s->g, j[b], pd_v3(st->tx[b], st->ty[b], st->tz[b]), &own);
+    s->g[i] = pd_v3_sub(s->g[i], own);
 }
 
 /* local_particle_scalar's energy and forces, its bond loops vectorised over the staged family.
@@ -317,16 +379,6 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
     return e;
 }
 
-/* g_i = dE/dy_i = sum_j (t_ji - t_ij), per particle, without atomics; plus the gradient of
- * the contact energy (src/contact) when contact is on. */
-static pd_vec3 gather_gradient(const pd_ppd_state* s, uint32_t i) {
-    const pd_family* f = &s->fam;
-    pd_vec3 g = s->prm.contact ? s->contact.grad[i] : pd_v3(0, 0, 0);
-    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        g = pd_v3_add(g, pd_v3_sub(s->t[f->rev[b]], s->t[b]));
-    return g;
-}
-
 typedef struct ppd_ctx {
     pd_ppd_state* s;
     const pd_vec3* y;
@@ -339,35 +391,67 @@ static int is_free(const ppd_ctx* c, size_t i) {
     return !(c->flags[i] & PD_P_CONSTRAINED);
 }
 
-static pd_real sum_partials(const pd_ppd_state* s) {
+static pd_real sum_partials(const pd_real* partial, size_t count) {
     pd_real sum = 0;
-    for (size_t k = 0; k < s->chunks; ++k)
-        sum += s->partial[k];
+    for (size_t k = 0; k < count; ++k)
+        sum += partial[k];
     return sum;
 }
 
-static void local_kernel(void* vctx, size_t begin, size_t end, int thread) {
+static void zero_gradient(void* vctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    ppd_ctx* c = vctx;
+    memset(c->s->g + begin, 0, (end - begin) * sizeof(pd_vec3));
+}
+
+/* One task of the scatter plan: its particles' energies and their bonds' t into g. Partial
+ * sums per task (energy, then the inversion flag). */
+static void local_task(void* vctx, const uint32_t* particles, size_t count, size_t task,
+                       int thread) {
+    (void)thread;
     ppd_ctx* c = vctx;
     pd_real e = 0;
     int inverted = 0;
     ppd_stage st;
-    for (size_t i = begin; i < end; ++i)
-        e += local_particle(c->s, c->y, (uint32_t)i, &inverted, &st);
-    c->s->partial[begin / PPD_GRAIN] = e;
-    c->s->partial[c->s->chunks + begin / PPD_GRAIN] = inverted;
+    for (size_t k = 0; k < count; ++k)
+        e += local_particle(c->s, c->y, particles[k], &inverted, &st);
+    c->s->partial[task] = e;
+    c->s->partial[c->s->plan.tasks + task] = inverted;
 }
 
-/* Gathers g, then the residual of Eq. 12 with the exact forces, r = M (y - y*)/h^2 + g, and
- * the inertia energy; then the collider contact (boundary/collider_contact.h): friction's
- * force and (smoothed) potential, and a touching particle whose residual pushes into its
- * collider blocked along the normal. Partial sums of |r|^2 (first half) and inertia + friction
- * potential. */
-static void gather_kernel(void* vctx, size_t begin, size_t end, int thread) {
+/* The energy of every family at y and its gradient in s->g (without the contact). */
+static pd_real bond_energy(pd_ppd_state* s, ppd_ctx* c) {
+    pd_parallel_for(s->n, PPD_GRAIN, zero_gradient, c);
+    if (!pd_scatter_plan_current(&s->plan, &s->fam)) { /* no plan (out of memory): one thread */
+        pd_real e = 0;
+        int inverted = 0;
+        ppd_stage st;
+        for (uint32_t i = 0; i < s->n; ++i)
+            e += local_particle(s, c->y, i, &inverted, &st);
+        s->inverted = inverted;
+        return e;
+    }
+    pd_scatter_for(&s->plan, local_task, c);
+    size_t tasks = s->plan.tasks;
+    s->inverted = 0;
+    for (size_t k = 0; k < tasks; ++k)
+        s->inverted |= s->partial[tasks + k] != 0;
+    return sum_partials(s->partial, tasks);
+}
+
+/* The residual of Eq. 12 with the exact forces, r = M (y - y*)/h^2 + g (g with the gradient of
+ * the contact energy, src/contact, when contact is on), and the inertia energy; then the
+ * collider contact (boundary/collider_contact.h): friction's force and (smoothed) potential,
+ * and a touching particle whose residual pushes into its collider blocked along the normal.
+ * Partial sums of |r|^2 (first half) and inertia + friction potential. */
+static void residual_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    (void)thread;
     ppd_ctx* c = vctx;
     pd_ppd_state* s = c->s;
     pd_real r2 = 0, inertia = 0, ih2 = 1.0 / (s->dt * s->dt);
     for (size_t i = begin; i < end; ++i) {
-        s->g[i] = gather_gradient(s, (uint32_t)i);
+        if (s->prm.contact)
+            s->g[i] = pd_v3_add(s->g[i], s->contact.grad[i]);
         pd_vec3 r = pd_v3(0, 0, 0);
         if (is_free(c, i)) {
             pd_vec3 d = pd_v3_sub(c->y[i], s->ystar[i]);
@@ -414,18 +498,13 @@ static pd_real contact_energy(pd_ppd_state* s, const pd_vec3* y) {
 static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, pd_vec3* r, pd_real* r_norm) {
     double t0 = pd_now();
     ppd_ctx c = {.s = s, .y = y, .flags = s->flags, .r = r};
-    pd_parallel_for(s->n, PPD_GRAIN, local_kernel, &c);
-    pd_real energy = sum_partials(s);
-    s->inverted = 0;
-    for (size_t k = 0; k < s->chunks; ++k)
-        s->inverted |= s->partial[s->chunks + k] != 0;
+    pd_real energy = bond_energy(s, &c);
     double t1 = pd_now();
     energy += contact_energy(s, y);
     double t2 = pd_now();
-    pd_parallel_for(s->n, PPD_GRAIN, gather_kernel, &c);
-    pd_real r2 = sum_partials(s), inertia = 0;
-    for (size_t k = 0; k < s->chunks; ++k)
-        inertia += s->partial[s->chunks + k];
+    pd_parallel_for(s->n, PPD_GRAIN, residual_kernel, &c);
+    pd_real r2 = sum_partials(s->partial, s->chunks);
+    pd_real inertia = sum_partials(s->partial + s->chunks, s->chunks);
     *r_norm = sqrt(r2);
     double t3 = pd_now();
     s->t_local += t3 - t0;
@@ -496,7 +575,7 @@ static void filter_all(void* ctx, pd_vec3* v, size_t n) {
  * within h^2 g of a surface, 11 mm at h = 1/30 s, touching or not; measured, a block whose
  * grid-sampled bottom hovers in steps over a ramp pressed on it with 95 % of its weight and
  * slid 6 % too fast), and particles touching a collider whose residual pushes into it are
- * blocked along its normal (gather_kernel): handled only after the solve, contact acts as a
+ * blocked along its normal (residual_kernel): handled only after the solve, contact acts as a
  * spring of stiffness m/h^2, far too soft at h = 1/30 s (a resting ball sank to half its
  * height). */
 static void project_contacts(void* ctx, pd_vec3* y) {
@@ -784,9 +863,12 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     s->t_viscosity = s->t_redistribution = s->t_bond_forces = 0;
     s->local_evaluations = 0;
     s->fix_off = 0;
+    pd_status st = pd_ppd_plan_local_step(s, w); /* planned when the families changed */
+    if (st != PD_OK)
+        return st;
     predict(s, p);
     begin_collider_contact(s, w);
-    pd_status st = begin_contact(s, p);
+    st = begin_contact(s, p);
     if (st != PD_OK)
         return st;
     friction_setup(s, p);
@@ -839,16 +921,16 @@ static void ppd_destroy(void* state) {
 
 static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
-    /* about 33 bonds of j, rev, c (single); xi, t; kb; per particle kinv, 14 vectors
+    /* about 33 bonds of j, rev, c (single); xi; kb; per particle kinv, 14 vectors
      * (ystar, g, two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir, work,
      * and the collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair, diag,
      * kq, the family weight w, and push, limit, ktan, plastic strain, density, the granular
      * factor and the density
-     * constraints' five, flags */
+     * constraints' five, flags, and the scatter plan's order and task */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
-    size_t per_bond = 2 * sizeof(uint32_t) + sizeof(float) + 2 * sizeof(pd_vec3) + sizeof(pd_real);
+    size_t per_bond = 2 * sizeof(uint32_t) + sizeof(float) + sizeof(pd_vec3) + sizeof(pd_real);
     size_t per_particle = sizeof(pd_mat3) + (15 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
-                          13 * sizeof(pd_real) + 18;
+                          13 * sizeof(pd_real) + 26;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     /* src/contact: gradient, diagonal, its grid, and about 20 candidates within one spacing,
      * each with a pair slot (index + stiffness) */

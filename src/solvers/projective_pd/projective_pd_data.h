@@ -46,6 +46,7 @@ extern const struct pd_material_support pd_ppd_material_support;
 #include "linalg/sym_direct.h"
 #include "neighbor/family_renewal.h"
 #include "neighbor/isotropy.h"
+#include "parallel/scatter_plan.h"
 #include "optim/descent.h"
 #include "sph/density_constraint.h"
 
@@ -117,7 +118,6 @@ typedef struct pd_ppd_state {
                   * preconditioner's: 15 % faster sweeps on the 100K sand, measured) (N/m) */
     pd_real* kb; /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's
                   * quadratic stiffness is a_ij = 2 kb kq_i (N/m), kept as these two */
-    pd_vec3* t;  /* dE_i/dY of the bond (N) */
     /* per particle */
     pd_mat3* kinv;           /* (X*X)^+ of the family */
     pd_real* kq;             /* mu + (lambda/2 + kv) times the granular factor (Pa) */
@@ -147,12 +147,14 @@ typedef struct pd_ppd_state {
     uint8_t* weighted;      /* bonds of i take the isotropic direction weights (solids) */
     const uint8_t* flags;   /* the world's particle flags */
     pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */
-    pd_real* partial;       /* one per chunk: deterministic reductions */
-    size_t chunks;
-    pd_real rho;          /* Jacobi spectral radius bound (Gershgorin) */
-    pd_sym_direct direct; /* global_solve = direct: A over the free particles */
-    pd_descent opt;       /* the iterate, its residual and the L-BFGS pairs (src/optim) */
-    int inverted;         /* some particle took the inversion fix at the iterate */
+    pd_real* partial;       /* one per chunk or task: deterministic reductions */
+    size_t chunks;          /* of PPD_GRAIN particles */
+    size_t partial_count;   /* partial holds 2 per chunk or per task, whichever is more */
+    pd_scatter_plan plan;   /* the local step's order: bonds add into g at both ends */
+    pd_real rho;            /* Jacobi spectral radius bound (Gershgorin) */
+    pd_sym_direct direct;   /* global_solve = direct: A over the free particles */
+    pd_descent opt;         /* the iterate, its residual and the L-BFGS pairs (src/optim) */
+    int inverted;           /* some particle took the inversion fix at the iterate */
     int fix_off;      /* the fix is off for the rest of the step: its force stopped the descent */
     int motion_start; /* x + h v, not y*, started the last step (start_point) */
     double t_local, t_global;    /* s spent in this step's local and global steps */

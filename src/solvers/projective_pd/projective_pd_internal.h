@@ -24,6 +24,12 @@ pd_sym_csr pd_ppd_matrix(const pd_ppd_state* s);
 /* Rebuilds what depends on the families and on dt (shape tensors, stiffness, diagonal, Jacobi
  * bound, Cholesky factor), after a renewal, a removal of bonds or a new time step. */
 pd_status pd_ppd_build_system(pd_ppd_state* s, const struct pd_world* w, pd_error* err);
+/* Particles per task of the local step's scatter plan (a few cells: the colours' tasks balance
+ * over the threads). */
+#define PPD_TASK_GRAIN 128
+/* Plans the local step anew when the families changed since it was planned, at the world's
+ * positions, its cells aligned with the world's Z-curve (pd_world_order_cell). */
+pd_status pd_ppd_plan_local_step(pd_ppd_state* s, const struct pd_world* w);
 /* (Re)allocates the per-bond arrays for the current family's capacity. */
 pd_status pd_ppd_allocate_bonds(pd_ppd_state* s);
 

@@ -61,7 +61,7 @@ static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, c
     const pd_family* f = &s->fam;
     pd_real sw = 0, se = 0, se2 = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        pd_real e = pd_v3_len(pd_v3_sub(y[f->j[b]], y[i])) / pd_v3_len(f->xi[b]) - 1;
+        pd_real e = pd_v3_len(pd_v3_sub(y[f->j[b]], y[i])) / pd_v3_len(pd_family_xi(f, i, b)) - 1;
         pd_real wv = f->w[i] * s->volume[f->j[b]];
         sw += wv, se += wv * e, se2 += wv * e * e;
     }

@@ -193,7 +193,7 @@ pd_status pd_ppd_break_bonds(void* state, pd_world* w, pd_bond_test test, void* 
     size_t flagged = 0;
     for (uint32_t i = 0; st == PD_OK && i < f->count; ++i)
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            pd_bond_view v = {i, f->j[b], f->xi[b], y[i], y[f->j[b]]};
+            pd_bond_view v = {i, f->j[b], pd_family_xi(f, i, b), y[i], y[f->j[b]]};
             cut[b] = test(ctx, &v) != 0;
             flagged += cut[b];
         }

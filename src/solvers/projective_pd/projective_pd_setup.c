@@ -240,7 +240,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
             continue;
         double a = 0, b = 0, wv = 0;
         for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k) {
-            pd_vec3 n = pd_v3_scale(f->xi[k], 1.0 / pd_v3_len(f->xi[k]));
+            pd_vec3 X = pd_family_xi(f, (uint32_t)i, k), n = pd_v3_scale(X, 1.0 / pd_v3_len(X));
             double c = f->w[i] * s->volume[f->j[k]];
             double x2 = n.x * n.x, y2 = n.y * n.y, z2 = n.z * n.z;
             double cf = weighted[i] ? c * pd_direction_weight_at(dw, n) : c;
@@ -258,8 +258,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
  * release. Per-bond arrays follow the families when bonds are renewed or removed. */
 #define PPD_BOND_ARRAYS(X)                                                                         \
     X(c, float, nb)                                                                                \
-    X(kb, pd_real, nb)                                                                             \
-    X(t, pd_vec3, nb)
+    X(kb, pd_real, nb)
 #define PPD_PARTICLE_ARRAYS(X)                                                                     \
     X(kinv, pd_mat3, n)                                                                            \
     X(kq, pd_real, n)                                                                              \
@@ -329,7 +328,9 @@ static pd_status allocate_state(pd_ppd_state* s) {
     if (pd_collider_contact_init(&s->cc, n) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
     s->chunks = (n + 511) / 512;
-    ALLOC(partial, pd_real, 2 * s->chunks);
+    size_t tasks = n / PPD_TASK_GRAIN + PD_SCATTER_COLORS + 1; /* the most split_tasks makes */
+    s->partial_count = 2 * (tasks > s->chunks ? tasks : s->chunks);
+    ALLOC(partial, pd_real, s->partial_count);
     ALLOC(dens_partial, pd_real, pd_density_chunks(n));
     return PD_OK;
 }
@@ -362,8 +363,10 @@ static void shape_tensor(const build_job* job, uint32_t i) {
     pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
     pd_mat3 k = pd_m3_zero();
-    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        pd_m3_add_outer(&k, f->w[i] * s->volume[f->j[b]], f->xi[b], f->xi[b]);
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_vec3 X = pd_family_xi(f, i, b);
+        pd_m3_add_outer(&k, f->w[i] * s->volume[f->j[b]], X, X);
+    }
     pd_vec3 l;
     pd_mat3 q;
     pd_eigen_sym3(k, &l, &q);
@@ -396,12 +399,15 @@ static void shape_tensors(pd_ppd_state* s) {
  * (2 threads; t_p 890-914 to 702-739 ms a step, three alternating runs). */
 #define PPD_GEOM_BLOCK 64
 
-/* The quartic monomials of the unit directions of bonds b0 .. b0 + count - 1, lane by lane. */
-static void quartic_block(const pd_family* f, uint32_t b0, uint32_t count,
+/* The quartic monomials of the unit directions of i's bonds b0 .. b0 + count - 1, lane by
+ * lane. */
+static void quartic_block(const pd_family* f, uint32_t i, uint32_t b0, uint32_t count,
                           pd_real phi[PD_QUARTIC_TERMS][PPD_GEOM_BLOCK]) {
     pd_real xs[PPD_GEOM_BLOCK], ys[PPD_GEOM_BLOCK], zs[PPD_GEOM_BLOCK];
-    for (uint32_t b = 0; b < count; ++b)
-        xs[b] = f->xi[b0 + b].x, ys[b] = f->xi[b0 + b].y, zs[b] = f->xi[b0 + b].z;
+    for (uint32_t b = 0; b < count; ++b) {
+        pd_vec3 X = pd_family_xi(f, i, b0 + b);
+        xs[b] = X.x, ys[b] = X.y, zs[b] = X.z;
+    }
 #pragma omp simd
     for (uint32_t b = 0; b < count; ++b) {
         pd_vec3 X = pd_v3(xs[b], ys[b], zs[b]);
@@ -423,7 +429,7 @@ static void bond_geometry(const build_job* job, uint32_t i) {
     const pd_real* beta = m->iso.beta;
     for (uint32_t b0 = first; b0 < last; b0 += PPD_GEOM_BLOCK) {
         uint32_t count = last - b0 < PPD_GEOM_BLOCK ? last - b0 : PPD_GEOM_BLOCK;
-        quartic_block(f, b0, count, phi);
+        quartic_block(f, i, b0, count, phi);
         pd_real* kb = s->kb + b0;
         if (s->weighted[i]) {
 #pragma omp simd
@@ -452,7 +458,7 @@ static void bond_geometry(const build_job* job, uint32_t i) {
     const pd_real moment = m->moment_a;
     for (uint32_t b0 = first; b0 < last; b0 += PPD_GEOM_BLOCK) {
         uint32_t count = last - b0 < PPD_GEOM_BLOCK ? last - b0 : PPD_GEOM_BLOCK;
-        quartic_block(f, b0, count, phi);
+        quartic_block(f, i, b0, count, phi);
         pd_real* g = job->gcorr + b0;
         pd_real S[PPD_GEOM_BLOCK] = {0};
         for (int k = 0; k < PD_QUARTIC_TERMS; ++k) /* pd_quartic_at_terms, per lane */
@@ -479,7 +485,7 @@ static void bond_stiffness(const build_job* job, uint32_t i) {
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         uint32_t j = f->j[b];
         pd_real fn = s->kb[b]; /* bond_geometry */
-        s->kb[b] = s->volume[i] * s->volume[j] * f->w[i] / pd_v3_len2(f->xi[b]);
+        s->kb[b] = s->volume[i] * s->volume[j] * f->w[i] / pd_v3_len2(pd_family_xi(f, i, b));
         if (s->weighted[i] && s->weighted[j]) /* solids: isotropic in every direction */
             s->kb[b] *= fn;
         if (job->gcorr)
@@ -585,18 +591,31 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
     shape_tensors(s);
     mark_weighted(s, w, s->weighted);
     pd_ppd_granular_stiffness(s, w);
-    /* t (3 reals a bond) is free until the next local step: the surface correction's scratch */
-    pd_real* gcorr = s->prm.surface_correction ? (pd_real*)s->t : NULL;
+    size_t nb = s->fam.bond_count + 1;
+    pd_real* gcorr = s->prm.surface_correction ? PD_NEW_ARRAY(pd_real, nb) : NULL;
+    if (s->prm.surface_correction && !gcorr)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "solver", "out of memory");
     for_each_particle(s, gcorr, bond_geometry);
     stiffness(s, gcorr);
+    PD_FREE_ARRAY(gcorr, pd_real, nb);
+    pd_status st = pd_ppd_plan_local_step(s, w);
+    if (st != PD_OK)
+        return pd_fail(err, st, "solver", "out of memory");
     if (s->prm.global_solve != PD_PPD_DIRECT)
         return PD_OK;
     pd_sym_csr a = pd_ppd_matrix(s);
-    pd_status st = pd_sym_direct_factor(&s->direct, &a, s->fixed);
+    st = pd_sym_direct_factor(&s->direct, &a, s->fixed);
     if (st != PD_OK)
         return pd_fail(err, st, "solver.global_solve",
                        "the sparse Cholesky factorisation failed (%s)", pd_status_string(st));
     return PD_OK;
+}
+
+pd_status pd_ppd_plan_local_step(pd_ppd_state* s, const pd_world* w) {
+    if (pd_scatter_plan_current(&s->plan, &s->fam))
+        return PD_OK;
+    return pd_scatter_plan_build(&s->plan, &s->fam, w->particles.pos, pd_world_order_cell(w),
+                                 PPD_TASK_GRAIN);
 }
 
 /* Maps every material's E and nu onto the constants of Eq. 8 on the families at creation. */
@@ -677,6 +696,13 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         if (st != PD_OK)
             return st;
     }
+    /* When no material of the scene flows, no bond's X is ever edited (Sec. 5 moves them, a
+     * renewal places new ones) and elastic families are never renewed (Sec. 8): each X stays
+     * the difference of the rest positions it was built on, which the world keeps and
+     * renumbers with the families, so the bonds need not store it. A material change renews
+     * the families, and the new ones store their X again. */
+    if (!s->plastic && !s->granular && !s->fluid)
+        pd_family_share_rest(&s->fam, p->rest);
     return pd_ppd_build_system(s, w, err);
 }
 
@@ -720,10 +746,10 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         permute_items(s->dens_pressure, scratch, perm, n, sizeof(pd_real));
         if (s->direct.row_of)
             pd_sym_direct_permute(&s->direct, perm, scratch);
+        st = pd_ppd_plan_local_step(s, w);
     }
     PD_FREE_ARRAY(bond_from, uint32_t, nb + 1);
     pd_free(scratch, scratch_bytes);
-    (void)w;
     return st;
 }
 
@@ -758,7 +784,8 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     free_bond_arrays(s);
     pd_descent_free(&s->opt);
     pd_collider_contact_free(&s->cc);
-    FREE(partial, pd_real, 2 * s->chunks);
+    FREE(partial, pd_real, s->partial_count);
+    pd_scatter_plan_free(&s->plan);
     FREE(dens_partial, pd_real, pd_density_chunks(n));
     FREE(mat, pd_ppd_material, s->material_count);
     FREE(contact_modulus, pd_real, s->material_count);
