@@ -34,6 +34,11 @@ void pd_family_share_rest(pd_family* f, const pd_vec3* ref) {
     f->ref = ref;
 }
 
+void pd_family_drop_reverse(pd_family* f) {
+    PD_FREE_ARRAY(f->rev, uint32_t, f->bond_capacity + 1);
+    f->rev = NULL;
+}
+
 pd_status pd_family_allocate(pd_family* f, size_t n, size_t bonds) {
     f->count = n;
     f->bond_count = f->bond_capacity = bonds;

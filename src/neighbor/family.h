@@ -15,7 +15,7 @@ typedef struct pd_family {
     size_t bond_capacity; /* bonds the arrays hold (removal shrinks bond_count only) */
     uint32_t* offsets;    /* bonds of i: offsets[i] .. offsets[i+1] */
     uint32_t* j;          /* the neighbour of each bond */
-    uint32_t* rev;        /* index of the opposite bond j -> i */
+    uint32_t* rev;        /* the opposite bond j -> i, or NULL (pd_family_drop_reverse) */
     /* reference vector X<xi> = x_j - x_i of each bond (m), which plasticity may edit; or NULL
      * when the bonds keep the reference positions they were built on (pd_family_share_rest):
      * X = ref[j] - ref[i], 24 bytes a bond less. Read it through pd_family_xi. */
@@ -46,6 +46,13 @@ uint32_t pd_family_find_bond(const pd_family* f, uint32_t i, uint32_t j);
 static inline pd_vec3 pd_family_xi(const pd_family* f, uint32_t i, uint32_t b) {
     return f->xi ? f->xi[b] : pd_v3_sub(f->ref[f->j[b]], f->ref[i]);
 }
+/* The opposite bond j -> i of i's bond b. */
+static inline uint32_t pd_family_rev(const pd_family* f, uint32_t i, uint32_t b) {
+    return f->rev ? f->rev[b] : pd_family_find_bond(f, f->j[b], i);
+}
+/* Frees the opposite-bond indices (4 bytes a bond): pd_family_rev looks them up (a binary
+ * search in j's family), for families that need them only when they are rebuilt. */
+void pd_family_drop_reverse(pd_family* f);
 /* Frees the bonds' own X<xi>: from now on X = ref[j] - ref[i]. Only for bonds whose X are
  * those differences (built on ref by pd_family_build, never edited), whose owner renumbers ref
  * with the family (pd_family_permute) and never moves it. A renewal gives the new family its

@@ -236,13 +236,23 @@ void pd_bonds_map_free(uint32_t* old_bond, const pd_family* f) {
 pd_status pd_family_remove(pd_family* f, const uint8_t* remove, const int32_t* id,
                            pd_bond_set* broken, uint32_t* old_bond, size_t* removed) {
     size_t nb = f->bond_count;
+    /* the opposite bonds as they are: the compaction below moves bonds a look-up would read */
+    uint32_t* rev = f->rev;
+    if (!rev) {
+        rev = PD_NEW_ARRAY(uint32_t, nb + 1);
+        if (!rev)
+            return PD_ERR_OUT_OF_MEMORY;
+        for (uint32_t i = 0; i < f->count; ++i)
+            for (uint32_t o = f->offsets[i]; o < f->offsets[i + 1]; ++o)
+                rev[o] = pd_family_rev(f, i, o);
+    }
     uint32_t b = 0;
     pd_status st = PD_OK;
     for (uint32_t i = 0; i < f->count; ++i) {
         uint32_t start = f->offsets[i];
         f->offsets[i] = b;
         for (uint32_t o = start; o < f->offsets[i + 1]; ++o) {
-            if (remove[o] || remove[f->rev[o]]) {
+            if (remove[o] || remove[rev[o]]) {
                 if (broken && st == PD_OK)
                     st = pd_bond_set_add(broken, id[i], id[f->j[o]]);
                 continue;
@@ -255,9 +265,12 @@ pd_status pd_family_remove(pd_family* f, const uint8_t* remove, const int32_t* i
     }
     f->offsets[f->count] = b;
     *removed = nb - b;
-    for (uint32_t i = 0; i < f->count; ++i)
-        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
-            f->rev[k] = pd_family_find_bond(f, f->j[k], i);
+    if (f->rev)
+        for (uint32_t i = 0; i < f->count; ++i)
+            for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
+                f->rev[k] = pd_family_find_bond(f, f->j[k], i);
+    else
+        PD_FREE_ARRAY(rev, uint32_t, nb + 1);
     f->bond_count = b; /* the arrays keep their capacity */
     pd_family_touch(f);
     return st;
@@ -315,7 +328,7 @@ pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_f
         for (size_t i = 0; i < n; ++i)
             w[i] = f->w[perm[i]];
         memcpy(f->w, w, n * sizeof(pd_real));
-        for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t i = 0; f->rev && i < n; ++i)
             for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
                 f->rev[k] = pd_family_find_bond(f, f->j[k], i);
         pd_family_touch(f);

@@ -196,6 +196,51 @@ PD_TEST(broken_bonds_stay_broken) {
     PD_CHECK(pd_bytes_in_use() == bytes0);
 }
 
+/* A family that keeps neither its X nor its opposite bonds (pd_family_share_rest,
+ * pd_family_drop_reverse) loses the same bonds in a cut as one that keeps both: bonds flagged
+ * in one direction take their opposites along, found by look-up. */
+PD_TEST(lean_family_removes_the_same_bonds) {
+    static blocks b;
+    static uint8_t cut[NP * 40];
+    static uint32_t map_f[NP * 40], map_g[NP * 40];
+    size_t bytes0 = pd_bytes_in_use();
+    pd_real s = 0.01;
+    size_t n = two_blocks(&b, s);
+    pd_hash_grid grid = {0};
+    pd_family f, g;
+    pd_bond_set broken_f = {0}, broken_g = {0};
+    PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    PD_REQUIRE(pd_family_build(&g, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    PD_REQUIRE(f.bond_count < NP * 40);
+    pd_family_share_rest(&g, b.pos);
+    pd_family_drop_reverse(&g);
+    pd_real plane = 2.5 * s;
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t k = f.offsets[i]; k < f.offsets[i + 1]; ++k)
+            cut[k] = b.pos[i].x < plane && b.pos[f.j[k]].x >= plane; /* one direction */
+    size_t removed_f = 0, removed_g = 0;
+    PD_REQUIRE(pd_family_remove(&f, cut, b.id, &broken_f, map_f, &removed_f) == PD_OK);
+    PD_REQUIRE(pd_family_remove(&g, cut, b.id, &broken_g, map_g, &removed_g) == PD_OK);
+    int differ = f.bond_count != g.bond_count;
+    for (uint32_t i = 0; !differ && i <= n; ++i)
+        differ += f.offsets[i] != g.offsets[i];
+    for (uint32_t k = 0; !differ && k < f.bond_count; ++k)
+        differ += f.j[k] != g.j[k] || map_f[k] != map_g[k];
+    int lost = 0;
+    for (uint32_t i = 0; !differ && i < n; ++i)
+        for (uint32_t k = g.offsets[i]; k < g.offsets[i + 1]; ++k)
+            lost += pd_family_rev(&g, i, k) != f.rev[k];
+    printf("  removed %zu and %zu bonds; %d differences, %d opposite bonds not found\n", removed_f,
+           removed_g, differ, lost);
+    PD_CHECK(removed_f > 0 && removed_g == removed_f && broken_g.count == broken_f.count);
+    PD_CHECK(differ == 0 && lost == 0);
+    PD_CHECK(g.xi == NULL && g.rev == NULL);
+    pd_family_free(&f), pd_family_free(&g);
+    pd_bond_set_free(&broken_f), pd_bond_set_free(&broken_g);
+    pd_hash_grid_destroy(&grid);
+    PD_CHECK(pd_bytes_in_use() == bytes0);
+}
+
 PD_TEST(bond_set_is_unordered_and_unique) {
     pd_bond_set set = {0};
     for (int32_t k = 0; k < 300; ++k) /* past the first capacity, in scrambled order */

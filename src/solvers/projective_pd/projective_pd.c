@@ -53,7 +53,7 @@ pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uin
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
         pd_m3_add_outer(&yx, f->w[i] * s->volume[f->j[b]], pd_v3_sub(y[f->j[b]], y[i]),
                         pd_family_xi(f, i, b));
-    return pd_m3_mul(yx, s->kinv[i]);
+    return pd_m3_mul(yx, pd_ppd_kinv(s, i));
 }
 
 /* dir(F xi) and dir(Y) of one bond (Eq. 10, 11); a vanishing one borrows the other, or X's. */
@@ -170,7 +170,7 @@ static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
     pd_mat3 F = pd_ppd_deformation_gradient(s, y, i);
-    pd_real vs = s->vscale[i], lambda = m->lambda * vs; /* granular: Sec. 7 */
+    pd_real vs = pd_ppd_vscale(s, i), lambda = m->lambda * vs; /* granular: Sec. 7 */
     pd_real kv = s->planar[i] ? 0 : m->kv * vs, J = pd_m3_det(F);
     int fix = s->prm.inversion_fix && !s->fix_off && !s->planar[i] && J < -PPD_INVERTED;
     pd_mat3 dEdF = pd_m3_zero();
@@ -192,7 +192,7 @@ static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t
         inverted_forces(s, m->mu, lambda, F, kv, -J, y, i);
         return e;
     }
-    pd_mat3 H = pd_m3_mul(dEdF, s->kinv[i]);
+    pd_mat3 H = pd_m3_mul(dEdF, pd_ppd_kinv(s, i));
     pd_vec3 own = pd_v3(0, 0, 0);
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         ppd_bond o = scalar_bond(s, y, i, b, F, m->mu, lambda);
@@ -271,9 +271,8 @@ static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
     stage_references(f, i, st);
     pad_family(st, nb);
     const pd_real wi = f->w[i];
-    const pd_mat3 K = s->kinv[i];
-    const pd_real k00 = K.m[0][0], k01 = K.m[0][1], k02 = K.m[0][2], k11 = K.m[1][1],
-                  k12 = K.m[1][2], k22 = K.m[2][2];
+    const pd_ppd_sym3 K = s->kinv[i];
+    const pd_real k00 = K.xx, k01 = K.xy, k02 = K.xz, k11 = K.yy, k12 = K.yz, k22 = K.zz;
     pd_real f00 = 0, f01 = 0, f02 = 0, f10 = 0, f11 = 0, f12 = 0, f20 = 0, f21 = 0, f22 = 0;
 #pragma omp simd reduction(+ : f00, f01, f02, f10, f11, f12, f20, f21, f22)
     for (uint32_t b = 0; b < st->lanes; ++b) {
@@ -363,7 +362,7 @@ static pd_real local_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i, int
         return local_particle_scalar(s, y, i, inverted);
     const pd_ppd_material* m = &s->mat[s->material[i]];
     pd_mat3 F = stage_family(s, y, i, st);
-    pd_real vs = s->vscale[i], lambda = m->lambda * vs; /* granular: Sec. 7 */
+    pd_real vs = pd_ppd_vscale(s, i), lambda = m->lambda * vs; /* granular: Sec. 7 */
     pd_real kv = s->planar[i] ? 0 : m->kv * vs, J = pd_m3_det(F);
     if (s->prm.inversion_fix && !s->fix_off && !s->planar[i] && J < -PPD_INVERTED)
         return local_particle_scalar(s, y, i, inverted);
@@ -921,16 +920,16 @@ static void ppd_destroy(void* state) {
 
 static size_t ppd_bytes_per_particle(const void* params) {
     const pd_ppd_params* prm = params;
-    /* about 33 bonds of j, rev, c (single); xi; kb; per particle kinv, 14 vectors
-     * (ystar, g, two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir, work,
-     * and the collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair, diag,
-     * kq, the family weight w, and push, limit, ktan, plastic strain, density, the granular
-     * factor and the density
-     * constraints' five, flags, and the scatter plan's order and task */
+    /* about 33 bonds of j, rev, c (single); xi; kb (a scene where nothing flows keeps neither
+     * rev nor xi: this is the most); per particle kinv (upper triangle), 14 vectors (ystar, g,
+     * two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir, work, and the
+     * collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair, diag, kq, the
+     * family weight w, and push, limit, ktan, plastic strain, density, the granular factor and
+     * the density constraints' seven, flags, and the scatter plan's order and task */
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + sizeof(float) + sizeof(pd_vec3) + sizeof(pd_real);
-    size_t per_particle = sizeof(pd_mat3) + (15 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
-                          13 * sizeof(pd_real) + 26;
+    size_t per_particle = sizeof(pd_ppd_sym3) + (15 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
+                          15 * sizeof(pd_real) + 26;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     /* src/contact: gradient, diagonal, its grid, and about 20 candidates within one spacing,
      * each with a pair slot (index + stiffness) */

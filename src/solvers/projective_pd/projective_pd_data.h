@@ -99,6 +99,11 @@ typedef struct pd_ppd_material {
     pd_real rest_density;     /* the material's density (kg/m^3) */
 } pd_ppd_material;
 
+/* A symmetric 3x3 matrix by its upper triangle (48 bytes, not 72). */
+typedef struct pd_ppd_sym3 {
+    pd_real xx, xy, xz, yy, yz, zz;
+} pd_ppd_sym3;
+
 typedef struct pd_ppd_state {
     pd_ppd_params prm;
     pd_real dt;
@@ -119,7 +124,7 @@ typedef struct pd_ppd_state {
     pd_real* kb; /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's
                   * quadratic stiffness is a_ij = 2 kb kq_i (N/m), kept as these two */
     /* per particle */
-    pd_mat3* kinv;           /* (X*X)^+ of the family */
+    pd_ppd_sym3* kinv;       /* (X*X)^+ of the family (pd_ppd_kinv) */
     pd_real* kq;             /* mu + (lambda/2 + kv) times the granular factor (Pa) */
     uint8_t* planar;         /* family spans a plane or a line: no inversion fix, no dilatation */
     pd_real* diag;           /* m/h^2 + sum_j c_ij */
@@ -128,11 +133,12 @@ typedef struct pd_ppd_state {
     uint8_t* fixed;          /* 1: constrained (pinned, fixed body): never moves in the solve */
     pd_real* plastic_strain; /* accumulated plastic strain (1), published */
     pd_real* density;        /* kernel-sum density at the step's start (kg/m^3), published */
-    pd_real* vscale;         /* per particle: factor on lambda and kv (granular, Sec. 7) */
+    pd_real* vscale;         /* per particle: factor on lambda and kv (granular, Sec. 7; NULL: 1) */
     int granular;            /* some material is granular or a fluid: density constraints */
     /* density constraints (src/sph) of granular particles: per particle kernel radius, rest
      * kernel sum, inverse mass, kind; lambda and the per-chunk maxima (grad and move borrow
-     * the Chebyshev scratch, free after the solve) */
+     * the Chebyshev scratch, free after the solve). Those but the radius and rest sum (and
+     * fluid_nu, fluid_delta) are NULL when no material is granular or a fluid. */
     pd_real *dens_radius, *dens_rest, *dens_inv_mass, *dens_lambda, *dens_partial;
     uint8_t* dens_kind;
     pd_real* dens_pressure; /* the pressure the step's density constraints carried (Pa) */

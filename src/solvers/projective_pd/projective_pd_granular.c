@@ -67,13 +67,16 @@ pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio) {
 
 /* The density constraints of the particles (src/sph): granular ones resist compression past
  * the rest density, a fluid's (Sec. 6) hold it both ways; the arrays are refilled per use, the
- * family changes every step. */
+ * family changes every step. Without granular matter only the kernel radius and rest sum are
+ * kept, for the published density. */
 static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w) {
     const pd_particles* p = &w->particles;
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
         s->dens_radius[i] = s->prm.horizon * p->spacing[i];
         s->dens_rest[i] = m->rest_sum;
+        if (!s->granular)
+            continue;
         s->dens_inv_mass[i] = s->fixed[i] ? 0 : 1 / s->mass[i];
         s->fluid_nu[i] = m->kinematic_viscosity;
         s->fluid_delta[i] = m->redistribution;
@@ -128,11 +131,8 @@ void pd_ppd_publish_density(pd_ppd_state* s, const pd_world* w) {
  * past rho_0, which is where the paper, which re-evaluates k_f in the iterations (Sec. 7.2), finds
  * its friction stiffness. */
 void pd_ppd_granular_stiffness(pd_ppd_state* s, const pd_world* w) {
-    if (!s->granular) {
-        for (size_t i = 0; i < s->n; ++i)
-            s->vscale[i] = 1;
-        return;
-    }
+    if (!s->granular)
+        return;                                           /* no factors (pd_ppd_vscale) */
     density_ctx c = {s, w, density_def(s, w), s->cheb_a}; /* Chebyshev scratch: free here */
     pd_ppd_predict(s, &w->particles, s->cheb_a);
     pd_parallel_for(s->n, GRANULAR_GRAIN, density_kernel, &c);

@@ -53,6 +53,16 @@ pd_status pd_ppd_break_bonds(void* state, struct pd_world* w, pd_bond_test test,
 /* The inertial prediction y* = x + h v + h^2 g (pinned and fixed particles stay) into out. */
 void pd_ppd_predict(const pd_ppd_state* s, const struct pd_particles* p, pd_vec3* out);
 
+/* (X*X)^+ of i's family as a full matrix. */
+static inline pd_mat3 pd_ppd_kinv(const pd_ppd_state* s, uint32_t i) {
+    pd_ppd_sym3 k = s->kinv[i];
+    return (pd_mat3){{{k.xx, k.xy, k.xz}, {k.xy, k.yy, k.yz}, {k.xz, k.yz, k.zz}}};
+}
+/* The granular factor on lambda and kv of particle i (Sec. 7): 1 without granular matter. */
+static inline pd_real pd_ppd_vscale(const pd_ppd_state* s, size_t i) {
+    return s->vscale ? s->vscale[i] : 1;
+}
+
 /* F = (Y*X)(X*X)^+ over i's family at positions y (Sec. 3, Eq. 2-4). */
 pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i);
 

@@ -70,7 +70,7 @@ static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, c
         return out;
     out.e_iso = se / sw;
     pd_real dev2 = fmax(se2 / sw - out.e_iso * out.e_iso, 0); /* <e_dev^2> */
-    out.i1 = -9 * m->bulk * s->vscale[i] * out.e_iso;         /* granular: lambda = k_f + k_c */
+    out.i1 = -9 * m->bulk * pd_ppd_vscale(s, i) * out.e_iso;  /* granular: lambda = k_f + k_c */
     if (m->granular) /* and the pressure the density constraints carry */
         out.i1 += 3 * s->dens_pressure[i];
     out.sqrt_j2 = sqrt(15 * dev2) * m->shear;

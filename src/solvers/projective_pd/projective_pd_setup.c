@@ -260,7 +260,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(c, float, nb)                                                                                \
     X(kb, pd_real, nb)
 #define PPD_PARTICLE_ARRAYS(X)                                                                     \
-    X(kinv, pd_mat3, n)                                                                            \
+    X(kinv, pd_ppd_sym3, n)                                                                        \
     X(kq, pd_real, n)                                                                              \
     X(planar, uint8_t, n)                                                                          \
     X(diag, pd_real, n)                                                                            \
@@ -269,18 +269,23 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(fixed, uint8_t, n)                                                                           \
     X(plastic_strain, pd_real, n)                                                                  \
     X(density, pd_real, n)                                                                         \
-    X(vscale, pd_real, n)                                                                          \
     X(dens_radius, pd_real, n)                                                                     \
     X(dens_rest, pd_real, n)                                                                       \
+    X(cheb_a, pd_vec3, n)                                                                          \
+    X(cheb_b, pd_vec3, n)                                                                          \
+    X(weighted, uint8_t, n)
+
+/* Per particle, only when some material is granular or a fluid (the density constraints, Sec.
+ * 6-7; NULL otherwise: the kernel radius and rest sum above serve the published density of
+ * every body). */
+#define PPD_GRANULAR_ARRAYS(X)                                                                     \
+    X(vscale, pd_real, n)                                                                          \
     X(dens_inv_mass, pd_real, n)                                                                   \
     X(dens_lambda, pd_real, n)                                                                     \
     X(dens_pressure, pd_real, n)                                                                   \
     X(dens_kind, uint8_t, n)                                                                       \
     X(fluid_nu, pd_real, n)                                                                        \
-    X(fluid_delta, pd_real, n)                                                                     \
-    X(cheb_a, pd_vec3, n)                                                                          \
-    X(cheb_b, pd_vec3, n)                                                                          \
-    X(weighted, uint8_t, n)
+    X(fluid_delta, pd_real, n)
 
 #define ALLOC(field, T, count)                                                                     \
     do {                                                                                           \
@@ -335,6 +340,12 @@ static pd_status allocate_state(pd_ppd_state* s) {
     return PD_OK;
 }
 
+static pd_status allocate_granular(pd_ppd_state* s) {
+    size_t n = s->n;
+    PPD_GRANULAR_ARRAYS(ALLOC_ITEM)
+    return PD_OK;
+}
+
 /* The rebuild's per-particle stages run in parallel: each writes particle i's entries (its
  * bonds, its row) only, so the result does not depend on the threads. */
 typedef struct build_job {
@@ -371,7 +382,9 @@ static void shape_tensor(const build_job* job, uint32_t i) {
     pd_mat3 q;
     pd_eigen_sym3(k, &l, &q);
     s->planar[i] = l.x <= 1e-6 * l.z;
-    s->kinv[i] = pd_m3_pinv_sym_eigen(l, q, 1e-6);
+    pd_mat3 kinv = pd_m3_pinv_sym_eigen(l, q, 1e-6);
+    s->kinv[i] = (pd_ppd_sym3){kinv.m[0][0], kinv.m[0][1], kinv.m[0][2],
+                               kinv.m[1][1], kinv.m[1][2], kinv.m[2][2]};
 }
 
 static void shape_tensors(pd_ppd_state* s) {
@@ -481,7 +494,7 @@ static void bond_stiffness(const build_job* job, uint32_t i) {
     pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
-    pd_real k = m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * s->vscale[i];
+    pd_real k = m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * pd_ppd_vscale(s, i);
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         uint32_t j = f->j[b];
         pd_real fn = s->kb[b]; /* bond_geometry */
@@ -489,7 +502,7 @@ static void bond_stiffness(const build_job* job, uint32_t i) {
         if (s->weighted[i] && s->weighted[j]) /* solids: isotropic in every direction */
             s->kb[b] *= fn;
         if (job->gcorr)
-            s->kb[b] *= 0.5 * (job->gcorr[b] + job->gcorr[f->rev[b]]);
+            s->kb[b] *= 0.5 * (job->gcorr[b] + job->gcorr[pd_family_rev(f, i, b)]);
     }
     s->kq[i] = k;
 }
@@ -501,7 +514,7 @@ static void matrix_row(const build_job* job, uint32_t i) {
     const pd_family* f = &s->fam;
     pd_real sum = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        uint32_t r = f->rev[b];
+        uint32_t r = pd_family_rev(f, i, b);
         s->c[b] = (float)(2 * s->kb[b] * s->kq[i] + 2 * s->kb[r] * s->kq[f->j[b]]);
         sum += s->c[b]; /* the rounded weights: the diagonal matches the matrix swept */
     }
@@ -661,6 +674,19 @@ static pd_status setup_contact(pd_ppd_state* s, const pd_world* w) {
     return pd_contact_init(&s->contact, &def, &w->particles);
 }
 
+/* When no material of the scene flows, no bond's X is ever edited (Sec. 5 moves them, a
+ * renewal places new ones) and elastic families are never renewed (Sec. 8): each X stays
+ * the difference of the rest positions it was built on, which the world keeps and
+ * renumbers with the families, so the bonds need not store it (24 bytes a bond). Nor are the
+ * opposite bonds needed but to rebuild the matrix (a look-up then, 4 bytes a bond), nor the
+ * neighbour grid but for a renewal (it grows again then). A material change renews the
+ * families, and the new ones store their X and opposite bonds again. */
+static void keep_families_lean(pd_ppd_state* s, const pd_particles* p) {
+    pd_family_share_rest(&s->fam, p->rest);
+    pd_family_drop_reverse(&s->fam);
+    pd_hash_grid_destroy(&s->grid);
+}
+
 static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     const pd_scene* sc = w->scene;
     const pd_particles* p = &w->particles;
@@ -683,6 +709,8 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     st = calibrate(s, w, err);
     if (st != PD_OK)
         return st;
+    if (s->granular && allocate_granular(s) != PD_OK)
+        return PD_ERR_OUT_OF_MEMORY;
     size_t free_count = 0;
     for (size_t i = 0; i < s->n; ++i) {
         s->fixed[i] = (p->flags[i] & PD_P_CONSTRAINED) != 0;
@@ -696,13 +724,8 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         if (st != PD_OK)
             return st;
     }
-    /* When no material of the scene flows, no bond's X is ever edited (Sec. 5 moves them, a
-     * renewal places new ones) and elastic families are never renewed (Sec. 8): each X stays
-     * the difference of the rest positions it was built on, which the world keeps and
-     * renumbers with the families, so the bonds need not store it. A material change renews
-     * the families, and the new ones store their X again. */
     if (!s->plastic && !s->granular && !s->fluid)
-        pd_family_share_rest(&s->fam, p->rest);
+        keep_families_lean(s, p);
     return pd_ppd_build_system(s, w, err);
 }
 
@@ -735,15 +758,17 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     if (st == PD_OK) {
         permute_items(s->c, scratch, bond_from, nb, sizeof(float));
         permute_items(s->kb, scratch, bond_from, nb, sizeof(pd_real));
-        permute_items(s->kinv, scratch, perm, n, sizeof(pd_mat3));
+        permute_items(s->kinv, scratch, perm, n, sizeof(pd_ppd_sym3));
         permute_items(s->kq, scratch, perm, n, sizeof(pd_real));
         permute_items(s->planar, scratch, perm, n, sizeof(uint8_t));
         permute_items(s->diag, scratch, perm, n, sizeof(pd_real));
         permute_items(s->fixed, scratch, perm, n, sizeof(uint8_t));
         permute_items(s->plastic_strain, scratch, perm, n, sizeof(pd_real));
         permute_items(s->density, scratch, perm, n, sizeof(pd_real));
-        permute_items(s->vscale, scratch, perm, n, sizeof(pd_real));
-        permute_items(s->dens_pressure, scratch, perm, n, sizeof(pd_real));
+        if (s->vscale)
+            permute_items(s->vscale, scratch, perm, n, sizeof(pd_real));
+        if (s->dens_pressure)
+            permute_items(s->dens_pressure, scratch, perm, n, sizeof(pd_real));
         if (s->direct.row_of)
             pd_sym_direct_permute(&s->direct, perm, scratch);
         st = pd_ppd_plan_local_step(s, w);
@@ -781,6 +806,7 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
 void pd_ppd_destroy_state(pd_ppd_state* s) {
     size_t n = s->n;
     PPD_PARTICLE_ARRAYS(FREE_ITEM)
+    PPD_GRANULAR_ARRAYS(FREE_ITEM)
     free_bond_arrays(s);
     pd_descent_free(&s->opt);
     pd_collider_contact_free(&s->cc);
