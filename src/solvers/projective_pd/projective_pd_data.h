@@ -119,10 +119,12 @@ typedef struct pd_ppd_state {
     const int32_t* material;
     /* per bond (bond_capacity entries; the family's bond_count in use) */
     size_t bond_capacity;
-    float* c;    /* a_ij + a_ji: off-diagonal weight of the global matrix, single precision (a
-                  * preconditioner's: 15 % faster sweeps on the 100K sand, measured) (N/m) */
-    pd_real* kb; /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's
-                  * quadratic stiffness is a_ij = 2 kb kq_i (N/m), kept as these two */
+    float* c;       /* a_ij + a_ji: off-diagonal weight of the global matrix, single precision (a
+                     * preconditioner's: 15 % faster sweeps on the 100K sand, measured) (N/m) */
+    pd_real* kb;    /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's
+                     * quadratic stiffness is a_ij = 2 kb kq_i (N/m), kept as these two */
+    pd_real* gcorr; /* a rebuild's surface correction per bond, kept in scenes that flow */
+    size_t gcorr_capacity;
     /* per particle */
     pd_ppd_sym3* kinv;       /* (X*X)^+ of the family (pd_ppd_kinv) */
     pd_real* kq;             /* mu + (lambda/2 + kv) times the granular factor (Pa) */
