@@ -484,7 +484,7 @@ static void write_markdown(FILE* f, const bench_result* res, int n) {
                "plastic, other) are means over the measured steps; they sum to the mean ms/step. "
                "He 2017 Table 1's t_e is local + global; Table 1 has no viscosity column. "
                "core-ms/step = median ms/step x threads. local ns/bond: wall time of the local "
-               "step's bond kernels (F, directions, energy, gradient, gather; contact apart) per "
+               "step's bond kernels (F, directions, energy, gradient into g; contact apart) per "
                "bond and evaluation, on the row's threads.\n");
     for (int k = 0; k < n; ++k) {
         if (res[k].c->paper_ms > 0 && (k == 0 || res[k].c != res[k - 1].c))

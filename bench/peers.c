@@ -1,9 +1,9 @@
-/* peers_lammps: one evaluation of projective_pd's local step (F, directions, energy, gradient,
- * gather) per bond against a whole explicit step of LAMMPS's peri/lps and peri/pmb per bond,
- * on a block of the same lattice, particle count and horizon, with the same number of workers
- * (OpenMP threads here, MPI ranks there). LAMMPS is Debian's `lmp` (package lammps, with
- * openmpi-bin), driven through its input language; none of its code is in this repository.
- * Skipped with a message when `lmp` or `mpirun` is missing. */
+/* peers_lammps: one evaluation of projective_pd's local step (F, directions, energy, gradient
+ * added into g at both ends) per bond against a whole explicit step of LAMMPS's peri/lps and
+ * peri/pmb per bond, on a block of the same lattice, particle count and horizon, with the same
+ * number of workers (OpenMP threads here, MPI ranks there). LAMMPS is Debian's `lmp` (package
+ * lammps, with openmpi-bin), driven through its input language; none of its code is in this
+ * repository. Skipped with a message when `lmp` or `mpirun` is missing. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "peers.h"
