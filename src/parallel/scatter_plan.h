@@ -33,7 +33,8 @@ typedef struct pd_scatter_plan {
  * times the smallest power of two that is wide enough, measured from pd_finite_lower_corner:
  * particles sorted by pd_morton_order(pos, n, base_cell) then find each cell's particles at
  * consecutive indices, and a task reads its particles' bonds in one sweep of memory (measured
- * on the 25K bunny: 16.6 ns a bond in index order, 23-24 ns with cells cut across the Z curve).
+ * on the 25K block of bench/'s peers case, 1 thread: 16.7-17.3 ns a bond so, 22.8-24.3 ns with
+ * cells cut across the Z curve).
  * Reuses the plan's arrays. */
 pd_status pd_scatter_plan_build(pd_scatter_plan* plan, const pd_family* f, const pd_vec3* pos,
                                 pd_real base_cell, size_t grain);

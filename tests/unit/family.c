@@ -5,19 +5,16 @@
 
 #include "core/alloc.h"
 #include "neighbor/family_renewal.h"
+#include "lattice.h"
 #include "test.h"
 
 #define N 10
 
+/* The lattice as two bodies touching (the halves along x): no bonds across. */
 static size_t lattice(pd_vec3* pos, pd_real* vol, pd_real* h, int32_t* body, pd_real s) {
-    size_t n = 0;
-    for (int i = 0; i < N; ++i)
-        for (int j = 0; j < N; ++j)
-            for (int k = 0; k < N; ++k, ++n) {
-                pos[n] = pd_v3(s * i, s * j, s * k);
-                vol[n] = s * s * s, h[n] = s;
-                body[n] = i < N / 2 ? 0 : 1; /* two bodies touching: no bonds across */
-            }
+    size_t n = pd_test_lattice(pos, vol, h, body, N, s);
+    for (size_t i = 0; i < n; ++i)
+        body[i] = i < n / 2 ? 0 : 1;
     return n;
 }
 

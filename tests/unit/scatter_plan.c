@@ -7,20 +7,10 @@
 #include "core/alloc.h"
 #include "neighbor/family_renewal.h"
 #include "parallel/scatter_plan.h"
+#include "lattice.h"
 #include "test.h"
 
 #define N 16 /* a lattice of N^3 particles */
-
-static size_t lattice(pd_vec3* pos, pd_real* vol, pd_real* h, int32_t* body, pd_real s) {
-    size_t n = 0;
-    for (int i = 0; i < N; ++i)
-        for (int j = 0; j < N; ++j)
-            for (int k = 0; k < N; ++k, ++n) {
-                pos[n] = pd_v3(s * i, s * j, s * k);
-                vol[n] = s * s * s, h[n] = s, body[n] = 0;
-            }
-    return n;
-}
 
 /* Entries written by two tasks of one colour (each task's particles and their neighbours);
  * *seen counts how often each particle was planned. */
@@ -55,7 +45,7 @@ PD_TEST(scatter_plan_tasks_of_a_colour_share_no_entry) {
     static int32_t body[N * N * N];
     static int owner[N * N * N], seen[N * N * N];
     pd_real s = 0.01;
-    size_t n = lattice(pos, vol, h, body, s);
+    size_t n = pd_test_lattice(pos, vol, h, body, N, s);
     pd_family f;
     pd_hash_grid grid = {0};
     PD_REQUIRE(pd_family_build(&f, &grid, pos, vol, h, body, n, 2.01) == PD_OK);
@@ -93,7 +83,7 @@ PD_TEST(scatter_plan_stale_and_serial) {
     static pd_real vol[N * N * N], h[N * N * N];
     static int32_t body[N * N * N];
     static uint32_t perm[N * N * N], from[N * N * N * 40];
-    size_t n = lattice(pos, vol, h, body, 0.01);
+    size_t n = pd_test_lattice(pos, vol, h, body, N, 0.01);
     pd_family f;
     pd_hash_grid grid = {0};
     PD_REQUIRE(pd_family_build(&f, &grid, pos, vol, h, body, n, 1.01) == PD_OK);
