@@ -80,3 +80,14 @@ pd_world_def pd_default_world_def(void) {
     w.memory_limit_bytes = 0;
     return w;
 }
+
+void pd_material_youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu) {
+    if (m->has_lame) {
+        pd_real l = m->lame_lambda, u = m->lame_mu;
+        *E = u * (3 * l + 2 * u) / (l + u);
+        *nu = l / (2 * (l + u));
+    } else {
+        *E = m->youngs_modulus;
+        *nu = m->poisson_ratio;
+    }
+}

@@ -38,7 +38,7 @@
 void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out) {
     const pd_ppd_material_params* mp = (const pd_ppd_material_params*)m->method_params;
     pd_real E, nu;
-    pd_ppd_youngs_poisson(m, &E, &nu);
+    pd_material_youngs_poisson(m, &E, &nu);
     pd_real lame = E * nu / ((1 + nu) * (1 - 2 * nu)); /* K_f */
     out->granular = mp->granular;
     out->fluid = mp->fluid;

@@ -10,7 +10,6 @@ struct pd_world;
 pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err);
 /* E and nu of a material given either way (E, nu or Lame). */
-void pd_ppd_youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu);
 /* Maps E, nu (or Lame) to the constants of Eq. 8 (+ dilatation). */
 pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm, pd_real A,
                                     pd_real B);

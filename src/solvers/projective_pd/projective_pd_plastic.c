@@ -36,7 +36,7 @@
 
 void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out) {
     pd_real E, nu;
-    pd_ppd_youngs_poisson(m, &E, &nu);
+    pd_material_youngs_poisson(m, &E, &nu);
     out->bulk = E / (3 * (1 - 2 * nu));
     out->shear = E / (2 * (1 + nu));
     out->plastic =

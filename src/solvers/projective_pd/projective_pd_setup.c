@@ -70,17 +70,6 @@ const pd_param_table pd_ppd_material_table = {
     k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
     sizeof(pd_ppd_material_params)};
 
-void pd_ppd_youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu) {
-    if (m->has_lame) {
-        pd_real l = m->lame_lambda, u = m->lame_mu;
-        *E = u * (3 * l + 2 * u) / (l + u);
-        *nu = l / (2 * (l + u));
-    } else {
-        *E = m->youngs_modulus;
-        *nu = m->poisson_ratio;
-    }
-}
-
 #define PPD_NU_BOND  0.25
 #define PPD_NU_SLACK 0.005
 #define PPD_NU_MAX   0.49
@@ -89,7 +78,7 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
                                 pd_error* err) {
     const pd_ppd_params* prm = params;
     pd_real E, nu;
-    pd_ppd_youngs_poisson(m, &E, &nu);
+    pd_material_youngs_poisson(m, &E, &nu);
     if (nu < PPD_NU_BOND - PPD_NU_SLACK)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "projective_pd cannot show a Poisson ratio below 0.25 (got %.3g): its "
@@ -145,7 +134,7 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
 pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm, pd_real A,
                                     pd_real B) {
     pd_real E, nu;
-    pd_ppd_youngs_poisson(m, &E, &nu);
+    pd_material_youngs_poisson(m, &E, &nu);
     pd_real G = E / (2 * (1 + nu)), lam = E * nu / ((1 + nu) * (1 - 2 * nu));
     pd_real k = G / (A - B);
     pd_ppd_material out;
@@ -681,7 +670,7 @@ static pd_status setup_contact(pd_ppd_state* s, const pd_world* w) {
     for (int m = 0; m < sc->material_count; ++m) {
         s->contact_renews[m] = (uint8_t)s->mat[m].plastic; /* renew_plastic_bodies */
         pd_real E, nu;
-        pd_ppd_youngs_poisson(&sc->materials[m], &E, &nu);
+        pd_material_youngs_poisson(&sc->materials[m], &E, &nu);
         s->contact_modulus[m] = E;
         s->contact_friction[m] =
             ((const pd_ppd_material_params*)sc->materials[m].method_params)->contact_friction;
