@@ -53,6 +53,8 @@ static const char* param_type(pd_param_type t) {
             return "[3] number";
         case PD_PARAM_REALS:
             return "[n] number";
+        case PD_PARAM_TERMS:
+            return "named numbers";
         case PD_PARAM_STRING:
             return "string";
         case PD_PARAM_BLOCK:
@@ -192,6 +194,8 @@ static void print_param(const pd_param_info* p) {
         snprintf(def, sizeof def, "[%g, %g, %g]", p->def, p->def, p->def);
     else if (p->type == PD_PARAM_REALS)
         snprintf(def, sizeof def, "[] (at most %d)", PD_PARAM_MAX_REALS);
+    else if (p->type == PD_PARAM_TERMS)
+        snprintf(def, sizeof def, "{} (every term 0)");
     else if (p->type == PD_PARAM_STRING)
         snprintf(def, sizeof def, "\"\" (at most %d characters)", PD_PARAM_STRING_MAX - 1);
     else
@@ -199,7 +203,11 @@ static void print_param(const pd_param_info* p) {
     printf("| `%s` | %s | %s | ", p->name, param_type(p->type), def);
     if (p->type == PD_PARAM_ENUM)
         choices(p->choices);
-    else if (p->type == PD_PARAM_BOOL)
+    else if (p->type == PD_PARAM_TERMS) { /* the names the object may hold, and their range */
+        printf("keys ");
+        choices(p->choices);
+        printf("; each [%g, %g]", p->min, p->max);
+    } else if (p->type == PD_PARAM_BOOL)
         printf("true, false");
     else if (p->type == PD_PARAM_STRING)
         printf("-");

@@ -11,26 +11,51 @@ static void* field(const pd_param_info* p, void* blob) {
     return (char*)blob + p->offset;
 }
 
-void pd_params_set_defaults(const pd_param_table* t, void* blob) {
-    memset(blob, 0, t->struct_size);
-    for (int i = 0; i < t->count; ++i) {
-        const pd_param_info* p = &t->params[i];
-        pd_real d = (pd_real)p->def;
-        switch (p->type) {
-            case PD_PARAM_REAL:
-                *(pd_real*)field(p, blob) = d;
-                break;
-            case PD_PARAM_VEC3:
-                *(pd_vec3*)field(p, blob) = pd_v3(d, d, d);
-                break;
-            case PD_PARAM_REALS: /* empty */
-            case PD_PARAM_STRING:
-            case PD_PARAM_BLOCK: /* 0 until a scene gives the block, whatever def says */
-                break;
-            default:
-                *(int*)field(p, blob) = (int)p->def;
-        }
+/* How many numbers row p holds at most: 0 for a type that is no list, and for TERMS whose
+ * choices do not fit. */
+static int element_cap(const pd_param_info* p) {
+    switch (p->type) {
+        case PD_PARAM_VEC3:
+            return 3;
+        case PD_PARAM_REALS:
+            return PD_PARAM_MAX_REALS;
+        case PD_PARAM_TERMS:
+            return pd_param_term_count(p) > 0 ? pd_param_term_count(p) : 0;
+        default:
+            return 0;
     }
+}
+
+void pd_param_set_default(const pd_param_info* p, void* blob) {
+    pd_real d = (pd_real)p->def;
+    switch (p->type) {
+        case PD_PARAM_REAL:
+            *(pd_real*)field(p, blob) = d;
+            break;
+        case PD_PARAM_VEC3:
+            *(pd_vec3*)field(p, blob) = pd_v3(d, d, d);
+            break;
+        case PD_PARAM_REALS: /* empty */
+        case PD_PARAM_TERMS: /* every term 0; a row whose terms do not fit holds none */
+            memset(field(p, blob), 0, sizeof(pd_param_reals));
+            if (p->type == PD_PARAM_TERMS)
+                ((pd_param_reals*)field(p, blob))->count = element_cap(p);
+            break;
+        case PD_PARAM_STRING:
+            *(char*)field(p, blob) = '\0';
+            break;
+        case PD_PARAM_BLOCK: /* 0 until a scene gives the block, whatever def says */
+            *(int*)field(p, blob) = 0;
+            break;
+        default:
+            *(int*)field(p, blob) = (int)p->def;
+    }
+}
+
+void pd_params_set_defaults(const pd_param_table* t, void* blob) {
+    memset(blob, 0, t->struct_size); /* padding too, so that equal values compare equal */
+    for (int i = 0; i < t->count; ++i)
+        pd_param_set_default(&t->params[i], blob);
 }
 
 const pd_param_info* pd_param_find(const pd_param_table* t, const char* name) {
@@ -105,6 +130,9 @@ pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, 
         case PD_PARAM_VEC3:
         case PD_PARAM_REALS:
             return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a list of numbers (%s)", p->unit);
+        case PD_PARAM_TERMS:
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected an object of named numbers (%s)",
+                           p->unit);
         case PD_PARAM_STRING:
             return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a string");
         case PD_PARAM_BLOCK:
@@ -122,8 +150,8 @@ pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, 
 
 pd_status pd_param_set_element(const pd_param_info* p, void* blob, int k, double value,
                                const char* path, pd_error* err) {
-    int cap = p->type == PD_PARAM_VEC3 ? 3 : PD_PARAM_MAX_REALS;
-    if ((p->type != PD_PARAM_VEC3 && p->type != PD_PARAM_REALS) || k < 0 || k >= cap)
+    int cap = element_cap(p);
+    if (k < 0 || k >= cap)
         return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected at most %d numbers", cap);
     if (!isfinite(value) || value < p->min || value > p->max)
         return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a value in [%g, %g] (%s), got %g",
@@ -167,6 +195,22 @@ int pd_param_choice_index(const char* choices, const char* choice) {
             ++s;
     }
     return -1;
+}
+
+/* The number of names in a "a|b|c" list (0 for NULL or ""). */
+static int choice_count(const char* choices) {
+    int n = 0;
+    for (const char* s = choices; s && *s; ++n) {
+        s += strcspn(s, "|");
+        if (*s == '|')
+            ++s;
+    }
+    return n;
+}
+
+int pd_param_term_count(const pd_param_info* p) {
+    int n = choice_count(p->choices);
+    return n <= PD_PARAM_MAX_REALS ? n : -1;
 }
 
 pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* choice,

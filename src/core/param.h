@@ -3,8 +3,9 @@
  * defaults, and the generated docs/scene-format.md. Values live in a plain struct at
  * `offset`: pd_real for REAL, int for INT, BOOL, ENUM (the index into `choices`) and BLOCK
  * (1 when the scene gives the block), pd_vec3 for VEC3, pd_param_reals for REALS (a list
- * such as Prony moduli or basis coefficients), char[PD_PARAM_STRING_MAX] for STRING. min and
- * max bound every number of a VEC3 or REALS.
+ * such as Prony moduli or basis coefficients) and for TERMS (one slot per choice, in the order
+ * of `choices`), char[PD_PARAM_STRING_MAX] for STRING. min and max bound every number of a
+ * VEC3, REALS or TERMS.
  * The scene format's common keys (time, bodies, colliders, output, ...) are rows of this type
  * too, wrapped with what only they need (open bounds, required, rule text) in
  * scene/scene_tables.h. */
@@ -25,6 +26,9 @@ typedef enum pd_param_type {
     PD_PARAM_STRING, /* free text of at most PD_PARAM_STRING_MAX - 1 characters */
     PD_PARAM_BLOCK,  /* a JSON object grouping the rows named "<block>.<key>" after it; its int
                       * is 1 when the scene gives the block, 0 (the default) otherwise */
+    PD_PARAM_TERMS,  /* { "A1": 1.0, "B3": 0.5 }: named numbers, each name one of `choices`
+                      * (at most PD_PARAM_MAX_REALS of them); the object replaces every term,
+                      * so a term it leaves out is 0, as is every term by default */
 } pd_param_type;
 
 #define PD_PARAM_MAX_REALS  16
@@ -40,9 +44,10 @@ typedef struct pd_param_info {
     pd_param_type type;
     size_t offset;
     double def, min, max; /* ENUM: def is the default index; VEC3: every component's default;
-                           * REALS: the list is empty by default; STRING: empty by default */
+                           * REALS: the list is empty by default; STRING: empty by default;
+                           * TERMS: every term 0 */
     const char* unit;     /* "s", "Pa", "1", ... */
-    const char* choices;  /* ENUM only: "a|b|c" */
+    const char* choices;  /* ENUM and TERMS only: "a|b|c" */
     const char* doc;      /* one sentence */
 } pd_param_info;
 
@@ -53,6 +58,8 @@ typedef struct pd_param_table {
 } pd_param_table;
 
 void pd_params_set_defaults(const pd_param_table* t, void* blob);
+/* The default of row p alone (a list emptied, every term 0). */
+void pd_param_set_default(const pd_param_info* p, void* blob);
 const pd_param_info* pd_param_find(const pd_param_table* t, const char* name);
 
 /* Blocks: the rows named "<block>.<key>" are the keys of the JSON object given under the
@@ -79,21 +86,24 @@ pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, 
 pd_status pd_param_set_choice(const pd_param_info* p, void* blob, const char* choice,
                               const char* path, pd_error* err);
 
-/* Sets component k of a VEC3 or element k of a REALS (k < PD_PARAM_MAX_REALS; the list grows
- * to k + 1), checking the range. */
+/* Sets component k of a VEC3, element k of a REALS (k < PD_PARAM_MAX_REALS; the list grows
+ * to k + 1) or term k of a TERMS (the k-th choice), checking the range. */
 pd_status pd_param_set_element(const pd_param_info* p, void* blob, int k, double value,
                                const char* path, pd_error* err);
 /* Sets a STRING. */
 pd_status pd_param_set_string(const pd_param_info* p, void* blob, const char* text,
                               const char* path, pd_error* err);
-/* The value at `offset` (for VEC3, REALS and STRING readers and writers). */
+/* The value at `offset` (for VEC3, REALS, TERMS and STRING readers and writers). */
 const void* pd_param_value(const pd_param_info* p, const void* blob);
 
 /* Index of `choice` in a "a|b|c" list, or -1. */
 int pd_param_choice_index(const char* choices, const char* choice);
+/* The number of terms of a TERMS row (its choices), or -1 when they do not fit
+ * PD_PARAM_MAX_REALS: a mistake of the table, which no scene can set. */
+int pd_param_term_count(const pd_param_info* p);
 
 double pd_param_get_number(const pd_param_info* p, const void* blob);
-/* Writes the choice name of an ENUM into out. */
+/* Writes the name of choice `index` of an ENUM or TERMS row into out. */
 void pd_param_choice_name(const pd_param_info* p, int index, char* out, size_t cap);
 
 #endif

@@ -86,8 +86,9 @@ int pd_json_choice_index(const char* choices, const char* choice);
 void pd_json_choice_list(const char* choices, char* out, size_t cap);
 
 /* One key of a parameter table (a method's `solver` keys or material keys) read from `item`
- * by the type the table declares: number, integer, bool, choice, [3] vector, list of numbers
- * or string. Errors name `path` (for a list element, `path[k]`) and what was expected. */
+ * by the type the table declares: number, integer, bool, choice, [3] vector, list of numbers,
+ * object of named numbers (terms) or string. Errors name `path` (for a list element,
+ * `path[k]`; for a term, `path.<name>`) and what was expected. */
 pd_status pd_json_param(const pd_param_info* p, const cJSON* item, void* blob, const char* path,
                         pd_error* err);
 

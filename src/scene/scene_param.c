@@ -17,25 +17,50 @@ static const char* unit_suffix(const char* unit, char* buf, size_t cap) {
     return buf;
 }
 
+/* Element k of a list or of the terms from JSON value e, whose path is `path`. */
+static pd_status param_element(const pd_param_info* p, const cJSON* e, int k, void* blob,
+                               const char* path, pd_error* err) {
+    char found[96];
+    if (!cJSON_IsNumber(e))
+        return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a number, got %s",
+                       pd_json_describe(e, found, sizeof found));
+    return pd_param_set_element(p, blob, k, e->valuedouble, path, err);
+}
+
 /* [x, y, z] or [a, b, ...]: every element a number in range, at most the type's count. */
 static pd_status param_list(const pd_param_info* p, const cJSON* item, void* blob, const char* path,
                             pd_error* err) {
     int size = cJSON_GetArraySize(item), want = p->type == PD_PARAM_VEC3 ? 3 : -1;
-    char found[96], child[PD_JPATH_MAX];
+    char child[PD_JPATH_MAX];
     if (want > 0 && size != want)
         return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected 3 numbers [x, y, z], got %d", size);
     if (size > PD_PARAM_MAX_REALS)
         return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected at most %d numbers, got %d",
                        PD_PARAM_MAX_REALS, size);
-    if (p->type == PD_PARAM_REALS)
-        memset((char*)blob + p->offset, 0, sizeof(pd_param_reals));
+    if (p->type == PD_PARAM_REALS) /* the list replaces the one before */
+        pd_param_set_default(p, blob);
     int k = 0;
     for (const cJSON* e = item->child; e; e = e->next, ++k) {
-        snprintf(child, sizeof child, "%s[%d]", path, k);
-        if (!cJSON_IsNumber(e))
-            return pd_fail(err, PD_ERR_BAD_SCENE, child, "expected a number, got %s",
-                           pd_json_describe(e, found, sizeof found));
-        PD_JTRY(pd_param_set_element(p, blob, k, e->valuedouble, child, err));
+        pd_jpath_index(child, path, k);
+        PD_JTRY(param_element(p, e, k, blob, child, err));
+    }
+    return PD_OK;
+}
+
+/* { "A1": 1.0, ... }: only the row's choices, each once, each a number in range; the object
+ * replaces every term, so those it leaves out are 0. */
+static pd_status param_terms(const pd_param_info* p, const cJSON* item, void* blob,
+                             const char* path, pd_error* err) {
+    char child[PD_JPATH_MAX];
+    if (pd_param_term_count(p) < 0) /* the table's mistake: no slot for some choices */
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "row %s names more than %d terms",
+                       p->name, PD_PARAM_MAX_REALS);
+    PD_JTRY(pd_json_check_object(item, path, p->choices, NULL, err));
+    pd_param_set_default(p, blob);
+    for (const cJSON* e = item->child; e; e = e->next) {
+        pd_jpath_key(child, path, e->string);
+        PD_JTRY(
+            param_element(p, e, pd_param_choice_index(p->choices, e->string), blob, child, err));
     }
     return PD_OK;
 }
@@ -61,6 +86,11 @@ static pd_status wrong_type(const pd_param_info* p, const cJSON* item, const cha
         case PD_PARAM_REALS:
             return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a list of numbers%s, got %s",
                            unit, found);
+        case PD_PARAM_TERMS:
+            pd_json_choice_list(p->choices, list, sizeof list);
+            return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                           "expected an object of named numbers%s with names among %s, got %s",
+                           unit, list, found);
         case PD_PARAM_STRING:
             return pd_fail(err, PD_ERR_BAD_SCENE, path, "expected a string, got %s", found);
         case PD_PARAM_BLOCK:
@@ -77,7 +107,9 @@ pd_status pd_json_param(const pd_param_info* p, const cJSON* item, void* blob, c
         return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path,
                        "block %s is read with its table (pd_json_params)", p->name);
     int list = p->type == PD_PARAM_VEC3 || p->type == PD_PARAM_REALS;
-    if (cJSON_IsNumber(item) && !list && p->type != PD_PARAM_BOOL && p->type != PD_PARAM_STRING)
+    int number = !list && p->type != PD_PARAM_BOOL && p->type != PD_PARAM_STRING &&
+                 p->type != PD_PARAM_TERMS;
+    if (cJSON_IsNumber(item) && number)
         return pd_param_set_number(p, blob, item->valuedouble, path, err);
     if (cJSON_IsBool(item) && p->type == PD_PARAM_BOOL)
         return pd_param_set_number(p, blob, cJSON_IsTrue(item) ? 1 : 0, path, err);
@@ -87,6 +119,8 @@ pd_status pd_json_param(const pd_param_info* p, const cJSON* item, void* blob, c
         return pd_param_set_string(p, blob, item->valuestring, path, err);
     if (cJSON_IsArray(item) && list)
         return param_list(p, item, blob, path, err);
+    if (cJSON_IsObject(item) && p->type == PD_PARAM_TERMS)
+        return param_terms(p, item, blob, path, err);
     return wrong_type(p, item, path, err);
 }
 
@@ -135,7 +169,7 @@ pd_status pd_scene_read_key(const pd_scene_table* t, const char* name, const cJS
     const pd_scene_key* k = pd_scene_key_find(t, name);
     if (!k)
         return no_row(name, path, err);
-    if ((k->flags & PD_KEY_BY_HAND) || k->p.type == PD_PARAM_REALS ||
+    if ((k->flags & PD_KEY_BY_HAND) || k->p.type == PD_PARAM_REALS || k->p.type == PD_PARAM_TERMS ||
         k->p.type == PD_PARAM_BLOCK) /* not a plain field */
         return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "key %s is read by its own code", name);
     void* field = (char*)blob + k->p.offset;
@@ -155,6 +189,7 @@ pd_status pd_scene_read_key(const pd_scene_table* t, const char* name, const cJS
             return pd_json_string(obj, name, path, required, field,
                                   k->size ? k->size : PD_PARAM_STRING_MAX, err);
         case PD_PARAM_REALS:
+        case PD_PARAM_TERMS:
         case PD_PARAM_BLOCK:
             break;
     }

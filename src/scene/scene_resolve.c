@@ -51,6 +51,20 @@ static void add_choice(cJSON* obj, const char* key, const char* choices, int ind
     cJSON_AddStringToObject(obj, key, name);
 }
 
+/* The non-zero terms of TERMS row p by name, as member `key` of obj: a term left out reads
+ * back as 0, so the object is as short as the scene could have written it. */
+static void add_terms(cJSON* obj, const char* key, const pd_param_info* p,
+                      const pd_param_reals* r) {
+    cJSON* terms = cJSON_AddObjectToObject(obj, key);
+    for (int k = 0; k < r->count; ++k) {
+        char name[64];
+        if (r->v[k] == 0)
+            continue;
+        pd_param_choice_name(p, k, name, sizeof name);
+        add_number(terms, name, r->v[k]);
+    }
+}
+
 /* The value of row p as member `key` of obj. */
 static void add_param(cJSON* obj, const char* key, const pd_param_info* p, const void* blob) {
     const void* value = pd_param_value(p, blob);
@@ -72,6 +86,9 @@ static void add_param(cJSON* obj, const char* key, const pd_param_info* p, const
             cJSON_AddItemToObject(obj, key, number_array(v, r->count));
             return;
         }
+        case PD_PARAM_TERMS:
+            add_terms(obj, key, p, value);
+            return;
         case PD_PARAM_STRING:
             cJSON_AddStringToObject(obj, key, value);
             return;
@@ -102,8 +119,10 @@ void pd_scene_add_params(cJSON* obj, const pd_param_table* t, const void* blob) 
 
 void pd_scene_write_key(cJSON* obj, const pd_scene_table* t, const char* name, const void* blob) {
     const pd_scene_key* k = pd_scene_key_find(t, name);
-    /* lists are written by hand; blocks are no field of the common tables */
-    if (k && k->p.type != PD_PARAM_REALS && k->p.type != PD_PARAM_BLOCK)
+    /* what pd_scene_read_key reads: lists are written by hand; terms and blocks are no field
+     * of the common tables */
+    if (k && k->p.type != PD_PARAM_REALS && k->p.type != PD_PARAM_TERMS &&
+        k->p.type != PD_PARAM_BLOCK)
         add_param(obj, k->p.name, &k->p, blob);
 }
 

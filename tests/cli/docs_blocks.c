@@ -29,15 +29,15 @@ static const pd_param_info k_rows[] = {
 };
 static const pd_param_table k_table = {k_rows, 6, sizeof(granular_params)};
 
-/* What print_params writes to stdout for k_table, NUL-terminated (NULL on failure). */
-static char* printed_table(void) {
+/* What print_params writes to stdout for t, NUL-terminated (NULL on failure). */
+static char* printed_table(const pd_param_table* t) {
     FILE* tmp = tmpfile();
     int saved = tmp ? dup(STDOUT_FILENO) : -1;
     if (saved < 0)
         return NULL;
     fflush(stdout);
     dup2(fileno(tmp), STDOUT_FILENO);
-    print_params("material keys", &k_table);
+    print_params("material keys", t);
     fflush(stdout);
     dup2(saved, STDOUT_FILENO);
     close(saved);
@@ -68,7 +68,28 @@ PD_TEST(docs_block_rows_under_their_block) {
         "| `fibres` | object | none | an object of the `fibres.*` keys below | - | Another "
         "block. |\n"
         "| `fibres.stiffness` | number | 5 | [0, 10] | Pa | Its key. |\n\n";
-    char* text = printed_table();
+    char* text = printed_table(&k_table);
+    PD_REQUIRE(text);
+    int same = strcmp(text, k_expected) == 0;
+    if (!same)
+        printf("  FAIL printed:\n%s  expected:\n%s", text, k_expected);
+    PD_CHECK(same);
+    free(text);
+}
+
+/* A TERMS row is typed apart from a block (whose type is object), with its accepted names and
+ * their range. Fails when the names, the range or the all-zero default are not printed. */
+PD_TEST(docs_terms_row_names_its_terms) {
+    static const pd_param_info k_terms[] = {
+        {"g", PD_PARAM_TERMS, 0, 0, -1, 2.5, "Pa", "A1|A2|B1", "Coefficients."},
+    };
+    static const pd_param_table k_terms_table = {k_terms, 1, sizeof(pd_param_reals)};
+    static const char* k_expected = "#### material keys\n\n"
+                                    "| key | type | default | allowed | unit | meaning |\n"
+                                    "|---|---|---|---|---|---|\n"
+                                    "| `g` | named numbers | {} (every term 0) | keys `A1`, `A2`, "
+                                    "`B1`; each [-1, 2.5] | Pa | Coefficients. |\n\n";
+    char* text = printed_table(&k_terms_table);
     PD_REQUIRE(text);
     int same = strcmp(text, k_expected) == 0;
     if (!same)

@@ -1,7 +1,8 @@
 /* Parameter tables hold every kind of key a method declares (numbers, integers, bools,
  * choices, [3] vectors such as an anisotropy direction, lists such as Prony moduli or basis
- * coefficients, strings): each is read from JSON by its declared type with range checks and
- * JSON-path errors, and the resolved scene writes it back in a form that reads back equal. */
+ * coefficients, named terms such as a strain-energy's coefficients, strings): each is read from
+ * JSON by its declared type with range checks and JSON-path errors, and the resolved scene writes
+ * it back in a form that reads back equal. */
 #include <stddef.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ typedef struct kinds {
     pd_vec3 fibre;
     pd_param_reals moduli;
     char label[PD_PARAM_STRING_MAX];
+    pd_param_reals terms;
 } kinds;
 
 #define K(f) offsetof(kinds, f)
@@ -29,8 +31,9 @@ static const pd_param_info k_kinds[] = {
     {"fibre", PD_PARAM_VEC3, K(fibre), 0, -1, 1, "1", NULL, "a direction"},
     {"moduli", PD_PARAM_REALS, K(moduli), 0, 0, 1e9, "Pa", NULL, "a list"},
     {"label", PD_PARAM_STRING, K(label), 0, 0, 0, "-", NULL, "a string"},
+    {"terms", PD_PARAM_TERMS, K(terms), 0, -10, 10, "Pa", "A1|A2|B1|B3|C1", "named numbers"},
 };
-static const pd_param_table k_table = {k_kinds, 7, sizeof(kinds)};
+static const pd_param_table k_table = {k_kinds, 8, sizeof(kinds)};
 
 /* Reads every key of `json` into `out` (after the defaults); 0 and the error on failure. */
 static int read(const char* json, kinds* out, pd_error* err) {
@@ -54,16 +57,18 @@ PD_TEST(every_parameter_type_reads_and_writes_back) {
     pd_error err = {0};
     PD_REQUIRE(read("{\"stiffness\": 4.5, \"layers\": 6, \"hollow\": true, \"basis\": \"fung\","
                     "\"fibre\": [0, 0.6, 0.8], \"moduli\": [3000, 1000, 5e8],"
-                    "\"label\": \"cornea\"}",
+                    "\"label\": \"cornea\", \"terms\": {\"B3\": -2.5, \"A1\": 1e-3}}",
                     &a, &err));
     PD_CHECK(a.stiffness == 4.5 && a.layers == 6 && a.hollow == 1 && a.basis == 2);
     PD_CHECK(a.fibre.x == 0 && a.fibre.y == 0.6 && a.fibre.z == 0.8);
     PD_CHECK(a.moduli.count == 3 && a.moduli.v[0] == 3000 && a.moduli.v[2] == 5e8);
     PD_CHECK(strcmp(a.label, "cornea") == 0);
+    PD_CHECK(a.terms.count == 5 && a.terms.v[0] == 1e-3 && a.terms.v[3] == -2.5);
     cJSON* out = cJSON_CreateObject();
     pd_scene_add_params(out, &k_table, &a);
     char* text = cJSON_PrintUnformatted(out);
     printf("  resolved: %s\n", text);
+    PD_CHECK(strstr(text, "\"terms\":{\"A1\":0.001,\"B3\":-2.5}") != NULL); /* non-zero only */
     PD_REQUIRE(read(text, &b, &err));
     PD_CHECK(memcmp(&a, &b, sizeof a) == 0);
     cJSON_free(text);
@@ -76,6 +81,9 @@ PD_TEST(defaults_follow_the_table) {
     PD_REQUIRE(read("{}", &a, &err));
     PD_CHECK(a.stiffness == 2 && a.layers == 3 && a.hollow == 0 && a.basis == 1);
     PD_CHECK(a.fibre.x == 0 && a.moduli.count == 0 && a.label[0] == '\0');
+    PD_CHECK(a.terms.count == 5); /* one slot per choice, each 0 */
+    for (int k = 0; k < PD_PARAM_MAX_REALS; ++k)
+        PD_CHECK(a.terms.v[k] == 0);
 }
 
 /* Each wrong value is refused at its JSON path (an element's own index for lists). */
@@ -100,6 +108,17 @@ PD_TEST(wrong_values_name_their_path) {
         {"{\"layers\": 2.5}", "materials.m.layers", "integer"},
         {"{\"hollow\": 1}", "materials.m.hollow", "true or false"},
         {"{\"stiffness\": [1]}", "materials.m.stiffness", "expected a number (Pa)"},
+        {"{\"terms\": {\"A1\": 1, \"C2\": 1}}", "materials.m.terms.C2",
+         "unknown key \"C2\"; valid keys: A1, A2, B1, B3, C1"},
+        {"{\"terms\": {\"B1\": 10.5}}", "materials.m.terms.B1", "[-10, 10] (Pa), got 10.5"},
+        {"{\"terms\": {\"B1\": -11}}", "materials.m.terms.B1", "[-10, 10]"},
+        {"{\"terms\": {\"A2\": \"1\"}}", "materials.m.terms.A2", "expected a number"},
+        {"{\"terms\": {\"A2\": [1]}}", "materials.m.terms.A2", "expected a number"},
+        {"{\"terms\": {\"A2\": 1, \"A2\": 2}}", "materials.m.terms.A2", "given twice"},
+        {"{\"terms\": [1, 2]}", "materials.m.terms",
+         "expected an object of named numbers (Pa) with names among A1, A2, B1, B3, C1"},
+        {"{\"terms\": 5}", "materials.m.terms", "expected an object of named numbers"},
+        {"{\"terms\": \"A1\"}", "materials.m.terms", "expected an object of named numbers"},
     };
     int wrong = 0;
     for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
@@ -141,18 +160,31 @@ static const pd_param_info k_sand_rows[] = {
 };
 static const pd_param_table k_sand = {k_sand_rows, 7, sizeof(sand)};
 
-/* A material holding `density` and the rows of k_sand, read as the scene reads a material's
- * method keys: its own keys checked, then every row. */
-static pd_status read_sand(const char* json, sand* out, pd_error* err) {
-    pd_params_set_defaults(&k_sand, out);
-    cJSON* root = cJSON_Parse(json);
-    if (!root)
+/* `json` as the material `name` of a scene's "materials", changed by the `--set` override
+ * `set` (NULL: none), then read as the scene reads a material's method keys: its own keys
+ * (`density` and the rows of t) checked, then every row of t into out (after the defaults). */
+static pd_status read_material(const pd_param_table* t, const char* name, const char* json,
+                               const char* set, void* out, pd_error* err) {
+    char path[PD_JPATH_MAX];
+    cJSON* material = cJSON_Parse(json);
+    pd_params_set_defaults(t, out);
+    if (!material)
         return pd_fail(err, PD_ERR_INVALID_ARGUMENT, "", "the test's JSON does not parse");
-    pd_status st = pd_json_check_object(root, "materials.sand", "density", &k_sand, err);
+    cJSON* root = cJSON_CreateObject();
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(root, "materials"), name, material);
+    pd_jpath_key(path, "materials", name);
+    pd_status st = set ? pd_scene_apply_override(root, set, err) : PD_OK;
+    material = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItem(root, "materials"), name);
     if (st == PD_OK)
-        st = pd_json_params(root, "materials.sand", &k_sand, out, err);
+        st = pd_json_check_object(material, path, "density", t, err);
+    if (st == PD_OK)
+        st = pd_json_params(material, path, t, out, err);
     cJSON_Delete(root);
     return st;
+}
+
+static pd_status read_sand(const char* json, sand* out, pd_error* err) {
+    return read_material(&k_sand, "sand", json, NULL, out, err);
 }
 
 /* Fails when the flag is not set, a nested key is not read, or a block key is looked up without
@@ -277,4 +309,167 @@ PD_TEST(block_tables_are_well_formed) {
         PD_CHECK(pd_param_misplaced_row(all[i]->params) == NULL);
         PD_CHECK(pd_param_misplaced_row(all[i]->material_params) == NULL);
     }
+}
+
+/* ---- terms: an object of named numbers, one slot per name of the row's choices ---- */
+
+typedef struct rubber {
+    int hyperelastic; /* block flag */
+    int order;
+    pd_param_reals g;
+} rubber;
+
+/* Terms as a strain-energy's coefficients in a block, the way a method declares them. */
+#define R(f) offsetof(rubber, f)
+static const pd_param_info k_rubber_rows[] = {
+    {"hyperelastic", PD_PARAM_BLOCK, R(hyperelastic), 0, 0, 0, "-", NULL, "a block"},
+    {"hyperelastic.order", PD_PARAM_INT, R(order), 2, 1, 3, "1", NULL, "in the block"},
+    {"hyperelastic.g", PD_PARAM_TERMS, R(g), 0, 0, 1e6, "Pa", "A1|A2|B1|B2|C1", "terms"},
+};
+static const pd_param_table k_rubber = {k_rubber_rows, 3, sizeof(rubber)};
+
+static pd_status read_rubber(const char* json, const char* set, rubber* out, pd_error* err) {
+    return read_material(&k_rubber, "rubber", json, set, out, err);
+}
+
+/* Fails when a term lands in another choice's slot, the count is not the number of choices,
+ * or a term left out keeps a value. */
+PD_TEST(terms_fill_the_slot_of_their_name) {
+    rubber a;
+    pd_error err = {0};
+    PD_REQUIRE(read_rubber("{\"hyperelastic\": {\"g\": {\"C1\": 7, \"A2\": 0.5}}}", NULL, &a,
+                           &err) == PD_OK);
+    PD_CHECK(a.hyperelastic == 1 && a.order == 2 && a.g.count == 5);
+    PD_CHECK(a.g.v[0] == 0 && a.g.v[1] == 0.5 && a.g.v[2] == 0 && a.g.v[3] == 0 && a.g.v[4] == 7);
+    for (int k = 5; k < PD_PARAM_MAX_REALS; ++k)
+        PD_CHECK(a.g.v[k] == 0);
+}
+
+/* Fails when a second object keeps the terms of the first that it leaves out. */
+PD_TEST(terms_object_replaces_every_term) {
+    kinds a;
+    pd_error err = {0};
+    const pd_param_info* p = pd_param_find(&k_table, "terms");
+    cJSON* first = cJSON_Parse("{\"A1\": 1, \"B1\": 2}");
+    cJSON* second = cJSON_Parse("{\"B3\": 3}");
+    pd_params_set_defaults(&k_table, &a);
+    PD_CHECK(pd_json_param(p, first, &a, "materials.m.terms", &err) == PD_OK);
+    PD_CHECK(a.terms.v[0] == 1 && a.terms.v[2] == 2);
+    PD_CHECK(pd_json_param(p, second, &a, "materials.m.terms", &err) == PD_OK);
+    PD_CHECK(a.terms.count == 5 && a.terms.v[0] == 0 && a.terms.v[2] == 0 && a.terms.v[3] == 3);
+    cJSON_Delete(first);
+    cJSON_Delete(second);
+}
+
+/* Each wrong term is a scene error at its own JSON path, an unknown name listing the names
+ * accepted; so is a value that is no object of numbers, and the terms' key outside its block. */
+PD_TEST(terms_errors_name_their_path) {
+    static const struct {
+        const char* json;
+        const char* path;
+        const char* words;
+    } k_bad[] = {
+        {"{\"hyperelastic\": {\"g\": {\"A1\": 1, \"C2\": 0.5}}}",
+         "materials.rubber.hyperelastic.g.C2",
+         "unknown key \"C2\"; valid keys: A1, A2, B1, B2, C1"},
+        {"{\"hyperelastic\": {\"g\": {\"B2\": -1}}}", "materials.rubber.hyperelastic.g.B2",
+         "expected a value in [0, 1e+06] (Pa), got -1"},
+        {"{\"hyperelastic\": {\"g\": {\"B2\": 2e6}}}", "materials.rubber.hyperelastic.g.B2",
+         "[0, 1e+06]"},
+        {"{\"hyperelastic\": {\"g\": {\"A2\": true}}}", "materials.rubber.hyperelastic.g.A2",
+         "expected a number, got true"},
+        {"{\"hyperelastic\": {\"g\": [1, 2]}}", "materials.rubber.hyperelastic.g",
+         "expected an object of named numbers (Pa) with names among A1, A2, B1, B2, C1, got an "
+         "array of 2"},
+        {"{\"hyperelastic\": {\"g\": 3}}", "materials.rubber.hyperelastic.g",
+         "expected an object of named numbers"},
+        {"{\"hyperelastic\": {\"A1\": 3}}", "materials.rubber.hyperelastic.A1",
+         "valid keys: order, g"},
+        {"{\"g\": {\"A1\": 3}}", "materials.rubber.g", "unknown key \"g\""},
+    };
+    int wrong = 0;
+    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
+        rubber a;
+        pd_error err = {0};
+        pd_status st = read_rubber(k_bad[k].json, NULL, &a, &err);
+        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, k_bad[k].path) == 0 &&
+                    strstr(err.message, k_bad[k].words) != NULL;
+        printf("  %s %s -> %s: %s\n", named ? "ok  " : "FAIL", k_bad[k].json, err.path,
+               err.message);
+        wrong += !named;
+    }
+    PD_CHECK(wrong == 0);
+}
+
+/* The resolved form names the non-zero terms only (an empty object when all are 0) and reads
+ * back equal. Fails when a zero term is written, a term is written under another name, or the
+ * object is left out. */
+PD_TEST(terms_resolved_form_reads_back) {
+    static const struct {
+        const char* json;
+        const char* written;
+    } k_cases[] = {
+        {"{\"hyperelastic\": {\"g\": {\"B2\": 0.25, \"A1\": 2e5, \"C1\": 0}}}",
+         "\"hyperelastic\":{\"order\":2,\"g\":{\"A1\":200000,\"B2\":0.25}}"},
+        {"{\"hyperelastic\": {\"order\": 3}}", "\"hyperelastic\":{\"order\":3,\"g\":{}}"},
+    };
+    for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; ++i) {
+        rubber a, b;
+        pd_error err = {0};
+        PD_REQUIRE(read_rubber(k_cases[i].json, NULL, &a, &err) == PD_OK);
+        cJSON* out = cJSON_CreateObject();
+        pd_scene_add_params(out, &k_rubber, &a);
+        char* text = cJSON_PrintUnformatted(out);
+        printf("  resolved: %s\n", text);
+        PD_CHECK(strstr(text, k_cases[i].written) != NULL);
+        PD_CHECK(read_rubber(text, NULL, &b, &err) == PD_OK);
+        PD_CHECK(memcmp(&a, &b, sizeof a) == 0);
+        cJSON_free(text);
+        cJSON_Delete(out);
+    }
+}
+
+/* `--set materials.<m>.<block>.<terms>.<name>=v` edits one term of the JSON and keeps the
+ * others (or gives the block and the object when the scene has neither); an unknown name is
+ * refused at the path the override wrote. */
+PD_TEST(terms_set_override_edits_one_term) {
+    rubber a;
+    pd_error err = {0};
+    PD_REQUIRE(read_rubber("{\"hyperelastic\": {\"g\": {\"B1\": 0.5}}}",
+                           "materials.rubber.hyperelastic.g.A1=1", &a, &err) == PD_OK);
+    PD_CHECK(a.g.v[0] == 1 && a.g.v[2] == 0.5);
+    PD_REQUIRE(read_rubber("{}", "materials.rubber.hyperelastic.g.A1=1", &a, &err) == PD_OK);
+    PD_CHECK(a.hyperelastic == 1 && a.g.count == 5 && a.g.v[0] == 1 && a.g.v[2] == 0);
+    PD_CHECK(read_rubber("{}", "materials.rubber.hyperelastic.g.C2=1", &a, &err) ==
+             PD_ERR_BAD_SCENE);
+    PD_CHECK(strcmp(err.path, "materials.rubber.hyperelastic.g.C2") == 0);
+}
+
+/* A TERMS row has one slot per choice, so more choices than PD_PARAM_MAX_REALS is the
+ * table's mistake: refused as a code error (never as the scene's), with no term stored, and
+ * found in no registered method's tables. */
+PD_TEST(terms_choices_fit_their_slots) {
+    pd_param_reals r;
+    pd_error err = {0};
+    static const pd_param_info k_full = {
+        "g", PD_PARAM_TERMS, 0, 0, 0, 1, "1", "a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p", "16 terms"};
+    static const pd_param_info k_over = {
+        "g", PD_PARAM_TERMS, 0, 0, 0, 1, "1", "a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q", "17 terms"};
+    cJSON* last = cJSON_Parse("{\"p\": 1}");
+    PD_CHECK(pd_param_term_count(&k_full) == 16 && pd_param_term_count(&k_over) == -1);
+    PD_CHECK(pd_json_param(&k_full, last, &r, "g", &err) == PD_OK);
+    PD_CHECK(r.count == 16 && r.v[15] == 1);
+    pd_param_set_default(&k_over, &r);
+    PD_CHECK(r.count == 0);
+    PD_CHECK(pd_json_param(&k_over, last, &r, "g", &err) == PD_ERR_INVALID_ARGUMENT);
+    PD_CHECK(r.count == 0);
+    cJSON_Delete(last);
+    const pd_solver_vtable* const* all = pd_solver_all();
+    for (int i = 0; all[i]; ++i)
+        for (int j = 0; j < 2; ++j) {
+            const pd_param_table* t = j ? all[i]->material_params : all[i]->params;
+            for (int k = 0; t && k < t->count; ++k)
+                PD_CHECK(t->params[k].type != PD_PARAM_TERMS ||
+                         pd_param_term_count(&t->params[k]) >= 0);
+        }
 }
