@@ -249,6 +249,16 @@ static int iterate(pd_descent* d, const pd_descent_problem* p, pd_real* merit, p
     return 0;
 }
 
+/* Xu 2018 Eq. 25, (E_k - E) / (E_0 - E), with the new iterate's E standing for the
+ * solution's: the paper stops at 1e-4 ("5 ~ 25 iterations"). */
+static int decreased_enough(const pd_descent* d, pd_descent_report* rep, pd_real merit0,
+                            pd_real merit_before, pd_real merit) {
+    pd_real total = merit0 - merit;
+    rep->relative_error = total > 0 ? (merit_before - merit) / total : 0;
+    return d->def.decrease_tolerance > 0 && total > 0 &&
+           rep->relative_error <= d->def.decrease_tolerance;
+}
+
 pd_status pd_descent_solve(pd_descent* d, const pd_descent_problem* p, pd_real merit,
                            pd_real r_norm, pd_real r_scale, pd_descent_report* rep) {
     memset(rep, 0, sizeof *rep);
@@ -257,6 +267,7 @@ pd_status pd_descent_solve(pd_descent* d, const pd_descent_problem* p, pd_real m
         d->hist_count = d->hist_head = 0;
     d->keep_history = 0;
     pd_status st = PD_OK;
+    pd_real merit0 = merit;
     int it = 0;
     while (it < d->def.iterations && r_norm > d->def.tolerance * r_scale) {
         pd_real before = r_norm, merit_before = merit;
@@ -272,6 +283,8 @@ pd_status pd_descent_solve(pd_descent* d, const pd_descent_problem* p, pd_real m
         }
         rep->residual_increases += r_norm > before;
         rep->merit_increases += merit > merit_before;
+        if (decreased_enough(d, rep, merit0, merit_before, merit))
+            break;
     }
     rep->iterations = it;
     rep->residual = r_norm;

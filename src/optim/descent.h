@@ -53,6 +53,9 @@ typedef struct pd_descent_def {
     int line_search;   /* 0: every full step is taken */
     pd_real armijo;    /* sufficient-decrease constant c */
     int halvings;      /* step halvings before a line search gives up */
+    /* Xu 2018 Eq. 25 with the last iterate standing for the solution: stop when an iteration
+     * lowered E by at most this fraction of what the solve has lowered it in all (0: off) */
+    pd_real decrease_tolerance;
 } pd_descent_def;
 pd_descent_def pd_default_descent_def(void);
 
@@ -66,6 +69,9 @@ typedef struct pd_descent_report {
     int merit_increases;
     int history_resets; /* iterations whose L-BFGS direction failed and were retried plainly */
     pd_real shortest_step;
+    /* the last iteration's decrease of E over the solve's (Xu 2018 Eq. 25, as
+     * decrease_tolerance reads it); 0 when no iteration lowered E */
+    pd_real relative_error;
 } pd_descent_report;
 
 typedef struct pd_descent {

@@ -347,3 +347,32 @@ PD_TEST(a_force_without_energy_is_followed_over_the_energy_barrier) {
     PD_CHECK(rep.line_search_failures == 0);
     pd_descent_free(&d);
 }
+
+/* Xu 2018 Eq. 25 as the stop (decrease_tolerance): the solve ends when an iteration lowers E
+ * by at most 1e-4 of what the whole solve lowered it, well before the iteration cap, and the
+ * true relative error (E_k - E*) / (E_0 - E*), E* at the exact minimiser, is then small too. */
+PD_TEST(decrease_tolerance_stops_by_eq25) {
+    static chain c;
+    chain_init(&c, 25);
+    pd_descent_def def = pd_default_descent_def();
+    def.iterations = 5000;
+    def.tolerance = 0;
+    def.decrease_tolerance = 1e-4;
+    pd_descent d;
+    PD_REQUIRE(pd_descent_init(&d, NC, &def) == PD_OK);
+    pd_descent_problem p = {&c, evaluate, precondition, filter, project, NULL, NULL};
+    memcpy(d.y, c.ystar, sizeof c.ystar);
+    pd_real r0, e0 = pd_descent_evaluate(&d, &p, &r0);
+    pd_descent_report rep;
+    PD_REQUIRE(pd_descent_solve(&d, &p, e0, r0, r0, &rep) == PD_OK);
+    pd_vec3 ref[NC], g[NC];
+    exact_minimiser(&c, ref);
+    pd_real e_min = chain_energy(&c, ref, g);
+    pd_real true_error = (rep.merit - e_min) / (e0 - e_min);
+    printf("  %d iterations, Eq. 25 with the last iterate %.3g, against the minimiser %.3g\n",
+           rep.iterations, rep.relative_error, true_error);
+    PD_CHECK(rep.iterations > 1 && rep.iterations < 100);
+    PD_CHECK(rep.relative_error > 0 && rep.relative_error <= 1e-4);
+    PD_CHECK(true_error < 1e-3);
+    pd_descent_free(&d);
+}
