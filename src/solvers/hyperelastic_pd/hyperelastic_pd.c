@@ -1,0 +1,280 @@
+/* Xu, He, Chen, Li, Wang 2018, Reformulating Hyperelastic Materials with Peridynamic Modeling
+ * (Pacific Graphics): the strain energy W(theta, tau) of Eq. 12 and its forces (Eq. 13, 19),
+ * integrated by implicit Euler as the minimisation of Eq. 21 with the quasi-Newton method of
+ * Sec. 5.2 (the prefactored L of Eq. 23, L-BFGS pairs after Liu et al. 2017, step halving
+ * until E falls) stopped by the relative error of Eq. 25; colliders inside the solve
+ * (boundary/collider_contact.h). docs/methods/hyperelastic_pd.md has the derivations. */
+#include <math.h>
+#include <string.h>
+
+#include "boundary/collider.h"
+#include "core/timer.h"
+#include "parallel/parallel.h"
+#include "solvers/hyperelastic_pd/hyperelastic_pd_data.h"
+#include "solvers/solver.h"
+#include "world/world.h"
+
+typedef struct hpd_ctx {
+    pd_hpd_state* s;
+    const pd_vec3* y;
+    pd_vec3* r;
+} hpd_ctx;
+
+/* The bond b of i at y: its reference length |xi| (m), unit direction e of y_j - y_i, and
+ * stretch tau = |y_j - y_i| / |xi| (floored: A_n diverges at tau = 0). */
+typedef struct hpd_bond {
+    pd_real len, tau;
+    pd_vec3 e;
+} hpd_bond;
+
+static hpd_bond bond_at(const pd_hpd_state* s, const pd_vec3* y, uint32_t i, uint32_t b) {
+    hpd_bond out;
+    pd_vec3 Y = pd_v3_sub(y[s->fam.j[b]], y[i]);
+    out.len = pd_v3_len(pd_family_xi(&s->fam, i, b));
+    pd_real ly = fmax(pd_v3_len(Y), 1e-9 * out.len);
+    out.tau = ly / out.len;
+    out.e = pd_v3_scale(Y, 1 / ly);
+    return out;
+}
+
+/* theta_i of Eq. 14 (sum_j w_ij V_j tau_ij), lambda g'(theta_i) into s->slope, and
+ * V_i W_i of Eq. 12 summed per chunk. */
+static void dilatation_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    hpd_ctx* c = vctx;
+    pd_hpd_state* s = c->s;
+    pd_real energy = 0;
+    for (uint32_t i = (uint32_t)begin; i < end; ++i) {
+        const pd_hpd_material* m = &s->mat[s->material[i]];
+        pd_real theta = 0, bonds = 0;
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+            hpd_bond bd = bond_at(s, c->y, i, b);
+            pd_real wv = pd_hpd_bond_weight(s, i, bd.len) * s->volume[s->fam.j[b]];
+            theta += wv * bd.tau;
+            bonds += wv * s->bond_g[b] * pd_hpd_basis_value(&m->h, bd.tau);
+        }
+        s->slope[i] = m->lambda * pd_hpd_basis_slope(&m->g, theta);
+        energy += s->volume[i] * (m->lambda * pd_hpd_basis_value(&m->g, theta) + m->mu * bonds);
+    }
+    s->partial[begin / PD_HPD_GRAIN] = energy;
+}
+
+/* a_ij = V_i w_ij V_j / |xi| (lambda g'(theta_i) + mu G h'(tau_ij)): the magnitude of
+ * d(V_i W_i)/dy_j along e_ij (Eq. 13 times the volumes of Eq. 20). */
+static pd_real bond_force(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_real G,
+                          const hpd_bond* bd) {
+    const pd_hpd_material* m = &s->mat[s->material[i]];
+    return s->volume[i] * s->volume[j] * pd_hpd_bond_weight(s, i, bd->len) / bd->len *
+           (s->slope[i] + m->mu * G * pd_hpd_basis_slope(&m->h, bd->tau));
+}
+
+/* dE/dy_i = -sum_j (a_ij + a_ji) e_ij: i's own bonds and, through the symmetric families,
+ * the bonds of its neighbours to it (Eq. 20's T_ij - T_ji), gathered per particle so that no
+ * two threads write one entry. */
+static void gradient_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    hpd_ctx* c = vctx;
+    pd_hpd_state* s = c->s;
+    for (uint32_t i = (uint32_t)begin; i < end; ++i) {
+        pd_vec3 g = pd_v3(0, 0, 0);
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+            uint32_t j = s->fam.j[b];
+            hpd_bond bd = bond_at(s, c->y, i, b);
+            pd_real G = s->bond_g[b]; /* G_ij = G_ji: a function of the bond's axis */
+            g = pd_v3_madd(g, -(bond_force(s, i, j, G, &bd) + bond_force(s, j, i, G, &bd)), bd.e);
+        }
+        s->grad[i] = g;
+    }
+}
+
+static pd_real sum_partials(const pd_real* partial, size_t count) {
+    pd_real sum = 0;
+    for (size_t k = 0; k < count; ++k)
+        sum += partial[k];
+    return sum;
+}
+
+static pd_real elastic_energy(pd_hpd_state* s, hpd_ctx* c) {
+    pd_parallel_for(s->n, PD_HPD_GRAIN, dilatation_kernel, c);
+    pd_real e = sum_partials(s->partial, s->chunks);
+    pd_parallel_for(s->n, PD_HPD_GRAIN, gradient_kernel, c);
+    return e;
+}
+
+/* r = M (y - y*)/h^2 + dE/dy on free particles (the gradient of Eq. 21), 0 on constrained
+ * ones, then the colliders' friction and blocked normals; partial sums of |r|^2 and of the
+ * inertia and friction potentials. */
+static void residual_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    hpd_ctx* c = vctx;
+    pd_hpd_state* s = c->s;
+    pd_real r2 = 0, inertia = 0, ih2 = 1 / (s->dt * s->dt);
+    for (size_t i = begin; i < end; ++i) {
+        pd_vec3 r = pd_v3(0, 0, 0);
+        if (!s->fixed[i]) {
+            pd_vec3 d = pd_v3_sub(c->y[i], s->ystar[i]);
+            r = pd_v3_madd(s->grad[i], s->mass[i] * ih2, d);
+            inertia += 0.5 * s->mass[i] * ih2 * pd_v3_len2(d);
+        }
+        inertia += pd_collider_contact_apply(&s->cc, i, c->y[i], &r);
+        c->r[i] = r;
+        r2 += pd_v3_len2(r);
+    }
+    s->partial[begin / PD_HPD_GRAIN] = r2;
+    s->partial[s->chunks + begin / PD_HPD_GRAIN] = inertia;
+}
+
+/* E(q) of Eq. 21 at y and its residual. */
+static pd_real evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm,
+                        int* not_gradient) {
+    pd_hpd_state* s = ctx;
+    double t0 = pd_now();
+    hpd_ctx c = {s, y, r};
+    pd_real energy = elastic_energy(s, &c);
+    pd_parallel_for(s->n, PD_HPD_GRAIN, residual_kernel, &c);
+    *r_norm = sqrt(sum_partials(s->partial, s->chunks));
+    energy += sum_partials(s->partial + s->chunks, s->chunks);
+    *not_gradient = 0;
+    s->t_local += pd_now() - t0;
+    s->evaluations++;
+    return energy;
+}
+
+/* z = (L + M/h^2)^-1 b with the factor of Eq. 23 (constrained particles: 0). */
+static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
+    pd_hpd_state* s = ctx;
+    double t0 = pd_now();
+    pd_status st = pd_sym_direct_solve(&s->direct, b, z);
+    s->t_global += pd_now() - t0;
+    return st;
+}
+
+static void filter(void* ctx, pd_vec3* v, size_t n) {
+    pd_hpd_state* s = ctx;
+    for (size_t i = 0; i < n; ++i)
+        v[i] = pd_collider_contact_filter(&s->cc, i, v[i]);
+}
+
+static void project(void* ctx, pd_vec3* y) {
+    pd_hpd_state* s = ctx;
+    pd_collider_contact_project(&s->cc, y);
+}
+
+static pd_descent_problem problem(pd_hpd_state* s) {
+    return (pd_descent_problem){s, evaluate, precondition, filter, project, NULL, NULL};
+}
+
+/* q* = q + h v + h^2 g (Eq. 21); constrained particles stay where the world put them. */
+static void predict(pd_hpd_state* s, const pd_particles* p) {
+    pd_real h = s->dt;
+    for (size_t i = 0; i < s->n; ++i)
+        s->ystar[i] = s->fixed[i]
+                          ? p->pos[i]
+                          : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->gravity);
+}
+
+/* Coulomb friction's limits from x + h v, where a body resting on a collider presses on it
+ * with its weight as at the end of the last step (boundary/collider_contact.h). */
+static void friction_setup(pd_hpd_state* s, const pd_particles* p) {
+    if (!s->cc.colliders->count)
+        return;
+    pd_descent* d = &s->opt;
+    for (size_t i = 0; i < s->n; ++i)
+        d->y[i] = s->fixed[i] ? s->ystar[i] : pd_v3_madd(p->pos[i], s->dt, p->vel[i]);
+    project(s, d->y);
+    pd_real r;
+    int not_gradient;
+    evaluate(s, d->y, d->r, &r, &not_gradient);
+    pd_collider_contact_renew_friction(&s->cc, p->pos, d->y, d->r);
+}
+
+/* What the residual is measured against: the larger of |r(q*)| and the force the step must
+ * produce anyway, sqrt(sum (m (|g| + |v|/h))^2). */
+static pd_real force_scale(const pd_hpd_state* s, const pd_particles* p, pd_real r_start) {
+    pd_real sum = 0, g = pd_v3_len(s->gravity);
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real f = p->mass[i] * (g + pd_v3_len(p->vel[i]) / s->dt);
+        sum += f * f;
+    }
+    return fmax(sqrt(sum), r_start);
+}
+
+static void finish(pd_hpd_state* s, pd_particles* p) {
+    const pd_vec3* y = s->opt.y;
+    for (size_t i = 0; i < s->n; ++i) {
+        if (s->fixed[i]) {
+            p->force[i] = pd_v3_scale(s->grad[i], -1); /* the pin's reaction */
+            continue;
+        }
+        p->vel[i] = pd_v3_scale(pd_v3_sub(y[i], p->pos[i]), 1 / s->dt);
+        p->pos[i] = y[i];
+    }
+}
+
+static pd_status hpd_step(void* state, pd_world* w, pd_step_stats* stats) {
+    pd_hpd_state* s = state;
+    pd_particles* p = &w->particles;
+    pd_descent* d = &s->opt;
+    pd_descent_problem pr = problem(s);
+    s->t_local = s->t_global = 0;
+    s->evaluations = 0;
+    predict(s, p);
+    pd_collider_contact_begin_step(&s->cc, &w->colliders, s->ystar, p->spacing, w->contact_skip,
+                                   s->dt);
+    friction_setup(s, p);
+    memcpy(d->y, s->ystar, s->n * sizeof(pd_vec3));
+    project(s, d->y);
+    pd_real r, merit = pd_descent_evaluate(d, &pr, &r);
+    pd_real r0 = force_scale(s, p, r);
+    pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &s->report);
+    if (st != PD_OK)
+        return st;
+    finish(s, p); /* s->grad is the accepted iterate's (descent.h) */
+    s->last_residual = r0 > 0 ? s->report.residual / r0 : 0;
+    stats->iterations = s->report.iterations;
+    stats->residual = s->last_residual;
+    stats->t_local = s->t_local;
+    stats->t_global = s->t_global;
+    stats->t_bond_forces = s->t_local;
+    stats->local_evaluations = s->evaluations;
+    stats->bonds = s->fam.bond_count;
+    return PD_OK;
+}
+
+static pd_status hpd_on_time_step(void* state, pd_world* w, pd_error* err) {
+    pd_hpd_state* s = state;
+    s->dt = w->def.dt;
+    return pd_hpd_factor(s, err);
+}
+
+/* About 33 bonds (j, rev, X, the coupling of L) and the factor's fill; per particle 9 vectors
+ * (q*, gradient, the optimiser's seven) and 2 per L-BFGS pair, 4 reals, the collider
+ * contact's arrays. */
+static size_t hpd_bytes_per_particle(const void* params) {
+    const pd_hpd_params* prm = params;
+    size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
+    size_t per_bond = 2 * sizeof(uint32_t) + sizeof(pd_vec3) + sizeof(pd_real);
+    size_t per_particle =
+        (9 + 2 * (size_t)prm->history + 5) * sizeof(pd_vec3) + 8 * sizeof(pd_real);
+    return bonds * (per_bond + 40) + per_particle;
+}
+
+pd_real pd_hpd_elastic_energy(pd_hpd_state* s, const pd_vec3* y) {
+    hpd_ctx c = {s, y, NULL};
+    return elastic_energy(s, &c);
+}
+
+const pd_solver_vtable pd_hyperelastic_pd_solver = {
+    .name = "hyperelastic_pd",
+    .paper = "Xu, He, Chen, Li, Wang 2018, Reformulating Hyperelastic Materials with Peridynamic "
+             "Modeling",
+    .params = &pd_hpd_param_table,
+    .material_params = &pd_hpd_material_table,
+    .check_material = pd_hpd_check_material,
+    .create = pd_hpd_create,
+    .destroy = pd_hpd_destroy,
+    .step = hpd_step,
+    .on_time_step = hpd_on_time_step,
+    .bytes_per_particle = hpd_bytes_per_particle,
+    .contact_in_solve = 1,
+};

@@ -1,0 +1,116 @@
+/* Data of the hyperelastic_pd method (Xu, He, Chen, Li, Wang 2018, Reformulating Hyperelastic
+ * Materials with Peridynamic Modeling): options, materials, per-particle and per-bond state. The
+ * algorithm is in hyperelastic_pd.c, the basis functions in hyperelastic_pd_basis.c. */
+#ifndef PD_HYPERELASTIC_PD_DATA_H
+#define PD_HYPERELASTIC_PD_DATA_H
+
+#include "boundary/collider_contact.h"
+#include "core/param.h"
+#include "linalg/sym_direct.h"
+#include "neighbor/family.h"
+#include "optim/descent.h"
+
+struct pd_world;
+
+/* Weight functions w(|xi|/delta) before normalisation (Sec. 6, Fig. 9). */
+enum { PD_HPD_WEIGHT_CONSTANT, PD_HPD_WEIGHT_INVERSE, PD_HPD_WEIGHT_LINEAR };
+
+/* Presets of the `hyperelastic` block: g = h = B_1, A_1, (3 B_3 - B_1)/2, A_4. */
+enum { PD_HPD_LINEAR, PD_HPD_NEO_HOOKEAN, PD_HPD_STVK, PD_HPD_A4 };
+
+/* Basis orders n = 1 .. PD_HPD_ORDERS of A_n and B_n (Eq. 15); the names of a `g` or `h`
+ * object, in the order of its slots. */
+#define PD_HPD_ORDERS      8
+#define PD_HPD_BASIS_NAMES "A1|A2|A3|A4|A5|A6|A7|A8|B1|B2|B3|B4|B5|B6|B7|B8"
+
+/* Particles per chunk of the parallel loops (and of the partial sums). */
+#define PD_HPD_GRAIN 256
+
+typedef struct pd_hpd_params {
+    int iterations;
+    pd_real tolerance; /* Eq. 25 */
+    pd_real horizon;   /* spacings */
+    int weight;        /* PD_HPD_WEIGHT_* */
+    int history;       /* L-BFGS pairs */
+    int line_search;
+    int isotropic_weights; /* direction factors making a lattice's families isotropic */
+} pd_hpd_params;
+
+extern const pd_param_table pd_hpd_param_table;
+
+/* The method's material keys (pd_material_def.method_params): the `hyperelastic` block. */
+typedef struct pd_hpd_material_params {
+    int hyperelastic; /* 1 when the block is given */
+    int preset;       /* PD_HPD_* */
+    pd_param_reals g; /* coefficients of A_1..A_8, B_1..B_8; all 0: the preset's */
+    pd_param_reals h;
+} pd_hpd_material_params;
+
+extern const pd_param_table pd_hpd_material_table;
+
+/* A function of one variable as a combination of the basis: a[n-1] A_n + b[n-1] B_n. */
+typedef struct pd_hpd_basis {
+    pd_real a[PD_HPD_ORDERS], b[PD_HPD_ORDERS];
+} pd_hpd_basis;
+
+/* f(s), f'(s), f''(s) of a combination (Eq. 15-17); s > 0. */
+pd_real pd_hpd_basis_value(const pd_hpd_basis* f, pd_real s);
+pd_real pd_hpd_basis_slope(const pd_hpd_basis* f, pd_real s);
+pd_real pd_hpd_basis_curvature(const pd_hpd_basis* f, pd_real s);
+/* The g or h of a material: its own coefficients when any is non-zero, else its preset's. */
+pd_hpd_basis pd_hpd_basis_of(const pd_hpd_material_params* mp, int which_h);
+
+/* One material's constants: lambda, mu of Eq. 12 mapped from E, nu by Eq. 26, and g, h. */
+typedef struct pd_hpd_material {
+    pd_real lambda, mu; /* Pa */
+    pd_hpd_basis g, h;
+    pd_real g2, h2; /* g''(1), h''(1): the bond stiffness of Eq. 23 */
+} pd_hpd_material;
+
+typedef struct pd_hpd_state {
+    pd_hpd_params prm;
+    pd_real dt;
+    pd_vec3 gravity;
+    size_t n;
+    pd_family fam;
+    pd_hash_grid grid;
+    pd_hpd_material* mat; /* per scene material */
+    int material_count;
+    const pd_real* mass; /* the world's arrays */
+    const pd_real* volume;
+    const int32_t* material;
+    const uint8_t* flags;
+    /* per particle */
+    pd_real* norm;    /* c_i: w_ij = c_i w(|xi|/delta), so that sum_j w_ij V_j = 1 (Eq. 19) */
+    pd_real* slope;   /* lambda g'(theta_i) at the last evaluation (Pa) */
+    pd_real* diag;    /* m/h^2 + sum of i's couplings in L (Eq. 23) (N/m) */
+    pd_vec3* ystar;   /* q* of Eq. 21 */
+    pd_vec3* grad;    /* dE/dy of the elastic energy (N) */
+    uint8_t* fixed;   /* pinned or fixed: never moves in the solve */
+    pd_real* delta;   /* the horizon (m) */
+    pd_real* couple;  /* per bond: k_ij + k_ji of Eq. 23 (N/m) */
+    pd_real* bond_g;  /* per bond: the factor G of Eq. 12 on mu h (1 for an isotropic family; the
+                       * direction factor of neighbor/isotropy.h on a lattice's) */
+    pd_real* partial; /* per chunk: deterministic sums */
+    size_t chunks;
+    pd_sym_direct direct;   /* L + M/h^2 over the free particles, factored once */
+    pd_descent opt;         /* the iterate and the L-BFGS pairs (src/optim) */
+    pd_collider_contact cc; /* contact with the colliders inside the solve */
+    pd_descent_report report;
+    double last_residual; /* |r| / its yardstick at the end of the last step */
+    double t_local, t_global;
+    int evaluations;
+} pd_hpd_state;
+
+pd_status pd_hpd_create(struct pd_world* w, const void* params, void** state, pd_error* err);
+void pd_hpd_destroy(void* state);
+pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, const char* path,
+                                pd_error* err);
+/* w_ij of Eq. 19 for i's bond of reference length len (1/m^3). */
+pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len);
+/* (Re)builds L + M/h^2 for the current dt and factors it. */
+pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err);
+/* The elastic energy sum_i V_i W_i at y (Eq. 12, 14) with its gradient in s->grad (tests). */
+pd_real pd_hpd_elastic_energy(pd_hpd_state* s, const pd_vec3* y);
+
+#endif

@@ -1,0 +1,257 @@
+/* hyperelastic_pd set-up (Xu 2018): materials mapped by Eq. 26, families with the normalised
+ * weights of Eq. 19, and the constant matrix L + M/h^2 of Eq. 23 factored once. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "neighbor/isotropy.h"
+#include "solvers/hyperelastic_pd/hyperelastic_pd_data.h"
+#include "world/world.h"
+
+/* Eq. 26 diverges at nu = 1/2; above this the matrix is too stiff to factor usefully. */
+#define HPD_NU_MAX 0.49
+
+pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, const char* path,
+                                pd_error* err) {
+    (void)params;
+    pd_real E, nu;
+    pd_material_youngs_poisson(m, &E, &nu);
+    if (nu < 0 || nu > HPD_NU_MAX)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "hyperelastic_pd maps Poisson ratios in [0, %.2f] (Eq. 26; got %.3g): a "
+                       "negative one gives lambda < 0, which breaks g'' > 0 (Sec. 4)",
+                       HPD_NU_MAX, nu);
+    return PD_OK;
+}
+
+/* Eq. 26 and the material's g and h (hyperelastic_pd_basis.c). */
+static pd_hpd_material map_material(const pd_material_def* m) {
+    const pd_hpd_material_params* mp = (const pd_hpd_material_params*)m->method_params;
+    pd_real E, nu;
+    pd_material_youngs_poisson(m, &E, &nu);
+    pd_hpd_material out;
+    out.lambda = 9 * E * nu / (2 * (1 + nu) * (1 - 2 * nu));
+    out.mu = 15 * E / (4 * (1 + nu));
+    out.g = pd_hpd_basis_of(mp, 0);
+    out.h = pd_hpd_basis_of(mp, 1);
+    out.g2 = pd_hpd_basis_curvature(&out.g, 1);
+    out.h2 = pd_hpd_basis_curvature(&out.h, 1);
+    return out;
+}
+
+/* w(|xi|/delta) before normalisation (Fig. 9's two choices besides the constant). */
+static pd_real weight_shape(int weight, pd_real r) {
+    switch (weight) {
+        case PD_HPD_WEIGHT_INVERSE:
+            return 1 / (1 + r);
+        case PD_HPD_WEIGHT_LINEAR:
+            return r;
+        default:
+            return 1;
+    }
+}
+
+pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len) {
+    return s->norm[i] * weight_shape(s->prm.weight, len / s->delta[i]);
+}
+
+/* c_i of Eq. 19: sum_j w_ij V_j = 1 over i's own family, so that theta_i = 1 at rest for a
+ * particle at a surface as in the bulk (g'(theta) = 0 there: no stress without deformation,
+ * the first condition of Sec. 4). */
+static void normalise_weights(pd_hpd_state* s, const pd_particles* p) {
+    for (uint32_t i = 0; i < s->n; ++i) {
+        s->delta[i] = s->prm.horizon * p->spacing[i];
+        pd_real sum = 0;
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+            pd_real len = pd_v3_len(pd_family_xi(&s->fam, i, b));
+            sum += weight_shape(s->prm.weight, len / s->delta[i]) * p->volume[s->fam.j[b]];
+        }
+        s->norm[i] = sum > 0 ? 1 / sum : 0;
+    }
+}
+
+/* Interior families, those whose volume sum_j V_j reaches 0.95 of the fullest of their body's
+ * (a surface family misses bonds), go into the fit of the direction factor. */
+static pd_status fit_interior(const pd_hpd_state* s, const pd_particles* p, pd_moment_fit* fit) {
+    int bodies = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        bodies = p->body[i] + 1 > bodies ? p->body[i] + 1 : bodies;
+    pd_real* fullest = pd_calloc((size_t)bodies + 1, sizeof *fullest);
+    if (!fullest)
+        return PD_ERR_OUT_OF_MEMORY;
+    for (uint32_t i = 0; i < s->n; ++i)
+        fullest[p->body[i]] = fmax(fullest[p->body[i]], pd_family_volume(&s->fam, p->volume, i));
+    for (uint32_t i = 0; i < s->n; ++i)
+        if (pd_family_volume(&s->fam, p->volume, i) >= 0.95 * fullest[p->body[i]])
+            pd_moment_fit_add(fit, &s->fam, p->volume, i);
+    pd_free(fullest, ((size_t)bodies + 1) * sizeof *fullest);
+    return PD_OK;
+}
+
+/* G of each bond: 1, or with isotropic_weights the factor f(n) of its direction fitted on the
+ * interior families (neighbor/isotropy.h) for the constant weight. A cubic lattice's families
+ * are stiffer along its axes (fourth moment xxxx 0.215 against the isotropic 0.2 at a horizon
+ * of 2.01), which Eq. 26 assumes they are not. */
+static pd_status direction_weights(pd_hpd_state* s, const pd_particles* p) {
+    pd_direction_weight dw;
+    memset(&dw, 0, sizeof dw);
+    if (s->prm.isotropic_weights && s->prm.weight == PD_HPD_WEIGHT_CONSTANT) {
+        pd_moment_fit* fit = pd_calloc(1, sizeof *fit);
+        pd_status st = fit ? fit_interior(s, p, fit) : PD_ERR_OUT_OF_MEMORY;
+        if (st == PD_OK)
+            pd_moment_fit_solve(fit, &dw);
+        pd_free(fit, sizeof *fit);
+        if (st != PD_OK)
+            return st;
+    }
+    for (uint32_t i = 0; i < s->n; ++i)
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+            pd_vec3 X = pd_family_xi(&s->fam, i, b);
+            s->bond_g[b] = pd_direction_weight_at(&dw, pd_v3_scale(X, 1 / pd_v3_len(X)));
+        }
+    return PD_OK;
+}
+
+/* k_ij of Eq. 23 with the volumes of the energy sum_i V_i W_i:
+ * V_i V_j w_ij / |xi|^2 (lambda g''(1) + mu h''(1)). */
+static pd_real bond_stiffness(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_real len,
+                              pd_real G) {
+    const pd_hpd_material* m = &s->mat[s->material[i]];
+    return s->volume[i] * s->volume[j] * pd_hpd_bond_weight(s, i, len) / (len * len) *
+           (m->lambda * m->g2 + m->mu * G * m->h2);
+}
+
+pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err) {
+    pd_real ih2 = 1 / (s->dt * s->dt);
+    for (uint32_t i = 0; i < s->n; ++i) {
+        pd_real d = s->mass[i] * ih2;
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+            uint32_t j = s->fam.j[b];
+            pd_real len = pd_v3_len(pd_family_xi(&s->fam, i, b));
+            s->couple[b] = bond_stiffness(s, i, j, len, s->bond_g[b]) +
+                           bond_stiffness(s, j, i, len, s->bond_g[b]);
+            d += s->couple[b];
+        }
+        s->diag[i] = d;
+    }
+    pd_sym_csr a = {s->n, s->fam.offsets, s->fam.j, s->couple, s->diag, NULL, NULL};
+    pd_status st = pd_sym_direct_factor(&s->direct, &a, s->fixed);
+    if (st != PD_OK)
+        return pd_fail(err, st, "solver", "the sparse Cholesky factorisation of L failed (%s)",
+                       pd_status_string(st));
+    return PD_OK;
+}
+
+#define HPD_PARTICLE_ARRAYS(X)                                                                     \
+    X(norm, pd_real)                                                                               \
+    X(slope, pd_real)                                                                              \
+    X(diag, pd_real)                                                                               \
+    X(delta, pd_real)                                                                              \
+    X(ystar, pd_vec3)                                                                              \
+    X(grad, pd_vec3)                                                                               \
+    X(fixed, uint8_t)
+
+static pd_status allocate(pd_hpd_state* s) {
+    size_t n = s->n;
+#define ALLOC_ONE(field, T)                                                                        \
+    if (!(s->field = PD_NEW_ARRAY(T, n + 1)))                                                      \
+        return PD_ERR_OUT_OF_MEMORY;
+    HPD_PARTICLE_ARRAYS(ALLOC_ONE)
+#undef ALLOC_ONE
+    s->chunks = (n + PD_HPD_GRAIN - 1) / PD_HPD_GRAIN;
+    s->partial = PD_NEW_ARRAY(pd_real, 2 * s->chunks + 1); /* sums, then potentials */
+    s->couple = PD_NEW_ARRAY(pd_real, s->fam.bond_capacity + 1);
+    s->bond_g = PD_NEW_ARRAY(pd_real, s->fam.bond_capacity + 1);
+    s->mat = PD_NEW_ARRAY(pd_hpd_material, (size_t)s->material_count + 1);
+    if (!s->partial || !s->couple || !s->bond_g || !s->mat)
+        return PD_ERR_OUT_OF_MEMORY;
+    pd_descent_def def = pd_default_descent_def();
+    def.iterations = s->prm.iterations;
+    def.tolerance = 1e-12; /* the residual only ends a step already exact (free flight) */
+    def.decrease_tolerance = s->prm.tolerance;
+    def.history = s->prm.history;
+    def.line_search = s->prm.line_search;
+    def.armijo = 0; /* Sec. 5.2: any decrease of E is accepted */
+    if (pd_descent_init(&s->opt, n, &def) != PD_OK || pd_collider_contact_init(&s->cc, n) != PD_OK)
+        return PD_ERR_OUT_OF_MEMORY;
+    return PD_OK;
+}
+
+static pd_status too_few_neighbours(const pd_hpd_state* s, const pd_world* w, pd_error* err) {
+    const pd_particles* p = &w->particles;
+    for (size_t i = 0; i < s->n; ++i)
+        if (s->fam.offsets[i + 1] - s->fam.offsets[i] < 2 && !(p->flags[i] & PD_P_CONSTRAINED))
+            return pd_fail(err, PD_ERR_BAD_SCENE, "solver.horizon",
+                           "particle %d of body '%s' has fewer than 2 neighbours within the "
+                           "horizon; raise solver.horizon or refine the body's spacing",
+                           (int)p->id[i], w->scene->bodies[p->body[i]].name);
+    return PD_OK;
+}
+
+static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
+    const pd_particles* p = &w->particles;
+    pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
+                                   p->count, s->prm.horizon);
+    if (st == PD_OK)
+        st = too_few_neighbours(s, w, err);
+    if (st == PD_OK)
+        st = allocate(s);
+    if (st != PD_OK)
+        return st;
+    for (int m = 0; m < s->material_count; ++m)
+        s->mat[m] = map_material(&w->scene->materials[m]);
+    normalise_weights(s, p);
+    st = direction_weights(s, p);
+    if (st != PD_OK)
+        return st;
+    size_t free_count = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        s->fixed[i] = (p->flags[i] & PD_P_CONSTRAINED) != 0;
+        free_count += !s->fixed[i];
+    }
+    st = pd_sym_direct_init(&s->direct, s->n, free_count);
+    return st == PD_OK ? pd_hpd_factor(s, err) : st;
+}
+
+pd_status pd_hpd_create(pd_world* w, const void* params, void** state, pd_error* err) {
+    pd_hpd_state* s = pd_calloc(1, sizeof *s);
+    if (!s)
+        return PD_ERR_OUT_OF_MEMORY;
+    memcpy(&s->prm, params, sizeof s->prm);
+    s->dt = w->def.dt;
+    s->gravity = w->def.gravity;
+    s->n = w->particles.count;
+    s->mass = w->particles.mass;
+    s->volume = w->particles.volume;
+    s->material = w->particles.material;
+    s->flags = w->particles.flags;
+    s->material_count = w->scene->material_count;
+    pd_status st = setup(s, w, err);
+    if (st != PD_OK) {
+        pd_hpd_destroy(s);
+        return st;
+    }
+    w->bond_count = s->fam.bond_count;
+    *state = s;
+    return PD_OK;
+}
+
+void pd_hpd_destroy(void* state) {
+    pd_hpd_state* s = state;
+    size_t n = s->n;
+#define FREE_ONE(field, T) PD_FREE_ARRAY(s->field, T, n + 1);
+    HPD_PARTICLE_ARRAYS(FREE_ONE)
+#undef FREE_ONE
+    PD_FREE_ARRAY(s->partial, pd_real, 2 * s->chunks + 1);
+    PD_FREE_ARRAY(s->couple, pd_real, s->fam.bond_capacity + 1);
+    PD_FREE_ARRAY(s->bond_g, pd_real, s->fam.bond_capacity + 1);
+    PD_FREE_ARRAY(s->mat, pd_hpd_material, (size_t)s->material_count + 1);
+    pd_descent_free(&s->opt);
+    pd_collider_contact_free(&s->cc);
+    pd_sym_direct_free(&s->direct);
+    pd_family_free(&s->fam);
+    pd_hash_grid_destroy(&s->grid);
+    pd_free(s, sizeof *s);
+}
