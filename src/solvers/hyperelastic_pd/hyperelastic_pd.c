@@ -199,6 +199,28 @@ static pd_real force_scale(const pd_hpd_state* s, const pd_particles* p, pd_real
     return fmax(sqrt(sum), r_start);
 }
 
+/* Where the iterations start (the paper leaves q^0 open): q* or, if its merit is lower, the
+ * step's start positions x. Projected out of a collider, q* of a body landing fast puts a
+ * column of particles onto one point of the floor, where tau -> 0 and an A_n energy diverges
+ * (measured: two bunnies landing at 2 m/s were flattened, every later step ending after one
+ * refused line search); x is always admissible and keeps the particles apart. Returns the
+ * merit; the state is that of the optimiser's y. */
+static pd_real start_point(pd_hpd_state* s, const pd_particles* p, pd_real* r) {
+    pd_descent* d = &s->opt;
+    pd_descent_problem pr = problem(s);
+    memcpy(d->y, p->pos, s->n * sizeof(pd_vec3));
+    project(s, d->y);
+    pd_real r_x, m_x = pd_descent_evaluate(d, &pr, &r_x);
+    memcpy(d->y, s->ystar, s->n * sizeof(pd_vec3));
+    project(s, d->y);
+    pd_real m_star = pd_descent_evaluate(d, &pr, r);
+    if (m_star <= m_x)
+        return m_star;
+    memcpy(d->y, p->pos, s->n * sizeof(pd_vec3));
+    project(s, d->y);
+    return pd_descent_evaluate(d, &pr, r);
+}
+
 static void finish(pd_hpd_state* s, pd_particles* p) {
     const pd_vec3* y = s->opt.y;
     for (size_t i = 0; i < s->n; ++i) {
@@ -222,9 +244,7 @@ static pd_status hpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     pd_collider_contact_begin_step(&s->cc, &w->colliders, s->ystar, p->spacing, w->contact_skip,
                                    s->dt);
     friction_setup(s, p);
-    memcpy(d->y, s->ystar, s->n * sizeof(pd_vec3));
-    project(s, d->y);
-    pd_real r, merit = pd_descent_evaluate(d, &pr, &r);
+    pd_real r, merit = start_point(s, p, &r);
     pd_real r0 = force_scale(s, p, r);
     pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &s->report);
     if (st != PD_OK)
