@@ -59,13 +59,18 @@ static void dilatation_kernel(void* vctx, size_t begin, size_t end, int thread) 
     s->partial[begin / PD_HPD_GRAIN] = energy;
 }
 
-/* a_ij = V_i w_ij V_j / |xi| (lambda g'(theta_i) + mu G h'(tau_ij)): the magnitude of
- * d(V_i W_i)/dy_j along e_ij (Eq. 13 times the volumes of Eq. 20). */
-static pd_real bond_force(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_real G,
+/* a_ij + a_ji, a_ij = V_i w_ij V_j / |xi| (lambda g'(theta_i) + mu G h'(tau_ij)): the magnitude
+ * of d(V_i W_i + V_j W_j)/dy_j along e_ij (Eq. 13 times the volumes of Eq. 20). G_ij = G_ji (a
+ * function of the bond's axis); h' is evaluated once when both ends share a material. */
+static pd_real pair_force(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_real G,
                           const hpd_bond* bd) {
-    const pd_hpd_material* m = &s->mat[s->material[i]];
-    return s->volume[i] * s->volume[j] * pd_hpd_bond_weight(s, i, bd->len) / bd->len *
-           (s->slope[i] + m->mu * G * pd_hpd_basis_slope(&m->h, bd->tau));
+    int mi = s->material[i], mj = s->material[j];
+    const pd_hpd_material* m = &s->mat[mi];
+    pd_real hi = m->mu * G * pd_hpd_basis_slope(&m->h, bd->tau);
+    pd_real hj = mj == mi ? hi : s->mat[mj].mu * G * pd_hpd_basis_slope(&s->mat[mj].h, bd->tau);
+    pd_real ai = pd_hpd_bond_weight(s, i, bd->len) * (s->slope[i] + hi);
+    pd_real aj = pd_hpd_bond_weight(s, j, bd->len) * (s->slope[j] + hj);
+    return s->volume[i] * s->volume[j] / bd->len * (ai + aj);
 }
 
 /* dE/dy_i = -sum_j (a_ij + a_ji) e_ij: i's own bonds and, through the symmetric families,
@@ -78,10 +83,8 @@ static void gradient_kernel(void* vctx, size_t begin, size_t end, int thread) {
     for (uint32_t i = (uint32_t)begin; i < end; ++i) {
         pd_vec3 g = pd_v3(0, 0, 0);
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
-            uint32_t j = s->fam.j[b];
             hpd_bond bd = bond_at(s, c->y, i, b);
-            pd_real G = s->bond_g[b]; /* G_ij = G_ji: a function of the bond's axis */
-            g = pd_v3_madd(g, -(bond_force(s, i, j, G, &bd) + bond_force(s, j, i, G, &bd)), bd.e);
+            g = pd_v3_madd(g, -pair_force(s, i, s->fam.j[b], s->bond_g[b], &bd), bd.e);
         }
         s->grad[i] = g;
     }

@@ -51,6 +51,7 @@ extern const pd_param_table pd_hpd_material_table;
 /* A function of one variable as a combination of the basis: a[n-1] A_n + b[n-1] B_n. */
 typedef struct pd_hpd_basis {
     pd_real a[PD_HPD_ORDERS], b[PD_HPD_ORDERS];
+    int orders; /* the highest n with a coefficient: the evaluations stop there */
 } pd_hpd_basis;
 
 /* f(s), f'(s), f''(s) of a combination (Eq. 15-17); s > 0. */
