@@ -183,3 +183,14 @@ pd_status pd_world_check_clear_of_colliders(const pd_world* w, pd_error* err) {
     }
     return PD_OK;
 }
+
+pd_status pd_world_check_families(const pd_world* w, const pd_family* f, pd_error* err) {
+    const pd_particles* p = &w->particles;
+    for (size_t i = 0; i < p->count; ++i)
+        if (f->offsets[i + 1] - f->offsets[i] < 2 && !(p->flags[i] & PD_P_CONSTRAINED))
+            return pd_fail(err, PD_ERR_BAD_SCENE, "solver.horizon",
+                           "particle %d of body '%s' has fewer than 2 neighbours within the "
+                           "horizon; raise solver.horizon or refine the body's spacing",
+                           (int)p->id[i], w->scene->bodies[p->body[i]].name);
+    return PD_OK;
+}

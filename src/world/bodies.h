@@ -1,6 +1,7 @@
 #ifndef PD_BODIES_H
 #define PD_BODIES_H
 
+#include "neighbor/family.h"
 #include "world/world.h"
 
 /* Samples every body of w->scene into particles and attaches pins. */
@@ -11,5 +12,9 @@ pd_status pd_world_add_bodies(pd_world* w, pd_error* err);
  * collider's JSON paths. Fixed, pinned and ghost particles, which colliders leave alone, are
  * not checked. */
 pd_status pd_world_check_clear_of_colliders(const pd_world* w, pd_error* err);
+
+/* Refuses (PD_ERR_BAD_SCENE, at solver.horizon) families a bonded method cannot use: a free
+ * particle with fewer than 2 neighbours within the horizon. Names the particle and body. */
+pd_status pd_world_check_families(const pd_world* w, const pd_family* f, pd_error* err);
 
 #endif

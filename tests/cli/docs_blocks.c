@@ -52,6 +52,16 @@ static char* printed_table(const pd_param_table* t) {
     return text;
 }
 
+/* 1 when print_params writes exactly `expected` for t; else prints both and returns 0. */
+static int printed_as(const pd_param_table* t, const char* expected) {
+    char* text = printed_table(t);
+    int same = text && strcmp(text, expected) == 0;
+    if (!same)
+        printf("  FAIL printed:\n%s  expected:\n%s", text ? text : "(nothing)", expected);
+    free(text);
+    return same;
+}
+
 /* Fails when a block's rows follow the table's order (friction between the granular rows),
  * are printed twice or not at all, or lose the block's name; or when the block row is not
  * typed object, or the table's columns change. */
@@ -68,13 +78,7 @@ PD_TEST(docs_block_rows_under_their_block) {
         "| `fibres` | object | none | an object of the `fibres.*` keys below | - | Another "
         "block. |\n"
         "| `fibres.stiffness` | number | 5 | [0, 10] | Pa | Its key. |\n\n";
-    char* text = printed_table(&k_table);
-    PD_REQUIRE(text);
-    int same = strcmp(text, k_expected) == 0;
-    if (!same)
-        printf("  FAIL printed:\n%s  expected:\n%s", text, k_expected);
-    PD_CHECK(same);
-    free(text);
+    PD_CHECK(printed_as(&k_table, k_expected));
 }
 
 /* A TERMS row is typed apart from a block (whose type is object), with its accepted names and
@@ -89,11 +93,5 @@ PD_TEST(docs_terms_row_names_its_terms) {
                                     "|---|---|---|---|---|---|\n"
                                     "| `g` | named numbers | {} (every term 0) | keys `A1`, `A2`, "
                                     "`B1`; each [-1, 2.5] | Pa | Coefficients. |\n\n";
-    char* text = printed_table(&k_terms_table);
-    PD_REQUIRE(text);
-    int same = strcmp(text, k_expected) == 0;
-    if (!same)
-        printf("  FAIL printed:\n%s  expected:\n%s", text, k_expected);
-    PD_CHECK(same);
-    free(text);
+    PD_CHECK(printed_as(&k_terms_table, k_expected));
 }

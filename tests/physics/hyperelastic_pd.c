@@ -327,3 +327,57 @@ PD_TEST(refuses_what_the_method_cannot_honour) {
             pd_scene_free(&scene);
     }
 }
+
+/* solver.horizon in spacings: an interior particle of the grid has the lattice points within
+ * it, 32 at 2.01 and 122 at 3.01 (the integer points of a ball of radius 3, less the centre). */
+PD_TEST(horizon_sets_the_family) {
+    const char* radii[] = {"solver.horizon=2.01", "solver.horizon=3.01"};
+    const uint32_t want[] = {32, 122};
+    for (int k = 0; k < 2; ++k) {
+        const char* sets[] = {radii[k]};
+        pd_test_sim t;
+        PD_REQUIRE(open_bar(&t, 0.1, sets, 1));
+        pd_hpd_state* s = state_of(&t);
+        uint32_t most = 0;
+        for (uint32_t i = 0; i < s->n; ++i) {
+            uint32_t count = s->fam.offsets[i + 1] - s->fam.offsets[i];
+            most = count > most ? count : most;
+        }
+        printf("  %s: fullest family %u bonds\n", radii[k], most);
+        PD_CHECK(most == want[k]);
+        pd_test_sim_close(&t);
+    }
+}
+
+/* A block landing at 1 m/s on the floor, one step of 0.01 s: the line search halves some of its
+ * steps (Sec. 5.2); with solver.line_search false the full quasi-Newton steps run away (the
+ * world stops the step: a speed above its runaway limit). Fails when the key is ignored. */
+static const char* k_landing =
+    "{\"version\":1,\"method\":\"hyperelastic_pd\",\"time\":{\"dt\":0.01,\"fps\":100,"
+    "\"frames\":1},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
+    "\"poisson_ratio\":0.3,\"hyperelastic\":{\"preset\":\"A4\"}}},"
+    "\"bodies\":[{\"name\":\"b\",\"material\":\"m\",\"spacing\":0.01,\"velocity\":[0,-1,0],"
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0.001,0],\"max\":[0.1,0.101,0.1]}}],"
+    "\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],\"normal\":[0,1,0],"
+    "\"boundary\":\"slip\"}]}";
+
+/* Runs the landing step; returns 1 when it completed, with its report. */
+static int landing_step(const char* set, pd_descent_report* rep) {
+    const char* sets[] = {set};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, k_landing, sets, 1))
+        return 0;
+    int ok = pd_test_sim_run(&t, 0.01);
+    *rep = state_of(&t)->report;
+    printf("  %s: %s, %d iterations, shortest step %g\n", set, ok ? "completed" : "failed",
+           rep->iterations, rep->shortest_step);
+    pd_test_sim_close(&t);
+    return ok;
+}
+
+PD_TEST(line_search_keeps_a_landing_stable) {
+    pd_descent_report on, off;
+    PD_CHECK(landing_step("solver.line_search=true", &on));
+    PD_CHECK(on.shortest_step < 1);
+    PD_CHECK(!landing_step("solver.line_search=false", &off));
+}

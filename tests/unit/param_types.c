@@ -183,8 +183,37 @@ static pd_status read_material(const pd_param_table* t, const char* name, const 
     return st;
 }
 
+/* A scene that must be refused: its JSON, the path the error names, words of the message. */
+typedef struct bad_case {
+    const char* json;
+    const char* path;
+    const char* words;
+} bad_case;
+
+/* How many of the cases are not refused as PD_ERR_BAD_SCENE at their path with their words,
+ * each printed with its verdict. */
+static int misnamed(const bad_case* cases, size_t count,
+                    pd_status (*reader)(const char* json, pd_error* err)) {
+    int wrong = 0;
+    for (size_t k = 0; k < count; ++k) {
+        pd_error err = {0};
+        pd_status st = reader(cases[k].json, &err);
+        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, cases[k].path) == 0 &&
+                    strstr(err.message, cases[k].words) != NULL;
+        printf("  %s %s -> %s: %s\n", named ? "ok  " : "FAIL", cases[k].json, err.path,
+               err.message);
+        wrong += !named;
+    }
+    return wrong;
+}
+
 static pd_status read_sand(const char* json, sand* out, pd_error* err) {
     return read_material(&k_sand, "sand", json, NULL, out, err);
+}
+
+static pd_status sand_reader(const char* json, pd_error* err) {
+    sand a;
+    return read_sand(json, &a, err);
 }
 
 /* Fails when the flag is not set, a nested key is not read, or a block key is looked up without
@@ -215,11 +244,7 @@ PD_TEST(absent_block_leaves_flag_zero_and_defaults) {
 /* Each wrong block is refused at its JSON path, listing the keys supported there (only the
  * block's inside it, none of them outside it). */
 PD_TEST(block_errors_name_their_path_and_keys) {
-    static const struct {
-        const char* json;
-        const char* path;
-        const char* words;
-    } k_bad[] = {
+    static const bad_case k_bad[] = {
         {"{\"granular\": {\"hardenin\": 1}}", "materials.sand.granular.hardenin",
          "unknown key \"hardenin\"; valid keys: hardening, model"},
         {"{\"hardening\": 1}", "materials.sand.hardening",
@@ -240,18 +265,7 @@ PD_TEST(block_errors_name_their_path_and_keys) {
         {"{\"granular\": {\"model\": \"dry\", \"model\": \"wet\"}}",
          "materials.sand.granular.model", "given twice"},
     };
-    int wrong = 0;
-    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
-        sand a;
-        pd_error err = {0};
-        pd_status st = read_sand(k_bad[k].json, &a, &err);
-        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, k_bad[k].path) == 0 &&
-                    strstr(err.message, k_bad[k].words) != NULL;
-        printf("  %s %s -> %s: %s\n", named ? "ok  " : "FAIL", k_bad[k].json, err.path,
-               err.message);
-        wrong += !named;
-    }
-    PD_CHECK(wrong == 0);
+    PD_CHECK(misnamed(k_bad, sizeof k_bad / sizeof k_bad[0], sand_reader) == 0);
 }
 
 /* The resolved form nests a given block with all its keys and omits an absent one; both read
@@ -332,6 +346,11 @@ static pd_status read_rubber(const char* json, const char* set, rubber* out, pd_
     return read_material(&k_rubber, "rubber", json, set, out, err);
 }
 
+static pd_status rubber_reader(const char* json, pd_error* err) {
+    rubber a;
+    return read_rubber(json, NULL, &a, err);
+}
+
 /* Fails when a term lands in another choice's slot, the count is not the number of choices,
  * or a term left out keeps a value. */
 PD_TEST(terms_fill_the_slot_of_their_name) {
@@ -364,11 +383,7 @@ PD_TEST(terms_object_replaces_every_term) {
 /* Each wrong term is a scene error at its own JSON path, an unknown name listing the names
  * accepted; so is a value that is no object of numbers, and the terms' key outside its block. */
 PD_TEST(terms_errors_name_their_path) {
-    static const struct {
-        const char* json;
-        const char* path;
-        const char* words;
-    } k_bad[] = {
+    static const bad_case k_bad[] = {
         {"{\"hyperelastic\": {\"g\": {\"A1\": 1, \"C2\": 0.5}}}",
          "materials.rubber.hyperelastic.g.C2",
          "unknown key \"C2\"; valid keys: A1, A2, B1, B2, C1"},
@@ -387,18 +402,7 @@ PD_TEST(terms_errors_name_their_path) {
          "valid keys: order, g"},
         {"{\"g\": {\"A1\": 3}}", "materials.rubber.g", "unknown key \"g\""},
     };
-    int wrong = 0;
-    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
-        rubber a;
-        pd_error err = {0};
-        pd_status st = read_rubber(k_bad[k].json, NULL, &a, &err);
-        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, k_bad[k].path) == 0 &&
-                    strstr(err.message, k_bad[k].words) != NULL;
-        printf("  %s %s -> %s: %s\n", named ? "ok  " : "FAIL", k_bad[k].json, err.path,
-               err.message);
-        wrong += !named;
-    }
-    PD_CHECK(wrong == 0);
+    PD_CHECK(misnamed(k_bad, sizeof k_bad / sizeof k_bad[0], rubber_reader) == 0);
 }
 
 /* The resolved form names the non-zero terms only (an empty object when all are 0) and reads

@@ -191,8 +191,8 @@ static void friction_setup(pd_hpd_state* s, const pd_particles* p) {
     pd_collider_contact_renew_friction(&s->cc, p->pos, d->y, d->r);
 }
 
-/* What the residual is measured against: the larger of |r(q*)| and the force the step must
- * produce anyway, sqrt(sum (m (|g| + |v|/h))^2). */
+/* What the residual is measured against: the larger of the start point's |r| and the force the
+ * step must produce anyway, sqrt(sum (m (|g| + |v|/h))^2). */
 static pd_real force_scale(const pd_hpd_state* s, const pd_particles* p, pd_real r_start) {
     pd_real sum = 0, g = pd_v3_len(s->gravity);
     for (size_t i = 0; i < s->n; ++i) {

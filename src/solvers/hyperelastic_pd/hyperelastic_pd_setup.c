@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "neighbor/isotropy.h"
 #include "solvers/hyperelastic_pd/hyperelastic_pd_data.h"
+#include "world/bodies.h"
 #include "world/world.h"
 
 /* Eq. 26 diverges at nu = 1/2; above this the matrix is too stiff to factor usefully. */
@@ -181,23 +182,12 @@ static pd_status allocate(pd_hpd_state* s) {
     return PD_OK;
 }
 
-static pd_status too_few_neighbours(const pd_hpd_state* s, const pd_world* w, pd_error* err) {
-    const pd_particles* p = &w->particles;
-    for (size_t i = 0; i < s->n; ++i)
-        if (s->fam.offsets[i + 1] - s->fam.offsets[i] < 2 && !(p->flags[i] & PD_P_CONSTRAINED))
-            return pd_fail(err, PD_ERR_BAD_SCENE, "solver.horizon",
-                           "particle %d of body '%s' has fewer than 2 neighbours within the "
-                           "horizon; raise solver.horizon or refine the body's spacing",
-                           (int)p->id[i], w->scene->bodies[p->body[i]].name);
-    return PD_OK;
-}
-
 static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
     const pd_particles* p = &w->particles;
     pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
                                    p->count, s->prm.horizon);
     if (st == PD_OK)
-        st = too_few_neighbours(s, w, err);
+        st = pd_world_check_families(w, &s->fam, err);
     if (st == PD_OK)
         st = allocate(s);
     if (st != PD_OK)

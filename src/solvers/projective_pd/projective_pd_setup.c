@@ -13,6 +13,7 @@
 #include "sph/kernels.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "boundary/collider.h"
+#include "world/bodies.h"
 #include "world/material_change.h"
 #include "world/world.h"
 
@@ -705,14 +706,10 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     ALLOC(mat, pd_ppd_material, sc->material_count);
     pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
                                    p->count, s->prm.horizon);
+    if (st == PD_OK)
+        st = pd_world_check_families(w, &s->fam, err);
     if (st != PD_OK)
         return st;
-    for (size_t i = 0; i < s->n; ++i)
-        if (s->fam.offsets[i + 1] - s->fam.offsets[i] < 2 && !(p->flags[i] & PD_P_CONSTRAINED))
-            return pd_fail(err, PD_ERR_BAD_SCENE, "solver.horizon",
-                           "particle %d of body '%s' has fewer than 2 neighbours within the "
-                           "horizon; raise solver.horizon or refine the body's spacing",
-                           (int)p->id[i], sc->bodies[p->body[i]].name);
     st = allocate_state(s);
     if (st != PD_OK)
         return st;
