@@ -391,7 +391,48 @@ static void print_overrides(void) {
         "missing object keys are created (so that one gives the block too). The value is read as "
         "JSON when it parses (`40`, `true`, `[0, 1, 0]`) and as a string otherwise "
         "(`solver.global_solve=direct`). A malformed override is an error whose path is "
-        "`--set <text>`.\n");
+        "`--set <text>`.\n\n");
+}
+
+/* The columns of stats.csv as cli/run.c writes them (stats_header, stats_row). */
+static void print_stats_csv(void) {
+    printf("## stats.csv\n\n");
+    printf("`peridot run` writes `stats.csv` into the output folder: a header, then one row per "
+           "frame (every frame, whatever `output.every`), written as the frame ends, so a run "
+           "that fails keeps the rows of the frames before. Real values are printed with 9 "
+           "significant digits, `residual`, `relative_error` and `wall_ms_per_step` with 6. An "
+           "empty field is a value the method does not report (never written as `nan`). Frame "
+           "0 is the scene before any step: `iterations`, `residual` and `wall_ms_per_step` are "
+           "0 there, `energy` and `relative_error` empty, the pin forces 0.\n\n");
+    printf("| column | unit | meaning |\n|---|---|---|\n");
+    printf("| `frame` | - | Frame index, 0 to `time.frames`. |\n");
+    printf("| `time` | s | Simulated time at the end of the frame. |\n");
+    printf("| `kinetic_energy` | J | Sum of 1/2 m \\|v\\|^2 over every particle not of a "
+           "fixed body (pinned particles included), at the end of the frame. |\n");
+    printf("| `min_x`, `min_y`, `min_z`, `max_x`, `max_y`, `max_z` | m | Bounding box of all "
+           "particles (fixed bodies included) at the end of the frame. |\n");
+    printf("| `iterations` | - | Nonlinear iterations of the frame's last step (for "
+           "`projective_pd` the local/global iterations, over all its friction and plastic "
+           "passes). |\n");
+    printf("| `residual` | 1 | Relative residual at the end of the frame's last step, as the "
+           "method measures it (`projective_pd`: \\|r\\| of Eq. 12 over the larger of "
+           "\\|r\\| at the inertial prediction and the force the step has to produce). A "
+           "non-finite residual stops the run. |\n");
+    printf("| `energy` | J | The objective the implicit solve of the frame's last step minimised, "
+           "at its end: for the energy-based methods E of the implicit Euler step, inertia + "
+           "elastic + contact potentials. `projective_pd`: the merit of Eq. 12 (inertia, bond "
+           "energy, contact between bodies, collider friction) of its last descent pass at the "
+           "accepted end iterate; the density, redistribution and plastic corrections that "
+           "follow the solve are not in it. Empty when the method does not report one. |\n");
+    printf("| `relative_error` | 1 | Xu 2018 Eq. 25 at the end of the frame's last step: the last "
+           "iteration's decrease of E over the step's. Empty when the method does not report "
+           "it (`projective_pd` does not). |\n");
+    printf("| `wall_ms_per_step` | ms | Wall-clock time of the frame's steps over their number "
+           "(the steps only, not the frame's output). |\n");
+    printf("| `<body>.pin<k>.force_x`, `_y`, `_z` | N | Three per pin, after the columns above, "
+           "bodies in scene order (`<body>` its `name`, `k` the pin's index in its `pins`): the "
+           "force the pin exerted on the body during the frame's last step, the sum over the "
+           "pin's particles of m a - f_internal - m g. |\n");
 }
 
 int pd_cli_docs(int argc, char** argv) {
@@ -408,5 +449,6 @@ int pd_cli_docs(int argc, char** argv) {
     print_limits();
     print_methods();
     print_overrides();
+    print_stats_csv();
     return fflush(stdout) == 0 ? 0 : 1;
 }

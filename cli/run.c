@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +144,7 @@ typedef struct run_ctx {
 
 static void stats_header(run_ctx* r) {
     fprintf(r->stats, "frame,time,kinetic_energy,min_x,min_y,min_z,max_x,max_y,max_z,iterations,"
-                      "residual,wall_ms_per_step");
+                      "residual,energy,relative_error,wall_ms_per_step");
     for (int k = 0; k < r->world->pin_count; ++k) {
         const pd_pin* pin = &r->world->pins[k];
         const char* body = r->scene->bodies[pin->body].name;
@@ -153,12 +154,23 @@ static void stats_header(run_ctx* r) {
     fputc('\n', r->stats);
 }
 
+/* ",value" with `digits` significant digits, or "," alone when the value is NaN (the method
+ * does not report it): a CSV reader sees a missing value rather than "nan". */
+static void optional_field(FILE* f, int digits, double value) {
+    fputc(',', f);
+    if (!isnan(value))
+        fprintf(f, "%.*g", digits, value);
+}
+
 static void stats_row(run_ctx* r, int frame, double ms_per_step) {
     pd_frame_stats fs = pd_world_frame_stats(r->world);
     const pd_step_stats* st = &r->world->last_stats;
-    fprintf(r->stats, "%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.6g,%.6g", frame,
+    fprintf(r->stats, "%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.6g", frame,
             (double)r->world->time, fs.kinetic_energy, fs.lo.x, fs.lo.y, fs.lo.z, fs.hi.x, fs.hi.y,
-            fs.hi.z, st->iterations, st->residual, ms_per_step);
+            fs.hi.z, st->iterations, st->residual);
+    optional_field(r->stats, 9, st->energy);
+    optional_field(r->stats, 6, st->relative_error);
+    fprintf(r->stats, ",%.6g", ms_per_step);
     for (int k = 0; k < r->world->pin_count; ++k) {
         pd_vec3 f = r->world->pins[k].force;
         fprintf(r->stats, ",%.9g,%.9g,%.9g", f.x, f.y, f.z);

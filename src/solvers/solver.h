@@ -13,8 +13,15 @@ struct pd_scene;
 
 /* What one step reports (stats.csv, progress, bench). Times in seconds. */
 typedef struct pd_step_stats {
-    int iterations;     /* nonlinear (local/global) iterations of the last step */
-    double residual;    /* relative residual at the end of the last step */
+    int iterations;  /* nonlinear (local/global) iterations of the last step */
+    double residual; /* relative residual at the end of the last step */
+    /* the objective the step's implicit solve minimised, at its end (J): for the energy-based
+     * methods E(q) of the implicit Euler step, inertia + elastic + contact potentials; NaN when
+     * the method does not report one */
+    double energy;
+    /* Xu 2018 Eq. 25 at the end of the step: the last iteration's decrease of E over the
+     * step's; NaN when the method does not report one */
+    double relative_error;
     double t_neighbors; /* neighbourhood renewal and what it rebuilds (the world's; He 2017 t_n) */
     double t_local;     /* local (projection) step */
     double t_global;    /* global (linear) step */

@@ -86,6 +86,7 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     w->scene = scene;
     w->def = scene->world;
     w->solver = scene->solver;
+    w->last_stats.energy = w->last_stats.relative_error = NAN; /* no step yet */
     pd_status st0 = set_steps_per_frame(w, w->def.dt, err);
     if (st0 != PD_OK) {
         pd_free(w, sizeof *w);
@@ -229,6 +230,8 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
                            pd_status_string(st));
     }
     memset(&w->last_stats, 0, sizeof w->last_stats);
+    /* a method that does not report them leaves them NaN (stats.csv: empty fields) */
+    w->last_stats.energy = w->last_stats.relative_error = NAN;
     if (w->next_change) { /* before the renewal: a particle turned fluid renews this step */
         double t0 = pd_now();
         pd_status st = pd_world_apply_material_changes(w, err);

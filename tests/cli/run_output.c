@@ -1,8 +1,8 @@
 /* `peridot run` and its output folder and inputs, as a new user meets them: a rerun leaves no
  * stale frame of an earlier run (so `render` cannot pick one up), a folder holding other files
  * is refused unless --overwrite, a scene that is not a regular file is refused, --threads
- * states and keeps its range, and a run whose solver hits a NaN stops with exit 1, keeping
- * the frames written before. */
+ * states and keeps its range, a run whose solver hits a NaN stops with exit 1, keeping the
+ * frames written before, and stats.csv leaves a value the method does not report empty. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 #include <dirent.h>
 #include <stdio.h>
@@ -250,6 +250,63 @@ PD_TEST(nan_in_the_solver_stops_the_run_with_exit_1) {
     for (const char* s = stats; s && *s; ++s)
         rows += *s == '\n';
     PD_CHECK_NEAR(rows, frames + 1, 0); /* header + one row per frame written */
+    free(stats);
+    remove_tree(dir);
+}
+
+/* stats.csv has `energy` and `relative_error` right after `residual`, and a value a method
+ * does not report is an empty field, never "nan": projective_pd reports no relative error, in
+ * any row (frame 0 included, before any step), and its energy from the first step on. A pin
+ * keeps its three columns after them. */
+PD_TEST(stats_csv_energy_and_relative_error_columns) {
+    char dir[] = "/tmp/pd_run_output_XXXXXX";
+    PD_REQUIRE(mkdtemp(dir));
+    char scene[512], out[512], args[2048], path[600];
+    char* err = NULL;
+    snprintf(scene, sizeof scene, "%s/ball.json", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    write_file(scene, BALL_SCENE(3, ",\"pins\":[{\"region\":{\"type\":\"sphere\",\"center\":"
+                                    "[0.06,0.5,0],\"radius\":0.03}}]"));
+    snprintf(args, sizeof args, "run '%s' -o '%s' --quiet", scene, out);
+    PD_CHECK(run_cli(dir, args, &err) == 0);
+    free(err);
+    snprintf(path, sizeof path, "%s/stats.csv", out);
+    char* stats = read_text(path);
+    PD_REQUIRE(stats);
+    static const char k_header[] =
+        "frame,time,kinetic_energy,min_x,min_y,min_z,max_x,max_y,max_z,iterations,residual,"
+        "energy,relative_error,wall_ms_per_step,ball.pin0.force_x,ball.pin0.force_y,"
+        "ball.pin0.force_z\n";
+    PD_CHECK(strncmp(stats, k_header, strlen(k_header)) == 0);
+    PD_CHECK(strstr(stats, "nan") == NULL);
+    int rows = 0;
+    char* save = NULL;
+    for (char* line = strtok_r(stats, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (rows++ == 0)
+            continue; /* the header */
+        /* the fields of the row, empty ones kept */
+        char* field[32];
+        int n = 0;
+        for (char* s = line; n < 32;) {
+            field[n++] = s;
+            s = strchr(s, ',');
+            if (!s)
+                break;
+            *s++ = '\0';
+        }
+        printf("  frame %s: %d fields, energy '%s', relative_error '%s'\n", field[0], n,
+               n > 12 ? field[11] : "?", n > 12 ? field[12] : "?");
+        PD_CHECK_NEAR(n, 17, 0);
+        if (n != 17)
+            continue;
+        PD_CHECK(field[12][0] == '\0'); /* relative_error: projective_pd does not report it */
+        if (rows == 2)
+            PD_CHECK(field[11][0] == '\0'); /* frame 0: no step, no energy */
+        else
+            PD_CHECK(field[11][0] != '\0' && isfinite(strtod(field[11], NULL)));
+        PD_CHECK(field[13][0] != '\0'); /* wall_ms_per_step still in its place */
+    }
+    PD_CHECK_NEAR(rows, 5, 0); /* header + frames 0..3 */
     free(stats);
     remove_tree(dir);
 }

@@ -902,6 +902,7 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     s->last_force_scale = r0;
     stats->iterations = s->report.iterations;
     stats->residual = s->last_residual;
+    stats->energy = s->report.merit; /* the last pass's E at the accepted end iterate */
     stats->t_global = s->t_global;
     stats->t_local = s->t_local;
     stats->t_bond_forces = s->t_bond_forces;
