@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/error.h"
 #include "parallel/parallel.h"
 #include "world/world.h"
 
@@ -67,9 +68,55 @@ static void free_pairs(pd_contact* c) {
     c->pair_capacity = 0;
 }
 
+void pd_contact_search_begins(pd_contact* c) {
+    c->floor = fmin(PD_CONTACT_FLOOR, c->closest - PD_CONTACT_SLACK);
+}
+
+int pd_contact_admissible(const pd_contact* c) {
+    return c->closest >= c->floor;
+}
+
+pd_status pd_contact_check_friction(int contact_on, pd_real friction, const char* path,
+                                    pd_error* err) {
+    if (contact_on || !(friction > 0))
+        return PD_OK;
+    return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                   "contact_friction acts only in particle-particle contact, which "
+                   "solver.contact = false turns off; drop the key or turn contact on");
+}
+
+pd_status pd_contact_init_scene(pd_contact* c, pd_contact_def def, const pd_particles* p,
+                                const pd_material_def* materials, int count, size_t friction_offset,
+                                const uint8_t* renews) {
+    size_t m_cap = (size_t)count + 1;
+    pd_real* modulus = PD_NEW_ARRAY(pd_real, m_cap);
+    pd_real* friction = PD_NEW_ARRAY(pd_real, m_cap);
+    uint8_t* own_renews = PD_NEW_ARRAY(uint8_t, m_cap);
+    int any_friction = 0;
+    for (int m = 0; modulus && friction && own_renews && m < count; ++m) {
+        pd_real E, nu;
+        pd_material_youngs_poisson(&materials[m], &E, &nu);
+        modulus[m] = E;
+        memcpy(&friction[m], (const char*)materials[m].method_params + friction_offset,
+               sizeof(pd_real));
+        any_friction |= friction[m] > 0;
+        own_renews[m] = renews ? renews[m] : 0;
+    }
+    def.modulus = modulus;
+    def.friction = any_friction ? friction : NULL;
+    def.renews = own_renews;
+    pd_status st = pd_contact_init(c, &def, p); /* clears c: the arrays are attached after */
+    c->own_modulus = modulus, c->own_friction = friction, c->own_renews = own_renews;
+    c->material_count = count;
+    return st == PD_OK && !(modulus && friction && own_renews) ? PD_ERR_OUT_OF_MEMORY : st;
+}
+
 void pd_contact_free(pd_contact* c) {
     if (!c)
         return;
+    PD_FREE_ARRAY(c->own_modulus, pd_real, (size_t)c->material_count + 1);
+    PD_FREE_ARRAY(c->own_friction, pd_real, (size_t)c->material_count + 1);
+    PD_FREE_ARRAY(c->own_renews, uint8_t, (size_t)c->material_count + 1);
     PD_FREE_ARRAY(c->pair_count, uint32_t, c->n + 1);
     PD_FREE_ARRAY(c->near_at, pd_vec3, c->n + 1);
     free_pairs(c);

@@ -53,6 +53,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/param.h"
 #include "neighbor/grid.h"
 #include "peridot/types.h"
 
@@ -104,10 +105,70 @@ typedef struct pd_contact {
     /* what the last evaluation saw, for tests and stats */
     pd_real energy;  /* J */
     pd_real closest; /* smallest d / d_c over the pairs (1 when there are none) */
+    pd_real floor;   /* the closest a trial of the current line search may come (d_c) */
     size_t pairs;    /* contact pairs (each counted once) */
     size_t sticking; /* friction pairs below the slip length */
     size_t friction_pairs;
+    /* per material, when pd_contact_init_scene made them */
+    pd_real* own_modulus;
+    pd_real* own_friction;
+    uint8_t* own_renews;
+    int material_count;
 } pd_contact;
+
+/* Closest a contact pair may come, in contact distances, in a line-search trial (unless it
+ * already was closer, less PD_CONTACT_SLACK): a particle slipping between four particles of
+ * another body's lattice face passes at 0.71 d_c, so 0.75 keeps bodies from passing through each
+ * other. */
+#define PD_CONTACT_FLOOR 0.75
+/* How much closer a pair that starts a line search at or near that floor may come (d_c): no
+ * slack froze bodies whose pairs sat at the floor (projective_pd's Fig. 19 dress). */
+#define PD_CONTACT_SLACK 0.01
+
+/* The keys every method with this contact declares, written once: in its `solver` table ... */
+#define PD_CONTACT_SOLVER_ROWS(T, on, stiffness)                                                   \
+    {"contact",                                                                                    \
+     PD_PARAM_BOOL,                                                                                \
+     offsetof(T, on),                                                                              \
+     1,                                                                                            \
+     0,                                                                                            \
+     1,                                                                                            \
+     "-",                                                                                          \
+     NULL,                                                                                         \
+     "Particle-particle contact between bodies and between far-apart parts of one body, as an "    \
+     "energy in the solve (src/contact; beyond the paper); false lets bodies pass through each "   \
+     "other."},                                                                                    \
+    {                                                                                              \
+        "contact_stiffness", PD_PARAM_REAL, offsetof(T, stiffness), 4, 0.01, 1000, "1", NULL,      \
+            "Multiplies the contact penalty stiffness E d_c of a particle pair (E the softer "     \
+            "material's Young's modulus, d_c the pair's spacing)."                                 \
+    }
+/* ... and in its material table (a pd_real of its material keys). */
+#define PD_CONTACT_MATERIAL_ROW(T, friction)                                                       \
+    {                                                                                              \
+        "contact_friction", PD_PARAM_REAL, offsetof(T, friction), 0, 0, 10, "1", NULL,             \
+            "Coulomb friction coefficient of this material against other bodies (and itself) in "  \
+            "particle-particle contact; a pair takes sqrt(mu_a mu_b). Requires solver.contact."    \
+    }
+
+/* Refuses (at `path`, the material) a contact_friction that solver.contact = false would
+ * ignore. */
+pd_status pd_contact_check_friction(int contact_on, pd_real friction, const char* path,
+                                    pd_error* err);
+
+/* Prepares contact for the world's particles with the scene's materials: the penalty stiffness
+ * from each one's Young's modulus, friction from the pd_real at byte `friction_offset` of its
+ * method_params (the method's contact_friction key), self-contact off for the materials with
+ * renews[m] (may be NULL). def's per-material arrays are filled (and owned) here. */
+pd_status pd_contact_init_scene(pd_contact* c, pd_contact_def def, const struct pd_particles* p,
+                                const pd_material_def* materials, int count, size_t friction_offset,
+                                const uint8_t* renews);
+
+/* A line search begins at the last evaluation: its trials may bring pairs no closer than
+ * PD_CONTACT_FLOOR, or than they are now less PD_CONTACT_SLACK (a descent's search_begins). */
+void pd_contact_search_begins(pd_contact* c);
+/* 1 when the last evaluation kept that floor (a descent's trial_admissible). */
+int pd_contact_admissible(const pd_contact* c);
 
 /* Prepares contact for the world's particles: allocates the per-particle arrays once. */
 pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const struct pd_particles* p);

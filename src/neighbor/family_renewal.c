@@ -276,6 +276,12 @@ pd_status pd_family_remove(pd_family* f, const uint8_t* remove, const int32_t* i
     return st;
 }
 
+void pd_items_permute(void* a, void* scratch, const uint32_t* map, size_t count, size_t size) {
+    for (size_t k = 0; k < count; ++k)
+        memcpy((char*)scratch + k * size, (const char*)a + (size_t)map[k] * size, size);
+    memcpy(a, scratch, count * size);
+}
+
 void pd_bonds_carry(void* dst, const void* src, const uint32_t* old_bond, size_t count, size_t size,
                     const void* fill) {
     for (size_t b = 0; b < count; ++b) {

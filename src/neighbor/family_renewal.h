@@ -65,6 +65,11 @@ void pd_bonds_map_free(uint32_t* old_bond, const pd_family* f);
  * ones, for the method's per-bond arrays. */
 pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_from);
 
+/* a[k] = a[map[k]] for `count` items of `size` bytes, in place through scratch (count * size
+ * bytes): a per-bond array after pd_family_permute or pd_family_remove, a per-particle one after
+ * a reordering. */
+void pd_items_permute(void* a, void* scratch, const uint32_t* map, size_t count, size_t size);
+
 /* dst[b] = src[old_bond[b]] for carried bonds and *fill for new ones (`size` bytes each). */
 void pd_bonds_carry(void* dst, const void* src, const uint32_t* old_bond, size_t count, size_t size,
                     const void* fill);

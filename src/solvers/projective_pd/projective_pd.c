@@ -35,14 +35,6 @@
 #define PPD_FRICTION_REFRESHES     2
 #define PPD_FRICTION_LAG           8
 #define PPD_FRICTION_LAGGED_PASSES 2
-/* Closest a contact pair may come, in contact distances, in a line-search trial (unless it
- * already was closer, less PPD_CONTACT_SLACK): a particle slipping between four particles of
- * another body's lattice face passes at 0.71 d_c, so 0.75 keeps bodies from passing through each
- * other. */
-#define PPD_CONTACT_FLOOR 0.75
-/* How much closer a pair that starts a line search at or near that floor may come (d_c): no
- * slack froze bodies whose pairs sat at the floor (note_contact_floor). */
-#define PPD_CONTACT_SLACK 0.01
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
@@ -582,20 +574,20 @@ static void project_contacts(void* ctx, pd_vec3* y) {
     pd_collider_contact_project(&s->cc, y);
 }
 
-/* Contact pairs may come no closer than PPD_CONTACT_FLOOR d_c in a trial, and a pair that
+/* Contact pairs may come no closer than PD_CONTACT_FLOOR d_c in a trial, and a pair that
  * starts the search at or near that floor (bodies that start overlapping, a body whose
- * material changed with parts pressed together) by PPD_CONTACT_SLACK d_c at most: without the
+ * material changed with parts pressed together) by PD_CONTACT_SLACK d_c at most: without the
  * slack, every trial that moved such a pair inwards was refused however short it was, and the
  * body froze in the air (Fig. 19's dress with a 5 Pa s hem, after it turned back to fabric). */
 static void note_contact_floor(void* ctx) {
     pd_ppd_state* s = ctx;
-    s->contact_floor =
-        s->prm.contact ? fmin(PPD_CONTACT_FLOOR, s->contact.closest - PPD_CONTACT_SLACK) : 0;
+    if (s->prm.contact)
+        pd_contact_search_begins(&s->contact);
 }
 
 static int contact_admissible(void* ctx) {
     pd_ppd_state* s = ctx;
-    return !s->prm.contact || s->contact.closest >= s->contact_floor;
+    return !s->prm.contact || pd_contact_admissible(&s->contact);
 }
 
 static pd_descent_problem problem(pd_ppd_state* s) {
@@ -736,13 +728,13 @@ static pd_status begin_contact(pd_ppd_state* s, const pd_particles* p) {
     return s->prm.contact ? pd_contact_begin_step(&s->contact, p->pos, s->dt) : PD_OK;
 }
 
-/* With contact, a start where some pair is closer than PPD_CONTACT_FLOOR d_c (a fast impact
+/* With contact, a start where some pair is closer than PD_CONTACT_FLOOR d_c (a fast impact
  * puts y* inside the other body) is replaced by the step's start positions x, which the last
  * step left apart: the line search then keeps pairs apart (contact_admissible), as a
  * continuous collision check would. Returns the merit at the start; the state is that of the
  * optimiser's y. */
 static pd_real contact_start(pd_ppd_state* s, const pd_particles* p, pd_real merit, pd_real* r) {
-    if (!s->prm.contact || s->contact.closest >= PPD_CONTACT_FLOOR)
+    if (!s->prm.contact || s->contact.closest >= PD_CONTACT_FLOOR)
         return merit;
     pd_descent* d = &s->opt;
     pd_descent_problem pr = problem(s);

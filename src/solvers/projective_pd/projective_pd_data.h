@@ -181,12 +181,8 @@ typedef struct pd_ppd_state {
     double r_star;           /* N: |r| at the inertial prediction y* */
 
     /* contact between bodies (src/contact), when prm.contact */
-    pd_contact contact;        /* src/contact: pairs, penalty and friction (prm.contact) */
-    pd_real* contact_modulus;  /* per material: E (Pa) */
-    pd_real* contact_friction; /* per material: Coulomb coefficient between bodies (1) */
-    uint8_t* contact_renews;   /* per material: plastic (families renewed: no self-contact) */
-    pd_status contact_status;  /* a contact buffer that could not grow during the step */
-    pd_real rho_contact;       /* Jacobi bound with the contact springs (see rho) */
-    pd_real contact_floor;     /* closest a pair may come in the current line search (d_c) */
+    pd_contact contact;       /* src/contact: pairs, penalty and friction (prm.contact) */
+    pd_status contact_status; /* a contact buffer that could not grow during the step */
+    pd_real rho_contact;      /* Jacobi bound with the contact springs (see rho) */
 } pd_ppd_state;
 #endif

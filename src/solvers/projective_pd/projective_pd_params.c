@@ -40,13 +40,7 @@ static const pd_param_info k_params[] = {
     {"history", PD_PARAM_INT, P(history), 5, 0, PD_PPD_MAX_HISTORY, "1", NULL,
      "L-BFGS pairs kept within a step, with the global step as initial Hessian (Liu et al. "
      "2017; beyond the paper); 0 is the paper's preconditioned descent (Sec. 4.2, Eq. 13)."},
-    {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
-     "Particle-particle contact between bodies and between far-apart parts of one body, as an "
-     "energy in the solve (src/contact; beyond the paper); false lets bodies pass through each "
-     "other."},
-    {"contact_stiffness", PD_PARAM_REAL, P(contact_stiffness), 4, 0.01, 1000, "1", NULL,
-     "Multiplies the contact penalty stiffness E d_c of a particle pair (E the softer "
-     "material's Young's modulus, d_c the pair's spacing)."},
+    PD_CONTACT_SOLVER_ROWS(pd_ppd_params, contact, contact_stiffness),
     {"plastic_passes", PD_PARAM_INT, P(plastic_passes), 1, 1, 20, "1", NULL,
      "Plastic corrections per step for plastic materials: 1 is the paper's order (Sec. 5: after "
      "the step's solve); more split the solve's iterations evenly and correct the reference "

@@ -23,9 +23,7 @@ static const pd_param_info k_material_params[] = {
     {"deviatoric_scale", PD_PARAM_REAL, M(deviatoric_scale), 1, 0, 100, "1", NULL,
      "Multiplies the deviatoric constant mu of Eq. 8: the paper's knob for bending stiffness of "
      "shells and rods (Fig. 5); it also stiffens shear and stretch."},
-    {"contact_friction", PD_PARAM_REAL, M(contact_friction), 0, 0, 10, "1", NULL,
-     "Coulomb friction coefficient of this material against other bodies (and itself) in "
-     "particle-particle contact; a pair takes sqrt(mu_a mu_b). Requires solver.contact."},
+    PD_CONTACT_MATERIAL_ROW(pd_ppd_material_params, contact_friction),
     {"granular", PD_PARAM_BLOCK, M(granular), 0, 0, 0, "-", NULL,
      "Wet or dry sand (Sec. 7): lambda of Eq. 8 becomes k_f(rho) + k_c(rho) per particle, with "
      "rho the particle's kernel density; needs drucker_prager plasticity."},
@@ -113,11 +111,7 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
                        "material drucker_prager plasticity with \"friction_angle\": 0, or "
                        "von_mises, and no granular block");
     }
-    if (!prm->contact && mp->contact_friction > 0)
-        return pd_fail(err, PD_ERR_BAD_SCENE, path,
-                       "contact_friction acts only in particle-particle contact, which "
-                       "solver.contact = false turns off; drop the key or turn contact on");
-    return PD_OK;
+    return pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
 }
 
 /* In the bulk, under a homogeneous small strain e, Y = F xi and Eq. 8 sums
@@ -664,26 +658,19 @@ static pd_status setup_contact(pd_ppd_state* s, const pd_world* w) {
     if (!s->prm.contact)
         return PD_OK;
     const pd_scene* sc = w->scene;
-    ALLOC(contact_modulus, pd_real, sc->material_count);
-    ALLOC(contact_friction, pd_real, sc->material_count);
-    ALLOC(contact_renews, uint8_t, sc->material_count);
-    int any_friction = 0;
-    for (int m = 0; m < sc->material_count; ++m) {
-        s->contact_renews[m] = (uint8_t)s->mat[m].plastic; /* renew_plastic_bodies */
-        pd_real E, nu;
-        pd_material_youngs_poisson(&sc->materials[m], &E, &nu);
-        s->contact_modulus[m] = E;
-        s->contact_friction[m] =
-            ((const pd_ppd_material_params*)sc->materials[m].method_params)->contact_friction;
-        any_friction |= s->contact_friction[m] > 0;
-    }
+    uint8_t* renews = PD_NEW_ARRAY(uint8_t, (size_t)sc->material_count + 1);
+    if (!renews)
+        return PD_ERR_OUT_OF_MEMORY;
+    for (int m = 0; m < sc->material_count; ++m)
+        renews[m] = (uint8_t)s->mat[m].plastic; /* renew_plastic_bodies */
     pd_contact_def def = pd_default_contact_def();
     def.horizon = s->prm.horizon;
     def.stiffness = s->prm.contact_stiffness;
-    def.modulus = s->contact_modulus;
-    def.friction = any_friction ? s->contact_friction : NULL;
-    def.renews = s->contact_renews;
-    return pd_contact_init(&s->contact, &def, &w->particles);
+    pd_status st =
+        pd_contact_init_scene(&s->contact, def, &w->particles, sc->materials, sc->material_count,
+                              offsetof(pd_ppd_material_params, contact_friction), renews);
+    PD_FREE_ARRAY(renews, uint8_t, (size_t)sc->material_count + 1);
+    return st;
 }
 
 /* When no material of the scene flows, no bond's X is ever edited (Sec. 5 moves them, a
@@ -737,19 +724,6 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     return pd_ppd_build_system(s, w, err);
 }
 
-/* dst[k] = src[map[k]] for `count` items of `size` bytes; src and dst must not overlap. */
-static void gather_items(void* dst, const void* src, const uint32_t* map, size_t count,
-                         size_t size) {
-    for (size_t k = 0; k < count; ++k)
-        memcpy((char*)dst + k * size, (const char*)src + (size_t)map[k] * size, size);
-}
-
-/* Permutes an array of `count` items in place through scratch (dst[k] = a[map[k]]). */
-static void permute_items(void* a, void* scratch, const uint32_t* map, size_t count, size_t size) {
-    gather_items(scratch, a, map, count, size);
-    memcpy(a, scratch, count * size);
-}
-
 /* The world reordered its particles (new i = old perm[i]): the family is renumbered (each
  * particle's bonds sorted again by neighbour, family_renewal.h) and every per-particle and
  * per-bond array of the state follows. Per-step arrays are rebuilt by the next step. The
@@ -764,19 +738,19 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     if (st == PD_OK)
         st = pd_family_permute(&s->fam, perm, bond_from);
     if (st == PD_OK) {
-        permute_items(s->c, scratch, bond_from, nb, sizeof(float));
-        permute_items(s->kb, scratch, bond_from, nb, sizeof(pd_real));
-        permute_items(s->kinv, scratch, perm, n, sizeof(pd_ppd_sym3));
-        permute_items(s->kq, scratch, perm, n, sizeof(pd_real));
-        permute_items(s->planar, scratch, perm, n, sizeof(uint8_t));
-        permute_items(s->diag, scratch, perm, n, sizeof(pd_real));
-        permute_items(s->fixed, scratch, perm, n, sizeof(uint8_t));
-        permute_items(s->plastic_strain, scratch, perm, n, sizeof(pd_real));
-        permute_items(s->density, scratch, perm, n, sizeof(pd_real));
+        pd_items_permute(s->c, scratch, bond_from, nb, sizeof(float));
+        pd_items_permute(s->kb, scratch, bond_from, nb, sizeof(pd_real));
+        pd_items_permute(s->kinv, scratch, perm, n, sizeof(pd_ppd_sym3));
+        pd_items_permute(s->kq, scratch, perm, n, sizeof(pd_real));
+        pd_items_permute(s->planar, scratch, perm, n, sizeof(uint8_t));
+        pd_items_permute(s->diag, scratch, perm, n, sizeof(pd_real));
+        pd_items_permute(s->fixed, scratch, perm, n, sizeof(uint8_t));
+        pd_items_permute(s->plastic_strain, scratch, perm, n, sizeof(pd_real));
+        pd_items_permute(s->density, scratch, perm, n, sizeof(pd_real));
         if (s->vscale)
-            permute_items(s->vscale, scratch, perm, n, sizeof(pd_real));
+            pd_items_permute(s->vscale, scratch, perm, n, sizeof(pd_real));
         if (s->dens_pressure)
-            permute_items(s->dens_pressure, scratch, perm, n, sizeof(pd_real));
+            pd_items_permute(s->dens_pressure, scratch, perm, n, sizeof(pd_real));
         if (s->direct.row_of)
             pd_sym_direct_permute(&s->direct, perm, scratch);
         st = pd_ppd_plan_local_step(s, w);
@@ -823,9 +797,6 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     pd_scatter_plan_free(&s->plan);
     FREE(dens_partial, pd_real, pd_density_chunks(n));
     FREE(mat, pd_ppd_material, s->material_count);
-    FREE(contact_modulus, pd_real, s->material_count);
-    FREE(contact_friction, pd_real, s->material_count);
-    FREE(contact_renews, uint8_t, s->material_count);
     pd_contact_free(&s->contact);
     pd_sym_direct_free(&s->direct);
     pd_family_free(&s->fam);
