@@ -381,3 +381,354 @@ PD_TEST(line_search_keeps_a_landing_stable) {
     PD_CHECK(on.shortest_step < 1);
     PD_CHECK(!landing_step("solver.line_search=false", &off));
 }
+
+/* ---------------------------------------------------------------- anisotropy (Eq. 18) */
+
+/* Young's modulus along x of Eq. 12 with G of Eq. 18 at small strain, for a family of unit
+ * bond directions n_k weighted by c_k (the derivation of docs/methods/hyperelastic_pd.md with
+ * G inside the sum): C_abcd = lambda g''(1)/9 d_ab d_cd + mu h''(1) sum_k c_k n_a n_b n_c n_d
+ * with sum c_k / G_k = 1, E_x = 1 / S_xxxx with S = C^-1 in Voigt form. g = h = B_1 share
+ * g''(1) = h''(1), which cancels from a ratio. */
+static double modulus_x(double lambda, double mu, int count, const pd_vec3* n, const double* c) {
+    static const int voigt[6][2] = {{0, 0}, {1, 1}, {2, 2}, {1, 2}, {0, 2}, {0, 1}};
+    double C[6][12] = {{0}};
+    for (int k = 0; k < count; ++k) {
+        double v[3] = {n[k].x, n[k].y, n[k].z};
+        for (int I = 0; I < 6; ++I)
+            for (int J = 0; J < 6; ++J)
+                C[I][J] += mu * c[k] * v[voigt[I][0]] * v[voigt[I][1]] * v[voigt[J][0]] *
+                           v[voigt[J][1]] * (J < 3 ? 1 : 2);
+    }
+    for (int I = 0; I < 3; ++I)
+        for (int J = 0; J < 3; ++J)
+            C[I][J] += lambda / 9;
+    for (int I = 0; I < 6; ++I) /* [C | 1] -> [1 | S] by Gauss-Jordan (C is positive) */
+        C[I][6 + I] = 1;
+    for (int I = 0; I < 6; ++I) {
+        double p = C[I][I];
+        for (int J = 0; J < 12; ++J)
+            C[I][J] /= p;
+        for (int K = 0; K < 6; ++K) {
+            double f = C[K][I];
+            for (int J = 0; K != I && J < 12; ++J)
+                C[K][J] -= f * C[I][J];
+        }
+    }
+    return 1 / C[0][6];
+}
+
+#define SPHERE 20000
+
+/* E_x of the continuum limit: a constant weight averages uniformly over directions (a
+ * Fibonacci sphere, to about 1e-4), G = |Sigma R^T n| with R's rows here the directions. */
+static double continuum_modulus_x(double lambda, double mu, const pd_vec3 axis[3],
+                                  const double sigma[3]) {
+    static pd_vec3 n[SPHERE];
+    static double c[SPHERE];
+    for (int k = 0; k < SPHERE; ++k) {
+        double z = 1 - (2 * k + 1.0) / SPHERE, r = sqrt(1 - z * z), phi = k * 2.39996322972865332;
+        n[k] = pd_v3(r * cos(phi), r * sin(phi), z);
+        double G2 = 0;
+        for (int d = 0; d < 3; ++d)
+            G2 += pow(sigma[d] * pd_v3_dot(axis[d], n[k]), 2);
+        c[k] = sqrt(G2) / SPHERE;
+    }
+    return modulus_x(lambda, mu, SPHERE, n, c);
+}
+
+/* E_x over the family of the bar's particle nearest its centre, as the method holds it: its
+ * bonds' directions, w_ij V_j and G = bond_g (the lattice's isotropy factor times Eq. 18). */
+static double lattice_modulus_x(const pd_test_sim* t, double lambda, double mu) {
+    const pd_hpd_state* s = (const pd_hpd_state*)t->world->solver_state;
+    const pd_particles* p = &t->world->particles;
+    uint32_t mid = 0;
+    pd_vec3 centre = pd_v3(0.5 * BAR_L, 0.5 * BAR_W, 0.5 * BAR_W);
+    for (uint32_t i = 0; i < s->n; ++i)
+        if (pd_v3_len(pd_v3_sub(p->rest[i], centre)) < pd_v3_len(pd_v3_sub(p->rest[mid], centre)))
+            mid = i;
+    static pd_vec3 n[512];
+    static double c[512];
+    int count = 0;
+    for (uint32_t b = s->fam.offsets[mid]; b < s->fam.offsets[mid + 1] && count < 512; ++b) {
+        pd_vec3 X = pd_family_xi(&s->fam, mid, b);
+        n[count] = pd_v3_scale(X, 1 / pd_v3_len(X));
+        c[count++] =
+            pd_hpd_bond_weight(s, mid, pd_v3_len(X)) * s->volume[s->fam.j[b]] * s->bond_g[b];
+    }
+    return modulus_x(lambda, mu, count, n, c);
+}
+
+/* A bar along x, E = 1e5 and nu = 0.3, with Sigma = diag(4, 0.25, 1) (Fig. 6) along d1 = x or
+ * along d2 = x (the lattice and everything else the same): the measured E along x and what the
+ * bar's own interior family predicts. Run once for both tests below. */
+typedef struct aniso_bars {
+    double measured[2], lattice[2], continuum[2];
+    int done;
+} aniso_bars;
+
+static const aniso_bars* anisotropic_bars(void) {
+    static aniso_bars r;
+    if (r.done)
+        return &r;
+    static const char* blocks[2] = {
+        "{\"direction1\":[1,0,0],\"direction2\":[0,1,0],\"stretches\":[4,0.25,1]}",
+        "{\"direction1\":[0,1,0],\"direction2\":[1,0,0],\"stretches\":[4,0.25,1]}"};
+    const pd_vec3 axes[2][3] = {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
+                                {{0, 1, 0}, {1, 0, 0}, {0, 0, -1}}};
+    const double sigma[3] = {4, 0.25, 1}, nu = 0.3, E = 1e5;
+    double lambda = 9 * E * nu / (2 * (1 + nu) * (1 - 2 * nu)), mu = 15 * E / (4 * (1 + nu));
+    for (int k = 0; k < 2; ++k) {
+        char set[256];
+        snprintf(set, sizeof set, "materials.m.anisotropy=%s", blocks[k]);
+        const char* sets[] = {set};
+        pd_test_sim t;
+        r.measured[k] = NAN;
+        if (!open_bar(&t, 0.005, sets, 1))
+            continue;
+        r.lattice[k] = lattice_modulus_x(&t, lambda, mu);
+        r.continuum[k] = continuum_modulus_x(lambda, mu, axes[k], sigma);
+        if (pd_test_sim_run(&t, 1.5))
+            r.measured[k] = pd_test_bar_measure(&t, BAR_L, BAR_W).E;
+        pd_test_sim_close(&t);
+    }
+    printf("  E along d1 / along d2: measured %.3f, over the interior family %.3f, continuum "
+           "%.3f\n",
+           r.measured[0] / r.measured[1], r.lattice[0] / r.lattice[1],
+           r.continuum[0] / r.continuum[1]);
+    r.done = 1;
+    return &r;
+}
+
+/* The bar is stiffer along sigma_1: measured 2.86 times along sigma_2. Reference: the same
+ * small-strain analysis summed over the bar's interior family (the model as discretised;
+ * lattice_modulus_x); the bar's surfaces, where families are cut and renormalised, and its
+ * clamped ends keep it from matching exactly: within 10 %. Fails when G is ignored (ratio 1)
+ * or when the forces and the energy's sums disagree on it. */
+PD_TEST(anisotropic_bar_is_stiffer_along_sigma_1) {
+    const aniso_bars* r = anisotropic_bars();
+    PD_CHECK(r->measured[0] > 2 * r->measured[1]);
+    PD_CHECK_REL(r->measured[0] / r->measured[1], r->lattice[0] / r->lattice[1], 0.10);
+}
+
+/* Against the continuum limit of the same analysis (2.13): the 32 directions of a family of
+ * 2.01 spacings sample G's peak along d1 too coarsely (the lattice sum without the isotropy
+ * factor gives 3.09; over the 122 directions of 3.01 it gives 2.12, and a bar at 3.01 measures
+ * 2.52: docs/methods/hyperelastic_pd.md). */
+PD_TEST(known_failure_anisotropic_ratio_within_15_percent_of_the_continuum) {
+    const aniso_bars* r = anisotropic_bars();
+    PD_CHECK_REL(r->measured[0] / r->measured[1], r->continuum[0] / r->continuum[1], 0.15);
+}
+
+/* The anisotropy block's conditions: two orthogonal directions, sigma_1 sigma_2 sigma_3 = 1
+ * (Sec. 4.2), and the fracture block's range. */
+PD_TEST(refuses_anisotropy_and_fracture_it_cannot_honour) {
+    const char* cases[][2] = {
+        {"materials.m.anisotropy={\"direction1\":[1,0,0],\"direction2\":[0,1,0],"
+         "\"stretches\":[4,1,1]}",
+         "materials.m.anisotropy.stretches"},
+        {"materials.m.anisotropy={\"direction1\":[1,0,0],\"direction2\":[1,1,0]}",
+         "materials.m.anisotropy"},
+        {"materials.m.anisotropy={\"direction1\":[1,0,0]}", "materials.m.anisotropy"},
+        {"materials.m.fracture={\"critical_stretch\":0}", "materials.m.fracture.critical_stretch"},
+        {"materials.m.anisotropy={\"axis\":[1,0,0]}", "materials.m.anisotropy.axis"}};
+    char json[2048];
+    snprintf(json, sizeof json, k_bar, 0.01);
+    for (int k = 0; k < 5; ++k) {
+        pd_scene scene;
+        pd_error err = {0};
+        const char* sets[] = {cases[k][0]};
+        pd_status st = pd_scene_parse(json, "bar.json", ".", sets, 1, &scene, &err);
+        printf("  -> %s: %s\n", err.path, err.message);
+        PD_CHECK(st == PD_ERR_BAD_SCENE);
+        PD_CHECK(strcmp(err.path, cases[k][1]) == 0);
+        if (st == PD_OK)
+            pd_scene_free(&scene);
+    }
+}
+
+/* ---------------------------------------------------------------- fracture */
+
+static int across_middle(void* ctx, const pd_bond_view* b) {
+    (void)ctx;
+    return (b->yi.x - 0.2) * (b->yj.x - 0.2) < 0;
+}
+
+/* A bar at rest cut in two (pd_world_break_bonds) stays at rest: the weights of the cut
+ * families are normalised again (Eq. 19), so theta = 1 at the crack as at any surface. Kept
+ * from before the cut, they would leave theta < 1 and lambda g'(theta) pushing the faces. */
+PD_TEST(a_bar_cut_at_rest_stays_at_rest) {
+    pd_test_sim t;
+    PD_REQUIRE(open_bar(&t, 0, NULL, 0));
+    size_t before = state_of(&t)->fam.bond_count, removed = 0;
+    pd_error err = {0};
+    PD_REQUIRE(pd_world_break_bonds(t.world, across_middle, NULL, &removed, &err) == PD_OK);
+    PD_REQUIRE(pd_test_sim_run(&t, 0.5));
+    const pd_particles* p = &t.world->particles;
+    double worst = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        worst = fmax(worst, pd_v3_len(pd_v3_sub(p->pos[i], p->rest[i])));
+    printf("  %zu of %zu directed bonds cut; largest displacement after 0.5 s %.3g m\n", removed,
+           before, worst);
+    PD_CHECK(removed > 0 && state_of(&t)->fam.bond_count == before - removed);
+    PD_CHECK_NEAR(worst, 0, 1e-9);
+    pd_test_sim_close(&t);
+}
+
+/* Pairs (by particle id) bonded in the family. */
+static int bonded(const pd_test_sim* t, int32_t a, int32_t b) {
+    const pd_hpd_state* s = (const pd_hpd_state*)t->world->solver_state;
+    uint32_t i = t->world->order[a], j = t->world->order[b];
+    for (uint32_t k = s->fam.offsets[i]; k < s->fam.offsets[i + 1]; ++k)
+        if (s->fam.j[k] == j)
+            return 1;
+    return 0;
+}
+
+/* A bar pulled by 10 % with fracture.critical_stretch 0.03 (Silling and Askari 2005): bonds
+ * break near the clamped ends, where the strain concentrates, and the moving pin's force falls
+ * from the elastic pull (about E s_0 W^2 = 30 N at the first break) to what the parted piece's
+ * vibration and a few dangling bonds leave (the faces of a critical-stretch crack are ragged:
+ * a bond across it that turned rather than stretched holds on). The pin then comes back half way;
+ * with the world reordering every 4 steps (on_reorder renumbers the family), no pair broken at the
+ * parting is bonded again. Fails when bonds do not break, when a broken bond returns, or when a
+ * reordering mixes up the bonds. */
+PD_TEST(bonds_past_the_critical_stretch_break_for_good) {
+    static const char* json =
+        "{\"version\":1,\"method\":\"hyperelastic_pd\","
+        "\"time\":{\"dt\":0.05,\"fps\":20,\"frames\":1},\"gravity\":[0,0,0],"
+        "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3,"
+        "\"fracture\":{\"critical_stretch\":0.03}}},"
+        "\"bodies\":[{\"name\":\"bar\",\"material\":\"m\",\"spacing\":0.01,"
+        "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.4,0.1,0.1]},"
+        "\"pins\":[{\"region\":{\"type\":\"box\",\"min\":[-1,-1,-1],\"max\":[0.02,1,1]}},"
+        "{\"region\":{\"type\":\"box\",\"min\":[0.38,-1,-1],\"max\":[1,1,1]},"
+        "\"keyframes\":[{\"t\":0,\"translate\":[0,0,0]},{\"t\":1,\"translate\":[0.04,0,0]},"
+        "{\"t\":1.5,\"translate\":[0.04,0,0]},{\"t\":2,\"translate\":[0.02,0,0]}]}]}]}";
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, json, NULL, 0));
+    t.world->reorder_every = 4;
+    const pd_hpd_state* s = state_of(&t);
+    size_t n = t.world->particles.count, full = s->fam.bond_count;
+    /* the pairs of the intact bar, by id */
+    int32_t* pair = malloc(2 * full * sizeof *pair);
+    PD_REQUIRE(pair);
+    for (uint32_t i = 0, k = 0; i < n; ++i)
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b, ++k) {
+            pair[2 * k] = t.world->particles.id[i];
+            pair[2 * k + 1] = t.world->particles.id[s->fam.j[b]];
+        }
+    double peak = 0;
+    while (t.world->time < 1.5 - 1e-9) {
+        PD_REQUIRE(pd_test_sim_run(&t, t.world->time + 0.05));
+        peak = fmax(peak, fabs(t.world->pins[1].force.x));
+    }
+    double parted = fabs(t.world->pins[1].force.x);
+    size_t after = state_of(&t)->fam.bond_count;
+    size_t broken = 0;
+    uint8_t* was = calloc(full, 1);
+    PD_REQUIRE(was);
+    for (size_t k = 0; k < full; ++k)
+        broken += was[k] = !bonded(&t, pair[2 * k], pair[2 * k + 1]);
+    PD_REQUIRE(pd_test_sim_run(&t, 2.5));
+    size_t returned = 0;
+    for (size_t k = 0; k < full; ++k)
+        returned += was[k] && bonded(&t, pair[2 * k], pair[2 * k + 1]);
+    double back = fabs(t.world->pins[1].force.x);
+    printf("  bonds %zu -> %zu (%zu pairs broken), pin force: peak %.4g N, parted %.3g N, back "
+           "half way %.3g N; broken pairs bonded again: %zu\n",
+           full, after, broken, peak, parted, back, returned);
+    PD_CHECK(after < full && broken == full - after);
+    PD_CHECK(peak > 20);
+    PD_CHECK(parted < 0.05 * peak);
+    PD_CHECK(back < 0.05 * peak);
+    PD_CHECK(returned == 0 && state_of(&t)->fam.bond_count <= after);
+    free(was);
+    free(pair);
+    pd_test_sim_close(&t);
+}
+
+/* ---------------------------------------------------------------- contact between bodies */
+
+/* Two equal blocks (E 1e5) meeting head-on at 1 and -0.5 m/s, no gravity (src/contact inside
+ * the solve, as for projective_pd). Reference: momentum, the sum of the two mean velocities
+ * stays 0.5 m/s (equal and opposite pair forces); the blocks part again (each reverses its
+ * velocity relative to the centre of mass, 0.25 m/s) and the contact layer keeps them apart:
+ * every pair of the two bodies stays farther than PD_CONTACT_FLOOR d_c. With solver.contact
+ * false they pass through each other. Fails when the contact energy or its gradient is left
+ * out of the solve, or acts on one side only. */
+static const char* k_blocks =
+    "{\"version\":1,\"method\":\"hyperelastic_pd\",\"time\":{\"dt\":0.005,\"fps\":200,"
+    "\"frames\":1},\"gravity\":[0,0,0],\"materials\":{\"m\":{\"density\":1000,"
+    "\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},"
+    "\"bodies\":[{\"name\":\"a\",\"material\":\"m\",\"spacing\":0.01,\"velocity\":[1,0,0],"
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.06,0.06,0.06]}},"
+    "{\"name\":\"b\",\"material\":\"m\",\"spacing\":0.01,\"velocity\":[-0.5,0,0],"
+    "\"shape\":{\"type\":\"box\",\"min\":[0.07,0,0],\"max\":[0.13,0.06,0.06]}}]}";
+
+typedef struct blocks_run {
+    double closest; /* smallest distance between particles of the two bodies (m) */
+    double va, vb;  /* mean x velocity of each body at the end (m/s) */
+    double xa, xb;  /* mean x of each body at the end (m) */
+} blocks_run;
+
+static int run_blocks(const char* set, blocks_run* out) {
+    const char* sets[] = {set};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, k_blocks, sets, 1))
+        return 0;
+    const pd_particles* p = &t.world->particles;
+    out->closest = INFINITY;
+    int ok = 1;
+    while (ok && t.world->time < 0.15 - 1e-9) {
+        ok = pd_test_sim_run(&t, t.world->time + 0.005);
+        for (size_t i = 0; ok && i < p->count; ++i)
+            for (size_t j = 0; p->body[i] == 0 && j < p->count; ++j)
+                if (p->body[j] == 1)
+                    out->closest = fmin(out->closest, pd_v3_len(pd_v3_sub(p->pos[i], p->pos[j])));
+    }
+    double n[2] = {0}, v[2] = {0}, x[2] = {0};
+    for (size_t i = 0; i < p->count; ++i)
+        n[p->body[i]] += 1, v[p->body[i]] += p->vel[i].x, x[p->body[i]] += p->pos[i].x;
+    out->va = v[0] / n[0], out->vb = v[1] / n[1], out->xa = x[0] / n[0], out->xb = x[1] / n[1];
+    printf("  %s: closest pair %.4g m, end velocities %.3f / %.3f m/s, centres %.4f / %.4f m\n",
+           set, out->closest, out->va, out->vb, out->xa, out->xb);
+    pd_test_sim_close(&t);
+    return ok;
+}
+
+PD_TEST(bodies_collide_instead_of_passing_through) {
+    blocks_run on, off;
+    PD_REQUIRE(run_blocks("solver.contact=true", &on));
+    PD_REQUIRE(run_blocks("solver.contact=false", &off));
+    PD_CHECK(on.closest >= PD_CONTACT_FLOOR * 0.01);
+    PD_CHECK(on.va < 0.25 && on.vb > 0.25 && on.xa < on.xb);
+    PD_CHECK_NEAR(on.va + on.vb, 0.5, 0.005); /* momentum */
+    PD_CHECK(off.xa > off.xb);
+}
+
+/* ---------------------------------------------------------------- stats.csv */
+
+/* A step reports E(q) of Eq. 21 at its end and the relative error of Eq. 25 (stats.csv's
+ * energy and relative_error): the energy against E recomputed at the new positions (inertia
+ * M |q - q*|^2 / 2h^2 plus the elastic energy; the slip floor adds no friction potential), and
+ * the relative error at or below the tolerance when the step stopped before the iteration cap.
+ * Fails when a column is left NaN or reports another quantity. */
+PD_TEST(a_step_reports_its_energy_and_relative_error) {
+    pd_test_sim t;
+    const char* sets[] = {"solver.iterations=100"};
+    PD_REQUIRE(pd_test_sim_open(&t, k_landing, sets, 1));
+    PD_REQUIRE(pd_test_sim_run(&t, 0.01));
+    pd_hpd_state* s = state_of(&t);
+    const pd_particles* p = &t.world->particles;
+    const pd_step_stats* st = &t.world->last_stats;
+    double inertia = 0, ih2 = 1 / (s->dt * s->dt);
+    for (size_t i = 0; i < p->count; ++i)
+        inertia += 0.5 * p->mass[i] * ih2 * pd_v3_len2(pd_v3_sub(p->pos[i], s->ystar[i]));
+    double E = inertia + pd_hpd_elastic_energy(s, p->pos);
+    printf("  %d iterations, energy %.9g J (recomputed %.9g J), relative error %.3g\n",
+           st->iterations, st->energy, E, st->relative_error);
+    PD_CHECK(st->iterations < 100);
+    PD_CHECK_REL(st->energy, E, 1e-9);
+    PD_CHECK(st->relative_error > 0 && st->relative_error <= 1e-4);
+    pd_test_sim_close(&t);
+}

@@ -68,6 +68,11 @@ PD_TEST(reordering_does_not_change_the_motion_direct) {
     check_same_motion("solver.global_solve=direct");
 }
 
+/* hyperelastic_pd renumbers its family, per-bond G and weights, and keeps its factor's rows. */
+PD_TEST(reordering_does_not_change_the_motion_hyperelastic_pd) {
+    check_same_motion("method=hyperelastic_pd");
+}
+
 /* After a reordering the particles are sorted by the Morton code of their current
  * positions, the block's turn has moved particles in that order, and families stay
  * consistent. */

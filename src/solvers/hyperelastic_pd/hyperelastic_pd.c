@@ -59,15 +59,19 @@ static void dilatation_kernel(void* vctx, size_t begin, size_t end, int thread) 
     s->partial[begin / PD_HPD_GRAIN] = energy;
 }
 
-/* a_ij + a_ji, a_ij = V_i w_ij V_j / |xi| (lambda g'(theta_i) + mu G h'(tau_ij)): the magnitude
- * of d(V_i W_i + V_j W_j)/dy_j along e_ij (Eq. 13 times the volumes of Eq. 20). G_ij = G_ji (a
- * function of the bond's axis); h' is evaluated once when both ends share a material. */
-static pd_real pair_force(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_real G,
-                          const hpd_bond* bd) {
+/* a_ij + a_ji, a_ij = V_i w_ij V_j / |xi| (lambda g'(theta_i) + mu G_ij h'(tau_ij)): the
+ * magnitude of d(V_i W_i + V_j W_j)/dy_j along e_ij (Eq. 13 times the volumes of Eq. 20), for
+ * i's bond b. G_ij is bond_g[b], G_ji that of the opposite bond (two materials, or two
+ * orthotropies, differ); h' is evaluated once when both ends share a material. */
+static pd_real pair_force(const pd_hpd_state* s, uint32_t i, uint32_t b, const hpd_bond* bd) {
+    uint32_t j = s->fam.j[b];
     int mi = s->material[i], mj = s->material[j];
     const pd_hpd_material* m = &s->mat[mi];
-    pd_real hi = m->mu * G * pd_hpd_basis_slope(&m->h, bd->tau);
-    pd_real hj = mj == mi ? hi : s->mat[mj].mu * G * pd_hpd_basis_slope(&s->mat[mj].h, bd->tau);
+    pd_real slope = pd_hpd_basis_slope(&m->h, bd->tau);
+    pd_real hi = m->mu * s->bond_g[b] * slope;
+    pd_real hj =
+        (mj == mi ? m->mu * slope : s->mat[mj].mu * pd_hpd_basis_slope(&s->mat[mj].h, bd->tau)) *
+        s->bond_g[s->fam.rev[b]];
     pd_real ai = pd_hpd_bond_weight(s, i, bd->len) * (s->slope[i] + hi);
     pd_real aj = pd_hpd_bond_weight(s, j, bd->len) * (s->slope[j] + hj);
     return s->volume[i] * s->volume[j] / bd->len * (ai + aj);
@@ -84,7 +88,7 @@ static void gradient_kernel(void* vctx, size_t begin, size_t end, int thread) {
         pd_vec3 g = pd_v3(0, 0, 0);
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             hpd_bond bd = bond_at(s, c->y, i, b);
-            g = pd_v3_madd(g, -pair_force(s, i, s->fam.j[b], s->bond_g[b], &bd), bd.e);
+            g = pd_v3_madd(g, -pair_force(s, i, b, &bd), bd.e);
         }
         s->grad[i] = g;
     }
@@ -117,6 +121,8 @@ static void residual_kernel(void* vctx, size_t begin, size_t end, int thread) {
         if (!s->fixed[i]) {
             pd_vec3 d = pd_v3_sub(c->y[i], s->ystar[i]);
             r = pd_v3_madd(s->grad[i], s->mass[i] * ih2, d);
+            if (s->prm.contact)
+                r = pd_v3_add(r, s->contact.grad[i]);
             inertia += 0.5 * s->mass[i] * ih2 * pd_v3_len2(d);
         }
         inertia += pd_collider_contact_apply(&s->cc, i, c->y[i], &r);
@@ -127,13 +133,27 @@ static void residual_kernel(void* vctx, size_t begin, size_t end, int thread) {
     s->partial[s->chunks + begin / PD_HPD_GRAIN] = inertia;
 }
 
-/* E(q) of Eq. 21 at y and its residual. */
+/* The contact energy between bodies at y (src/contact); its gradient stays in s->contact. */
+static pd_real contact_energy(pd_hpd_state* s, const pd_vec3* y) {
+    if (!s->prm.contact)
+        return 0;
+    pd_real e;
+    pd_status st = pd_contact_evaluate(&s->contact, y, &e);
+    if (st != PD_OK)
+        s->contact_status = st;
+    return e;
+}
+
+/* E(q) of Eq. 21 at y (with the contact between bodies) and its residual. */
 static pd_real evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm,
                         int* not_gradient) {
     pd_hpd_state* s = ctx;
     double t0 = pd_now();
     hpd_ctx c = {s, y, r};
     pd_real energy = elastic_energy(s, &c);
+    double t1 = pd_now();
+    energy += contact_energy(s, y);
+    s->t_contact += pd_now() - t1;
     pd_parallel_for(s->n, PD_HPD_GRAIN, residual_kernel, &c);
     *r_norm = sqrt(sum_partials(s->partial, s->chunks));
     energy += sum_partials(s->partial + s->chunks, s->chunks);
@@ -163,8 +183,22 @@ static void project(void* ctx, pd_vec3* y) {
     pd_collider_contact_project(&s->cc, y);
 }
 
+/* A trial may bring contact pairs no closer than PD_CONTACT_FLOOR (src/contact): between two
+ * particles a penalty is finite, and a long step would carry a body through another. */
+static void search_begins(void* ctx) {
+    pd_hpd_state* s = ctx;
+    if (s->prm.contact)
+        pd_contact_search_begins(&s->contact);
+}
+
+static int trial_admissible(void* ctx) {
+    pd_hpd_state* s = ctx;
+    return !s->prm.contact || pd_contact_admissible(&s->contact);
+}
+
 static pd_descent_problem problem(pd_hpd_state* s) {
-    return (pd_descent_problem){s, evaluate, precondition, filter, project, NULL, NULL};
+    return (pd_descent_problem){s,       evaluate,      precondition,    filter,
+                                project, search_begins, trial_admissible};
 }
 
 /* q* = q + h v + h^2 g (Eq. 21); constrained particles stay where the world put them. */
@@ -202,12 +236,14 @@ static pd_real force_scale(const pd_hpd_state* s, const pd_particles* p, pd_real
     return fmax(sqrt(sum), r_start);
 }
 
-/* Where the iterations start (the paper leaves q^0 open): q* or, if its merit is lower, the
- * step's start positions x. Projected out of a collider, q* of a body landing fast puts a
- * column of particles onto one point of the floor, where tau -> 0 and an A_n energy diverges
- * (measured: two bunnies landing at 2 m/s were flattened, every later step ending after one
- * refused line search); x is always admissible and keeps the particles apart. Returns the
- * merit; the state is that of the optimiser's y. */
+/* Where the iterations start (the paper leaves q^0 open): q* or, if its merit is lower or it
+ * brings contact pairs closer than PD_CONTACT_FLOOR, the step's start positions x. Projected
+ * out of a collider, q* of a body landing fast puts a column of particles onto one point of the
+ * floor, where tau -> 0 and an A_n energy diverges (measured: two bunnies landing at 2 m/s were
+ * flattened, every later step ending after one refused line search); q* of two bodies meeting
+ * fast lies inside each other, where the line search, keeping pairs from coming closer, would
+ * hold them. x is always admissible and keeps the particles apart. Returns the merit; the
+ * state is that of the optimiser's y. */
 static pd_real start_point(pd_hpd_state* s, const pd_particles* p, pd_real* r) {
     pd_descent* d = &s->opt;
     pd_descent_problem pr = problem(s);
@@ -217,7 +253,7 @@ static pd_real start_point(pd_hpd_state* s, const pd_particles* p, pd_real* r) {
     memcpy(d->y, s->ystar, s->n * sizeof(pd_vec3));
     project(s, d->y);
     pd_real m_star = pd_descent_evaluate(d, &pr, r);
-    if (m_star <= m_x)
+    if (m_star <= m_x && (!s->prm.contact || s->contact.closest >= PD_CONTACT_FLOOR))
         return m_star;
     memcpy(d->y, p->pos, s->n * sizeof(pd_vec3));
     project(s, d->y);
@@ -237,6 +273,9 @@ static void finish(pd_hpd_state* s, pd_particles* p) {
 }
 
 static pd_status hpd_step(void* state, pd_world* w, pd_step_stats* stats) {
+    pd_error err = {0};
+    size_t broken;
+    pd_status st;
     pd_hpd_state* s = state;
     pd_particles* p = &w->particles;
     pd_descent* d = &s->opt;
@@ -246,19 +285,30 @@ static pd_status hpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     predict(s, p);
     pd_collider_contact_begin_step(&s->cc, &w->colliders, s->ystar, p->spacing, w->contact_skip,
                                    s->dt);
+    s->contact_status = PD_OK;
+    s->t_contact = 0;
+    if (s->prm.contact && (st = pd_contact_begin_step(&s->contact, p->pos, s->dt)) != PD_OK)
+        return st;
     friction_setup(s, p);
     pd_real r, merit = start_point(s, p, &r);
     pd_real r0 = force_scale(s, p, r);
-    pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &s->report);
+    st = pd_descent_solve(d, &pr, merit, r, r0, &s->report);
+    if (st == PD_OK)
+        st = s->contact_status; /* a contact buffer that could not grow */
     if (st != PD_OK)
         return st;
     finish(s, p); /* s->grad is the accepted iterate's (descent.h) */
+    st = pd_hpd_fracture(s, w, &broken, &err);
+    if (st != PD_OK)
+        return st;
     s->last_residual = r0 > 0 ? s->report.residual / r0 : 0;
     stats->iterations = s->report.iterations;
     stats->residual = s->last_residual;
+    stats->energy = s->report.merit;
+    stats->relative_error = s->report.relative_error;
     stats->t_local = s->t_local;
     stats->t_global = s->t_global;
-    stats->t_bond_forces = s->t_local;
+    stats->t_bond_forces = s->t_local - s->t_contact;
     stats->local_evaluations = s->evaluations;
     stats->bonds = s->fam.bond_count;
     return PD_OK;
@@ -297,6 +347,8 @@ const pd_solver_vtable pd_hyperelastic_pd_solver = {
     .create = pd_hpd_create,
     .destroy = pd_hpd_destroy,
     .step = hpd_step,
+    .on_reorder = pd_hpd_on_reorder,
+    .break_bonds = pd_hpd_break_bonds,
     .on_time_step = hpd_on_time_step,
     .bytes_per_particle = hpd_bytes_per_particle,
     .contact_in_solve = 1,

@@ -5,12 +5,15 @@
 #define PD_HYPERELASTIC_PD_DATA_H
 
 #include "boundary/collider_contact.h"
+#include "contact/contact.h"
 #include "core/param.h"
 #include "linalg/sym_direct.h"
 #include "neighbor/family.h"
 #include "optim/descent.h"
+#include "solvers/solver.h"
 
 struct pd_world;
+struct pd_particles;
 
 /* Weight functions w(|xi|/delta) before normalisation (Sec. 6, Fig. 9). */
 enum { PD_HPD_WEIGHT_CONSTANT, PD_HPD_WEIGHT_INVERSE, PD_HPD_WEIGHT_LINEAR };
@@ -34,6 +37,8 @@ typedef struct pd_hpd_params {
     int history;       /* L-BFGS pairs */
     int line_search;
     int isotropic_weights; /* direction factors making a lattice's families isotropic */
+    int contact;           /* contact between bodies (src/contact) */
+    pd_real contact_stiffness;
 } pd_hpd_params;
 
 extern const pd_param_table pd_hpd_param_table;
@@ -44,6 +49,11 @@ typedef struct pd_hpd_material_params {
     int preset;       /* PD_HPD_* */
     pd_param_reals g; /* coefficients of A_1..A_8, B_1..B_8; all 0: the preset's */
     pd_param_reals h;
+    pd_real contact_friction; /* between bodies (src/contact) */
+    int anisotropy;           /* 1 when the block is given (Eq. 18) */
+    pd_vec3 direction1, direction2, stretches;
+    int fracture; /* 1 when the block is given */
+    pd_real critical_stretch;
 } pd_hpd_material_params;
 
 extern const pd_param_table pd_hpd_material_table;
@@ -66,6 +76,10 @@ typedef struct pd_hpd_material {
     pd_real lambda, mu; /* Pa */
     pd_hpd_basis g, h;
     pd_real g2, h2; /* g''(1), h''(1): the bond stiffness of Eq. 23 */
+    int anisotropic;
+    pd_vec3 axis[3];          /* unit d1, d2, d1 x d2: the columns of R in Eq. 18 */
+    pd_real sigma[3];         /* the diagonal of Sigma */
+    pd_real critical_stretch; /* s_0 of a bond's failure; INFINITY: never breaks */
 } pd_hpd_material;
 
 typedef struct pd_hpd_state {
@@ -82,24 +96,30 @@ typedef struct pd_hpd_state {
     const int32_t* material;
     const uint8_t* flags;
     /* per particle */
-    pd_real* norm;    /* c_i: w_ij = c_i w(|xi|/delta), so that sum_j w_ij V_j = 1 (Eq. 19) */
-    pd_real* slope;   /* lambda g'(theta_i) at the last evaluation (Pa) */
-    pd_real* diag;    /* m/h^2 + sum of i's couplings in L (Eq. 23) (N/m) */
-    pd_vec3* ystar;   /* q* of Eq. 21 */
-    pd_vec3* grad;    /* dE/dy of the elastic energy (N) */
-    uint8_t* fixed;   /* pinned or fixed: never moves in the solve */
-    pd_real* delta;   /* the horizon (m) */
-    pd_real* couple;  /* per bond: k_ij + k_ji of Eq. 23 (N/m) */
-    pd_real* bond_g;  /* per bond: the factor G of Eq. 12 on mu h (1 for an isotropic family; the
-                       * direction factor of neighbor/isotropy.h on a lattice's) */
-    pd_real* partial; /* per chunk: deterministic sums */
+    pd_real* norm;      /* c_i: w_ij = c_i w(|xi|/delta), so that sum_j w_ij V_j = 1 (Eq. 19) */
+    pd_real* slope;     /* lambda g'(theta_i) at the last evaluation (Pa) */
+    pd_real* diag;      /* m/h^2 + sum of i's couplings in L (Eq. 23) (N/m) */
+    pd_vec3* ystar;     /* q* of Eq. 21 */
+    pd_vec3* grad;      /* dE/dy of the elastic energy (N) */
+    uint8_t* fixed;     /* pinned or fixed: never moves in the solve */
+    pd_real* delta;     /* the horizon (m) */
+    pd_real* couple;    /* per bond: k_ij + k_ji of Eq. 23 (N/m) */
+    pd_real* bond_g;    /* per bond: the factor G of Eq. 12 on mu h (1 for an isotropic family; the
+                         * direction factor of neighbor/isotropy.h on a lattice's) */
+    int fractures;      /* a material has a critical stretch */
+    uint8_t* cut;       /* per bond: removed by this fracture pass (allocated at the first) */
+    uint32_t* bond_map; /* per bond: new -> old across a removal */
+    pd_real* bond_scratch; /* per bond: carrying bond_g */
+    pd_real* partial;      /* per chunk: deterministic sums */
     size_t chunks;
-    pd_sym_direct direct;   /* L + M/h^2 over the free particles, factored once */
-    pd_descent opt;         /* the iterate and the L-BFGS pairs (src/optim) */
-    pd_collider_contact cc; /* contact with the colliders inside the solve */
+    pd_sym_direct direct;     /* L + M/h^2 over the free particles, factored once */
+    pd_descent opt;           /* the iterate and the L-BFGS pairs (src/optim) */
+    pd_collider_contact cc;   /* contact with the colliders inside the solve */
+    pd_contact contact;       /* between bodies, inside the solve (with prm.contact) */
+    pd_status contact_status; /* a contact buffer that could not grow during the step */
     pd_descent_report report;
-    double last_residual; /* |r| / its yardstick at the end of the last step */
-    double t_local, t_global;
+    double last_residual;                /* |r| / its yardstick at the end of the last step */
+    double t_local, t_global, t_contact; /* t_contact: the part of t_local in src/contact */
     int evaluations;
 } pd_hpd_state;
 
@@ -107,8 +127,19 @@ pd_status pd_hpd_create(struct pd_world* w, const void* params, void** state, pd
 void pd_hpd_destroy(void* state);
 pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err);
+pd_status pd_hpd_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
+pd_status pd_hpd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
+                             size_t* removed, pd_error* err);
+/* Removes the bonds stretched past their critical stretch at the world's positions (the end of
+ * a step); nothing when no material fractures. */
+pd_status pd_hpd_fracture(pd_hpd_state* s, struct pd_world* w, size_t* removed, pd_error* err);
+void pd_hpd_free_bond_scratch(pd_hpd_state* s);
 /* w_ij of Eq. 19 for i's bond of reference length len (1/m^3). */
 pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len);
+/* G of Eq. 18 for a bond of unit rest direction e in material m (1 when isotropic). */
+pd_real pd_hpd_anisotropy(const pd_hpd_material* m, pd_vec3 e);
+/* Renormalises the weights of Eq. 19 over the current families (after bonds broke). */
+void pd_hpd_normalise_weights(pd_hpd_state* s, const struct pd_particles* p);
 /* (Re)builds L + M/h^2 for the current dt and factors it. */
 pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err);
 /* The elastic energy sum_i V_i W_i at y (Eq. 12, 14) with its gradient in s->grad (tests). */

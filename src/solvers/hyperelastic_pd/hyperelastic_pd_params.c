@@ -2,6 +2,7 @@
  * parsing, `--set`, the resolved scene and docs/scene-format.md. */
 #include <stddef.h>
 
+#include "contact/contact.h"
 #include "solvers/hyperelastic_pd/hyperelastic_pd_data.h"
 
 #define P(field) offsetof(pd_hpd_params, field)
@@ -29,6 +30,7 @@ static const pd_param_info k_params[] = {
      "moment isotropic (src/neighbor/isotropy.h; beyond the paper): without it a grid-sampled "
      "bar is 38-62 % stiffer along the grid's axes than Eq. 26 says (measured). Fitted for the "
      "constant weight; with the other weights the factor is 1."},
+    PD_CONTACT_SOLVER_ROWS(pd_hpd_params, contact, contact_stiffness),
 };
 
 const pd_param_table pd_hpd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
@@ -49,6 +51,23 @@ static const pd_param_info k_material_params[] = {
      "it replaces the preset's g."},
     {"hyperelastic.h", PD_PARAM_TERMS, M(h), 0, 0, 1e3, "1", PD_HPD_BASIS_NAMES,
      "h(tau) likewise, e.g. {\"A4\": 0.5, \"B1\": 0.5}; given, it replaces the preset's h."},
+    PD_CONTACT_MATERIAL_ROW(pd_hpd_material_params, contact_friction),
+    {"anisotropy", PD_PARAM_BLOCK, M(anisotropy), 0, 0, 1, "-", NULL,
+     "Orthotropy of the bond term (Eq. 18): each bond's mu h is scaled by G = |Sigma R^T e|, e "
+     "its rest direction, R = [d1 d2 d1 x d2], Sigma = diag(stretches). Absent: G = 1."},
+    {"anisotropy.direction1", PD_PARAM_VEC3, M(direction1), 0, -1e6, 1e6, "-", NULL,
+     "First material direction d1 (any length; required)."},
+    {"anisotropy.direction2", PD_PARAM_VEC3, M(direction2), 0, -1e6, 1e6, "-", NULL,
+     "Second material direction d2, orthogonal to d1 (required); the third is d1 x d2."},
+    {"anisotropy.stretches", PD_PARAM_VEC3, M(stretches), 1, 1e-3, 1e3, "1", NULL,
+     "sigma_1, sigma_2, sigma_3 along d1, d2, d1 x d2, with sigma_1 sigma_2 sigma_3 = 1 so that "
+     "G changes the direction of stiffness, not its amount (Sec. 4.2; Fig. 6: [4, 0.25, 1])."},
+    {"fracture", PD_PARAM_BLOCK, M(fracture), 0, 0, 1, "-", NULL,
+     "Bond failure after Silling and Askari 2005 (the tearing cloth of Sec. 7): a bond whose "
+     "stretch passes the critical one at the end of a step is removed for good."},
+    {"fracture.critical_stretch", PD_PARAM_REAL, M(critical_stretch), 0.1, 1e-6, 100, "1", NULL,
+     "s_0: a bond breaks when (|y_j - y_i| - |xi|) / |xi| > s_0 (of either end's material, the "
+     "smaller)."},
 };
 
 const pd_param_table pd_hpd_material_table = {

@@ -1,6 +1,7 @@
 /* hyperelastic_pd set-up (Xu 2018): materials mapped by Eq. 26, families with the normalised
  * weights of Eq. 19, and the constant matrix L + M/h^2 of Eq. 23 factored once. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,9 +15,45 @@
 /* Eq. 26 diverges at nu = 1/2; above this the matrix is too stiff to factor usefully. */
 #define HPD_NU_MAX 0.49
 
+/* Eq. 18 needs two orthogonal directions and sigma_1 sigma_2 sigma_3 = 1 (Sec. 4.2: G then
+ * shapes the stiffness without changing its amount); refused rather than normalised, so that
+ * the scene says what runs. */
+static pd_status check_anisotropy(const pd_material_def* m, const char* path, pd_error* err) {
+    const pd_hpd_material_params* mp = (const pd_hpd_material_params*)m->method_params;
+    if (!mp->anisotropy)
+        return PD_OK;
+    pd_real l1 = pd_v3_len(mp->direction1), l2 = pd_v3_len(mp->direction2);
+    char at[PD_PATH_MAX];
+    snprintf(at, sizeof at, "%s.anisotropy", path);
+    if (!(l1 > 0) || !(l2 > 0))
+        return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                       "give both material directions, direction1 and direction2 (non-zero)");
+    pd_real c = pd_v3_dot(mp->direction1, mp->direction2) / (l1 * l2);
+    if (fabs(c) > 1e-6)
+        return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                       "direction1 and direction2 must be orthogonal (cosine %.3g): they are "
+                       "two columns of the rotation R of Eq. 18",
+                       c);
+    pd_vec3 sg = mp->stretches;
+    pd_real prod = sg.x * sg.y * sg.z;
+    if (fabs(prod - 1) > 1e-6) {
+        pd_real k = cbrt(prod);
+        snprintf(at, sizeof at, "%s.anisotropy.stretches", path);
+        return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                       "Eq. 18 needs sigma_1 sigma_2 sigma_3 = 1 (got %.6g): e.g. [%.6g, %.6g, "
+                       "%.6g] keeps the ratios",
+                       prod, sg.x / k, sg.y / k, sg.z / k);
+    }
+    return PD_OK;
+}
+
 pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err) {
-    (void)params;
+    const pd_hpd_params* prm = params;
+    const pd_hpd_material_params* mp = (const pd_hpd_material_params*)m->method_params;
+    pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
+    if (st != PD_OK)
+        return st;
     pd_real E, nu;
     pd_material_youngs_poisson(m, &E, &nu);
     if (nu < 0 || nu > HPD_NU_MAX)
@@ -24,7 +61,7 @@ pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, co
                        "hyperelastic_pd maps Poisson ratios in [0, %.2f] (Eq. 26; got %.3g): a "
                        "negative one gives lambda < 0, which breaks g'' > 0 (Sec. 4)",
                        HPD_NU_MAX, nu);
-    return PD_OK;
+    return check_anisotropy(m, path, err);
 }
 
 /* Eq. 26 and the material's g and h (hyperelastic_pd_basis.c). */
@@ -39,7 +76,30 @@ static pd_hpd_material map_material(const pd_material_def* m) {
     out.h = pd_hpd_basis_of(mp, 1);
     out.g2 = pd_hpd_basis_curvature(&out.g, 1);
     out.h2 = pd_hpd_basis_curvature(&out.h, 1);
+    out.anisotropic = mp->anisotropy;
+    if (mp->anisotropy) {
+        out.axis[0] = pd_v3_scale(mp->direction1, 1 / pd_v3_len(mp->direction1));
+        out.axis[1] = pd_v3_scale(mp->direction2, 1 / pd_v3_len(mp->direction2));
+        out.axis[2] = pd_v3_cross(out.axis[0], out.axis[1]);
+        out.sigma[0] = mp->stretches.x;
+        out.sigma[1] = mp->stretches.y;
+        out.sigma[2] = mp->stretches.z;
+    }
+    out.critical_stretch = mp->fracture ? mp->critical_stretch : INFINITY;
     return out;
+}
+
+/* Eq. 18 with R's columns the material directions d_k: R^T e holds e's components along them
+ * (the paper writes R e, which reads the same only for a symmetric R). */
+pd_real pd_hpd_anisotropy(const pd_hpd_material* m, pd_vec3 e) {
+    if (!m->anisotropic)
+        return 1;
+    pd_real sum = 0;
+    for (int k = 0; k < 3; ++k) {
+        pd_real c = m->sigma[k] * pd_v3_dot(m->axis[k], e);
+        sum += c * c;
+    }
+    return sqrt(sum);
 }
 
 /* w(|xi|/delta) before normalisation (Fig. 9's two choices besides the constant). */
@@ -61,7 +121,7 @@ pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len) {
 /* c_i of Eq. 19: sum_j w_ij V_j = 1 over i's own family, so that theta_i = 1 at rest for a
  * particle at a surface as in the bulk (g'(theta) = 0 there: no stress without deformation,
  * the first condition of Sec. 4). */
-static void normalise_weights(pd_hpd_state* s, const pd_particles* p) {
+void pd_hpd_normalise_weights(pd_hpd_state* s, const pd_particles* p) {
     for (uint32_t i = 0; i < s->n; ++i) {
         s->delta[i] = s->prm.horizon * p->spacing[i];
         pd_real sum = 0;
@@ -93,10 +153,11 @@ static pd_status fit_interior(const pd_hpd_state* s, const pd_particles* p, pd_m
     return PD_OK;
 }
 
-/* G of each bond: 1, or with isotropic_weights the factor f(n) of its direction fitted on the
- * interior families (neighbor/isotropy.h) for the constant weight. A cubic lattice's families
- * are stiffer along its axes (fourth moment xxxx 0.215 against the isotropic 0.2 at a horizon
- * of 2.01), which Eq. 26 assumes they are not. */
+/* G of each bond: its material's orthotropy (Eq. 18) times 1, or with isotropic_weights the
+ * factor f(n) of its direction fitted on the interior families (neighbor/isotropy.h) for the
+ * constant weight. A cubic lattice's families are stiffer along its axes (fourth moment xxxx
+ * 0.215 against the isotropic 0.2 at a horizon of 2.01), which Eq. 26 assumes they are not.
+ * bond_g[b] is i's G of its bond b; the opposite bond holds j's. */
 static pd_status direction_weights(pd_hpd_state* s, const pd_particles* p) {
     pd_direction_weight dw;
     memset(&dw, 0, sizeof dw);
@@ -112,7 +173,9 @@ static pd_status direction_weights(pd_hpd_state* s, const pd_particles* p) {
     for (uint32_t i = 0; i < s->n; ++i)
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             pd_vec3 X = pd_family_xi(&s->fam, i, b);
-            s->bond_g[b] = pd_direction_weight_at(&dw, pd_v3_scale(X, 1 / pd_v3_len(X)));
+            pd_vec3 e = pd_v3_scale(X, 1 / pd_v3_len(X));
+            s->bond_g[b] =
+                pd_direction_weight_at(&dw, e) * pd_hpd_anisotropy(&s->mat[s->material[i]], e);
         }
     return PD_OK;
 }
@@ -134,7 +197,7 @@ pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err) {
             uint32_t j = s->fam.j[b];
             pd_real len = pd_v3_len(pd_family_xi(&s->fam, i, b));
             s->couple[b] = bond_stiffness(s, i, j, len, s->bond_g[b]) +
-                           bond_stiffness(s, j, i, len, s->bond_g[b]);
+                           bond_stiffness(s, j, i, len, s->bond_g[s->fam.rev[b]]);
             d += s->couple[b];
         }
         s->diag[i] = d;
@@ -192,9 +255,11 @@ static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
         st = allocate(s);
     if (st != PD_OK)
         return st;
-    for (int m = 0; m < s->material_count; ++m)
+    for (int m = 0; m < s->material_count; ++m) {
         s->mat[m] = map_material(&w->scene->materials[m]);
-    normalise_weights(s, p);
+        s->fractures |= isfinite(s->mat[m].critical_stretch);
+    }
+    pd_hpd_normalise_weights(s, p);
     st = direction_weights(s, p);
     if (st != PD_OK)
         return st;
@@ -204,6 +269,13 @@ static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
         free_count += !s->fixed[i];
     }
     st = pd_sym_direct_init(&s->direct, s->n, free_count);
+    if (st == PD_OK && s->prm.contact) {
+        pd_contact_def def = pd_default_contact_def();
+        def.horizon = s->prm.horizon;
+        def.stiffness = s->prm.contact_stiffness;
+        st = pd_contact_init_scene(&s->contact, def, p, w->scene->materials, s->material_count,
+                                   offsetof(pd_hpd_material_params, contact_friction), NULL);
+    }
     return st == PD_OK ? pd_hpd_factor(s, err) : st;
 }
 
@@ -240,8 +312,10 @@ void pd_hpd_destroy(void* state) {
     PD_FREE_ARRAY(s->couple, pd_real, s->fam.bond_capacity + 1);
     PD_FREE_ARRAY(s->bond_g, pd_real, s->fam.bond_capacity + 1);
     PD_FREE_ARRAY(s->mat, pd_hpd_material, (size_t)s->material_count + 1);
+    pd_hpd_free_bond_scratch(s);
     pd_descent_free(&s->opt);
     pd_collider_contact_free(&s->cc);
+    pd_contact_free(&s->contact);
     pd_sym_direct_free(&s->direct);
     pd_family_free(&s->fam);
     pd_hash_grid_destroy(&s->grid);
