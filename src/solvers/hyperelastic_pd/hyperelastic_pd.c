@@ -90,7 +90,7 @@ static void gradient_kernel(void* vctx, size_t begin, size_t end, int thread) {
             hpd_bond bd = bond_at(s, c->y, i, b);
             g = pd_v3_madd(g, -pair_force(s, i, b, &bd), bd.e);
         }
-        s->grad[i] = g;
+        s->grad[i] = pd_v3_add(g, pd_hpd_inversion_gradient(s, c->y, i));
     }
 }
 
@@ -104,6 +104,7 @@ static pd_real sum_partials(const pd_real* partial, size_t count) {
 static pd_real elastic_energy(pd_hpd_state* s, hpd_ctx* c) {
     pd_parallel_for(s->n, PD_HPD_GRAIN, dilatation_kernel, c);
     pd_real e = sum_partials(s->partial, s->chunks);
+    e += pd_hpd_inversion_energy(s, c->y); /* Eq. 24; F_i for the gradient */
     pd_parallel_for(s->n, PD_HPD_GRAIN, gradient_kernel, c);
     return e;
 }
@@ -320,15 +321,15 @@ static pd_status hpd_on_time_step(void* state, pd_world* w, pd_error* err) {
     return pd_hpd_factor(s, err);
 }
 
-/* About 33 bonds (j, rev, X, the coupling of L) and the factor's fill; per particle 9 vectors
- * (q*, gradient, the optimiser's seven) and 2 per L-BFGS pair, 4 reals, the collider
- * contact's arrays. */
+/* About 4.2 h^3 bonds (j, rev, X, the coupling and k_ij of L, G) and the factor's fill; per
+ * particle 9 vectors (q*, gradient, the optimiser's seven) and 2 per L-BFGS pair, 5 for the
+ * collider contact, two 3x3 matrices (K^-1, F of Eq. 24) and 8 reals. */
 static size_t hpd_bytes_per_particle(const void* params) {
     const pd_hpd_params* prm = params;
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
-    size_t per_bond = 2 * sizeof(uint32_t) + sizeof(pd_vec3) + sizeof(pd_real);
-    size_t per_particle =
-        (9 + 2 * (size_t)prm->history + 5) * sizeof(pd_vec3) + 8 * sizeof(pd_real);
+    size_t per_bond = 2 * sizeof(uint32_t) + sizeof(pd_vec3) + 3 * sizeof(pd_real);
+    size_t per_particle = (9 + 2 * (size_t)prm->history + 5) * sizeof(pd_vec3) +
+                          2 * sizeof(pd_mat3) + 8 * sizeof(pd_real);
     return bonds * (per_bond + 40) + per_particle;
 }
 

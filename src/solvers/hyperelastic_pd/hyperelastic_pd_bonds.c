@@ -17,7 +17,7 @@ pd_status pd_hpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     (void)w;
     pd_hpd_state* s = state;
     size_t n = s->n, nb = s->fam.bond_count;
-    size_t scratch_bytes = (nb > n ? nb : n) * sizeof(pd_vec3);
+    size_t scratch_bytes = (nb > n ? nb : n) * sizeof(pd_mat3);
     uint32_t* bond_from = PD_NEW_ARRAY(uint32_t, nb + 1); /* new bond -> old bond */
     void* scratch = pd_alloc(scratch_bytes);
     pd_status st = bond_from && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
@@ -25,6 +25,9 @@ pd_status pd_hpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         st = pd_family_permute(&s->fam, perm, bond_from);
     if (st == PD_OK) {
         pd_items_permute(s->couple, scratch, bond_from, nb, sizeof(pd_real));
+        pd_items_permute(s->k_bond, scratch, bond_from, nb, sizeof(pd_real));
+        pd_items_permute(s->kinv, scratch, perm, n, sizeof(pd_mat3));
+        pd_items_permute(s->planar, scratch, perm, n, sizeof(uint8_t));
         pd_items_permute(s->bond_g, scratch, bond_from, nb, sizeof(pd_real));
         pd_items_permute(s->norm, scratch, perm, n, sizeof(pd_real));
         pd_items_permute(s->delta, scratch, perm, n, sizeof(pd_real));

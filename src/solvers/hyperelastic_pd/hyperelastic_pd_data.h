@@ -36,8 +36,9 @@ typedef struct pd_hpd_params {
     int weight;        /* PD_HPD_WEIGHT_* */
     int history;       /* L-BFGS pairs */
     int line_search;
-    int isotropic_weights; /* direction factors making a lattice's families isotropic */
-    int contact;           /* contact between bodies (src/contact) */
+    int isotropic_weights;       /* direction factors making a lattice's families isotropic */
+    pd_real inversion_stiffness; /* multiplies k_ij of Eq. 24 (0: no inversion force) */
+    int contact;                 /* contact between bodies (src/contact) */
     pd_real contact_stiffness;
 } pd_hpd_params;
 
@@ -96,14 +97,20 @@ typedef struct pd_hpd_state {
     const int32_t* material;
     const uint8_t* flags;
     /* per particle */
-    pd_real* norm;      /* c_i: w_ij = c_i w(|xi|/delta), so that sum_j w_ij V_j = 1 (Eq. 19) */
-    pd_real* slope;     /* lambda g'(theta_i) at the last evaluation (Pa) */
-    pd_real* diag;      /* m/h^2 + sum of i's couplings in L (Eq. 23) (N/m) */
-    pd_vec3* ystar;     /* q* of Eq. 21 */
-    pd_vec3* grad;      /* dE/dy of the elastic energy (N) */
-    uint8_t* fixed;     /* pinned or fixed: never moves in the solve */
-    pd_real* delta;     /* the horizon (m) */
-    pd_real* couple;    /* per bond: k_ij + k_ji of Eq. 23 (N/m) */
+    pd_real* norm;   /* c_i: w_ij = c_i w(|xi|/delta), so that sum_j w_ij V_j = 1 (Eq. 19) */
+    pd_real* slope;  /* lambda g'(theta_i) at the last evaluation (Pa) */
+    pd_real* diag;   /* m/h^2 + sum of i's couplings in L (Eq. 23) (N/m) */
+    pd_vec3* ystar;  /* q* of Eq. 21 */
+    pd_vec3* grad;   /* dE/dy of the elastic energy (N) */
+    uint8_t* fixed;  /* pinned or fixed: never moves in the solve */
+    pd_real* delta;  /* the horizon (m) */
+    pd_real* couple; /* per bond: k_ij + k_ji of Eq. 23 (N/m) */
+    pd_real* k_bond; /* per bond: k_ij, i's side of the coupling (N/m) */
+    /* the inversion force (Eq. 24, hyperelastic_pd_inversion.c) */
+    pd_real inversion;  /* solver.inversion_stiffness */
+    pd_mat3* kinv;      /* per particle: (sum_j k_ij xi xi^T)^-1 (0 when planar) */
+    pd_mat3* fbar;      /* per particle: F_i at the last evaluation, rows exchanged if inverted */
+    uint8_t* planar;    /* per particle: a family spanning no volume (no F, no inversion force) */
     pd_real* bond_g;    /* per bond: the factor G of Eq. 12 on mu h (1 for an isotropic family; the
                          * direction factor of neighbor/isotropy.h on a lattice's) */
     int fractures;      /* a material has a critical stretch */
@@ -140,6 +147,12 @@ pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len);
 pd_real pd_hpd_anisotropy(const pd_hpd_material* m, pd_vec3 e);
 /* Renormalises the weights of Eq. 19 over the current families (after bonds broke). */
 void pd_hpd_normalise_weights(pd_hpd_state* s, const struct pd_particles* p);
+/* K_i^-1 and planarity from k_bond (after the bonds or their stiffness changed). */
+void pd_hpd_inversion_setup(pd_hpd_state* s);
+/* E_inv at y (Eq. 24 as an energy); leaves F_i in s->fbar for the gradient. 0 when off. */
+pd_real pd_hpd_inversion_energy(pd_hpd_state* s, const pd_vec3* y);
+/* dE_inv/dy_i at y with the F of the last pd_hpd_inversion_energy. */
+pd_vec3 pd_hpd_inversion_gradient(const pd_hpd_state* s, const pd_vec3* y, uint32_t i);
 /* (Re)builds L + M/h^2 for the current dt and factors it. */
 pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err);
 /* The elastic energy sum_i V_i W_i at y (Eq. 12, 14) with its gradient in s->grad (tests). */

@@ -30,6 +30,10 @@ static const pd_param_info k_params[] = {
      "moment isotropic (src/neighbor/isotropy.h; beyond the paper): without it a grid-sampled "
      "bar is 38-62 % stiffer along the grid's axes than Eq. 26 says (measured). Fitted for the "
      "constant weight; with the other weights the factor is 1."},
+    {"inversion_stiffness", PD_PARAM_REAL, P(inversion_stiffness), 1, 0, 100, "1", NULL,
+     "Multiplies k_ij of the inversion force of Eq. 24, k_ij (y_ij - F_i xi_ij) with F_i's first "
+     "two rows exchanged where det F_i < 0 (1: the paper's; 0: none). It vanishes under an "
+     "affine deformation; one-layer families (cloth) take none."},
     PD_CONTACT_SOLVER_ROWS(pd_hpd_params, contact, contact_stiffness),
 };
 

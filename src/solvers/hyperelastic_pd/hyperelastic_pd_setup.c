@@ -191,17 +191,19 @@ static pd_real bond_stiffness(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_
 
 pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err) {
     pd_real ih2 = 1 / (s->dt * s->dt);
+    for (uint32_t i = 0; i < s->n; ++i)
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
+            s->k_bond[b] = bond_stiffness(s, i, s->fam.j[b], pd_v3_len(pd_family_xi(&s->fam, i, b)),
+                                          s->bond_g[b]);
     for (uint32_t i = 0; i < s->n; ++i) {
         pd_real d = s->mass[i] * ih2;
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
-            uint32_t j = s->fam.j[b];
-            pd_real len = pd_v3_len(pd_family_xi(&s->fam, i, b));
-            s->couple[b] = bond_stiffness(s, i, j, len, s->bond_g[b]) +
-                           bond_stiffness(s, j, i, len, s->bond_g[s->fam.rev[b]]);
+            s->couple[b] = s->k_bond[b] + s->k_bond[s->fam.rev[b]];
             d += s->couple[b];
         }
         s->diag[i] = d;
     }
+    pd_hpd_inversion_setup(s);
     pd_sym_csr a = {s->n, s->fam.offsets, s->fam.j, s->couple, s->diag, NULL, NULL};
     pd_status st = pd_sym_direct_factor(&s->direct, &a, s->fixed);
     if (st != PD_OK)
@@ -217,6 +219,9 @@ pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err) {
     X(delta, pd_real)                                                                              \
     X(ystar, pd_vec3)                                                                              \
     X(grad, pd_vec3)                                                                               \
+    X(kinv, pd_mat3)                                                                               \
+    X(fbar, pd_mat3)                                                                               \
+    X(planar, uint8_t)                                                                             \
     X(fixed, uint8_t)
 
 static pd_status allocate(pd_hpd_state* s) {
@@ -229,9 +234,10 @@ static pd_status allocate(pd_hpd_state* s) {
     s->chunks = (n + PD_HPD_GRAIN - 1) / PD_HPD_GRAIN;
     s->partial = PD_NEW_ARRAY(pd_real, 2 * s->chunks + 1); /* sums, then potentials */
     s->couple = PD_NEW_ARRAY(pd_real, s->fam.bond_capacity + 1);
+    s->k_bond = PD_NEW_ARRAY(pd_real, s->fam.bond_capacity + 1);
     s->bond_g = PD_NEW_ARRAY(pd_real, s->fam.bond_capacity + 1);
     s->mat = PD_NEW_ARRAY(pd_hpd_material, (size_t)s->material_count + 1);
-    if (!s->partial || !s->couple || !s->bond_g || !s->mat)
+    if (!s->partial || !s->couple || !s->k_bond || !s->bond_g || !s->mat)
         return PD_ERR_OUT_OF_MEMORY;
     pd_descent_def def = pd_default_descent_def();
     def.iterations = s->prm.iterations;
@@ -284,6 +290,7 @@ pd_status pd_hpd_create(pd_world* w, const void* params, void** state, pd_error*
     if (!s)
         return PD_ERR_OUT_OF_MEMORY;
     memcpy(&s->prm, params, sizeof s->prm);
+    s->inversion = s->prm.inversion_stiffness;
     s->dt = w->def.dt;
     s->gravity = w->def.gravity;
     s->n = w->particles.count;
@@ -310,6 +317,7 @@ void pd_hpd_destroy(void* state) {
 #undef FREE_ONE
     PD_FREE_ARRAY(s->partial, pd_real, 2 * s->chunks + 1);
     PD_FREE_ARRAY(s->couple, pd_real, s->fam.bond_capacity + 1);
+    PD_FREE_ARRAY(s->k_bond, pd_real, s->fam.bond_capacity + 1);
     PD_FREE_ARRAY(s->bond_g, pd_real, s->fam.bond_capacity + 1);
     PD_FREE_ARRAY(s->mat, pd_hpd_material, (size_t)s->material_count + 1);
     pd_hpd_free_bond_scratch(s);
