@@ -10,19 +10,13 @@ typedef struct impl {
     cholmod_dense *b, *x, *y, *e; /* cholmod_solve2 reuses x, y, e between calls */
 } impl;
 
-pd_status pd_cholmod_factor(pd_cholmod_solver* s, size_t n, const uint32_t* col,
-                            const uint32_t* row, const double* val) {
-    impl* m = pd_calloc(1, sizeof *m);
-    if (!m)
-        return PD_ERR_OUT_OF_MEMORY;
-    s->impl = m;
-    s->n = n;
-    cholmod_start(&m->c);
-    m->c.print = 0;
+/* The upper triangle as a CHOLMOD matrix (NULL when it cannot be allocated). */
+static cholmod_sparse* sparse_of(impl* m, size_t n, const uint32_t* col, const uint32_t* row,
+                                 const double* val) {
     size_t nnz = col[n];
     cholmod_sparse* a = cholmod_allocate_sparse(n, n, nnz, 1, 1, 1, CHOLMOD_REAL, &m->c);
     if (!a)
-        return PD_ERR_OUT_OF_MEMORY;
+        return NULL;
     int* ap = a->p;
     int* ai = a->i;
     double* ax = a->x;
@@ -32,11 +26,39 @@ pd_status pd_cholmod_factor(pd_cholmod_solver* s, size_t n, const uint32_t* col,
         ai[k] = (int)row[k];
         ax[k] = val[k];
     }
+    return a;
+}
+
+pd_status pd_cholmod_factor(pd_cholmod_solver* s, size_t n, const uint32_t* col,
+                            const uint32_t* row, const double* val) {
+    impl* m = pd_calloc(1, sizeof *m);
+    if (!m)
+        return PD_ERR_OUT_OF_MEMORY;
+    s->impl = m;
+    s->n = n;
+    cholmod_start(&m->c);
+    m->c.print = 0;
+    cholmod_sparse* a = sparse_of(m, n, col, row, val);
+    if (!a)
+        return PD_ERR_OUT_OF_MEMORY;
     m->factor = cholmod_analyze(a, &m->c);
     int ok = m->factor && cholmod_factorize(a, m->factor, &m->c) && m->c.status == CHOLMOD_OK;
     cholmod_free_sparse(&a, &m->c);
     m->b = cholmod_allocate_dense(n, 3, n, CHOLMOD_REAL, &m->c);
     return ok && m->b ? PD_OK : PD_ERR_SOLVER;
+}
+
+pd_status pd_cholmod_refactor(pd_cholmod_solver* s, const uint32_t* col, const uint32_t* row,
+                              const double* val) {
+    impl* m = s->impl;
+    if (!m || !m->factor)
+        return PD_ERR_INVALID_ARGUMENT;
+    cholmod_sparse* a = sparse_of(m, s->n, col, row, val);
+    if (!a)
+        return PD_ERR_OUT_OF_MEMORY;
+    int ok = cholmod_factorize(a, m->factor, &m->c) && m->c.status == CHOLMOD_OK;
+    cholmod_free_sparse(&a, &m->c);
+    return ok ? PD_OK : PD_ERR_SOLVER;
 }
 
 pd_status pd_cholmod_solve3(pd_cholmod_solver* s, const pd_vec3* rhs, pd_vec3* x) {

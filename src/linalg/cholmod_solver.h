@@ -18,6 +18,10 @@ typedef struct pd_cholmod_solver {
  * <= k) with values val. */
 pd_status pd_cholmod_factor(pd_cholmod_solver* s, size_t n, const uint32_t* col,
                             const uint32_t* row, const double* val);
+/* Factors again a matrix of the same pattern (new values: e.g. a changed diagonal), keeping
+ * the ordering and symbolic analysis of pd_cholmod_factor. */
+pd_status pd_cholmod_refactor(pd_cholmod_solver* s, const uint32_t* col, const uint32_t* row,
+                              const double* val);
 /* Solves A x = rhs for the three components at once; no allocation after the first call. */
 pd_status pd_cholmod_solve3(pd_cholmod_solver* s, const pd_vec3* rhs, pd_vec3* x);
 void pd_cholmod_free(pd_cholmod_solver* s);

@@ -50,10 +50,9 @@ static size_t upper_triangle(const pd_sym_direct* d, const pd_sym_csr* a, uint32
     return nnz;
 }
 
-pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint8_t* fixed) {
-    pd_cholmod_free(&d->chol);
-    if (number_rows(d, fixed) != d->rows)
-        return PD_ERR_INVALID_ARGUMENT;
+/* Builds A's upper triangle over the moving points and hands it to CHOLMOD: a fresh factor,
+ * or (refactor) new values on the last factor's pattern. */
+static pd_status factor_upper(pd_sym_direct* d, const pd_sym_csr* a, int refactor) {
     size_t nnz_max = d->rows + a->offsets[a->n];
     uint32_t* col = PD_NEW_ARRAY(uint32_t, d->rows + 1);
     uint32_t* row = PD_NEW_ARRAY(uint32_t, nnz_max + 1);
@@ -61,12 +60,25 @@ pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint
     pd_status st = col && row && val ? PD_OK : PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK) {
         upper_triangle(d, a, col, row, val);
-        st = d->rows ? pd_cholmod_factor(&d->chol, d->rows, col, row, val) : PD_OK;
+        if (d->rows)
+            st = refactor ? pd_cholmod_refactor(&d->chol, col, row, val)
+                          : pd_cholmod_factor(&d->chol, d->rows, col, row, val);
     }
     PD_FREE_ARRAY(col, uint32_t, d->rows + 1);
     PD_FREE_ARRAY(row, uint32_t, nnz_max + 1);
     PD_FREE_ARRAY(val, double, nnz_max + 1);
     return st;
+}
+
+pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint8_t* fixed) {
+    pd_cholmod_free(&d->chol);
+    if (number_rows(d, fixed) != d->rows)
+        return PD_ERR_INVALID_ARGUMENT;
+    return factor_upper(d, a, 0);
+}
+
+pd_status pd_sym_direct_refactor(pd_sym_direct* d, const pd_sym_csr* a) {
+    return d->chol.impl ? factor_upper(d, a, 1) : PD_ERR_INVALID_ARGUMENT;
 }
 
 pd_status pd_sym_direct_solve(pd_sym_direct* d, const pd_vec3* b, pd_vec3* z) {

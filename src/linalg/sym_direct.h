@@ -19,6 +19,9 @@ pd_status pd_sym_direct_init(pd_sym_direct* d, size_t n, size_t rows);
 /* Numbers the moving points in index order and factors A over them (the previous factor is
  * released first). */
 pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint8_t* fixed);
+/* Factors again an A of the last factor's pattern with new values (a changed diagonal),
+ * keeping its ordering and symbolic analysis: cheaper than pd_sym_direct_factor. */
+pd_status pd_sym_direct_refactor(pd_sym_direct* d, const pd_sym_csr* a);
 /* z = A^-1 b on the moving points, 0 on fixed ones. */
 pd_status pd_sym_direct_solve(pd_sym_direct* d, const pd_vec3* b, pd_vec3* z);
 /* The points were renumbered (new i = old perm[i]): the factor keeps its rows. */

@@ -841,3 +841,60 @@ PD_TEST(bar_twisted_360_degrees_stays_whole) {
     PD_CHECK(worst == 0);
     pd_test_sim_close(&t);
 }
+
+/* ---------------------------------------------------------------- convergence of a drop */
+
+/* Issue 9: "relative error 1e-4 reached within 25 iterations at dt = 0.01 on the
+ * armadillo-like drop": the two bunnies of scenes/xu2018_fig5_linear_and_A4_drop.json (6.7K
+ * particles, E 5e4) fall 0.2 m onto a rough floor (friction 0.5) and settle; every step of
+ * the first 0.6 s, whether it stopped on the tolerance or on the cap, and its evaluations of
+ * E (line-search trials, start point and friction set-up included). Free fall needs no
+ * iteration. */
+typedef struct drop_steps {
+    int steps, iterating, converged, iterations, evaluations;
+    double worst; /* largest relative error at the end of a step */
+} drop_steps;
+
+static const drop_steps* fig5_drop(void) {
+    static drop_steps r;
+    static int done;
+    if (done)
+        return &r;
+    done = 1;
+    pd_test_sim t;
+    if (!pd_test_sim_open_scene(&t, "xu2018_fig5_linear_and_A4_drop.json", NULL, 0))
+        return &r;
+    pd_error err = {0};
+    while (t.world->time < 0.6 - 1e-9 && pd_world_step(t.world, &err) == PD_OK) {
+        const pd_step_stats* st = &t.world->last_stats;
+        r.steps++;
+        if (st->iterations == 0)
+            continue;
+        r.iterating++;
+        r.converged += st->relative_error <= 1e-4 && st->iterations < 25;
+        r.worst = fmax(r.worst, st->relative_error);
+        r.iterations += st->iterations;
+        r.evaluations += st->local_evaluations;
+    }
+    printf("  %d steps, %d iterating: %d stopped on Eq. 25 <= 1e-4 before the cap of 25 "
+           "(largest relative error at a step's end %.3g); %d iterations, %d evaluations\n",
+           r.steps, r.iterating, r.converged, r.worst, r.iterations, r.evaluations);
+    pd_test_sim_close(&t);
+    return &r;
+}
+
+/* The quasi-Newton steps of the settling bodies are seldom halved: at most 2 evaluations of E
+ * an iteration over the drop (measured 1.44). Friction's tangential stiffness on the factor's
+ * diagonal does it (hyperelastic_pd.c: factor_friction); without it the steps overshoot along
+ * the floor and the line search halves them: 3.19 (and 21 instead of 29 steps converged). */
+PD_TEST(drop_steps_are_seldom_halved_on_a_rough_floor) {
+    const drop_steps* r = fig5_drop();
+    PD_CHECK(r->steps == 60 && r->iterating > 20);
+    PD_CHECK(r->evaluations <= 2 * r->iterations);
+}
+
+/* Every step at 1e-4 within 25 iterations: the issue's wording. Measured 29 of 40. */
+PD_TEST(known_failure_drop_reaches_eq25_within_25_iterations_every_step) {
+    const drop_steps* r = fig5_drop();
+    PD_CHECK(r->steps == 60 && r->converged == r->iterating);
+}

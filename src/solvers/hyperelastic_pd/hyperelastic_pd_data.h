@@ -97,15 +97,18 @@ typedef struct pd_hpd_state {
     const int32_t* material;
     const uint8_t* flags;
     /* per particle */
-    pd_real* norm;   /* c_i: w_ij = c_i w(|xi|/delta), so that sum_j w_ij V_j = 1 (Eq. 19) */
-    pd_real* slope;  /* lambda g'(theta_i) at the last evaluation (Pa) */
-    pd_real* diag;   /* m/h^2 + sum of i's couplings in L (Eq. 23) (N/m) */
-    pd_vec3* ystar;  /* q* of Eq. 21 */
-    pd_vec3* grad;   /* dE/dy of the elastic energy (N) */
-    uint8_t* fixed;  /* pinned or fixed: never moves in the solve */
-    pd_real* delta;  /* the horizon (m) */
-    pd_real* couple; /* per bond: k_ij + k_ji of Eq. 23 (N/m) */
-    pd_real* k_bond; /* per bond: k_ij, i's side of the coupling (N/m) */
+    pd_real* norm;          /* c_i: w_ij = c_i w(|xi|/delta), so that sum_j w_ij V_j = 1 (Eq. 19) */
+    pd_real* slope;         /* lambda g'(theta_i) at the last evaluation (Pa) */
+    pd_real* diag;          /* m/h^2 + sum of i's couplings in L (Eq. 23) (N/m) */
+    pd_real* diag_extra;    /* diag plus friction's stiffness (pd_hpd_refactor) */
+    pd_real* ktan_factored; /* friction's tangential stiffness the factor holds (N/m) */
+    int refactors;          /* numeric refactorisations for friction so far */
+    pd_vec3* ystar;         /* q* of Eq. 21 */
+    pd_vec3* grad;          /* dE/dy of the elastic energy (N) */
+    uint8_t* fixed;         /* pinned or fixed: never moves in the solve */
+    pd_real* delta;         /* the horizon (m) */
+    pd_real* couple;        /* per bond: k_ij + k_ji of Eq. 23 (N/m) */
+    pd_real* k_bond;        /* per bond: k_ij, i's side of the coupling (N/m) */
     /* the inversion force (Eq. 24, hyperelastic_pd_inversion.c) */
     pd_real inversion;  /* solver.inversion_stiffness */
     pd_mat3* kinv;      /* per particle: (sum_j k_ij xi xi^T)^-1 (0 when planar) */
@@ -153,6 +156,9 @@ void pd_hpd_inversion_setup(pd_hpd_state* s);
 pd_real pd_hpd_inversion_energy(pd_hpd_state* s, const pd_vec3* y);
 /* dE_inv/dy_i at y with the F of the last pd_hpd_inversion_energy. */
 pd_vec3 pd_hpd_inversion_gradient(const pd_hpd_state* s, const pd_vec3* y, uint32_t i);
+/* Factors L + M/h^2 + diag(extra) (extra NULL: none) again on the last factor's pattern
+ * (numeric only: the couplings and bonds are those pd_hpd_factor built). */
+pd_status pd_hpd_refactor(pd_hpd_state* s, const pd_real* extra, pd_error* err);
 /* (Re)builds L + M/h^2 for the current dt and factors it. */
 pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err);
 /* The elastic energy sum_i V_i W_i at y (Eq. 12, 14) with its gradient in s->grad (tests). */

@@ -209,6 +209,22 @@ pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err) {
     if (st != PD_OK)
         return pd_fail(err, st, "solver", "the sparse Cholesky factorisation of L failed (%s)",
                        pd_status_string(st));
+    memset(s->ktan_factored, 0, s->n * sizeof *s->ktan_factored);
+    return PD_OK;
+}
+
+pd_status pd_hpd_refactor(pd_hpd_state* s, const pd_real* extra, pd_error* err) {
+    const pd_real* diag = s->diag;
+    if (extra) {
+        for (size_t i = 0; i < s->n; ++i)
+            s->diag_extra[i] = s->diag[i] + extra[i];
+        diag = s->diag_extra;
+    }
+    pd_sym_csr a = {s->n, s->fam.offsets, s->fam.j, s->couple, diag, NULL, NULL};
+    pd_status st = pd_sym_direct_refactor(&s->direct, &a);
+    if (st != PD_OK)
+        return pd_fail(err, st, "solver", "the sparse Cholesky factorisation of L failed (%s)",
+                       pd_status_string(st));
     return PD_OK;
 }
 
@@ -216,6 +232,8 @@ pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err) {
     X(norm, pd_real)                                                                               \
     X(slope, pd_real)                                                                              \
     X(diag, pd_real)                                                                               \
+    X(diag_extra, pd_real)                                                                         \
+    X(ktan_factored, pd_real)                                                                      \
     X(delta, pd_real)                                                                              \
     X(ystar, pd_vec3)                                                                              \
     X(grad, pd_vec3)                                                                               \
