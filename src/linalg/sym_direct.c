@@ -77,8 +77,33 @@ pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint
     return factor_upper(d, a, 0);
 }
 
+/* 1 when the moving points' rows follow the point order (no pd_sym_direct_permute since the
+ * factor): compressed columns are then built in row order, on the factor's own pattern. */
+static int rows_in_point_order(const pd_sym_direct* d) {
+    int32_t last = -1;
+    for (size_t i = 0; i < d->n; ++i) {
+        if (d->row_of[i] < 0)
+            continue;
+        if (d->row_of[i] < last)
+            return 0;
+        last = d->row_of[i];
+    }
+    return 1;
+}
+
 pd_status pd_sym_direct_refactor(pd_sym_direct* d, const pd_sym_csr* a) {
-    return d->chol.impl ? factor_upper(d, a, 1) : PD_ERR_INVALID_ARGUMENT;
+    if (!d->chol.impl)
+        return PD_ERR_INVALID_ARGUMENT;
+    if (rows_in_point_order(d))
+        return factor_upper(d, a, 1);
+    /* renumbered since: number the rows in point order again (fixed points keep -1) and
+     * analyse anew, once; the next refactorisations reuse it */
+    pd_cholmod_free(&d->chol);
+    size_t rows = 0;
+    for (size_t i = 0; i < d->n; ++i)
+        if (d->row_of[i] >= 0)
+            d->row_of[i] = (int32_t)rows++;
+    return factor_upper(d, a, 0);
 }
 
 pd_status pd_sym_direct_solve(pd_sym_direct* d, const pd_vec3* b, pd_vec3* z) {

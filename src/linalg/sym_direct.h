@@ -20,7 +20,8 @@ pd_status pd_sym_direct_init(pd_sym_direct* d, size_t n, size_t rows);
  * released first). */
 pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint8_t* fixed);
 /* Factors again an A of the last factor's pattern with new values (a changed diagonal),
- * keeping its ordering and symbolic analysis: cheaper than pd_sym_direct_factor. */
+ * keeping its ordering and symbolic analysis: cheaper than pd_sym_direct_factor. After a
+ * pd_sym_direct_permute the analysis is made anew once (the rows follow the points again). */
 pd_status pd_sym_direct_refactor(pd_sym_direct* d, const pd_sym_csr* a);
 /* z = A^-1 b on the moving points, 0 on fixed ones. */
 pd_status pd_sym_direct_solve(pd_sym_direct* d, const pd_vec3* b, pd_vec3* z);
