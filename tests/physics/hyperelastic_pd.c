@@ -279,30 +279,45 @@ static double nominal_stress(const char* preset, double l) {
     return P;
 }
 
-/* The three bars at l = 1.2, run once for the two tests below. */
-static double g_stress[3];
-static int g_stress_done;
-
-static const double* stresses_at_1_2(void) {
-    if (!g_stress_done) {
-        g_stress[0] = nominal_stress("linear", 1.2);
-        g_stress[1] = nominal_stress("neo_hookean", 1.2);
-        g_stress[2] = nominal_stress("stvk", 1.2);
-        g_stress_done = 1;
+/* The three bars at l = 1.2 and at 1.5, each run once for the tests below. */
+static const double* stresses_at(double l) {
+    static double P[2][3];
+    static int done[2];
+    int k = l > 1.3;
+    if (!done[k]) {
+        P[k][0] = nominal_stress("linear", l);
+        P[k][1] = nominal_stress("neo_hookean", l);
+        P[k][2] = nominal_stress("stvk", l);
+        done[k] = 1;
     }
-    return g_stress;
+    return P[k];
 }
 
 /* The laws' order at l = 1.2: StVK stiffens (0.264 E), neo-Hookean softens (0.175 E) against
  * linear (0.2 E); presets mapped to the wrong basis swap them. */
 PD_TEST(presets_order_as_their_laws_at_stretch_1_2) {
-    const double* P = stresses_at_1_2();
+    const double* P = stresses_at(1.2);
     printf("  linear %.5g, neo-Hookean %.5g, StVK %.5g Pa\n", P[0], P[1], P[2]);
     PD_CHECK(P[2] > P[0] && P[0] > P[1]);
 }
 
+/* At l = 1.5 the laws part further: StVK 0.9375 E, linear 0.5 E, neo-Hookean 0.378 E. */
+PD_TEST(presets_order_as_their_laws_at_stretch_1_5) {
+    const double* P = stresses_at(1.5);
+    printf("  linear %.5g, neo-Hookean %.5g, StVK %.5g Pa\n", P[0], P[1], P[2]);
+    PD_CHECK(P[2] > P[0] && P[0] > P[1]);
+}
+
+PD_TEST(known_failure_stress_at_stretch_1_5_within_25_percent) {
+    const double* P = stresses_at(1.5);
+    double E = 1e5;
+    PD_CHECK_REL(P[0], E * 0.5, 0.25);
+    PD_CHECK_REL(P[1], E * 0.378, 0.25);
+    PD_CHECK_REL(P[2], E * 0.5 * 1.5 * (1.5 * 1.5 - 1), 0.25);
+}
+
 PD_TEST(known_failure_stress_at_stretch_1_2_within_25_percent) {
-    const double* P = stresses_at_1_2();
+    const double* P = stresses_at(1.2);
     double E = 1e5;
     PD_CHECK_REL(P[0], E * 0.2, 0.25);
     PD_CHECK_REL(P[1], E * 0.175, 0.25);
