@@ -282,6 +282,32 @@ void pd_items_permute(void* a, void* scratch, const uint32_t* map, size_t count,
     memcpy(a, scratch, count * size);
 }
 
+pd_status pd_reorder_begin(pd_reorder* r, pd_family* f, const uint32_t* perm, size_t item_max) {
+    r->perm = perm;
+    r->n = f->count;
+    r->bonds = f->bond_count;
+    r->scratch_bytes = (r->bonds > r->n ? r->bonds : r->n) * item_max;
+    r->bond_from = PD_NEW_ARRAY(uint32_t, r->bonds + 1);
+    r->scratch = pd_alloc(r->scratch_bytes);
+    if (!r->bond_from || !r->scratch)
+        return PD_ERR_OUT_OF_MEMORY;
+    return pd_family_permute(f, perm, r->bond_from);
+}
+
+void pd_reorder_bonds(pd_reorder* r, void* a, size_t size) {
+    pd_items_permute(a, r->scratch, r->bond_from, r->bonds, size);
+}
+
+void pd_reorder_points(pd_reorder* r, void* a, size_t size) {
+    pd_items_permute(a, r->scratch, r->perm, r->n, size);
+}
+
+void pd_reorder_end(pd_reorder* r) {
+    PD_FREE_ARRAY(r->bond_from, uint32_t, r->bonds + 1);
+    pd_free(r->scratch, r->scratch_bytes);
+    r->bond_from = NULL, r->scratch = NULL;
+}
+
 void pd_bonds_carry(void* dst, const void* src, const uint32_t* old_bond, size_t count, size_t size,
                     const void* fill) {
     for (size_t b = 0; b < count; ++b) {

@@ -65,6 +65,21 @@ void pd_bonds_map_free(uint32_t* old_bond, const pd_family* f);
  * ones, for the method's per-bond arrays. */
 pd_status pd_family_permute(pd_family* f, const uint32_t* perm, uint32_t* bond_from);
 
+/* A method's renumbering after a Morton reordering, written once: pd_reorder_begin renumbers
+ * the family (pd_family_permute) and keeps the bond map and a scratch buffer for items of up to
+ * `item_max` bytes; pd_reorder_bonds / pd_reorder_points carry a per-bond / per-particle array;
+ * pd_reorder_end frees the two. */
+typedef struct pd_reorder {
+    const uint32_t* perm;
+    uint32_t* bond_from; /* new bond -> old bond */
+    void* scratch;
+    size_t n, bonds, scratch_bytes;
+} pd_reorder;
+pd_status pd_reorder_begin(pd_reorder* r, pd_family* f, const uint32_t* perm, size_t item_max);
+void pd_reorder_bonds(pd_reorder* r, void* a, size_t size);
+void pd_reorder_points(pd_reorder* r, void* a, size_t size);
+void pd_reorder_end(pd_reorder* r);
+
 /* a[k] = a[map[k]] for `count` items of `size` bytes, in place through scratch (count * size
  * bytes): a per-bond array after pd_family_permute or pd_family_remove, a per-particle one after
  * a reordering. */

@@ -16,27 +16,22 @@
 pd_status pd_hpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     (void)w;
     pd_hpd_state* s = state;
-    size_t n = s->n, nb = s->fam.bond_count;
-    size_t scratch_bytes = (nb > n ? nb : n) * sizeof(pd_mat3);
-    uint32_t* bond_from = PD_NEW_ARRAY(uint32_t, nb + 1); /* new bond -> old bond */
-    void* scratch = pd_alloc(scratch_bytes);
-    pd_status st = bond_from && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
-    if (st == PD_OK)
-        st = pd_family_permute(&s->fam, perm, bond_from);
+    pd_reorder r;
+    pd_status st = pd_reorder_begin(&r, &s->fam, perm, sizeof(pd_mat3));
     if (st == PD_OK) {
-        pd_items_permute(s->couple, scratch, bond_from, nb, sizeof(pd_real));
-        pd_items_permute(s->k_bond, scratch, bond_from, nb, sizeof(pd_real));
-        pd_items_permute(s->kinv, scratch, perm, n, sizeof(pd_mat3));
-        pd_items_permute(s->planar, scratch, perm, n, sizeof(uint8_t));
-        pd_items_permute(s->bond_g, scratch, bond_from, nb, sizeof(pd_real));
-        pd_items_permute(s->norm, scratch, perm, n, sizeof(pd_real));
-        pd_items_permute(s->delta, scratch, perm, n, sizeof(pd_real));
-        pd_items_permute(s->diag, scratch, perm, n, sizeof(pd_real));
-        pd_items_permute(s->fixed, scratch, perm, n, sizeof(uint8_t));
-        pd_sym_direct_permute(&s->direct, perm, scratch);
+        pd_reorder_bonds(&r, s->couple, sizeof(pd_real));
+        pd_reorder_bonds(&r, s->k_bond, sizeof(pd_real));
+        pd_reorder_bonds(&r, s->bond_g, sizeof(pd_real));
+        pd_reorder_points(&r, s->kinv, sizeof(pd_mat3));
+        pd_reorder_points(&r, s->planar, sizeof(uint8_t));
+        pd_reorder_points(&r, s->norm, sizeof(pd_real));
+        pd_reorder_points(&r, s->delta, sizeof(pd_real));
+        pd_reorder_points(&r, s->diag, sizeof(pd_real));
+        pd_reorder_points(&r, s->ktan_factored, sizeof(pd_real));
+        pd_reorder_points(&r, s->fixed, sizeof(uint8_t));
+        pd_sym_direct_permute(&s->direct, perm, r.scratch);
     }
-    PD_FREE_ARRAY(bond_from, uint32_t, nb + 1);
-    pd_free(scratch, scratch_bytes);
+    pd_reorder_end(&r);
     return st;
 }
 

@@ -730,33 +730,27 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
  * Cholesky factor keeps its rows: free_index follows the particles. */
 pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     pd_ppd_state* s = state;
-    size_t n = s->n, nb = s->fam.bond_count;
-    size_t scratch_bytes = (nb > n ? nb : n) * sizeof(pd_mat3);
-    uint32_t* bond_from = PD_NEW_ARRAY(uint32_t, nb + 1); /* new bond -> old bond */
-    void* scratch = pd_alloc(scratch_bytes);
-    pd_status st = bond_from && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
-    if (st == PD_OK)
-        st = pd_family_permute(&s->fam, perm, bond_from);
+    pd_reorder r;
+    pd_status st = pd_reorder_begin(&r, &s->fam, perm, sizeof(pd_mat3));
     if (st == PD_OK) {
-        pd_items_permute(s->c, scratch, bond_from, nb, sizeof(float));
-        pd_items_permute(s->kb, scratch, bond_from, nb, sizeof(pd_real));
-        pd_items_permute(s->kinv, scratch, perm, n, sizeof(pd_ppd_sym3));
-        pd_items_permute(s->kq, scratch, perm, n, sizeof(pd_real));
-        pd_items_permute(s->planar, scratch, perm, n, sizeof(uint8_t));
-        pd_items_permute(s->diag, scratch, perm, n, sizeof(pd_real));
-        pd_items_permute(s->fixed, scratch, perm, n, sizeof(uint8_t));
-        pd_items_permute(s->plastic_strain, scratch, perm, n, sizeof(pd_real));
-        pd_items_permute(s->density, scratch, perm, n, sizeof(pd_real));
+        pd_reorder_bonds(&r, s->c, sizeof(float));
+        pd_reorder_bonds(&r, s->kb, sizeof(pd_real));
+        pd_reorder_points(&r, s->kinv, sizeof(pd_ppd_sym3));
+        pd_reorder_points(&r, s->kq, sizeof(pd_real));
+        pd_reorder_points(&r, s->planar, sizeof(uint8_t));
+        pd_reorder_points(&r, s->diag, sizeof(pd_real));
+        pd_reorder_points(&r, s->fixed, sizeof(uint8_t));
+        pd_reorder_points(&r, s->plastic_strain, sizeof(pd_real));
+        pd_reorder_points(&r, s->density, sizeof(pd_real));
         if (s->vscale)
-            pd_items_permute(s->vscale, scratch, perm, n, sizeof(pd_real));
+            pd_reorder_points(&r, s->vscale, sizeof(pd_real));
         if (s->dens_pressure)
-            pd_items_permute(s->dens_pressure, scratch, perm, n, sizeof(pd_real));
+            pd_reorder_points(&r, s->dens_pressure, sizeof(pd_real));
         if (s->direct.row_of)
-            pd_sym_direct_permute(&s->direct, perm, scratch);
+            pd_sym_direct_permute(&s->direct, perm, r.scratch);
         st = pd_ppd_plan_local_step(s, w);
     }
-    PD_FREE_ARRAY(bond_from, uint32_t, nb + 1);
-    pd_free(scratch, scratch_bytes);
+    pd_reorder_end(&r);
     return st;
 }
 
