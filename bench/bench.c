@@ -2,10 +2,13 @@
  * particle-steps/s and a per-stage breakdown beside the paper's own figure for the same scene
  * (He, Wang, Wu 2017, Projective Peridynamics, Sec. 8, Table 1, on a 4-core Intel i7-2600
  * 3.4 GHz: Bunny, 25K particles, h = 1/30 s, t_sum = 41.1 ms per step; Honey, 72K, h = 1/250 s,
- * 125.4 ms; Dry sand, 1177K, h = 1/500 s, 1081.7 ms). How to run it and how to read every
- * column: docs/benchmarks.md. */
+ * 125.4 ms; Dry sand, 1177K, h = 1/500 s, 1081.7 ms), and for hyperelastic_pd beside Xu, He,
+ * Chen, Li, Wang 2018, Table 1 (t_f, the average time per frame, on an Intel i5-7500 3.4 GHz
+ * for the linear solve and a GTX 1060 for the rest; the frame's length is not stated). How to
+ * run it and how to read every column: docs/benchmarks.md. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 #include "neighbor/family.h"
 #include "parallel/parallel.h"
 #include "peridot/peridot.h"
+#include "solvers/hyperelastic_pd/hyperelastic_pd_data.h"
 #include "solvers/projective_pd/projective_pd_data.h"
 #include "world/world.h"
 
@@ -37,9 +41,12 @@ typedef struct bench_case {
     const char* overrides[2]; /* `--set` strings applied to the scene */
     int override_count;
     int warmup, steps;     /* defaults; --warmup / --steps replace them */
-    double paper_ms;       /* the paper's t_sum per step for this scene, 0: none */
-    int paper_threads;     /* cores the paper's figure used */
+    double paper_ms;       /* the paper's t_sum per step (t_f per frame) for this scene, 0: none */
+    int paper_threads;     /* cores the paper's figure used; 0: not a CPU-only figure (no
+                              core-ms comparison) */
     const char* paper_ref; /* where the figure comes from */
+    int paper_per_frame;   /* 1: paper_ms is per frame of unstated length (Xu 2018's t_f), not
+                              per step */
 } bench_case;
 
 static const bench_case k_cases[] = {
@@ -51,7 +58,8 @@ static const bench_case k_cases[] = {
      6,
      41.1,
      4,
-     "He 2017 Table 1, Bunny (Fig. 3), 25K, h=1/30 s"},
+     "He 2017 Table 1, Bunny (Fig. 3), 25K, h=1/30 s",
+     0},
     {"bunny_25k_direct",
      "bunny_25k.json",
      {"solver.global_solve=direct"},
@@ -60,7 +68,8 @@ static const bench_case k_cases[] = {
      6,
      41.1,
      4,
-     "He 2017 Table 1, Bunny (Fig. 3), 25K, h=1/30 s"},
+     "He 2017 Table 1, Bunny (Fig. 3), 25K, h=1/30 s",
+     0},
     {"bunny_250k_chebyshev",
      "bunny_250k.json",
      {"solver.global_solve=chebyshev"},
@@ -69,7 +78,8 @@ static const bench_case k_cases[] = {
      3,
      0,
      0,
-     "none (Table 1 has no 250K elastic scene)"},
+     "none (Table 1 has no 250K elastic scene)",
+     0},
     {"dry_sand_100k",
      "dry_sand_100k.json",
      {"solver.plastic_passes=4"},
@@ -79,7 +89,8 @@ static const bench_case k_cases[] = {
      0,
      0,
      "none of its size: He 2017 Table 1, Dry sand (Fig. 14), 1177K at h=1/500 s, 1081.7 ms on 4 "
-     "cores (3.7 core-us per particle-step; docs/benchmarks.md compares per particle)"},
+     "cores (3.7 core-us per particle-step; docs/benchmarks.md compares per particle)",
+     0},
     {"honey_72k",
      "honey_72k.json",
      {"solver.plastic_passes=4"},
@@ -89,7 +100,8 @@ static const bench_case k_cases[] = {
      125.4,
      4,
      "He 2017 Table 1, Honey (Fig. 8), 72K, h=1/250 s: t_n 34.0, t_rho 26.9, t_d 32.4, t_p 4.9, "
-     "t_e 24.0 ms"},
+     "t_e 24.0 ms",
+     0},
     {"dry_sand_1m",
      "dry_sand_1m.json",
      {"solver.plastic_passes=4"},
@@ -99,7 +111,55 @@ static const bench_case k_cases[] = {
      1081.7,
      4,
      "He 2017 Table 1, Dry sand (Fig. 14), 1177K, h=1/500 s: t_n 481.0, t_rho 340.2, t_p 81.7, "
-     "t_e 124.5 ms"},
+     "t_e 124.5 ms",
+     0},
+    /* hyperelastic_pd beside Xu 2018 Table 1: t_f per frame, i5-7500 (linear solve) + GTX 1060
+     * (the rest), so no core-ms; the frame's length is not stated (docs/benchmarks.md) */
+    {"xu_armadillo_6k",
+     "xu_armadillo_6k.json",
+     {NULL},
+     0,
+     7,
+     6,
+     323,
+     0,
+     "Xu 2018 Table 1, Armadillo (Fig. 5, A4), 18K DOF (6K particles), dt=0.01 s, 9.6 "
+     "iterations, t_f = 323 ms per frame on an i5-7500 + GTX 1060; our scene is the bunny mesh "
+     "(no armadillo mesh)",
+     1},
+    {"xu_bunny_12k",
+     "xu_bunny_12k.json",
+     {NULL},
+     0,
+     6,
+     6,
+     1300,
+     0,
+     "Xu 2018 Table 1, Bunny (Fig. 14, StVK), 35K DOF (11.7K particles), dt=0.01 s, 16.8 "
+     "iterations, t_f = 1300 ms per frame on an i5-7500 + GTX 1060",
+     1},
+    {"xu_cylinder_twist",
+     "xu_cylinder_twist.json",
+     {NULL},
+     0,
+     45,
+     10,
+     57,
+     0,
+     "Xu 2018 Table 1, Cylinder (Fig. 10, twisted), 2.5K DOF (830 particles), dt=0.04 s, 10.4 "
+     "iterations, t_f = 57 ms per frame on an i5-7500 + GTX 1060",
+     1},
+    {"xu_cloth_3600",
+     "xu_cloth_3600.json",
+     {NULL},
+     0,
+     5,
+     10,
+     146,
+     0,
+     "Xu 2018 Table 1, Wrinkle Cloth (Fig. 9), 10.8K DOF (3.6K particles), dt=0.01 s, 6.2 "
+     "iterations, t_f = 146 ms per frame on an i5-7500 + GTX 1060",
+     1},
 };
 #define BENCH_CASE_COUNT ((int)(sizeof k_cases / sizeof k_cases[0]))
 
@@ -121,8 +181,9 @@ typedef struct step_sample {
     double wall, cpu, local, global, neighbors, density, viscosity, redistribution, plastic;
     int iterations;
     double residual;
-    double bond_forces; /* s in the local step's bond kernels */
-    int evaluations;    /* local-step evaluations */
+    double relative_error; /* Xu 2018 Eq. 25 at the step's end; NaN when not reported */
+    double bond_forces;    /* s in the local step's bond kernels */
+    int evaluations;       /* local-step evaluations */
     double bonds;
 } step_sample;
 
@@ -138,7 +199,8 @@ typedef struct bench_result {
     /* ms, means over the measured steps: the stages, and CPU per step (all threads) */
     double local, global, neighbors, density, viscosity, redistribution, plastic, other, cpu;
     double iterations, residual_median, residual_max;
-    double evaluations;       /* local-step evaluations per step (mean) */
+    double relative_error_median; /* Xu 2018 Eq. 25 (hyperelastic_pd); NaN: not reported */
+    double evaluations;           /* local-step evaluations per step (mean) */
     double local_ns_per_bond; /* wall ns per bond per evaluation of the bond kernels (0: none) */
     double load_before, load_after; /* 1-minute load average of the machine */
     char error[512];                /* empty when the run went through */
@@ -255,6 +317,11 @@ static void summarize(bench_result* r, const step_sample* s, double* scratch) {
         scratch[k] = s[k].residual;
     r->residual_median = median(scratch, n);
     r->residual_max = rmax;
+    int m = 0;
+    for (int k = 0; k < n; ++k)
+        if (isfinite(s[k].relative_error))
+            scratch[m++] = s[k].relative_error;
+    r->relative_error_median = m ? median(scratch, m) : NAN;
 }
 
 /* ---------------------------------------------------------------- running one case */
@@ -263,20 +330,29 @@ static int is_projective_pd(const pd_world* w) {
     return strcmp(w->scene->method, "projective_pd") == 0;
 }
 
+static int is_hyperelastic_pd(const pd_world* w) {
+    return strcmp(w->scene->method, "hyperelastic_pd") == 0;
+}
+
 /* Builds the families once more on the rest positions, as the solver's set-up does, to time
- * the neighbour search + bond construction alone (the solver renews nothing per step). */
+ * the neighbour search + bond construction alone (the elastic solvers renew nothing per step;
+ * hyperelastic_pd never does). -1 for a method whose horizon it does not know. */
 static double family_build_ms(const pd_world* w) {
-    if (!is_projective_pd(w))
+    pd_real horizon;
+    if (is_projective_pd(w))
+        horizon = ((const pd_ppd_params*)w->scene->solver_params)->horizon;
+    else if (is_hyperelastic_pd(w))
+        horizon = ((const pd_hpd_params*)w->scene->solver_params)->horizon;
+    else
         return -1;
     const pd_particles* p = &w->particles;
-    const pd_ppd_params* prm = w->scene->solver_params;
     pd_family fam;
     pd_hash_grid grid;
     memset(&fam, 0, sizeof fam);
     memset(&grid, 0, sizeof grid);
     double t0 = pd_now();
-    pd_status st = pd_family_build(&fam, &grid, p->rest, p->volume, p->spacing, p->body, p->count,
-                                   prm->horizon);
+    pd_status st =
+        pd_family_build(&fam, &grid, p->rest, p->volume, p->spacing, p->body, p->count, horizon);
     double ms = 1e3 * (pd_now() - t0);
     pd_family_free(&fam);
     pd_hash_grid_destroy(&grid);
@@ -304,6 +380,7 @@ static step_sample timed_step(pd_world* w, pd_status* st, pd_error* err) {
     s.plastic = w->last_stats.t_plastic;
     s.iterations = w->last_stats.iterations;
     s.residual = w->last_stats.residual;
+    s.relative_error = w->last_stats.relative_error;
     s.bond_forces = w->last_stats.t_bond_forces;
     s.evaluations = w->last_stats.local_evaluations;
     s.bonds = (double)w->last_stats.bonds;
@@ -319,8 +396,12 @@ static void run_steps(pd_world* w, bench_result* r, step_sample* samples) {
         step_sample s = timed_step(w, &st, &err);
         if (st == PD_OK && k >= r->warmup)
             samples[r->done++] = s;
-        fprintf(stderr, "  %s step %d/%d: %.1f ms, %d iterations, residual %.3g%s\n", r->c->name,
-                k + 1, r->warmup + r->steps, 1e3 * s.wall, s.iterations, s.residual,
+        char eq25[48] = "";
+        if (isfinite(s.relative_error))
+            snprintf(eq25, sizeof eq25, ", Eq. 25 %.3g, %d evaluations", s.relative_error,
+                     s.evaluations);
+        fprintf(stderr, "  %s step %d/%d: %.1f ms, %d iterations, residual %.3g%s%s\n", r->c->name,
+                k + 1, r->warmup + r->steps, 1e3 * s.wall, s.iterations, s.residual, eq25,
                 k < r->warmup ? " (warm-up)" : "");
     }
     if (st != PD_OK)
@@ -397,6 +478,7 @@ static double core_ms(const bench_result* r) {
     return r->wall_median * r->threads;
 }
 
+/* 0 when the paper's figure is not a CPU core count's (Xu 2018: CPU + GPU). */
 static double paper_core_ms(const bench_case* c) {
     return c->paper_ms * c->paper_threads;
 }
@@ -416,9 +498,12 @@ static void print_row(FILE* f, const bench_result* r) {
         return;
     }
     char paper[32] = "-", pcore[32] = "-";
-    if (r->c->paper_ms > 0) {
+    if (r->c->paper_ms > 0 && r->c->paper_threads > 0) {
         snprintf(paper, sizeof paper, "%.1f@%d", r->c->paper_ms, r->c->paper_threads);
         snprintf(pcore, sizeof pcore, "%.0f", paper_core_ms(r->c));
+    } else if (r->c->paper_ms > 0) {
+        snprintf(paper, sizeof paper, "%.0f%s", r->c->paper_ms,
+                 r->c->paper_per_frame ? "/frame" : "");
     }
     fprintf(f,
             "%-21s %3d %8zu %9zu %7.2f %7.1f %9.1f %9.1f %9.1f %8.3f %8.1f %8.1f %8.1f %8.1f "
@@ -434,26 +519,33 @@ static void print_row(FILE* f, const bench_result* r) {
 
 static void write_markdown_row(FILE* f, const bench_result* r) {
     if (r->done == 0) {
-        fprintf(f, "| %s | %d | failed: %s ||||||||||||||||||||||\n", r->c->name, r->threads,
+        fprintf(f, "| %s | %d | failed: %s |||||||||||||||||||||||\n", r->c->name, r->threads,
                 r->error);
         return;
     }
-    char paper[48] = "-", pcore[32] = "-", ratio[32] = "-";
-    if (r->c->paper_ms > 0) {
+    char paper[48] = "-", pcore[32] = "-", ratio[32] = "-", family[32] = "-", eq25[32] = "-";
+    if (r->c->paper_ms > 0 && r->c->paper_threads > 0) {
         snprintf(paper, sizeof paper, "%.1f (%d cores)", r->c->paper_ms, r->c->paper_threads);
         snprintf(pcore, sizeof pcore, "%.0f", paper_core_ms(r->c));
         snprintf(ratio, sizeof ratio, "%.1fx", core_ms(r) / paper_core_ms(r->c));
+    } else if (r->c->paper_ms > 0) {
+        snprintf(paper, sizeof paper, "%.0f %s (CPU + GPU)", r->c->paper_ms,
+                 r->c->paper_per_frame ? "per frame" : "per step");
     }
+    if (r->family_ms >= 0)
+        snprintf(family, sizeof family, "%.1f", r->family_ms);
+    if (isfinite(r->relative_error_median))
+        snprintf(eq25, sizeof eq25, "%.2g", r->relative_error_median);
     fprintf(f,
-            "| %s | %d | %zu | %zu | %.2f | %.1f | %d+%d | %.1f | %.1f | %.1f..%.1f | %.1f | %.0f "
-            "| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2g | %.2f | %.1f "
-            "| %.0f | %s | %s | %s |\n",
-            r->c->name, r->threads, r->particles, r->bonds, r->setup_s, r->family_ms, r->warmup,
-            r->done, r->wall_median, r->wall_mean, r->wall_min, r->wall_max, r->cpu,
+            "| %s | %d | %zu | %zu | %.2f | %s | %d+%d | %.1f | %.1f | %.1f..%.1f | %.1f | %.0f "
+            "| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2g | %s | %.2f "
+            "| %.1f | %.0f | %s | %s | %s |\n",
+            r->c->name, r->threads, r->particles, r->bonds, r->setup_s, family, r->warmup, r->done,
+            r->wall_median, r->wall_mean, r->wall_min, r->wall_max, r->cpu,
             r->particles / r->wall_median * 1e3, r->neighbors, r->local, r->global, r->density,
             r->viscosity, r->redistribution, r->plastic, r->other, r->iterations,
-            r->residual_median, r->local_ns_per_bond, r->evaluations, core_ms(r), paper, pcore,
-            ratio);
+            r->residual_median, eq25, r->local_ns_per_bond, r->evaluations, core_ms(r), paper,
+            pcore, ratio);
 }
 
 static void write_markdown_header(FILE* f, const char* machine, int cores, const char* date,
@@ -473,11 +565,12 @@ static void write_markdown(FILE* f, const bench_result* res, int n) {
                "particle-steps/s | neighbours ms (t_n) | local ms | global ms | density ms (t_rho) "
                "| viscosity ms | redistribution ms (t_d) | plastic ms (t_p) | other ms | "
                "iterations/step | "
-               "residual (median) | local ns/bond (per evaluation) | local evaluations/step | "
+               "residual (median) | Eq. 25 relative error (median) | "
+               "local ns/bond (per evaluation) | local evaluations/step | "
                "core-ms/step (ours) | paper "
                "ms/step | paper core-ms/step | ours / paper (core-ms) |\n");
     fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-               "---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
+               "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
     for (int k = 0; k < n; ++k)
         write_markdown_row(f, &res[k]);
     fprintf(f, "\nStage times (neighbours, local, global, density, viscosity, redistribution, "
@@ -486,6 +579,18 @@ static void write_markdown(FILE* f, const bench_result* res, int n) {
                "core-ms/step = median ms/step x threads. local ns/bond: wall time of the local "
                "step's bond kernels (F, directions, energy, gradient into g; contact apart) per "
                "bond and evaluation, on the row's threads.\n");
+    int hpd = 0;
+    for (int k = 0; k < n; ++k)
+        hpd |= res[k].c->paper_per_frame;
+    if (hpd)
+        fprintf(f, "hyperelastic_pd (the xu_ cases): local ms is every evaluation of E(q) of "
+                   "Xu 2018 Eq. 21 and its gradient (dilatation and bond passes, Eq. 24's "
+                   "inversion energy, the collider residual, the contact between bodies); global "
+                   "ms is the solves with the prefactored L + M/dt^2 of Eq. 23 plus the numeric "
+                   "refactorisations for friction; residual is |gradient| over the step's force "
+                   "scale; the step stops on Eq. 25 (tolerance 1e-4) or at 25 iterations. The "
+                   "paper's t_f is per frame, whose length the paper does not state, on an "
+                   "i5-7500 (linear solve) + GTX 1060 (the rest): no core-ms ratio.\n");
     for (int k = 0; k < n; ++k) {
         if (res[k].c->paper_ms > 0 && (k == 0 || res[k].c != res[k - 1].c))
             fprintf(f, "Paper figure beside %s: %s.\n", res[k].c->name, res[k].c->paper_ref);
@@ -506,14 +611,19 @@ static void write_csv(FILE* f, const bench_result* res, int n, const char* machi
                "warmup,steps,ms_median,ms_mean,ms_min,ms_max,cpu_ms,particle_steps_per_s,local_ms,"
                "global_ms,neighbors_ms,density_ms,viscosity_ms,redistribution_ms,plastic_ms,"
                "other_ms,iterations,local_ns_per_bond,evaluations,residual_median,"
-               "residual_max,core_ms,paper_ms,paper_threads,paper_core_ms,load_before,load_after,"
+               "residual_max,relative_error_median,core_ms,paper_ms,paper_threads,paper_core_ms,"
+               "load_before,load_after,"
                "error,sets\n");
     for (int k = 0; k < n; ++k) {
         const bench_result* r = &res[k];
+        char eq25[32] = ""; /* empty where the method does not report it, as in stats.csv */
+        if (isfinite(r->relative_error_median))
+            snprintf(eq25, sizeof eq25, "%.4g", r->relative_error_median);
         fprintf(
             f,
             "\"%s\",%d,%s,%s,%s,%d,%zu,%zu,%.1f,%.3f,%.2f,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f,%.3f,"
-            "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.2f,%.4g,%.4g,%.2f,%.1f,%d,%.1f,%.2f,"
+            "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.2f,%.4g,%.4g,%s,%.2f,%.1f,%d,%.1f,"
+            "%.2f,"
             "%.2f,"
             "\"%s\",\"%s\"\n",
             machine, cores, date, commit, r->c->name, r->threads, r->particles, r->bonds, r->mib,
@@ -521,8 +631,9 @@ static void write_csv(FILE* f, const bench_result* res, int n, const char* machi
             r->wall_max, r->cpu, r->wall_median > 0 ? r->particles / r->wall_median * 1e3 : 0,
             r->local, r->global, r->neighbors, r->density, r->viscosity, r->redistribution,
             r->plastic, r->other, r->iterations, r->local_ns_per_bond, r->evaluations,
-            r->residual_median, r->residual_max, core_ms(r), r->c->paper_ms, r->c->paper_threads,
-            paper_core_ms(r->c), r->load_before, r->load_after, r->error, sets);
+            r->residual_median, r->residual_max, eq25, core_ms(r), r->c->paper_ms,
+            r->c->paper_threads, paper_core_ms(r->c), r->load_before, r->load_after, r->error,
+            sets);
     }
 }
 
@@ -653,7 +764,8 @@ static int parse_args(int argc, char** argv, bench_options* o) {
             return fputs(k_usage, stdout), 1;
         else if (!strcmp(a, "--list")) {
             for (int k = 0; k < BENCH_CASE_COUNT; ++k)
-                printf("%-22s %s %s\n", k_cases[k].name, k_cases[k].file, k_cases[k].overrides[0]);
+                printf("%-22s %s %s\n", k_cases[k].name, k_cases[k].file,
+                       k_cases[k].override_count > 0 ? k_cases[k].overrides[0] : "");
             printf("%-22s %s\n", k_peers, "(a block, against LAMMPS: needs lmp and mpirun)");
             printf("%-22s %s\n", k_stream, "(memory bandwidth: a STREAM-like triad)");
             return 1;
