@@ -87,6 +87,40 @@ PD_TEST(energy_gradient_matches_finite_differences) {
     }
 }
 
+/* Each A_n and B_n (Eq. 15) and its slope (Eq. 16), as the method evaluates them (expanded
+ * into powers of s and 1/s), against the paper's formulas written out with pow and log, at
+ * stretches from 0.3 to 2.5. Fails on a wrong expansion coefficient or power. */
+PD_TEST(basis_matches_eq_15_and_16) {
+    const double s_at[] = {0.3, 0.7, 0.999, 1.0, 1.3, 2.5};
+    double worst = 0;
+    for (int n = 1; n <= PD_HPD_ORDERS; ++n)
+        for (int which = 0; which < 2; ++which) {
+            pd_hpd_material_params mp;
+            memset(&mp, 0, sizeof mp);
+            mp.g.count = 2 * PD_HPD_ORDERS;
+            mp.g.v[n - 1 + which * PD_HPD_ORDERS] = 1;
+            pd_hpd_basis f = pd_hpd_basis_of(&mp, 0);
+            for (int k = 0; k < 6; ++k) {
+                double x = s_at[k], v, d;
+                if (which == 1) {
+                    v = 2.0 / n * ((pow(x, n + 1) - 1) / (n + 1) - x + 1);
+                    d = 2.0 * (pow(x, n) - 1) / n;
+                } else if (n == 1) {
+                    v = 0.5 * (x * x - 1) - log(x);
+                    d = x - 1 / x;
+                } else {
+                    v = ((pow(x, n + 1) - 1) / (n + 1) + (pow(x, 1 - n) - 1) / (n - 1)) / n;
+                    d = (pow(x, n) - pow(x, -n)) / n;
+                }
+                double scale = 1 + fabs(v) + fabs(d);
+                worst = fmax(worst, fabs(pd_hpd_basis_value(&f, x) - v) / scale);
+                worst = fmax(worst, fabs(pd_hpd_basis_slope(&f, x) - d) / scale);
+            }
+        }
+    printf("  largest difference over A_1..A_8, B_1..B_8: %.3g (relative)\n", worst);
+    PD_CHECK_NEAR(worst, 0, 1e-12);
+}
+
 /* E of Eq. 12 at the rest positions and at the deformed ones, for a bar with the given
  * overrides (at most 4). Without the inversion force: the deformation's ripple is not affine,
  * and Eq. 24's energy would outweigh the differences these tests look for. */

@@ -59,10 +59,15 @@ typedef struct pd_hpd_material_params {
 
 extern const pd_param_table pd_hpd_material_table;
 
-/* A function of one variable as a combination of the basis: a[n-1] A_n + b[n-1] B_n. */
+/* A function of one variable as a combination of the basis: a[n-1] A_n + b[n-1] B_n, and the
+ * same expanded into powers of s (what the bond loops evaluate): f(s) = sum_k up[k] s^k +
+ * sum_k down[k] s^-k + lg log s, f'(s) = sum_k dup[k] s^k + sum_k ddown[k] s^-k. */
 typedef struct pd_hpd_basis {
     pd_real a[PD_HPD_ORDERS], b[PD_HPD_ORDERS];
-    int orders; /* the highest n with a coefficient: the evaluations stop there */
+    int orders; /* the highest n with a coefficient */
+    pd_real up[PD_HPD_ORDERS + 2], down[PD_HPD_ORDERS + 2], lg;
+    pd_real dup[PD_HPD_ORDERS + 2], ddown[PD_HPD_ORDERS + 2];
+    int n_up, n_down; /* the highest powers with a coefficient */
 } pd_hpd_basis;
 
 /* f(s), f'(s), f''(s) of a combination (Eq. 15-17); s > 0. */
