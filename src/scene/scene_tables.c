@@ -394,7 +394,8 @@ const pd_scene_table pd_scene_material_change_table = {
     "`bodies[i].material_changes[k]`",
     "Changes apply in list order (equal times too: a later change overrides an earlier one "
     "where their regions overlap). The method says what a changed particle keeps; "
-    "projective_pd: docs/methods/projective_pd.md. Refused (at `bodies[i].material_changes`) "
+    "projective_pd: docs/methods/projective_pd.md; hyperelastic_pd keeps the bonds and rest "
+    "shape, docs/methods/hyperelastic_pd.md. Refused (at `bodies[i].material_changes`) "
     "unless the chosen method implements changes.",
     k_material_change, COUNT(k_material_change)};
 const pd_scene_table pd_scene_keyframe_table = {"`keyframes[j]` (pins and colliders)", NULL,

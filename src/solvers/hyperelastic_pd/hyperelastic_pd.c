@@ -384,6 +384,7 @@ const pd_solver_vtable pd_hyperelastic_pd_solver = {
     .step = hpd_step,
     .on_reorder = pd_hpd_on_reorder,
     .break_bonds = pd_hpd_break_bonds,
+    .change_materials = pd_hpd_change_materials,
     .on_time_step = hpd_on_time_step,
     .bytes_per_particle = hpd_bytes_per_particle,
     .contact_in_solve = 1,

@@ -142,6 +142,8 @@ pd_status pd_hpd_create(struct pd_world* w, const void* params, void** state, pd
 void pd_hpd_destroy(void* state);
 pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err);
+pd_status pd_hpd_change_materials(void* state, struct pd_world* w, const uint8_t* changed,
+                                  pd_error* err);
 pd_status pd_hpd_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
 pd_status pd_hpd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
                              size_t* removed, pd_error* err);

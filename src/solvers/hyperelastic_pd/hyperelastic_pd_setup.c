@@ -228,6 +228,21 @@ pd_status pd_hpd_refactor(pd_hpd_state* s, const pd_real* extra, pd_error* err) 
     return PD_OK;
 }
 
+/* Material changes (bodies[i].material_changes; the world has set the changed particles'
+ * material and mass): a changed particle keeps its bonds, their rest vectors and weights, so
+ * its new material's energy is measured from the body's rest shape (at t = 0: a body of
+ * several materials, Fig. 1's stiff stem and soft leaves). What depends on the materials is
+ * rebuilt: G (the new anisotropy), the couplings and diagonal of Eq. 23 (new lambda, mu and
+ * mass), the inversion fit, and the factor. */
+pd_status pd_hpd_change_materials(void* state, pd_world* w, const uint8_t* changed, pd_error* err) {
+    (void)changed;
+    pd_hpd_state* s = state;
+    pd_status st = direction_weights(s, &w->particles);
+    if (st != PD_OK)
+        return pd_fail(err, st, "", "changing materials failed (%s)", pd_status_string(st));
+    return pd_hpd_factor(s, err);
+}
+
 #define HPD_PARTICLE_ARRAYS(X)                                                                     \
     X(norm, pd_real)                                                                               \
     X(slope, pd_real)                                                                              \
