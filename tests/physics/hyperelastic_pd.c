@@ -344,21 +344,52 @@ PD_TEST(bulk_of_the_bars_shows_eq26_analysis) {
  * mu (l2^2 - 1) + lambda ln(l l2^2) = 0: P/E = 0.175 at 1.2, 0.378 at 1.5; linear
  * P = E (l - 1). Within 25 % at l = 1.2 (issue 9). Measured 1.46, 1.60 and 1.29 times the
  * laws: the bar is stiffer than Eq. 26 says already at small strain (E x 1.18-1.41 below). */
-static double nominal_stress(const char* preset, double l) {
-    char set[96];
+/* Nominal stress P = F / W^2 and the stretch l of the middle half of a bar of section W
+ * whose moving end went to stretch l_end. */
+typedef struct bar_stress {
+    double P, l;
+} bar_stress;
+
+static bar_stress stress_of_bar(const char* preset, double l_end, double W) {
+    char set[96], shape[96];
     snprintf(set, sizeof set, "materials.m.hyperelastic.preset=%s", preset);
-    const char* sets[] = {set};
+    snprintf(shape, sizeof shape, "bodies[0].shape.max=[%g,%g,%g]", BAR_L, W, W);
+    const char* sets[] = {set, shape};
     pd_test_sim t;
-    if (!open_bar(&t, l - 1, sets, 1))
-        return NAN;
-    double P = NAN;
+    bar_stress out = {NAN, NAN};
+    if (!open_bar(&t, l_end - 1, sets, 2))
+        return out;
     if (pd_test_sim_run(&t, 1.5)) {
-        pd_test_bar m = pd_test_bar_measure(&t, BAR_L, BAR_W);
-        P = m.force / (BAR_W * BAR_W);
-        printf("  %s at l = %.2f (middle: %.4f): P = %.5g Pa\n", preset, l, 1 + m.axial, P);
+        pd_test_bar m = pd_test_bar_measure(&t, BAR_L, W);
+        out.P = m.force / (W * W);
+        out.l = 1 + m.axial;
+        printf("  %s at l = %.2f, W %.2f m (middle: %.4f): P = %.5g Pa\n", preset, l_end, W, out.l,
+               out.P);
     }
     pd_test_sim_close(&t);
-    return P;
+    return out;
+}
+
+static double nominal_stress(const char* preset, double l) {
+    return stress_of_bar(preset, l, BAR_W).P;
+}
+
+/* The laws of VALIDATION.md at stretch l (E = 1e5, nu = 0.3, uniaxial, free sides): linear
+ * E (l - 1); StVK E/2 l (l^2 - 1); compressible neo-Hookean mu (l - 1/l) + lambda ln(J) / l with
+ * the lateral stretch l2 from mu (l2^2 - 1) + lambda ln(l l2^2) = 0 (Newton), J = l l2^2. */
+static double law_stress(int preset, double l) {
+    double E = 1e5, nu = 0.3, mu = E / (2 * (1 + nu)), lambda = E * nu / ((1 + nu) * (1 - 2 * nu));
+    if (preset == 0)
+        return E * (l - 1);
+    if (preset == 2)
+        return 0.5 * E * l * (l * l - 1);
+    double l2 = 1;
+    for (int k = 0; k < 50; ++k) {
+        double f = mu * (l2 * l2 - 1) + lambda * log(l * l2 * l2),
+               df = 2 * mu * l2 + 2 * lambda / l2;
+        l2 -= f / df;
+    }
+    return mu * (l - 1 / l) + lambda * log(l * l2 * l2) / l;
 }
 
 /* The three bars at l = 1.2 and at 1.5, each run once for the tests below. */
@@ -396,6 +427,26 @@ PD_TEST(known_failure_stress_at_stretch_1_5_within_25_percent) {
     PD_CHECK_REL(P[0], E * 0.5, 0.25);
     PD_CHECK_REL(P[1], E * 0.378, 0.25);
     PD_CHECK_REL(P[2], E * 0.5 * 1.5 * (1.5 * 1.5 - 1), 0.25);
+}
+
+/* The laws are properties of the bulk, and a bar of 10 spacings carries about 20 % of surface
+ * stiffness (bulk_of_the_bars_shows_eq26_analysis): the ratio P / law at the middle's own
+ * stretch, for bars of W = 6 and 10 spacings, fitted as a + c / W, gives the bulk's a. The issue's
+ * 25 % at l = 1.2 on it. Measured: linear and StVK within, the neo-Hookean preset (g = h = A_1,
+ * the paper's "we simply set", Eq. 27) not. */
+PD_TEST(known_failure_bulk_stress_at_stretch_1_2_within_25_percent) {
+    const char* presets[] = {"linear", "neo_hookean", "stvk"};
+    printf("  laws at l = 1.2: %.4g, %.4g, %.4g E\n", law_stress(0, 1.2) / 1e5,
+           law_stress(1, 1.2) / 1e5, law_stress(2, 1.2) / 1e5);
+    for (int k = 0; k < 3; ++k) {
+        bar_stress thin = stress_of_bar(presets[k], 1.2, 0.06);
+        bar_stress bar = stress_of_bar(presets[k], 1.2, BAR_W);
+        double r6 = thin.P / law_stress(k, thin.l), r10 = bar.P / law_stress(k, bar.l);
+        double c = (r6 - r10) / (1 / 0.06 - 1 / BAR_W), bulk = r10 - c / BAR_W;
+        printf("  %s: P / law %.3f (W 6 spacings), %.3f (10); bulk %.3f\n", presets[k], r6, r10,
+               bulk);
+        PD_CHECK_REL(bulk, 1, 0.25);
+    }
 }
 
 /* Compression to l = 0.8 needs a bar that does not buckle: clamped at both ends, a bar of
