@@ -92,14 +92,18 @@ static void axpy(size_t n, pd_vec3* out, pd_real alpha, const pd_vec3* v) {
         out[i] = pd_v3_madd(out[i], alpha, v[i]);
 }
 
+static void* constraint_ctx(const pd_descent_problem* p) {
+    return p->constraint_ctx ? p->constraint_ctx : p->ctx;
+}
+
 static void filter(const pd_descent_problem* p, pd_vec3* v, size_t n) {
     if (p->filter)
-        p->filter(p->ctx, v, n);
+        p->filter(constraint_ctx(p), v, n);
 }
 
 static void project(const pd_descent_problem* p, pd_vec3* y) {
     if (p->project)
-        p->project(p->ctx, y);
+        p->project(constraint_ctx(p), y);
 }
 
 static void swap(pd_vec3** a, pd_vec3** b) {
@@ -191,7 +195,7 @@ static int line_search(pd_descent* d, const pd_descent_problem* p, pd_real* meri
                        pd_descent_report* rep) {
     pd_real alpha = 1;
     if (p->search_begins)
-        p->search_begins(p->ctx);
+        p->search_begins(constraint_ctx(p));
     for (int k = 0; k <= d->def.halvings; ++k, alpha *= 0.5) {
         for (size_t i = 0; i < d->n; ++i)
             d->ytrial[i] = pd_v3_madd(d->y[i], alpha, d->dir[i]);
@@ -199,7 +203,7 @@ static int line_search(pd_descent* d, const pd_descent_problem* p, pd_real* meri
         pd_real moved = moved_slope(d), r_trial;
         int not_gradient = 0;
         pd_real m = p->evaluate(p->ctx, d->ytrial, d->r, &r_trial, &not_gradient);
-        if (p->trial_admissible && !p->trial_admissible(p->ctx))
+        if (p->trial_admissible && !p->trial_admissible(constraint_ctx(p)))
             continue;
         if (!d->def.line_search ||
             sufficient_decrease(d, moved, m, *merit, r_trial, *r_norm, alpha)) {

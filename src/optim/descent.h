@@ -44,6 +44,10 @@ typedef struct pd_descent_problem {
      * e.g. bodies passing through each other between particles); the step is halved. NULL:
      * every trial is admissible. */
     int (*trial_admissible)(void* ctx);
+    /* The ctx the four hooks above get (filter, project, search_begins, trial_admissible);
+     * NULL: ctx. Lets a method use constraint hooks written once elsewhere
+     * (contact/contact_hooks.h) beside its own evaluate and precondition. */
+    void* constraint_ctx;
 } pd_descent_problem;
 
 typedef struct pd_descent_def {

@@ -131,7 +131,7 @@ static int solve(chain* c, int history, int iterations, pd_descent_report* rep, 
     pd_descent d;
     if (pd_descent_init(&d, NC, &def) != PD_OK)
         return 0;
-    pd_descent_problem p = {c, evaluate, precondition, filter, project, NULL, NULL};
+    pd_descent_problem p = {c, evaluate, precondition, filter, project, NULL, NULL, NULL};
     memcpy(d.y, c->ystar, sizeof c->ystar);
     project(c, d.y);
     pd_real r0, merit = pd_descent_evaluate(&d, &p, &r0);
@@ -251,7 +251,7 @@ PD_TEST(inadmissible_trials_are_refused) {
     pd_real lowest[2];
     for (int with_hook = 0; with_hook < 2; ++with_hook) {
         pd_descent_problem p = {
-            &c, evaluate, precondition, NULL, NULL, NULL, with_hook ? above_line : NULL};
+            &c, evaluate, precondition, NULL, NULL, NULL, with_hook ? above_line : NULL, NULL};
         pd_descent_report rep;
         for (int i = 0; i < NC; ++i)
             d.y[i] = pd_v3(0.1 * i, 0, 0);
@@ -278,7 +278,7 @@ PD_TEST(keep_history_continues_a_split_solve) {
     def.tolerance = 1e-14;
     pd_descent d;
     PD_REQUIRE(pd_descent_init(&d, NC, &def) == PD_OK);
-    pd_descent_problem p = {&c, evaluate, precondition, filter, project, NULL, NULL};
+    pd_descent_problem p = {&c, evaluate, precondition, filter, project, NULL, NULL, NULL};
     pd_vec3 whole[NC];
     pd_real gap[2];
     for (int passes = 1; passes <= 3; ++passes) {
@@ -336,7 +336,7 @@ PD_TEST(a_force_without_energy_is_followed_over_the_energy_barrier) {
     def.tolerance = 1e-12;
     pd_descent d;
     PD_REQUIRE(pd_descent_init(&d, 1, &def) == PD_OK);
-    pd_descent_problem p = {&w, well_evaluate, well_identity, NULL, NULL, NULL, NULL};
+    pd_descent_problem p = {&w, well_evaluate, well_identity, NULL, NULL, NULL, NULL, NULL};
     d.y[0] = pd_v3(-1, 0, 0);
     pd_real r, merit = pd_descent_evaluate(&d, &p, &r);
     pd_descent_report rep;
@@ -360,7 +360,7 @@ PD_TEST(decrease_tolerance_stops_by_eq25) {
     def.decrease_tolerance = 1e-4;
     pd_descent d;
     PD_REQUIRE(pd_descent_init(&d, NC, &def) == PD_OK);
-    pd_descent_problem p = {&c, evaluate, precondition, filter, project, NULL, NULL};
+    pd_descent_problem p = {&c, evaluate, precondition, filter, project, NULL, NULL, NULL};
     memcpy(d.y, c.ystar, sizeof c.ystar);
     pd_real r0, e0 = pd_descent_evaluate(&d, &p, &r0);
     pd_descent_report rep;

@@ -173,33 +173,19 @@ static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
     return st;
 }
 
-static void filter(void* ctx, pd_vec3* v, size_t n) {
-    pd_hpd_state* s = ctx;
-    for (size_t i = 0; i < n; ++i)
-        v[i] = pd_collider_contact_filter(&s->cc, i, v[i]);
-}
-
-static void project(void* ctx, pd_vec3* y) {
-    pd_hpd_state* s = ctx;
-    pd_collider_contact_project(&s->cc, y);
-}
-
-/* A trial may bring contact pairs no closer than PD_CONTACT_FLOOR (src/contact): between two
- * particles a penalty is finite, and a long step would carry a body through another. */
-static void search_begins(void* ctx) {
-    pd_hpd_state* s = ctx;
-    if (s->prm.contact)
-        pd_contact_search_begins(&s->contact);
-}
-
-static int trial_admissible(void* ctx) {
-    pd_hpd_state* s = ctx;
-    return !s->prm.contact || pd_contact_admissible(&s->contact);
-}
-
+/* The colliders' and the bodies' contact constrain the descent (contact/contact_hooks.h):
+ * a trial may bring two bodies' particles no closer than PD_CONTACT_FLOOR, since between two
+ * particles a penalty is finite and a long step would carry a body through another. */
 static pd_descent_problem problem(pd_hpd_state* s) {
-    return (pd_descent_problem){s,       evaluate,      precondition,    filter,
-                                project, search_begins, trial_admissible};
+    s->hooks = (pd_contact_hooks){&s->cc, s->prm.contact ? &s->contact : NULL};
+    return (pd_descent_problem){s,
+                                evaluate,
+                                precondition,
+                                pd_contact_hooks_filter,
+                                pd_contact_hooks_project,
+                                pd_contact_hooks_search_begins,
+                                pd_contact_hooks_admissible,
+                                &s->hooks};
 }
 
 /* q* = q + h v + h^2 g (Eq. 21); constrained particles stay where the world put them. */
@@ -219,7 +205,7 @@ static void friction_setup(pd_hpd_state* s, const pd_particles* p) {
     pd_descent* d = &s->opt;
     for (size_t i = 0; i < s->n; ++i)
         d->y[i] = s->fixed[i] ? s->ystar[i] : pd_v3_madd(p->pos[i], s->dt, p->vel[i]);
-    project(s, d->y);
+    pd_collider_contact_project(&s->cc, d->y);
     pd_real r;
     int not_gradient;
     evaluate(s, d->y, d->r, &r, &not_gradient);
@@ -249,15 +235,15 @@ static pd_real start_point(pd_hpd_state* s, const pd_particles* p, pd_real* r) {
     pd_descent* d = &s->opt;
     pd_descent_problem pr = problem(s);
     memcpy(d->y, p->pos, s->n * sizeof(pd_vec3));
-    project(s, d->y);
+    pd_collider_contact_project(&s->cc, d->y);
     pd_real r_x, m_x = pd_descent_evaluate(d, &pr, &r_x);
     memcpy(d->y, s->ystar, s->n * sizeof(pd_vec3));
-    project(s, d->y);
+    pd_collider_contact_project(&s->cc, d->y);
     pd_real m_star = pd_descent_evaluate(d, &pr, r);
     if (m_star <= m_x && (!s->prm.contact || s->contact.closest >= PD_CONTACT_FLOOR))
         return m_star;
     memcpy(d->y, p->pos, s->n * sizeof(pd_vec3));
-    project(s, d->y);
+    pd_collider_contact_project(&s->cc, d->y);
     return pd_descent_evaluate(d, &pr, r);
 }
 

@@ -6,6 +6,7 @@
 
 #include "boundary/collider_contact.h"
 #include "contact/contact.h"
+#include "contact/contact_hooks.h"
 #include "core/param.h"
 #include "linalg/sym_direct.h"
 #include "neighbor/family.h"
@@ -131,6 +132,7 @@ typedef struct pd_hpd_state {
     pd_descent opt;           /* the iterate and the L-BFGS pairs (src/optim) */
     pd_collider_contact cc;   /* contact with the colliders inside the solve */
     pd_contact contact;       /* between bodies, inside the solve (with prm.contact) */
+    pd_contact_hooks hooks;   /* the descent's constraint hooks over cc and contact */
     pd_status contact_status; /* a contact buffer that could not grow during the step */
     pd_descent_report report;
     double last_residual;                /* |r| / its yardstick at the end of the last step */

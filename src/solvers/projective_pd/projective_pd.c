@@ -555,12 +555,6 @@ static pd_real evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm
     return merit;
 }
 
-static void filter_all(void* ctx, pd_vec3* v, size_t n) {
-    pd_ppd_state* s = ctx;
-    for (size_t i = 0; i < n; ++i)
-        v[i] = pd_collider_contact_filter(&s->cc, i, v[i]);
-}
-
 /* Every start point and line-search trial is projected out of the colliders (Sec. 8; y*
  * itself stays the inertial target: projected, it took part of the weight off every particle
  * within h^2 g of a surface, 11 mm at h = 1/30 s, touching or not; measured, a block whose
@@ -569,35 +563,24 @@ static void filter_all(void* ctx, pd_vec3* v, size_t n) {
  * blocked along its normal (residual_kernel): handled only after the solve, contact acts as a
  * spring of stiffness m/h^2, far too soft at h = 1/30 s (a resting ball sank to half its
  * height). */
-static void project_contacts(void* ctx, pd_vec3* y) {
-    pd_ppd_state* s = ctx;
+static void project_contacts(pd_ppd_state* s, pd_vec3* y) {
     pd_collider_contact_project(&s->cc, y);
 }
 
-/* Contact pairs may come no closer than PD_CONTACT_FLOOR d_c in a trial, and a pair that
- * starts the search at or near that floor (bodies that start overlapping, a body whose
- * material changed with parts pressed together) by PD_CONTACT_SLACK d_c at most: without the
- * slack, every trial that moved such a pair inwards was refused however short it was, and the
- * body froze in the air (Fig. 19's dress with a 5 Pa s hem, after it turned back to fabric). */
-static void note_contact_floor(void* ctx) {
-    pd_ppd_state* s = ctx;
-    if (s->prm.contact)
-        pd_contact_search_begins(&s->contact);
-}
-
-static int contact_admissible(void* ctx) {
-    pd_ppd_state* s = ctx;
-    return !s->prm.contact || pd_contact_admissible(&s->contact);
-}
-
+/* The descent's constraints (contact/contact_hooks.h): directions filtered by the blocked
+ * normals, trials projected out of the colliders, and contact pairs no closer than
+ * PD_CONTACT_FLOOR d_c in a trial (a pair that starts the search near that floor by
+ * PD_CONTACT_SLACK at most: contact.h says why). */
 static pd_descent_problem problem(pd_ppd_state* s) {
+    s->hooks = (pd_contact_hooks){&s->cc, s->prm.contact ? &s->contact : NULL};
     return (pd_descent_problem){s,
                                 evaluate,
                                 precondition,
-                                filter_all,
-                                project_contacts,
-                                note_contact_floor,
-                                contact_admissible};
+                                pd_contact_hooks_filter,
+                                pd_contact_hooks_project,
+                                pd_contact_hooks_search_begins,
+                                pd_contact_hooks_admissible,
+                                &s->hooks};
 }
 
 /* ---------------------------------------------------------------- one time step */

@@ -42,6 +42,7 @@ extern const struct pd_material_support pd_ppd_material_support;
 #define PD_PROJECTIVE_PD_STATE
 #include "boundary/collider_contact.h"
 #include "contact/contact.h"
+#include "contact/contact_hooks.h"
 #include "linalg/sym_csr.h"
 #include "linalg/sym_direct.h"
 #include "neighbor/family_renewal.h"
@@ -182,6 +183,7 @@ typedef struct pd_ppd_state {
 
     /* contact between bodies (src/contact), when prm.contact */
     pd_contact contact;       /* src/contact: pairs, penalty and friction (prm.contact) */
+    pd_contact_hooks hooks;   /* the descent's constraint hooks over cc and contact */
     pd_status contact_status; /* a contact buffer that could not grow during the step */
     pd_real rho_contact;      /* Jacobi bound with the contact springs (see rho) */
 } pd_ppd_state;
