@@ -900,6 +900,51 @@ PD_TEST(bodies_collide_instead_of_passing_through) {
     PD_CHECK(off.xa > off.xb);
 }
 
+/* solver.contact_stiffness scales the pair penalty (src/contact): softer, the blocks come
+ * closer before they part. Fails when hyperelastic_pd ignores the key. */
+PD_TEST(contact_stiffness_sets_how_close_the_blocks_come) {
+    blocks_run stiff, soft;
+    PD_REQUIRE(run_blocks("solver.contact_stiffness=4", &stiff));
+    PD_REQUIRE(run_blocks("solver.contact_stiffness=0.25", &soft));
+    PD_CHECK(soft.closest < stiff.closest - 0.0005);
+}
+
+/* A material's contact_friction (Coulomb between bodies, src/contact): a block moving at 1 m/s
+ * along a fixed slab, 1 cm above it, under gravity, for 0.1 s. Reference: Coulomb with mu 0.5;
+ * the block lands after 0.045 s at 0.44 m/s, so the normal impulse of the landing (m 0.44) and
+ * the weight over the remaining 0.055 s (m 0.54) take off mu (0.44 + 0.54) = 0.49 m/s: about
+ * 0.5 m/s is left; the window 0.4-0.8 m/s admits the penalty contact's rebound. Without
+ * friction it keeps its 1 m/s. Fails when the key is ignored. */
+static double slide_speed(const char* set) {
+    static const char* json =
+        "{\"version\":1,\"method\":\"hyperelastic_pd\",\"time\":{\"dt\":0.005,\"fps\":200,"
+        "\"frames\":1},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
+        "\"poisson_ratio\":0.3}},"
+        "\"bodies\":[{\"name\":\"slab\",\"material\":\"m\",\"spacing\":0.01,\"kind\":\"fixed\","
+        "\"shape\":{\"type\":\"box\",\"min\":[-0.1,0,-0.1],\"max\":[0.5,0.02,0.1]}},"
+        "{\"name\":\"block\",\"material\":\"m\",\"spacing\":0.01,\"velocity\":[1,0,0],"
+        "\"shape\":{\"type\":\"box\",\"min\":[0,0.03,-0.03],\"max\":[0.06,0.09,0.03]}}]}";
+    const char* sets[] = {set};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, sets, 1) || !pd_test_sim_run(&t, 0.1))
+        return NAN;
+    const pd_particles* p = &t.world->particles;
+    double v = 0, n = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        if (p->body[i] == 1)
+            v += p->vel[i].x, n += 1;
+    pd_test_sim_close(&t);
+    printf("  %s: the block slides at %.3f m/s after 0.1 s\n", set, v / n);
+    return v / n;
+}
+
+PD_TEST(contact_friction_slows_a_sliding_block) {
+    double rough = slide_speed("materials.m.contact_friction=0.5");
+    double smooth = slide_speed("materials.m.contact_friction=0");
+    PD_CHECK_NEAR(smooth, 1, 0.02);
+    PD_CHECK(rough < 0.8 && rough > 0.4);
+}
+
 /* ---------------------------------------------------------------- stats.csv */
 
 /* A step reports E(q) of Eq. 21 at its end and the relative error of Eq. 25 (stats.csv's
