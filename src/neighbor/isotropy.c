@@ -17,23 +17,34 @@ static double isotropic_term(int k) {
            (i[0] == i[3] && i[1] == i[2]);
 }
 
-void pd_moment_fit_add(pd_moment_fit* fit, const pd_family* f, const pd_real* volume, uint32_t i) {
+/* Family i with bond weights c_b (c NULL: c_b = w_i V_j), normalised to a sum of 1. */
+static void add_family(pd_moment_fit* fit, const pd_family* f, const pd_real* volume,
+                       const pd_real* c, uint32_t i) {
     double total = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        total += f->w[i] * volume[f->j[b]];
+        total += c ? c[b] : f->w[i] * volume[f->j[b]];
     if (total <= 0)
         return;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        double c = f->w[i] * volume[f->j[b]] / total, phi[NQ];
+        double cb = (c ? c[b] : f->w[i] * volume[f->j[b]]) / total, phi[NQ];
         pd_vec3 X = pd_family_xi(f, i, b);
         pd_quartic_terms(pd_v3_scale(X, 1.0 / pd_v3_len(X)), phi);
         for (int k = 0; k < NQ; ++k) {
-            fit->m[k] += c * phi[k];
+            fit->m[k] += cb * phi[k];
             for (int l = 0; l < NQ; ++l)
-                fit->K[k][l] += c * phi[k] * phi[l];
+                fit->K[k][l] += cb * phi[k] * phi[l];
         }
     }
     fit->families += 1;
+}
+
+void pd_moment_fit_add(pd_moment_fit* fit, const pd_family* f, const pd_real* volume, uint32_t i) {
+    add_family(fit, f, volume, NULL, i);
+}
+
+void pd_moment_fit_add_weighted(pd_moment_fit* fit, const pd_family* f, const pd_real* c,
+                                uint32_t i) {
+    add_family(fit, f, NULL, c, i);
 }
 
 /* Cyclic Jacobi rotations: a = q diag(l) q^T for a symmetric a (overwritten). */

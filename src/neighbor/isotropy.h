@@ -33,6 +33,10 @@ typedef struct pd_direction_weight {
 
 /* Adds family i (bond weights c_j = w_j V_j) to the fit. */
 void pd_moment_fit_add(pd_moment_fit* fit, const pd_family* f, const pd_real* volume, uint32_t i);
+/* The same with a weight per bond, c[b] for i's bond b (a weight that varies along the bond,
+ * such as a kernel, times V_j). */
+void pd_moment_fit_add_weighted(pd_moment_fit* fit, const pd_family* f, const pd_real* c,
+                                uint32_t i);
 
 /* The weights of the fit (beta = 0 when no family was added); returns the largest deviation
  * of a component of the corrected mean moment from the isotropic one (~1e-16 when exact). */
