@@ -413,10 +413,11 @@ static void print_stats_csv(void) {
            "particles (fixed bodies included) at the end of the frame. |\n");
     printf("| `iterations` | - | Nonlinear iterations of the frame's last step (for "
            "`projective_pd` the local/global iterations, over all its friction and plastic "
-           "passes). |\n");
+           "passes; `sbpd` the passes of Eq. 12). |\n");
     printf("| `residual` | 1 | Relative residual at the end of the frame's last step, as the "
            "method measures it (`projective_pd`: \\|r\\| of Eq. 12 over the larger of "
-           "\\|r\\| at the inertial prediction and the force the step has to produce). A "
+           "\\|r\\| at the inertial prediction and the force the step has to produce; `sbpd`: the "
+           "largest move of the last pass over the largest particle spacing). A "
            "non-finite residual stops the run. |\n");
     printf("| `energy` | J | The objective the implicit solve of the frame's last step minimised, "
            "at its end: for the energy-based methods E of the implicit Euler step, inertia + "

@@ -6,10 +6,12 @@
 
 extern const pd_solver_vtable pd_projective_pd_solver;
 extern const pd_solver_vtable pd_hyperelastic_pd_solver;
+extern const pd_solver_vtable pd_sbpd_solver;
 
 static const pd_solver_vtable* const k_solvers[] = {
     &pd_projective_pd_solver,
     &pd_hyperelastic_pd_solver,
+    &pd_sbpd_solver,
     NULL,
 };
 

@@ -1,0 +1,269 @@
+/* State-based peridynamics for viscoelastic solids (Wang et al. 2025, Peridynamics-based
+ * simulation of viscoelastic solids and granular materials, Sec. 3-4 and Algorithm 1).
+ *
+ * A step (Algorithm 1, elastic phase): the bond histories take the step's start (Eq. 9), the
+ * particles advect, then up to iter_max passes each compute F (Eq. 1), the force densities of
+ * Eq. 10-11 with the effective moduli gamma of the bond histories, and move every particle by
+ * dt^2 a of Eq. 12, until no particle moves more than epsilon. The velocity is the step's
+ * motion. Colliders are the world's (projection and Coulomb friction after the step).
+ *
+ * Beyond the paper (docs/methods/sbpd.md): gravity in the advection (Algorithm 1 applies it
+ * nowhere), Eq. 12 read as dx = dt^2 a (it prints rho a = h^2 sum ...), the weights normalised
+ * and mu, lambda scaled so that a body shows the E and nu it is given, and a dilatation term
+ * kv / 2 (J - 1)^2 with its own Prony histories for nu above 1/4. */
+#include <math.h>
+#include <string.h>
+
+#include "core/timer.h"
+#include "parallel/parallel.h"
+#include "solvers/sbpd/sbpd_data.h"
+#include "world/world.h"
+
+typedef struct sbpd_ctx {
+    pd_sbpd_state* s;
+    const pd_vec3* y;
+} sbpd_ctx;
+
+/* 1 - q / W of Eq. 10-11 for one mode. Where W vanishes the paper's gamma is singular (a bond
+ * unloaded through its rest length with a history q > 0): the factor is kept at -1 or above, a
+ * mode then pushing back at most as hard as it pulled when fresh. */
+static pd_real mode_factor(pd_real q, pd_real W) {
+    if (q <= 0)
+        return 1;
+    return W > q ? 1 - q / W : fmax(-1, 1 - q / W);
+}
+
+/* gamma = c_inf + sum_k c_k (1 - q_k / W) (Eq. 10 and 11; the dilatation's likewise). */
+static pd_real effective_modulus(const pd_real* c, int modes, const pd_real* q, pd_real W) {
+    pd_real g = c[0];
+    for (int k = 0; k < modes; ++k)
+        g += c[k + 1] * mode_factor(q[k], W);
+    return g;
+}
+
+/* J F^-T: the cofactor matrix, defined for any F. */
+static pd_mat3 cofactor(pd_mat3 F) {
+    pd_mat3 c;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            int a1 = (a + 1) % 3, a2 = (a + 2) % 3, b1 = (b + 1) % 3, b2 = (b + 2) % 3;
+            c.m[a][b] = F.m[a1][b1] * F.m[a2][b2] - F.m[a1][b2] * F.m[a2][b1];
+        }
+    return c;
+}
+
+/* F_i = (Y * X)(X * X)^-1 (Eq. 1); and M_i = dPsi_vol/dF K^-1 with Psi_vol = gamma_vol / 2
+ * (J - 1)^2, whose force density on bond ij is w M_i xi (the correspondence form). */
+static void gradient_kernel(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const sbpd_ctx* c = ctx;
+    pd_sbpd_state* s = c->s;
+    const pd_family* f = &s->fam;
+    for (size_t i = begin; i < end; ++i) {
+        s->F[i] = s->M[i] = pd_m3_zero();
+        if (s->planar[i])
+            continue;
+        pd_mat3 YX = pd_m3_zero();
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            uint32_t j = f->j[b];
+            pd_m3_add_outer(&YX, s->w[b] * s->volume[j], pd_v3_sub(c->y[j], c->y[i]),
+                            pd_family_xi(f, (uint32_t)i, b));
+        }
+        s->F[i] = pd_m3_mul(YX, s->kinv[i]);
+        const pd_sbpd_material* m = &s->mat[s->material[i]];
+        if (m->kv0 <= 0)
+            continue;
+        pd_real J = pd_m3_det(s->F[i]), theta = (J - 1) * (J - 1);
+        pd_real g = effective_modulus(m->kv, m->modes, s->qvol + i * (size_t)s->modes, theta);
+        s->M[i] = pd_m3_mul(pd_m3_scale(cofactor(s->F[i]), g * (J - 1)), s->kinv[i]);
+    }
+}
+
+void pd_sbpd_deformation_gradients(pd_sbpd_state* s, const pd_vec3* y) {
+    sbpd_ctx c = {s, y};
+    pd_parallel_for(s->n, PD_SBPD_GRAIN, gradient_kernel, &c);
+}
+
+/* T_ij of Eq. 10 + 11 for i's bond b, plus the dilatation's w M_i xi: the force density i's
+ * state puts on the bond (pulling i towards j when stretched). */
+static pd_vec3 bond_force(const pd_sbpd_state* s, const pd_vec3* y, uint32_t i, uint32_t b) {
+    const pd_family* f = &s->fam;
+    const pd_sbpd_material* m = &s->mat[s->material[i]];
+    pd_vec3 X = pd_family_xi(f, i, b), Y = pd_v3_sub(y[f->j[b]], y[i]);
+    pd_real lx = pd_v3_len(X), ly = pd_v3_len(Y);
+    pd_vec3 Yhat = s->planar[i] ? Y : pd_m3_mulv(s->F[i], X); /* Sec. 4: Yhat = F xi */
+    pd_real lh = pd_v3_len(Yhat);
+    pd_real wdev = (lh / lx - 1) * (lh / lx - 1), wiso = (ly / lx - 1) * (ly / lx - 1); /* Eq. 7 */
+    const pd_real* qd = s->qdev + (size_t)b * (size_t)s->modes;
+    const pd_real* qi = s->qiso + (size_t)b * (size_t)s->modes;
+    pd_real gdev = effective_modulus(m->mu, m->modes, qd, wdev);     /* Eq. 10 */
+    pd_real giso = effective_modulus(m->lambda, m->modes, qi, wiso); /* Eq. 11 */
+    pd_real k = s->w[b] * (ly - lx) / (lx * lx);
+    pd_vec3 t = pd_v3(0, 0, 0);
+    if (lh > 0)
+        t = pd_v3_scale(Yhat, 2 * gdev * k / lh);
+    if (ly > 0)
+        t = pd_v3_madd(t, giso * k / ly, Y);
+    return pd_v3_madd(t, s->w[b], pd_m3_mulv(s->M[i], X));
+}
+
+/* a_i = sum_j (T_ij - T_ji) V_j / rho_i (Eq. 12), each bond's two ends from their own states:
+ * a gather, so every particle writes only its own entry. */
+static void acceleration_kernel(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const sbpd_ctx* c = ctx;
+    pd_sbpd_state* s = c->s;
+    const pd_family* f = &s->fam;
+    for (size_t i = begin; i < end; ++i) {
+        pd_vec3 sum = pd_v3(0, 0, 0);
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            uint32_t j = f->j[b];
+            pd_vec3 tij = bond_force(s, c->y, (uint32_t)i, b);
+            pd_vec3 tji = bond_force(s, c->y, j, f->rev[b]);
+            sum = pd_v3_madd(sum, s->volume[j], pd_v3_sub(tij, tji));
+        }
+        s->acc[i] = pd_v3_scale(sum, s->volume[i] / s->mass[i]);
+    }
+}
+
+/* One pass: y += dt^2 a for the free particles; the largest move of each chunk. */
+static void move_kernel(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const sbpd_ctx* c = ctx;
+    pd_sbpd_state* s = c->s;
+    pd_real h2 = s->dt * s->dt, largest = 0;
+    for (size_t i = begin; i < end; ++i) {
+        if (s->flags[i] & PD_P_CONSTRAINED)
+            continue;
+        pd_vec3 dx = pd_v3_scale(s->acc[i], h2);
+        s->y[i] = pd_v3_add(s->y[i], dx);
+        largest = fmax(largest, pd_v3_len(dx));
+    }
+    s->partial[begin / PD_SBPD_GRAIN] = largest;
+}
+
+/* Eq. 9 at the step's start: q^{n+1} = alpha q^n + (1 - alpha) W^n for every bond and mode,
+ * W^n the bond's W^dev and W^iso at the positions the step starts from (s->F holds their F);
+ * the dilatation's (J - 1)^2 per particle likewise. */
+static void history_kernel(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const sbpd_ctx* c = ctx;
+    pd_sbpd_state* s = c->s;
+    const pd_family* f = &s->fam;
+    for (size_t i = begin; i < end; ++i) {
+        const pd_sbpd_material* m = &s->mat[s->material[i]];
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            pd_vec3 X = pd_family_xi(f, (uint32_t)i, b), Y = pd_v3_sub(c->y[f->j[b]], c->y[i]);
+            pd_real lx = pd_v3_len(X);
+            pd_real lh = s->planar[i] ? pd_v3_len(Y) : pd_v3_len(pd_m3_mulv(s->F[i], X));
+            pd_real sd = lh / lx - 1, si = pd_v3_len(Y) / lx - 1;
+            pd_real* qd = s->qdev + (size_t)b * (size_t)s->modes;
+            pd_real* qi = s->qiso + (size_t)b * (size_t)s->modes;
+            for (int k = 0; k < m->modes; ++k) {
+                qd[k] = m->alpha[k] * qd[k] + (1 - m->alpha[k]) * sd * sd;
+                qi[k] = m->alpha[k] * qi[k] + (1 - m->alpha[k]) * si * si;
+            }
+        }
+        pd_real J = s->planar[i] ? 1 : pd_m3_det(s->F[i]);
+        pd_real* qv = s->qvol + i * (size_t)s->modes;
+        for (int k = 0; k < m->modes; ++k)
+            qv[k] = m->alpha[k] * qv[k] + (1 - m->alpha[k]) * (J - 1) * (J - 1);
+    }
+}
+
+static void update_histories(pd_sbpd_state* s, const pd_vec3* pos) {
+    if (s->modes == 0)
+        return;
+    sbpd_ctx c = {s, pos};
+    pd_parallel_for(s->n, PD_SBPD_GRAIN, gradient_kernel, &c);
+    pd_parallel_for(s->n, PD_SBPD_GRAIN, history_kernel, &c);
+}
+
+/* Algorithm 1 line 2, with gravity (the paper applies it nowhere): y = x + dt v + dt^2 g;
+ * pinned and fixed particles stay where the world put them. */
+static void advect(pd_sbpd_state* s, const pd_particles* p) {
+    pd_vec3 g = pd_v3_scale(s->gravity, s->dt * s->dt);
+    for (size_t i = 0; i < s->n; ++i)
+        s->y[i] = (p->flags[i] & PD_P_CONSTRAINED)
+                      ? p->pos[i]
+                      : pd_v3_add(pd_v3_madd(p->pos[i], s->dt, p->vel[i]), g);
+}
+
+/* Lines 3-8: passes of Eq. 12 until none moves a particle more than epsilon; returns the
+ * passes taken and the last one's largest move in *last. */
+static int relax(pd_sbpd_state* s, pd_real* last) {
+    sbpd_ctx c = {s, s->y};
+    int pass = 0;
+    *last = 0;
+    while (pass < s->prm.iterations) {
+        pd_parallel_for(s->n, PD_SBPD_GRAIN, gradient_kernel, &c);
+        pd_parallel_for(s->n, PD_SBPD_GRAIN, acceleration_kernel, &c);
+        pd_parallel_for(s->n, PD_SBPD_GRAIN, move_kernel, &c);
+        ++pass;
+        *last = 0;
+        for (size_t k = 0; k < s->chunks; ++k)
+            *last = fmax(*last, s->partial[k]);
+        if (*last < s->prm.tolerance)
+            break;
+    }
+    return pass;
+}
+
+/* Line 22: the velocity is the step's motion. A pinned particle's force is its internal force
+ * m a at the last pass (the world's pin reaction). */
+static void finish(pd_sbpd_state* s, pd_particles* p) {
+    for (size_t i = 0; i < s->n; ++i) {
+        if (p->flags[i] & PD_P_CONSTRAINED) {
+            p->force[i] = pd_v3_scale(s->acc[i], s->mass[i]);
+            continue;
+        }
+        p->vel[i] = pd_v3_scale(pd_v3_sub(s->y[i], p->pos[i]), 1 / s->dt);
+        p->pos[i] = s->y[i];
+    }
+}
+
+static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
+    pd_sbpd_state* s = state;
+    pd_particles* p = &w->particles;
+    double t0 = pd_now();
+    update_histories(s, p->pos);
+    advect(s, p);
+    pd_real last;
+    int passes = relax(s, &last);
+    finish(s, p);
+    pd_real spacing = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        spacing = fmax(spacing, p->spacing[i]);
+    stats->iterations = passes;
+    stats->residual = spacing > 0 ? last / spacing : 0;
+    stats->t_local = pd_now() - t0;
+    stats->bonds = s->fam.bond_count;
+    return PD_OK;
+}
+
+/* Bonds: j, rev, X, w and two histories per mode, about 4.2 r^3 of them (r in spacings);
+ * per particle three 3x3 matrices, two vectors and the dilatation's histories. */
+static size_t sbpd_bytes_per_particle(const void* params) {
+    const pd_sbpd_params* prm = params;
+    size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
+    size_t per_bond = 2 * sizeof(uint32_t) + sizeof(pd_vec3) + (1 + 2 * 3) * sizeof(pd_real);
+    return bonds * per_bond + 3 * sizeof(pd_mat3) + 2 * sizeof(pd_vec3) + 4 * sizeof(pd_real);
+}
+
+static const pd_material_support k_materials = {.plasticity = 0, .viscoelasticity = 1};
+
+const pd_solver_vtable pd_sbpd_solver = {
+    .name = "sbpd",
+    .paper = "Wang et al. 2025, Peridynamics-based Simulation of Viscoelastic Solids and Granular "
+             "Materials",
+    .params = &pd_sbpd_param_table,
+    .check_material = pd_sbpd_check_material,
+    .materials = &k_materials,
+    .create = pd_sbpd_create,
+    .destroy = pd_sbpd_destroy,
+    .step = sbpd_step,
+    .on_reorder = pd_sbpd_on_reorder,
+    .on_time_step = pd_sbpd_on_time_step,
+    .bytes_per_particle = sbpd_bytes_per_particle,
+    .contact_in_solve = 0,
+};

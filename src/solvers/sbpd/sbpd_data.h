@@ -1,0 +1,81 @@
+/* Data of the sbpd method (Wang et al. 2025, Peridynamics-based simulation of
+ * viscoelastic solids and granular materials): options, materials, per-particle and per-bond
+ * state. The algorithm (Algorithm 1) is in sbpd.c, the set-up in sbpd_setup.c. */
+#ifndef PD_SBPD_DATA_H
+#define PD_SBPD_DATA_H
+
+#include "core/param.h"
+#include "neighbor/family.h"
+#include "solvers/solver.h"
+
+struct pd_world;
+
+/* Particles per chunk of the parallel loops. */
+#define PD_SBPD_GRAIN 256
+
+typedef struct pd_sbpd_params {
+    int iterations;        /* iter_max of Algorithm 1 */
+    pd_real tolerance;     /* epsilon: the passes stop when no particle moves more (m) */
+    pd_real horizon;       /* r in spacings (Sec. 3: twice the particle size) */
+    int isotropic_weights; /* direction factors making the interior families isotropic */
+} pd_sbpd_params;
+
+extern const pd_param_table pd_sbpd_param_table;
+
+/* One material's constants. Term 0 is the long-term one (E_inf = E_0 - sum E_k), term k + 1
+ * Prony mode k; every term has the material's nu (SCENE.md). mu and lambda are those of
+ * Eq. 6-11 scaled so that a body shows the shear modulus E / (2 (1 + nu)) (sbpd_setup.c);
+ * kv is the dilatation term's modulus, beyond the paper (0 at nu = 1/4). */
+typedef struct pd_sbpd_material {
+    int modes;                        /* N of Eq. 3 */
+    pd_real mu[PD_MAX_PRONY + 1];     /* Pa */
+    pd_real lambda[PD_MAX_PRONY + 1]; /* Pa */
+    pd_real kv[PD_MAX_PRONY + 1];     /* Pa */
+    pd_real theta[PD_MAX_PRONY];      /* relaxation times (s) */
+    pd_real alpha[PD_MAX_PRONY];      /* exp(-dt / theta_k) of Eq. 4 and 9 */
+    pd_real mu0, lambda0, kv0;        /* the instantaneous sums over the terms */
+} pd_sbpd_material;
+
+typedef struct pd_sbpd_state {
+    pd_sbpd_params prm;
+    pd_real dt;
+    pd_vec3 gravity;
+    size_t n;
+    pd_family fam;
+    pd_hash_grid grid;
+    pd_sbpd_material* mat; /* per scene material */
+    int material_count;
+    int modes;           /* the most Prony modes of any material: the stride of the histories */
+    const pd_real* mass; /* the world's arrays */
+    const pd_real* volume;
+    const int32_t* material;
+    const uint8_t* flags;
+    /* per bond */
+    pd_real* w;    /* w(xi) of Eq. 1: Wendland C2 times the direction factor, normalised so
+                    * that sum_j w V_j = 1 over i's family (1/m^3) */
+    pd_real* qdev; /* q^{dev,k}_ij of Eq. 9, `modes` per bond */
+    pd_real* qiso; /* q^{iso,k}_ij */
+    /* per particle */
+    pd_mat3* kinv;    /* (X * X)^-1 of Eq. 1 (m^-2); zero for a family spanning no volume */
+    pd_mat3* F;       /* F_i of Eq. 1 at the last evaluation */
+    pd_mat3* M;       /* the dilatation term's dPsi/dF K^-1 at the last evaluation (Pa/m^2) */
+    uint8_t* planar;  /* a family spanning no volume: Yhat = Y, no dilatation */
+    pd_real* qvol;    /* the dilatation term's histories, `modes` per particle */
+    pd_vec3* y;       /* the iterate y^{t+1} */
+    pd_vec3* acc;     /* sum_j (T_ij - T_ji) V_j / rho_i of Eq. 12 at the last evaluation */
+    pd_real* partial; /* per chunk: the largest displacement of a pass */
+    size_t chunks;
+    pd_real dt_max; /* the largest stable time step (sbpd_setup.c) */
+    double t_local;
+} pd_sbpd_state;
+
+pd_status pd_sbpd_create(struct pd_world* w, const void* params, void** state, pd_error* err);
+void pd_sbpd_destroy(void* state);
+pd_status pd_sbpd_check_material(const pd_material_def* m, const void* params, const char* path,
+                                 pd_error* err);
+pd_status pd_sbpd_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
+pd_status pd_sbpd_on_time_step(void* state, struct pd_world* w, pd_error* err);
+/* F_i of Eq. 1 at y into s->F (identity-free: zero for a planar family). */
+void pd_sbpd_deformation_gradients(pd_sbpd_state* s, const pd_vec3* y);
+
+#endif

@@ -1,0 +1,310 @@
+/* sbpd (Wang et al. 2025): a bar's small-strain E and nu, stress relaxation at held strain
+ * against the Prony relaxation modulus (VALIDATION.md, "Viscoelasticity"), creep under its own
+ * weight, and the refusal of a time step the explicit passes cannot take. The explicit passes
+ * leave an elastic bar ringing, so forces and strains are averaged over windows several of its
+ * periods long. */
+#include <math.h>
+
+#include "solvers/sbpd/sbpd_data.h"
+#include "support.h"
+
+/* A bar L x W x W (W = 5 spacings) pinned at both ends; pin 1 moves by `pull` over `ramp` s,
+ * then holds. E_0 = 1e5 Pa, nu 0.3, and a Prony block `visco` (may be empty). */
+static const char* k_bar =
+    "{\"version\":1,\"method\":\"sbpd\","
+    "\"time\":{\"dt\":%g,\"fps\":50,\"frames\":10},\"gravity\":[0,0,0],"
+    "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":%g%s}},"
+    "\"bodies\":[{\"name\":\"bar\",\"material\":\"m\",\"spacing\":0.01,"
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[%g,%g,%g]},"
+    "\"pins\":[{\"region\":{\"type\":\"box\",\"min\":[-1,-1,-1],\"max\":[0.02,1,1]}},"
+    "{\"region\":{\"type\":\"box\",\"min\":[%g,-1,-1],\"max\":[1,1,1]},"
+    "\"keyframes\":[{\"t\":0,\"translate\":[0,0,0]},{\"t\":%g,\"translate\":[%g,0,0]}]}]}]}";
+
+typedef struct bar_def {
+    double L, W, nu, ramp, strain, dt;
+    const char* visco; /* ",\"viscoelasticity\":{...}" or "" */
+} bar_def;
+
+static int open_bar(pd_test_sim* t, const bar_def* d) {
+    char json[4096];
+    snprintf(json, sizeof json, k_bar, d->dt, d->nu, d->visco, d->L, d->W, d->W, d->L - 0.02,
+             d->ramp, d->strain * (d->L - 0.02));
+    return pd_test_sim_open(t, json, NULL, 0);
+}
+
+/* Axial strain (slope of u_x over the middle half) and lateral strain (the middle slab's mean
+ * distance from the axis) of the bar now. */
+static void bar_strains(const pd_test_sim* t, const bar_def* d, double* axial, double* lateral) {
+    const pd_particles* p = &t->world->particles;
+    double sx = 0, su = 0, sxx = 0, sxu = 0, n = 0, r0 = 0, r1 = 0, c = 0.5 * d->W;
+    for (size_t i = 0; i < p->count; ++i) {
+        pd_vec3 x = p->rest[i], y = p->pos[i];
+        if (x.x < 0.25 * d->L || x.x > 0.75 * d->L)
+            continue;
+        double u = y.x - x.x;
+        sx += x.x, su += u, sxx += x.x * x.x, sxu += x.x * u, n += 1;
+        if (fabs(x.x - 0.5 * d->L) < 0.05 * d->L) {
+            r0 += fabs(x.y - c) + fabs(x.z - c);
+            r1 += fabs(y.y - c) + fabs(y.z - c);
+        }
+    }
+    *axial = (n * sxu - sx * su) / (n * sxx - sx * sx);
+    *lateral = (r1 - r0) / r0;
+}
+
+/* Means over [t0, t1) of the moving pin's x force and the bar's strains. */
+typedef struct window {
+    double force, axial, lateral;
+} window;
+
+static int run_window(pd_test_sim* t, const bar_def* d, double t0, double t1, window* out) {
+    if (!pd_test_sim_run(t, t0))
+        return 0;
+    double n = 0, f = 0, a = 0, l = 0;
+    while (t->world->time < t1 - 1e-9) {
+        if (!pd_test_sim_run(t, t->world->time + t->world->def.dt))
+            return 0;
+        double ax, lat;
+        bar_strains(t, d, &ax, &lat);
+        f += t->world->pins[1].force.x, a += ax, l += lat, n += 1;
+    }
+    out->force = f / n, out->axial = a / n, out->lateral = l / n;
+    return 1;
+}
+
+/* Small strain (0.5 % over 0.3 s, measured over 0.4-0.6 s): the bar shows the E and nu it is
+ * given. The scale of mu and lambda (Eq. 6 with sum_j w V_j = 1) makes the bulk's shear modulus
+ * E / (2 (1 + nu)); the dilatation term adds lambda - mu. Without the scale the bar shows E
+ * times (2 mu + lambda) / (15 mu) (0.2 at nu = 1/4); without the dilatation term nu 1/4. */
+static void check_small_strain(double nu) {
+    bar_def d = {0.3, 0.08, nu, 0.3, 0.005, 2e-4, ""};
+    pd_test_sim t;
+    PD_REQUIRE(open_bar(&t, &d));
+    window w;
+    PD_REQUIRE(run_window(&t, &d, 0.4, 0.6, &w));
+    double E = w.force / (d.W * d.W) / w.axial, shown = -w.lateral / w.axial;
+    printf("  nu %.2f: axial %.5g, lateral %.5g, pin force %.4g N: E %.4g Pa (x %.3f), nu %.3f\n",
+           nu, w.axial, w.lateral, w.force, E, E / 1e5, shown);
+    PD_CHECK_NEAR(E / 1e5, 1.0, 0.25);
+    PD_CHECK_NEAR(shown, nu, 0.05);
+    pd_test_sim_close(&t);
+}
+
+PD_TEST(bar_shows_e_and_nu_025) {
+    check_small_strain(0.25);
+}
+
+PD_TEST(bar_shows_e_and_nu_045) {
+    check_small_strain(0.45);
+}
+
+/* The factor of `solver.isotropic_weights` acts: without it the axis bar of nu = 1/4 is
+ * stiffer by the grid's fourth moment along its axes (0.293 against the isotropic 0.2, and the
+ * bonds' lambda with it): measured 1.75 times; with it within 25 % of E (above). */
+PD_TEST(isotropic_weights_remove_the_grids_axis_stiffness) {
+    bar_def d = {0.3, 0.08, 0.25, 0.3, 0.005, 2e-4, ""};
+    char json[4096];
+    snprintf(json, sizeof json, k_bar, d.dt, d.nu, d.visco, d.L, d.W, d.W, d.L - 0.02, d.ramp,
+             d.strain * (d.L - 0.02));
+    const char* off[] = {"solver.isotropic_weights=false"};
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, json, off, 1));
+    window w;
+    PD_REQUIRE(run_window(&t, &d, 0.4, 0.6, &w));
+    double E = w.force / (d.W * d.W) / w.axial;
+    printf("  without the direction factors: E %.4g Pa (x %.3f), nu %.3f\n", E, E / 1e5,
+           -w.lateral / w.axial);
+    PD_CHECK(E / 1e5 > 1.5);
+    pd_test_sim_close(&t);
+}
+
+/* VALIDATION.md's Prony relaxation after a ramp eps = r t over t_r, then held at eps_h = r t_r:
+ * sigma(t) / eps_h = E_inf + sum_k E_k c_k exp(-(t - t_r) / tau_k) with
+ * c_k = (tau_k / t_r)(1 - exp(-t_r / tau_k)). */
+static double prony_after_ramp(double E0, const double* Ek, const double* tau, int n, double tr,
+                               double t) {
+    double E = E0;
+    for (int k = 0; k < n; ++k)
+        E -= Ek[k];
+    for (int k = 0; k < n; ++k)
+        E += Ek[k] * tau[k] / tr * (1 - exp(-tr / tau[k])) * exp(-(t - tr) / tau[k]);
+    return E;
+}
+
+/* Stress relaxation (issue 10): a bar (0.2 x 0.05 x 0.05 m, E_0 = 1e5 Pa, nu 0.3) stretched by
+ * its pins to 1 % over 0.1 s and held; the moving pin's force, averaged over 0.1 s windows (the
+ * elastic bar rings with a period of about 0.03 s), over the same bar's with E_inf = E_0 held
+ * at the same strain, against E(t) / E_0 of the Prony series above, within 5 %. The paper's
+ * bonds relax on W = stretch^2 rather than on the strain: after a ramp of 0.2 tau its modes
+ * keep up to (x / 6) E_k / E_0 more than the linear series (docs/methods/sbpd.md). */
+static void check_relaxation(const char* visco, const double* Ek, const double* tau, int n,
+                             const double* times, int count) {
+    bar_def el = {0.2, 0.05, 0.3, 0.1, 0.01, 2e-4, ""}, ve = el;
+    ve.visco = visco;
+    pd_test_sim t;
+    window ref, w;
+    PD_REQUIRE(open_bar(&t, &el));
+    PD_REQUIRE(run_window(&t, &el, 0.3, 1.0, &ref));
+    pd_test_sim_close(&t);
+    printf("  elastic: pin force %.4f N at axial strain %.5f\n", ref.force, ref.axial);
+    PD_REQUIRE(open_bar(&t, &ve));
+    for (int k = 0; k < count; ++k) {
+        PD_REQUIRE(run_window(&t, &ve, times[k] - 0.05, times[k] + 0.05, &w));
+        double law = prony_after_ramp(1e5, Ek, tau, n, ve.ramp, times[k]) / 1e5;
+        printf("  t %.2f s: F / F_el %.4f, Prony %.4f (x %.4f)\n", times[k], w.force / ref.force,
+               law, w.force / ref.force / law);
+        PD_CHECK_NEAR(w.force / ref.force / law, 1.0, 0.05);
+    }
+    pd_test_sim_close(&t);
+}
+
+PD_TEST(relaxation_follows_one_prony_term) {
+    const double Ek[] = {5e4}, tau[] = {0.5}, times[] = {0.2, 0.5, 1.0, 1.5, 2.0};
+    check_relaxation(",\"viscoelasticity\":{\"model\":\"prony\",\"moduli\":[5e4],\"times\":[0.5]}",
+                     Ek, tau, 1, times, 5);
+}
+
+/* The high-viscosity set of Fig. 5 (Sec. 8): E_inf = 0.3 E_0, E_k = 0.3, 0.2, 0.2 E_0, theta_k =
+ * 0.5, 2, 5 s. */
+PD_TEST(relaxation_follows_three_prony_terms) {
+    const double Ek[] = {3e4, 2e4, 2e4}, tau[] = {0.5, 2, 5};
+    const double times[] = {0.2, 0.5, 1.0, 2.0, 3.0};
+    check_relaxation(",\"viscoelasticity\":{\"model\":\"prony\",\"moduli\":[3e4,2e4,2e4],"
+                     "\"times\":[0.5,2,5]}",
+                     Ek, tau, 3, times, 5);
+}
+
+/* A bar 0.05 x 0.2 x 0.05 m hanging from its top slab under its own weight (E_0 = 1e5 Pa, nu
+ * 0.3, 4 % strain at the top once relaxed); `visco` its Prony block. */
+static const char* k_hanging =
+    "{\"version\":1,\"method\":\"sbpd\","
+    "\"time\":{\"dt\":2e-4,\"fps\":50,\"frames\":10},\"gravity\":[0,-9.81,0],"
+    "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3%s}},"
+    "\"bodies\":[{\"name\":\"bar\",\"material\":\"m\",\"spacing\":0.01,"
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.05,0.2,0.05]},"
+    "\"pins\":[{\"region\":{\"type\":\"box\",\"min\":[-1,0.18,-1],\"max\":[1,1,1]}}]}]}";
+
+/* Mean downward displacement of the bottom slab (rest y < 0.02) over [t0, t1). */
+static int sag_window(pd_test_sim* t, double t0, double t1, double* sag) {
+    if (!pd_test_sim_run(t, t0))
+        return 0;
+    const pd_particles* p = &t->world->particles;
+    double sum = 0, n = 0;
+    while (t->world->time < t1 - 1e-9) {
+        if (!pd_test_sim_run(t, t->world->time + t->world->def.dt))
+            return 0;
+        for (size_t i = 0; i < p->count; ++i)
+            if (p->rest[i].y < 0.02)
+                sum += p->rest[i].y - p->pos[i].y, n += 1;
+    }
+    *sag = sum / n;
+    return 1;
+}
+
+#define CREEP_WINDOWS 15
+
+/* The sag of a hanging bar over 0.2 s windows up to 3 s. */
+static int creep_curve(const char* visco, double sag[CREEP_WINDOWS]) {
+    char json[2048];
+    snprintf(json, sizeof json, k_hanging, visco);
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, NULL, 0))
+        return 0;
+    int ok = 1;
+    for (int k = 0; k < CREEP_WINDOWS && ok; ++k)
+        ok = sag_window(&t, 0.2 * k, 0.2 * (k + 1), &sag[k]);
+    pd_test_sim_close(&t);
+    return ok;
+}
+
+/* Creep under a constant load (issue 10; VALIDATION.md): a standard linear solid (E_inf = 0.5
+ * E_0, one mode) creeps from the elastic sag towards E_0 / E_inf = 2 times it (exact at small
+ * strain for the linear series and for the paper's bonds alike: every bond ends at gamma =
+ * mu_inf), growing from window to window; with theta 0.8 s instead of 0.2 s it creeps more
+ * slowly: creep time tau E_0 / E_inf 1.6 s against 0.4 s, so at 0.6 s the progress (sag -
+ * elastic) / (final - elastic) is 1 - exp(-t / tau_c), 0.31 against 0.78 for the linear
+ * series. The elastic bar rings about its sag (period about 0.07 s): its mean over 1-3 s. */
+PD_TEST(creep_grows_towards_e0_over_einf_and_slower_when_more_viscous) {
+    double el[CREEP_WINDOWS], fast[CREEP_WINDOWS], slow[CREEP_WINDOWS];
+    PD_REQUIRE(creep_curve("", el));
+    PD_REQUIRE(creep_curve(",\"viscoelasticity\":{\"model\":\"prony\",\"moduli\":[5e4],"
+                           "\"times\":[0.2]}",
+                           fast));
+    PD_REQUIRE(creep_curve(",\"viscoelasticity\":{\"model\":\"prony\",\"moduli\":[5e4],"
+                           "\"times\":[0.8]}",
+                           slow));
+    double u_el = 0;
+    for (int k = 5; k < CREEP_WINDOWS; ++k)
+        u_el += el[k] / (CREEP_WINDOWS - 5);
+    int rises_fast = 0, rises_slow = 0;
+    for (int k = 0; k < CREEP_WINDOWS; ++k) {
+        printf("  %.1f-%.1f s: sag elastic %.4f mm, theta 0.2 s %.4f mm, theta 0.8 s %.4f mm\n",
+               0.2 * k, 0.2 * (k + 1), 1e3 * el[k], 1e3 * fast[k], 1e3 * slow[k]);
+        rises_fast += k > 0 && fast[k] > fast[k - 1];
+        rises_slow += k > 0 && slow[k] > slow[k - 1];
+    }
+    double final = fast[CREEP_WINDOWS - 1] / u_el;
+    double pf = (fast[2] - u_el) / (fast[CREEP_WINDOWS - 1] - u_el);
+    double ps = (slow[2] - u_el) / (2 * u_el - u_el);
+    printf("  final / elastic %.4f (E_0 / E_inf = 2); progress at 0.4-0.6 s: %.3f (theta 0.2 s), "
+           "%.3f (theta 0.8 s); windows rising: %d and %d of %d\n",
+           final, pf, ps, rises_fast, rises_slow, CREEP_WINDOWS - 1);
+    PD_CHECK_NEAR(final, 2.0, 0.1);
+    PD_CHECK(rises_slow == CREEP_WINDOWS - 1);
+    PD_CHECK(ps < 0.6 * pf);
+}
+
+/* A time step above the passes' stable bound (sbpd_setup.c) is refused at time.dt with the
+ * bound in the message, one just below it runs; and the bound is near the truth: the same body
+ * stepped at `factor` times the bound (set past the check) blows up. A bar released from a 2 %
+ * stretch, 0.2 s. */
+static pd_status released_bar(double factor, double* dt_max, pd_error* err) {
+    static const char* json =
+        "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":1e-5,\"fps\":50,\"frames\":10},"
+        "\"gravity\":[0,0,0],\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
+        "\"poisson_ratio\":0.3}},\"bodies\":[{\"name\":\"bar\",\"material\":\"m\","
+        "\"spacing\":0.01,\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.1,0.05,0.05]}}]}";
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, NULL, 0))
+        return PD_ERR_BAD_SCENE;
+    pd_sbpd_state* s = t.world->solver_state;
+    *dt_max = s->dt_max;
+    pd_particles* p = &t.world->particles;
+    for (size_t i = 0; i < p->count; ++i)
+        p->pos[i].x *= 1.02;
+    t.world->def.dt = s->dt = factor * s->dt_max;
+    pd_status st = PD_OK;
+    while (st == PD_OK && t.world->time < 0.2)
+        st = pd_world_step(t.world, err);
+    pd_test_sim_close(&t);
+    return st;
+}
+
+PD_TEST(time_step_above_the_stable_bound_is_refused) {
+    double dt_max = 0;
+    pd_error err = {0};
+    pd_status below = released_bar(0.95, &dt_max, &err);
+    pd_status above = released_bar(3.0, &dt_max, &err);
+    printf("  bound %.4g s; at 0.95 x: %s; at 3 x (past the check): %s\n", dt_max,
+           pd_status_string(below), pd_status_string(above));
+    PD_CHECK(below == PD_OK);
+    PD_CHECK(above == PD_ERR_UNSTABLE);
+    char json[1024], set[64];
+    snprintf(set, sizeof set, "time.dt=%.6g", 1.05 * dt_max);
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":1e-5,\"fps\":50,"
+             "\"frames\":1},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
+             "\"poisson_ratio\":0.3}},\"bodies\":[{\"name\":\"bar\",\"material\":\"m\","
+             "\"spacing\":0.01,\"shape\":{\"type\":\"box\",\"min\":[0,0,0],"
+             "\"max\":[0.1,0.05,0.05]}}]}");
+    const char* sets[] = {set};
+    pd_scene scene;
+    pd_world* world = NULL;
+    pd_status st = pd_scene_parse(json, "t.json", ".", sets, 1, &scene, &err);
+    PD_REQUIRE(st == PD_OK);
+    st = pd_create_world(&scene, &world, &err);
+    printf("  at 1.05 x: %s: %s\n", err.path, err.message);
+    PD_CHECK(st == PD_ERR_BAD_SCENE && strcmp(err.path, "time.dt") == 0);
+    pd_destroy_world(world);
+    pd_scene_free(&scene);
+}
