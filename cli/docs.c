@@ -263,6 +263,9 @@ static void print_material_support(const pd_solver_vtable* m) {
            m->change_materials
                ? "implemented (what a changed particle keeps: the method's page in docs/methods/)"
                : "not implemented (a body with changes is refused)");
+    printf("`bodies[i].pins[k].release`: %s.\n\n",
+           m->releases_pins ? "honoured (the pin's particles are free from then on)"
+                            : "not honoured (a pin with a release is refused)");
 }
 
 static void print_published(const pd_solver_vtable* m) {

@@ -106,6 +106,8 @@ typedef struct pd_pin_def {
     pd_shape_def region; /* analytic shape; the body's particles inside follow the keyframes */
     int keyframe_count;  /* 0: fixed in place */
     pd_keyframe* keyframes;
+    pd_real release; /* s: from the first step starting at or after it the particles are free;
+                      * INFINITY: held for the whole run */
 } pd_pin_def;
 
 /* A change of material at a given time (bodies[i].material_changes[k]): from the first step

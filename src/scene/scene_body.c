@@ -238,6 +238,8 @@ static pd_status parse_pins(const cJSON* obj, const char* path, const char* dir,
                            "missing required key: expected a box, sphere or cylinder");
         PD_JTRY(parse_shape(region, rp, PD_SCENE_REGION_TYPES, dir, &b->pins[i].region, err));
         PD_JTRY(parse_keyframes(c, pp, &b->pins[i].keyframes, &b->pins[i].keyframe_count, err));
+        b->pins[i].release = INFINITY;
+        PD_JTRY(pd_scene_read_key(&pd_scene_pin_table, "release", c, pp, 0, &b->pins[i], err));
     }
     return PD_OK;
 }

@@ -224,6 +224,8 @@ static cJSON* body_json(const pd_scene* s, const pd_body_def* b) {
         cJSON* pin = cJSON_CreateObject();
         add_shape_keys(cJSON_AddObjectToObject(pin, "region"), &b->pins[k].region, 1);
         add_keyframes(pin, b->pins[k].keyframes, b->pins[k].keyframe_count);
+        if (isfinite(b->pins[k].release))
+            pd_scene_write_key(pin, &pd_scene_pin_table, "release", &b->pins[k]);
         cJSON_AddItemToArray(pins, pin);
     }
     cJSON* changes = cJSON_AddArrayToObject(o, "material_changes");

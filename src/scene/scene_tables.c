@@ -258,6 +258,12 @@ static const pd_scene_key k_pin[] = {
      .flags = HAND,
      .type_doc = "array",
      .def_doc = "[] (fixed in place)"},
+    {.p = {"release", PD_PARAM_REAL, offsetof(pd_pin_def, release), INF, 0, INF, "s", NULL,
+           "Time the pin lets go: from the first step starting at or after it (to 1e-6 of a "
+           "step) its particles move freely, e.g. a body stretched and released. Only for a "
+           "method that honours it (its section below); refused otherwise."},
+     .def_doc = "never",
+     .range_doc = ">= 0"},
 };
 
 static const pd_scene_key k_material_change[] = {

@@ -4,6 +4,7 @@
  * represent, and shapes that suit their body's kind. A value is refused with its JSON path and
  * the representable range; nothing is clamped or silently altered. */
 #include <float.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -245,6 +246,18 @@ static pd_status check_body_materials(const pd_scene* s, pd_error* err) {
         char path[PD_JPATH_MAX], child[PD_JPATH_MAX], cp[PD_JPATH_MAX];
         pd_jpath_index(path, "bodies", i);
         pd_jpath_key(child, path, "material_changes");
+        for (int k = 0; k < b->pin_count; ++k)
+            if (isfinite(b->pins[k].release) && !s->solver->releases_pins) {
+                char at[PD_JPATH_MAX];
+                pd_jpath_key(cp, path, "pins");
+                pd_jpath_index(at, cp, k);
+                pd_jpath_key(cp, at, "release");
+                return pd_fail(err, PD_ERR_BAD_SCENE, cp,
+                               "method %s does not let pins go (its solve keeps pinned "
+                               "particles out for good), so the release would be ignored; "
+                               "remove the key or choose a method that honours it",
+                               s->solver->name);
+            }
         if (b->material_change_count > 0 && !s->solver->change_materials)
             return pd_fail(err, PD_ERR_BAD_SCENE, child,
                            "method %s does not implement material changes, so they would be "

@@ -125,6 +125,10 @@ typedef struct pd_solver_vtable {
      * world then only projects a particle that still ended inside a collider and takes its
      * velocity from its motion. 0: the world projects and applies friction to velocities. */
     int contact_in_solve;
+    /* 1: the method reads the pinned flags afresh every step, so the world may let a pin go
+     * (bodies[i].pins[k].release: the world clears PD_P_PINNED of its particles); 0: a scene
+     * with a release is refused. */
+    int releases_pins;
 } pd_solver_vtable;
 
 const pd_solver_vtable* pd_solver_find(const char* name);

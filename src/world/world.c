@@ -145,6 +145,22 @@ void pd_destroy_world(pd_world* w) {
     pd_free(w, sizeof *w);
 }
 
+/* Lets go the pins whose release time the step starting at t0 has reached: their particles
+ * are free from this step on (the method reads the flags every step: releases_pins). */
+static void release_pins(pd_world* w, pd_real t0, pd_real dt) {
+    pd_particles* p = &w->particles;
+    for (int k = 0; k < w->pin_count; ++k) {
+        pd_pin* pin = &w->pins[k];
+        if (pin->released || !(pin->def.release <= t0 + 1e-6 * dt))
+            continue;
+        pin->released = 1;
+        pin->force = pd_v3(0, 0, 0);
+        for (size_t i = 0; i < p->count; ++i)
+            if ((p->flags[i] & PD_P_PINNED) && p->pin[i] == k)
+                p->flags[i] &= (uint8_t)~PD_P_PINNED;
+    }
+}
+
 /* Moves pinned particles to their keyframed places at time t; velocity from the motion. */
 static void move_pins(pd_world* w, pd_real t, pd_real dt) {
     pd_particles* p = &w->particles;
@@ -252,6 +268,7 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
     pd_vec3* vel_before = PD_ARENA_ARRAY(&w->arena, pd_vec3, p->count);
     uint8_t* skip = PD_ARENA_ARRAY(&w->arena, uint8_t, p->count);
     memcpy(vel_before, p->vel, p->count * sizeof(pd_vec3));
+    release_pins(w, w->time, dt);
     move_pins(w, t1, dt);
     pd_colliders_update(&w->colliders, t1);
     for (size_t i = 0; i < p->count; ++i)

@@ -43,6 +43,7 @@ typedef struct pd_pin {
     pd_pin_def def;    /* keyframes owned by the scene */
     pd_vec3 center;    /* rotation pivot: centre of the region */
     pd_vec3 force;     /* force the pin exerted on the body during the last step (N) */
+    int released;      /* let go (def.release reached): its particles are free */
 } pd_pin;
 
 struct pd_world {

@@ -851,11 +851,12 @@ PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
         "materials.metal.plasticity={\"model\": \"von_mises\", \"yield_stress\": 1e4}",
         "materials.rubber.viscoelasticity={\"model\": \"prony\", \"moduli\": [1e4], "
         "\"times\": [0.1]}",
-        "colliders[2]={\"type\": \"mesh\", \"path\": \"ball.obj\", \"thickness\": 0.01}"};
+        "colliders[2]={\"type\": \"mesh\", \"path\": \"ball.obj\", \"thickness\": 0.01}",
+        "bodies[0].pins[1].release=2"};
     char* json = dq(k_full);
     pd_scene s;
     pd_error err;
-    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 4, &s, &err);
+    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 5, &s, &err);
     free(json);
     if (st != PD_OK)
         printf("  error %s: %s\n", err.path, err.message);
