@@ -408,3 +408,76 @@ PD_TEST(cycles_dissipate_only_when_viscoelastic) {
     PD_CHECK(ve_net > 0);
     PD_CHECK_NEAR(ve_net / ve_load / paper, 1.0, 0.1);
 }
+
+/* A bar (0.2 x 0.05 x 0.05 m) pulled by 4 % over 0.1 s, held to 0.6 s, its moving pin let go
+ * at 0.6 s (`pins[k].release`); the mean stretch of its middle half over windows after. */
+static int released_stretch(const char* visco, const char* history, const double* at, int count,
+                            double* stretch) {
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":2e-4,\"fps\":50,\"frames\":10},"
+             "\"gravity\":[0,0,0],\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
+             "\"poisson_ratio\":0.3%s}},\"bodies\":[{\"name\":\"bar\",\"material\":\"m\","
+             "\"spacing\":0.01,\"shape\":{\"type\":\"box\",\"min\":[0,0,0],"
+             "\"max\":[0.2,0.05,0.05]},\"pins\":[{\"region\":{\"type\":\"box\",\"min\":[-1,-1,-1],"
+             "\"max\":[0.02,1,1]}},{\"region\":{\"type\":\"box\",\"min\":[0.18,-1,-1],"
+             "\"max\":[1,1,1]},\"keyframes\":[{\"t\":0},{\"t\":0.1,\"translate\":[0.0072,0,0]}],"
+             "\"release\":0.6}]}]}",
+             visco);
+    bar_def d = {0.2, 0.05, 0.3, 0.1, 0.04, 2e-4, visco};
+    pd_test_sim t;
+    const char* sets[] = {history};
+    if (!pd_test_sim_open(&t, json, sets, 1))
+        return 0;
+    for (int k = 0; k < count; ++k) {
+        window w;
+        double half = k == 0 ? 0.05 : 0.5 * (at[k] - at[k - 1]);
+        if (!run_window(&t, &d, at[k] - half, at[k] + half, &w))
+            return 0;
+        stretch[k] = w.axial;
+    }
+    pd_test_sim_close(&t);
+    return 1;
+}
+
+/* Stretched, held and let go (issue 10: a pin's `release`; Fig. 4-5's stretch and release).
+ * The elastic bar springs back at once and rings about its rest length (its mean over
+ * 0.925-1.375 s). A viscoelastic one with a fast mode (E_0 0.3, 0.02 s, which damps the ringing)
+ * and a slow one (E_0 0.3, 1 s) keeps part of its stretch and creeps back: under
+ * solver.history = stretch (a linear Prony solid) the slow mode holds about E_2 q_2 / (E_inf +
+ * E_2) = 0.18 of the held stretch once the fast one has relaxed, going with a time of about
+ * theta_2 (E_inf + E_2) / E_inf = 1.75 s: 0.0068, 0.0052, 0.0041, 0.0024 at 0.7, 1.15, 1.6, 2.5 s
+ * for this single-bond estimate. */
+static const char* k_two_modes = ",\"viscoelasticity\":{\"model\":\"prony\","
+                                 "\"moduli\":[3e4,3e4],\"times\":[0.02,1.0]}";
+static const double k_release_at[] = {0.55, 0.7, 1.15, 1.6, 2.5};
+
+PD_TEST(a_released_bar_springs_back_or_creeps_back) {
+    const double* at = k_release_at;
+    double el[3], lin[5];
+    PD_REQUIRE(released_stretch("", "solver.history=stretch", at, 3, el));
+    PD_REQUIRE(released_stretch(k_two_modes, "solver.history=stretch", at, 5, lin));
+    for (int k = 0; k < 5; ++k)
+        printf("  %.2f s: stretch of the middle: %s%.5f, viscoelastic %.5f\n", at[k],
+               k < 3 ? "elastic " : "", k < 3 ? el[k] : 0.0, lin[k]);
+    PD_CHECK(el[0] > 0.03 && lin[0] > 0.03); /* held */
+    PD_CHECK(fabs(el[2]) < 0.05 * el[0]);    /* sprang back */
+    PD_CHECK(lin[1] > 0.1 * lin[0]);         /* kept part of it */
+    PD_CHECK(lin[2] < lin[1] && lin[3] < lin[2] && lin[4] < lin[3]);
+    PD_CHECK(lin[4] < 0.6 * lin[1]);
+}
+
+/* The same viscoelastic bar under the paper's squared histories (Eq. 9-11, the default): a
+ * relaxed bond unloading has W -> 0 with q > 0, where gamma is singular; capped at -1 per mode
+ * (docs/methods/sbpd.md) the modes do not hold the bar back and it springs back like the
+ * elastic one (uncapped, the passes blow up: factor -9 at 0.72 s, -100 at 0.61 s, measured).
+ * Known failure: the same checks as under `stretch`. */
+PD_TEST(known_failure_squared_histories_creep_back_after_release) {
+    const double* at = k_release_at;
+    double sq[5];
+    PD_REQUIRE(released_stretch(k_two_modes, "solver.history=squared", at, 5, sq));
+    for (int k = 0; k < 5; ++k)
+        printf("  %.2f s: stretch of the middle %.5f\n", at[k], sq[k]);
+    PD_CHECK(sq[1] > 0.1 * sq[0]);
+    PD_CHECK(sq[2] < sq[1] && sq[3] < sq[2] && sq[4] < sq[3]);
+}

@@ -41,6 +41,21 @@ static pd_real effective_modulus(const pd_real* c, int modes, const pd_real* q, 
     return g;
 }
 
+/* The stretch term gamma s of Eq. 10 / 11 for one of a bond's parts: c the terms' moduli, q
+ * the histories, s the stretch the force acts on and h the one the histories follow (Yhat's
+ * for the deviatoric part). squared: gamma = c_inf + sum c_k (1 - q_k / h^2) (Eq. 10-11);
+ * stretch: gamma s = c_inf s + sum c_k (s - q_k) (Eq. 5 per bond, q following s). */
+static pd_real mode_stress(const pd_real* c, int modes, const pd_real* q, pd_real s, pd_real h,
+                           int history) {
+    if (history == PD_SBPD_HISTORY_STRETCH) {
+        pd_real t = c[0] * s;
+        for (int k = 0; k < modes; ++k)
+            t += c[k + 1] * (s - q[k]);
+        return t;
+    }
+    return effective_modulus(c, modes, q, h * h) * s;
+}
+
 /* J F^-T: the cofactor matrix, defined for any F. */
 static pd_mat3 cofactor(pd_mat3 F) {
     pd_mat3 c;
@@ -73,9 +88,10 @@ static void gradient_kernel(void* ctx, size_t begin, size_t end, int thread) {
         const pd_sbpd_material* m = &s->mat[s->material[i]];
         if (m->kv0 <= 0)
             continue;
-        pd_real J = pd_m3_det(s->F[i]), theta = (J - 1) * (J - 1);
-        pd_real g = effective_modulus(m->kv, m->modes, s->qvol + i * (size_t)s->modes, theta);
-        s->M[i] = pd_m3_mul(pd_m3_scale(cofactor(s->F[i]), g * (J - 1)), s->kinv[i]);
+        pd_real J = pd_m3_det(s->F[i]);
+        pd_real p = mode_stress(m->kv, m->modes, s->qvol + i * (size_t)s->modes, J - 1, J - 1,
+                                s->prm.history); /* dPsi/dJ */
+        s->M[i] = pd_m3_mul(pd_m3_scale(cofactor(s->F[i]), p), s->kinv[i]);
     }
 }
 
@@ -91,19 +107,19 @@ static pd_vec3 bond_force(const pd_sbpd_state* s, const pd_vec3* y, uint32_t i, 
     const pd_sbpd_material* m = &s->mat[s->material[i]];
     pd_vec3 X = pd_family_xi(f, i, b), Y = pd_v3_sub(y[f->j[b]], y[i]);
     pd_real lx = pd_v3_len(X), ly = pd_v3_len(Y);
-    pd_vec3 Yhat = s->planar[i] ? Y : pd_m3_mulv(s->F[i], X); /* Sec. 4: Yhat = F xi */
-    pd_real lh = pd_v3_len(Yhat);
-    pd_real wdev = (lh / lx - 1) * (lh / lx - 1), wiso = (ly / lx - 1) * (ly / lx - 1); /* Eq. 7 */
+    pd_vec3 Yhat = s->planar[i] ? Y : pd_m3_mulv(s->F[i], X);         /* Sec. 4: Yhat = F xi */
+    pd_real lh = pd_v3_len(Yhat), sy = ly / lx - 1, sh = lh / lx - 1; /* Eq. 7's stretches */
     const pd_real* qd = s->qdev + (size_t)b * (size_t)s->modes;
     const pd_real* qi = s->qiso + (size_t)b * (size_t)s->modes;
-    pd_real gdev = effective_modulus(m->mu, m->modes, qd, wdev);     /* Eq. 10 */
-    pd_real giso = effective_modulus(m->lambda, m->modes, qi, wiso); /* Eq. 11 */
-    pd_real k = s->w[b] * (ly - lx) / (lx * lx);
+    int hist = s->prm.history;
+    pd_real tdev = mode_stress(m->mu, m->modes, qd, sy, sh, hist);     /* Eq. 10 */
+    pd_real tiso = mode_stress(m->lambda, m->modes, qi, sy, sy, hist); /* Eq. 11 */
+    pd_real k = s->w[b] / lx;
     pd_vec3 t = pd_v3(0, 0, 0);
     if (lh > 0)
-        t = pd_v3_scale(Yhat, 2 * gdev * k / lh);
+        t = pd_v3_scale(Yhat, 2 * tdev * k / lh);
     if (ly > 0)
-        t = pd_v3_madd(t, giso * k / ly, Y);
+        t = pd_v3_madd(t, tiso * k / ly, Y);
     return pd_v3_madd(t, s->w[b], pd_m3_mulv(s->M[i], X));
 }
 
@@ -144,7 +160,8 @@ static void move_kernel(void* ctx, size_t begin, size_t end, int thread) {
 
 /* Eq. 9 at the step's start: q^{n+1} = alpha q^n + (1 - alpha) W^n for every bond and mode,
  * W^n the bond's W^dev and W^iso at the positions the step starts from (s->F holds their F);
- * the dilatation's (J - 1)^2 per particle likewise. */
+ * the dilatation's (J - 1)^2 per particle likewise. With solver.history = stretch the
+ * stretches themselves (|F xi| / |xi| - 1, |Y| / |xi| - 1, J - 1) in place of their squares. */
 static void history_kernel(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const sbpd_ctx* c = ctx;
@@ -157,17 +174,21 @@ static void history_kernel(void* ctx, size_t begin, size_t end, int thread) {
             pd_real lx = pd_v3_len(X);
             pd_real lh = s->planar[i] ? pd_v3_len(Y) : pd_v3_len(pd_m3_mulv(s->F[i], X));
             pd_real sd = lh / lx - 1, si = pd_v3_len(Y) / lx - 1;
+            if (s->prm.history == PD_SBPD_HISTORY_SQUARED)
+                sd *= sd, si *= si; /* Eq. 9: W^dev, W^iso */
             pd_real* qd = s->qdev + (size_t)b * (size_t)s->modes;
             pd_real* qi = s->qiso + (size_t)b * (size_t)s->modes;
             for (int k = 0; k < m->modes; ++k) {
-                qd[k] = m->alpha[k] * qd[k] + (1 - m->alpha[k]) * sd * sd;
-                qi[k] = m->alpha[k] * qi[k] + (1 - m->alpha[k]) * si * si;
+                qd[k] = m->alpha[k] * qd[k] + (1 - m->alpha[k]) * sd;
+                qi[k] = m->alpha[k] * qi[k] + (1 - m->alpha[k]) * si;
             }
         }
-        pd_real J = s->planar[i] ? 1 : pd_m3_det(s->F[i]);
+        pd_real J = s->planar[i] ? 1 : pd_m3_det(s->F[i]), v = J - 1;
+        if (s->prm.history == PD_SBPD_HISTORY_SQUARED)
+            v *= v;
         pd_real* qv = s->qvol + i * (size_t)s->modes;
         for (int k = 0; k < m->modes; ++k)
-            qv[k] = m->alpha[k] * qv[k] + (1 - m->alpha[k]) * (J - 1) * (J - 1);
+            qv[k] = m->alpha[k] * qv[k] + (1 - m->alpha[k]) * v;
     }
 }
 
@@ -266,4 +287,5 @@ const pd_solver_vtable pd_sbpd_solver = {
     .on_time_step = pd_sbpd_on_time_step,
     .bytes_per_particle = sbpd_bytes_per_particle,
     .contact_in_solve = 0,
+    .releases_pins = 1,
 };

@@ -10,6 +10,9 @@
 
 struct pd_world;
 
+/* What a bond's Prony histories follow (solver.history). */
+enum { PD_SBPD_HISTORY_SQUARED, PD_SBPD_HISTORY_STRETCH };
+
 /* Particles per chunk of the parallel loops. */
 #define PD_SBPD_GRAIN 256
 
@@ -18,6 +21,7 @@ typedef struct pd_sbpd_params {
     pd_real tolerance;     /* epsilon: the passes stop when no particle moves more (m) */
     pd_real horizon;       /* r in spacings (Sec. 3: twice the particle size) */
     int isotropic_weights; /* direction factors making the interior families isotropic */
+    int history;           /* PD_SBPD_HISTORY_*: q follows W = s^2 (Eq. 9) or the stretch s */
 } pd_sbpd_params;
 
 extern const pd_param_table pd_sbpd_param_table;

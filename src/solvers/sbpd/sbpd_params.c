@@ -15,6 +15,14 @@ static const pd_param_info k_params[] = {
     {"horizon", PD_PARAM_REAL, P(horizon), 2.0, 1.5, 6.0, "spacing", NULL,
      "Radius r of the Wendland C2 kernel in particle spacings (Sec. 3: twice the particle "
      "size); neighbours at r weigh 0 and are left out."},
+    {"history", PD_PARAM_ENUM, P(history), PD_SBPD_HISTORY_SQUARED, 0, 0, "-", "squared|stretch",
+     "What a bond's Prony histories follow. squared: Eq. 9-11 as printed, q^k following W = "
+     "(stretch)^2 and gamma = mu_inf + sum mu_k (1 - q^k / W); singular when a relaxed bond "
+     "unloads (W -> 0 with q > 0): each mode's 1 - q / W is kept at -1 or above, so a body let "
+     "go after relaxing springs back faster than the paper's model would (which blows up in "
+     "the explicit passes). stretch: the same with the bond's stretch s in place of W, Eq. 4-5 "
+     "per bond (mode force mu_k (s - q^k)): VALIDATION.md's linear Prony solid, regular when "
+     "unloading (docs/methods/sbpd.md)."},
     {"isotropic_weights", PD_PARAM_BOOL, P(isotropic_weights), 1, 0, 1, "-", NULL,
      "Multiply each bond's kernel by a factor of its direction that makes the interior "
      "families' fourth moment isotropic (src/neighbor/isotropy.h; beyond the paper). On a grid "

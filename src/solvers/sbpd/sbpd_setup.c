@@ -156,7 +156,7 @@ static void shape_tensors(pd_sbpd_state* s, const pd_particles* p) {
 static pd_real stable_time_step(const pd_sbpd_state* s) {
     pd_real worst = 0;
     for (uint32_t i = 0; i < s->n; ++i) {
-        if (s->flags[i] & PD_P_CONSTRAINED)
+        if (s->flags[i] & PD_P_FIXED) /* pinned ones count: a pin may let go */
             continue;
         const pd_sbpd_material* mi = &s->mat[s->material[i]];
         pd_real sum = 0, grad = 0;
