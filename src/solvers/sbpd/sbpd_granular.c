@@ -1,0 +1,98 @@
+/* Drucker-Prager return mapping (Wang et al. 2025 Sec. 5, Eq. 13-22), in the principal basis of
+ * the trial deformation gradient F_tr = U diag(s) V^T, where b_tr = F_tr F_tr^T (Eq. 14) and the
+ * Kirchhoff stress of Eq. 15 are diagonal.
+ *
+ * Read as: Eq. 16 J = sqrt(2 tau_max / (d kappa) + 1), the J whose Eq. 15 stress has trace
+ * tau_max (as printed, sqrt(2 / (d kappa)) tau_max + 1, it misses the apex); Eq. 18's ||s|| as
+ * sqrt(J_2), the measure of Eq. 13 (with the Frobenius norm the result misses the surface);
+ * kappa of Eq. 15 as the bulk modulus (tau_vol = kappa tr(eps) at small strain). */
+#include "solvers/sbpd/sbpd_granular.h"
+
+#include <math.h>
+
+#include "math/svd3.h"
+
+#define D 3.0 /* the dimension d of Eq. 15-20 */
+
+void pd_sbpd_cone_from_friction(pd_real phi_degrees, pd_real cohesion, pd_real* cf, pd_real* cc) {
+    pd_real phi = phi_degrees * PD_PI / 180, sp = sin(phi), den = sqrt(3.0) * (3 - sp);
+    *cf = 2 * sp / den;
+    *cc = 6 * cohesion * cos(phi) / den;
+}
+
+pd_vec3 pd_sbpd_kirchhoff(const pd_sbpd_yield* y, pd_vec3 s) {
+    pd_real J = s.x * s.y * s.z, b0 = s.x * s.x, b1 = s.y * s.y, b2 = s.z * s.z;
+    pd_real m = y->mu * pow(fabs(J), -2 / D), tr = (b0 + b1 + b2) / D;
+    pd_real vol = 0.5 * y->kappa * (J * J - 1);
+    return pd_v3(m * (b0 - tr) + vol, m * (b1 - tr) + vol, m * (b2 - tr) + vol);
+}
+
+/* sqrt(J_2) = sqrt(s:s / 2) of principal stresses tau. */
+static pd_real root_j2(pd_vec3 tau) {
+    pd_real p = (tau.x + tau.y + tau.z) / D, a = tau.x - p, b = tau.y - p, c = tau.z - p;
+    return sqrt(0.5 * (a * a + b * b + c * c));
+}
+
+pd_real pd_sbpd_yield_value(const pd_sbpd_yield* y, pd_vec3 tau) {
+    return y->cf * (tau.x + tau.y + tau.z) + root_j2(tau) - y->cc; /* Eq. 13 */
+}
+
+/* beta of Eq. 20: (b0 + beta)(b1 + beta)(b2 + beta) = J^2 with every b_a + beta > 0. The left
+ * side rises monotonically from 0 at beta = -min b_a, so Newton from the right of the root
+ * (where it is convex) converges without overshooting; bracketed by bisection for safety. */
+static pd_real volume_shift(pd_vec3 b, pd_real J2) {
+    pd_real lo = -fmin(b.x, fmin(b.y, b.z)), hi = lo + 1;
+    while ((b.x + hi) * (b.y + hi) * (b.z + hi) < J2)
+        hi = lo + 2 * (hi - lo);
+    pd_real x = hi;
+    for (int it = 0; it < 100; ++it) {
+        pd_real p = b.x + x, q = b.y + x, r = b.z + x, f = p * q * r - J2;
+        pd_real df = p * q + q * r + p * r, next = x - f / df;
+        if (f > 0)
+            hi = x;
+        else
+            lo = x;
+        if (!(next > lo && next < hi))
+            next = 0.5 * (lo + hi);
+        if (fabs(next - x) <= 1e-15 * (1 + fabs(x)))
+            return next;
+        x = next;
+    }
+    return x;
+}
+
+static pd_mat3 from_principal(pd_mat3 U, pd_vec3 s, pd_mat3 V) {
+    return pd_m3_mul(pd_m3_mul(U, pd_m3_diag(s.x, s.y, s.z)), pd_m3_transpose(V));
+}
+
+pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F) {
+    pd_mat3 U, V;
+    pd_vec3 s;
+    pd_svd3(F_tr, &U, &s, &V);
+    pd_real J = s.x * s.y * s.z;
+    pd_vec3 tau = pd_sbpd_kirchhoff(y, s);
+    pd_real trace = tau.x + tau.y + tau.z;
+    pd_real tau_max = y->cf > 0 ? y->cc / y->cf : INFINITY;
+    *F = F_tr;
+    if (J > 0 && pd_sbpd_yield_value(y, tau) <= 0)
+        return PD_SBPD_ELASTIC;      /* case A */
+    if (J <= 0 || trace > tau_max) { /* case B (an inverted F has no cone to return to) */
+        pd_real Jn = sqrt(2 * fmin(tau_max, 1e300) / (D * y->kappa) + 1); /* Eq. 16 */
+        pd_real c = cbrt(Jn);
+        *F = from_principal(U, pd_v3(c, c, c), V); /* Eq. 17 */
+        return PD_SBPD_APEX;
+    }
+    /* case C: the deviator shortened by y_dp (Eq. 18), b rebuilt with its trace (Eq. 19) and
+     * shifted by beta to keep det b = J^2 (Eq. 20-21) */
+    pd_real len = root_j2(tau),
+            keep = len > 0 ? fmax(0, len - pd_sbpd_yield_value(y, tau)) / len : 0;
+    pd_real m = y->mu * pow(J, -2 / D), p = trace / D;
+    pd_vec3 b = pd_v3(s.x * s.x, s.y * s.y, s.z * s.z);
+    pd_real trb = (b.x + b.y + b.z) / D;
+    pd_vec3 base = pd_v3(keep * (tau.x - p) / m + trb, keep * (tau.y - p) / m + trb,
+                         keep * (tau.z - p) / m + trb);
+    pd_real beta = volume_shift(base, J * J);
+    *F = from_principal(U, pd_v3(sqrt(base.x + beta), sqrt(base.y + beta), sqrt(base.z + beta)),
+                        V); /* Eq. 22 */
+    return PD_SBPD_CONE;
+}

@@ -1,0 +1,181 @@
+/* The Drucker-Prager return mapping of Wang et al. 2025 (Eq. 13-22, src/solvers/sbpd/
+ * sbpd_granular.c), on trial deformation gradients F = U diag(s) V^T with random rotations:
+ * each case lands where the paper says. The stress of the result is recomputed by Eq. 15 from
+ * scratch (its own singular values), so a mapping that only claimed to land would fail. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "math/svd3.h"
+#include "solvers/sbpd/sbpd_granular.h"
+#include "test.h"
+
+/* A rotation from an axis and angle (Rodrigues). */
+static pd_mat3 rotation(pd_vec3 axis, pd_real angle) {
+    pd_vec3 k = pd_v3_scale(axis, 1 / pd_v3_len(axis));
+    pd_real c = cos(angle), s = sin(angle), t = 1 - c;
+    pd_mat3 r;
+    r.m[0][0] = c + t * k.x * k.x, r.m[0][1] = t * k.x * k.y - s * k.z;
+    r.m[0][2] = t * k.x * k.z + s * k.y, r.m[1][0] = t * k.x * k.y + s * k.z;
+    r.m[1][1] = c + t * k.y * k.y, r.m[1][2] = t * k.y * k.z - s * k.x;
+    r.m[2][0] = t * k.x * k.z - s * k.y, r.m[2][1] = t * k.y * k.z + s * k.x;
+    r.m[2][2] = c + t * k.z * k.z;
+    return r;
+}
+
+static pd_real uniform(unsigned* seed) {
+    *seed = *seed * 1103515245u + 12345u;
+    return (pd_real)((*seed >> 8) & 0xFFFFFF) / (pd_real)0x1000000;
+}
+
+static pd_mat3 random_rotation(unsigned* seed) {
+    pd_vec3 a = pd_v3(uniform(seed) - 0.5, uniform(seed) - 0.5, uniform(seed) - 0.5 + 1e-3);
+    return rotation(a, 6.283185307 * uniform(seed));
+}
+
+static pd_mat3 compose(pd_mat3 U, pd_vec3 s, pd_mat3 V) {
+    return pd_m3_mul(pd_m3_mul(U, pd_m3_diag(s.x, s.y, s.z)), pd_m3_transpose(V));
+}
+
+/* Principal Kirchhoff stress of F by Eq. 15 from F's own singular values. */
+static pd_vec3 stress_of(const pd_sbpd_yield* y, pd_mat3 F) {
+    pd_mat3 U, V;
+    pd_vec3 s;
+    pd_svd3(F, &U, &s, &V);
+    return pd_sbpd_kirchhoff(y, s);
+}
+
+static pd_real trace(pd_vec3 t) {
+    return t.x + t.y + t.z;
+}
+
+static pd_real dev_norm(pd_vec3 t) {
+    pd_real p = trace(t) / 3;
+    return sqrt((t.x - p) * (t.x - p) + (t.y - p) * (t.y - p) + (t.z - p) * (t.z - p));
+}
+
+static const pd_sbpd_yield k_sand = {1.0, 2.0, 0.2, 0.05}; /* mu, kappa, C_f, C_c */
+
+/* Case A (Sec. 5.2): a state inside the cone keeps its F exactly. */
+PD_TEST(inside_the_cone_f_is_unchanged) {
+    unsigned seed = 7;
+    int elastic = 0;
+    for (int k = 0; k < 200; ++k) {
+        pd_real e = 0.01 * (uniform(&seed) - 0.5); /* small strains: inside for C_c = 0.05 */
+        pd_vec3 s = pd_v3(1 - e, 1 + 0.5 * e, 1 - 0.2 * e);
+        pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
+        if (pd_sbpd_yield_value(&k_sand, pd_sbpd_kirchhoff(&k_sand, s)) > 0)
+            continue;
+        elastic += pd_sbpd_return_map(&k_sand, F, &out) == PD_SBPD_ELASTIC &&
+                   memcmp(&F, &out, sizeof F) == 0;
+        PD_CHECK(memcmp(&F, &out, sizeof F) == 0);
+    }
+    printf("  %d trial states inside the cone, all kept bit for bit\n", elastic);
+    PD_CHECK(elastic > 100);
+}
+
+/* Case C: onto the cone (Eq. 18-22). The result's stress lies on the surface, J is kept (Eq. 20:
+ * det b = J_tr^2), the trace of tau is kept, and the deviator keeps its direction. The notes'
+ * example F = diag(1.05, 0.97, 0.99): y_dp 0.0439 before. */
+PD_TEST(onto_the_cone_the_stress_lies_on_the_surface) {
+    unsigned seed = 11;
+    int cone = 0;
+    pd_real worst_y = 0, worst_j = 0, worst_tr = 0, worst_dir = 0;
+    for (int k = 0; k < 400; ++k) {
+        pd_real a = 0.15 * (uniform(&seed) - 0.5), b = 0.15 * (uniform(&seed) - 0.5);
+        pd_vec3 s = pd_v3(1 + a, 1 + b, 1 - 0.9 * (a + b)); /* mostly isochoric: shear */
+        if (k == 0)
+            s = pd_v3(1.05, 0.97, 0.99);
+        pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
+        pd_vec3 t0 = pd_sbpd_kirchhoff(&k_sand, s);
+        if (pd_sbpd_return_map(&k_sand, F, &out) != PD_SBPD_CONE)
+            continue;
+        ++cone;
+        pd_vec3 t1 = stress_of(&k_sand, out);
+        if (k == 0)
+            printf("  diag(1.05, 0.97, 0.99): y_dp %.4f -> %.2e\n",
+                   pd_sbpd_yield_value(&k_sand, t0), pd_sbpd_yield_value(&k_sand, t1));
+        worst_y = fmax(worst_y, fabs(pd_sbpd_yield_value(&k_sand, t1)));
+        worst_j = fmax(worst_j, fabs(pd_m3_det(out) / pd_m3_det(F) - 1));
+        worst_tr = fmax(worst_tr, fabs(trace(t1) - trace(t0)));
+        /* the deviators are parallel: |d1| |d0| = d1 . d0 (sorted alike: same principal axes) */
+        pd_real p0 = trace(t0) / 3, p1 = trace(t1) / 3;
+        pd_real d0[3] = {t0.x - p0, t0.y - p0, t0.z - p0};
+        pd_real d1x[3] = {t1.x - p1, t1.y - p1, t1.z - p1};
+        pd_real n0 = dev_norm(t0), n1 = dev_norm(t1);
+        /* t1's singular values come sorted; compare sorted deviators */
+        for (int i = 0; i < 3; ++i)
+            for (int j = i + 1; j < 3; ++j) {
+                if (d0[j] > d0[i]) {
+                    pd_real x = d0[i];
+                    d0[i] = d0[j], d0[j] = x;
+                }
+                if (d1x[j] > d1x[i]) {
+                    pd_real x = d1x[i];
+                    d1x[i] = d1x[j], d1x[j] = x;
+                }
+            }
+        pd_real dot = d0[0] * d1x[0] + d0[1] * d1x[1] + d0[2] * d1x[2];
+        worst_dir = fmax(worst_dir, fabs(1 - dot / (n0 * n1)));
+    }
+    printf("  %d states onto the cone: |y_dp| <= %.2e, |det F / det F_tr - 1| <= %.2e, "
+           "|tr tau change| <= %.2e, 1 - cos(deviators) <= %.2e\n",
+           cone, worst_y, worst_j, worst_tr, worst_dir);
+    PD_CHECK(cone > 100);
+    PD_CHECK(worst_y < 1e-12);
+    PD_CHECK(worst_j < 1e-12);
+    PD_CHECK(worst_tr < 1e-12);
+    PD_CHECK(worst_dir < 1e-12);
+}
+
+/* Case B: past the apex (tr tau > tau_max = C_c / C_f) the state lands on the apex: no
+ * deviator, tr tau = tau_max, det F = sqrt(2 tau_max / (3 kappa) + 1) (Eq. 16 as read). As
+ * printed, J = sqrt(2 / (3 kappa)) tau_max + 1 gives another trace (printed, then checked
+ * against ours: a mapping that used it fails the trace check). */
+PD_TEST(past_the_apex_the_state_lands_on_the_apex) {
+    unsigned seed = 3;
+    int apex = 0;
+    pd_real worst_dev = 0, worst_tr = 0, tau_max = k_sand.cc / k_sand.cf;
+    for (int k = 0; k < 200; ++k) {
+        pd_real e = 0.05 + 0.2 * uniform(&seed); /* dilated: tension */
+        pd_vec3 s = pd_v3(1 + e, 1 + 0.8 * e, 1 + 0.6 * e);
+        pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
+        if (pd_sbpd_return_map(&k_sand, F, &out) != PD_SBPD_APEX)
+            continue;
+        ++apex;
+        pd_vec3 t1 = stress_of(&k_sand, out);
+        worst_dev = fmax(worst_dev, dev_norm(t1));
+        worst_tr = fmax(worst_tr, fabs(trace(t1) / tau_max - 1));
+    }
+    pd_real printed = sqrt(2 / (3 * k_sand.kappa)) * tau_max + 1;
+    pd_real c = cbrt(printed);
+    pd_vec3 tp = pd_sbpd_kirchhoff(&k_sand, pd_v3(c, c, c));
+    printf("  %d states past the apex: |dev tau| <= %.2e, |tr tau / tau_max - 1| <= %.2e; the "
+           "printed Eq. 16 gives tr tau %.4f for tau_max %.4f (y_dp %.3f)\n",
+           apex, worst_dev, worst_tr, trace(tp), tau_max, pd_sbpd_yield_value(&k_sand, tp));
+    PD_CHECK(apex > 100);
+    PD_CHECK(worst_dev < 1e-12);
+    PD_CHECK(worst_tr < 1e-12);
+    PD_CHECK(fabs(trace(tp) / tau_max - 1) > 0.1);
+}
+
+/* C_f, C_c from a friction angle (the outer cone of Mohr-Coulomb): under triaxial compression
+ * (sigma_1 = sigma_2 > sigma_3, compression negative) the cone meets Mohr-Coulomb's
+ * (sigma_1 - sigma_3) = -(sigma_1 + sigma_3) sin phi + 2 c cos phi. */
+PD_TEST(cone_from_friction_meets_mohr_coulomb_in_compression) {
+    const pd_real phis[] = {20, 30, 40};
+    pd_real worst = 0;
+    for (int k = 0; k < 3; ++k) {
+        pd_sbpd_yield y = {1, 1, 0, 0};
+        pd_sbpd_cone_from_friction(phis[k], 100, &y.cf, &y.cc);
+        pd_real phi = phis[k] * PD_PI / 180;
+        for (pd_real s1 = -1000; s1 <= 0; s1 += 250) {
+            /* the s3 on Mohr-Coulomb's line for this s1 */
+            pd_real s3 = (s1 * (1 + sin(phi)) - 200 * cos(phi)) / (1 - sin(phi));
+            pd_real v = pd_sbpd_yield_value(&y, pd_v3(s1, s1, s3));
+            worst = fmax(worst, fabs(v) / (fabs(s3) + 1));
+        }
+    }
+    printf("  |y_dp| / |sigma_3| on Mohr-Coulomb's compression meridian <= %.2e\n", worst);
+    PD_CHECK(worst < 1e-12);
+}
