@@ -123,8 +123,19 @@ static pd_vec3 bond_force(const pd_sbpd_state* s, const pd_vec3* y, uint32_t i, 
     return pd_v3_madd(t, s->w[b], pd_m3_mulv(s->M[i], X));
 }
 
-/* a_i = sum_j (T_ij - T_ji) V_j / rho_i (Eq. 12), each bond's two ends from their own states:
- * a gather, so every particle writes only its own entry. */
+/* T_ij of every bond of i, from i's state. */
+static void force_kernel(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const sbpd_ctx* c = ctx;
+    pd_sbpd_state* s = c->s;
+    const pd_family* f = &s->fam;
+    for (size_t i = begin; i < end; ++i)
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+            s->t[b] = bond_force(s, c->y, (uint32_t)i, b);
+}
+
+/* a_i = sum_j (T_ij - T_ji) V_j / rho_i (Eq. 12), T_ji the opposite bond's: a gather, so
+ * every particle writes only its own entry. */
 static void acceleration_kernel(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const sbpd_ctx* c = ctx;
@@ -132,12 +143,8 @@ static void acceleration_kernel(void* ctx, size_t begin, size_t end, int thread)
     const pd_family* f = &s->fam;
     for (size_t i = begin; i < end; ++i) {
         pd_vec3 sum = pd_v3(0, 0, 0);
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            uint32_t j = f->j[b];
-            pd_vec3 tij = bond_force(s, c->y, (uint32_t)i, b);
-            pd_vec3 tji = bond_force(s, c->y, j, f->rev[b]);
-            sum = pd_v3_madd(sum, s->volume[j], pd_v3_sub(tij, tji));
-        }
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+            sum = pd_v3_madd(sum, s->volume[f->j[b]], pd_v3_sub(s->t[b], s->t[f->rev[b]]));
         s->acc[i] = pd_v3_scale(sum, s->volume[i] / s->mass[i]);
     }
 }
@@ -218,6 +225,7 @@ static int relax(pd_sbpd_state* s, pd_real* last) {
     *last = 0;
     while (pass < s->prm.iterations) {
         pd_parallel_for(s->n, PD_SBPD_GRAIN, gradient_kernel, &c);
+        pd_parallel_for(s->n, PD_SBPD_GRAIN, force_kernel, &c);
         pd_parallel_for(s->n, PD_SBPD_GRAIN, acceleration_kernel, &c);
         pd_parallel_for(s->n, PD_SBPD_GRAIN, move_kernel, &c);
         ++pass;

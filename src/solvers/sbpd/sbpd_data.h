@@ -59,6 +59,8 @@ typedef struct pd_sbpd_state {
                     * that sum_j w V_j = 1 over i's family (1/m^3) */
     pd_real* qdev; /* q^{dev,k}_ij of Eq. 9, `modes` per bond */
     pd_real* qiso; /* q^{iso,k}_ij */
+    pd_vec3* t;    /* T_ij of the last evaluation (scratch: each bond's force once, then a
+                    * gather of both ends) */
     /* per particle */
     pd_mat3* kinv;    /* (X * X)^-1 of Eq. 1 (m^-2); zero for a family spanning no volume */
     pd_mat3* F;       /* F_i of Eq. 1 at the last evaluation */

@@ -222,7 +222,8 @@ static pd_status allocate(pd_sbpd_state* s) {
     s->qdev = PD_NEW_ARRAY(pd_real, history_count(s, bonds));
     s->qiso = PD_NEW_ARRAY(pd_real, history_count(s, bonds));
     s->qvol = PD_NEW_ARRAY(pd_real, history_count(s, n));
-    if (!s->partial || !s->w || !s->qdev || !s->qiso || !s->qvol)
+    s->t = PD_NEW_ARRAY(pd_vec3, bonds + 1);
+    if (!s->partial || !s->w || !s->qdev || !s->qiso || !s->qvol || !s->t)
         return PD_ERR_OUT_OF_MEMORY;
     return PD_OK;
 }
@@ -283,6 +284,7 @@ void pd_sbpd_destroy(void* state) {
     PD_FREE_ARRAY(s->qdev, pd_real, history_count(s, bonds));
     PD_FREE_ARRAY(s->qiso, pd_real, history_count(s, bonds));
     PD_FREE_ARRAY(s->qvol, pd_real, history_count(s, n));
+    PD_FREE_ARRAY(s->t, pd_vec3, bonds + 1);
     PD_FREE_ARRAY(s->mat, pd_sbpd_material, (size_t)s->material_count + 1);
     pd_family_free(&s->fam);
     pd_hash_grid_destroy(&s->grid);
