@@ -66,7 +66,7 @@ PD_TEST(inside_the_cone_f_is_unchanged) {
         pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
         if (pd_sbpd_yield_value(&k_sand, pd_sbpd_kirchhoff(&k_sand, s)) > 0)
             continue;
-        elastic += pd_sbpd_return_map(&k_sand, F, &out) == PD_SBPD_ELASTIC &&
+        elastic += pd_sbpd_return_map(&k_sand, F, &out, NULL) == PD_SBPD_ELASTIC &&
                    memcmp(&F, &out, sizeof F) == 0;
         PD_CHECK(memcmp(&F, &out, sizeof F) == 0);
     }
@@ -80,7 +80,7 @@ PD_TEST(inside_the_cone_f_is_unchanged) {
 PD_TEST(onto_the_cone_the_stress_lies_on_the_surface) {
     unsigned seed = 11;
     int cone = 0;
-    pd_real worst_y = 0, worst_j = 0, worst_tr = 0, worst_dir = 0;
+    pd_real worst_y = 0, worst_j = 0, worst_tr = 0, worst_dir = 0, worst_tau = 0;
     for (int k = 0; k < 400; ++k) {
         pd_real a = 0.15 * (uniform(&seed) - 0.5), b = 0.15 * (uniform(&seed) - 0.5);
         pd_vec3 s = pd_v3(1 + a, 1 + b, 1 - 0.9 * (a + b)); /* mostly isochoric: shear */
@@ -88,10 +88,14 @@ PD_TEST(onto_the_cone_the_stress_lies_on_the_surface) {
             s = pd_v3(1.05, 0.97, 0.99);
         pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
         pd_vec3 t0 = pd_sbpd_kirchhoff(&k_sand, s);
-        if (pd_sbpd_return_map(&k_sand, F, &out) != PD_SBPD_CONE)
+        pd_mat3 tau;
+        if (pd_sbpd_return_map(&k_sand, F, &out, &tau) != PD_SBPD_CONE)
             continue;
         ++cone;
         pd_vec3 t1 = stress_of(&k_sand, out);
+        /* the stress handed out is the result's: same trace and norm */
+        worst_tau = fmax(worst_tau, fabs(pd_m3_trace(tau) - trace(t1)) +
+                                        fabs(sqrt(pd_m3_frob2(tau)) - pd_v3_len(t1)));
         if (k == 0)
             printf("  diag(1.05, 0.97, 0.99): y_dp %.4f -> %.2e\n",
                    pd_sbpd_yield_value(&k_sand, t0), pd_sbpd_yield_value(&k_sand, t1));
@@ -126,6 +130,8 @@ PD_TEST(onto_the_cone_the_stress_lies_on_the_surface) {
     PD_CHECK(worst_j < 1e-12);
     PD_CHECK(worst_tr < 1e-12);
     PD_CHECK(worst_dir < 1e-12);
+    printf("  the stress handed out against the result's: %.2e\n", worst_tau);
+    PD_CHECK(worst_tau < 1e-12);
 }
 
 /* Case B: past the apex (tr tau > tau_max = C_c / C_f) the state lands on the apex: no
@@ -140,7 +146,7 @@ PD_TEST(past_the_apex_the_state_lands_on_the_apex) {
         pd_real e = 0.05 + 0.2 * uniform(&seed); /* dilated: tension */
         pd_vec3 s = pd_v3(1 + e, 1 + 0.8 * e, 1 + 0.6 * e);
         pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
-        if (pd_sbpd_return_map(&k_sand, F, &out) != PD_SBPD_APEX)
+        if (pd_sbpd_return_map(&k_sand, F, &out, NULL) != PD_SBPD_APEX)
             continue;
         ++apex;
         pd_vec3 t1 = stress_of(&k_sand, out);

@@ -75,6 +75,10 @@ static void gradient_kernel(void* ctx, size_t begin, size_t end, int thread) {
     pd_sbpd_state* s = c->s;
     const pd_family* f = &s->fam;
     for (size_t i = begin; i < end; ++i) {
+        if (s->sand[i]) {
+            pd_sbpd_sand_stress(s, c->y, (uint32_t)i);
+            continue;
+        }
         s->F[i] = s->M[i] = pd_m3_zero();
         if (s->planar[i])
             continue;
@@ -105,6 +109,8 @@ void pd_sbpd_deformation_gradients(pd_sbpd_state* s, const pd_vec3* y) {
 static pd_vec3 bond_force(const pd_sbpd_state* s, const pd_vec3* y, uint32_t i, uint32_t b) {
     const pd_family* f = &s->fam;
     const pd_sbpd_material* m = &s->mat[s->material[i]];
+    if (s->sand[i]) /* the sand phase's correspondence force (sbpd_sand.c) */
+        return pd_v3_scale(pd_m3_mulv(s->M[i], f->xi[b]), s->w[b]);
     pd_vec3 X = pd_family_xi(f, i, b), Y = pd_v3_sub(y[f->j[b]], y[i]);
     pd_real lx = pd_v3_len(X), ly = pd_v3_len(Y);
     pd_vec3 Yhat = s->planar[i] ? Y : pd_m3_mulv(s->F[i], X);         /* Sec. 4: Yhat = F xi */
@@ -255,11 +261,18 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     pd_sbpd_state* s = state;
     pd_particles* p = &w->particles;
     double t0 = pd_now();
+    if (s->has_sand) {
+        pd_status st = pd_sbpd_sand_begin_step(s, w);
+        if (st != PD_OK)
+            return st;
+    }
     update_histories(s, p->pos);
     advect(s, p);
     pd_real last;
     int passes = relax(s, &last);
     finish(s, p);
+    if (s->has_sand)
+        pd_sbpd_sand_commit(s, p->pos);
     pd_real spacing = 0;
     for (size_t i = 0; i < s->n; ++i)
         spacing = fmax(spacing, p->spacing[i]);
@@ -279,7 +292,8 @@ static size_t sbpd_bytes_per_particle(const void* params) {
     return bonds * per_bond + 3 * sizeof(pd_mat3) + 2 * sizeof(pd_vec3) + 4 * sizeof(pd_real);
 }
 
-static const pd_material_support k_materials = {.plasticity = 0, .viscoelasticity = 1};
+static const pd_material_support k_materials = {.plasticity = 1u << PD_PLASTICITY_DRUCKER_PRAGER,
+                                                .viscoelasticity = 1};
 
 const pd_solver_vtable pd_sbpd_solver = {
     .name = "sbpd",

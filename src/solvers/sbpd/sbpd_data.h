@@ -6,6 +6,7 @@
 
 #include "core/param.h"
 #include "neighbor/family.h"
+#include "solvers/sbpd/sbpd_granular.h"
 #include "solvers/solver.h"
 
 struct pd_world;
@@ -38,6 +39,8 @@ typedef struct pd_sbpd_material {
     pd_real theta[PD_MAX_PRONY];      /* relaxation times (s) */
     pd_real alpha[PD_MAX_PRONY];      /* exp(-dt / theta_k) of Eq. 4 and 9 */
     pd_real mu0, lambda0, kv0;        /* the instantaneous sums over the terms */
+    int sand;                         /* Drucker-Prager: the sand phase (Sec. 5) */
+    pd_sbpd_yield yield;              /* its Eq. 13 and 15 constants */
 } pd_sbpd_material;
 
 typedef struct pd_sbpd_state {
@@ -72,8 +75,19 @@ typedef struct pd_sbpd_state {
     pd_real* partial; /* per chunk: the largest displacement of a pass */
     size_t chunks;
     pd_real dt_max; /* the largest stable time step (sbpd_setup.c) */
+    /* the sand phase (sbpd_sand.c) */
+    int has_sand;
+    int body_count;
+    uint8_t* sand;        /* per particle: of a Drucker-Prager material */
+    uint8_t* body_renews; /* per body: its families are renewed every step (sand) */
+    pd_mat3* Fe;          /* per particle: the elastic F at the step's start (sand) */
     double t_local;
 } pd_sbpd_state;
+
+/* Reals of a per-bond array of `per_bond` reals for `capacity` bonds (one more, never 0). */
+static inline size_t pd_sbpd_bond_reals(size_t capacity, size_t per_bond) {
+    return capacity * per_bond + 1;
+}
 
 pd_status pd_sbpd_create(struct pd_world* w, const void* params, void** state, pd_error* err);
 void pd_sbpd_destroy(void* state);
@@ -83,5 +97,17 @@ pd_status pd_sbpd_on_reorder(void* state, struct pd_world* w, const uint32_t* pe
 pd_status pd_sbpd_on_time_step(void* state, struct pd_world* w, pd_error* err);
 /* F_i of Eq. 1 at y into s->F (identity-free: zero for a planar family). */
 void pd_sbpd_deformation_gradients(pd_sbpd_state* s, const pd_vec3* y);
+/* Wendland C2 of q = |xi| / r, up to its constant. */
+pd_real pd_sbpd_wendland(pd_real q);
+/* (X * X)^-1 of Eq. 1 and the planar flag of particle i from its bonds' w and X. */
+void pd_sbpd_shape_tensor(pd_sbpd_state* s, uint32_t i);
+/* The sand phase: families of sand bodies renewed on the step's start positions, which are the
+ * step's reference (weights and shape tensors with them); and, after the step, the elastic F
+ * projected at the end positions kept for the next. */
+pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, struct pd_world* w);
+void pd_sbpd_sand_commit(pd_sbpd_state* s, const pd_vec3* y);
+/* For sand particle i: F_inc of Eq. 1 at y, F_tr = F_inc Fe projected (Eq. 13-22) into s->F[i],
+ * and M_i = tau F_inc^-T K^-1 (tau of Eq. 15), the correspondence force w M_i xi of its bonds. */
+void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i);
 
 #endif

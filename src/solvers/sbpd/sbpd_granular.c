@@ -65,34 +65,45 @@ static pd_mat3 from_principal(pd_mat3 U, pd_vec3 s, pd_mat3 V) {
     return pd_m3_mul(pd_m3_mul(U, pd_m3_diag(s.x, s.y, s.z)), pd_m3_transpose(V));
 }
 
-pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F) {
+/* tau = U diag(tau(s)) U^T of the principal values s (Eq. 15), when asked for. */
+static void stress_out(const pd_sbpd_yield* y, pd_mat3 U, pd_vec3 s, pd_mat3* tau) {
+    if (!tau)
+        return;
+    pd_vec3 t = pd_sbpd_kirchhoff(y, s);
+    *tau = pd_m3_mul(pd_m3_mul(U, pd_m3_diag(t.x, t.y, t.z)), pd_m3_transpose(U));
+}
+
+pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F, pd_mat3* tau) {
     pd_mat3 U, V;
     pd_vec3 s;
     pd_svd3(F_tr, &U, &s, &V);
     pd_real J = s.x * s.y * s.z;
-    pd_vec3 tau = pd_sbpd_kirchhoff(y, s);
-    pd_real trace = tau.x + tau.y + tau.z;
+    pd_vec3 t = pd_sbpd_kirchhoff(y, s);
+    pd_real trace = t.x + t.y + t.z;
     pd_real tau_max = y->cf > 0 ? y->cc / y->cf : INFINITY;
     *F = F_tr;
-    if (J > 0 && pd_sbpd_yield_value(y, tau) <= 0)
-        return PD_SBPD_ELASTIC;      /* case A */
+    if (J > 0 && pd_sbpd_yield_value(y, t) <= 0) { /* case A */
+        stress_out(y, U, s, tau);
+        return PD_SBPD_ELASTIC;
+    }
     if (J <= 0 || trace > tau_max) { /* case B (an inverted F has no cone to return to) */
         pd_real Jn = sqrt(2 * fmin(tau_max, 1e300) / (D * y->kappa) + 1); /* Eq. 16 */
         pd_real c = cbrt(Jn);
         *F = from_principal(U, pd_v3(c, c, c), V); /* Eq. 17 */
+        stress_out(y, U, pd_v3(c, c, c), tau);
         return PD_SBPD_APEX;
     }
     /* case C: the deviator shortened by y_dp (Eq. 18), b rebuilt with its trace (Eq. 19) and
      * shifted by beta to keep det b = J^2 (Eq. 20-21) */
-    pd_real len = root_j2(tau),
-            keep = len > 0 ? fmax(0, len - pd_sbpd_yield_value(y, tau)) / len : 0;
+    pd_real len = root_j2(t), keep = len > 0 ? fmax(0, len - pd_sbpd_yield_value(y, t)) / len : 0;
     pd_real m = y->mu * pow(J, -2 / D), p = trace / D;
     pd_vec3 b = pd_v3(s.x * s.x, s.y * s.y, s.z * s.z);
     pd_real trb = (b.x + b.y + b.z) / D;
-    pd_vec3 base = pd_v3(keep * (tau.x - p) / m + trb, keep * (tau.y - p) / m + trb,
-                         keep * (tau.z - p) / m + trb);
+    pd_vec3 base =
+        pd_v3(keep * (t.x - p) / m + trb, keep * (t.y - p) / m + trb, keep * (t.z - p) / m + trb);
     pd_real beta = volume_shift(base, J * J);
-    *F = from_principal(U, pd_v3(sqrt(base.x + beta), sqrt(base.y + beta), sqrt(base.z + beta)),
-                        V); /* Eq. 22 */
+    pd_vec3 sn = pd_v3(sqrt(base.x + beta), sqrt(base.y + beta), sqrt(base.z + beta));
+    *F = from_principal(U, sn, V); /* Eq. 22 */
+    stress_out(y, U, sn, tau);
     return PD_SBPD_CONE;
 }

@@ -33,7 +33,8 @@ pd_vec3 pd_sbpd_kirchhoff(const pd_sbpd_yield* y, pd_vec3 s);
 /* y_dp of Eq. 13 for principal stresses tau (sqrt(J_2) of their deviator). */
 pd_real pd_sbpd_yield_value(const pd_sbpd_yield* y, pd_vec3 tau);
 
-/* Projects F_tr (Eq. 14-22) into *F; returns the case taken. */
-pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F);
+/* Projects F_tr (Eq. 14-22) into *F and, when tau is not NULL, gives the Kirchhoff stress of
+ * Eq. 15 of the result; returns the case taken. */
+pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F, pd_mat3* tau);
 
 #endif

@@ -26,6 +26,17 @@ pd_status pd_sbpd_check_material(const pd_material_def* m, const void* params, c
     (void)params;
     pd_real E, nu;
     pd_material_youngs_poisson(m, &E, &nu);
+    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) {
+        if (m->prony_count > 0)
+            return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                           "sbpd's sand (Drucker-Prager, Sec. 5) is not viscoelastic: give a "
+                           "material either `plasticity` or `viscoelasticity`");
+        if (nu < 0 || nu > SBPD_NU_MAX)
+            return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                           "sbpd's sand honours Poisson ratios in [0, %.2f] (got %.3g)",
+                           SBPD_NU_MAX, nu);
+        return PD_OK;
+    }
     if (nu < SBPD_NU_MIN - 1e-12 || nu > SBPD_NU_MAX)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "sbpd honours Poisson ratios in [%.2f, %.2f] (got %.3g): the bond terms of "
@@ -67,12 +78,18 @@ static pd_sbpd_material map_material(const pd_material_def* m, pd_real dt) {
         out.lambda0 += out.lambda[t];
         out.kv0 += out.kv[t];
     }
+    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) { /* Eq. 13 and 15 */
+        out.sand = 1;
+        out.yield.mu = E / (2 * (1 + nu));
+        out.yield.kappa = E / (3 * (1 - 2 * nu)); /* the bulk modulus lambda + 2 mu / 3 */
+        pd_sbpd_cone_from_friction(m->friction_angle, m->cohesion, &out.yield.cf, &out.yield.cc);
+    }
     return out;
 }
 
 /* Wendland C2 (Wendland 1995), up to its constant (the weights are normalised per family):
  * (1 - q)^4 (1 + 4 q) for q = |xi| / r < 1. */
-static pd_real wendland(pd_real q) {
+pd_real pd_sbpd_wendland(pd_real q) {
     if (q >= 1)
         return 0;
     pd_real a = 1 - q, a2 = a * a;
@@ -112,7 +129,8 @@ static pd_status bond_weights(pd_sbpd_state* s, const pd_particles* p) {
     for (uint32_t i = 0; i < s->n; ++i) {
         pd_real r = s->prm.horizon * p->spacing[i];
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
-            s->w[b] = wendland(pd_v3_len(pd_family_xi(&s->fam, i, b)) / r) * p->volume[s->fam.j[b]];
+            s->w[b] = pd_sbpd_wendland(pd_v3_len(pd_family_xi(&s->fam, i, b)) / r) *
+                      p->volume[s->fam.j[b]];
     }
     pd_direction_weight dw;
     pd_status st = fit_directions(s, p, &dw);
@@ -122,7 +140,8 @@ static pd_status bond_weights(pd_sbpd_state* s, const pd_particles* p) {
         pd_real sum = 0;
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             pd_vec3 X = pd_family_xi(&s->fam, i, b);
-            s->w[b] *= pd_direction_weight_at(&dw, pd_v3_scale(X, 1 / pd_v3_len(X)));
+            if (!s->sand[i]) /* flowing sand keeps no lattice to correct */
+                s->w[b] *= pd_direction_weight_at(&dw, pd_v3_scale(X, 1 / pd_v3_len(X)));
             sum += s->w[b];
         }
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
@@ -131,20 +150,17 @@ static pd_status bond_weights(pd_sbpd_state* s, const pd_particles* p) {
     return PD_OK;
 }
 
-/* (X * X)^-1 of Eq. 1; a family spanning no volume (a sheet, a line) has none. */
-static void shape_tensors(pd_sbpd_state* s, const pd_particles* p) {
-    for (uint32_t i = 0; i < s->n; ++i) {
-        pd_mat3 K = pd_m3_zero();
-        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
-            pd_vec3 X = pd_family_xi(&s->fam, i, b);
-            pd_m3_add_outer(&K, s->w[b] * p->volume[s->fam.j[b]], X, X);
-        }
-        pd_real tr = pd_m3_trace(K) / 3;
-        s->planar[i] = !(pd_m3_det(K) > SBPD_PLANAR * tr * tr * tr);
-        s->kinv[i] = pd_m3_zero();
-        if (!s->planar[i])
-            pd_m3_inverse(K, &s->kinv[i]);
+void pd_sbpd_shape_tensor(pd_sbpd_state* s, uint32_t i) {
+    pd_mat3 K = pd_m3_zero();
+    for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+        pd_vec3 X = pd_family_xi(&s->fam, i, b);
+        pd_m3_add_outer(&K, s->w[b] * s->volume[s->fam.j[b]], X, X);
     }
+    pd_real tr = pd_m3_trace(K) / 3;
+    s->planar[i] = !(pd_m3_det(K) > SBPD_PLANAR * tr * tr * tr);
+    s->kinv[i] = pd_m3_zero();
+    if (!s->planar[i])
+        pd_m3_inverse(K, &s->kinv[i]);
 }
 
 /* The largest time step for which the passes of Eq. 12 stay stable. A pass moves y by
@@ -159,7 +175,14 @@ static pd_real stable_time_step(const pd_sbpd_state* s) {
         if (s->flags[i] & PD_P_FIXED) /* pinned ones count: a pin may let go */
             continue;
         const pd_sbpd_material* mi = &s->mat[s->material[i]];
-        pd_real sum = 0, grad = 0;
+        pd_real sum = 0, grad = 0, rho = s->mass[i] / s->volume[i];
+        if (mi->sand) { /* the correspondence force of Eq. 15's stress: (kappa + 4 mu / 3) */
+            for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
+                grad += s->w[b] * s->volume[s->fam.j[b]] *
+                        pd_v3_len(pd_m3_mulv(s->kinv[i], pd_family_xi(&s->fam, i, b)));
+            worst = fmax(worst, 2 * (mi->yield.kappa + 4 * mi->yield.mu / 3) * grad * grad / rho);
+            continue;
+        }
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             uint32_t j = s->fam.j[b], rb = s->fam.rev[b];
             const pd_sbpd_material* mj = &s->mat[s->material[j]];
@@ -170,7 +193,6 @@ static pd_real stable_time_step(const pd_sbpd_state* s) {
             grad += s->w[b] * s->volume[j] * pd_v3_len(pd_m3_mulv(s->kinv[i], X));
         }
         sum += mi->kv0 * grad * grad;
-        pd_real rho = s->mass[i] / s->volume[i];
         worst = fmax(worst, sum / rho);
     }
     return worst > 0 ? 1 / sqrt(worst) : INFINITY;
@@ -203,10 +225,12 @@ pd_status pd_sbpd_on_time_step(void* state, pd_world* w, pd_error* err) {
     X(M, pd_mat3)                                                                                  \
     X(planar, uint8_t)                                                                             \
     X(y, pd_vec3)                                                                                  \
-    X(acc, pd_vec3)
+    X(acc, pd_vec3)                                                                                \
+    X(sand, uint8_t)                                                                               \
+    X(Fe, pd_mat3)
 
 static size_t history_count(const pd_sbpd_state* s, size_t items) {
-    return items * (size_t)s->modes + 1;
+    return pd_sbpd_bond_reals(items, (size_t)s->modes);
 }
 
 static pd_status allocate(pd_sbpd_state* s) {
@@ -222,7 +246,7 @@ static pd_status allocate(pd_sbpd_state* s) {
     s->qdev = PD_NEW_ARRAY(pd_real, history_count(s, bonds));
     s->qiso = PD_NEW_ARRAY(pd_real, history_count(s, bonds));
     s->qvol = PD_NEW_ARRAY(pd_real, history_count(s, n));
-    s->t = PD_NEW_ARRAY(pd_vec3, bonds + 1);
+    s->t = (pd_vec3*)PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(bonds, 3));
     if (!s->partial || !s->w || !s->qdev || !s->qiso || !s->qvol || !s->t)
         return PD_ERR_OUT_OF_MEMORY;
     return PD_OK;
@@ -238,15 +262,26 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     if (st != PD_OK)
         return st;
     s->mat = PD_NEW_ARRAY(pd_sbpd_material, (size_t)s->material_count + 1);
-    if (!s->mat)
+    s->body_count = w->scene->body_count;
+    s->body_renews = PD_NEW_ARRAY(uint8_t, (size_t)s->body_count + 1);
+    if (!s->mat || !s->body_renews)
         return PD_ERR_OUT_OF_MEMORY;
     for (int m = 0; m < s->material_count; ++m) {
         s->mat[m] = map_material(&w->scene->materials[m], s->dt);
         s->modes = s->mat[m].modes > s->modes ? s->mat[m].modes : s->modes;
     }
-    if ((st = allocate(s)) != PD_OK || (st = bond_weights(s, p)) != PD_OK)
+    if ((st = allocate(s)) != PD_OK)
         return st;
-    shape_tensors(s, p);
+    for (uint32_t i = 0; i < s->n; ++i) {
+        s->sand[i] = (uint8_t)s->mat[s->material[i]].sand;
+        s->Fe[i] = pd_m3_identity();
+        s->has_sand |= s->sand[i];
+        s->body_renews[p->body[i]] |= s->sand[i];
+    }
+    if ((st = bond_weights(s, p)) != PD_OK)
+        return st;
+    for (uint32_t i = 0; i < s->n; ++i)
+        pd_sbpd_shape_tensor(s, i);
     return check_time_step(s, err);
 }
 
@@ -284,8 +319,9 @@ void pd_sbpd_destroy(void* state) {
     PD_FREE_ARRAY(s->qdev, pd_real, history_count(s, bonds));
     PD_FREE_ARRAY(s->qiso, pd_real, history_count(s, bonds));
     PD_FREE_ARRAY(s->qvol, pd_real, history_count(s, n));
-    PD_FREE_ARRAY(s->t, pd_vec3, bonds + 1);
+    PD_FREE_ARRAY(s->t, pd_real, pd_sbpd_bond_reals(bonds, 3));
     PD_FREE_ARRAY(s->mat, pd_sbpd_material, (size_t)s->material_count + 1);
+    PD_FREE_ARRAY(s->body_renews, uint8_t, (size_t)s->body_count + 1);
     pd_family_free(&s->fam);
     pd_hash_grid_destroy(&s->grid);
     pd_free(s, sizeof *s);
@@ -307,6 +343,8 @@ pd_status pd_sbpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         }
         pd_reorder_points(&r, s->kinv, sizeof(pd_mat3));
         pd_reorder_points(&r, s->planar, sizeof(uint8_t));
+        pd_reorder_points(&r, s->sand, sizeof(uint8_t));
+        pd_reorder_points(&r, s->Fe, sizeof(pd_mat3));
     }
     pd_reorder_end(&r);
     return st;

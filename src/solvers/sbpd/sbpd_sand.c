@@ -1,0 +1,130 @@
+/* The sand phase of Algorithm 1 (Wang et al. 2025 Sec. 5; lines 9-14 and 25).
+ *
+ * The paper computes F (Eq. 1) for the sand particles, projects it onto the yield surface
+ * (Eq. 13-22), "computes the force density T" from it (no equation given) and updates the
+ * neighbour lists every step, without saying what the sand's reference X is or how the
+ * projected F is kept. We read it as an updated reference: each step the families of sand
+ * bodies are found anew on the positions the step starts from, which are the step's X; the
+ * elastic deformation gradient Fe (the projected F) is kept per particle, the step's trial is
+ * F_tr = F_inc Fe with F_inc of Eq. 1 over the step's motion, and the force is the
+ * correspondence force of Eq. 15's Kirchhoff stress of the projected F: T_ij = w_ij tau_i
+ * F_inc^-T K_i^-1 xi_ij (the first Piola-Kirchhoff stress on the step's reference, with the
+ * volumes of the rest state). Weights are the plain Wendland kernel (a flowing sand has no
+ * lattice to correct), normalised per family. */
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "math/svd3.h"
+#include "neighbor/family_renewal.h"
+#include "solvers/sbpd/sbpd_data.h"
+#include "world/world.h"
+
+/* Moves a per-bond array of `per_bond` reals onto the renewed family (new bonds take zeros). */
+static pd_status carry(pd_real** array, size_t per_bond, const uint32_t* old_bond,
+                       const pd_family* out, size_t old_capacity) {
+    pd_real* fresh = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(out->bond_capacity, per_bond));
+    if (!fresh)
+        return PD_ERR_OUT_OF_MEMORY;
+    pd_real zero[3 * PD_MAX_PRONY + 3] = {0};
+    pd_bonds_carry(fresh, *array, old_bond, out->bond_count, per_bond * sizeof(pd_real), zero);
+    PD_FREE_ARRAY(*array, pd_real, pd_sbpd_bond_reals(old_capacity, per_bond));
+    *array = fresh;
+    return PD_OK;
+}
+
+/* Renews the families of the sand bodies on p->pos, carrying the other bodies' bonds with
+ * their weights and histories. */
+static pd_status renew(pd_sbpd_state* s, const pd_particles* p) {
+    pd_renewal_def def = {p->pos,  p->volume, p->spacing,
+                          p->body, p->id,     s->body_renews,
+                          NULL,    NULL,      s->prm.horizon * (1 - 1e-9)};
+    pd_family out;
+    uint32_t* old_bond = NULL;
+    memset(&out, 0, sizeof out);
+    pd_status st = pd_family_renew(&s->fam, &s->grid, &def, &out, &old_bond);
+    if (st != PD_OK)
+        return st;
+    size_t cap = s->fam.bond_capacity, modes = (size_t)s->modes;
+    st = carry(&s->w, 1, old_bond, &out, cap);
+    if (st == PD_OK)
+        st = carry((pd_real**)&s->t, 3, old_bond, &out, cap);
+    if (st == PD_OK)
+        st = carry(&s->qdev, modes, old_bond, &out, cap);
+    if (st == PD_OK)
+        st = carry(&s->qiso, modes, old_bond, &out, cap);
+    pd_bonds_map_free(old_bond, &out);
+    pd_family_free(&s->fam);
+    s->fam = out;
+    return st;
+}
+
+/* A grain whose family is too small or too lopsided to fit an F carries no stress this step
+ * (it flies free until it has neighbours around it): with three neighbours at a surface K is
+ * near singular, K^-1 xi large, and such grains were flung out of a settling pile at metres
+ * per second (measured). At least SAND_MIN_BONDS neighbours and the smallest of K's eigenvalues
+ * no less than SAND_CONDITION of their mean (det K / (tr K / 3)^3 bounds it from above). */
+#define SAND_MIN_BONDS 6
+#define SAND_CONDITION 0.1
+
+static int supported(const pd_sbpd_state* s, uint32_t i) {
+    if (s->planar[i] || s->fam.offsets[i + 1] - s->fam.offsets[i] < SAND_MIN_BONDS)
+        return 0;
+    pd_mat3 K;
+    if (!pd_m3_inverse(s->kinv[i], &K))
+        return 0;
+    pd_real tr = pd_m3_trace(K) / 3;
+    return pd_m3_det(K) >= SAND_CONDITION * tr * tr * tr;
+}
+
+pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, pd_world* w) {
+    const pd_particles* p = &w->particles;
+    pd_status st = renew(s, p);
+    if (st != PD_OK)
+        return st;
+    w->bond_count = s->fam.bond_count;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        if (!s->sand[i])
+            continue;
+        pd_real r = s->prm.horizon * p->spacing[i], sum = 0;
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+            uint32_t j = s->fam.j[b];
+            s->fam.xi[b] = pd_v3_sub(p->pos[j], p->pos[i]); /* the step's reference */
+            s->w[b] = pd_sbpd_wendland(pd_v3_len(s->fam.xi[b]) / r);
+            sum += s->w[b] * p->volume[j];
+        }
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
+            s->w[b] = sum > 0 ? s->w[b] / sum : 0;
+        pd_sbpd_shape_tensor(s, i);
+        s->planar[i] |= !supported(s, i);
+    }
+    return PD_OK;
+}
+
+void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i) {
+    const pd_family* f = &s->fam;
+    s->M[i] = pd_m3_zero();
+    s->F[i] = s->Fe[i];
+    if (s->planar[i]) /* a grain with too few neighbours to span a volume carries no stress */
+        return;
+    pd_mat3 YX = pd_m3_zero(), inc_inv;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        uint32_t j = f->j[b];
+        pd_m3_add_outer(&YX, s->w[b] * s->volume[j], pd_v3_sub(y[j], y[i]), f->xi[b]);
+    }
+    pd_mat3 inc = pd_m3_mul(YX, s->kinv[i]); /* Eq. 1 over the step */
+    const pd_sbpd_yield* yield = &s->mat[s->material[i]].yield;
+    pd_mat3 tau;
+    pd_sbpd_return_map(yield, pd_m3_mul(inc, s->Fe[i]), &s->F[i], &tau); /* Eq. 14-22, 15 */
+    if (!pd_m3_inverse(inc, &inc_inv))
+        return;
+    s->M[i] = pd_m3_mul(pd_m3_mul(tau, pd_m3_transpose(inc_inv)), s->kinv[i]);
+}
+
+void pd_sbpd_sand_commit(pd_sbpd_state* s, const pd_vec3* y) {
+    for (uint32_t i = 0; i < s->n; ++i)
+        if (s->sand[i]) {
+            pd_sbpd_sand_stress(s, y, i);
+            s->Fe[i] = s->F[i];
+        }
+}
