@@ -87,6 +87,16 @@ PD_TEST(reordering_does_not_change_the_motion_sbpd) {
     check_same_motion_with(sets, 3);
 }
 
+/* sbpd's sand renews its families every step and keeps an elastic F per grain (permuted with
+ * the particles); friction angle 30, cohesion 500 Pa so that the tumbling block yields at its
+ * corners without flying apart. */
+PD_TEST(reordering_does_not_change_the_motion_sbpd_sand) {
+    const char* sets[] = {"method=sbpd", "time.dt=2e-4",
+                          "materials.m.plasticity={\"model\":\"drucker_prager\","
+                          "\"friction_angle\":30,\"cohesion\":500}"};
+    check_same_motion_with(sets, 3);
+}
+
 /* After a reordering the particles are sorted by the Morton code of their current
  * positions, the block's turn has moved particles in that order, and families stay
  * consistent. */
