@@ -495,7 +495,8 @@ static int compare_doubles(const void* a, const void* b) {
  * collapsing for 0.6 s on a floor with Coulomb friction 0.5. Returns the slope of the deposit,
  * atan(H / R) in degrees, H the 98th percentile of the grains' heights and R the 95th of their
  * distances from the axis. */
-static int sand_deposit(double phi, double cohesion, double* angle, double* H, double* R) {
+static int sand_deposit(double phi, double cohesion, double t_end, double* angle, double* H,
+                        double* R, double* plastic) {
     char json[2048];
     snprintf(json, sizeof json,
              "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":1.8e-4,\"fps\":25,"
@@ -507,9 +508,13 @@ static int sand_deposit(double phi, double cohesion, double* angle, double* H, d
              "\"plane\",\"point\":[0,0,0],\"normal\":[0,1,0],\"friction\":0.5}]}",
              phi, cohesion);
     pd_test_sim t;
-    if (!pd_test_sim_open(&t, json, NULL, 0) || !pd_test_sim_run(&t, 0.6))
+    if (!pd_test_sim_open(&t, json, NULL, 0) || !pd_test_sim_run(&t, t_end))
         return 0;
     const pd_particles* p = &t.world->particles;
+    const pd_sbpd_state* st = t.world->solver_state;
+    *plastic = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        *plastic += st->plastic[i] / (double)p->count;
     static double y[4096], r[4096];
     size_t n = p->count < 4096 ? p->count : 4096;
     for (size_t i = 0; i < n; ++i)
@@ -528,19 +533,28 @@ static int sand_deposit(double phi, double cohesion, double* angle, double* H, d
  * flatter than the friction angle (it ran out); printed beside phi, not compared with it. */
 PD_TEST(sand_deposits_steeper_with_friction_angle_and_cohesion) {
     const double phi[3] = {20, 30, 40};
-    double angle[4], H[4], R[4];
+    double angle[5], H[5], R[5], plastic[5];
     for (int k = 0; k < 3; ++k) {
-        PD_REQUIRE(sand_deposit(phi[k], 0, &angle[k], &H[k], &R[k]));
+        PD_REQUIRE(sand_deposit(phi[k], 0, 0.6, &angle[k], &H[k], &R[k], &plastic[k]));
         printf("  friction angle %.0f, no cohesion: height %.1f mm, radius %.1f mm, slope %.1f "
-               "degrees\n",
-               phi[k], 1e3 * H[k], 1e3 * R[k], angle[k]);
+               "degrees, mean plastic strain %.3f\n",
+               phi[k], 1e3 * H[k], 1e3 * R[k], angle[k], plastic[k]);
     }
-    PD_REQUIRE(sand_deposit(30, 200, &angle[3], &H[3], &R[3]));
+    PD_REQUIRE(sand_deposit(30, 200, 0.6, &angle[3], &H[3], &R[3], &plastic[3]));
     printf("  friction angle 30, cohesion 200 Pa: height %.1f mm, radius %.1f mm, slope %.1f "
-           "degrees\n",
-           1e3 * H[3], 1e3 * R[3], angle[3]);
+           "degrees, mean plastic strain %.3f\n",
+           1e3 * H[3], 1e3 * R[3], angle[3], plastic[3]);
+    /* the published plastic strain: none where the sand stands elastic (cohesion 1e5 Pa); and
+     * it stands: its top layer where it fell to (93.75 mm less the 6.25 mm between the bottom
+     * grains and the floor), within 1 mm (84.6 mm and sinking when the elastic F was committed
+     * before the floor pushed the bottom grains back) */
+    PD_REQUIRE(sand_deposit(30, 1e5, 0.2, &angle[4], &H[4], &R[4], &plastic[4]));
+    printf("  cohesion 1e5 Pa (stands): height %.1f mm, mean plastic strain %.2e\n", 1e3 * H[4],
+           plastic[4]);
     PD_CHECK(angle[1] > angle[0] + 2 && angle[2] > angle[1] + 2);
     PD_CHECK(angle[3] > angle[1] + 2);
+    PD_CHECK(plastic[1] > 0.1 && plastic[4] < 1e-3);
+    PD_CHECK_NEAR(1e3 * H[4], 87.5, 1.0);
 }
 
 /* DESIGN.md: results independent of scheduling. The sand cube of the deposit test and a

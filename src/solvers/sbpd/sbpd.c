@@ -76,7 +76,7 @@ static void gradient_kernel(void* ctx, size_t begin, size_t end, int thread) {
     const pd_family* f = &s->fam;
     for (size_t i = begin; i < end; ++i) {
         if (s->sand[i]) {
-            pd_sbpd_sand_stress(s, c->y, (uint32_t)i);
+            pd_sbpd_sand_stress(s, c->y, (uint32_t)i, NULL);
             continue;
         }
         s->F[i] = s->M[i] = pd_m3_zero();
@@ -271,8 +271,6 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     pd_real last;
     int passes = relax(s, &last);
     finish(s, p);
-    if (s->has_sand)
-        pd_sbpd_sand_commit(s, p->pos);
     pd_real spacing = 0;
     for (size_t i = 0; i < s->n; ++i)
         spacing = fmax(spacing, p->spacing[i]);
@@ -292,6 +290,23 @@ static size_t sbpd_bytes_per_particle(const void* params) {
     return bonds * per_bond + 3 * sizeof(pd_mat3) + 2 * sizeof(pd_vec3) + 4 * sizeof(pd_real);
 }
 
+/* What sbpd publishes beyond the world's attributes. */
+static const pd_field_info k_fields[] = {
+    {PD_ATTR_PLASTIC_STRAIN,
+     {"plastic_strain"},
+     1,
+     PD_FIELD_REAL,
+     "1",
+     "Sand (Sec. 5): the sum over the steps of the return mapping's plastic strain, |ln s_tr - ln "
+     "s| over the principal stretches of the trial and the projected F at the step's end; 0 for "
+     "other materials."},
+};
+
+static const void* sbpd_publish_fields(void* state, int k) {
+    pd_sbpd_state* s = state;
+    return k == 0 ? s->plastic : NULL;
+}
+
 static const pd_material_support k_materials = {.plasticity = 1u << PD_PLASTICITY_DRUCKER_PRAGER,
                                                 .viscoelasticity = 1};
 
@@ -302,6 +317,9 @@ const pd_solver_vtable pd_sbpd_solver = {
     .params = &pd_sbpd_param_table,
     .check_material = pd_sbpd_check_material,
     .materials = &k_materials,
+    .fields = k_fields,
+    .field_count = 1,
+    .publish_fields = sbpd_publish_fields,
     .create = pd_sbpd_create,
     .destroy = pd_sbpd_destroy,
     .step = sbpd_step,

@@ -81,6 +81,7 @@ typedef struct pd_sbpd_state {
     uint8_t* sand;        /* per particle: of a Drucker-Prager material */
     uint8_t* body_renews; /* per body: its families are renewed every step (sand) */
     pd_mat3* Fe;          /* per particle: the elastic F at the step's start (sand) */
+    pd_real* plastic;     /* per particle: accumulated plastic strain (published) */
     double t_local;
 } pd_sbpd_state;
 
@@ -101,13 +102,12 @@ void pd_sbpd_deformation_gradients(pd_sbpd_state* s, const pd_vec3* y);
 pd_real pd_sbpd_wendland(pd_real q);
 /* (X * X)^-1 of Eq. 1 and the planar flag of particle i from its bonds' w and X. */
 void pd_sbpd_shape_tensor(pd_sbpd_state* s, uint32_t i);
-/* The sand phase: families of sand bodies renewed on the step's start positions, which are the
- * step's reference (weights and shape tensors with them); and, after the step, the elastic F
- * projected at the end positions kept for the next. */
+/* The sand phase at a step's start: the elastic F of the last step's end committed at the
+ * positions it really ended at, then the families of sand bodies renewed on them, which are
+ * the step's reference (weights and shape tensors with them). */
 pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, struct pd_world* w);
-void pd_sbpd_sand_commit(pd_sbpd_state* s, const pd_vec3* y);
 /* For sand particle i: F_inc of Eq. 1 at y, F_tr = F_inc Fe projected (Eq. 13-22) into s->F[i],
  * and M_i = tau F_inc^-T K^-1 (tau of Eq. 15), the correspondence force w M_i xi of its bonds. */
-void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i);
+void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i, pd_real* plastic);
 
 #endif

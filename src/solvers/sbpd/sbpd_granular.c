@@ -65,15 +65,22 @@ static pd_mat3 from_principal(pd_mat3 U, pd_vec3 s, pd_mat3 V) {
     return pd_m3_mul(pd_m3_mul(U, pd_m3_diag(s.x, s.y, s.z)), pd_m3_transpose(V));
 }
 
-/* tau = U diag(tau(s)) U^T of the principal values s (Eq. 15), when asked for. */
-static void stress_out(const pd_sbpd_yield* y, pd_mat3 U, pd_vec3 s, pd_mat3* tau) {
-    if (!tau)
-        return;
-    pd_vec3 t = pd_sbpd_kirchhoff(y, s);
-    *tau = pd_m3_mul(pd_m3_mul(U, pd_m3_diag(t.x, t.y, t.z)), pd_m3_transpose(U));
+/* tau = U diag(tau(s)) U^T of the principal values s (Eq. 15), and the plastic strain from the
+ * trial's principal stretches s0 to s, each when asked for. */
+static void stress_out(const pd_sbpd_yield* y, pd_mat3 U, pd_vec3 s0, pd_vec3 s, pd_mat3* tau,
+                       pd_real* plastic) {
+    if (tau) {
+        pd_vec3 t = pd_sbpd_kirchhoff(y, s);
+        *tau = pd_m3_mul(pd_m3_mul(U, pd_m3_diag(t.x, t.y, t.z)), pd_m3_transpose(U));
+    }
+    if (plastic) {
+        pd_real a = log(fabs(s0.x) / s.x), b = log(fabs(s0.y) / s.y), c = log(fabs(s0.z) / s.z);
+        *plastic = sqrt(a * a + b * b + c * c);
+    }
 }
 
-pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F, pd_mat3* tau) {
+pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F, pd_mat3* tau,
+                                pd_real* plastic) {
     pd_mat3 U, V;
     pd_vec3 s;
     pd_svd3(F_tr, &U, &s, &V);
@@ -83,14 +90,14 @@ pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F
     pd_real tau_max = y->cf > 0 ? y->cc / y->cf : INFINITY;
     *F = F_tr;
     if (J > 0 && pd_sbpd_yield_value(y, t) <= 0) { /* case A */
-        stress_out(y, U, s, tau);
+        stress_out(y, U, s, s, tau, plastic);
         return PD_SBPD_ELASTIC;
     }
     if (J <= 0 || trace > tau_max) { /* case B (an inverted F has no cone to return to) */
         pd_real Jn = sqrt(2 * fmin(tau_max, 1e300) / (D * y->kappa) + 1); /* Eq. 16 */
         pd_real c = cbrt(Jn);
         *F = from_principal(U, pd_v3(c, c, c), V); /* Eq. 17 */
-        stress_out(y, U, pd_v3(c, c, c), tau);
+        stress_out(y, U, s, pd_v3(c, c, c), tau, plastic);
         return PD_SBPD_APEX;
     }
     /* case C: the deviator shortened by y_dp (Eq. 18), b rebuilt with its trace (Eq. 19) and
@@ -104,6 +111,6 @@ pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F
     pd_real beta = volume_shift(base, J * J);
     pd_vec3 sn = pd_v3(sqrt(base.x + beta), sqrt(base.y + beta), sqrt(base.z + beta));
     *F = from_principal(U, sn, V); /* Eq. 22 */
-    stress_out(y, U, sn, tau);
+    stress_out(y, U, s, sn, tau, plastic);
     return PD_SBPD_CONE;
 }

@@ -34,7 +34,9 @@ pd_vec3 pd_sbpd_kirchhoff(const pd_sbpd_yield* y, pd_vec3 s);
 pd_real pd_sbpd_yield_value(const pd_sbpd_yield* y, pd_vec3 tau);
 
 /* Projects F_tr (Eq. 14-22) into *F and, when tau is not NULL, gives the Kirchhoff stress of
- * Eq. 15 of the result; returns the case taken. */
-pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F, pd_mat3* tau);
+ * Eq. 15 of the result and in *plastic the plastic strain of the projection, |ln s_tr - ln s|
+ * over the principal stretches (0 in case A); returns the case taken. */
+pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F, pd_mat3* tau,
+                                pd_real* plastic);
 
 #endif

@@ -227,7 +227,8 @@ pd_status pd_sbpd_on_time_step(void* state, pd_world* w, pd_error* err) {
     X(y, pd_vec3)                                                                                  \
     X(acc, pd_vec3)                                                                                \
     X(sand, uint8_t)                                                                               \
-    X(Fe, pd_mat3)
+    X(Fe, pd_mat3)                                                                                 \
+    X(plastic, pd_real)
 
 static size_t history_count(const pd_sbpd_state* s, size_t items) {
     return pd_sbpd_bond_reals(items, (size_t)s->modes);
@@ -345,6 +346,7 @@ pd_status pd_sbpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         pd_reorder_points(&r, s->planar, sizeof(uint8_t));
         pd_reorder_points(&r, s->sand, sizeof(uint8_t));
         pd_reorder_points(&r, s->Fe, sizeof(pd_mat3));
+        pd_reorder_points(&r, s->plastic, sizeof(pd_real));
     }
     pd_reorder_end(&r);
     return st;
