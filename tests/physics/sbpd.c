@@ -311,6 +311,22 @@ PD_TEST(time_step_above_the_stable_bound_is_refused) {
     pd_scene_free(&scene);
 }
 
+/* A bar 0.2 x 0.05 x 0.05 m (E_0 1e5 Pa, nu 0.3, the Prony block `visco`) pinned at x < 0.02
+ * and, by pin 1, at x > 0.18, which follows `keyframes` and takes the extra keys `pin1` (",
+ * \"release\": t" or ""). */
+static void short_bar_json(char* json, size_t size, const char* visco, const char* keyframes,
+                           const char* pin1) {
+    snprintf(json, size,
+             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":2e-4,\"fps\":50,\"frames\":10},"
+             "\"gravity\":[0,0,0],\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
+             "\"poisson_ratio\":0.3%s}},\"bodies\":[{\"name\":\"bar\",\"material\":\"m\","
+             "\"spacing\":0.01,\"shape\":{\"type\":\"box\",\"min\":[0,0,0],"
+             "\"max\":[0.2,0.05,0.05]},\"pins\":[{\"region\":{\"type\":\"box\",\"min\":[-1,-1,-1],"
+             "\"max\":[0.02,1,1]}},{\"region\":{\"type\":\"box\",\"min\":[0.18,-1,-1],"
+             "\"max\":[1,1,1]},\"keyframes\":[%s]%s}]}]}",
+             visco, keyframes, pin1);
+}
+
 /* A bar (0.2 x 0.05 x 0.05 m) pulled to 1 % over 0.2 s, then cycled between 0.5 % and 1.5 %
  * (triangle wave, period 0.5 s) by its moving pin; `visco` its Prony block. Returns the work
  * the pin does on the bar over the cycle starting at t0 (N m) and the loading work (the
@@ -323,15 +339,7 @@ static int cycle_work(const char* visco, double t0, double* net, double* loading
         len += snprintf(frames + len, sizeof frames - (size_t)len,
                         ",{\"t\":%g,\"translate\":[%g,0,0]}", 0.325 + 0.25 * k,
                         k % 2 ? 0.0027 : 0.0009);
-    snprintf(json, sizeof json,
-             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":2e-4,\"fps\":50,\"frames\":10},"
-             "\"gravity\":[0,0,0],\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
-             "\"poisson_ratio\":0.3%s}},\"bodies\":[{\"name\":\"bar\",\"material\":\"m\","
-             "\"spacing\":0.01,\"shape\":{\"type\":\"box\",\"min\":[0,0,0],"
-             "\"max\":[0.2,0.05,0.05]},\"pins\":[{\"region\":{\"type\":\"box\",\"min\":[-1,-1,-1],"
-             "\"max\":[0.02,1,1]}},{\"region\":{\"type\":\"box\",\"min\":[0.18,-1,-1],"
-             "\"max\":[1,1,1]},\"keyframes\":[%s]}]}]}",
-             visco, frames);
+    short_bar_json(json, sizeof json, visco, frames, "");
     pd_test_sim t;
     if (!pd_test_sim_open(&t, json, NULL, 0) || !pd_test_sim_run(&t, t0))
         return 0;
@@ -416,16 +424,8 @@ PD_TEST(cycles_dissipate_only_when_viscoelastic) {
 static int released_stretch(const char* visco, const char* history, const double* at, int count,
                             double* stretch) {
     char json[2048];
-    snprintf(json, sizeof json,
-             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":2e-4,\"fps\":50,\"frames\":10},"
-             "\"gravity\":[0,0,0],\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
-             "\"poisson_ratio\":0.3%s}},\"bodies\":[{\"name\":\"bar\",\"material\":\"m\","
-             "\"spacing\":0.01,\"shape\":{\"type\":\"box\",\"min\":[0,0,0],"
-             "\"max\":[0.2,0.05,0.05]},\"pins\":[{\"region\":{\"type\":\"box\",\"min\":[-1,-1,-1],"
-             "\"max\":[0.02,1,1]}},{\"region\":{\"type\":\"box\",\"min\":[0.18,-1,-1],"
-             "\"max\":[1,1,1]},\"keyframes\":[{\"t\":0},{\"t\":0.1,\"translate\":[0.0072,0,0]}],"
-             "\"release\":0.6}]}]}",
-             visco);
+    short_bar_json(json, sizeof json, visco, "{\"t\":0},{\"t\":0.1,\"translate\":[0.0072,0,0]}",
+                   ",\"release\":0.6");
     bar_def d = {0.2, 0.05, 0.3, 0.1, 0.04, 2e-4, visco};
     pd_test_sim t;
     const char* sets[] = {history};
