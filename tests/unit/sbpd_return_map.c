@@ -127,42 +127,55 @@ PD_TEST(onto_the_cone_the_stress_lies_on_the_surface) {
            cone, worst_y, worst_j, worst_tr, worst_dir);
     PD_CHECK(cone > 100);
     PD_CHECK(worst_y < 1e-12);
-    PD_CHECK(worst_j < 1e-12);
-    PD_CHECK(worst_tr < 1e-12);
+    PD_CHECK(worst_j < 1e-12); /* tr tau follows (Eq. 15: a function of J): printed only */
     PD_CHECK(worst_dir < 1e-12);
     printf("  the stress handed out against the result's: %.2e\n", worst_tau);
     PD_CHECK(worst_tau < 1e-12);
 }
 
-/* Case B: past the apex (tr tau > tau_max = C_c / C_f) the state lands on the apex: no
- * deviator, tr tau = tau_max, det F = sqrt(2 tau_max / (3 kappa) + 1) (Eq. 16 as read). As
- * printed, J = sqrt(2 / (3 kappa)) tau_max + 1 gives another trace (printed, then checked
- * against ours: a mapping that used it fails the trace check). */
+/* Case B: past the apex (tr tau > tau_max = C_c / C_f) the state lands on the apex: tr tau =
+ * tau_max, i.e. det F = sqrt(2 tau_max / (3 kappa) + 1) (Eq. 16 as read), and the stress handed
+ * out is that. (No deviator is left by construction, F = J^(1/3) U V^T: printed only. As
+ * printed, J = sqrt(2 / (3 kappa)) tau_max + 1 gives another trace: printed beside.) */
 PD_TEST(past_the_apex_the_state_lands_on_the_apex) {
     unsigned seed = 3;
     int apex = 0;
-    pd_real worst_dev = 0, worst_tr = 0, tau_max = k_sand.cc / k_sand.cf;
+    pd_real worst_dev = 0, worst_tr = 0, worst_out = 0, tau_max = k_sand.cc / k_sand.cf;
     for (int k = 0; k < 200; ++k) {
         pd_real e = 0.05 + 0.2 * uniform(&seed); /* dilated: tension */
         pd_vec3 s = pd_v3(1 + e, 1 + 0.8 * e, 1 + 0.6 * e);
-        pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
-        if (pd_sbpd_return_map(&k_sand, F, &out, NULL, NULL) != PD_SBPD_APEX)
+        pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out, tau;
+        if (pd_sbpd_return_map(&k_sand, F, &out, &tau, NULL) != PD_SBPD_APEX)
             continue;
         ++apex;
         pd_vec3 t1 = stress_of(&k_sand, out);
         worst_dev = fmax(worst_dev, dev_norm(t1));
         worst_tr = fmax(worst_tr, fabs(trace(t1) / tau_max - 1));
+        worst_out = fmax(worst_out, fabs(pd_m3_trace(tau) / tau_max - 1));
     }
     pd_real printed = sqrt(2 / (3 * k_sand.kappa)) * tau_max + 1;
     pd_real c = cbrt(printed);
     pd_vec3 tp = pd_sbpd_kirchhoff(&k_sand, pd_v3(c, c, c));
-    printf("  %d states past the apex: |dev tau| <= %.2e, |tr tau / tau_max - 1| <= %.2e; the "
-           "printed Eq. 16 gives tr tau %.4f for tau_max %.4f (y_dp %.3f)\n",
-           apex, worst_dev, worst_tr, trace(tp), tau_max, pd_sbpd_yield_value(&k_sand, tp));
+    printf("  %d states past the apex: |tr tau / tau_max - 1| <= %.2e (handed out %.2e), |dev "
+           "tau| <= %.2e; the printed Eq. 16 would give tr tau %.4f for tau_max %.4f (y_dp %.3f)\n",
+           apex, worst_tr, worst_out, worst_dev, trace(tp), tau_max,
+           pd_sbpd_yield_value(&k_sand, tp));
     PD_CHECK(apex > 100);
-    PD_CHECK(worst_dev < 1e-12);
     PD_CHECK(worst_tr < 1e-12);
-    PD_CHECK(fabs(trace(tp) / tau_max - 1) > 0.1);
+    PD_CHECK(worst_out < 1e-12);
+}
+
+/* Without an apex (C_f = 0, friction angle 0) an inverted trial goes to the rest volume, not to
+ * the infinite J of Eq. 16 with tau_max = infinity. */
+PD_TEST(an_inverted_trial_without_an_apex_goes_to_rest_volume) {
+    pd_sbpd_yield y = {1.0, 2.0, 0.0, 0.05};
+    pd_mat3 F = pd_m3_diag(1.1, 0.9, -0.5), out;
+    pd_real plastic = 0;
+    pd_sbpd_case c = pd_sbpd_return_map(&y, F, &out, NULL, &plastic);
+    printf("  case %d, det F %.6f, plastic strain %.3f\n", (int)c, pd_m3_det(out), plastic);
+    PD_CHECK(c == PD_SBPD_APEX);
+    PD_CHECK_NEAR(pd_m3_det(out), 1.0, 1e-12);
+    PD_CHECK(isfinite(plastic) && plastic > 0);
 }
 
 /* C_f, C_c from a friction angle (the outer cone of Mohr-Coulomb): under triaxial compression

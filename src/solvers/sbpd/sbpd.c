@@ -7,6 +7,9 @@
  * dt^2 a of Eq. 12, until no particle moves more than epsilon. The velocity is the step's
  * motion. Colliders are the world's (projection and Coulomb friction after the step).
  *
+ * The sand phase (lines 9-14) runs in the same passes for Drucker-Prager particles, whose F is
+ * projected onto the yield surface and whose force is that of Eq. 15's stress (sbpd_sand.c).
+ *
  * Beyond the paper (docs/methods/sbpd.md): gravity in the advection (Algorithm 1 applies it
  * nowhere), Eq. 12 read as dx = dt^2 a (it prints rho a = h^2 sum ...), the weights normalised
  * and mu, lambda scaled so that a body shows the E and nu it is given, and a dilatation term
@@ -182,6 +185,8 @@ static void history_kernel(void* ctx, size_t begin, size_t end, int thread) {
     const pd_family* f = &s->fam;
     for (size_t i = begin; i < end; ++i) {
         const pd_sbpd_material* m = &s->mat[s->material[i]];
+        if (s->sand[i]) /* no histories; a renewed family may hold coincident grains */
+            continue;
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             pd_vec3 X = pd_family_xi(f, (uint32_t)i, b), Y = pd_v3_sub(c->y[f->j[b]], c->y[i]);
             pd_real lx = pd_v3_len(X);
@@ -266,7 +271,7 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
         if (st != PD_OK)
             return st;
     }
-    update_histories(s, p->pos);
+    update_histories(s, w->step_start); /* W^n: before the world moved the pins */
     advect(s, p);
     pd_real last;
     int passes = relax(s, &last);
@@ -281,13 +286,15 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     return PD_OK;
 }
 
-/* Bonds: j, rev, X, w and two histories per mode, about 4.2 r^3 of them (r in spacings);
- * per particle three 3x3 matrices, two vectors and the dilatation's histories. */
+/* Bonds: j, rev, X, w, the force scratch and two histories per mode (3 assumed), about 4.2 r^3
+ * of them (r in spacings); per particle four 3x3 matrices (K^-1, F, M, Fe), two vectors, the
+ * flags, the plastic strain and the dilatation's histories. */
 static size_t sbpd_bytes_per_particle(const void* params) {
     const pd_sbpd_params* prm = params;
     size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
-    size_t per_bond = 2 * sizeof(uint32_t) + sizeof(pd_vec3) + (1 + 2 * 3) * sizeof(pd_real);
-    return bonds * per_bond + 3 * sizeof(pd_mat3) + 2 * sizeof(pd_vec3) + 4 * sizeof(pd_real);
+    size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + (1 + 2 * 3) * sizeof(pd_real);
+    return bonds * per_bond + 4 * sizeof(pd_mat3) + 2 * sizeof(pd_vec3) + 2 * sizeof(uint8_t) +
+           5 * sizeof(pd_real);
 }
 
 /* What sbpd publishes beyond the world's attributes. */

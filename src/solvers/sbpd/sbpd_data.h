@@ -74,7 +74,7 @@ typedef struct pd_sbpd_state {
     pd_vec3* acc;     /* sum_j (T_ij - T_ji) V_j / rho_i of Eq. 12 at the last evaluation */
     pd_real* partial; /* per chunk: the largest displacement of a pass */
     size_t chunks;
-    pd_real dt_max; /* the largest stable time step (sbpd_setup.c) */
+    pd_real dt_max; /* the largest stable time step at set-up (sbpd_setup.c) */
     /* the sand phase (sbpd_sand.c) */
     int has_sand;
     int body_count;
@@ -82,7 +82,6 @@ typedef struct pd_sbpd_state {
     uint8_t* body_renews; /* per body: its families are renewed every step (sand) */
     pd_mat3* Fe;          /* per particle: the elastic F at the step's start (sand) */
     pd_real* plastic;     /* per particle: accumulated plastic strain (published) */
-    double t_local;
 } pd_sbpd_state;
 
 /* Reals of a per-bond array of `per_bond` reals for `capacity` bonds (one more, never 0). */

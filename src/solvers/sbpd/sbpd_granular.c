@@ -74,7 +74,9 @@ static void stress_out(const pd_sbpd_yield* y, pd_mat3 U, pd_vec3 s0, pd_vec3 s,
         *tau = pd_m3_mul(pd_m3_mul(U, pd_m3_diag(t.x, t.y, t.z)), pd_m3_transpose(U));
     }
     if (plastic) {
-        pd_real a = log(fabs(s0.x) / s.x), b = log(fabs(s0.y) / s.y), c = log(fabs(s0.z) / s.z);
+        /* a trial with a vanishing stretch (J = 0 goes to the apex) counts as 1e-12 */
+        pd_real a = log(fmax(fabs(s0.x), 1e-12) / s.x), b = log(fmax(fabs(s0.y), 1e-12) / s.y);
+        pd_real c = log(fmax(fabs(s0.z), 1e-12) / s.z);
         *plastic = sqrt(a * a + b * b + c * c);
     }
 }
@@ -94,7 +96,8 @@ pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F
         return PD_SBPD_ELASTIC;
     }
     if (J <= 0 || trace > tau_max) { /* case B (an inverted F has no cone to return to) */
-        pd_real Jn = sqrt(2 * fmin(tau_max, 1e300) / (D * y->kappa) + 1); /* Eq. 16 */
+        /* Eq. 16; without an apex (C_f = 0: von Mises' cylinder) an inverted F goes to J = 1 */
+        pd_real Jn = isfinite(tau_max) ? sqrt(2 * tau_max / (D * y->kappa) + 1) : 1;
         pd_real c = cbrt(Jn);
         *F = from_principal(U, pd_v3(c, c, c), V); /* Eq. 17 */
         stress_out(y, U, s, pd_v3(c, c, c), tau, plastic);

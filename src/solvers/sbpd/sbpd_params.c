@@ -28,8 +28,9 @@ static const pd_param_info k_params[] = {
      "families' fourth moment isotropic (src/neighbor/isotropy.h; beyond the paper). On a grid "
      "the Wendland kernel at r = 2 spacings weighs the six axis neighbours most (fourth moment "
      "xxxx 0.293, xxyy 0.020 against the isotropic 0.2 and 0.067): without the factor a bar "
-     "along an axis is 1.75 times as stiff (measured) and shear along the axes meets about 0.3 "
-     "of the shear modulus. The factors run from 0.28 to 4.3 on a grid."},
+     "along an axis is 1.95 times as stiff and shows nu 0.06 for 0.25 (measured), and shear "
+     "along the axes meets about 0.3 of the shear modulus. The factors run from 0.28 to 4.3 on "
+     "a grid."},
 };
 
 const pd_param_table pd_sbpd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

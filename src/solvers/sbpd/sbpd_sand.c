@@ -20,23 +20,32 @@
 #include "solvers/sbpd/sbpd_data.h"
 #include "world/world.h"
 
-/* Moves a per-bond array of `per_bond` reals onto the renewed family (new bonds take zeros). */
-static pd_status carry(pd_real** array, size_t per_bond, const uint32_t* old_bond,
-                       const pd_family* out, size_t old_capacity) {
-    pd_real* fresh = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(out->bond_capacity, per_bond));
-    if (!fresh)
-        return PD_ERR_OUT_OF_MEMORY;
-    pd_real zero[3 * PD_MAX_PRONY + 3] = {0};
-    pd_bonds_carry(fresh, *array, old_bond, out->bond_count, per_bond * sizeof(pd_real), zero);
-    PD_FREE_ARRAY(*array, pd_real, pd_sbpd_bond_reals(old_capacity, per_bond));
-    *array = fresh;
-    return PD_OK;
+/* The per-bond arrays for a renewed family of `capacity` bonds (w, the two histories, the force
+ * scratch), each of pd_sbpd_bond_reals(capacity, per) reals. */
+typedef struct bond_arrays {
+    pd_real *w, *qdev, *qiso, *t;
+} bond_arrays;
+
+static void bond_arrays_free(bond_arrays* a, size_t capacity, size_t modes) {
+    PD_FREE_ARRAY(a->w, pd_real, pd_sbpd_bond_reals(capacity, 1));
+    PD_FREE_ARRAY(a->qdev, pd_real, pd_sbpd_bond_reals(capacity, modes));
+    PD_FREE_ARRAY(a->qiso, pd_real, pd_sbpd_bond_reals(capacity, modes));
+    PD_FREE_ARRAY(a->t, pd_real, pd_sbpd_bond_reals(capacity, 3));
 }
 
-/* Renews the families of the sand bodies on p->pos, carrying the other bodies' bonds with
- * their weights and histories. */
-static pd_status renew(pd_sbpd_state* s, const pd_particles* p) {
-    pd_renewal_def def = {p->pos,  p->volume, p->spacing,
+static int bond_arrays_alloc(bond_arrays* a, size_t capacity, size_t modes) {
+    a->w = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(capacity, 1));
+    a->qdev = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(capacity, modes));
+    a->qiso = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(capacity, modes));
+    a->t = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(capacity, 3));
+    return a->w && a->qdev && a->qiso && a->t;
+}
+
+/* Renews the families of the sand bodies on `pos`, carrying the other bodies' bonds with their
+ * weights and histories (new bonds start with zeros; the force scratch is not carried). On
+ * failure the old family and arrays stay. */
+static pd_status renew(pd_sbpd_state* s, const pd_particles* p, const pd_vec3* pos) {
+    pd_renewal_def def = {pos,     p->volume, p->spacing,
                           p->body, p->id,     s->body_renews,
                           NULL,    NULL,      s->prm.horizon * (1 - 1e-9)};
     pd_family out;
@@ -46,24 +55,31 @@ static pd_status renew(pd_sbpd_state* s, const pd_particles* p) {
     if (st != PD_OK)
         return st;
     size_t cap = s->fam.bond_capacity, modes = (size_t)s->modes;
-    st = carry(&s->w, 1, old_bond, &out, cap);
-    if (st == PD_OK)
-        st = carry((pd_real**)&s->t, 3, old_bond, &out, cap);
-    if (st == PD_OK)
-        st = carry(&s->qdev, modes, old_bond, &out, cap);
-    if (st == PD_OK)
-        st = carry(&s->qiso, modes, old_bond, &out, cap);
+    bond_arrays a;
+    if (!bond_arrays_alloc(&a, out.bond_capacity, modes)) {
+        bond_arrays_free(&a, out.bond_capacity, modes);
+        pd_bonds_map_free(old_bond, &out);
+        pd_family_free(&out);
+        return PD_ERR_OUT_OF_MEMORY;
+    }
+    pd_real zero[PD_MAX_PRONY] = {0};
+    pd_bonds_carry(a.w, s->w, old_bond, out.bond_count, sizeof(pd_real), zero);
+    pd_bonds_carry(a.qdev, s->qdev, old_bond, out.bond_count, modes * sizeof(pd_real), zero);
+    pd_bonds_carry(a.qiso, s->qiso, old_bond, out.bond_count, modes * sizeof(pd_real), zero);
+    bond_arrays old = {s->w, s->qdev, s->qiso, (pd_real*)s->t};
+    bond_arrays_free(&old, cap, modes);
+    s->w = a.w, s->qdev = a.qdev, s->qiso = a.qiso, s->t = (pd_vec3*)a.t;
     pd_bonds_map_free(old_bond, &out);
     pd_family_free(&s->fam);
     s->fam = out;
-    return st;
+    return PD_OK;
 }
 
 /* A grain whose family is too small or too lopsided to fit an F carries no stress this step
  * (it flies free until it has neighbours around it): with three neighbours at a surface K is
  * near singular, K^-1 xi large, and such grains were flung out of a settling pile at metres
- * per second (measured). At least SAND_MIN_BONDS neighbours and the smallest of K's eigenvalues
- * no less than SAND_CONDITION of their mean (det K / (tr K / 3)^3 bounds it from above). */
+ * per second (measured). At least SAND_MIN_BONDS neighbours and det K >= SAND_CONDITION (tr K /
+ * 3)^3 (with two equal eigenvalues, the third at least 3 % of them). */
 #define SAND_MIN_BONDS 6
 #define SAND_CONDITION 0.1
 
@@ -94,8 +110,9 @@ static int supported(const pd_sbpd_state* s, uint32_t i) {
 
 pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, pd_world* w) {
     const pd_particles* p = &w->particles;
-    commit(s, p->pos);
-    pd_status st = renew(s, p);
+    const pd_vec3* x = w->step_start; /* before the world moved the pins to the step's end */
+    commit(s, x);
+    pd_status st = renew(s, p, x);
     if (st != PD_OK)
         return st;
     w->bond_count = s->fam.bond_count;
@@ -105,7 +122,7 @@ pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, pd_world* w) {
         pd_real r = s->prm.horizon * p->spacing[i], sum = 0;
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             uint32_t j = s->fam.j[b];
-            s->fam.xi[b] = pd_v3_sub(p->pos[j], p->pos[i]); /* the step's reference */
+            s->fam.xi[b] = pd_v3_sub(x[j], x[i]); /* the step's reference */
             s->w[b] = pd_sbpd_wendland(pd_v3_len(s->fam.xi[b]) / r);
             sum += s->w[b] * p->volume[j];
         }

@@ -114,8 +114,8 @@ static pd_status fit_directions(pd_sbpd_state* s, const pd_particles* p, pd_dire
     }
     for (uint32_t i = 0; i < s->n; ++i)
         fullest[p->body[i]] = fmax(fullest[p->body[i]], pd_family_volume(&s->fam, p->volume, i));
-    for (uint32_t i = 0; i < s->n; ++i)
-        if (pd_family_volume(&s->fam, p->volume, i) >= 0.99 * fullest[p->body[i]])
+    for (uint32_t i = 0; i < s->n; ++i) /* sand takes no factor (bond_weights) */
+        if (!s->sand[i] && pd_family_volume(&s->fam, p->volume, i) >= 0.99 * fullest[p->body[i]])
             pd_moment_fit_add_weighted(fit, &s->fam, s->w, i);
     pd_moment_fit_solve(fit, dw);
     pd_free(fullest, ((size_t)bodies + 1) * sizeof *fullest);
