@@ -275,6 +275,13 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     advect(s, p);
     pd_real last;
     int passes = relax(s, &last);
+    if (s->prm.contact) { /* lines 17-20 */
+        pd_status st = pd_contact_begin_step(&s->contact, w->step_start, s->dt);
+        if (st == PD_OK)
+            st = pd_sbpd_collide(s);
+        if (st != PD_OK)
+            return st;
+    }
     finish(s, p);
     pd_real spacing = 0;
     for (size_t i = 0; i < s->n; ++i)

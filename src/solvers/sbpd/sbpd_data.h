@@ -4,6 +4,7 @@
 #ifndef PD_SBPD_DATA_H
 #define PD_SBPD_DATA_H
 
+#include "contact/contact.h"
 #include "core/param.h"
 #include "neighbor/family.h"
 #include "solvers/sbpd/sbpd_granular.h"
@@ -23,6 +24,7 @@ typedef struct pd_sbpd_params {
     pd_real horizon;       /* r in spacings (Sec. 3: twice the particle size) */
     int isotropic_weights; /* direction factors making the interior families isotropic */
     int history;           /* PD_SBPD_HISTORY_*: q follows W = s^2 (Eq. 9) or the stretch s */
+    int contact;           /* collisions between bodies (Eq. 25) */
 } pd_sbpd_params;
 
 extern const pd_param_table pd_sbpd_param_table;
@@ -75,6 +77,11 @@ typedef struct pd_sbpd_state {
     pd_real* partial; /* per chunk: the largest displacement of a pass */
     size_t chunks;
     pd_real dt_max; /* the largest stable time step at set-up (sbpd_setup.c) */
+    /* collisions between bodies (Eq. 25, sbpd_contact.c): pairs from the core's contact */
+    pd_contact contact;
+    pd_real* contact_modulus; /* per material: 1 (the pairs' penalty is not used) */
+    uint8_t* contact_renews;  /* per material: sand (no self-contact) */
+    pd_vec3* push;            /* per particle: the correction of the current iteration */
     /* the sand phase (sbpd_sand.c) */
     int has_sand;
     int body_count;
@@ -88,6 +95,12 @@ typedef struct pd_sbpd_state {
 static inline size_t pd_sbpd_bond_reals(size_t capacity, size_t per_bond) {
     return capacity * per_bond + 1;
 }
+
+/* Eq. 25 between bodies: up to solver.iterations rounds of pushing apart the pairs closer than
+ * their contact distance, at s->y (sbpd_contact.c). */
+pd_status pd_sbpd_collide(pd_sbpd_state* s);
+pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const struct pd_world* w);
+void pd_sbpd_contact_free(pd_sbpd_state* s);
 
 pd_status pd_sbpd_create(struct pd_world* w, const void* params, void** state, pd_error* err);
 void pd_sbpd_destroy(void* state);

@@ -23,6 +23,12 @@ static const pd_param_info k_params[] = {
      "the explicit passes). stretch: the same with the bond's stretch s in place of W, Eq. 4-5 "
      "per bond (mode force mu_k (s - q^k)): VALIDATION.md's linear Prony solid, regular when "
      "unloading (docs/methods/sbpd.md)."},
+    {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
+     "Collisions between bodies (Eq. 25, Algorithm 1 lines 17-20): after the passes, up to "
+     "`iterations` rounds push every pair of particles of different bodies (or far-apart parts "
+     "of one elastic body) closer than d_c = (s_i + s_j) / 2 apart along their line, by shares "
+     "of inverse mass (pinned and fixed particles do not move), each particle by the mean of its "
+     "pairs' pushes; false lets bodies pass through each other."},
     {"isotropic_weights", PD_PARAM_BOOL, P(isotropic_weights), 1, 0, 1, "-", NULL,
      "Multiply each bond's kernel by a factor of its direction that makes the interior "
      "families' fourth moment isotropic (src/neighbor/isotropy.h; beyond the paper). On a grid "

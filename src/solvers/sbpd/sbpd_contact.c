@@ -1,0 +1,98 @@
+/* Collisions between bodies (Wang et al. 2025 Eq. 25; Algorithm 1 lines 17-20). The pairs are
+ * the core's (src/contact: particles of different bodies, or unbonded parts of one elastic body,
+ * closer than d_c = (s_i + s_j) / 2; found through its Verlet list); the response is the
+ * paper's position correction: each pair is pushed apart along its line by its depth
+ * d_c - |y_i - y_j|, particle i by the share w_i / (w_i + w_j), w = 1 / m (0 for a pinned or
+ * fixed particle). The paper takes the depth from boundary particles' SDF values; between two
+ * moving particles it gives none, so we take the pair's own gap. Jacobi rounds (each particle
+ * gathers its pairs' pushes and moves by their mean: no race, the same bits on any thread
+ * count), up to solver.iterations of them, until no pair overlaps by more than epsilon. */
+#include <math.h>
+
+#include "core/alloc.h"
+#include "parallel/parallel.h"
+#include "solvers/sbpd/sbpd_data.h"
+#include "world/world.h"
+
+pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const pd_world* w) {
+    if (!s->prm.contact)
+        return PD_OK;
+    int m = s->material_count;
+    s->contact_modulus = PD_NEW_ARRAY(pd_real, (size_t)m + 1);
+    s->contact_renews = PD_NEW_ARRAY(uint8_t, (size_t)m + 1);
+    s->push = PD_NEW_ARRAY(pd_vec3, s->n + 1);
+    if (!s->contact_modulus || !s->contact_renews || !s->push)
+        return PD_ERR_OUT_OF_MEMORY;
+    for (int k = 0; k < m; ++k)
+        s->contact_modulus[k] = 1, s->contact_renews[k] = (uint8_t)s->mat[k].sand;
+    pd_contact_def def = pd_default_contact_def();
+    def.horizon = s->prm.horizon;
+    def.modulus = s->contact_modulus;
+    def.renews = s->contact_renews;
+    return pd_contact_init(&s->contact, &def, &w->particles);
+}
+
+void pd_sbpd_contact_free(pd_sbpd_state* s) {
+    if (!s->prm.contact)
+        return;
+    pd_contact_free(&s->contact);
+    PD_FREE_ARRAY(s->contact_modulus, pd_real, (size_t)s->material_count + 1);
+    PD_FREE_ARRAY(s->contact_renews, uint8_t, (size_t)s->material_count + 1);
+    PD_FREE_ARRAY(s->push, pd_vec3, s->n + 1);
+}
+
+static pd_real inverse_mass(const pd_sbpd_state* s, uint32_t i) {
+    return (s->flags[i] & PD_P_CONSTRAINED) ? 0 : 1 / s->mass[i];
+}
+
+/* Eq. 25 for i's pairs: the mean of w_i / (w_i + w_j) (d_c - d) n_ij over them; the largest
+ * depth of the chunk into partial. */
+static void push_kernel(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    pd_sbpd_state* s = ctx;
+    const pd_contact* c = &s->contact;
+    pd_real deepest = 0;
+    for (size_t i = begin; i < end; ++i) {
+        pd_vec3 sum = pd_v3(0, 0, 0);
+        uint32_t first = c->near.offsets[i], count = c->pair_count[i];
+        pd_real wi = inverse_mass(s, (uint32_t)i);
+        for (uint32_t k = first; k < first + count; ++k) {
+            uint32_t j = c->pair_j[k];
+            pd_vec3 d = pd_v3_sub(s->y[i], s->y[j]);
+            pd_real len = pd_v3_len(d), dc = pd_contact_distance(c, (uint32_t)i, j);
+            pd_real wj = inverse_mass(s, j), depth = dc - len;
+            if (!(depth > 0) || !(len > 0) || wi + wj <= 0)
+                continue;
+            deepest = fmax(deepest, depth);
+            sum = pd_v3_madd(sum, wi / (wi + wj) * depth / len, d);
+        }
+        s->push[i] = count ? pd_v3_scale(sum, 1.0 / count) : pd_v3(0, 0, 0);
+    }
+    s->partial[begin / PD_SBPD_GRAIN] = deepest;
+}
+
+static void apply_kernel(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    pd_sbpd_state* s = ctx;
+    for (size_t i = begin; i < end; ++i)
+        s->y[i] = pd_v3_add(s->y[i], s->push[i]);
+}
+
+pd_status pd_sbpd_collide(pd_sbpd_state* s) {
+    if (!s->prm.contact)
+        return PD_OK;
+    for (int round = 0; round < s->prm.iterations; ++round) {
+        pd_real energy;
+        pd_status st = pd_contact_evaluate(&s->contact, s->y, &energy); /* the pairs at y */
+        if (st != PD_OK)
+            return st;
+        pd_parallel_for(s->n, PD_SBPD_GRAIN, push_kernel, s);
+        pd_real deepest = 0;
+        for (size_t k = 0; k < s->chunks; ++k)
+            deepest = fmax(deepest, s->partial[k]);
+        if (deepest < s->prm.tolerance)
+            break;
+        pd_parallel_for(s->n, PD_SBPD_GRAIN, apply_kernel, s);
+    }
+    return PD_OK;
+}
