@@ -282,6 +282,7 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
         if (st != PD_OK)
             return st;
     }
+    pd_sbpd_static_friction(s, w); /* line 23 */
     finish(s, p);
     pd_real spacing = 0;
     for (size_t i = 0; i < s->n; ++i)

@@ -8,6 +8,7 @@
  * gathers its pairs' pushes and moves by their mean: no race, the same bits on any thread
  * count), up to solver.iterations of them, until no pair overlaps by more than epsilon. */
 #include <math.h>
+#include <string.h>
 
 #include "core/alloc.h"
 #include "parallel/parallel.h"
@@ -95,4 +96,41 @@ pd_status pd_sbpd_collide(pd_sbpd_state* s) {
         pd_parallel_for(s->n, PD_SBPD_GRAIN, apply_kernel, s);
     }
     return PD_OK;
+}
+
+pd_status pd_sbpd_static_friction_init(pd_sbpd_state* s) {
+    if (!(s->prm.static_friction > 0))
+        return PD_OK;
+    s->projected = PD_NEW_ARRAY(pd_vec3, s->n + 1);
+    s->touched = PD_NEW_ARRAY(uint8_t, s->n + 1);
+    return s->projected && s->touched ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+}
+
+void pd_sbpd_static_friction_free(pd_sbpd_state* s) {
+    PD_FREE_ARRAY(s->projected, pd_vec3, s->n + 1);
+    PD_FREE_ARRAY(s->touched, uint8_t, s->n + 1);
+}
+
+/* Eq. 28 (Sec. 6): y* the step's end before the colliders (s->y), y its projection out of
+ * them, x the step's start; a particle the projection moved whose motion is mostly into the
+ * surface, (y - y*) . (x - y*) >= eta |y* - x|^2, stays at x. The world projects the others and
+ * applies the colliders' Coulomb friction after the step (Eq. 26-27's role). */
+void pd_sbpd_static_friction(pd_sbpd_state* s, const pd_world* w) {
+    s->frozen = 0;
+    if (!(s->prm.static_friction > 0) || w->colliders.count == 0)
+        return;
+    memcpy(s->projected, s->y, s->n * sizeof *s->y);
+    memset(s->touched, 0, s->n);
+    pd_colliders_project(&w->colliders, s->n, s->projected, NULL, w->contact_skip, s->touched,
+                         s->dt);
+    const pd_vec3* x = w->step_start;
+    for (size_t i = 0; i < s->n; ++i) {
+        if (!s->touched[i])
+            continue;
+        pd_vec3 to_x = pd_v3_sub(x[i], s->y[i]), back = pd_v3_sub(s->projected[i], s->y[i]);
+        if (pd_v3_dot(back, to_x) >= s->prm.static_friction * pd_v3_dot(to_x, to_x)) {
+            s->y[i] = x[i];
+            ++s->frozen;
+        }
+    }
 }

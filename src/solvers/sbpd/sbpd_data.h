@@ -19,12 +19,13 @@ enum { PD_SBPD_HISTORY_SQUARED, PD_SBPD_HISTORY_STRETCH };
 #define PD_SBPD_GRAIN 256
 
 typedef struct pd_sbpd_params {
-    int iterations;        /* iter_max of Algorithm 1 */
-    pd_real tolerance;     /* epsilon: the passes stop when no particle moves more (m) */
-    pd_real horizon;       /* r in spacings (Sec. 3: twice the particle size) */
-    int isotropic_weights; /* direction factors making the interior families isotropic */
-    int history;           /* PD_SBPD_HISTORY_*: q follows W = s^2 (Eq. 9) or the stretch s */
-    int contact;           /* collisions between bodies (Eq. 25) */
+    int iterations;          /* iter_max of Algorithm 1 */
+    pd_real tolerance;       /* epsilon: the passes stop when no particle moves more (m) */
+    pd_real horizon;         /* r in spacings (Sec. 3: twice the particle size) */
+    int isotropic_weights;   /* direction factors making the interior families isotropic */
+    int history;             /* PD_SBPD_HISTORY_*: q follows W = s^2 (Eq. 9) or the stretch s */
+    int contact;             /* collisions between bodies (Eq. 25) */
+    pd_real static_friction; /* eta of Eq. 28 (0: off) */
 } pd_sbpd_params;
 
 extern const pd_param_table pd_sbpd_param_table;
@@ -82,6 +83,9 @@ typedef struct pd_sbpd_state {
     pd_real* contact_modulus; /* per material: 1 (the pairs' penalty is not used) */
     uint8_t* contact_renews;  /* per material: sand (no self-contact) */
     pd_vec3* push;            /* per particle: the correction of the current iteration */
+    pd_vec3* projected;       /* per particle: y projected out of the colliders (Eq. 28) */
+    uint8_t* touched;         /* per particle: a collider projected it */
+    size_t frozen;            /* particles Eq. 28 held in the last step */
     /* the sand phase (sbpd_sand.c) */
     int has_sand;
     int body_count;
@@ -100,6 +104,10 @@ static inline size_t pd_sbpd_bond_reals(size_t capacity, size_t per_bond) {
  * their contact distance, at s->y (sbpd_contact.c). */
 pd_status pd_sbpd_collide(pd_sbpd_state* s);
 pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const struct pd_world* w);
+/* Eq. 28 at the colliders after the collisions (sbpd_contact.c). */
+pd_status pd_sbpd_static_friction_init(pd_sbpd_state* s);
+void pd_sbpd_static_friction_free(pd_sbpd_state* s);
+void pd_sbpd_static_friction(pd_sbpd_state* s, const struct pd_world* w);
 void pd_sbpd_contact_free(pd_sbpd_state* s);
 
 pd_status pd_sbpd_create(struct pd_world* w, const void* params, void** state, pd_error* err);

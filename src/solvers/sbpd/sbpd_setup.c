@@ -283,7 +283,8 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
         return st;
     for (uint32_t i = 0; i < s->n; ++i)
         pd_sbpd_shape_tensor(s, i);
-    if ((st = pd_sbpd_contact_init(s, w)) != PD_OK)
+    if ((st = pd_sbpd_contact_init(s, w)) != PD_OK ||
+        (st = pd_sbpd_static_friction_init(s)) != PD_OK)
         return st;
     return check_time_step(s, err);
 }
@@ -326,6 +327,7 @@ void pd_sbpd_destroy(void* state) {
     PD_FREE_ARRAY(s->mat, pd_sbpd_material, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->body_renews, uint8_t, (size_t)s->body_count + 1);
     pd_sbpd_contact_free(s);
+    pd_sbpd_static_friction_free(s);
     pd_family_free(&s->fam);
     pd_hash_grid_destroy(&s->grid);
     pd_free(s, sizeof *s);
