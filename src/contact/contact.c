@@ -318,8 +318,13 @@ static pd_status reserve_friction(pd_contact* c, size_t need) {
     return PD_OK;
 }
 
+void pd_contact_particles_reordered(pd_contact* c) {
+    c->near_valid = 0;
+}
+
 pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt) {
-    c->near_valid = 0; /* the world may have reordered the particles since the last step */
+    if (!c->keep_candidates)
+        c->near_valid = 0; /* the world may have reordered the particles since the last step */
     c->x0 = x0;
     c->eps = c->def.slip_velocity * dt;
     c->f_ready = 0;

@@ -81,6 +81,9 @@ typedef struct pd_contact {
     pd_vec3* near_at;      /* the positions they were found at */
     pd_real skin;          /* s/4 or more, s the smallest spacing (candidate_skin) (m) */
     int near_valid;
+    /* 1: a method that tells of every reordering (pd_contact_particles_reordered) keeps the
+     * candidate list across steps; 0 (default): begin_step drops it */
+    int keep_candidates;
     /* per particle, at the last evaluation */
     pd_vec3* grad; /* dE_contact/dy_i (N) */
     pd_real* diag; /* sum of the pair stiffnesses acting on i: a diagonal Hessian bound (N/m) */
@@ -183,9 +186,13 @@ pd_real pd_contact_distance(const pd_contact* c, uint32_t i, uint32_t j);
 pd_real pd_contact_stiffness(const pd_contact* c, uint32_t i, uint32_t j);
 
 /* Call at the start of every step (the particles may have been reordered since the last):
- * drops the candidate list and records the friction pairs at the step's start positions x0
- * (kept until the step ends) with slip length eps = slip_velocity * dt. */
+ * drops the candidate list (unless keep_candidates: then only after
+ * pd_contact_particles_reordered; the list is rebuilt anyway once a particle has moved more
+ * than a skin since it was found) and records the friction pairs at the step's start positions
+ * x0 (kept until the step ends) with slip length eps = slip_velocity * dt. */
 pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt);
+/* The world renumbered the particles (a method's on_reorder): the candidate list is stale. */
+void pd_contact_particles_reordered(pd_contact* c);
 
 /* Finds the pairs at y and evaluates the contact (+ friction) energy; fills grad and diag.
  * Returns PD_OK or PD_ERR_OUT_OF_MEMORY (a buffer could not grow); *energy gets J. */

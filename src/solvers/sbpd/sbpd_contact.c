@@ -30,7 +30,9 @@ pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const pd_world* w) {
     def.horizon = s->prm.horizon;
     def.modulus = s->contact_modulus;
     def.renews = s->contact_renews;
-    return pd_contact_init(&s->contact, &def, &w->particles);
+    pd_status st = pd_contact_init(&s->contact, &def, &w->particles);
+    s->contact.keep_candidates = 1; /* on_reorder and a pin letting go say when it is stale */
+    return st;
 }
 
 void pd_sbpd_contact_free(pd_sbpd_state* s) {
@@ -82,6 +84,12 @@ static void apply_kernel(void* ctx, size_t begin, size_t end, int thread) {
 pd_status pd_sbpd_collide(pd_sbpd_state* s) {
     if (!s->prm.contact)
         return PD_OK;
+    size_t constrained = 0; /* a pin let go: pairs of two pinned particles become eligible */
+    for (size_t i = 0; i < s->n; ++i)
+        constrained += (s->flags[i] & PD_P_CONSTRAINED) != 0;
+    if (constrained != s->constrained)
+        pd_contact_particles_reordered(&s->contact);
+    s->constrained = constrained;
     for (int round = 0; round < s->prm.iterations; ++round) {
         pd_real energy;
         pd_status st = pd_contact_evaluate(&s->contact, s->y, &energy); /* the pairs at y */

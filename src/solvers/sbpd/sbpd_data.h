@@ -83,6 +83,7 @@ typedef struct pd_sbpd_state {
     pd_real* contact_modulus; /* per material: 1 (the pairs' penalty is not used) */
     uint8_t* contact_renews;  /* per material: sand (no self-contact) */
     pd_vec3* push;            /* per particle: the correction of the current iteration */
+    size_t constrained;       /* pinned or fixed particles when the pairs were last sought */
     pd_vec3* projected;       /* per particle: y projected out of the colliders (Eq. 28) */
     uint8_t* touched;         /* per particle: a collider projected it */
     size_t frozen;            /* particles Eq. 28 held in the last step */

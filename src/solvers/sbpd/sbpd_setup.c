@@ -354,5 +354,7 @@ pd_status pd_sbpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         pd_reorder_points(&r, s->plastic, sizeof(pd_real));
     }
     pd_reorder_end(&r);
+    if (s->prm.contact)
+        pd_contact_particles_reordered(&s->contact);
     return st;
 }
