@@ -25,6 +25,7 @@
 typedef struct sbpd_ctx {
     pd_sbpd_state* s;
     const pd_vec3* y;
+    int histories; /* F for Eq. 9 only: sand grains (no histories) are skipped */
 } sbpd_ctx;
 
 /* 1 - q / W of Eq. 10-11 for one mode. Where W vanishes the paper's gamma is singular (a bond
@@ -79,7 +80,8 @@ static void gradient_kernel(void* ctx, size_t begin, size_t end, int thread) {
     const pd_family* f = &s->fam;
     for (size_t i = begin; i < end; ++i) {
         if (s->sand[i]) {
-            pd_sbpd_sand_stress(s, c->y, (uint32_t)i, NULL);
+            if (!c->histories) /* its return mapping, one SVD: not for a history update */
+                pd_sbpd_sand_stress(s, c->y, (uint32_t)i, NULL);
             continue;
         }
         s->F[i] = s->M[i] = pd_m3_zero();
@@ -103,7 +105,7 @@ static void gradient_kernel(void* ctx, size_t begin, size_t end, int thread) {
 }
 
 void pd_sbpd_deformation_gradients(pd_sbpd_state* s, const pd_vec3* y) {
-    sbpd_ctx c = {s, y};
+    sbpd_ctx c = {s, y, 0};
     pd_parallel_for(s->n, PD_SBPD_GRAIN, gradient_kernel, &c);
 }
 
@@ -213,7 +215,7 @@ static void history_kernel(void* ctx, size_t begin, size_t end, int thread) {
 static void update_histories(pd_sbpd_state* s, const pd_vec3* pos) {
     if (s->modes == 0)
         return;
-    sbpd_ctx c = {s, pos};
+    sbpd_ctx c = {s, pos, 1};
     pd_parallel_for(s->n, PD_SBPD_GRAIN, gradient_kernel, &c);
     pd_parallel_for(s->n, PD_SBPD_GRAIN, history_kernel, &c);
 }
@@ -231,7 +233,7 @@ static void advect(pd_sbpd_state* s, const pd_particles* p) {
 /* Lines 3-8: passes of Eq. 12 until none moves a particle more than epsilon; returns the
  * passes taken and the last one's largest move in *last. */
 static int relax(pd_sbpd_state* s, pd_real* last) {
-    sbpd_ctx c = {s, s->y};
+    sbpd_ctx c = {s, s->y, 0};
     int pass = 0;
     *last = 0;
     while (pass < s->prm.iterations) {
