@@ -770,3 +770,40 @@ PD_TEST(static_friction_stops_a_deposit_creeping) {
     PD_REQUIRE(with >= 0 && without >= 0);
     PD_CHECK(with < 1e-3 * without && without > 0.05e-3);
 }
+
+/* The solver keys act (the scene contract: nothing parsed and ignored). A block landing on a
+ * floor (E 1e5 Pa): `iterations` caps the passes of a step that has not settled (tolerance
+ * 0: every step takes all 3); `tolerance` ends them early (1 m: one pass); `horizon` sets the
+ * family: an interior particle bonds to the 26 lattice points closer than 2 spacings (those at
+ * exactly 2 weigh 0 and are left out), to 92 closer than 3: 3.5 times as many, less on this
+ * small block's surface (measured 3.06). */
+static int step_with(const char* a, const char* b, int* passes, size_t* bonds) {
+    static const char* json =
+        "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":1e-4,\"fps\":50,\"frames\":1},"
+        "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},"
+        "\"bodies\":[{\"name\":\"b\",\"material\":\"m\",\"spacing\":0.01,\"velocity\":[0,-1,0],"
+        "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.08,0.08,0.08]}}],"
+        "\"colliders\":[{\"type\":\"plane\",\"normal\":[0,1,0]}]}";
+    const char* sets[] = {a, b};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, sets, 2))
+        return 0;
+    int ok = pd_test_sim_run(&t, 20 * t.world->def.dt);
+    *passes = t.world->last_stats.iterations;
+    *bonds = t.world->bond_count;
+    pd_test_sim_close(&t);
+    return ok;
+}
+
+PD_TEST(solver_keys_change_the_step) {
+    int capped, loose, deflt;
+    size_t b2, b3, b_;
+    PD_REQUIRE(step_with("solver.tolerance=0", "solver.iterations=3", &capped, &b2));
+    PD_REQUIRE(step_with("solver.tolerance=1", "solver.iterations=6", &loose, &b_));
+    PD_REQUIRE(step_with("solver.horizon=3", "solver.tolerance=1e-4", &deflt, &b3));
+    printf("  passes: tolerance 0 and 3 iterations %d, tolerance 1 m %d; bonds at horizon 2: "
+           "%zu, at 3: %zu (512 particles)\n",
+           capped, loose, b2, b3);
+    PD_CHECK(capped == 3 && loose == 1);
+    PD_CHECK(b3 > 2.5 * b2);
+}
