@@ -207,11 +207,16 @@ void pd_bvh_free(pd_bvh* bvh) {
 
 /* ---- query ---- */
 
+/* The larger of a and b, for finite arguments (fmax's NaN rules make it a library call). */
+static inline pd_real larger(pd_real a, pd_real b) {
+    return a > b ? a : b;
+}
+
 /* Squared distance from p to the box (0 inside). */
 static pd_real box_dist2(const pd_bvh_node* node, pd_vec3 p) {
-    pd_real dx = fmax(fmax(node->lo.x - p.x, p.x - node->hi.x), 0);
-    pd_real dy = fmax(fmax(node->lo.y - p.y, p.y - node->hi.y), 0);
-    pd_real dz = fmax(fmax(node->lo.z - p.z, p.z - node->hi.z), 0);
+    pd_real dx = larger(larger(node->lo.x - p.x, p.x - node->hi.x), 0);
+    pd_real dy = larger(larger(node->lo.y - p.y, p.y - node->hi.y), 0);
+    pd_real dz = larger(larger(node->lo.z - p.z, p.z - node->hi.z), 0);
     return dx * dx + dy * dy + dz * dz;
 }
 
