@@ -114,12 +114,21 @@ static pd_real rest_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* n) {
 
 /* ---- pose ---- */
 
-pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal) {
-    /* Back to the rest frame: x_rest = R^T (x - c - T) + c. */
+/* Back to the rest frame: x_rest = R^T (x - c - T) + c. */
+static pd_vec3 to_rest_frame(const pd_collider* col, pd_vec3 p) {
     pd_vec3 local = pd_v3_sub(p, pd_v3_add(col->center, col->translation));
-    pd_vec3 rest = pd_v3_add(pd_m3_mulv(pd_m3_transpose(col->rotation), local), col->center);
+    return pd_v3_add(pd_m3_mulv(pd_m3_transpose(col->rotation), local), col->center);
+}
+
+int pd_collider_clear_of(const pd_collider* col, pd_vec3 p, pd_real margin) {
+    if (col->def.type != PD_COLLIDER_MESH) /* analytic distances are cheap: no bound kept */
+        return 0;
+    return pd_mesh_sdf_lower_bound(col->mesh, to_rest_frame(col, p)) >= margin;
+}
+
+pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal) {
     pd_vec3 n_rest;
-    pd_real d = rest_sdf(col, rest, &n_rest);
+    pd_real d = rest_sdf(col, to_rest_frame(col, p), &n_rest);
     pd_vec3 n = pd_m3_mulv(col->rotation, n_rest);
     /* A container allows its interior: flip the sign so the wall's outside is "solid". Meshes
      * exchange their sides themselves (an open mesh's wall is not the complement). */
@@ -388,6 +397,8 @@ static int project_particle(const pd_colliders* c, pd_vec3* x, pd_vec3* v) {
     int touched = 0;
     for (int k = 0; k < c->count; ++k) {
         const pd_collider* col = &c->items[k];
+        if (pd_collider_clear_of(col, *x, PD_CONTACT_SLOP))
+            continue;
         pd_vec3 n;
         pd_real d = pd_collider_sdf(col, *x, &n);
         if (!(d < PD_CONTACT_SLOP)) /* resting on the surface counts: friction acts on it */

@@ -49,6 +49,11 @@ void pd_colliders_update(pd_colliders* c, pd_real t);
  * `inside`; an open mesh moves its wall to the front of its faces. */
 pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal);
 
+/* 1 when p is surely farther than margin from collider k's solid (pd_collider_sdf(p) >= margin),
+ * known without a distance query (a mesh's coarse lattice, pd_mesh_sdf_lower_bound); 0 when
+ * it may be nearer, or for analytic shapes (their exact distance is as cheap). */
+int pd_collider_clear_of(const pd_collider* col, pd_vec3 p, pd_real margin);
+
 /* Where a point given in the collider's rest pose (its def's coordinates) is now. */
 pd_vec3 pd_collider_to_world(const pd_collider* col, pd_vec3 rest_point);
 

@@ -7,12 +7,14 @@
  * vertices apart that differ only in texture coordinates or normals. */
 #include "geometry/mesh_sdf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "parallel/parallel.h"
 
 enum { PSEUDO_PER_TRIANGLE = 7 };
 
@@ -208,6 +210,72 @@ static pd_status choose_sign(pd_mesh_sdf* sdf, const pd_mesh* mesh, pd_real thic
     return PD_OK;
 }
 
+/* ---- the coarse lattice of pd_mesh_sdf_lower_bound ---- */
+
+/* Cells along the bounds' longest side, and the margin around the bounds in cells. */
+#define COARSE_CELLS  32
+#define COARSE_MARGIN 2
+
+static size_t coarse_count(const pd_mesh_sdf* sdf) {
+    return (size_t)sdf->nodes[0] * (size_t)sdf->nodes[1] * (size_t)sdf->nodes[2];
+}
+
+static void coarse_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    pd_mesh_sdf* sdf = ctx;
+    size_t nx = (size_t)sdf->nodes[0], ny = (size_t)sdf->nodes[1];
+    for (size_t k = begin; k < end; ++k) {
+        pd_vec3 c = pd_v3((pd_real)(k % nx), (pd_real)(k / nx % ny), (pd_real)(k / (nx * ny)));
+        sdf->coarse[k] = pd_mesh_sdf_eval(sdf, pd_v3_madd(sdf->origin, sdf->cell, c), NULL);
+    }
+}
+
+static pd_status build_coarse_lattice(pd_mesh_sdf* sdf) {
+    /* Only a closed manifold mesh's signed distance is 1-Lipschitz: an open mesh's wall jumps
+     * by its thickness where a point passes from behind the faces to beside them, and a
+     * defective mesh's winding number need not change sign at the mesh. */
+    if (sdf->sign != PD_MESH_SIGN_PSEUDO_NORMAL)
+        return PD_OK;
+    pd_vec3 e = pd_v3_sub(sdf->hi, sdf->lo);
+    pd_real longest = fmax(fmax(e.x, e.y), e.z);
+    if (!(longest > 0))
+        return PD_OK; /* a degenerate mesh: no bound, every query exact */
+    sdf->cell = longest / COARSE_CELLS;
+    pd_real margin = COARSE_MARGIN * sdf->cell;
+    sdf->origin = pd_v3_sub(sdf->lo, pd_v3(margin, margin, margin));
+    pd_real extent[3] = {e.x, e.y, e.z};
+    for (int a = 0; a < 3; ++a)
+        sdf->nodes[a] = (int)ceil(extent[a] / sdf->cell) + 2 * COARSE_MARGIN + 1;
+    sdf->coarse = PD_NEW_ARRAY(pd_real, coarse_count(sdf));
+    if (!sdf->coarse)
+        return PD_ERR_OUT_OF_MEMORY;
+    pd_parallel_for(coarse_count(sdf), 256, coarse_range, sdf);
+    return PD_OK;
+}
+
+pd_real pd_mesh_sdf_lower_bound(const pd_mesh_sdf* sdf, pd_vec3 p) {
+    if (!sdf->coarse)
+        return -INFINITY;
+    pd_real f[3] = {(p.x - sdf->origin.x) / sdf->cell, (p.y - sdf->origin.y) / sdf->cell,
+                    (p.z - sdf->origin.z) / sdf->cell};
+    int base[3];
+    for (int a = 0; a < 3; ++a) { /* the cell holding p, or the nearest one outside */
+        pd_real lo = floor(f[a]), top = (pd_real)(sdf->nodes[a] - 2);
+        base[a] = (int)(lo < 0 ? 0 : lo > top ? top : lo);
+    }
+    pd_real best = -INFINITY;
+    for (int corner = 0; corner < 8; ++corner) {
+        int i = base[0] + (corner & 1), j = base[1] + (corner >> 1 & 1),
+            k = base[2] + (corner >> 2);
+        pd_vec3 c = pd_v3_madd(sdf->origin, sdf->cell, pd_v3((pd_real)i, (pd_real)j, (pd_real)k));
+        size_t at =
+            ((size_t)k * (size_t)sdf->nodes[1] + (size_t)j) * (size_t)sdf->nodes[0] + (size_t)i;
+        pd_real bound = sdf->coarse[at] - pd_v3_len(pd_v3_sub(p, c));
+        best = bound > best ? bound : best;
+    }
+    return best;
+}
+
 pd_status pd_mesh_sdf_build(const pd_mesh* mesh, pd_real thickness, int flip, pd_mesh_sdf* out,
                             const char* path, pd_error* err) {
     memset(out, 0, sizeof *out);
@@ -223,12 +291,16 @@ pd_status pd_mesh_sdf_build(const pd_mesh* mesh, pd_real thickness, int flip, pd
     pd_mesh_bounds(mesh, &out->lo, &out->hi);
     out->tiny = 1e-12 * pd_v3_len(pd_v3_sub(out->hi, out->lo));
     st = choose_sign(out, mesh, thickness, path, err);
+    if (st == PD_OK && build_coarse_lattice(out) != PD_OK)
+        st = pd_fail(err, PD_ERR_OUT_OF_MEMORY, path, "out of memory");
     if (st != PD_OK)
         pd_mesh_sdf_free(out);
     return st;
 }
 
 void pd_mesh_sdf_free(pd_mesh_sdf* sdf) {
+    if (sdf->coarse)
+        PD_FREE_ARRAY(sdf->coarse, pd_real, coarse_count(sdf));
     if (sdf->pseudo)
         PD_FREE_ARRAY(sdf->pseudo, pd_vec3, PSEUDO_PER_TRIANGLE * sdf->bvh.triangle_count);
     pd_bvh_free(&sdf->bvh);

@@ -54,6 +54,12 @@ typedef struct pd_mesh_sdf {
     pd_real tiny;        /* below this distance (m) the normal is the pseudo-normal */
     size_t boundary_edges, nonmanifold_edges, misoriented_edges;
     pd_vec3 lo, hi; /* the mesh's bounds (m) */
+    /* A coarse lattice of exact signed distances over the bounds and a margin around them
+     * (pd_mesh_sdf_lower_bound): nodes origin + cell * (i, j, k), i fastest. */
+    pd_real* coarse;
+    int nodes[3];
+    pd_vec3 origin;
+    pd_real cell;
 } pd_mesh_sdf;
 
 /* Builds the distance field of `mesh` (which need not outlive it). thickness (m): the wall of an
@@ -68,5 +74,14 @@ void pd_mesh_sdf_free(pd_mesh_sdf* sdf);
  * the solid), on it the closest feature's pseudo-normal, so that p - d n is the nearest point
  * of the solid's surface (the mesh, or for an open mesh possibly its wall's back face). */
 pd_real pd_mesh_sdf_eval(const pd_mesh_sdf* sdf, pd_vec3 p, pd_vec3* normal);
+
+/* A lower bound on pd_mesh_sdf_eval(sdf, p) from the coarse lattice, without a distance query:
+ * the signed distance changes by at most the distance moved (it is 1-Lipschitz), so it is at
+ * least d(c) - |p - c| at each corner c of p's lattice cell. A caller that only needs to know
+ * whether p is within some distance of the solid (a collider's projection) skips the exact
+ * query when the bound says it is not: deep inside a container (a point on an hourglass's axis
+ * is nearly equally far from a whole ring of triangles) that query visits most of the mesh.
+ * Kept for closed manifold meshes only (others: -infinity, every query exact). */
+pd_real pd_mesh_sdf_lower_bound(const pd_mesh_sdf* sdf, pd_vec3 p);
 
 #endif
