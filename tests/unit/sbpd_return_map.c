@@ -178,6 +178,20 @@ PD_TEST(an_inverted_trial_without_an_apex_goes_to_rest_volume) {
     PD_CHECK(isfinite(plastic) && plastic > 0);
 }
 
+/* A grain stretched a billion times (flung out of an hourglass by the zero-friction sand): the
+ * shift beta of Eq. 20 is found and keeps det F. Its bracket once started one unit wide, which
+ * rounds to nothing at |b| ~ 3e17 (lo + 1 == lo), and the search never ended; then b_base +
+ * beta, the difference of two numbers near 3e17, gave det F = 13824. */
+PD_TEST(a_huge_stretch_still_finds_the_volume_shift) {
+    pd_sbpd_yield y = {1.0, 2.0, 0.0, 0.0}; /* friction angle 0, no cohesion: no shear at all */
+    pd_mat3 F = pd_m3_diag(1e9, 1e-9, 1), out;
+    pd_sbpd_case c = pd_sbpd_return_map(&y, F, &out, NULL, NULL);
+    pd_real det = pd_m3_det(out);
+    printf("  case %d, det F %.15f\n", (int)c, det);
+    PD_CHECK(c == PD_SBPD_CONE);
+    PD_CHECK_NEAR(det, 1.0, 1e-12);
+}
+
 /* C_f, C_c from a friction angle (the outer cone of Mohr-Coulomb): under triaxial compression
  * (sigma_1 = sigma_2 > sigma_3, compression negative) the cone meets Mohr-Coulomb's
  * (sigma_1 - sigma_3) = -(sigma_1 + sigma_3) sin phi + 2 c cos phi. */

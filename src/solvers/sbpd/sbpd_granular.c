@@ -37,13 +37,15 @@ pd_real pd_sbpd_yield_value(const pd_sbpd_yield* y, pd_vec3 tau) {
     return y->cf * (tau.x + tau.y + tau.z) + root_j2(tau) - y->cc; /* Eq. 13 */
 }
 
-/* beta of Eq. 20: (b0 + beta)(b1 + beta)(b2 + beta) = J^2 with every b_a + beta > 0. The left
- * side rises monotonically from 0 at beta = -min b_a, so Newton from the right of the root
- * (where it is convex) converges without overshooting; bracketed by bisection for safety. */
+/* The root x of (b0 + x)(b1 + x)(b2 + x) = J^2 with every b_a + x > 0 (Eq. 20). The left side
+ * rises monotonically from 0 at x = -min b_a, so Newton from the right of the root (where it is
+ * convex) converges without overshooting; bracketed by bisection for safety. */
 static pd_real volume_shift(pd_vec3 b, pd_real J2) {
-    pd_real lo = -fmin(b.x, fmin(b.y, b.z)), hi = lo + 1;
-    while ((b.x + hi) * (b.y + hi) * (b.z + hi) < J2)
-        hi = lo + 2 * (hi - lo);
+    /* the bracket's first width grows with |lo|: lo + 1 == lo once |lo| passes 2^53 (a grain
+     * stretched 1e8 times), and doubling a zero width never ended */
+    pd_real lo = -fmin(b.x, fmin(b.y, b.z)), width = fmax(1, fabs(lo)), hi = lo + width;
+    while ((b.x + hi) * (b.y + hi) * (b.z + hi) < J2 && isfinite(hi))
+        width *= 2, hi = lo + width;
     pd_real x = hi;
     for (int it = 0; it < 100; ++it) {
         pd_real p = b.x + x, q = b.y + x, r = b.z + x, f = p * q * r - J2;
@@ -104,15 +106,15 @@ pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F
         return PD_SBPD_APEX;
     }
     /* case C: the deviator shortened by y_dp (Eq. 18), b rebuilt with its trace (Eq. 19) and
-     * shifted by beta to keep det b = J^2 (Eq. 20-21) */
+     * shifted by beta to keep det b = J^2 (Eq. 20-21). b_base + beta I = b_dev + (tr b / d +
+     * beta) I: we solve for the sum g = tr b / d + beta, so that b_dev + g is not the small
+     * difference of two large numbers (a grain stretched 1e9 times has tr b / d ~ 3e17, whose
+     * rounding alone was 64, and det F came out 13824 for 1) */
     pd_real len = root_j2(t), keep = len > 0 ? fmax(0, len - pd_sbpd_yield_value(y, t)) / len : 0;
     pd_real m = y->mu * pow(J, -2 / D), p = trace / D;
-    pd_vec3 b = pd_v3(s.x * s.x, s.y * s.y, s.z * s.z);
-    pd_real trb = (b.x + b.y + b.z) / D;
-    pd_vec3 base =
-        pd_v3(keep * (t.x - p) / m + trb, keep * (t.y - p) / m + trb, keep * (t.z - p) / m + trb);
-    pd_real beta = volume_shift(base, J * J);
-    pd_vec3 sn = pd_v3(sqrt(base.x + beta), sqrt(base.y + beta), sqrt(base.z + beta));
+    pd_vec3 dev = pd_v3(keep * (t.x - p) / m, keep * (t.y - p) / m, keep * (t.z - p) / m);
+    pd_real g = volume_shift(dev, J * J);
+    pd_vec3 sn = pd_v3(sqrt(dev.x + g), sqrt(dev.y + g), sqrt(dev.z + g));
     *F = from_principal(U, sn, V); /* Eq. 22 */
     stress_out(y, U, s, sn, tau, plastic);
     return PD_SBPD_CONE;
