@@ -254,8 +254,8 @@ static pd_status build_coarse_lattice(pd_mesh_sdf* sdf) {
 }
 
 pd_real pd_mesh_sdf_lower_bound(const pd_mesh_sdf* sdf, pd_vec3 p) {
-    if (!sdf->coarse)
-        return -INFINITY;
+    if (!sdf->coarse || !(isfinite(p.x) && isfinite(p.y) && isfinite(p.z)))
+        return -INFINITY; /* a runaway particle's NaN would index anywhere: the exact query */
     pd_real f[3] = {(p.x - sdf->origin.x) / sdf->cell, (p.y - sdf->origin.y) / sdf->cell,
                     (p.z - sdf->origin.z) / sdf->cell};
     int base[3];

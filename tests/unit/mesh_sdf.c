@@ -627,6 +627,13 @@ PD_TEST(coarse_lattice_bounds_the_distance_from_below) {
     check_lower_bound(&sdf, pd_v3_scale(big, -1), big, 4, &worst, &spared, &far);
     printf("  hourglass, points up to 0.5 m away (beyond the lattice): at most %.3g m\n", worst);
     PD_CHECK(worst <= 1e-12);
+    /* a runaway particle (NaN, infinite) gets no bound: it once indexed the lattice with
+     * (int) NaN and crashed the projection */
+    PD_CHECK(pd_mesh_sdf_lower_bound(&sdf, pd_v3(NAN, 0, 0)) == -INFINITY);
+    PD_CHECK(pd_mesh_sdf_lower_bound(&sdf, pd_v3(0, INFINITY, 0)) == -INFINITY);
+    pd_vec3 far_away = pd_v3(0, 0, 1e30);
+    pd_real bound = pd_mesh_sdf_lower_bound(&sdf, far_away);
+    PD_CHECK(isfinite(bound) && bound <= pd_mesh_sdf_eval(&sdf, far_away, NULL));
     pd_mesh_sdf_free(&sdf);
     PD_REQUIRE(build_sdf(&bunny, 0, 0, &sdf));
     check_lower_bound(&sdf, pd_v3(-0.15, -0.05, -0.15), pd_v3(0.15, 0.25, 0.15), 5, &worst, &spared,
