@@ -807,3 +807,71 @@ PD_TEST(solver_keys_change_the_step) {
     PD_CHECK(capped == 3 && loose == 1);
     PD_CHECK(b3 > 2.5 * b2);
 }
+
+/* Fig. 9's hourglass (scenes/meshes/hourglass*.obj, scripts/make_hourglass.awk): the upper
+ * chamber (a 6 cm cylinder over a cone to a 5 cm neck) full of sand (1600 grains at 1 cm, E 3e4
+ * Pa: soft for a longer step, still 10 times the weight of the column; friction 0.5 on the
+ * glass). Times at which the first grain, a third and two thirds of them have passed the neck,
+ * stopping there. */
+typedef struct discharge {
+    double start, third, two_thirds, grains;
+} discharge;
+
+static int hourglass_discharge(double phi, discharge* out) {
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":5e-4,\"fps\":25,\"frames\":75},"
+             "\"materials\":{\"sand\":{\"density\":1600,\"youngs_modulus\":3e4,"
+             "\"poisson_ratio\":0.2,\"plasticity\":{\"model\":\"drucker_prager\","
+             "\"friction_angle\":%g,\"cohesion\":0}}},\"bodies\":[{\"name\":\"sand\","
+             "\"material\":\"sand\",\"spacing\":0.01,\"shape\":{\"type\":\"mesh\","
+             "\"path\":\"meshes/hourglass_sand.obj\"}}],\"colliders\":[{\"type\":\"mesh\","
+             "\"path\":\"meshes/hourglass.obj\",\"inside\":true,\"friction\":0.5}]}",
+             phi);
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, NULL, 0))
+        return 0;
+    const pd_particles* p = &t.world->particles;
+    out->grains = (double)p->count;
+    out->start = out->third = out->two_thirds = -1;
+    while (out->two_thirds < 0 && t.world->time < 3) {
+        if (!pd_test_sim_run(&t, t.world->time + t.world->def.dt)) {
+            pd_test_sim_close(&t);
+            return 0;
+        }
+        double passed = 0; /* below the neck's lower end, y = -5 mm */
+        for (size_t i = 0; i < p->count; ++i)
+            passed += p->pos[i].y < -0.005;
+        if (out->start < 0 && passed > 0)
+            out->start = t.world->time;
+        if (out->third < 0 && passed >= out->grains / 3)
+            out->third = t.world->time;
+        if (passed >= 2 * out->grains / 3)
+            out->two_thirds = t.world->time;
+    }
+    pd_test_sim_close(&t);
+    return out->two_thirds > 0;
+}
+
+/* Issue 10: sand runs out of an hourglass at a rate that does not depend on how full it is
+ * (Beverloo et al. 1961; VALIDATION.md), within 10 % between the first and the second third of
+ * the discharge. Ours slows by 8-18 % (0.82 here; 0.84, 0.90 and 0.92 with round-off changed:
+ * dt 4.9e-4 s, Eq. 20 solved otherwise; the flow through a neck five grains wide amplifies it;
+ * 0.91 with E 3e5 Pa at dt 1.7e-4 s), so it is a known failure (docs/validation.md). With friction angle 10 it speeds up
+ * (1.25): the low-friction column falls as a whole. Beverloo's W = C rho sqrt(g) (D - k d)^(5/2),
+ * C = 0.58, is printed beside the rate with k d = 0: a continuum has no grain size (with
+ * VALIDATION.md's k = 1.4 and d one spacing it is 0.44 of that). */
+PD_TEST(known_failure_hourglass_rate_independent_of_fill_height) {
+    discharge d;
+    PD_REQUIRE(hourglass_discharge(30, &d));
+    double third = d.grains / 3, mass = 1600 * 1e-6; /* a grain's mass (kg) */
+    double first = third / (d.third - d.start), second = third / (d.two_thirds - d.third);
+    double beverloo = 0.58 * 1600 * sqrt(9.81) * pow(0.05, 2.5);
+    printf("  %.0f grains; first grain through the neck at %.3f s, a third at %.3f s, two thirds "
+           "at %.3f s: %.0f and %.0f grains/s (%.3f and %.3f kg/s; Beverloo with k d = 0: %.3f "
+           "kg/s), second / first %.3f\n",
+           d.grains, d.start, d.third, d.two_thirds, first, second, first * mass, second * mass,
+           beverloo, second / first);
+    PD_CHECK_NEAR(second / first, 1.0, 0.10);
+}
+
