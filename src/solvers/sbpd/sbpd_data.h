@@ -30,6 +30,13 @@ typedef struct pd_sbpd_params {
 
 extern const pd_param_table pd_sbpd_param_table;
 
+/* Method keys inside a material (sbpd_params.c). */
+typedef struct pd_sbpd_material_params {
+    pd_real hardening; /* xi of Eq. 24 (sand only; 0: none) */
+} pd_sbpd_material_params;
+
+extern const pd_param_table pd_sbpd_material_table;
+
 /* One material's constants. Term 0 is the long-term one (E_inf = E_0 - sum E_k), term k + 1
  * Prony mode k; every term has the material's nu (SCENE.md). mu and lambda are those of
  * Eq. 6-11 scaled so that a body shows the shear modulus E / (2 (1 + nu)) (sbpd_setup.c);
@@ -44,6 +51,7 @@ typedef struct pd_sbpd_material {
     pd_real mu0, lambda0, kv0;        /* the instantaneous sums over the terms */
     int sand;                         /* Drucker-Prager: the sand phase (Sec. 5) */
     pd_sbpd_yield yield;              /* its Eq. 13 and 15 constants */
+    pd_real hardening;                /* xi of Eq. 24 (sand; 0: none) */
 } pd_sbpd_material;
 
 typedef struct pd_sbpd_state {
@@ -94,6 +102,8 @@ typedef struct pd_sbpd_state {
     uint8_t* body_renews; /* per body: its families are renewed every step (sand) */
     pd_mat3* Fe;          /* per particle: the elastic F at the step's start (sand) */
     pd_real* plastic;     /* per particle: accumulated plastic strain (published) */
+    pd_real* harden;      /* per particle: Eq. 24's factor on mu and kappa this step (1: none) */
+    pd_real* body_rho0;   /* per body: rho_0 of Eq. 24 as Eq. 23's kernel sees it (sand) */
 } pd_sbpd_state;
 
 /* Reals of a per-bond array of `per_bond` reals for `capacity` bonds (one more, never 0). */
@@ -127,6 +137,10 @@ void pd_sbpd_shape_tensor(pd_sbpd_state* s, uint32_t i);
  * positions it really ended at, then the families of sand bodies renewed on them, which are
  * the step's reference (weights and shape tensors with them). */
 pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, struct pd_world* w);
+/* rho_i of Eq. 23 over i's family at positions x: sum_j m_j W(|x_j - x_i|, r) with i itself,
+ * W the Wendland C2 kernel normalised in 3-D, r the horizon. */
+pd_real pd_sbpd_kernel_density(const pd_sbpd_state* s, const pd_vec3* x, const pd_real* spacing,
+                               uint32_t i);
 /* For sand particle i: F_inc of Eq. 1 at y, F_tr = F_inc Fe projected (Eq. 13-22) into s->F[i],
  * and M_i = tau F_inc^-T K^-1 (tau of Eq. 15), the correspondence force w M_i xi of its bonds. */
 void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i, pd_real* plastic);

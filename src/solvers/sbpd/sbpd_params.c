@@ -47,3 +47,18 @@ static const pd_param_info k_params[] = {
 
 const pd_param_table pd_sbpd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
                                             sizeof(pd_sbpd_params)};
+
+#define M(field) offsetof(pd_sbpd_material_params, field)
+
+static const pd_param_info k_material_params[] = {
+    {"hardening", PD_PARAM_REAL, M(hardening), 0, 0, 10, "1", NULL,
+     "xi of Eq. 24 (sand only; the paper gives no value): the sand's mu and kappa are scaled by "
+     "exp(xi (rho_0^t - rho_0) / rho_0^t) each step, rho_0^t = rho |det Fe| with rho Eq. 23's "
+     "kernel density and rho_0 that of the body's densest grain at set-up. The factor is below "
+     "exp(xi), and the time-step bound counts that much stiffness: it shrinks by exp(xi / 2). "
+     "0: none."},
+};
+
+const pd_param_table pd_sbpd_material_table = {
+    k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
+    sizeof(pd_sbpd_material_params)};

@@ -108,6 +108,29 @@ static int supported(const pd_sbpd_state* s, uint32_t i) {
     return pd_m3_det(K) >= SAND_CONDITION * tr * tr * tr;
 }
 
+pd_real pd_sbpd_kernel_density(const pd_sbpd_state* s, const pd_vec3* x, const pd_real* spacing,
+                               uint32_t i) {
+    pd_real r = s->prm.horizon * spacing[i], norm = 21 / (2 * PD_PI * r * r * r);
+    pd_real rho = s->mass[i] * pd_sbpd_wendland(0);
+    for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+        uint32_t j = s->fam.j[b];
+        rho += s->mass[j] * pd_sbpd_wendland(pd_v3_len(pd_v3_sub(x[j], x[i])) / r);
+    }
+    return norm * rho;
+}
+
+/* Algorithm 1 line 26 (Eq. 23-24), on the positions the last step ended at and the elastic F
+ * committed there: mu and kappa of grain i are scaled by exp(xi (rho_0^t - rho_0) / rho_0^t),
+ * rho_0^t = rho_i |det Fe_i|. */
+static void harden(pd_sbpd_state* s, const pd_particles* p, const pd_vec3* x, uint32_t i) {
+    pd_real xi = s->mat[s->material[i]].hardening;
+    if (!(xi > 0))
+        return;
+    pd_real rho_t = pd_sbpd_kernel_density(s, x, p->spacing, i) * fabs(pd_m3_det(s->Fe[i]));
+    pd_real rho_0 = s->body_rho0[p->body[i]];
+    s->harden[i] = rho_t > 0 ? exp(xi * (rho_t - rho_0) / rho_t) : 1;
+}
+
 pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, pd_world* w) {
     const pd_particles* p = &w->particles;
     const pd_vec3* x = w->step_start; /* before the world moved the pins to the step's end */
@@ -130,6 +153,7 @@ pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, pd_world* w) {
             s->w[b] = sum > 0 ? s->w[b] / sum : 0;
         pd_sbpd_shape_tensor(s, i);
         s->planar[i] |= !supported(s, i);
+        harden(s, p, x, i);
     }
     return PD_OK;
 }
@@ -148,9 +172,10 @@ void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i, pd_real
         pd_m3_add_outer(&YX, s->w[b] * s->volume[j], pd_v3_sub(y[j], y[i]), f->xi[b]);
     }
     pd_mat3 inc = pd_m3_mul(YX, s->kinv[i]); /* Eq. 1 over the step */
-    const pd_sbpd_yield* yield = &s->mat[s->material[i]].yield;
+    pd_sbpd_yield yield = s->mat[s->material[i]].yield;
+    yield.mu *= s->harden[i], yield.kappa *= s->harden[i]; /* Eq. 24 */
     pd_mat3 tau;
-    pd_sbpd_return_map(yield, pd_m3_mul(inc, s->Fe[i]), &s->F[i], &tau,
+    pd_sbpd_return_map(&yield, pd_m3_mul(inc, s->Fe[i]), &s->F[i], &tau,
                        plastic); /* Eq. 14-22, 15 */
     if (!pd_m3_inverse(inc, &inc_inv))
         return;

@@ -26,6 +26,11 @@ pd_status pd_sbpd_check_material(const pd_material_def* m, const void* params, c
     (void)params;
     pd_real E, nu;
     pd_material_youngs_poisson(m, &E, &nu);
+    const pd_sbpd_material_params* mp = (const pd_sbpd_material_params*)m->method_params;
+    if (mp->hardening > 0 && m->plasticity != PD_PLASTICITY_DRUCKER_PRAGER)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "hardening (Eq. 24) is for sbpd's sand: give the material `plasticity` "
+                       "`drucker_prager`, or no hardening");
     if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) {
         if (m->prony_count > 0)
             return pd_fail(err, PD_ERR_BAD_SCENE, path,
@@ -83,6 +88,7 @@ static pd_sbpd_material map_material(const pd_material_def* m, pd_real dt) {
         out.yield.mu = E / (2 * (1 + nu));
         out.yield.kappa = E / (3 * (1 - 2 * nu)); /* the bulk modulus lambda + 2 mu / 3 */
         pd_sbpd_cone_from_friction(m->friction_angle, m->cohesion, &out.yield.cf, &out.yield.cc);
+        out.hardening = ((const pd_sbpd_material_params*)m->method_params)->hardening;
     }
     return out;
 }
@@ -176,11 +182,13 @@ static pd_real stable_time_step(const pd_sbpd_state* s) {
             continue;
         const pd_sbpd_material* mi = &s->mat[s->material[i]];
         pd_real sum = 0, grad = 0, rho = s->mass[i] / s->volume[i];
-        if (mi->sand) { /* the correspondence force of Eq. 15's stress: (kappa + 4 mu / 3) */
+        if (mi->sand) { /* the correspondence force of Eq. 15's stress: (kappa + 4 mu / 3),
+                         * times the largest factor Eq. 24 can reach, exp(xi) */
             for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
                 grad += s->w[b] * s->volume[s->fam.j[b]] *
                         pd_v3_len(pd_m3_mulv(s->kinv[i], pd_family_xi(&s->fam, i, b)));
-            worst = fmax(worst, 2 * (mi->yield.kappa + 4 * mi->yield.mu / 3) * grad * grad / rho);
+            pd_real stiff = (mi->yield.kappa + 4 * mi->yield.mu / 3) * exp(mi->hardening);
+            worst = fmax(worst, 2 * stiff * grad * grad / rho);
             continue;
         }
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
@@ -228,7 +236,8 @@ pd_status pd_sbpd_on_time_step(void* state, pd_world* w, pd_error* err) {
     X(acc, pd_vec3)                                                                                \
     X(sand, uint8_t)                                                                               \
     X(Fe, pd_mat3)                                                                                 \
-    X(plastic, pd_real)
+    X(plastic, pd_real)                                                                            \
+    X(harden, pd_real)
 
 static size_t history_count(const pd_sbpd_state* s, size_t items) {
     return pd_sbpd_bond_reals(items, (size_t)s->modes);
@@ -265,7 +274,8 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     s->mat = PD_NEW_ARRAY(pd_sbpd_material, (size_t)s->material_count + 1);
     s->body_count = w->scene->body_count;
     s->body_renews = PD_NEW_ARRAY(uint8_t, (size_t)s->body_count + 1);
-    if (!s->mat || !s->body_renews)
+    s->body_rho0 = PD_NEW_ARRAY(pd_real, (size_t)s->body_count + 1);
+    if (!s->mat || !s->body_renews || !s->body_rho0)
         return PD_ERR_OUT_OF_MEMORY;
     for (int m = 0; m < s->material_count; ++m) {
         s->mat[m] = map_material(&w->scene->materials[m], s->dt);
@@ -276,11 +286,16 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     for (uint32_t i = 0; i < s->n; ++i) {
         s->sand[i] = (uint8_t)s->mat[s->material[i]].sand;
         s->Fe[i] = pd_m3_identity();
+        s->harden[i] = 1;
         s->has_sand |= s->sand[i];
         s->body_renews[p->body[i]] |= s->sand[i];
     }
     if ((st = bond_weights(s, p)) != PD_OK)
         return st;
+    for (uint32_t i = 0; i < s->n; ++i) /* Eq. 24's rho_0: the densest grain of each body */
+        if (s->sand[i])
+            s->body_rho0[p->body[i]] =
+                fmax(s->body_rho0[p->body[i]], pd_sbpd_kernel_density(s, p->rest, p->spacing, i));
     for (uint32_t i = 0; i < s->n; ++i)
         pd_sbpd_shape_tensor(s, i);
     if ((st = pd_sbpd_contact_init(s, w)) != PD_OK ||
@@ -326,6 +341,7 @@ void pd_sbpd_destroy(void* state) {
     PD_FREE_ARRAY(s->t, pd_real, pd_sbpd_bond_reals(bonds, 3));
     PD_FREE_ARRAY(s->mat, pd_sbpd_material, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->body_renews, uint8_t, (size_t)s->body_count + 1);
+    PD_FREE_ARRAY(s->body_rho0, pd_real, (size_t)s->body_count + 1);
     pd_sbpd_contact_free(s);
     pd_sbpd_static_friction_free(s);
     pd_family_free(&s->fam);
@@ -352,6 +368,7 @@ pd_status pd_sbpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         pd_reorder_points(&r, s->sand, sizeof(uint8_t));
         pd_reorder_points(&r, s->Fe, sizeof(pd_mat3));
         pd_reorder_points(&r, s->plastic, sizeof(pd_real));
+        pd_reorder_points(&r, s->harden, sizeof(pd_real));
     }
     pd_reorder_end(&r);
     if (s->prm.contact)
