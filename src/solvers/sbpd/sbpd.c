@@ -85,7 +85,7 @@ static void gradient_kernel(void* ctx, size_t begin, size_t end, int thread) {
             continue;
         }
         s->F[i] = s->M[i] = pd_m3_zero();
-        if (s->planar[i])
+        if (s->planar[i] || (s->flags[i] & PD_P_FIXED)) /* a fixed body's bonds are its own */
             continue;
         pd_mat3 YX = pd_m3_zero();
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
@@ -140,9 +140,11 @@ static void force_kernel(void* ctx, size_t begin, size_t end, int thread) {
     const sbpd_ctx* c = ctx;
     pd_sbpd_state* s = c->s;
     const pd_family* f = &s->fam;
-    for (size_t i = begin; i < end; ++i)
+    for (size_t i = begin; i < end; ++i) {
+        int fixed = (s->flags[i] & PD_P_FIXED) != 0; /* bonded to its fixed body only */
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-            s->t[b] = bond_force(s, c->y, (uint32_t)i, b);
+            s->t[b] = fixed ? pd_v3(0, 0, 0) : bond_force(s, c->y, (uint32_t)i, b);
+    }
 }
 
 /* a_i = sum_j (T_ij - T_ji) V_j / rho_i (Eq. 12), T_ji the opposite bond's: a gather, so
@@ -187,7 +189,7 @@ static void history_kernel(void* ctx, size_t begin, size_t end, int thread) {
     const pd_family* f = &s->fam;
     for (size_t i = begin; i < end; ++i) {
         const pd_sbpd_material* m = &s->mat[s->material[i]];
-        if (s->sand[i]) /* no histories; a renewed family may hold coincident grains */
+        if (s->sand[i] || (s->flags[i] & PD_P_FIXED)) /* no histories, or never deformed */
             continue;
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             pd_vec3 X = pd_family_xi(f, (uint32_t)i, b), Y = pd_v3_sub(c->y[f->j[b]], c->y[i]);
@@ -280,7 +282,7 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     if (s->prm.contact) { /* lines 17-20 */
         pd_status st = pd_contact_begin_step(&s->contact, w->step_start, s->dt);
         if (st == PD_OK)
-            st = pd_sbpd_collide(s);
+            st = pd_sbpd_collide(s, w->step_start);
         if (st != PD_OK)
             return st;
     }

@@ -6,7 +6,9 @@
  * fixed particle). The paper takes the depth from boundary particles' SDF values; between two
  * moving particles it gives none, so we take the pair's own gap. Jacobi rounds (each particle
  * gathers its pairs' pushes and moves by their mean: no race, the same bits on any thread
- * count), up to solver.iterations of them, until no pair overlaps by more than epsilon. */
+ * count), up to solver.iterations of them, until no pair overlaps by more than epsilon. Each
+ * push carries the pair's friction (Eq. 26-27 with c_b the materials' contact_friction, as a cut
+ * of the pair's relative tangential motion: friction_cut). */
 #include <math.h>
 #include <string.h>
 
@@ -20,26 +22,33 @@ pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const pd_world* w) {
         return PD_OK;
     int m = s->material_count;
     s->contact_modulus = PD_NEW_ARRAY(pd_real, (size_t)m + 1);
+    s->contact_friction = PD_NEW_ARRAY(pd_real, (size_t)m + 1);
     s->contact_renews = PD_NEW_ARRAY(uint8_t, (size_t)m + 1);
     s->push = PD_NEW_ARRAY(pd_vec3, s->n + 1);
-    if (!s->contact_modulus || !s->contact_renews || !s->push)
+    if (!s->contact_modulus || !s->contact_friction || !s->contact_renews || !s->push)
         return PD_ERR_OUT_OF_MEMORY;
-    for (int k = 0; k < m; ++k)
+    for (int k = 0; k < m; ++k) {
+        const pd_sbpd_material_params* mp =
+            (const pd_sbpd_material_params*)w->scene->materials[k].method_params;
         s->contact_modulus[k] = 1, s->contact_renews[k] = (uint8_t)s->mat[k].sand;
+        s->contact_friction[k] = mp->contact_friction;
+    }
     pd_contact_def def = pd_default_contact_def();
     def.horizon = s->prm.horizon;
     def.modulus = s->contact_modulus;
     def.renews = s->contact_renews;
     pd_status st = pd_contact_init(&s->contact, &def, &w->particles);
     s->contact.keep_candidates = 1; /* on_reorder and a pin letting go say when it is stale */
-    return st;
+    return st == PD_OK ? pd_sbpd_boundary_init(s, w) : st;
 }
 
 void pd_sbpd_contact_free(pd_sbpd_state* s) {
     if (!s->prm.contact)
         return;
     pd_contact_free(&s->contact);
+    pd_sbpd_boundary_free(&s->boundary);
     PD_FREE_ARRAY(s->contact_modulus, pd_real, (size_t)s->material_count + 1);
+    PD_FREE_ARRAY(s->contact_friction, pd_real, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->contact_renews, uint8_t, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->push, pd_vec3, s->n + 1);
 }
@@ -48,28 +57,61 @@ static pd_real inverse_mass(const pd_sbpd_state* s, uint32_t i) {
     return (s->flags[i] & PD_P_CONSTRAINED) ? 0 : 1 / s->mass[i];
 }
 
-/* Eq. 25 for i's pairs: the mean of w_i / (w_i + w_j) (d_c - d) n_ij over them; the largest
- * depth of the chunk into partial. */
+pd_vec3 pd_sbpd_friction_cut(pd_real mu, pd_vec3 u, pd_vec3 n, pd_real depth) {
+    if (!(mu > 0))
+        return pd_v3(0, 0, 0);
+    pd_vec3 ut = pd_v3_madd(u, -pd_v3_dot(u, n), n);
+    pd_real len = pd_v3_len(ut), most = mu * depth;
+    return pd_v3_scale(ut, len <= most ? 1 : most / len);
+}
+
+/* The cut of pair ij: its relative motion since the step's start, mu = sqrt(mu_i mu_j) of the
+ * materials' contact_friction (the paper writes Eq. 27 for boundaries, on a particle's own
+ * velocity; between two moving bodies we take the relative motion, so momentum is kept). */
+static pd_vec3 pair_friction_cut(const pd_sbpd_state* s, uint32_t i, uint32_t j, pd_vec3 n,
+                                 pd_real depth) {
+    pd_real mu = sqrt(s->contact_friction[s->material[i]] * s->contact_friction[s->material[j]]);
+    const pd_vec3* x = s->x0;
+    pd_vec3 u = pd_v3_sub(pd_v3_sub(s->y[i], x[i]), pd_v3_sub(s->y[j], x[j]));
+    return pd_sbpd_friction_cut(mu, u, n, depth);
+}
+
+/* Eq. 25 for i's pairs: the mean of w_i / (w_i + w_j) (d_c - d) n_ij over them, less the same
+ * share of their friction cuts, and of the push from the rigid boundary particles' phi
+ * (sbpd_boundary.c), which take the place of i's pairs with them; the largest depth of the
+ * chunk into partial. */
 static void push_kernel(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     pd_sbpd_state* s = ctx;
     const pd_contact* c = &s->contact;
+    int rigid_by_phi = s->boundary.count > 0;
     pd_real deepest = 0;
     for (size_t i = begin; i < end; ++i) {
         pd_vec3 sum = pd_v3(0, 0, 0);
-        uint32_t first = c->near.offsets[i], count = c->pair_count[i];
+        uint32_t first = c->near.offsets[i], count = c->pair_count[i], pushes = 0;
         pd_real wi = inverse_mass(s, (uint32_t)i);
+        pd_real depth_b = pd_sbpd_boundary_push(s, (uint32_t)i, s->y[i], s->x0[i], &sum);
+        if (depth_b > 0) {
+            deepest = fmax(deepest, depth_b), ++pushes;
+            if (s->touched) /* Eq. 28 looks at it after the rounds */
+                s->touched[i] = 1;
+        }
         for (uint32_t k = first; k < first + count; ++k) {
             uint32_t j = c->pair_j[k];
+            if (rigid_by_phi && (s->flags[j] & PD_P_FIXED))
+                continue;
             pd_vec3 d = pd_v3_sub(s->y[i], s->y[j]);
             pd_real len = pd_v3_len(d), dc = pd_contact_distance(c, (uint32_t)i, j);
             pd_real wj = inverse_mass(s, j), depth = dc - len;
             if (!(depth > 0) || !(len > 0) || wi + wj <= 0)
                 continue;
             deepest = fmax(deepest, depth);
-            sum = pd_v3_madd(sum, wi / (wi + wj) * depth / len, d);
+            pd_vec3 n = pd_v3_scale(d, 1 / len);
+            pd_vec3 cut = pair_friction_cut(s, (uint32_t)i, j, n, depth);
+            sum = pd_v3_madd(sum, wi / (wi + wj), pd_v3_sub(pd_v3_scale(n, depth), cut));
+            ++pushes;
         }
-        s->push[i] = count ? pd_v3_scale(sum, 1.0 / count) : pd_v3(0, 0, 0);
+        s->push[i] = pushes ? pd_v3_scale(sum, 1.0 / pushes) : pd_v3(0, 0, 0);
     }
     s->partial[begin / PD_SBPD_GRAIN] = deepest;
 }
@@ -81,9 +123,32 @@ static void apply_kernel(void* ctx, size_t begin, size_t end, int thread) {
         s->y[i] = pd_v3_add(s->y[i], s->push[i]);
 }
 
-pd_status pd_sbpd_collide(pd_sbpd_state* s) {
+/* Eq. 28 at the rigid boundary particles: y* the step's end before the collisions (saved in
+ * s->projected), y after them, the correction y - y* taken along the boundary's normal (the
+ * paper applies Eq. 28 before the friction of Eq. 26-27, which our pushes carry: with it a
+ * sliding block's friction read as a push back and froze it, measured); a particle a boundary
+ * pushed whose motion is mostly into it stays at x, as at the colliders. */
+static void boundary_static_friction(pd_sbpd_state* s, const pd_vec3* x) {
+    for (size_t i = 0; i < s->n; ++i) {
+        if (!s->touched[i])
+            continue;
+        pd_vec3 n = pd_sbpd_boundary_normal(s, (uint32_t)i, s->y[i]);
+        pd_vec3 to_x = pd_v3_sub(x[i], s->projected[i]), back = pd_v3_sub(s->y[i], s->projected[i]);
+        if (pd_v3_dot(back, n) * pd_v3_dot(n, to_x) >=
+            s->prm.static_friction * pd_v3_dot(to_x, to_x))
+            s->y[i] = x[i];
+    }
+}
+
+pd_status pd_sbpd_collide(pd_sbpd_state* s, const pd_vec3* x) {
     if (!s->prm.contact)
         return PD_OK;
+    s->x0 = x;
+    int sticks = s->boundary.count > 0 && s->touched;
+    if (sticks) {
+        memcpy(s->projected, s->y, s->n * sizeof *s->y);
+        memset(s->touched, 0, s->n);
+    }
     size_t constrained = 0; /* a pin let go: pairs of two pinned particles become eligible */
     for (size_t i = 0; i < s->n; ++i)
         constrained += (s->flags[i] & PD_P_CONSTRAINED) != 0;
@@ -103,6 +168,8 @@ pd_status pd_sbpd_collide(pd_sbpd_state* s) {
             break;
         pd_parallel_for(s->n, PD_SBPD_GRAIN, apply_kernel, s);
     }
+    if (sticks)
+        boundary_static_friction(s, x);
     return PD_OK;
 }
 

@@ -4,6 +4,7 @@
 #ifndef PD_SBPD_DATA_H
 #define PD_SBPD_DATA_H
 
+#include "boundary/collider.h"
 #include "contact/contact.h"
 #include "core/param.h"
 #include "neighbor/family.h"
@@ -32,7 +33,8 @@ extern const pd_param_table pd_sbpd_param_table;
 
 /* Method keys inside a material (sbpd_params.c). */
 typedef struct pd_sbpd_material_params {
-    pd_real hardening; /* xi of Eq. 24 (sand only; 0: none) */
+    pd_real hardening;        /* xi of Eq. 24 (sand only; 0: none) */
+    pd_real contact_friction; /* c_b of Eq. 26-27 against other bodies (the core's row) */
 } pd_sbpd_material_params;
 
 extern const pd_param_table pd_sbpd_material_table;
@@ -54,6 +56,26 @@ typedef struct pd_sbpd_material {
     pd_real hardening;                /* xi of Eq. 24 (sand; 0: none) */
 } pd_sbpd_material;
 
+/* Rigid boundary particles (Sec. 6): the particles of fixed bodies within a horizon of their
+ * body's surface, with phi and their body, sorted into a dense grid of cells at least a horizon
+ * wide; each fixed body's shape as a collider, whose signed distance is phi (sbpd_boundary.c).
+ * Entries carry what the collisions read, not particle indices, so reorderings leave them
+ * valid. */
+typedef struct pd_sbpd_boundary {
+    size_t count;
+    pd_vec3* at;    /* positions (fixed bodies never move) */
+    pd_real* phi;   /* signed distance to the body's surface (m, negative inside) */
+    int32_t* shape; /* the body's collider in `shapes` */
+    uint32_t* cell_start;
+    int dims[3];
+    pd_vec3 origin;
+    pd_real cell;
+    pd_colliders shapes;     /* one per fixed body: its shape as a solid */
+    int32_t* body_shape;     /* per body: its collider (-1: not fixed) */
+    pd_real* shape_friction; /* per collider: its body's material's contact_friction */
+    int body_count;
+} pd_sbpd_boundary;
+
 typedef struct pd_sbpd_state {
     pd_sbpd_params prm;
     pd_real dt;
@@ -66,6 +88,7 @@ typedef struct pd_sbpd_state {
     int modes;           /* the most Prony modes of any material: the stride of the histories */
     const pd_real* mass; /* the world's arrays */
     const pd_real* volume;
+    const pd_real* spacing;
     const int32_t* material;
     const uint8_t* flags;
     /* per bond */
@@ -88,13 +111,16 @@ typedef struct pd_sbpd_state {
     pd_real dt_max; /* the largest stable time step at set-up (sbpd_setup.c) */
     /* collisions between bodies (Eq. 25, sbpd_contact.c): pairs from the core's contact */
     pd_contact contact;
-    pd_real* contact_modulus; /* per material: 1 (the pairs' penalty is not used) */
-    uint8_t* contact_renews;  /* per material: sand (no self-contact) */
-    pd_vec3* push;            /* per particle: the correction of the current iteration */
-    size_t constrained;       /* pinned or fixed particles when the pairs were last sought */
-    pd_vec3* projected;       /* per particle: y projected out of the colliders (Eq. 28) */
-    uint8_t* touched;         /* per particle: a collider projected it */
-    size_t frozen;            /* particles Eq. 28 held in the last step */
+    pd_real* contact_modulus;  /* per material: 1 (the pairs' penalty is not used) */
+    pd_real* contact_friction; /* per material: c_b of Eq. 26-27 between bodies (0: none) */
+    uint8_t* contact_renews;   /* per material: sand (no self-contact) */
+    pd_vec3* push;             /* per particle: the correction of the current iteration */
+    const pd_vec3* x0;         /* the positions the step started from (the world's) */
+    pd_sbpd_boundary boundary; /* rigid boundary particles (Eq. 25 against their phi) */
+    size_t constrained;        /* pinned or fixed particles when the pairs were last sought */
+    pd_vec3* projected;        /* per particle: y projected out of the colliders (Eq. 28) */
+    uint8_t* touched;          /* per particle: a collider projected it */
+    size_t frozen;             /* particles Eq. 28 held in the last step */
     /* the sand phase (sbpd_sand.c) */
     int has_sand;
     int body_count;
@@ -112,9 +138,28 @@ static inline size_t pd_sbpd_bond_reals(size_t capacity, size_t per_bond) {
 }
 
 /* Eq. 25 between bodies: up to solver.iterations rounds of pushing apart the pairs closer than
- * their contact distance, at s->y (sbpd_contact.c). */
-pd_status pd_sbpd_collide(pd_sbpd_state* s);
+ * their contact distance, at s->y, with the friction of Eq. 26-27 on their relative motion
+ * since x (the step's start) (sbpd_contact.c). */
+pd_status pd_sbpd_collide(pd_sbpd_state* s, const pd_vec3* x);
 pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const struct pd_world* w);
+/* Eq. 26-27 as a position change: the tangential part (to n) of a contact's motion u over the
+ * step is taken away up to mu times the depth its collision resolves, all of it when that is
+ * enough. Eq. 27 removes from a particle's tangential velocity c_b |j| / m, j = m dv the
+ * collision's impulse: with dv = depth / dt it is this cut on the step's displacement. */
+pd_vec3 pd_sbpd_friction_cut(pd_real mu, pd_vec3 u, pd_vec3 n, pd_real depth);
+/* The rigid boundary particles of the fixed bodies (sbpd_boundary.c). */
+pd_status pd_sbpd_boundary_init(pd_sbpd_state* s, const struct pd_world* w);
+void pd_sbpd_boundary_free(pd_sbpd_boundary* b);
+/* Eq. 25 of a moving particle i at y against the fixed bodies with a boundary particle within
+ * its horizon: pushed along the gradient of the body's phi at y until phi(y) = s_i / 2 (the
+ * particle's half spacing, as between two particles), out of the body it is deepest in, less
+ * Eq. 26-27's friction cut of its motion since x; returns the depth (0: no contact) and sets
+ * *push. */
+pd_real pd_sbpd_boundary_push(const pd_sbpd_state* s, uint32_t i, pd_vec3 y, pd_vec3 x,
+                              pd_vec3* push);
+/* The gradient of phi at y of the fixed body near i that i is deepest in, or else nearest to
+ * (zero when none is near): the normal Eq. 28 reads the collision's correction along. */
+pd_vec3 pd_sbpd_boundary_normal(const pd_sbpd_state* s, uint32_t i, pd_vec3 y);
 /* Eq. 28 at the colliders after the collisions (sbpd_contact.c). */
 pd_status pd_sbpd_static_friction_init(pd_sbpd_state* s);
 void pd_sbpd_static_friction_free(pd_sbpd_state* s);

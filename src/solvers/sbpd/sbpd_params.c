@@ -27,14 +27,19 @@ static const pd_param_info k_params[] = {
      "Collisions between bodies (Eq. 25, Algorithm 1 lines 17-20): after the passes, up to "
      "`iterations` rounds push every pair of particles of different bodies (or far-apart parts "
      "of one elastic body) closer than d_c = (s_i + s_j) / 2 apart along their line, by shares "
-     "of inverse mass (pinned and fixed particles do not move), each particle by the mean of its "
-     "pairs' pushes; false lets bodies pass through each other."},
+     "of inverse mass (pinned particles do not move), and every particle within the horizon of "
+     "a fixed body's particles (the paper's rigid boundary particles, Sec. 6) out along the "
+     "gradient of that body's signed distance phi until phi = s / 2; each particle moves by the "
+     "mean of its pushes, which carry the friction of Eq. 26-27 (materials' "
+     "`contact_friction`); false lets bodies pass through each other."},
     {"static_friction", PD_PARAM_REAL, P(static_friction), 0.8, 0, 1, "1", NULL,
-     "eta of Eq. 28 (Sec. 6: 0.8): a particle the colliders would push back, whose step y* -> "
-     "y projected satisfies (y - y*) . (x - y*) >= eta |y* - x|^2 (its motion mostly into the "
-     "surface), stays where the step began. On a plane it holds what moves within atan(sqrt(1 / "
-     "eta - 1)) of the normal: 26.6 degrees at 0.8. 0: off. The colliders' Coulomb friction "
-     "(Eq. 26-27, `colliders[k].friction`) acts after the step as for every method."},
+     "eta of Eq. 28 (Sec. 6: 0.8): a particle the colliders or a fixed body's boundary "
+     "particles push back, whose step y* -> y pushed satisfies (y - y*) . (x - y*) >= eta |y* - "
+     "x|^2 (its motion mostly into the surface; at boundary particles y - y* along the "
+     "surface's normal), stays where the step began. On a plane it holds what moves within "
+     "atan(sqrt(1 / eta - 1)) of the normal: 26.6 degrees at 0.8. 0: off. The colliders' "
+     "Coulomb friction (Eq. 26-27, `colliders[k].friction`) acts after the step as for every "
+     "method."},
     {"isotropic_weights", PD_PARAM_BOOL, P(isotropic_weights), 1, 0, 1, "-", NULL,
      "Multiply each bond's kernel by a factor of its direction that makes the interior "
      "families' fourth moment isotropic (src/neighbor/isotropy.h; beyond the paper). On a grid "
@@ -57,6 +62,7 @@ static const pd_param_info k_material_params[] = {
      "kernel density and rho_0 that of the body's densest grain at set-up. The factor is below "
      "exp(xi), and the time-step bound counts that much stiffness: it shrinks by exp(xi / 2). "
      "0: none."},
+    PD_CONTACT_MATERIAL_ROW(pd_sbpd_material_params, contact_friction),
 };
 
 const pd_param_table pd_sbpd_material_table = {

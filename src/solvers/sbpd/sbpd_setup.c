@@ -23,10 +23,13 @@
 
 pd_status pd_sbpd_check_material(const pd_material_def* m, const void* params, const char* path,
                                  pd_error* err) {
-    (void)params;
+    const pd_sbpd_params* prm = params;
     pd_real E, nu;
     pd_material_youngs_poisson(m, &E, &nu);
     const pd_sbpd_material_params* mp = (const pd_sbpd_material_params*)m->method_params;
+    pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
+    if (st != PD_OK)
+        return st;
     if (mp->hardening > 0 && m->plasticity != PD_PLASTICITY_DRUCKER_PRAGER)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "hardening (Eq. 24) is for sbpd's sand: give the material `plasticity` "
@@ -314,6 +317,7 @@ pd_status pd_sbpd_create(pd_world* w, const void* params, void** state, pd_error
     s->n = w->particles.count;
     s->mass = w->particles.mass;
     s->volume = w->particles.volume;
+    s->spacing = w->particles.spacing;
     s->material = w->particles.material;
     s->flags = w->particles.flags;
     s->material_count = w->scene->material_count;
