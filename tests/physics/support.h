@@ -68,4 +68,10 @@ static inline int pd_test_sim_run(pd_test_sim* t, double t_end) {
     return 1;
 }
 
+/* qsort's comparison of doubles, ascending. */
+static inline int pd_test_compare_doubles(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
 #endif

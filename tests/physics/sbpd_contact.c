@@ -1,0 +1,299 @@
+/* sbpd (Wang et al. 2025), collisions and boundaries (Sec. 6): bodies that collide (Eq. 25),
+ * sand on an elastic slab, static friction (Eq. 28), rigid boundary particles with dynamic
+ * friction (Eq. 26-27) and the coupling of sand, elastic and rigid bodies. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parallel/parallel.h"
+#include "solvers/sbpd/sbpd_data.h"
+#include "support.h"
+
+/* Two equal blocks (6 cm, 216 particles each) meeting at 1 and -0.5 m/s without gravity, 0.3 s:
+ * Eq. 25's pushes are shares by inverse mass, so momentum is kept; the blocks part; no pair of
+ * them comes closer than 0.75 d_c at the end of any step (the core contact's floor for a
+ * particle slipping between four of a lattice face). With solver.contact false they pass
+ * through each other. */
+static int collide_blocks(int contact, double* momentum, double* va, double* vb, double* closest,
+                          double* crossed) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"sbpd\",\"solver\":{\"contact\":%s},\"time\":{\"dt\":2e-4,"
+             "\"fps\":100,\"frames\":30},\"gravity\":[0,0,0],\"materials\":{\"m\":{\"density\":"
+             "1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},\"bodies\":[{\"name\":\"a\","
+             "\"material\":\"m\",\"spacing\":0.01,\"velocity\":[1,0,0],\"shape\":{\"type\":\"box\","
+             "\"min\":[0,0,0],\"max\":[0.06,0.06,0.06]}},{\"name\":\"b\",\"material\":\"m\","
+             "\"spacing\":0.01,\"velocity\":[-0.5,0,0],\"shape\":{\"type\":\"box\","
+             "\"min\":[0.08,0,0],\"max\":[0.14,0.06,0.06]}}]}",
+             contact ? "true" : "false");
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, NULL, 0))
+        return 0;
+    const pd_particles* p = &t.world->particles;
+    *closest = INFINITY;
+    while (t.world->time < 0.3 - 1e-9) {
+        if (!pd_test_sim_run(&t, t.world->time + t.world->def.dt)) {
+            pd_test_sim_close(&t);
+            return 0;
+        }
+        for (size_t i = 0; i < p->count; ++i)
+            for (size_t j = 0; j < p->count; ++j)
+                if (p->body[i] == 0 && p->body[j] == 1)
+                    *closest = fmin(*closest, pd_v3_len(pd_v3_sub(p->pos[i], p->pos[j])) / 0.01);
+    }
+    double m[2] = {0, 0}, mv[2] = {0, 0}, mx[2] = {0, 0};
+    for (size_t i = 0; i < p->count; ++i) {
+        int b = p->body[i];
+        m[b] += p->mass[i], mv[b] += p->mass[i] * p->vel[i].x, mx[b] += p->mass[i] * p->pos[i].x;
+    }
+    *momentum = (mv[0] + mv[1]) / m[0];
+    *va = mv[0] / m[0], *vb = mv[1] / m[1];
+    *crossed = mx[0] / m[0] - mx[1] / m[1]; /* > 0: a's centre beyond b's */
+    pd_test_sim_close(&t);
+    return 1;
+}
+
+PD_TEST(bodies_collide_instead_of_passing_through) {
+    double mom, va, vb, closest, crossed;
+    PD_REQUIRE(collide_blocks(1, &mom, &va, &vb, &closest, &crossed));
+    printf("  contact: sum of mean velocities %.6f m/s (0.5 before), a %.3f, b %.3f m/s, closest "
+           "pair %.3f d_c, centres %.3f m apart\n",
+           mom, va, vb, closest, -crossed);
+    PD_CHECK_NEAR(mom, 0.5, 1e-9);
+    PD_CHECK(va < 0 && vb > 0.5);
+    PD_CHECK(closest >= 0.75);
+    PD_REQUIRE(collide_blocks(0, &mom, &va, &vb, &closest, &crossed));
+    printf("  no contact: centres crossed by %.3f m, closest pair %.3f d_c\n", crossed, closest);
+    PD_CHECK(crossed > 0);
+}
+
+/* Issue 10's coupling: no particle passes through a boundary. A ball of sand (radius 4 cm, 268
+ * grains) falls 6 cm onto an elastic slab (0.3 x 0.02 x 0.3 m, E 1e5 Pa, edges pinned) and
+ * settles in its dent, 0.4 s: no grain ever below the slab's lowest particle under it less half
+ * a spacing. Without contact the sand falls through (the control). */
+static int sand_through_slab(int contact, int* below, double* sag) {
+    char json[2048];
+    snprintf(
+        json, sizeof json,
+        "{\"version\":1,\"method\":\"sbpd\",\"solver\":{\"contact\":%s},\"time\":{\"dt\":1.5e-4,"
+        "\"fps\":100,\"frames\":40},\"materials\":{\"slab\":{\"density\":1000,"
+        "\"youngs_modulus\":1e5,\"poisson_ratio\":0.3},\"sand\":{\"density\":1600,"
+        "\"youngs_modulus\":1e5,\"poisson_ratio\":0.2,\"plasticity\":{\"model\":"
+        "\"drucker_prager\",\"friction_angle\":35}}},\"bodies\":[{\"name\":\"slab\","
+        "\"material\":\"slab\",\"spacing\":0.01,\"shape\":{\"type\":\"box\",\"min\":[-0.15,0,"
+        "-0.15],\"max\":[0.15,0.02,0.15]},\"pins\":[{\"region\":{\"type\":\"box\",\"min\":[-1,"
+        "-1,-1],\"max\":[-0.13,1,1]}},{\"region\":{\"type\":\"box\",\"min\":[0.13,-1,-1],"
+        "\"max\":[1,1,1]}}]},{\"name\":\"sand\",\"material\":\"sand\",\"spacing\":0.01,"
+        "\"shape\":{\"type\":\"sphere\",\"center\":[0,0.1,0],\"radius\":0.04}}]}",
+        contact ? "true" : "false");
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, NULL, 0))
+        return 0;
+    const pd_particles* p = &t.world->particles;
+    *below = 0, *sag = 0;
+    while (t.world->time < 0.4 - 1e-9) {
+        if (!pd_test_sim_run(&t, t.world->time + t.world->def.dt)) {
+            pd_test_sim_close(&t);
+            return 0;
+        }
+        double floor = INFINITY;
+        for (size_t i = 0; i < p->count; ++i)
+            if (p->body[i] == 0 && fabs(p->rest[i].x) < 0.05 && fabs(p->rest[i].z) < 0.05)
+                floor = fmin(floor, p->pos[i].y);
+        *sag = fmax(*sag, 0.005 - floor);
+        for (size_t i = 0; i < p->count; ++i)
+            *below += p->body[i] == 1 && p->pos[i].y < floor - 0.005;
+    }
+    pd_test_sim_close(&t);
+    return 1;
+}
+
+PD_TEST(sand_does_not_pass_through_an_elastic_slab) {
+    int below;
+    double sag;
+    PD_REQUIRE(sand_through_slab(1, &below, &sag));
+    printf("  contact: grain-steps below the slab %d, deepest sag of the slab %.1f mm\n", below,
+           1e3 * sag);
+    PD_CHECK(below == 0);
+    PD_REQUIRE(sand_through_slab(0, &below, &sag));
+    printf("  no contact: grain-steps below the slab %d\n", below);
+    PD_CHECK(below > 0);
+}
+
+/* Eq. 28 (solver.static_friction, the paper's eta 0.8): grains resting on a boundary stay. The
+ * collapsed cube of the deposit test (friction angle 30) from 0.6 to 1.0 s: with eta 0.8 its
+ * grains stay (a median move of 1e-5 mm), without (0) the deposit creeps (the floor's Coulomb
+ * friction 0.5 acts in both). The floor is a plane collider, or a rigid body of boundary
+ * particles (a fixed body two layers thick, contact_friction 0.5 with the sand). The median,
+ * not the mean: a few grains that scatter off the edge of the rigid floor would be the mean. */
+static double deposit_creep(double eta, int rigid_floor) {
+    char json[2048], set[64];
+    const char* floor =
+        rigid_floor ? ",{\"name\":\"floor\",\"material\":\"rock\",\"kind\":\"fixed\","
+                      "\"spacing\":0.0125,\"shape\":{\"type\":\"box\",\"min\":[-0.15,-0.025,"
+                      "-0.15],\"max\":[0.15,0,0.15]}}]"
+                    : "],\"colliders\":[{\"type\":\"plane\",\"normal\":[0,1,0],\"friction\":0.5}]";
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":1.8e-4,\"fps\":25,\"frames\":1},"
+             "\"materials\":{\"sand\":{\"density\":1600,\"youngs_modulus\":3e5,\"poisson_ratio\":"
+             "0.2,\"contact_friction\":0.5,\"plasticity\":{\"model\":\"drucker_prager\","
+             "\"friction_angle\":30}},\"rock\":{\"density\":2000,\"youngs_modulus\":3e5,"
+             "\"poisson_ratio\":0.3,\"contact_friction\":0.5}},\"bodies\":[{\"name\":\"sand\","
+             "\"material\":\"sand\",\"spacing\":0.0125,\"shape\":{\"type\":\"box\",\"min\":"
+             "[-0.05,0,-0.05],\"max\":[0.05,0.1,0.05]}}%s}",
+             floor);
+    snprintf(set, sizeof set, "solver.static_friction=%g", eta);
+    const char* sets[] = {set};
+    static pd_vec3 at[8192];
+    static double moved[8192];
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, sets, 1))
+        return -1;
+    const pd_particles* p = &t.world->particles;
+    double median = -1;
+    size_t grains = 0;
+    if (pd_test_sim_run(&t, 0.6) && p->count <= 8192) {
+        for (size_t i = 0; i < p->count; ++i)
+            at[p->id[i]] = p->pos[i];
+        if (pd_test_sim_run(&t, 1.0)) {
+            for (size_t i = 0; i < p->count; ++i)
+                if (p->body[i] == 0)
+                    moved[grains++] = pd_v3_len(pd_v3_sub(p->pos[i], at[p->id[i]]));
+            qsort(moved, grains, sizeof *moved, pd_test_compare_doubles);
+            median = moved[grains / 2];
+        }
+    }
+    pd_test_sim_close(&t);
+    return median;
+}
+
+PD_TEST(static_friction_stops_a_deposit_creeping) {
+    for (int rigid = 0; rigid < 2; ++rigid) {
+        double with = deposit_creep(0.8, rigid), without = deposit_creep(0, rigid);
+        printf("  %s: median move of the grains from 0.6 to 1.0 s: %.3g mm with eta 0.8, %.3g mm "
+               "without\n",
+               rigid ? "rigid floor of boundary particles" : "plane collider", 1e3 * with,
+               1e3 * without);
+        PD_REQUIRE(with >= 0 && without >= 0);
+        PD_CHECK(with < 1e-3 * without && without > 0.05e-3);
+    }
+}
+
+/* A block 0.1 x 0.04 x 0.1 m (E 1e5 Pa, 1000 kg/m^3) sliding at 0.5 m/s on a fixed slab of
+ * particles (rigid boundary particles: w = 0 in Eq. 25), both of contact_friction mu. Returns
+ * the block's mean x velocity and displacement at t. */
+static int slide_on_slab(double mu, double t_end, double* v, double* dx) {
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":2e-4,\"fps\":50,\"frames\":25},"
+             "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3,"
+             "\"contact_friction\":%g}},\"bodies\":[{\"name\":\"slab\",\"material\":\"m\","
+             "\"kind\":\"fixed\",\"spacing\":0.01,\"shape\":{\"type\":\"box\",\"min\":[-0.1,-0.02,"
+             "-0.1],\"max\":[0.4,0,0.1]}},{\"name\":\"block\",\"material\":\"m\",\"spacing\":0.01,"
+             "\"velocity\":[0.5,0,0],\"shape\":{\"type\":\"box\",\"min\":[0,0,-0.05],"
+             "\"max\":[0.1,0.04,0.05]}}]}",
+             mu);
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, NULL, 0))
+        return 0;
+    const pd_particles* p = &t.world->particles;
+    double x0 = 0, n = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        if (p->body[i] == 1)
+            x0 += p->pos[i].x, n += 1;
+    int ok = pd_test_sim_run(&t, t_end);
+    double x = 0, vx = 0;
+    for (size_t i = 0; ok && i < p->count; ++i)
+        if (p->body[i] == 1)
+            x += p->pos[i].x, vx += p->vel[i].x;
+    *v = vx / n, *dx = (x - x0) / n;
+    pd_test_sim_close(&t);
+    return ok;
+}
+
+/* Sec. 6 (rigid boundary particles, Eq. 25 against their phi) and Eq. 26-27 (material key
+ * contact_friction): a block sliding on a slab of fixed particles at v0 = 0.5 m/s stops after
+ * v0^2 / (2 mu g) = 42.5 mm at mu = 0.3 (Coulomb, as a block on a floor); without friction the
+ * slab is flat and the block keeps its speed (against the particles' own gaps instead of phi
+ * it fell into the hollows between them and stopped within 45 mm, measured). */
+PD_TEST(contact_friction_stops_a_sliding_block_as_coulomb) {
+    double v[2], dx[2];
+    PD_REQUIRE(slide_on_slab(0.3, 0.4, &v[1], &dx[1]));
+    PD_REQUIRE(slide_on_slab(0.0, 0.4, &v[0], &dx[0]));
+    double stop = 0.5 * 0.5 / (2 * 0.3 * 9.81);
+    printf("  after 0.4 s: mu 0.3: %.4f m/s, slid %.1f mm (Coulomb: stops after %.1f mm at %.3f "
+           "s); mu 0: %.4f m/s, slid %.1f mm\n",
+           v[1], 1e3 * dx[1], 1e3 * stop, 0.5 / (0.3 * 9.81), v[0], 1e3 * dx[0]);
+    PD_CHECK(fabs(v[1]) < 0.02);
+    PD_CHECK_NEAR(dx[1] / stop, 1.0, 0.1);
+    PD_CHECK_NEAR(v[0], 0.5, 0.005);
+}
+
+/* Issue 10, coupling: an elastic block (E 1e5 Pa) resting on a rigid floor (a fixed body: rigid
+ * boundary particles) and a ball of sand dropped onto both (contact_friction 0.5 between sand
+ * and floor), 0.3 s. Through a boundary would be: a grain or an elastic particle inside the
+ * floor (below its top, within its sides), or a grain inside the elastic block (within its
+ * current box less half a spacing). Resting particles sit half a spacing above the floor. */
+PD_TEST(sand_elastic_and_rigid_bodies_never_pass_through_each_other) {
+    char json[2048];
+    snprintf(
+        json, sizeof json,
+        "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":1.5e-4,\"fps\":100,\"frames\":40},"
+        "\"materials\":{\"rock\":{\"density\":2000,\"youngs_modulus\":1e5,\"poisson_ratio\":"
+        "0.3,\"contact_friction\":0.5},\"rubber\":{\"density\":1000,\"youngs_modulus\":1e5,"
+        "\"poisson_ratio\":0.3},\"sand\":{\"density\":1600,\"youngs_modulus\":1e5,"
+        "\"poisson_ratio\":0.2,\"contact_friction\":0.5,\"plasticity\":{\"model\":\"drucker_"
+        "prager\",\"friction_angle\":35}}},\"bodies\":["
+        "{\"name\":\"floor\",\"material\":\"rock\",\"kind\":\"fixed\",\"spacing\":0.01,"
+        "\"shape\":{\"type\":\"box\",\"min\":[-0.2,-0.03,-0.2],\"max\":[0.2,0,0.2]}},"
+        "{\"name\":\"block\",\"material\":\"rubber\",\"spacing\":0.01,\"shape\":{\"type\":"
+        "\"box\",\"min\":[-0.1,0,-0.05],\"max\":[0,0.06,0.05]}},{\"name\":\"sand\","
+        "\"material\":\"sand\",\"spacing\":0.01,\"shape\":{\"type\":\"sphere\",\"center\":"
+        "[0,0.15,0],\"radius\":0.045}}]}");
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, json, NULL, 0));
+    const pd_particles* p = &t.world->particles;
+    int in_floor = 0, in_block = 0, steps = 0;
+    double lowest = INFINITY, block_bottom = INFINITY;
+    int ok = 1;
+    while (ok && t.world->time < 0.3 - 1e-9) {
+        ok = pd_test_sim_run(&t, t.world->time + t.world->def.dt);
+        pd_vec3 lo = pd_v3(INFINITY, INFINITY, INFINITY),
+                hi = pd_v3(-INFINITY, -INFINITY, -INFINITY);
+        for (size_t i = 0; i < p->count; ++i)
+            if (p->body[i] == 1) {
+                pd_vec3 y = p->pos[i];
+                lo = pd_v3(fmin(lo.x, y.x), fmin(lo.y, y.y), fmin(lo.z, y.z));
+                hi = pd_v3(fmax(hi.x, y.x), fmax(hi.y, y.y), fmax(hi.z, y.z));
+            }
+        for (size_t i = 0; i < p->count; ++i) {
+            pd_vec3 y = p->pos[i];
+            if (p->body[i] == 0)
+                continue;
+            lowest = fmin(lowest, y.y);
+            if (p->body[i] == 1)
+                block_bottom = fmin(block_bottom, y.y);
+            in_floor += y.y < 0 && fabs(y.x) < 0.2 && fabs(y.z) < 0.2;
+            in_block += p->body[i] == 2 && y.x > lo.x + 0.005 && y.x < hi.x - 0.005 &&
+                        y.y > lo.y + 0.005 && y.y < hi.y - 0.005 && y.z > lo.z + 0.005 &&
+                        y.z < hi.z - 0.005;
+        }
+        ++steps;
+    }
+    size_t grains_on_block = 0, fell_off = 0;
+    for (size_t i = 0; i < p->count; ++i) {
+        grains_on_block += p->body[i] == 2 && p->pos[i].x < 0 && p->pos[i].y > 0.055;
+        fell_off += p->pos[i].y < -0.03;
+    }
+    printf("  fell off the floor's edges: %zu\n", fell_off);
+    printf(
+        "  %d steps: particle-steps inside the floor %d, grain-steps inside the block %d; lowest "
+        "particle %.2f mm above the floor (the block's %.2f mm: half a spacing is 5), %zu "
+        "grains on the block at the end\n",
+        steps, in_floor, in_block, 1e3 * lowest, 1e3 * block_bottom, grains_on_block);
+    PD_CHECK(ok);
+    PD_CHECK(in_floor == 0 && in_block == 0);
+    PD_CHECK(grains_on_block > 10); /* the sand met the block, not only the floor */
+    PD_CHECK_NEAR(1e3 * lowest, 5.0, 1.0);
+    pd_test_sim_close(&t);
+}
