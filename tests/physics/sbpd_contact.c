@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "parallel/parallel.h"
 #include "solvers/sbpd/sbpd_data.h"
 #include "support.h"
@@ -296,4 +297,30 @@ PD_TEST(sand_elastic_and_rigid_bodies_never_pass_through_each_other) {
     PD_CHECK(grains_on_block > 10); /* the sand met the block, not only the floor */
     PD_CHECK_NEAR(1e3 * lowest, 5.0, 1.0);
     pd_test_sim_close(&t);
+}
+
+/* A fixed body is a rigid boundary, whose collisions read its shape's signed distance: an open
+ * mesh has none (no inside), and is refused at the body's shape, not run without a boundary. */
+PD_TEST(fixed_body_without_a_signed_distance_is_refused) {
+    char json[1024];
+    snprintf(
+        json, sizeof json,
+        "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":1e-4,\"fps\":50,\"frames\":1},"
+        "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},"
+        "\"bodies\":[{\"name\":\"ball\",\"material\":\"m\",\"spacing\":0.01,\"shape\":{"
+        "\"type\":\"sphere\",\"center\":[0,0.3,0],\"radius\":0.03}},{\"name\":\"bowl\","
+        "\"material\":\"m\",\"kind\":\"fixed\",\"spacing\":0.02,\"shape\":{\"type\":\"mesh\","
+        "\"path\":\"meshes/bowl.obj\",\"scale\":0.2}}]}");
+    pd_scene scene;
+    pd_world* world = NULL;
+    pd_error err = {0};
+    size_t before = pd_bytes_in_use();
+    PD_REQUIRE(pd_scene_parse(json, "t.json", PD_SOURCE_DIR "/scenes", NULL, 0, &scene, &err) ==
+               PD_OK);
+    pd_status st = pd_create_world(&scene, &world, &err);
+    printf("  %s: %s\n", err.path, err.message);
+    PD_CHECK(st == PD_ERR_BAD_SCENE && strcmp(err.path, "bodies[1].shape") == 0);
+    pd_destroy_world(world);
+    pd_scene_free(&scene);
+    PD_CHECK(pd_bytes_in_use() == before); /* the failed set-up freed what it took */
 }

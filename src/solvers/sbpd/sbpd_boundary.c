@@ -18,10 +18,12 @@
  * stopped with no friction (0.5 m/s to rest within 45 mm, measured); against phi the slab is
  * flat. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "boundary/collider.h"
 #include "core/alloc.h"
+#include "core/error.h"
 #include "solvers/sbpd/sbpd_data.h"
 #include "world/world.h"
 
@@ -76,7 +78,7 @@ static void release(pd_sbpd_boundary* b, size_t n) {
 
 /* Each fixed body's shape as a solid collider (negative inside it), in body order; body_shape
  * maps a body to its collider (-1: not fixed). */
-static pd_status make_shapes(pd_sbpd_boundary* b, const pd_world* w) {
+static pd_status make_shapes(pd_sbpd_boundary* b, const pd_world* w, pd_error* err) {
     int bodies = w->scene->body_count, count = 0;
     pd_collider_def* defs = PD_NEW_ARRAY(pd_collider_def, (size_t)bodies + 1);
     b->body_shape = PD_NEW_ARRAY(int32_t, (size_t)bodies + 1);
@@ -99,10 +101,21 @@ static pd_status make_shapes(pd_sbpd_boundary* b, const pd_world* w) {
                 ->contact_friction;
         b->body_shape[k] = count++;
     }
-    pd_error err;
-    pd_status st = pd_colliders_create(defs, count, &b->shapes, &err);
+    pd_error why;
+    pd_status st = pd_colliders_create(defs, count, &b->shapes, &why);
     PD_FREE_ARRAY(defs, pd_collider_def, (size_t)bodies + 1);
-    return st;
+    if (st == PD_OK)
+        return PD_OK;
+    int shape = 0, k = 0; /* the fixed body whose shape failed: colliders[shape] of the message */
+    sscanf(why.path, "colliders[%d]", &shape);
+    while (k + 1 < bodies && b->body_shape[k] != shape)
+        ++k;
+    char path[64];
+    snprintf(path, sizeof path, "bodies[%d].shape", k);
+    return pd_fail(err, st == PD_ERR_OUT_OF_MEMORY ? st : PD_ERR_BAD_SCENE, path,
+                   "a fixed body is sbpd's rigid boundary (Sec. 6), which needs the signed "
+                   "distance of its shape: %s",
+                   why.message);
 }
 
 /* The fixed particles within the horizon of their body's surface, with phi and their body's
@@ -168,7 +181,7 @@ static void size_grid(pd_sbpd_boundary* b, const pd_particles* p, pd_real horizo
         b->dims[a] = (int)floor(e[a] / b->cell) + 1;
 }
 
-pd_status pd_sbpd_boundary_init(pd_sbpd_state* s, const pd_world* w) {
+pd_status pd_sbpd_boundary_init(pd_sbpd_state* s, const pd_world* w, pd_error* err) {
     const pd_particles* p = &w->particles;
     pd_sbpd_boundary* b = &s->boundary;
     memset(b, 0, sizeof *b);
@@ -179,7 +192,9 @@ pd_status pd_sbpd_boundary_init(pd_sbpd_state* s, const pd_world* w) {
         return PD_OK;
     size_grid(b, p, s->prm.horizon);
     uint32_t* cell_of_entry = PD_NEW_ARRAY(uint32_t, fixed + 1);
-    pd_status st = cell_of_entry && allocate(b, fixed) ? make_shapes(b, w) : PD_ERR_OUT_OF_MEMORY;
+    b->count = fixed; /* the arrays' size until sorted (pd_sbpd_boundary_free reads it) */
+    pd_status st =
+        cell_of_entry && allocate(b, fixed) ? make_shapes(b, w, err) : PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK) {
         b->count = sample(b, p, s->prm.horizon, cell_of_entry);
         st = sort_into_cells(b, cell_of_entry, fixed);

@@ -17,7 +17,7 @@
 #include "solvers/sbpd/sbpd_data.h"
 #include "world/world.h"
 
-pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const pd_world* w) {
+pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const pd_world* w, pd_error* err) {
     if (!s->prm.contact)
         return PD_OK;
     int m = s->material_count;
@@ -39,7 +39,7 @@ pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const pd_world* w) {
     def.renews = s->contact_renews;
     pd_status st = pd_contact_init(&s->contact, &def, &w->particles);
     s->contact.keep_candidates = 1; /* on_reorder and a pin letting go say when it is stale */
-    return st == PD_OK ? pd_sbpd_boundary_init(s, w) : st;
+    return st == PD_OK ? pd_sbpd_boundary_init(s, w, err) : st;
 }
 
 void pd_sbpd_contact_free(pd_sbpd_state* s) {

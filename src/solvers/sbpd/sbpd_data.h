@@ -141,14 +141,15 @@ static inline size_t pd_sbpd_bond_reals(size_t capacity, size_t per_bond) {
  * their contact distance, at s->y, with the friction of Eq. 26-27 on their relative motion
  * since x (the step's start) (sbpd_contact.c). */
 pd_status pd_sbpd_collide(pd_sbpd_state* s, const pd_vec3* x);
-pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const struct pd_world* w);
+pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const struct pd_world* w, pd_error* err);
 /* Eq. 26-27 as a position change: the tangential part (to n) of a contact's motion u over the
  * step is taken away up to mu times the depth its collision resolves, all of it when that is
  * enough. Eq. 27 removes from a particle's tangential velocity c_b |j| / m, j = m dv the
  * collision's impulse: with dv = depth / dt it is this cut on the step's displacement. */
 pd_vec3 pd_sbpd_friction_cut(pd_real mu, pd_vec3 u, pd_vec3 n, pd_real depth);
-/* The rigid boundary particles of the fixed bodies (sbpd_boundary.c). */
-pd_status pd_sbpd_boundary_init(pd_sbpd_state* s, const struct pd_world* w);
+/* The rigid boundary particles of the fixed bodies (sbpd_boundary.c); a fixed body whose shape
+ * has no signed distance (an open mesh) is refused at bodies[k].shape. */
+pd_status pd_sbpd_boundary_init(pd_sbpd_state* s, const struct pd_world* w, pd_error* err);
 void pd_sbpd_boundary_free(pd_sbpd_boundary* b);
 /* Eq. 25 of a moving particle i at y against the fixed bodies with a boundary particle within
  * its horizon: pushed along the gradient of the body's phi at y until phi(y) = s_i / 2 (the

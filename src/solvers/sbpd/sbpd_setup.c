@@ -301,7 +301,7 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
                 fmax(s->body_rho0[p->body[i]], pd_sbpd_kernel_density(s, p->rest, p->spacing, i));
     for (uint32_t i = 0; i < s->n; ++i)
         pd_sbpd_shape_tensor(s, i);
-    if ((st = pd_sbpd_contact_init(s, w)) != PD_OK ||
+    if ((st = pd_sbpd_contact_init(s, w, err)) != PD_OK ||
         (st = pd_sbpd_static_friction_init(s)) != PD_OK)
         return st;
     return check_time_step(s, err);
