@@ -242,32 +242,33 @@ static int near_shapes(const pd_sbpd_boundary* b, pd_vec3 y, pd_real r, int32_t*
     return found;
 }
 
-/* The depth of i at y in the fixed body it is deepest in (0: none; half a spacing from the
- * surface counts as touching), that body's collider in *shape and its gradient there in *n. */
-static pd_real deepest_body(const pd_sbpd_state* s, uint32_t i, pd_vec3 y, int32_t* shape,
+/* The least phi at y over the fixed bodies with a boundary particle within i's horizon (the
+ * body i is deepest in, or nearest to), that body's collider in *shape and the gradient of its
+ * phi there in *n; infinity when none is near. */
+static pd_real nearest_body(const pd_sbpd_state* s, uint32_t i, pd_vec3 y, int32_t* shape,
                             pd_vec3* n) {
     const pd_sbpd_boundary* b = &s->boundary;
+    pd_real least = INFINITY;
     if (b->count == 0 || (s->flags[i] & PD_P_CONSTRAINED))
-        return 0;
+        return least;
     int32_t shapes[NEAR_BODIES];
     int found = near_shapes(b, y, s->prm.horizon * s->spacing[i], shapes);
-    pd_real deepest = 0, half = 0.5 * s->spacing[i];
     for (int m = 0; m < found; ++m) {
         pd_vec3 nm;
-        pd_real depth = half - pd_collider_sdf(&b->shapes.items[shapes[m]], y, &nm);
-        if (depth > deepest)
-            deepest = depth, *shape = shapes[m], *n = nm;
+        pd_real phi = pd_collider_sdf(&b->shapes.items[shapes[m]], y, &nm);
+        if (phi < least)
+            least = phi, *shape = shapes[m], *n = nm;
     }
-    return deepest;
+    return least;
 }
 
 pd_real pd_sbpd_boundary_push(const pd_sbpd_state* s, uint32_t i, pd_vec3 y, pd_vec3 x,
                               pd_vec3* push) {
     int32_t shape = -1;
     pd_vec3 n = pd_v3(0, 0, 0);
-    pd_real depth = deepest_body(s, i, y, &shape, &n);
+    pd_real depth = 0.5 * s->spacing[i] - nearest_body(s, i, y, &shape, &n);
     *push = pd_v3(0, 0, 0);
-    if (!(depth > 0))
+    if (!(depth > 0)) /* half a spacing from the surface touches, as two particles do */
         return 0;
     pd_real mu = sqrt(s->contact_friction[s->material[i]] * s->boundary.shape_friction[shape]);
     pd_vec3 cut = pd_sbpd_friction_cut(mu, pd_v3_sub(y, x), n, depth);
@@ -278,18 +279,6 @@ pd_real pd_sbpd_boundary_push(const pd_sbpd_state* s, uint32_t i, pd_vec3 y, pd_
 pd_vec3 pd_sbpd_boundary_normal(const pd_sbpd_state* s, uint32_t i, pd_vec3 y) {
     int32_t shape = -1;
     pd_vec3 n = pd_v3(0, 0, 0);
-    if (deepest_body(s, i, y, &shape, &n) > 0 || s->boundary.count == 0)
-        return n;
-    /* pushed clear of it: the gradient of the nearest body */
-    const pd_sbpd_boundary* b = &s->boundary;
-    int32_t shapes[NEAR_BODIES];
-    int found = near_shapes(b, y, s->prm.horizon * s->spacing[i], shapes);
-    pd_real best = INFINITY;
-    for (int m = 0; m < found; ++m) {
-        pd_vec3 nm;
-        pd_real d = pd_collider_sdf(&b->shapes.items[shapes[m]], y, &nm);
-        if (d < best)
-            best = d, n = nm;
-    }
+    nearest_body(s, i, y, &shape, &n);
     return n;
 }

@@ -3,12 +3,13 @@
  * closer than d_c = (s_i + s_j) / 2; found through its Verlet list); the response is the
  * paper's position correction: each pair is pushed apart along its line by its depth
  * d_c - |y_i - y_j|, particle i by the share w_i / (w_i + w_j), w = 1 / m (0 for a pinned or
- * fixed particle). The paper takes the depth from boundary particles' SDF values; between two
- * moving particles it gives none, so we take the pair's own gap. Jacobi rounds (each particle
+ * fixed particle; pairs with a fixed body's particles are sbpd_boundary.c's instead, from its
+ * phi). The paper takes the depth from boundary particles' SDF values; between two moving
+ * particles it gives none, so we take the pair's own gap. Jacobi rounds (each particle
  * gathers its pairs' pushes and moves by their mean: no race, the same bits on any thread
  * count), up to solver.iterations of them, until no pair overlaps by more than epsilon. Each
  * push carries the pair's friction (Eq. 26-27 with c_b the materials' contact_friction, as a cut
- * of the pair's relative tangential motion: friction_cut). */
+ * of the pair's relative tangential motion: pd_sbpd_friction_cut). */
 #include <math.h>
 #include <string.h>
 

@@ -185,8 +185,7 @@ void pd_sbpd_shape_tensor(pd_sbpd_state* s, uint32_t i);
 pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, struct pd_world* w);
 /* rho_i of Eq. 23 over i's family at positions x: sum_j m_j W(|x_j - x_i|, r) with i itself,
  * W the Wendland C2 kernel normalised in 3-D, r the horizon. */
-pd_real pd_sbpd_kernel_density(const pd_sbpd_state* s, const pd_vec3* x, const pd_real* spacing,
-                               uint32_t i);
+pd_real pd_sbpd_kernel_density(const pd_sbpd_state* s, const pd_vec3* x, uint32_t i);
 /* For sand particle i: F_inc of Eq. 1 at y, F_tr = F_inc Fe projected (Eq. 13-22) into s->F[i],
  * and M_i = tau F_inc^-T K^-1 (tau of Eq. 15), the correspondence force w M_i xi of its bonds. */
 void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i, pd_real* plastic);

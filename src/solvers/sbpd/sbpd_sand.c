@@ -108,9 +108,8 @@ static int supported(const pd_sbpd_state* s, uint32_t i) {
     return pd_m3_det(K) >= SAND_CONDITION * tr * tr * tr;
 }
 
-pd_real pd_sbpd_kernel_density(const pd_sbpd_state* s, const pd_vec3* x, const pd_real* spacing,
-                               uint32_t i) {
-    pd_real r = s->prm.horizon * spacing[i], norm = 21 / (2 * PD_PI * r * r * r);
+pd_real pd_sbpd_kernel_density(const pd_sbpd_state* s, const pd_vec3* x, uint32_t i) {
+    pd_real r = s->prm.horizon * s->spacing[i], norm = 21 / (2 * PD_PI * r * r * r);
     pd_real rho = s->mass[i] * pd_sbpd_wendland(0);
     for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
         uint32_t j = s->fam.j[b];
@@ -126,7 +125,7 @@ static void harden(pd_sbpd_state* s, const pd_particles* p, const pd_vec3* x, ui
     pd_real xi = s->mat[s->material[i]].hardening;
     if (!(xi > 0))
         return;
-    pd_real rho_t = pd_sbpd_kernel_density(s, x, p->spacing, i) * fabs(pd_m3_det(s->Fe[i]));
+    pd_real rho_t = pd_sbpd_kernel_density(s, x, i) * fabs(pd_m3_det(s->Fe[i]));
     pd_real rho_0 = s->body_rho0[p->body[i]];
     s->harden[i] = rho_t > 0 ? exp(xi * (rho_t - rho_0) / rho_t) : 1;
 }

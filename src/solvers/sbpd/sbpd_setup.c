@@ -298,7 +298,7 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     for (uint32_t i = 0; i < s->n; ++i) /* Eq. 24's rho_0: the densest grain of each body */
         if (s->sand[i])
             s->body_rho0[p->body[i]] =
-                fmax(s->body_rho0[p->body[i]], pd_sbpd_kernel_density(s, p->rest, p->spacing, i));
+                fmax(s->body_rho0[p->body[i]], pd_sbpd_kernel_density(s, p->rest, i));
     for (uint32_t i = 0; i < s->n; ++i)
         pd_sbpd_shape_tensor(s, i);
     if ((st = pd_sbpd_contact_init(s, w, err)) != PD_OK ||
