@@ -123,10 +123,11 @@ PD_TEST(sand_does_not_pass_through_an_elastic_slab) {
 
 /* Eq. 28 (solver.static_friction, the paper's eta 0.8): grains resting on a boundary stay. The
  * collapsed cube of the deposit test (friction angle 30) from 0.6 to 1.0 s: with eta 0.8 its
- * grains stay (a median move of 1e-5 mm), without (0) the deposit creeps (the floor's Coulomb
- * friction 0.5 acts in both). The floor is a plane collider, or a rigid body of boundary
- * particles (a fixed body two layers thick, contact_friction 0.5 with the sand). The median,
- * not the mean: a few grains that scatter off the edge of the rigid floor would be the mean. */
+ * grains stay (a median move of 1e-7 mm), without (0) the deposit creeps on the plane collider
+ * (whose Coulomb friction 0.5, the world's on the velocities after the step, acts in both). The
+ * floor is a plane collider, or a rigid body of boundary particles (a fixed body two layers thick,
+ * contact_friction 0.5 with the sand). The median, not the mean: a few grains that scatter off the
+ * edge of the rigid floor would be the mean. */
 static double deposit_creep(double eta, int rigid_floor) {
     char json[2048], set[64];
     const char* floor =
@@ -169,15 +170,25 @@ static double deposit_creep(double eta, int rigid_floor) {
 }
 
 PD_TEST(static_friction_stops_a_deposit_creeping) {
-    for (int rigid = 0; rigid < 2; ++rigid) {
-        double with = deposit_creep(0.8, rigid), without = deposit_creep(0, rigid);
-        printf("  %s: median move of the grains from 0.6 to 1.0 s: %.3g mm with eta 0.8, %.3g mm "
-               "without\n",
-               rigid ? "rigid floor of boundary particles" : "plane collider", 1e3 * with,
-               1e3 * without);
-        PD_REQUIRE(with >= 0 && without >= 0);
-        PD_CHECK(with < 1e-3 * without && without > 0.05e-3);
-    }
+    double with = deposit_creep(0.8, 0), without = deposit_creep(0, 0);
+    printf("  plane collider: median move of the grains from 0.6 to 1.0 s: %.3g mm with eta 0.8, "
+           "%.3g mm without\n",
+           1e3 * with, 1e3 * without);
+    PD_REQUIRE(with >= 0 && without >= 0);
+    PD_CHECK(with < 1e-3 * without && without > 0.05e-3);
+}
+
+/* Eq. 25-27 at a fixed floor (rigid boundary particles, contact_friction 0.5 with the sand): the
+ * collapsed cube rests on the friction alone, as on the plane collider with Eq. 28. The
+ * collisions' last round, below epsilon, used to be skipped: a resting grain's contact and
+ * its friction were never resolved, and the deposit crept 13.9 mm (median) in the 0.4 s. */
+PD_TEST(rigid_floor_holds_a_deposit_by_its_friction) {
+    double with = deposit_creep(0.8, 1), without = deposit_creep(0, 1);
+    printf("  rigid floor of boundary particles: median move of the grains from 0.6 to 1.0 s: "
+           "%.3g mm with eta 0.8, %.3g mm without\n",
+           1e3 * with, 1e3 * without);
+    PD_REQUIRE(with >= 0 && without >= 0);
+    PD_CHECK(with < 1e-6 && without < 1e-6); /* a micrometre */
 }
 
 /* A block 0.1 x 0.04 x 0.1 m (E 1e5 Pa, 1000 kg/m^3) sliding at 0.5 m/s on a fixed slab of
@@ -230,11 +241,66 @@ PD_TEST(contact_friction_stops_a_sliding_block_as_coulomb) {
     PD_CHECK_NEAR(v[0], 0.5, 0.005);
 }
 
+/* The sliding block's slab, frictionless (contact_friction 0), gravity tilted by `degrees` about
+ * z; the block starts at rest. Returns its mean x displacement after 0.3 s. */
+static int rest_on_incline(double degrees, double eta, double* dx) {
+    char json[2048], set[64];
+    double a = degrees * PD_PI / 180;
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":2e-4,\"fps\":50,\"frames\":15},"
+             "\"gravity\":[%.17g,%.17g,0],\"materials\":{\"m\":{\"density\":1000,"
+             "\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},\"bodies\":[{\"name\":\"slab\","
+             "\"material\":\"m\",\"kind\":\"fixed\",\"spacing\":0.01,\"shape\":{\"type\":\"box\","
+             "\"min\":[-0.3,-0.02,-0.1],\"max\":[0.3,0,0.1]}},{\"name\":\"block\",\"material\":"
+             "\"m\",\"spacing\":0.01,\"shape\":{\"type\":\"box\",\"min\":[-0.05,0,-0.05],"
+             "\"max\":[0.05,0.04,0.05]}}]}",
+             -9.81 * sin(a), -9.81 * cos(a));
+    snprintf(set, sizeof set, "solver.static_friction=%g", eta);
+    const char* sets[] = {set};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, sets, 1))
+        return 0;
+    const pd_particles* p = &t.world->particles;
+    double x0 = 0, x = 0, n = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        if (p->body[i] == 1)
+            x0 += p->pos[i].x, n += 1;
+    int ok = pd_test_sim_run(&t, 0.3);
+    for (size_t i = 0; ok && i < p->count; ++i)
+        if (p->body[i] == 1)
+            x += p->pos[i].x;
+    *dx = (x - x0) / n;
+    pd_test_sim_close(&t);
+    return ok;
+}
+
+/* Eq. 28 at rigid boundary particles on a slope: a block at rest on a frictionless incline of
+ * 20 degrees moves, each step, along gravity, and the floor pushes its bottom layer back along
+ * the normal: (y - y*) . (y^t - y*) = cos^2 20 |y* - y^t|^2 = 0.88 |y* - y^t|^2 >= eta 0.8, so
+ * Eq. 28 should hold it where it stands (up to 26.6 degrees). It slides nearly as without it
+ * (measured: 146 of 151 mm in 0.3 s). Eq. 28 holds particles, not bodies: for the first 25
+ * steps it holds the whole bottom layer (its criterion reads 0.883 = cos^2 20 at the first),
+ * but the layers above, which no collision touches, slide on and their bonds pull the bottom
+ * layer's steps along the slope (after 45 steps none is held). What a user expects of a block
+ * at rest with static friction; not what a per-particle Eq. 28 gives. A known failure
+ * (docs/validation.md). */
+PD_TEST(known_failure_static_friction_holds_a_block_on_a_20_degree_frictionless_incline) {
+    double with, without;
+    PD_REQUIRE(rest_on_incline(20, 0.8, &with) && rest_on_incline(20, 0, &without));
+    double free_slide = 0.5 * 9.81 * sin(20 * PD_PI / 180) * 0.3 * 0.3;
+    printf("  after 0.3 s: slid %.1f mm with eta 0.8, %.1f mm without (free slide %.1f mm)\n",
+           -1e3 * with, -1e3 * without, 1e3 * free_slide);
+    PD_CHECK(fabs(without + free_slide) < 0.05 * free_slide);
+    PD_CHECK(fabs(with) < 1e-3);
+}
+
 /* Issue 10, coupling: an elastic block (E 1e5 Pa) resting on a rigid floor (a fixed body: rigid
  * boundary particles) and a ball of sand dropped onto both (contact_friction 0.5 between sand
  * and floor), 0.3 s. Through a boundary would be: a grain or an elastic particle inside the
  * floor (below its top, within its sides), or a grain inside the elastic block (within its
- * current box less half a spacing). Resting particles sit half a spacing above the floor. */
+ * current box less half a spacing). Resting particles sit half a spacing above the floor: the
+ * lowest particle over it (a grain splashed off the block at 1 m/s leaves the floor's edge at
+ * 0.3 s, below its top, since the collisions' last round is applied). */
 PD_TEST(sand_elastic_and_rigid_bodies_never_pass_through_each_other) {
     char json[2048];
     snprintf(
@@ -271,7 +337,8 @@ PD_TEST(sand_elastic_and_rigid_bodies_never_pass_through_each_other) {
             pd_vec3 y = p->pos[i];
             if (p->body[i] == 0)
                 continue;
-            lowest = fmin(lowest, y.y);
+            if (fabs(y.x) < 0.2 && fabs(y.z) < 0.2) /* over the floor (a grain may splash off) */
+                lowest = fmin(lowest, y.y);
             if (p->body[i] == 1)
                 block_bottom = fmin(block_bottom, y.y);
             in_floor += y.y < 0 && fabs(y.x) < 0.2 && fabs(y.z) < 0.2;
@@ -281,12 +348,13 @@ PD_TEST(sand_elastic_and_rigid_bodies_never_pass_through_each_other) {
         }
         ++steps;
     }
-    size_t grains_on_block = 0, fell_off = 0;
+    size_t grains_on_block = 0, off = 0;
     for (size_t i = 0; i < p->count; ++i) {
-        grains_on_block += p->body[i] == 2 && p->pos[i].x < 0 && p->pos[i].y > 0.055;
-        fell_off += p->pos[i].y < -0.03;
+        pd_vec3 y = p->pos[i];
+        grains_on_block += p->body[i] == 2 && y.x < 0 && y.y > 0.055;
+        off += p->body[i] != 0 && (fabs(y.x) >= 0.2 || fabs(y.z) >= 0.2);
     }
-    printf("  fell off the floor's edges: %zu\n", fell_off);
+    printf("  beyond the floor's edges at the end: %zu\n", off);
     printf(
         "  %d steps: particle-steps inside the floor %d, grain-steps inside the block %d; lowest "
         "particle %.2f mm above the floor (the block's %.2f mm: half a spacing is 5), %zu "

@@ -8,12 +8,26 @@
 #include "solvers/sbpd/sbpd_data.h"
 #include "support.h"
 
+/* The share of the grains whose nearest other grain is closer than `within` (brute force). */
+static double share_crowded(const pd_particles* p, double within) {
+    size_t crowded = 0;
+    for (size_t i = 0; i < p->count; ++i) {
+        double nearest = INFINITY;
+        for (size_t j = 0; j < p->count; ++j)
+            if (j != i)
+                nearest = fmin(nearest, pd_v3_len(pd_v3_sub(p->pos[j], p->pos[i])));
+        crowded += nearest < within;
+    }
+    return (double)crowded / (double)p->count;
+}
+
 /* A 0.1 m cube of sand (512 grains at 12.5 mm, E 3e5 Pa, nu 0.2 as Fig. 7, 1600 kg/m^3)
  * collapsing for 0.6 s on a floor with Coulomb friction 0.5. Returns the slope of the deposit,
  * atan(H / R) in degrees, H the 98th percentile of the grains' heights and R the 95th of their
- * distances from the axis. */
-static int sand_deposit(double phi, double cohesion, double t_end, double* angle, double* H,
-                        double* R, double* plastic) {
+ * distances from the axis; with `crowded`, the share of grains closer than half a spacing to
+ * another. */
+static int sand_deposit_crowding(double phi, double cohesion, double t_end, double* angle,
+                                 double* H, double* R, double* plastic, double* crowded) {
     char json[2048];
     snprintf(json, sizeof json,
              "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":1.8e-4,\"fps\":25,"
@@ -45,8 +59,34 @@ static int sand_deposit(double phi, double cohesion, double t_end, double* angle
     *H = y[(size_t)(0.98 * (double)(n - 1))];
     *R = r[(size_t)(0.95 * (double)(n - 1))];
     *angle = atan(*H / *R) * 180 / PD_PI;
+    if (crowded)
+        *crowded = share_crowded(p, 0.5 * 0.0125);
     pd_test_sim_close(&t);
     return 1;
+}
+
+static int sand_deposit(double phi, double cohesion, double t_end, double* angle, double* H,
+                        double* R, double* plastic) {
+    return sand_deposit_crowding(phi, cohesion, t_end, angle, H, R, plastic, NULL);
+}
+
+/* Grains stand for the sand's volume, a spacing apiece: a deposit at 1600 kg/m^3 has no two of
+ * them much closer than a spacing. The deposit's grains (friction angle 30, 0.6 s): none within
+ * half a spacing of another (8 times the density about it). Measured: 16.4 % of them. Grains
+ * renew their families on each step's positions, so what one step's bonds do not resist, a
+ * grain sinking into its neighbours under its weight, is forgotten at the next renewal and
+ * accumulates (on a rigid floor the nearest pair ends 0.02 mm apart). Algorithm 1 collides
+ * grains with each other (line 18's self collisions), which stops it. Tried on the branch
+ * grain-collisions (pairs closer than a spacing once taken back to rest by F^-1, Eq. 28 on them):
+ * the nearest pair of a deposit stays 12.3 mm apart and the hourglass runs at one rate (1.03);
+ * but the cube of the creep test stands at 90 mm with friction angle 30, the deposits of the
+ * test above no longer steepen with it (10.3, 11.4, 17.9 degrees), and a sand ball landing at
+ * 1.4 m/s splashes grains off at 2 m/s. Not landed. A known failure (docs/validation.md). */
+PD_TEST(known_failure_sand_grains_keep_apart) {
+    double angle, H, R, plastic, crowded;
+    PD_REQUIRE(sand_deposit_crowding(30, 0, 0.6, &angle, &H, &R, &plastic, &crowded));
+    printf("  grains within half a spacing of another: %.1f %%\n", 100 * crowded);
+    PD_CHECK(crowded == 0);
 }
 
 /* Issue 10: the pile stands steeper with a larger friction angle (C_f of Eq. 13 through the
@@ -178,7 +218,14 @@ static int hourglass_discharge(double phi, discharge* out) {
  * 0.91 with E 3e5 Pa at dt 1.7e-4 s), so it is a known failure (docs/validation.md). With friction
  * angle 10 it speeds up (1.25): the low-friction column falls as a whole. Beverloo's W = C rho
  * sqrt(g) (D - k d)^(5/2), C = 0.58, is printed beside the rate with k d = 0: a continuum has no
- * grain size (with VALIDATION.md's k = 1.4 and d one spacing it is 0.44 of that). */
+ * grain size (with VALIDATION.md's k = 1.4 and d one spacing it is 0.44 of that). Why it slows:
+ * the sand packs into the funnel ever denser (known_failure_sand_grains_keep_apart): the grains'
+ * median nearest neighbour falls from 10 mm to 6.5 mm by 1.2 s, when the cone holds 519 grains,
+ * where 300 fit at rest (how that slows the neck's flow is not measured: the neck held 24-28
+ * grains in the first third, 8-13 in the second). Not the wall (friction 0: 0.86), nor cured by
+ * hardening (xi 2: 1.51, denser still); with the grains colliding (branch grain-collisions)
+ * they keep 10 mm apart and the ratio reads 0.91-1.03 (friction angle 20 and 30, wall friction
+ * 0 and 0.5, dt 4.9e-4 and 5e-4 s). */
 PD_TEST(known_failure_hourglass_rate_independent_of_fill_height) {
     discharge d;
     PD_REQUIRE(hourglass_discharge(30, &d));

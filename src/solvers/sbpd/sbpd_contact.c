@@ -7,9 +7,9 @@
  * phi). The paper takes the depth from boundary particles' SDF values; between two moving
  * particles it gives none, so we take the pair's own gap. Jacobi rounds (each particle
  * gathers its pairs' pushes and moves by their mean: no race, the same bits on any thread
- * count), up to solver.iterations of them, until no pair overlaps by more than epsilon. Each
- * push carries the pair's friction (Eq. 26-27 with c_b the materials' contact_friction, as a cut
- * of the pair's relative tangential motion: pd_sbpd_friction_cut). */
+ * count), up to solver.iterations of them, until one whose deepest pair is below epsilon (applied
+ * too). Each push carries the pair's friction (Eq. 26-27 with c_b the materials' contact_friction,
+ * as a cut of the pair's relative tangential motion: pd_sbpd_friction_cut). */
 #include <math.h>
 #include <string.h>
 
@@ -165,9 +165,14 @@ pd_status pd_sbpd_collide(pd_sbpd_state* s, const pd_vec3* x) {
         pd_real deepest = 0;
         for (size_t k = 0; k < s->chunks; ++k)
             deepest = fmax(deepest, s->partial[k]);
+        if (!(deepest > 0))
+            break;
+        /* a round whose deepest pair is below epsilon is still applied: skipped, a resting
+         * particle's contact (gravity sinks it g dt^2 a step) was never resolved, nor its
+         * friction, and a deposit on a rigid floor crept 14 mm in 0.4 s */
+        pd_parallel_for(s->n, PD_SBPD_GRAIN, apply_kernel, s);
         if (deepest < s->prm.tolerance)
             break;
-        pd_parallel_for(s->n, PD_SBPD_GRAIN, apply_kernel, s);
     }
     if (sticks)
         boundary_static_friction(s, x);
