@@ -143,6 +143,9 @@ int pd_contact_eligible(const pd_contact* c, uint32_t i, uint32_t j) {
         return 0; /* neither can move: nothing to resolve */
     if (p->body[i] != p->body[j])
         return 1;
+    const uint8_t* grains = c->def.grains;
+    if (grains && grains[p->material[i]] && grains[p->material[j]])
+        return 1;
     const uint8_t* renews = c->def.renews;
     if (renews && (renews[p->material[i]] || renews[p->material[j]]))
         return 0; /* bonded by the last renewal when closer than the horizon */

@@ -11,6 +11,8 @@
  *     (counted by their rest distance instead, a slumping fluid's particles that started
  *     apart kept about 70 penalty pairs per step on top of their bonds, and with
  *     solver.plastic_passes 4 the line search's floor on those pairs froze it in place);
+ *   - they are two grains (def.grains of both materials): particles that stand for sand, which
+ *     nothing but the contact keeps a spacing apart (sbpd: Algorithm 1's self collisions);
  *   - neither is a rod ghost, and not both of them are constrained (fixed or pinned).
  * d_c = s: two grid-sampled bodies whose surfaces touch have their outer particle layers one
  * spacing apart (each particle stands for a cube of side s), so contact starts exactly where
@@ -68,6 +70,9 @@ typedef struct pd_contact_def {
     const pd_real* friction; /* per material: Coulomb coefficient (1); NULL: no friction */
     const uint8_t* renews;   /* per material: 1 when its bodies renew their families on the
                                 current positions (no self-contact); NULL: none does */
+    const uint8_t* grains;   /* per material: 1 when two particles of one body of it collide as
+                                two bodies' do, at any rest distance (grains: nothing but the
+                                contact keeps them a spacing apart); NULL: none */
 } pd_contact_def;
 pd_contact_def pd_default_contact_def(void);
 
@@ -178,7 +183,7 @@ pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const struct
 void pd_contact_free(pd_contact* c);
 
 /* 1 when i and j may touch (not the same particle, not bonded, no ghost, not both fixed, not
- * of one body that renews its families). */
+ * of one body that renews its families unless both are grains). */
 int pd_contact_eligible(const pd_contact* c, uint32_t i, uint32_t j);
 /* The contact distance of a pair (m). */
 pd_real pd_contact_distance(const pd_contact* c, uint32_t i, uint32_t j);

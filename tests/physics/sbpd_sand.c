@@ -72,17 +72,12 @@ static int sand_deposit(double phi, double cohesion, double t_end, double* angle
 
 /* Grains stand for the sand's volume, a spacing apiece: a deposit at 1600 kg/m^3 has no two of
  * them much closer than a spacing. The deposit's grains (friction angle 30, 0.6 s): none within
- * half a spacing of another (8 times the density about it). Measured: 16.4 % of them. Grains
- * renew their families on each step's positions, so what one step's bonds do not resist, a
- * grain sinking into its neighbours under its weight, is forgotten at the next renewal and
- * accumulates (on a rigid floor the nearest pair ends 0.02 mm apart). Algorithm 1 collides
- * grains with each other (line 18's self collisions), which stops it. Tried on the branch
- * grain-collisions (pairs closer than a spacing once taken back to rest by F^-1, Eq. 28 on them):
- * the nearest pair of a deposit stays 12.3 mm apart and the hourglass runs at one rate (1.03);
- * but the cube of the creep test stands at 90 mm with friction angle 30, the deposits of the
- * test above no longer steepen with it (10.3, 11.4, 17.9 degrees), and a sand ball landing at
- * 1.4 m/s splashes grains off at 2 m/s. Not landed. A known failure (docs/validation.md). */
-PD_TEST(known_failure_sand_grains_keep_apart) {
+ * half a spacing of another (8 times the density about it). Grains renew their families on
+ * each step's positions, so what one step's bonds do not resist, a grain sinking into its
+ * neighbours under its weight, is forgotten at the next renewal and accumulates: without the
+ * collisions between grains (Algorithm 1 line 18, sbpd_contact.c) 16.4 % of them were, and on
+ * a rigid floor the nearest pair ended 0.02 mm apart. */
+PD_TEST(sand_grains_keep_apart) {
     double angle, H, R, plastic, crowded;
     PD_REQUIRE(sand_deposit_crowding(30, 0, 0.6, &angle, &H, &R, &plastic, &crowded));
     printf("  grains within half a spacing of another: %.1f %%\n", 100 * crowded);
@@ -213,19 +208,14 @@ static int hourglass_discharge(double phi, discharge* out) {
 
 /* Issue 10: sand runs out of an hourglass at a rate that does not depend on how full it is
  * (Beverloo et al. 1961; VALIDATION.md), within 10 % between the first and the second third of
- * the discharge. Ours slows by 8-18 % (0.82 here; 0.84, 0.90 and 0.92 with round-off changed:
- * dt 4.9e-4 s, Eq. 20 solved otherwise; the flow through a neck five grains wide amplifies it;
- * 0.91 with E 3e5 Pa at dt 1.7e-4 s), so it is a known failure (docs/validation.md). With friction
- * angle 10 it speeds up (1.25): the low-friction column falls as a whole. Beverloo's W = C rho
- * sqrt(g) (D - k d)^(5/2), C = 0.58, is printed beside the rate with k d = 0: a continuum has no
- * grain size (with VALIDATION.md's k = 1.4 and d one spacing it is 0.44 of that). Why it slows:
- * the sand packs into the funnel ever denser (known_failure_sand_grains_keep_apart): the grains'
- * median nearest neighbour falls from 10 mm to 6.5 mm by 1.2 s, when the cone holds 519 grains,
- * where 300 fit at rest (how that slows the neck's flow is not measured: the neck held 24-28
- * grains in the first third, 8-13 in the second). Not the wall (friction 0: 0.86), nor cured by
- * hardening (xi 2: 1.51, denser still); with the grains colliding (branch grain-collisions)
- * they keep 10 mm apart and the ratio reads 0.91-1.03 (friction angle 20 and 30, wall friction
- * 0 and 0.5, dt 4.9e-4 and 5e-4 s). */
+ * the discharge. Without collisions between grains the sand crowded into the funnel (the
+ * median nearest neighbour 6.5 mm at 1.2 s; the cone held 519 grains where 300 fit) and the
+ * rate fell to 0.82-0.92 of the first third's. With them the grains keep their spacing and the
+ * rate holds once flowing (0.91-1.05 in scene runs, varying friction angle, wall friction and
+ * dt), but the first third starts slowly (160 grains/s over the first 0.1 s, 550-690 later) and
+ * the ratio reads 1.10: a known failure (docs/validation.md). Beverloo's W = C rho sqrt(g)
+ * (D - k d)^(5/2), C = 0.58, is printed beside the rate with k d = 0: a continuum has no grain
+ * size (with VALIDATION.md's k = 1.4 and d one spacing it is 0.44 of that). */
 PD_TEST(known_failure_hourglass_rate_independent_of_fill_height) {
     discharge d;
     PD_REQUIRE(hourglass_discharge(30, &d));

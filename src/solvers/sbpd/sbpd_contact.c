@@ -1,19 +1,23 @@
-/* Collisions between bodies (Wang et al. 2025 Eq. 25; Algorithm 1 lines 17-20). The pairs are
- * the core's (src/contact: particles of different bodies, or unbonded parts of one elastic body,
- * closer than d_c = (s_i + s_j) / 2; found through its Verlet list); the response is the
- * paper's position correction: each pair is pushed apart along its line by its depth
- * d_c - |y_i - y_j|, particle i by the share w_i / (w_i + w_j), w = 1 / m (0 for a pinned or
- * fixed particle; pairs with a fixed body's particles are sbpd_boundary.c's instead, from its
- * phi). The paper takes the depth from boundary particles' SDF values; between two moving
- * particles it gives none, so we take the pair's own gap. Jacobi rounds (each particle
- * gathers its pairs' pushes and moves by their mean: no race, the same bits on any thread
- * count), up to solver.iterations of them, until one whose deepest pair is below epsilon (applied
- * too). Each push carries the pair's friction (Eq. 26-27 with c_b the materials' contact_friction,
- * as a cut of the pair's relative tangential motion: pd_sbpd_friction_cut). */
+/* Collisions (Wang et al. 2025 Eq. 25; Algorithm 1 lines 17-20, "self and inter-phase"). The
+ * pairs are the core's (src/contact: particles of different bodies, unbonded parts of one
+ * elastic body, and any two grains of sand, closer than d_c = (s_i + s_j) / 2; found through
+ * its Verlet list); the response is the paper's position correction: each pair is pushed
+ * apart along its line by its depth d_c - |y_i - y_j| (two grains: their gap taken back to
+ * rest, pair_distance), particle i by the share w_i / (w_i + w_j), w = 1 / m (0 for a pinned
+ * or fixed particle; pairs with a fixed body's particles are sbpd_boundary.c's instead, from
+ * its phi). The paper takes the depth from boundary particles' SDF values; between two moving
+ * particles it gives none, so we take the pair's own gap. Jacobi rounds (each particle gathers
+ * its pairs' pushes and moves by their mean: no race, the same bits on any thread count), up
+ * to solver.iterations of them, until one whose deepest pair is below epsilon (applied too).
+ * Each push carries the pair's friction (Eq. 26-27 with c_b the materials' contact_friction, as
+ * a cut of the pair's relative tangential motion: pd_sbpd_friction_cut; none between grains of
+ * one sand, whose friction is its continuum's); Eq. 28 follows. What two grains' pushes carry is
+ * a pressure the grain's yield check counts (contact_p, sbpd_sand.c). */
 #include <math.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "math/svd3.h"
 #include "parallel/parallel.h"
 #include "solvers/sbpd/sbpd_data.h"
 #include "world/world.h"
@@ -26,8 +30,12 @@ pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const pd_world* w, pd_error* er
     s->contact_friction = PD_NEW_ARRAY(pd_real, (size_t)m + 1);
     s->contact_renews = PD_NEW_ARRAY(uint8_t, (size_t)m + 1);
     s->push = PD_NEW_ARRAY(pd_vec3, s->n + 1);
-    if (!s->contact_modulus || !s->contact_friction || !s->contact_renews || !s->push)
+    s->to_rest = PD_NEW_ARRAY(pd_mat3, s->n + 1);
+    s->contact_p = PD_NEW_ARRAY(pd_real, s->n + 1);
+    if (!s->contact_modulus || !s->contact_friction || !s->contact_renews || !s->push ||
+        !s->to_rest || !s->contact_p)
         return PD_ERR_OUT_OF_MEMORY;
+    memset(s->contact_p, 0, (s->n + 1) * sizeof(pd_real));
     for (int k = 0; k < m; ++k) {
         const pd_sbpd_material_params* mp =
             (const pd_sbpd_material_params*)w->scene->materials[k].method_params;
@@ -38,6 +46,7 @@ pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const pd_world* w, pd_error* er
     def.horizon = s->prm.horizon;
     def.modulus = s->contact_modulus;
     def.renews = s->contact_renews;
+    def.grains = s->contact_renews; /* Algorithm 1 line 18's self collisions */
     pd_status st = pd_contact_init(&s->contact, &def, &w->particles);
     s->contact.keep_candidates = 1; /* on_reorder and a pin letting go say when it is stale */
     return st == PD_OK ? pd_sbpd_boundary_init(s, w, err) : st;
@@ -52,6 +61,8 @@ void pd_sbpd_contact_free(pd_sbpd_state* s) {
     PD_FREE_ARRAY(s->contact_friction, pd_real, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->contact_renews, uint8_t, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->push, pd_vec3, s->n + 1);
+    PD_FREE_ARRAY(s->to_rest, pd_mat3, s->n + 1);
+    PD_FREE_ARRAY(s->contact_p, pd_real, s->n + 1);
 }
 
 static pd_real inverse_mass(const pd_sbpd_state* s, uint32_t i) {
@@ -66,11 +77,40 @@ pd_vec3 pd_sbpd_friction_cut(pd_real mu, pd_vec3 u, pd_vec3 n, pd_real depth) {
     return pd_v3_scale(ut, len <= most ? 1 : most / len);
 }
 
+/* The inverse of each grain's elastic F after the passes (s->F: the projected F_tr at the last
+ * evaluation; identity for the others, and for a grain whose F has no inverse): what takes a
+ * pair's gap back to the grains' rest state. */
+static void grain_rest_maps(pd_sbpd_state* s) {
+    for (size_t i = 0; i < s->n; ++i)
+        if (!s->sand[i] || !pd_m3_inverse(s->F[i], &s->to_rest[i]))
+            s->to_rest[i] = pd_m3_identity();
+}
+
+/* The contact distance of pair ij along n (from j to i). Two grains collide (Algorithm 1 line
+ * 18's self collisions) when their gap, taken back to their rest state by F^-1, is below
+ * d_c: at d_c / |F^-1 n| over the mean of both ends, never beyond d_c. Why grains collide at
+ * all: they renew their families on each step's positions, so what the step's bonds do not
+ * resist, one grain sinking into its neighbours, is forgotten at the next renewal (measured
+ * without: a resting deposit's nearest neighbours from 12.5 mm down to 0.02 mm, the hourglass's
+ * sand packing into the funnel ever denser and running out faster the fuller it was). Why
+ * through F: the sand's elastic compression under its weight is the continuum's to carry; at
+ * d_c alone every pair of a resting deposit pushed against its bonds and it crept. */
+static pd_real pair_distance(const pd_sbpd_state* s, uint32_t i, uint32_t j, pd_vec3 n) {
+    pd_real dc = pd_contact_distance(&s->contact, i, j);
+    if (!s->sand[i] || !s->sand[j])
+        return dc;
+    pd_real rest =
+        0.5 * (pd_v3_len(pd_m3_mulv(s->to_rest[i], n)) + pd_v3_len(pd_m3_mulv(s->to_rest[j], n)));
+    return rest > 1 ? dc / rest : dc;
+}
+
 /* The cut of pair ij: its relative motion since the step's start, mu = sqrt(mu_i mu_j) of the
  * materials' contact_friction (the paper writes Eq. 27 for boundaries, on a particle's own
  * velocity; between two moving bodies we take the relative motion, so momentum is kept). */
 static pd_vec3 pair_friction_cut(const pd_sbpd_state* s, uint32_t i, uint32_t j, pd_vec3 n,
                                  pd_real depth) {
+    if (s->sand[i] && s->sand[j] && s->contact.p->body[i] == s->contact.p->body[j])
+        return pd_v3(0, 0, 0); /* one sand's grains: its friction angle is the continuum's */
     pd_real mu = sqrt(s->contact_friction[s->material[i]] * s->contact_friction[s->material[j]]);
     const pd_vec3* x = s->x0;
     pd_vec3 u = pd_v3_sub(pd_v3_sub(s->y[i], x[i]), pd_v3_sub(s->y[j], x[j]));
@@ -90,29 +130,42 @@ static void push_kernel(void* ctx, size_t begin, size_t end, int thread) {
     for (size_t i = begin; i < end; ++i) {
         pd_vec3 sum = pd_v3(0, 0, 0);
         uint32_t first = c->near.offsets[i], count = c->pair_count[i], pushes = 0;
+        pd_real virial = 0;
         pd_real wi = inverse_mass(s, (uint32_t)i);
         pd_real depth_b = pd_sbpd_boundary_push(s, (uint32_t)i, s->y[i], s->x0[i], &sum);
         if (depth_b > 0) {
             deepest = fmax(deepest, depth_b), ++pushes;
             if (s->touched) /* Eq. 28 looks at it after the rounds */
-                s->touched[i] = 1;
+                s->touched[i] |= PD_SBPD_TOUCHED_BOUNDARY;
         }
         for (uint32_t k = first; k < first + count; ++k) {
             uint32_t j = c->pair_j[k];
             if (rigid_by_phi && (s->flags[j] & PD_P_FIXED))
                 continue;
             pd_vec3 d = pd_v3_sub(s->y[i], s->y[j]);
-            pd_real len = pd_v3_len(d), dc = pd_contact_distance(c, (uint32_t)i, j);
-            pd_real wj = inverse_mass(s, j), depth = dc - len;
-            if (!(depth > 0) || !(len > 0) || wi + wj <= 0)
+            pd_real len = pd_v3_len(d), wj = inverse_mass(s, j);
+            if (!(len > 0) || wi + wj <= 0)
+                continue;
+            pd_vec3 n = pd_v3_scale(d, 1 / len);
+            pd_real depth = pair_distance(s, (uint32_t)i, j, n) - len;
+            if (!(depth > 0))
                 continue;
             deepest = fmax(deepest, depth);
-            pd_vec3 n = pd_v3_scale(d, 1 / len);
+            if (s->touched && s->sand[i] && s->sand[j]) /* Eq. 28 looks at it */
+                s->touched[i] |= PD_SBPD_TOUCHED_GRAIN;
+            if (s->sand[i] && s->sand[j])
+                virial += wi / (wi + wj) * depth * len;
             pd_vec3 cut = pair_friction_cut(s, (uint32_t)i, j, n, depth);
             sum = pd_v3_madd(sum, wi / (wi + wj), pd_v3_sub(pd_v3_scale(n, depth), cut));
             ++pushes;
         }
         s->push[i] = pushes ? pd_v3_scale(sum, 1.0 / pushes) : pd_v3(0, 0, 0);
+        /* the pressure the grain's collisions with other grains carry, summed over the rounds:
+         * the virial sum_j f_ij . r_ij / (2 * 3 V_i) of the pairs' forces, each m_i / dt^2 times
+         * the push the grain really takes from it (its share of the mean over its pushes) */
+        if (pushes && virial > 0)
+            s->contact_p[i] +=
+                s->mass[i] * virial / (pushes * 2.0 * 3.0 * s->volume[i] * s->dt * s->dt);
     }
     s->partial[begin / PD_SBPD_GRAIN] = deepest;
 }
@@ -124,19 +177,25 @@ static void apply_kernel(void* ctx, size_t begin, size_t end, int thread) {
         s->y[i] = pd_v3_add(s->y[i], s->push[i]);
 }
 
-/* Eq. 28 at the rigid boundary particles: y* the step's end before the collisions (saved in
- * s->projected), y after them, the correction y - y* taken along the boundary's normal (the
- * paper applies Eq. 28 before the friction of Eq. 26-27, which our pushes carry: with it a
- * sliding block's friction read as a push back and froze it, measured); a particle a boundary
- * pushed whose motion is mostly into it stays at x, as at the colliders. */
-static void boundary_static_friction(pd_sbpd_state* s, const pd_vec3* x) {
+/* Eq. 28 after the collisions (Algorithm 1 line 23): y* the step's end before them (saved in
+ * s->projected), y after them, x the step's start; a particle whose collisions pushed it back
+ * along most of its motion, (y - y*) . (x - y*) >= eta |y* - x|^2, stays at x. Against the
+ * rigid boundary particles the correction is read along the boundary's normal (the paper
+ * applies Eq. 28 before the friction of Eq. 26-27, which our pushes carry: read in full, a
+ * sliding block's friction counted as a push back and froze it, measured). Between grains it is
+ * read in full, as the paper writes it: the stacking it names (a grain sunk into the one below
+ * it and pushed back stays; without, a resting deposit's grains kept sliding off each other). */
+static void collision_static_friction(pd_sbpd_state* s, const pd_vec3* x) {
     for (size_t i = 0; i < s->n; ++i) {
         if (!s->touched[i])
             continue;
-        pd_vec3 n = pd_sbpd_boundary_normal(s, (uint32_t)i, s->y[i]);
         pd_vec3 to_x = pd_v3_sub(x[i], s->projected[i]), back = pd_v3_sub(s->y[i], s->projected[i]);
-        if (pd_v3_dot(back, n) * pd_v3_dot(n, to_x) >=
-            s->prm.static_friction * pd_v3_dot(to_x, to_x))
+        pd_real along = pd_v3_dot(back, to_x);
+        if (s->touched[i] & PD_SBPD_TOUCHED_BOUNDARY) {
+            pd_vec3 n = pd_sbpd_boundary_normal(s, (uint32_t)i, s->y[i]);
+            along = pd_v3_dot(back, n) * pd_v3_dot(n, to_x);
+        }
+        if (along >= s->prm.static_friction * pd_v3_dot(to_x, to_x))
             s->y[i] = x[i];
     }
 }
@@ -145,7 +204,7 @@ pd_status pd_sbpd_collide(pd_sbpd_state* s, const pd_vec3* x) {
     if (!s->prm.contact)
         return PD_OK;
     s->x0 = x;
-    int sticks = s->boundary.count > 0 && s->touched;
+    int sticks = s->touched != NULL;
     if (sticks) {
         memcpy(s->projected, s->y, s->n * sizeof *s->y);
         memset(s->touched, 0, s->n);
@@ -156,6 +215,8 @@ pd_status pd_sbpd_collide(pd_sbpd_state* s, const pd_vec3* x) {
     if (constrained != s->constrained)
         pd_contact_particles_reordered(&s->contact);
     s->constrained = constrained;
+    grain_rest_maps(s);
+    memset(s->contact_p, 0, s->n * sizeof(pd_real));
     for (int round = 0; round < s->prm.iterations; ++round) {
         pd_real energy;
         pd_status st = pd_contact_evaluate(&s->contact, s->y, &energy); /* the pairs at y */
@@ -169,13 +230,13 @@ pd_status pd_sbpd_collide(pd_sbpd_state* s, const pd_vec3* x) {
             break;
         /* a round whose deepest pair is below epsilon is still applied: skipped, a resting
          * particle's contact (gravity sinks it g dt^2 a step) was never resolved, nor its
-         * friction, and a deposit on a rigid floor crept 14 mm in 0.4 s */
+         * friction, and a deposit on a rigid floor crept 14 mm in 0.4 s (now none) */
         pd_parallel_for(s->n, PD_SBPD_GRAIN, apply_kernel, s);
         if (deepest < s->prm.tolerance)
             break;
     }
     if (sticks)
-        boundary_static_friction(s, x);
+        collision_static_friction(s, x);
     return PD_OK;
 }
 

@@ -16,6 +16,9 @@ struct pd_world;
 /* What a bond's Prony histories follow (solver.history). */
 enum { PD_SBPD_HISTORY_SQUARED, PD_SBPD_HISTORY_STRETCH };
 
+/* What pushed a particle in the collisions (s->touched): Eq. 28 reads each its own way. */
+enum { PD_SBPD_TOUCHED_BOUNDARY = 1, PD_SBPD_TOUCHED_GRAIN = 2 };
+
 /* Particles per chunk of the parallel loops. */
 #define PD_SBPD_GRAIN 256
 
@@ -113,13 +116,16 @@ typedef struct pd_sbpd_state {
     pd_contact contact;
     pd_real* contact_modulus;  /* per material: 1 (the pairs' penalty is not used) */
     pd_real* contact_friction; /* per material: c_b of Eq. 26-27 between bodies (0: none) */
-    uint8_t* contact_renews;   /* per material: sand (no self-contact) */
+    uint8_t* contact_renews;   /* per material: sand (its grains collide with each other) */
     pd_vec3* push;             /* per particle: the correction of the current iteration */
+    pd_real* contact_p;        /* per grain: the pressure its collisions carried last step (Pa) */
+    pd_mat3* to_rest;          /* per particle: F^-1 of a grain this step (identity: others) */
     const pd_vec3* x0;         /* the positions the step started from (the world's) */
     pd_sbpd_boundary boundary; /* rigid boundary particles (Eq. 25 against their phi) */
     size_t constrained;        /* pinned or fixed particles when the pairs were last sought */
     pd_vec3* projected;        /* per particle: y projected out of the colliders (Eq. 28) */
-    uint8_t* touched;          /* per particle: a collider projected it */
+    uint8_t* touched;          /* per particle: a collider projected it (PD_SBPD_TOUCHED_*
+                                  in the collisions) */
     size_t frozen;             /* particles Eq. 28 held in the last step */
     /* the sand phase (sbpd_sand.c) */
     int has_sand;
