@@ -170,7 +170,7 @@ typedef struct discharge {
     double start, third, two_thirds, grains;
 } discharge;
 
-static int hourglass_discharge(double phi, discharge* out) {
+static int hourglass_discharge_until(double phi, double t_end, discharge* out, double* left) {
     char json[2048];
     snprintf(json, sizeof json,
              "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":5e-4,\"fps\":25,\"frames\":75},"
@@ -187,7 +187,7 @@ static int hourglass_discharge(double phi, discharge* out) {
     const pd_particles* p = &t.world->particles;
     out->grains = (double)p->count;
     out->start = out->third = out->two_thirds = -1;
-    while (out->two_thirds < 0 && t.world->time < 3) {
+    while ((out->two_thirds < 0 || t_end > 0) && t.world->time < (t_end > 0 ? t_end : 3)) {
         if (!pd_test_sim_run(&t, t.world->time + t.world->def.dt)) {
             pd_test_sim_close(&t);
             return 0;
@@ -199,11 +199,20 @@ static int hourglass_discharge(double phi, discharge* out) {
             out->start = t.world->time;
         if (out->third < 0 && passed >= out->grains / 3)
             out->third = t.world->time;
-        if (passed >= 2 * out->grains / 3)
+        if (out->two_thirds < 0 && passed >= 2 * out->grains / 3)
             out->two_thirds = t.world->time;
     }
+    double above = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        above += p->pos[i].y >= -0.005;
+    if (left)
+        *left = above;
     pd_test_sim_close(&t);
     return out->two_thirds > 0;
+}
+
+static int hourglass_discharge(double phi, discharge* out) {
+    return hourglass_discharge_until(phi, 0, out, NULL);
 }
 
 /* Issue 10: sand runs out of an hourglass at a rate that does not depend on how full it is
@@ -228,6 +237,19 @@ PD_TEST(known_failure_hourglass_rate_independent_of_fill_height) {
            d.grains, d.start, d.third, d.two_thirds, first, second, first * mass, second * mass,
            beverloo, second / first);
     PD_CHECK_NEAR(second / first, 1.0, 0.10);
+}
+
+/* Fig. 9: an hourglass empties. The glass of the rate test run for 3 s: every grain below the
+ * neck. Since the grains collide with each other (session 20) the flow stops with 436 of the
+ * 1600 grains held above the neck by an arch over it (in scene runs a 7 cm neck left a fifth as
+ * well, and so did a frictionless glass and Eq. 28 off). A known failure (docs/validation.md). */
+PD_TEST(known_failure_hourglass_empties) {
+    discharge d;
+    double left = -1;
+    PD_REQUIRE(hourglass_discharge_until(30, 3.0, &d, &left));
+    printf("  after 3 s: %.0f of %.0f grains above the neck (two thirds through at %.3f s)\n", left,
+           d.grains, d.two_thirds);
+    PD_CHECK(left == 0);
 }
 
 /* The sand cube of sand_deposit (friction angle 30, no cohesion) with Eq. 24's `hardening` xi. */
