@@ -28,25 +28,25 @@ pd_status pd_sbpd_contact_init(pd_sbpd_state* s, const pd_world* w, pd_error* er
     int m = s->material_count;
     s->contact_modulus = PD_NEW_ARRAY(pd_real, (size_t)m + 1);
     s->contact_friction = PD_NEW_ARRAY(pd_real, (size_t)m + 1);
-    s->contact_renews = PD_NEW_ARRAY(uint8_t, (size_t)m + 1);
+    s->contact_sand = PD_NEW_ARRAY(uint8_t, (size_t)m + 1);
     s->push = PD_NEW_ARRAY(pd_vec3, s->n + 1);
     s->to_rest = PD_NEW_ARRAY(pd_mat3, s->n + 1);
     s->contact_p = PD_NEW_ARRAY(pd_real, s->n + 1);
-    if (!s->contact_modulus || !s->contact_friction || !s->contact_renews || !s->push ||
+    if (!s->contact_modulus || !s->contact_friction || !s->contact_sand || !s->push ||
         !s->to_rest || !s->contact_p)
         return PD_ERR_OUT_OF_MEMORY;
     memset(s->contact_p, 0, (s->n + 1) * sizeof(pd_real));
     for (int k = 0; k < m; ++k) {
         const pd_sbpd_material_params* mp =
             (const pd_sbpd_material_params*)w->scene->materials[k].method_params;
-        s->contact_modulus[k] = 1, s->contact_renews[k] = (uint8_t)s->mat[k].sand;
+        s->contact_modulus[k] = 1, s->contact_sand[k] = (uint8_t)s->mat[k].sand;
         s->contact_friction[k] = mp->contact_friction;
     }
     pd_contact_def def = pd_default_contact_def();
     def.horizon = s->prm.horizon;
     def.modulus = s->contact_modulus;
-    def.renews = s->contact_renews;
-    def.grains = s->contact_renews; /* Algorithm 1 line 18's self collisions */
+    def.renews = s->contact_sand;
+    def.grains = s->contact_sand; /* Algorithm 1 line 18's self collisions */
     pd_status st = pd_contact_init(&s->contact, &def, &w->particles);
     s->contact.keep_candidates = 1; /* on_reorder and a pin letting go say when it is stale */
     return st == PD_OK ? pd_sbpd_boundary_init(s, w, err) : st;
@@ -59,7 +59,7 @@ void pd_sbpd_contact_free(pd_sbpd_state* s) {
     pd_sbpd_boundary_free(&s->boundary);
     PD_FREE_ARRAY(s->contact_modulus, pd_real, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->contact_friction, pd_real, (size_t)s->material_count + 1);
-    PD_FREE_ARRAY(s->contact_renews, uint8_t, (size_t)s->material_count + 1);
+    PD_FREE_ARRAY(s->contact_sand, uint8_t, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->push, pd_vec3, s->n + 1);
     PD_FREE_ARRAY(s->to_rest, pd_mat3, s->n + 1);
     PD_FREE_ARRAY(s->contact_p, pd_real, s->n + 1);

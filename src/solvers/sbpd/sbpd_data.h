@@ -116,7 +116,7 @@ typedef struct pd_sbpd_state {
     pd_contact contact;
     pd_real* contact_modulus;  /* per material: 1 (the pairs' penalty is not used) */
     pd_real* contact_friction; /* per material: c_b of Eq. 26-27 between bodies (0: none) */
-    uint8_t* contact_renews;   /* per material: sand (its grains collide with each other) */
+    uint8_t* contact_sand;     /* per material: sand (renews its families; grains collide) */
     pd_vec3* push;             /* per particle: the correction of the current iteration */
     pd_real* contact_p;        /* per grain: the pressure its collisions carried last step (Pa) */
     pd_mat3* to_rest;          /* per particle: F^-1 of a grain this step (identity: others) */
