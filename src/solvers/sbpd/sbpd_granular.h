@@ -7,11 +7,10 @@
 
 /* The constants of Eq. 13 and 15. */
 typedef struct pd_sbpd_yield {
-    pd_real mu;       /* shear modulus of Eq. 15 (Pa) */
-    pd_real kappa;    /* bulk modulus of Eq. 15 (Pa) */
-    pd_real cf;       /* C_f: the cone's slope (1) */
-    pd_real cc;       /* C_c: cohesion (Pa) */
-    pd_real pressure; /* compression the grain's contacts carry besides tau (Pa, >= 0) */
+    pd_real mu;    /* shear modulus of Eq. 15 (Pa) */
+    pd_real kappa; /* bulk modulus of Eq. 15 (Pa) */
+    pd_real cf;    /* C_f: the cone's slope (1) */
+    pd_real cc;    /* C_c: cohesion (Pa) */
 } pd_sbpd_yield;
 
 /* Which case of Sec. 5.2 the mapping took. */
@@ -34,8 +33,7 @@ pd_vec3 pd_sbpd_kirchhoff(const pd_sbpd_yield* y, pd_vec3 s);
 /* y_dp of Eq. 13 for principal stresses tau (sqrt(J_2) of their deviator). */
 pd_real pd_sbpd_yield_value(const pd_sbpd_yield* y, pd_vec3 tau);
 
-/* Projects F_tr (Eq. 14-22) into *F (Eq. 13 with y->pressure counted as compression: C_f (tr tau
- * - d p); the stress itself is F's alone) and, when tau is not NULL, gives the Kirchhoff stress of
+/* Projects F_tr (Eq. 14-22) into *F and, when tau is not NULL, gives the Kirchhoff stress of
  * Eq. 15 of the result and in *plastic the plastic strain of the projection, |ln s_tr - ln s|
  * over the principal stretches (0 in case A); returns the case taken. */
 pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F, pd_mat3* tau,

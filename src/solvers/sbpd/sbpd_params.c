@@ -26,24 +26,22 @@ static const pd_param_info k_params[] = {
     {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
      "Collisions between bodies (Eq. 25, Algorithm 1 lines 17-20): after the passes, up to "
      "`iterations` rounds push every pair of particles of different bodies (or far-apart parts "
-     "of one elastic body, or any two grains of sand: Algorithm 1's self collisions, at their "
-     "gap taken back to rest by their elastic F) closer than d_c = (s_i + s_j) / 2 apart along "
-     "their line, by shares of inverse mass (pinned particles do not move), and every particle "
-     "within the horizon of a fixed body's particles (the paper's rigid boundary particles, "
-     "Sec. 6) out along the gradient of that body's signed distance phi until phi = s / 2; each "
-     "particle moves by the mean of its pushes, which carry the friction of Eq. 26-27 "
-     "(materials' `contact_friction`; none between the grains of one sand); what grains' "
-     "pushes carry counts as pressure in their yield check. False lets bodies pass through each "
-     "other and grains crowd."},
+     "of one elastic body) closer than d_c = (s_i + s_j) / 2, and every two grains of one sand "
+     "(Algorithm 1's self collisions) closer than the paper's r = d_c / 2, apart along their "
+     "line, by shares of inverse mass (pinned particles do not move), and every particle within "
+     "the horizon of a fixed body's particles (the paper's rigid boundary particles, Sec. 6) out "
+     "along the gradient of that body's signed distance phi until phi = r = s / 2; each particle "
+     "moves by the mean of its pushes, which carry the friction of Eq. 26-27 (materials' "
+     "`contact_friction`; none between the grains of one sand). False lets bodies pass through "
+     "each other and grains crowd."},
     {"static_friction", PD_PARAM_REAL, P(static_friction), 0.8, 0, 1, "1", NULL,
      "eta of Eq. 28 (Sec. 6: 0.8): a particle the colliders, a fixed body's boundary "
      "particles or other grains push back, whose step y* -> y pushed satisfies (y - y*) . (x - "
      "y*) >= eta |y* - x|^2 (its motion mostly into the surface; at boundary particles y - y* "
      "along the surface's normal), stays where the step began (grains stack). On a plane it holds "
-     "what moves within "
-     "atan(sqrt(1 / eta - 1)) of the normal: 26.6 degrees at 0.8. 0: off. The colliders' "
-     "Coulomb friction (Eq. 26-27, `colliders[k].friction`) acts after the step as for every "
-     "method."},
+     "what moves within atan(sqrt(1 / eta - 1)) of the normal: 26.6 degrees at 0.8. 0: off. The "
+     "colliders' Coulomb friction (Eq. 26-27, `colliders[k].friction`) acts after the step as for "
+     "every method."},
     {"isotropic_weights", PD_PARAM_BOOL, P(isotropic_weights), 1, 0, 1, "-", NULL,
      "Multiply each bond's kernel by a factor of its direction that makes the interior "
      "families' fourth moment isotropic (src/neighbor/isotropy.h; beyond the paper). On a grid "

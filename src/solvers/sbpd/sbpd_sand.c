@@ -173,8 +173,6 @@ void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i, pd_real
     pd_mat3 inc = pd_m3_mul(YX, s->kinv[i]); /* Eq. 1 over the step */
     pd_sbpd_yield yield = s->mat[s->material[i]].yield;
     yield.mu *= s->harden[i], yield.kappa *= s->harden[i]; /* Eq. 24 */
-    if (s->contact_p) /* what the grain's collisions carried last step counts as pressure */
-        yield.pressure = s->contact_p[i];
     pd_mat3 tau;
     pd_sbpd_return_map(&yield, pd_m3_mul(inc, s->Fe[i]), &s->F[i], &tau,
                        plastic); /* Eq. 14-22, 15 */

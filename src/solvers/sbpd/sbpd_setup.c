@@ -373,8 +373,6 @@ pd_status pd_sbpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
         pd_reorder_points(&r, s->Fe, sizeof(pd_mat3));
         pd_reorder_points(&r, s->plastic, sizeof(pd_real));
         pd_reorder_points(&r, s->harden, sizeof(pd_real));
-        if (s->contact_p)
-            pd_reorder_points(&r, s->contact_p, sizeof(pd_real));
     }
     pd_reorder_end(&r);
     if (s->prm.contact)
