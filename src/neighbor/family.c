@@ -23,6 +23,19 @@ uint32_t pd_family_find_bond(const pd_family* f, uint32_t i, uint32_t j) {
     return lo < f->offsets[i + 1] && f->j[lo] == j ? lo : UINT32_MAX;
 }
 
+void pd_family_link_reverse(pd_family* f, uint32_t* cursor) {
+    for (uint32_t i = 0; cursor && i < f->count; ++i)
+        cursor[i] = f->offsets[i];
+    for (uint32_t i = 0; i < f->count; ++i)
+        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k) {
+            uint32_t j = f->j[k], c = cursor ? cursor[j] : UINT32_MAX;
+            if (cursor && c < f->offsets[j + 1] && f->j[c] == i) /* the symmetric case: O(1) */
+                f->rev[k] = c, cursor[j] = c + 1;
+            else
+                f->rev[k] = pd_family_find_bond(f, j, i);
+        }
+}
+
 void pd_family_touch(pd_family* f) {
     static _Atomic uint64_t next = 1;
     f->generation = atomic_fetch_add(&next, 1);
@@ -111,9 +124,7 @@ pd_status pd_family_build(pd_family* f, pd_hash_grid* grid, const pd_vec3* rest,
     }
     f->offsets[n] = b;
     st = normalise_weights(f, volume, body);
-    for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
-            f->rev[k] = pd_family_find_bond(f, f->j[k], i);
+    pd_family_link_reverse(f, NULL); /* once, at set-up */
     pd_neighbor_list_destroy(&list);
     return st;
 }

@@ -42,6 +42,11 @@ pd_status pd_family_allocate(pd_family* f, size_t n, size_t bonds);
 /* Index of the bond i -> j, or UINT32_MAX when j is not in i's family (bonds of a family are
  * sorted by j). */
 uint32_t pd_family_find_bond(const pd_family* f, uint32_t i, uint32_t j);
+/* f->rev from f->j (each particle's bonds sorted by j): particles in increasing order, each bond
+ * i -> j takes the next unmatched entry of j's family, which is i's when the family is
+ * symmetric (a binary search where it is not). `cursor`: scratch of f->count entries, or NULL
+ * for a binary search per bond. */
+void pd_family_link_reverse(pd_family* f, uint32_t* cursor);
 /* X<xi> of i's bond b. */
 static inline pd_vec3 pd_family_xi(const pd_family* f, uint32_t i, uint32_t b) {
     return f->xi ? f->xi[b] : pd_v3_sub(f->ref[f->j[b]], f->ref[i]);
