@@ -2,6 +2,7 @@
  * reverse-bond indices, and weights normalised so that sum_j w V_j = 1 over a full family
  * (less near a surface); the shape tensor of a full lattice family is isotropic. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/alloc.h"
 #include "neighbor/family_renewal.h"
@@ -118,4 +119,28 @@ PD_TEST(shared_rest_gives_the_stored_references) {
     pd_family_free(&a);
     pd_family_free(&b);
     pd_hash_grid_destroy(&grid);
+}
+
+/* pd_family_link_reverse's cursor walk gives each bond its opposite, also where the family is
+ * not symmetric: four particles, rows 0: {1, 2, 3}, 1: {0, 2}, 2: {1} (no 2 -> 0: 0 -> 2 has
+ * no opposite, and 1's and 3's cursors into 2's and 0's rows stall), 3: {0}. Every bond's link
+ * against the binary search, and the opposites that exist against the rows by hand. */
+PD_TEST(reverse_links_hold_in_an_asymmetric_family) {
+    static const uint32_t offsets[] = {0, 3, 5, 6, 7}, j[] = {1, 2, 3, 0, 2, 1, 0};
+    pd_family f = {0};
+    PD_REQUIRE(pd_family_allocate(&f, 4, 7) == PD_OK);
+    memcpy(f.offsets, offsets, sizeof offsets);
+    memcpy(f.j, j, sizeof j);
+    uint32_t cursor[4];
+    pd_family_link_reverse(&f, cursor);
+    int wrong = 0;
+    for (uint32_t i = 0; i < 4; ++i)
+        for (uint32_t k = f.offsets[i]; k < f.offsets[i + 1]; ++k)
+            wrong += f.rev[k] != pd_family_find_bond(&f, f.j[k], i);
+    static const uint32_t expect[] = {3, UINT32_MAX, 6, 0, 5, 4, 2};
+    for (int k = 0; k < 7; ++k)
+        wrong += f.rev[k] != expect[k];
+    printf("  %d of 7 links wrong\n", wrong);
+    PD_CHECK(wrong == 0);
+    pd_family_free(&f);
 }
