@@ -628,10 +628,14 @@ static void write_markdown(FILE* f, const bench_result* res, int n) {
         sbpd |= strncmp(res[k].c->name, "wang_", 5) == 0;
     }
     if (sbpd)
-        fprintf(f, "sbpd (the wang_ cases): local ms is the whole step (Eq. 9's histories and "
-                   "the passes of Algorithm 1, F and the force densities of Eq. 10-12 each); "
-                   "iterations are the passes; residual is the last pass's largest move over the "
-                   "spacing. The paper's figure is 1000 / FPS on an RTX 4090, frames or steps "
+        fprintf(f, "sbpd (the wang_ cases): neighbours ms is the sand's step start (families "
+                   "renewed, weights, shape tensors, hardening, the elastic F committed); local "
+                   "ms is Eq. 9's histories, the advection and the passes of Algorithm 1 (F, the "
+                   "return mapping and the force densities of Eq. 10-12 each); density ms is Eq. "
+                   "28 against the colliders; other is mostly the collisions (Eq. 25-28 between "
+                   "particles and with the rigid boundary particles); iterations are the passes; "
+                   "residual is the last pass's largest move over the spacing. The paper's figure "
+                   "is 1000 / FPS on an RTX 4090, frames or steps "
                    "not stated, at dt 5 ms: 25 of our 0.2 ms steps (docs/benchmarks.md).\n");
     if (hpd)
         fprintf(f, "hyperelastic_pd (the xu_ cases): local ms is every evaluation of E(q) of "

@@ -266,6 +266,11 @@ static void finish(pd_sbpd_state* s, pd_particles* p) {
     }
 }
 
+/* Algorithm 1 in the stages peridot_bench reports: t_neighbors the sand's step start (its
+ * families renewed, weights, shape tensors, hardening and elastic F: lines 24-26 of the last
+ * step), t_local the histories, advection and passes (lines 1-15), t_density Eq. 28 against the
+ * world's colliders (line 23); the collisions with their own Eq. 28 (lines 17-20) and the
+ * velocity update are the rest, the bench's "other". */
 static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     pd_sbpd_state* s = state;
     pd_particles* p = &w->particles;
@@ -275,10 +280,12 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
         if (st != PD_OK)
             return st;
     }
+    double t1 = pd_now();
     update_histories(s, w->step_start); /* W^n: before the world moved the pins */
     advect(s, p);
     pd_real last;
     int passes = relax(s, &last);
+    double t2 = pd_now();
     if (s->prm.contact) { /* lines 17-20 */
         pd_status st = pd_contact_begin_step(&s->contact, w->step_start, s->dt);
         if (st == PD_OK)
@@ -286,14 +293,16 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
         if (st != PD_OK)
             return st;
     }
+    double t3 = pd_now();
     pd_sbpd_static_friction(s, w); /* line 23 */
+    double t4 = pd_now();
     finish(s, p);
     pd_real spacing = 0;
     for (size_t i = 0; i < s->n; ++i)
         spacing = fmax(spacing, p->spacing[i]);
     stats->iterations = passes;
     stats->residual = spacing > 0 ? last / spacing : 0;
-    stats->t_local = pd_now() - t0;
+    stats->t_neighbors += t1 - t0, stats->t_local = t2 - t1, stats->t_density = t4 - t3;
     stats->bonds = s->fam.bond_count;
     return PD_OK;
 }
