@@ -184,10 +184,39 @@ static void fill_range(void* ctx, size_t begin, size_t end, int thread) {
     }
 }
 
+/* out's arrays for n particles and `bonds` bonds. With `reuse`: kept when they hold them (a
+ * spare family of the same particles), else allocated anew with an eighth more room, so that
+ * a count that grows a little at the next renewal still fits; without, exactly `bonds`. */
+static pd_status family_room(pd_family* out, size_t n, size_t bonds, int reuse) {
+    if (reuse && out->offsets && out->count == n && out->bond_capacity >= bonds && out->xi &&
+        out->rev) {
+        out->bond_count = bonds;
+        pd_family_touch(out);
+        return PD_OK;
+    }
+    pd_family_free(out);
+    pd_status st = pd_family_allocate(out, n, reuse ? bonds + bonds / 8 + 16 : bonds);
+    out->bond_count = bonds;
+    return st;
+}
+
+static pd_status renew(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* d,
+                       pd_family* out, uint32_t** old_bond, int reuse);
+
 pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* d,
                           pd_family* out, uint32_t** old_bond) {
-    size_t n = old->count;
     memset(out, 0, sizeof *out);
+    return renew(old, grid, d, out, old_bond, 0);
+}
+
+pd_status pd_family_renew_into(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* d,
+                               pd_family* out, uint32_t** old_bond) {
+    return renew(old, grid, d, out, old_bond, 1);
+}
+
+static pd_status renew(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* d,
+                       pd_family* out, uint32_t** old_bond, int reuse) {
+    size_t n = old->count;
     *old_bond = NULL;
     pd_real max_spacing = 0;
     for (size_t i = 0; i < n; ++i)
@@ -203,8 +232,8 @@ pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_ren
     for (size_t i = 0; st == PD_OK && i < n; ++i)
         bonds += degree[i];
     if (st == PD_OK)
-        st = pd_family_allocate(out, n, bonds);
-    uint32_t* map = st == PD_OK ? PD_NEW_ARRAY(uint32_t, bonds + 1) : NULL;
+        st = family_room(out, n, bonds, reuse);
+    uint32_t* map = st == PD_OK ? PD_NEW_ARRAY(uint32_t, out->bond_capacity + 1) : NULL;
     if (st == PD_OK && !map)
         st = PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK) {

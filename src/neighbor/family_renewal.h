@@ -45,9 +45,15 @@ typedef struct pd_renewal_def {
  * (the method sets its own reference, e.g. He 2017 Eq. 20) and its body's bulk weight (the w
  * every bond of the body had at creation). *old_bond gets the map from new bonds to old ones
  * (pd_alloc'd, out->bond_capacity + 1 entries: free with pd_bonds_map_free(map, out)). `old` is
- * left intact; `out` is overwritten. */
+ * left intact; `out` is overwritten. On failure `out` is freed. */
 pd_status pd_family_renew(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* def,
                           pd_family* out, uint32_t** old_bond);
+/* The same into `out`, a family of the same particles from an earlier renewal (or zeroed),
+ * whose arrays are reused when they hold the bonds (a renewal every step then allocates only
+ * its map and neighbour list) and allocated anew, with an eighth more room, when not: its
+ * bond_capacity may exceed bond_count. */
+pd_status pd_family_renew_into(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* def,
+                               pd_family* out, uint32_t** old_bond);
 
 /* Removes every bond with remove[b] != 0 together with its opposite bond, in place (the arrays
  * keep their capacity; bond_count shrinks), and adds

@@ -85,6 +85,11 @@ typedef struct pd_sbpd_state {
     pd_vec3 gravity;
     size_t n;
     pd_family fam;
+    /* the family before the last renewal and its per-bond arrays (w, the histories, the force
+     * scratch; spare.bond_capacity bonds): the next renewal writes into them when they hold its
+     * bonds, so that a step does not allocate and fault in the families anew */
+    pd_family spare;
+    pd_real *spare_w, *spare_qdev, *spare_qiso, *spare_t;
     pd_hash_grid grid;
     pd_sbpd_material* mat; /* per scene material */
     int material_count;
@@ -187,6 +192,8 @@ void pd_sbpd_shape_tensor(pd_sbpd_state* s, uint32_t i);
  * positions it really ended at, then the families of sand bodies renewed on them, which are
  * the step's reference (weights and shape tensors with them). */
 pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, struct pd_world* w);
+/* Frees the spare family and its per-bond arrays. */
+void pd_sbpd_sand_free_spare(pd_sbpd_state* s);
 /* rho_i of Eq. 23 over i's family at positions x: sum_j m_j W(|x_j - x_i|, r) with i itself,
  * W the Wendland C2 kernel normalised in 3-D, r the horizon. */
 pd_real pd_sbpd_kernel_density(const pd_sbpd_state* s, const pd_vec3* x, uint32_t i);

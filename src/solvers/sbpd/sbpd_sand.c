@@ -41,23 +41,48 @@ static int bond_arrays_alloc(bond_arrays* a, size_t capacity, size_t modes) {
     return a->w && a->qdev && a->qiso && a->t;
 }
 
+void pd_sbpd_sand_free_spare(pd_sbpd_state* s) {
+    bond_arrays spare = {s->spare_w, s->spare_qdev, s->spare_qiso, s->spare_t};
+    bond_arrays_free(&spare, s->spare.bond_capacity, (size_t)s->modes);
+    pd_family_free(&s->spare);
+    s->spare_w = s->spare_qdev = s->spare_qiso = s->spare_t = NULL;
+}
+
+/* The per-bond arrays for `out`: the spare's when `out` kept the spare's arrays (the same
+ * capacity), else allocated anew (the spare's freed). */
+static int renewed_bond_arrays(bond_arrays* a, bond_arrays* spare, size_t spare_cap,
+                               const pd_family* out, size_t modes) {
+    *a = *spare;
+    if (spare->w && out->bond_capacity == spare_cap)
+        return 1;
+    bond_arrays_free(spare, spare_cap, modes);
+    if (bond_arrays_alloc(a, out->bond_capacity, modes))
+        return 1;
+    bond_arrays_free(a, out->bond_capacity, modes);
+    return 0;
+}
+
 /* Renews the families of the sand bodies on `pos`, carrying the other bodies' bonds with their
- * weights and histories (new bonds start with zeros; the force scratch is not carried). On
- * failure the old family and arrays stay. */
+ * weights and histories (new bonds start with zeros; the force scratch is not carried), into
+ * the spare family and arrays; the old ones become the spare. On failure the old family and
+ * arrays stay. */
 static pd_status renew(pd_sbpd_state* s, const pd_particles* p, const pd_vec3* pos) {
     pd_renewal_def def = {pos,     p->volume, p->spacing,
                           p->body, p->id,     s->body_renews,
                           NULL,    NULL,      s->prm.horizon * (1 - 1e-9)};
-    pd_family out;
+    size_t modes = (size_t)s->modes, spare_cap = s->spare.bond_capacity;
+    bond_arrays spare = {s->spare_w, s->spare_qdev, s->spare_qiso, s->spare_t};
+    pd_family out = s->spare;
+    memset(&s->spare, 0, sizeof s->spare);
+    s->spare_w = s->spare_qdev = s->spare_qiso = s->spare_t = NULL;
     uint32_t* old_bond = NULL;
-    memset(&out, 0, sizeof out);
-    pd_status st = pd_family_renew(&s->fam, &s->grid, &def, &out, &old_bond);
-    if (st != PD_OK)
+    pd_status st = pd_family_renew_into(&s->fam, &s->grid, &def, &out, &old_bond);
+    if (st != PD_OK) {
+        bond_arrays_free(&spare, spare_cap, modes);
         return st;
-    size_t cap = s->fam.bond_capacity, modes = (size_t)s->modes;
+    }
     bond_arrays a;
-    if (!bond_arrays_alloc(&a, out.bond_capacity, modes)) {
-        bond_arrays_free(&a, out.bond_capacity, modes);
+    if (!renewed_bond_arrays(&a, &spare, spare_cap, &out, modes)) {
         pd_bonds_map_free(old_bond, &out);
         pd_family_free(&out);
         return PD_ERR_OUT_OF_MEMORY;
@@ -66,12 +91,11 @@ static pd_status renew(pd_sbpd_state* s, const pd_particles* p, const pd_vec3* p
     pd_bonds_carry(a.w, s->w, old_bond, out.bond_count, sizeof(pd_real), zero);
     pd_bonds_carry(a.qdev, s->qdev, old_bond, out.bond_count, modes * sizeof(pd_real), zero);
     pd_bonds_carry(a.qiso, s->qiso, old_bond, out.bond_count, modes * sizeof(pd_real), zero);
-    bond_arrays old = {s->w, s->qdev, s->qiso, (pd_real*)s->t};
-    bond_arrays_free(&old, cap, modes);
-    s->w = a.w, s->qdev = a.qdev, s->qiso = a.qiso, s->t = (pd_vec3*)a.t;
     pd_bonds_map_free(old_bond, &out);
-    pd_family_free(&s->fam);
-    s->fam = out;
+    s->spare = s->fam, s->fam = out;
+    s->spare_w = s->w, s->spare_qdev = s->qdev, s->spare_qiso = s->qiso;
+    s->spare_t = (pd_real*)s->t;
+    s->w = a.w, s->qdev = a.qdev, s->qiso = a.qiso, s->t = (pd_vec3*)a.t;
     return PD_OK;
 }
 

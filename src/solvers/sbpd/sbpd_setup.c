@@ -348,6 +348,7 @@ void pd_sbpd_destroy(void* state) {
     PD_FREE_ARRAY(s->body_rho0, pd_real, (size_t)s->body_count + 1);
     pd_sbpd_contact_free(s);
     pd_sbpd_static_friction_free(s);
+    pd_sbpd_sand_free_spare(s);
     pd_family_free(&s->fam);
     pd_hash_grid_destroy(&s->grid);
     pd_free(s, sizeof *s);
