@@ -384,3 +384,51 @@ PD_TEST(particle_mask_renews_only_pairs_with_a_flagged_end) {
     pd_hash_grid_destroy(&grid);
     PD_CHECK(pd_bytes_in_use() == bytes0);
 }
+
+/* pd_family_renew_into: the sheared body renewed into a spare family of the same particles.
+ * Into an empty one it allocates room for an eighth more bonds than it has; renewed back into
+ * the first family (the unsheared positions: as many bonds as it holds) it keeps that family's
+ * arrays; both equal pd_family_renew's result bond for bond. */
+PD_TEST(renewing_into_a_spare_reuses_its_arrays) {
+    static blocks b;
+    static pd_vec3 moved[NP];
+    size_t bytes0 = pd_bytes_in_use();
+    pd_real s = 0.01;
+    size_t n = two_blocks(&b, s);
+    pd_hash_grid grid = {0};
+    pd_family f, plain, spare = {0};
+    PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    for (size_t i = 0; i < n; ++i) {
+        moved[i] = b.pos[i];
+        if (b.body[i] == 1 && b.pos[i].y > 2.5 * s)
+            moved[i].z += 2.5 * s;
+    }
+    uint8_t renew[2] = {1, 1};
+    pd_renewal_def d = renewal(&b, moved, renew, NULL);
+    uint32_t *map = NULL, *map_plain = NULL, *map_back = NULL;
+    PD_REQUIRE(pd_family_renew_into(&f, &grid, &d, &spare, &map) == PD_OK);
+    PD_REQUIRE(pd_family_renew(&f, &grid, &d, &plain, &map_plain) == PD_OK);
+    int differ = 0;
+    for (uint32_t k = 0; k < plain.bond_count; ++k)
+        differ +=
+            spare.j[k] != plain.j[k] || spare.rev[k] != plain.rev[k] || map[k] != map_plain[k];
+    size_t room = spare.bond_capacity;
+    const uint32_t* kept = f.j;
+    pd_renewal_def back = renewal(&b, b.pos, renew, NULL);
+    size_t before = f.bond_count;
+    PD_REQUIRE(pd_family_renew_into(&spare, &grid, &back, &f, &map_back) == PD_OK);
+    printf("  %zu bonds into an empty spare: room for %zu; back into the first family: %zu bonds "
+           "(%zu before), its arrays %s; %d differences from pd_family_renew\n",
+           spare.bond_count, room, f.bond_count, before, f.j == kept ? "kept" : "new", differ);
+    PD_CHECK(room >= spare.bond_count + spare.bond_count / 8);
+    PD_CHECK(f.bond_count == before && f.j == kept);
+    PD_CHECK(differ == 0);
+    pd_bonds_map_free(map, &spare);
+    pd_bonds_map_free(map_plain, &plain);
+    pd_bonds_map_free(map_back, &f);
+    pd_family_free(&f);
+    pd_family_free(&plain);
+    pd_family_free(&spare);
+    pd_hash_grid_destroy(&grid);
+    PD_CHECK(pd_bytes_in_use() == bytes0);
+}
