@@ -31,6 +31,15 @@ static size_t two_blocks(blocks* b, pd_real s) {
     return n;
 }
 
+/* Body 1's top layers (above 2.5 spacings) slid a horizon sideways, into `moved`. */
+static void shear_body_1(const blocks* b, size_t n, pd_real s, pd_vec3* moved) {
+    for (size_t i = 0; i < n; ++i) {
+        moved[i] = b->pos[i];
+        if (b->body[i] == 1 && b->pos[i].y > 2.5 * s)
+            moved[i].z += 2.5 * s;
+    }
+}
+
 static pd_renewal_def renewal(const blocks* b, const pd_vec3* pos, const uint8_t* renew,
                               const pd_bond_set* broken) {
     return (pd_renewal_def){.pos = pos,
@@ -70,11 +79,7 @@ PD_TEST(renewal_equals_fresh_build_and_carries_bonds) {
     pd_hash_grid grid = {0};
     pd_family f, g, fresh;
     PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
-    for (size_t i = 0; i < n; ++i) {
-        moved[i] = b.pos[i];
-        if (b.body[i] == 1 && b.pos[i].y > 2.5 * s)
-            moved[i].z += 2.5 * s;
-    }
+    shear_body_1(&b, n, s, moved);
     uint8_t renew[2] = {1, 1};
     pd_renewal_def d = renewal(&b, moved, renew, NULL);
     uint32_t* map = NULL;
@@ -322,10 +327,8 @@ PD_TEST(particle_mask_renews_only_pairs_with_a_flagged_end) {
     pd_hash_grid grid = {0};
     pd_family f, g, fresh, whole, ones;
     PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    shear_body_1(&b, n, s, moved);
     for (size_t i = 0; i < n; ++i) {
-        moved[i] = b.pos[i];
-        if (b.body[i] == 1 && b.pos[i].y > 2.5 * s)
-            moved[i].z += 2.5 * s;
         flagged[i] = b.body[i] == 1 && b.pos[i].x < (M + M / 2) * s;
         all[i] = 1;
     }
@@ -398,11 +401,7 @@ PD_TEST(renewing_into_a_spare_reuses_its_arrays) {
     pd_hash_grid grid = {0};
     pd_family f, plain, spare = {0};
     PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
-    for (size_t i = 0; i < n; ++i) {
-        moved[i] = b.pos[i];
-        if (b.body[i] == 1 && b.pos[i].y > 2.5 * s)
-            moved[i].z += 2.5 * s;
-    }
+    shear_body_1(&b, n, s, moved);
     uint8_t renew[2] = {1, 1};
     pd_renewal_def d = renewal(&b, moved, renew, NULL);
     uint32_t *map = NULL, *map_plain = NULL, *map_back = NULL;
