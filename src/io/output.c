@@ -7,9 +7,11 @@
 #include "io/output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -24,14 +26,15 @@ static void set_error_file(pd_error* err, const char* path) {
         snprintf(err->file, sizeof err->file, "%.*s", (int)sizeof err->file - 1, path);
 }
 
+/* The file goes in err->file and not again in the message: a printed error names it once. */
 static pd_status io_fail(pd_error* err, const char* path, const char* what, int errnum) {
-    pd_status s = pd_fail(err, PD_ERR_IO, path, "cannot %s %s: %s", what, path, strerror(errnum));
+    pd_status s = pd_fail(err, PD_ERR_IO, "", "cannot %s: %s", what, strerror(errnum));
     set_error_file(err, path);
     return s;
 }
 
 static pd_status format_fail(pd_error* err, const char* path, const char* what) {
-    pd_status s = pd_fail(err, PD_ERR_IO, path, "%s: %s", path, what);
+    pd_status s = pd_fail(err, PD_ERR_IO, "", "%s", what);
     set_error_file(err, path);
     return s;
 }
@@ -65,12 +68,12 @@ pd_status pd_atomic_commit(pd_atomic_file* af, pd_error* err) {
     if (failed_write || failed_close) {
         int e = failed_write ? write_errno : errno;
         remove(af->tmp);
-        return io_fail(err, af->tmp, "write", e ? e : EIO);
+        return io_fail(err, af->path, "write", e ? e : EIO);
     }
     if (rename(af->tmp, af->path) != 0) {
         int e = errno;
         remove(af->tmp);
-        return io_fail(err, af->path, "rename onto", e);
+        return io_fail(err, af->path, "rename its temporary file onto it", e);
     }
     return PD_OK;
 }
@@ -86,6 +89,41 @@ pd_status pd_write_text_atomic(const char* path, const char* text, size_t len, p
         return io_fail(err, path, "write", e);
     }
     return pd_atomic_commit(&af, err);
+}
+
+/* ---- record files ---- */
+
+pd_status pd_record_open(pd_record_file* rf, const char* path, pd_error* err) {
+    rf->size = 0;
+    snprintf(rf->path, sizeof rf->path, "%s", path);
+    rf->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    return rf->fd < 0 ? io_fail(err, path, "create", errno) : PD_OK;
+}
+
+pd_status pd_record_append(pd_record_file* rf, const char* text, size_t len, pd_error* err) {
+    for (size_t done = 0; done < len;) {
+        ssize_t n = write(rf->fd, text + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            /* cut the torn record: the file ends after the last whole one */
+            if (ftruncate(rf->fd, (off_t)rf->size) != 0 || lseek(rf->fd, 0, SEEK_END) < 0)
+                e = errno;
+            return io_fail(err, rf->path, "write", e);
+        }
+        done += (size_t)n;
+    }
+    rf->size += (long long)len;
+    return PD_OK;
+}
+
+pd_status pd_record_close(pd_record_file* rf, pd_error* err) {
+    if (rf->fd < 0)
+        return PD_OK;
+    int failed = close(rf->fd) != 0;
+    rf->fd = -1;
+    return failed ? io_fail(err, rf->path, "write", errno) : PD_OK;
 }
 
 /* ---- byte packing ---- */

@@ -63,4 +63,19 @@ void pd_atomic_abort(pd_atomic_file* af);
 /* Writes `text` to path atomically (temp + rename). */
 pd_status pd_write_text_atomic(const char* path, const char* text, size_t len, pd_error* err);
 
+/* A file grown by whole records (stats.csv's rows): an append writes its record entirely or
+ * not at all (a failed write is cut back), so the file always ends after a whole record, and
+ * every write and the close are checked, naming the file. */
+typedef struct pd_record_file {
+    int fd; /* -1 when closed */
+    long long size;
+    char path[PD_PATH_MAX + 32];
+} pd_record_file;
+
+/* Creates (truncates) path. */
+pd_status pd_record_open(pd_record_file* rf, const char* path, pd_error* err);
+pd_status pd_record_append(pd_record_file* rf, const char* text, size_t len, pd_error* err);
+/* Closes, reporting a failure the file system deferred to the close; harmless when closed. */
+pd_status pd_record_close(pd_record_file* rf, pd_error* err);
+
 #endif
