@@ -338,8 +338,8 @@ static void print_limits(void) {
            "it) |\n");
     printf("| an output attribute is published | `output.attributes[k]` | never written as "
            "zeros |\n");
-    printf("| `output.every` <= `time.frames` | `output.every` | more would write frame 0 "
-           "only |\n\n");
+    printf("| `output.every` <= `time.frames` | `output.every` | more writes what `time.frames` "
+           "writes: the first and the last frame |\n\n");
     printf("Within these rules dt is used as SCENE.md says: a frame of 1/fps s is simulated in "
            "ceil(1/(fps dt)) equal steps of 1/(fps ceil(1/(fps dt))) s, which `peridot run` "
            "and `peridot info` print.\n\n");

@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "commands.h"
 #include "common.h"
 #include "core/timer.h"
+#include "io/folder_lock.h"
 #include "io/output.h"
 #include "world/fields.h"
 #include "world/world.h"
@@ -21,8 +24,9 @@ static const char k_usage[] =
     "[--quiet] [--overwrite]\n"
     "\n"
     "Simulates SCENE (a JSON scene file, see docs/scene-format.md) and writes into the output\n"
-    "folder: frame_00000.ply (the initial state) to frame_<N>.ply, stats.csv (one row per\n"
-    "frame) and scene.resolved.json (the scene with every default, and the version).\n"
+    "folder: frame_00000.ply (the initial state) to frame_<N>.ply (every output.every-th frame\n"
+    "and always the last), stats.csv (one row per frame) and scene.resolved.json (the scene\n"
+    "with every default, and the version).\n"
     "\n"
     "  -o DIR          output folder (default: the scene's output.dir)\n"
     "  --frames N      simulate N frames instead of the scene's time.frames\n"
@@ -34,14 +38,20 @@ static const char k_usage[] =
     "A run owns its output folder: it first removes the frame_*.ply/.vtk, stats.csv,\n"
     "scene.resolved.json and preview.png of an earlier run there, so that nothing stale is\n"
     "left beside its frames; a folder holding any other file is refused unless --overwrite.\n"
+    "While it runs it holds the folder (a lock on DIR/.peridot.lock naming its pid): a second\n"
+    "run into the same folder is refused; the lock of a run that died is taken over.\n"
+    "Ctrl-C (SIGINT) or SIGTERM ends the run after the current step, keeping every frame\n"
+    "written; a second Ctrl-C ends it at once.\n"
     "\n"
-    "Exit status: 0 done; 1 the run failed (unstable, I/O), frames written so far stay valid;\n"
-    "2 bad scene or usage (nothing is written).\n";
+    "Exit status: 0 done; 1 the run failed (unstable, a write failed: disk full), frames\n"
+    "written so far stay valid; 2 bad scene or usage, or the folder is in use (nothing is\n"
+    "written); 130 / 143 interrupted by SIGINT / SIGTERM.\n";
 
 /* The files a run writes into its output folder (and `render`'s default preview): a run owns
  * them, so a new run clears them first and never leaves an earlier run's frames beside its own. */
 static int is_run_output(const char* name) {
-    static const char* const own[] = {"stats.csv", "scene.resolved.json", "preview.png", NULL};
+    static const char* const own[] = {"stats.csv", "scene.resolved.json", "preview.png",
+                                      PD_FOLDER_LOCK_NAME, NULL};
     size_t len = strlen(name);
     if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) { /* a writer's unfinished file */
         char base[256];
@@ -85,6 +95,14 @@ static int check_output_dir(const char* dir, int overwrite) {
             snprintf(foreign, sizeof foreign, "%s", e->d_name);
     }
     closedir(d);
+    long holder = pd_folder_lock_holder(dir);
+    if (holder) {
+        fprintf(stderr,
+                "peridot run: output.dir: '%s' is in use by another peridot run (pid %ld); wait "
+                "for it to end or choose another folder (-o DIR)\n",
+                dir, holder);
+        return 2;
+    }
     if (others == 0 || overwrite)
         return 0;
     fprintf(stderr,
@@ -105,8 +123,8 @@ static int clear_run_output(const char* dir) {
     int failed = 0;
     char path[PD_PATH_MAX + 300];
     for (struct dirent* e; (e = readdir(d)) != NULL;) {
-        if (!is_run_output(e->d_name))
-            continue;
+        if (!is_run_output(e->d_name) || !strcmp(e->d_name, PD_FOLDER_LOCK_NAME))
+            continue; /* the lock is this run's own */
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (remove(path) != 0 && errno != ENOENT) {
             fprintf(stderr, "peridot run: cannot remove the earlier run's '%s': %s\n", path,
@@ -133,55 +151,95 @@ static int make_dirs(const char* dir) {
     return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* The signal that asked the run to stop (SIGINT, SIGTERM), or 0. The handler only records it;
+ * the step loop ends the run between two steps, so every frame written stays whole. */
+static volatile sig_atomic_t g_stop_signal;
+
+static void on_stop_signal(int sig) {
+    g_stop_signal = sig;
+}
+
+/* The first Ctrl-C ends the run cleanly; SA_RESETHAND makes a second one kill it at once. */
+static void catch_stop_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 typedef struct run_ctx {
     pd_world* world;
     const pd_scene* scene;
     const char* dir;
-    FILE* stats;
+    pd_record_file stats;
+    char* row; /* one stats row, formatted before it is appended whole */
+    size_t row_cap;
     int quiet, tty;
-    double t_start;
+    double t_start, last_report;
+    int frames, last_done, last_written; /* the frames simulated and written so far */
 } run_ctx;
 
-static void stats_header(run_ctx* r) {
-    fprintf(r->stats, "frame,time,kinetic_energy,min_x,min_y,min_z,max_x,max_y,max_z,iterations,"
-                      "residual,energy,relative_error,wall_ms_per_step");
-    for (int k = 0; k < r->world->pin_count; ++k) {
-        const pd_pin* pin = &r->world->pins[k];
-        const char* body = r->scene->bodies[pin->body].name;
-        for (int c = 0; c < 3; ++c)
-            fprintf(r->stats, ",%s.pin%d.force_%c", body, pin->index_in_body, "xyz"[c]);
-    }
-    fputc('\n', r->stats);
+/* Appends printf output to r->row at *len (row_cap bounds every row stats_row can make). */
+static void row_printf(run_ctx* r, size_t* len, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void row_printf(run_ctx* r, size_t* len, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(r->row + *len, r->row_cap - *len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *len = *len + (size_t)n < r->row_cap ? *len + (size_t)n : r->row_cap - 1;
 }
 
 /* ",value" with `digits` significant digits, or "," alone when the value is NaN (the method
  * does not report it): a CSV reader sees a missing value rather than "nan". */
-static void optional_field(FILE* f, int digits, double value) {
-    fputc(',', f);
+static void optional_field(run_ctx* r, size_t* len, int digits, double value) {
+    row_printf(r, len, ",");
     if (!isnan(value))
-        fprintf(f, "%.*g", digits, value);
+        row_printf(r, len, "%.*g", digits, value);
 }
 
-static void stats_row(run_ctx* r, int frame, double ms_per_step) {
+static pd_status stats_header(run_ctx* r, pd_error* err) {
+    size_t len = 0;
+    row_printf(r, &len,
+               "frame,time,kinetic_energy,min_x,min_y,min_z,max_x,max_y,max_z,iterations,"
+               "residual,energy,relative_error,wall_ms_per_step");
+    for (int k = 0; k < r->world->pin_count; ++k) {
+        const pd_pin* pin = &r->world->pins[k];
+        const char* body = r->scene->bodies[pin->body].name;
+        for (int c = 0; c < 3; ++c)
+            row_printf(r, &len, ",%s.pin%d.force_%c", body, pin->index_in_body, "xyz"[c]);
+    }
+    row_printf(r, &len, "\n");
+    return pd_record_append(&r->stats, r->row, len, err);
+}
+
+/* One row, appended whole or not at all: a run that fails keeps every row written before. */
+static pd_status stats_row(run_ctx* r, int frame, double ms_per_step, pd_error* err) {
     pd_frame_stats fs = pd_world_frame_stats(r->world);
     const pd_step_stats* st = &r->world->last_stats;
-    fprintf(r->stats, "%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.6g", frame,
-            (double)r->world->time, fs.kinetic_energy, fs.lo.x, fs.lo.y, fs.lo.z, fs.hi.x, fs.hi.y,
-            fs.hi.z, st->iterations, st->residual);
-    optional_field(r->stats, 9, st->energy);
-    optional_field(r->stats, 6, st->relative_error);
-    fprintf(r->stats, ",%.6g", ms_per_step);
+    size_t len = 0;
+    row_printf(r, &len, "%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.6g", frame,
+               (double)r->world->time, fs.kinetic_energy, fs.lo.x, fs.lo.y, fs.lo.z, fs.hi.x,
+               fs.hi.y, fs.hi.z, st->iterations, st->residual);
+    optional_field(r, &len, 9, st->energy);
+    optional_field(r, &len, 6, st->relative_error);
+    row_printf(r, &len, ",%.6g", ms_per_step);
     for (int k = 0; k < r->world->pin_count; ++k) {
         pd_vec3 f = r->world->pins[k].force;
-        fprintf(r->stats, ",%.9g,%.9g,%.9g", f.x, f.y, f.z);
+        row_printf(r, &len, ",%.9g,%.9g,%.9g", f.x, f.y, f.z);
     }
-    fputc('\n', r->stats);
-    fflush(r->stats); /* a failed run keeps every row written so far */
+    row_printf(r, &len, "\n");
+    return pd_record_append(&r->stats, r->row, len, err);
 }
 
+/* Frames 0, every output.every-th, and always the last, so the final state is kept. */
 static pd_status write_frame(run_ctx* r, int frame, pd_error* err) {
     const pd_output_def* out = &r->scene->output;
-    if (frame % out->every != 0)
+    if (frame % out->every != 0 && frame != r->frames)
         return PD_OK;
     pd_field fields[PD_MAX_FIELDS];
     int nf = pd_world_fields(r->world, out->attributes, fields, err);
@@ -198,55 +256,120 @@ static pd_status write_frame(run_ctx* r, int frame, pd_error* err) {
         snprintf(path, sizeof path, "%s/frame_%05d.vtk", r->dir, frame);
         st = pd_write_vtk(path, p->count, p->pos, fields, nf, r->world->order, err);
     }
+    if (st == PD_OK)
+        r->last_written = frame;
     return st;
 }
 
-static void progress(run_ctx* r, int frame, int frames, double ms_per_step) {
+/* "3 h 05 min 12 s", "4 min 09 s", "17 s". */
+static void format_duration(char* buf, size_t size, double seconds) {
+    long long t = seconds > 0 ? (long long)(seconds + 0.5) : 0;
+    if (t >= 3600)
+        snprintf(buf, size, "%lld h %02lld min %02lld s", t / 3600, t / 60 % 60, t % 60);
+    else if (t >= 60)
+        snprintf(buf, size, "%lld min %02lld s", t / 60, t % 60);
+    else
+        snprintf(buf, size, "%lld s", t);
+}
+
+/* Progress after `step` of the steps of frame `frame` (step == steps_per_frame: the frame is
+ * done). The ETA extrapolates the wall time per simulated step so far. */
+static void progress(run_ctx* r, int frame, int step, double ms_per_step) {
     if (r->quiet)
         return;
-    double elapsed = pd_now() - r->t_start;
-    double eta = frame > 0 ? elapsed / frame * (frames - frame) : 0;
+    double now = pd_now(), elapsed = now - r->t_start;
+    int spf = r->world->steps_per_frame;
+    double done = (double)(frame - 1) + (double)step / spf;
+    char eta[64];
+    format_duration(eta, sizeof eta, done > 0 ? elapsed / done * (r->frames - done) : 0);
     const pd_step_stats* st = &r->world->last_stats;
+    char within[64] = "";
+    if (step < spf)
+        snprintf(within, sizeof within, " (step %d/%d of frame %d)", step, spf, frame);
+    r->last_report = now;
     if (r->tty) {
-        int width = 30, done = frames ? frame * width / frames : width;
-        fprintf(stderr, "\r[%.*s%*s] %d/%d frames  %.1f ms/step  %d it  ETA %02d:%02d:%02d ", done,
-                "##############################", width - done, "", frame, frames, ms_per_step,
-                st->iterations, (int)eta / 3600, (int)eta / 60 % 60, (int)eta % 60);
-        if (frame == frames)
+        int width = 30, bar = (int)(done * width / r->frames);
+        fprintf(stderr, "\r[%.*s%*s] %d/%d frames%s  %.1f ms/step  %d it  ETA %s \033[K", bar,
+                "##############################", width - bar, "", step < spf ? frame - 1 : frame,
+                r->frames, within, ms_per_step, st->iterations, eta);
+        if (frame == r->frames && step == spf)
             fputc('\n', stderr);
     } else {
         fprintf(stderr,
-                "frame %d/%d t=%.4f s  %.2f ms/step  iterations %d  residual %.3g  "
-                "elapsed %.1f s  ETA %.0f s\n",
-                frame, frames, (double)r->world->time, ms_per_step, st->iterations, st->residual,
-                elapsed, eta);
+                "frame %d/%d%s t=%.4f s  %.2f ms/step  iterations %d  residual %.3g  "
+                "elapsed %.1f s  ETA %s\n",
+                step < spf ? frame - 1 : frame, r->frames, within, (double)r->world->time,
+                ms_per_step, st->iterations, st->residual, elapsed, eta);
     }
 }
 
+/* Within a frame that has taken more than 2 s: the bar moves twice a second on a terminal, a
+ * line every 10 s elsewhere, so a frame of millions of steps is not silent for hours. */
+static void progress_within_frame(run_ctx* r, int frame, int step, double frame_start) {
+    double now = pd_now();
+    if (r->quiet || now - frame_start < 2.0 || now - r->last_report < (r->tty ? 0.5 : 10.0))
+        return;
+    progress(r, frame, step, 1e3 * (now - frame_start) / step);
+}
+
+/* Simulates one frame's steps; stops early (PD_OK) when a stop signal came. */
+static pd_status step_frame(run_ctx* r, int frame, double* ms_per_step, pd_error* err) {
+    double t0 = pd_now();
+    int spf = r->world->steps_per_frame;
+    for (int s = 0; s < spf; ++s) {
+        pd_status st = pd_world_step(r->world, err);
+        if (st != PD_OK)
+            return st;
+        if (g_stop_signal)
+            return PD_OK;
+        progress_within_frame(r, frame, s + 1, t0);
+    }
+    *ms_per_step = 1e3 * (pd_now() - t0) / spf;
+    return PD_OK;
+}
+
+static void report_interrupt(run_ctx* r) {
+    if (r->tty && !r->quiet)
+        fputc('\n', stderr);
+    fprintf(stderr,
+            "peridot run: interrupted (%s) at frame %d (t = %.6g s); frames 0..%d in %s are "
+            "complete",
+            g_stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->last_done + 1,
+            (double)r->world->time, r->last_written, r->dir);
+    if (r->last_written != r->last_done)
+        fprintf(stderr, " (every %d, and stats.csv to frame %d)", r->scene->output.every,
+                r->last_done);
+    fputc('\n', stderr);
+}
+
+/* Exit status: 0 done, 1 failed (unstable, I/O), 128 + the signal when interrupted. */
 static int simulate(run_ctx* r) {
     pd_error err = {0};
-    int frames = r->scene->world.frames;
     pd_status st = write_frame(r, 0, &err);
     if (st == PD_OK)
-        stats_row(r, 0, 0);
-    for (int f = 1; st == PD_OK && f <= frames; ++f) {
-        double t0 = pd_now();
-        for (int s = 0; st == PD_OK && s < r->world->steps_per_frame; ++s)
-            st = pd_world_step(r->world, &err);
-        double ms = 1e3 * (pd_now() - t0) / r->world->steps_per_frame;
-        if (st == PD_OK)
-            st = write_frame(r, f, &err);
-        if (st == PD_OK) {
-            stats_row(r, f, ms);
-            progress(r, f, frames, ms);
+        st = stats_row(r, 0, 0, &err);
+    for (int f = 1; st == PD_OK && f <= r->frames && !g_stop_signal; ++f) {
+        double ms = 0;
+        st = step_frame(r, f, &ms, &err);
+        if (st != PD_OK || g_stop_signal)
+            break;
+        if ((st = write_frame(r, f, &err)) == PD_OK && (st = stats_row(r, f, ms, &err)) == PD_OK) {
+            r->last_done = f;
+            progress(r, f, r->world->steps_per_frame, ms);
         }
+    }
+    if (st == PD_OK && g_stop_signal) {
+        report_interrupt(r);
+        return 128 + g_stop_signal;
     }
     if (st == PD_OK)
         return 0;
     if (r->tty && !r->quiet)
         fputc('\n', stderr);
     pd_cli_print_error("run", &err, st);
-    fprintf(stderr, "peridot run: frames written before the failure in %s stay valid\n", r->dir);
+    if (r->last_written >= 0)
+        fprintf(stderr, "peridot run: frames 0..%d written before the failure in %s stay valid\n",
+                r->last_written, r->dir);
     return 1;
 }
 
@@ -261,32 +384,87 @@ static int write_resolved_scene(const pd_scene* scene, const char* dir) {
     return st == PD_OK ? 0 : 1;
 }
 
-static int run_world(const pd_scene* scene, pd_world* world, int quiet) {
-    const char* dir = scene->output.dir;
-    if (clear_run_output(dir) != 0)
-        return 1;
-    if (make_dirs(dir) != 0) {
-        fprintf(stderr, "peridot run: cannot create %s: %s\n", dir, strerror(errno));
-        return 1;
+/* Takes the folder's lock: 0, or 2 when another run holds it (nothing was written). */
+static int hold_output_dir(const char* dir, pd_folder_lock* lock, int quiet) {
+    pd_error err = {0};
+    long stale = 0;
+    pd_status st = pd_folder_lock_take(lock, dir, &stale, &err);
+    if (st != PD_OK) {
+        fprintf(stderr, "peridot run: output.dir: %s\n", err.message);
+        return st == PD_ERR_BUSY ? 2 : 1;
     }
-    if (write_resolved_scene(scene, dir) != 0)
-        return 1;
+    if (stale && !quiet)
+        fprintf(stderr,
+                "peridot run: taking over the lock of %s left by pid %ld, which ended without "
+                "releasing it\n",
+                dir, stale);
+    return 0;
+}
+
+/* Opens stats.csv with room for its widest row (a number is at most 24 characters, a pin
+ * column's name at most two names and a few more). */
+static int open_stats(run_ctx* r) {
     char path[PD_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/stats.csv", dir);
-    run_ctx r = {world, scene, dir, fopen(path, "w"), quiet, isatty(2), pd_now()};
-    if (!r.stats) {
-        fprintf(stderr, "peridot run: cannot write %s: %s\n", path, strerror(errno));
+    snprintf(path, sizeof path, "%s/stats.csv", r->dir);
+    pd_error err = {0};
+    r->row_cap = 1024 + (size_t)r->world->pin_count * 3 * (2 * PD_NAME_MAX + 32);
+    r->row = malloc(r->row_cap);
+    pd_status st = r->row ? pd_record_open(&r->stats, path, &err) : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK)
+        st = stats_header(r, &err);
+    if (st == PD_OK)
+        return 0;
+    pd_cli_print_error("run", &err, st);
+    return 1;
+}
+
+static int close_stats(run_ctx* r, int code) {
+    pd_error err = {0};
+    pd_status st = pd_record_close(&r->stats, &err);
+    free(r->row);
+    if (st != PD_OK && code == 0) {
+        pd_cli_print_error("run", &err, st);
         return 1;
     }
-    stats_header(&r);
+    return code;
+}
+
+static int run_in_held_dir(const pd_scene* scene, pd_world* world, int quiet) {
+    const char* dir = scene->output.dir;
+    if (clear_run_output(dir) != 0 || write_resolved_scene(scene, dir) != 0)
+        return 1;
+    run_ctx r = {.world = world,
+                 .scene = scene,
+                 .dir = dir,
+                 .stats = {.fd = -1},
+                 .quiet = quiet,
+                 .tty = isatty(2),
+                 .t_start = pd_now(),
+                 .frames = scene->world.frames,
+                 .last_written = -1};
+    if (open_stats(&r) != 0)
+        return close_stats(&r, 1);
     if (!quiet)
         fprintf(stderr,
                 "peridot run: %s with %s, %zu particles, %d frames of %d steps (dt %.4g s) "
                 "-> %s\n",
                 scene->file, scene->method, world->particles.count, scene->world.frames,
                 world->steps_per_frame, (double)world->def.dt, dir);
-    int code = simulate(&r);
-    fclose(r.stats);
+    catch_stop_signals();
+    return close_stats(&r, simulate(&r));
+}
+
+static int run_world(const pd_scene* scene, pd_world* world, int quiet) {
+    const char* dir = scene->output.dir;
+    if (make_dirs(dir) != 0) {
+        fprintf(stderr, "peridot run: cannot create %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    pd_folder_lock lock;
+    int code = hold_output_dir(dir, &lock, quiet);
+    if (code == 0)
+        code = run_in_held_dir(scene, world, quiet);
+    pd_folder_lock_release(&lock);
     return code;
 }
 
@@ -298,15 +476,14 @@ int pd_cli_run(int argc, char** argv) {
     if (code)
         return code < 0 ? 0 : code;
     pd_world* world = NULL;
+    code = check_output_dir(scene.output.dir, a.overwrite); /* before the long build */
     pd_error err = {0};
-    pd_status st = pd_create_world(&scene, &world, &err);
+    pd_status st = code ? PD_OK : pd_create_world(&scene, &world, &err);
     if (st != PD_OK) {
         snprintf(err.file, sizeof err.file, "%s", scene.file);
         pd_cli_print_error("run", &err, st);
         code = st == PD_ERR_OUT_OF_MEMORY || st == PD_ERR_IO ? 1 : 2;
     }
-    if (code == 0)
-        code = check_output_dir(scene.output.dir, a.overwrite);
     if (code == 0)
         code = run_world(&scene, world, a.quiet);
     pd_destroy_world(world);

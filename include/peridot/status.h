@@ -14,7 +14,8 @@
     X(PD_ERR_UNKNOWN_METHOD, "unknown method")                                                     \
     X(PD_ERR_UNSUPPORTED, "unsupported by this method")                                            \
     X(PD_ERR_SOLVER, "linear solver failed")                                                       \
-    X(PD_ERR_UNSTABLE, "simulation went unstable")
+    X(PD_ERR_UNSTABLE, "simulation went unstable")                                                 \
+    X(PD_ERR_BUSY, "in use by another run")
 
 #define PD_STATUS_ENUM_(name, msg) name,
 typedef enum pd_status { PD_STATUS_LIST(PD_STATUS_ENUM_) PD_STATUS_COUNT } pd_status;

@@ -351,11 +351,12 @@ static const pd_scene_key k_output[] = {
            "Output folder, relative to the working directory; `peridot run -o` overrides it. A "
            "run first removes an earlier run's frame_*.ply/.vtk, stats.csv, scene.resolved.json "
            "and preview.png there; a folder holding other files is refused unless "
-           "`--overwrite`."},
+           "`--overwrite`. A run holds the folder while it runs (a lock on `.peridot.lock`, "
+           "naming its pid): a second run into it is refused."},
      .size = PD_PATH_MAX,
      .def_doc = "\"out\""},
     {.p = {"every", PD_PARAM_INT, offsetof(pd_output_def, every), 1, 1, INT_MAX, "frames", NULL,
-           "Write every n-th frame."},
+           "Write every n-th frame; the last frame is always written too."},
      .range_doc = "1 to time.frames"},
     {.p = {"format", PD_PARAM_ENUM, offsetof(pd_output_def, formats), 0, 0, 0, "-",
            PD_SCENE_FORMATS,

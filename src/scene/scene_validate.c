@@ -277,14 +277,15 @@ static pd_status check_body_materials(const pd_scene* s, pd_error* err) {
     return PD_OK;
 }
 
-/* Writing every n-th frame with n > frames writes frame 0 only: the key would do nothing. */
+/* Every n-th frame with n > frames writes what n = frames writes, frame 0 and the last (which
+ * is always written): the larger value would claim a choice it does not make. */
 static pd_status check_output(const pd_scene* s, pd_error* err) {
     if (s->output.every <= s->world.frames)
         return PD_OK;
     return pd_fail(err, PD_ERR_BAD_SCENE, "output.every",
-                   "writing every %d-th of %d frames writes the initial frame only; expected 1 "
-                   "to time.frames (%d)",
-                   s->output.every, s->world.frames, s->world.frames);
+                   "every %d-th of %d frames writes what every %d writes (the first and the last "
+                   "frame); expected 1 to time.frames (%d)",
+                   s->output.every, s->world.frames, s->world.frames, s->world.frames);
 }
 
 pd_status pd_scene_validate(const pd_scene* s, pd_error* err) {

@@ -12,70 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_support.h"
 #include "io/output.h"
 #include "test.h"
-
-#define BALL_SCENE(frames, extra)                                                                  \
-    "{\"version\":1,\"method\":\"projective_pd\",\"time\":{\"dt\":0.01,\"fps\":50,"                \
-    "\"frames\":" #frames                                                                          \
-    "},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},"     \
-    "\"bodies\":[{\"name\":\"ball\",\"material\":\"m\",\"spacing\":0.02,"                          \
-    "\"shape\":{\"type\":\"sphere\",\"center\":[0,0.5,0],\"radius\":0.06}" extra "}]}"
-
-static void write_file(const char* path, const char* text) {
-    FILE* f = fopen(path, "wb");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
-static char* read_text(const char* path) {
-    FILE* f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char* s = calloc(1, 65536);
-    if (s)
-        s[fread(s, 1, 65535, f)] = '\0';
-    fclose(f);
-    return s;
-}
-
-/* Exit status of `peridot ARGS`, stderr into *err (free it). */
-static int run_cli(const char* dir, const char* args, char** err) {
-    char cmd[4096], errfile[512];
-    snprintf(errfile, sizeof errfile, "%s/stderr.txt", dir);
-    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s' %s >/dev/null 2>'%s'", PD_CLI_PATH, args,
-             errfile);
-    int status = system(cmd);
-    *err = read_text(errfile);
-    remove(errfile);
-    printf("  peridot %s -> exit %d\n    stderr: %s", args,
-           WIFEXITED(status) ? WEXITSTATUS(status) : -1, *err && **err ? *err : "(empty)\n");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int exists(const char* path) {
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-static int count_frames(const char* dir) {
-    DIR* d = opendir(dir);
-    int n = 0;
-    for (struct dirent* e; d && (e = readdir(d)) != NULL;)
-        n += strncmp(e->d_name, "frame_", 6) == 0;
-    if (d)
-        closedir(d);
-    return n;
-}
-
-static void remove_tree(const char* dir) {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        printf("  could not remove %s\n", dir);
-}
 
 PD_TEST(rerun_replaces_the_earlier_runs_frames) {
     char dir[] = "/tmp/pd_run_output_XXXXXX";
