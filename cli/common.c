@@ -41,7 +41,14 @@ int pd_cli_parse_scene_args(int argc, char** argv, pd_cli_scene_args* a, const c
             a->quiet = 1;
         } else if ((!strcmp(arg, "-o") || !strcmp(arg, "--output")) && next) {
             a->out_dir = next, ++i;
-        } else if (!strcmp(arg, "--frames") && next && parse_int(next, 1, &a->frames)) {
+        } else if (!strcmp(arg, "--frames") && next) {
+            if (!parse_int(next, 1, &a->frames)) {
+                fprintf(stderr,
+                        "peridot %s: --frames expects an integer from 1 to 1000000000, got "
+                        "'%s'\n",
+                        argv[0], next);
+                return 2;
+            }
             ++i;
         } else if (!strcmp(arg, "--overwrite")) {
             a->overwrite = 1;

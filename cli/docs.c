@@ -442,6 +442,9 @@ static void print_stats_csv(void) {
 int pd_cli_docs(int argc, char** argv) {
     if (argc > 1) {
         int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+        if (!help)
+            fprintf(stderr, "peridot docs: unexpected argument '%s': docs takes no argument\n\n",
+                    argv[1]);
         fprintf(help ? stdout : stderr,
                 "usage: peridot docs\n\nPrints the scene-format reference (Markdown) generated "
                 "from the parameter tables; docs/scene-format.md is its output.\n");

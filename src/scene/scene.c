@@ -156,6 +156,42 @@ static void reset_error(pd_error* err, const char* file) {
     snprintf(err->file, sizeof err->file, "%s", file ? file : "");
 }
 
+/* Whether the --set text `override` (json.path=value) wrote the value at JSON path `path`:
+ * its path is path itself or encloses it. */
+static int override_covers(const char* override, const char* path) {
+    const char* eq = strchr(override, '=');
+    size_t len = eq ? (size_t)(eq - override) : 0;
+    return len > 0 && strncmp(override, path, len) == 0 &&
+           (path[len] == '\0' || path[len] == '.' || path[len] == '[');
+}
+
+/* Whether the --set text `override` wrote a value inside the object or array at `path`. */
+static int override_within(const char* override, const char* path) {
+    size_t len = strlen(path);
+    return len > 0 && strncmp(override, path, len) == 0 &&
+           (override[len] == '.' || override[len] == '[');
+}
+
+/* Where an error was made: the last --set that wrote its value (the file never held it), or
+ * the line of the file that holds its JSON path, naming a --set that changed a value inside. */
+static void locate_error(const char* json, const char* const* overrides, int override_count,
+                         pd_error* err) {
+    for (int i = override_count - 1; i >= 0; --i)
+        if (override_covers(overrides[i], err->path)) {
+            snprintf(err->file, sizeof err->file, "--set %s", overrides[i]);
+            err->line = 0;
+            return;
+        }
+    err->line = pd_json_path_line(json, err->path);
+    for (int i = override_count - 1; i >= 0; --i)
+        if (override_within(overrides[i], err->path)) {
+            size_t used = strlen(err->message);
+            snprintf(err->message + used, sizeof err->message - used, " (with --set %s)",
+                     overrides[i]);
+            return;
+        }
+}
+
 static pd_status parse_text(const char* json, const char* const* overrides, int override_count,
                             int validate, pd_scene* out, pd_error* err) {
     cJSON* root = cJSON_ParseWithOpts(json, NULL, 1);
@@ -172,7 +208,7 @@ static pd_status parse_text(const char* json, const char* const* overrides, int 
         status = store_resolved(out, err);
     cJSON_Delete(root);
     if (status != PD_OK && err && strncmp(err->path, "--set", 5) != 0)
-        err->line = pd_json_path_line(json, err->path);
+        locate_error(json, overrides, override_count, err);
     return status;
 }
 

@@ -56,11 +56,19 @@ pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, co
         return st;
     pd_real E, nu;
     pd_material_youngs_poisson(m, &E, &nu);
-    if (nu < 0 || nu > HPD_NU_MAX)
+    if (nu < 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "hyperelastic_pd maps Poisson ratios in [0, %.2f] (Eq. 26; got %.3g): a "
                        "negative one gives lambda < 0, which breaks g'' > 0 (Sec. 4)",
                        HPD_NU_MAX, nu);
+    if (nu > HPD_NU_MAX)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "hyperelastic_pd maps Poisson ratios in [0, %.2f] (Eq. 26; got %.3g): "
+                       "lambda = 9 E nu / (2 (1 + nu)(1 - 2 nu)) grows without bound as nu nears "
+                       "1/2 (%.0f times E at nu = %.3g), and the factored matrix of Sec. 5.2 "
+                       "drowns the inertia",
+                       HPD_NU_MAX, nu, nu < 0.5 ? 9 * nu / (2 * (1 + nu) * (1 - 2 * nu)) : INFINITY,
+                       nu);
     return check_anisotropy(m, path, err);
 }
 
