@@ -433,6 +433,11 @@ static void print_stats_csv(void) {
            "it (`projective_pd` does not). |\n");
     printf("| `wall_ms_per_step` | ms | Wall-clock time of the frame's steps over their number "
            "(the steps only, not the frame's output). |\n");
+    printf("| `unconverged_steps` | - | Steps of the frame that stopped at the method's "
+           "iteration cap (`solver.iterations`) with the measure its `solver.tolerance` judges "
+           "above 10 times the tolerance (`projective_pd`: the residual; `hyperelastic_pd`: Eq. "
+           "25's relative error); 0 for explicit methods. `peridot run` prints the run's total "
+           "and the worst step at its end. |\n");
     printf("| `<body>.pin<k>.force_x`, `_y`, `_z` | N | Three per pin, after the columns above, "
            "bodies in scene order (`<body>` its `name`, `k` the pin's index in its `pins`): the "
            "force the pin exerted on the body during the frame's last step, the sum over the "

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,7 @@ typedef struct run_ctx {
     int quiet, tty;
     double t_start, last_report;
     int frames, last_done, last_written; /* the frames simulated and written so far */
+    uint64_t unconverged_before;         /* the world's count at the previous row */
 } run_ctx;
 
 /* Appends printf output to r->row at *len (row_cap bounds every row stats_row can make). */
@@ -206,7 +208,7 @@ static pd_status stats_header(run_ctx* r, pd_error* err) {
     size_t len = 0;
     row_printf(r, &len,
                "frame,time,kinetic_energy,min_x,min_y,min_z,max_x,max_y,max_z,iterations,"
-               "residual,energy,relative_error,wall_ms_per_step");
+               "residual,energy,relative_error,wall_ms_per_step,unconverged_steps");
     for (int k = 0; k < r->world->pin_count; ++k) {
         const pd_pin* pin = &r->world->pins[k];
         const char* body = r->scene->bodies[pin->body].name;
@@ -227,7 +229,9 @@ static pd_status stats_row(run_ctx* r, int frame, double ms_per_step, pd_error* 
                fs.hi.y, fs.hi.z, st->iterations, st->residual);
     optional_field(r, &len, 9, st->energy);
     optional_field(r, &len, 6, st->relative_error);
-    row_printf(r, &len, ",%.6g", ms_per_step);
+    row_printf(r, &len, ",%.6g,%llu", ms_per_step,
+               (unsigned long long)(r->world->unconverged_steps - r->unconverged_before));
+    r->unconverged_before = r->world->unconverged_steps;
     for (int k = 0; k < r->world->pin_count; ++k) {
         pd_vec3 f = r->world->pins[k].force;
         row_printf(r, &len, ",%.9g,%.9g,%.9g", f.x, f.y, f.z);
@@ -342,6 +346,19 @@ static void report_interrupt(run_ctx* r) {
     fputc('\n', stderr);
 }
 
+/* Says how many steps ended unconverged, if any: stats.csv alone hid them. */
+static void report_unconverged(const run_ctx* r) {
+    const pd_world* w = r->world;
+    if (r->quiet || w->unconverged_steps == 0)
+        return;
+    fprintf(stderr,
+            "peridot run: %llu of %llu steps ended above tolerance, at the iteration cap (the "
+            "worst at %.3g times its tolerance, t = %.6g s); stats.csv's unconverged_steps "
+            "counts them per frame; more solver.iterations or a smaller time.dt converges them\n",
+            (unsigned long long)w->unconverged_steps, (unsigned long long)w->step_index,
+            w->worst_unconverged_by, (double)w->worst_unconverged_time);
+}
+
 /* Exit status: 0 done, 1 failed (unstable, I/O), 128 + the signal when interrupted. */
 static int simulate(run_ctx* r) {
     pd_error err = {0};
@@ -358,6 +375,7 @@ static int simulate(run_ctx* r) {
             progress(r, f, r->world->steps_per_frame, ms);
         }
     }
+    report_unconverged(r);
     if (st == PD_OK && g_stop_signal) {
         report_interrupt(r);
         return 128 + g_stop_signal;

@@ -22,6 +22,10 @@ typedef struct pd_step_stats {
     /* Xu 2018 Eq. 25 at the end of the step: the last iteration's decrease of E over the
      * step's; NaN when the method does not report one */
     double relative_error;
+    /* > 0 when the step stopped at its iteration cap with the measure its tolerance judges
+     * (projective_pd: the residual; hyperelastic_pd: Eq. 25's relative error) above 10 times
+     * the tolerance: that measure over the tolerance. Implicit methods set it; 0 otherwise. */
+    double unconverged_by;
     double t_neighbors; /* neighbourhood renewal and what it rebuilds (the world's; He 2017 t_n) */
     double t_local;     /* local (projection) step */
     double t_global;    /* global (linear) step */

@@ -235,6 +235,15 @@ static pd_status check_stability(const pd_world* w, pd_error* err) {
     return PD_OK;
 }
 
+static void count_unconverged(pd_world* w, pd_real t) {
+    double by = w->last_stats.unconverged_by;
+    if (!(by > 0))
+        return;
+    w->unconverged_steps++;
+    if (by > w->worst_unconverged_by)
+        w->worst_unconverged_by = by, w->worst_unconverged_time = t;
+}
+
 pd_status pd_world_step(pd_world* w, pd_error* err) {
     pd_particles* p = &w->particles;
     pd_real dt = w->def.dt, t1 = w->time + dt;
@@ -290,6 +299,7 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
                      w->solver->name);
     if (st != PD_OK)
         return st;
+    count_unconverged(w, t1);
     w->time = t1;
     w->step_index++;
     return PD_OK;

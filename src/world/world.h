@@ -57,6 +57,10 @@ struct pd_world {
     void* solver_state;
     size_t bond_count; /* bonds (directed) of the method's families, 0 for gridded methods */
     pd_step_stats last_stats;
+    /* steps that ended unconverged (pd_step_stats.unconverged_by > 0), and the worst of them */
+    uint64_t unconverged_steps;
+    double worst_unconverged_by;
+    pd_real worst_unconverged_time;
     int steps_per_frame; /* ceil(1 / (fps dt)); def.dt is 1 / (fps steps_per_frame) */
     pd_real time;
     uint64_t step_index;

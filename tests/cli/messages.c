@@ -56,3 +56,60 @@ PD_TEST(refusals_say_where_and_why) {
     }
     remove_tree(dir);
 }
+
+/* The sum of stats.csv's column `name` over its rows, or -1 when the file or column is missing. */
+static long column_sum(const char* stats_path, const char* name) {
+    char* text = read_text(stats_path);
+    if (!text)
+        return -1;
+    long sum = -1;
+    int col = -1, k = 0;
+    char* save = NULL;
+    for (char* line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), ++k) {
+        int c = 0; /* fields split by hand: strtok would skip the empty ones */
+        for (char* f = line; f; ++c) {
+            char* comma = strchr(f, ',');
+            if (comma)
+                *comma = '\0';
+            if (k == 0 && strcmp(f, name) == 0)
+                col = c, sum = 0;
+            else if (k > 0 && c == col)
+                sum += atol(f);
+            f = comma ? comma + 1 : NULL;
+        }
+    }
+    free(text);
+    return sum;
+}
+
+/* A spinning ball with one iteration a step cannot converge (its bonds turn each step): every
+ * step stops at the cap far above the tolerance, under both implicit methods; the run says so
+ * at its end and stats.csv counts them per frame. With 100 iterations none is counted and
+ * nothing is said. */
+PD_TEST(unconverged_steps_are_counted_and_reported) {
+    char dir[] = "/tmp/pd_messages_XXXXXX";
+    PD_REQUIRE(mkdtemp(dir));
+    char scene[256], out[256], stats[300], args[1024];
+    snprintf(scene, sizeof scene, "%s/spin.json", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(stats, sizeof stats, "%s/stats.csv", out);
+    write_file(scene, BALL_SCENE(5, ",\"angular_velocity\":[0,0,20]"));
+    const char* methods[] = {"projective_pd", "hyperelastic_pd"};
+    for (int m = 0; m < 2; ++m)
+        for (int iterations = 1; iterations <= 100; iterations += 99) {
+            snprintf(args, sizeof args,
+                     "run %s -o %s --set method=\\\"%s\\\" --set solver.iterations=%d", scene, out,
+                     methods[m], iterations);
+            char* err = NULL;
+            PD_CHECK(run_cli(dir, args, &err) == 0);
+            long counted = column_sum(stats, "unconverged_steps");
+            int said = err && strstr(err, "10 of 10 steps ended above tolerance") != NULL;
+            int silent = err && strstr(err, "above tolerance") == NULL;
+            printf("    %s, %d iterations: %ld steps counted unconverged\n", methods[m], iterations,
+                   counted);
+            PD_CHECK_NEAR(counted, iterations == 1 ? 10 : 0, 0);
+            PD_CHECK(iterations == 1 ? said : silent);
+            free(err);
+        }
+    remove_tree(dir);
+}

@@ -327,6 +327,9 @@ static pd_status hpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     stats->residual = s->last_residual;
     stats->energy = s->report.merit;
     stats->relative_error = s->report.relative_error;
+    if (s->report.iterations >= s->prm.iterations &&
+        s->report.relative_error > 10 * s->prm.tolerance)
+        stats->unconverged_by = s->report.relative_error / s->prm.tolerance;
     stats->t_local = s->t_local;
     stats->t_global = s->t_global;
     stats->t_bond_forces = s->t_local - s->t_contact;

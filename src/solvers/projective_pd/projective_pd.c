@@ -877,6 +877,8 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     s->last_force_scale = r0;
     stats->iterations = s->report.iterations;
     stats->residual = s->last_residual;
+    if (s->report.iterations >= s->prm.iterations && s->last_residual > 10 * s->prm.tolerance)
+        stats->unconverged_by = s->last_residual / s->prm.tolerance;
     stats->energy = s->report.merit; /* the last pass's E at the accepted end iterate */
     stats->t_global = s->t_global;
     stats->t_local = s->t_local;
