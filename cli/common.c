@@ -1,10 +1,16 @@
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include "core/memory_limit.h"
+#include "io/folder_lock.h"
 
 void pd_cli_print_error(const char* command, const pd_error* err, pd_status st) {
     fprintf(stderr, "peridot %s: ", command);
@@ -103,30 +109,110 @@ int pd_cli_load_scene(pd_cli_scene_args* a, pd_scene* scene) {
     return 0;
 }
 
-static double physical_memory(void) {
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? (double)pages * (double)size : 8e9;
+/* The files a run writes into its output folder (and `render`'s default preview): a run owns
+ * them, so a new run clears them first and never leaves an earlier run's frames beside its own. */
+int pd_cli_is_run_output(const char* name) {
+    static const char* const own[] = {"stats.csv", "scene.resolved.json", "preview.png",
+                                      PD_FOLDER_LOCK_NAME, NULL};
+    size_t len = strlen(name);
+    if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) { /* a writer's unfinished file */
+        char base[256];
+        snprintf(base, sizeof base, "%.*s", (int)(len - 4), name);
+        return pd_cli_is_run_output(base);
+    }
+    for (int i = 0; own[i]; ++i)
+        if (strcmp(name, own[i]) == 0)
+            return 1;
+    if (strncmp(name, "frame_", 6) != 0)
+        return 0;
+    size_t digits = strspn(name + 6, "0123456789");
+    if (digits == 0)
+        return 0;
+    const char* ext = name + 6 + digits;
+    return strcmp(ext, ".ply") == 0 || strcmp(ext, ".vtk") == 0;
 }
 
-int pd_cli_check_memory(const pd_scene* scene, pd_estimate* est) {
+/* Bytes an earlier run's files in dir take: a run removes them before it writes. */
+static double reclaimable_bytes(const char* dir) {
+    DIR* d = opendir(dir);
+    double bytes = 0;
+    char path[PD_PATH_MAX + 300];
+    struct stat st;
+    for (struct dirent* e; d && (e = readdir(d)) != NULL;) {
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (pd_cli_is_run_output(e->d_name) && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            bytes += (double)st.st_size;
+    }
+    if (d)
+        closedir(d);
+    return bytes;
+}
+
+/* Free bytes on the file system that holds dir, or its nearest existing parent; -1 unknown. */
+static double free_bytes(const char* dir) {
+    char at[PD_PATH_MAX];
+    snprintf(at, sizeof at, "%s", dir[0] ? dir : ".");
+    struct statvfs fs;
+    for (int up = 0; up < 1024; ++up) {
+        if (statvfs(at, &fs) == 0)
+            return (double)fs.f_bavail * (double)fs.f_frsize;
+        char* slash = strrchr(at, '/');
+        if (!slash && strcmp(at, ".") != 0)
+            snprintf(at, sizeof at, ".");
+        else if (slash && slash > at)
+            *slash = '\0';
+        else if (slash == at && at[1])
+            at[1] = '\0';
+        else
+            return -1;
+    }
+    return -1;
+}
+
+static double gib(double bytes) {
+    return bytes / 1073741824.0;
+}
+
+/* Refuses (2) a scene whose output would not fit on its file system. */
+static int check_output_space(const pd_scene* scene, const pd_cli_scene_args* a,
+                              const pd_estimate* est) {
+    double have = free_bytes(scene->output.dir);
+    if (have < 0)
+        return 0; /* unknown: the writes will say */
+    have += reclaimable_bytes(scene->output.dir);
+    if ((double)est->output_bytes <= have)
+        return 0;
+    fprintf(stderr,
+            "peridot %s: %s: output: the run would write about %.3g GiB (%d frames of %zu "
+            "particles, every %d written, and stats.csv), more than the %.3g GiB free on the file "
+            "system of '%s'; write fewer frames (output.every, time.frames), fewer "
+            "output.attributes, or into another folder (-o DIR)\n",
+            a->command, scene->file, gib((double)est->output_bytes), scene->world.frames,
+            est->particles, scene->output.every, gib(have), scene->output.dir);
+    return 2;
+}
+
+int pd_cli_check_estimate(const pd_scene* scene, const pd_cli_scene_args* a, pd_estimate* est) {
     pd_error err = {0};
     pd_status st = pd_scene_estimate(scene, est, &err);
     if (st != PD_OK) {
         snprintf(err.file, sizeof err.file, "%s", scene->file);
-        pd_cli_print_error("run", &err, st);
+        pd_cli_print_error(a->command, &err, st);
         return 2;
     }
-    double limit = scene->world.memory_limit_bytes ? (double)scene->world.memory_limit_bytes
-                                                   : 0.8 * physical_memory();
-    if ((double)est->bytes > limit) {
+    pd_memory_limit limit = pd_memory_limit_read("/proc/self/cgroup", "/sys/fs/cgroup");
+    if (scene->world.memory_limit_bytes)
+        limit = (pd_memory_limit){(double)scene->world.memory_limit_bytes, "the set limit"};
+    if ((double)est->bytes > 0.8 * limit.bytes) {
         fprintf(stderr,
-                "peridot: %s: bodies: the scene needs about %.1f GiB for %zu particles, more than "
-                "the %.1f GiB this machine can give; use a larger spacing or smaller bodies\n",
-                scene->file, (double)est->bytes / 1073741824.0, est->particles,
-                limit / 1073741824.0);
+                "peridot %s: %s: bodies: the scene needs up to about %.3g GiB for about %zu "
+                "particles, more than the %.3g GiB (80 %% of %s, %.3g GiB) this process can "
+                "use; use a larger spacing or smaller bodies\n",
+                a->command, scene->file, gib((double)est->bytes), est->particles,
+                gib(0.8 * limit.bytes), limit.source, gib(limit.bytes));
         return 2;
     }
-    return 0;
+    return check_output_space(scene, a, est);
 }
 
 int pd_cli_prepare(int argc, char** argv, const char* usage, pd_cli_scene_args* a, pd_scene* scene,
@@ -136,7 +222,7 @@ int pd_cli_prepare(int argc, char** argv, const char* usage, pd_cli_scene_args* 
         return code;
     if ((code = pd_cli_load_scene(a, scene)) != 0)
         return code;
-    if ((code = pd_cli_check_memory(scene, est)) != 0)
+    if ((code = pd_cli_check_estimate(scene, a, est)) != 0)
         pd_scene_free(scene);
     return code;
 }

@@ -30,8 +30,14 @@ int pd_cli_parse_scene_args(int argc, char** argv, pd_cli_scene_args* a, const c
 int pd_cli_load_scene(pd_cli_scene_args* a, pd_scene* scene);
 
 void pd_cli_print_error(const char* command, const pd_error* err, pd_status st);
-/* Refuses (exit 2) a scene estimated above the machine's memory. */
-int pd_cli_check_memory(const pd_scene* scene, pd_estimate* est);
+/* Estimates the scene and refuses (exit 2) one that needs more memory than this process may
+ * use (physical memory, ulimit -v, its cgroup) or writes more than its output's file system
+ * holds free. */
+int pd_cli_check_estimate(const pd_scene* scene, const pd_cli_scene_args* a, pd_estimate* est);
+
+/* Whether `name` is a file a run writes into its output folder (frame_*.ply/.vtk, stats.csv,
+ * scene.resolved.json, render's preview.png, the lock, and their .tmp). */
+int pd_cli_is_run_output(const char* name);
 
 /* Options, scene and memory estimate, as run and info both start. Returns 0 with *scene
  * loaded (free it), -1 after --help, or the exit code of a failure (nothing to free). */

@@ -12,7 +12,10 @@ static const char k_usage[] =
     "\n"
     "Prints the method, particles, bonds, memory and time steps SCENE needs. It samples the\n"
     "bodies and builds the method's families to count them exactly; with --estimate it only\n"
-    "estimates from the bodies' bounding boxes (instant, for scenes too large to build).\n"
+    "estimates from the bodies' volumes (instant, for scenes too large to build). It refuses a\n"
+    "scene estimated above the memory this process may use (80 % of the least of physical\n"
+    "memory, ulimit -v and its cgroup's limit) or whose output exceeds the free space of its\n"
+    "output folder's file system.\n"
     "It refuses what 'peridot run' refuses: the scene is validated by the same code, and the\n"
     "world is built as a run builds it (bodies inside colliders, empty pin regions); with\n"
     "--estimate only the checks that need the sampled particles are left out.\n"
@@ -45,8 +48,12 @@ static void print_estimate(const pd_scene* scene, const pd_estimate* est) {
     printf("method       %s (%s)\n", scene->method, scene->solver->paper);
     printf("time         dt %.6g s, %d frames at %.6g fps, %zu steps\n", (double)scene->world.dt,
            scene->world.frames, (double)scene->world.fps, est->steps);
-    printf("estimate     <= %zu particles, ~%zu bonds, ~%.1f MiB\n", est->particles, est->bonds,
+    printf("estimate     ~%zu particles, ~%zu bonds, up to ~%.1f MiB\n", est->particles, est->bonds,
            (double)est->bytes / 1048576.0);
+    int frames = scene->world.frames, every = scene->output.every;
+    printf("output       ~%.1f MiB: %d frames written of %d, stats.csv, the resolved scene\n",
+           (double)est->output_bytes / 1048576.0, 1 + frames / every + (frames % every != 0),
+           frames + 1);
 }
 
 int pd_cli_info(int argc, char** argv) {

@@ -48,29 +48,6 @@ static const char k_usage[] =
     "written so far stay valid; 2 bad scene or usage, or the folder is in use (nothing is\n"
     "written); 130 / 143 interrupted by SIGINT / SIGTERM.\n";
 
-/* The files a run writes into its output folder (and `render`'s default preview): a run owns
- * them, so a new run clears them first and never leaves an earlier run's frames beside its own. */
-static int is_run_output(const char* name) {
-    static const char* const own[] = {"stats.csv", "scene.resolved.json", "preview.png",
-                                      PD_FOLDER_LOCK_NAME, NULL};
-    size_t len = strlen(name);
-    if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) { /* a writer's unfinished file */
-        char base[256];
-        snprintf(base, sizeof base, "%.*s", (int)(len - 4), name);
-        return is_run_output(base);
-    }
-    for (int i = 0; own[i]; ++i)
-        if (strcmp(name, own[i]) == 0)
-            return 1;
-    if (strncmp(name, "frame_", 6) != 0)
-        return 0;
-    size_t digits = strspn(name + 6, "0123456789");
-    if (digits == 0)
-        return 0;
-    const char* ext = name + 6 + digits;
-    return strcmp(ext, ".ply") == 0 || strcmp(ext, ".vtk") == 0;
-}
-
 /* Checks the output folder before anything is written: a missing folder is fine; one holding
  * files that are not a run's output is refused (exit 2) unless --overwrite. Returns 0 or 2. */
 static int check_output_dir(const char* dir, int overwrite) {
@@ -90,7 +67,7 @@ static int check_output_dir(const char* dir, int overwrite) {
     char foreign[256] = "";
     int others = 0;
     for (struct dirent* e; (e = readdir(d)) != NULL;) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || is_run_output(e->d_name))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || pd_cli_is_run_output(e->d_name))
             continue;
         if (!others++)
             snprintf(foreign, sizeof foreign, "%s", e->d_name);
@@ -124,7 +101,7 @@ static int clear_run_output(const char* dir) {
     int failed = 0;
     char path[PD_PATH_MAX + 300];
     for (struct dirent* e; (e = readdir(d)) != NULL;) {
-        if (!is_run_output(e->d_name) || !strcmp(e->d_name, PD_FOLDER_LOCK_NAME))
+        if (!pd_cli_is_run_output(e->d_name) || !strcmp(e->d_name, PD_FOLDER_LOCK_NAME))
             continue; /* the lock is this run's own */
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (remove(path) != 0 && errno != ENOENT) {

@@ -20,10 +20,11 @@ typedef struct pd_world pd_world;
 
 /* What a scene will need, computed without sampling or allocating it. */
 typedef struct pd_estimate {
-    size_t particles; /* upper bound from the bodies' bounding boxes */
-    size_t bonds;     /* particles * expected family size */
-    size_t bytes;     /* memory the world will allocate */
-    size_t steps;     /* time steps for the whole run */
+    size_t particles;    /* about: the bodies' volumes over spacing^3 (boxes, shells, rods exact) */
+    size_t bonds;        /* particles * expected family size */
+    size_t bytes;        /* memory the world will allocate, about */
+    size_t output_bytes; /* what a run writes: frames, stats.csv, the resolved scene, about */
+    size_t steps;        /* time steps for the whole run */
 } pd_estimate;
 pd_status pd_scene_estimate(const pd_scene* scene, pd_estimate* out, pd_error* err);
 
