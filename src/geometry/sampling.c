@@ -3,8 +3,10 @@
  * generalised winding number (Jacobson et al. 2013, w >= 1/2 is inside), evaluated through
  * pd_mesh_tree, so open or non-manifold meshes still sample sensibly. Every random number is a
  * hash of (seed, lattice index, axis), so the points do not depend on the thread count. */
+#define _DEFAULT_SOURCE /* M_PI */
 #include "geometry/sampling.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -101,10 +103,17 @@ static void analytic_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi)
     }
 }
 
-pd_status pd_shape_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, const char* path,
-                          pd_error* err) {
+pd_status pd_shape_measure(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, double* volume,
+                           const char* path, pd_error* err) {
     if (shape->type != PD_SHAPE_MESH) {
         analytic_bounds(shape, lo, hi);
+        pd_vec3 e = pd_v3_sub(*hi, *lo);
+        if (shape->type == PD_SHAPE_SPHERE)
+            *volume = 4.0 / 3.0 * M_PI * pow(shape->radius, 3);
+        else if (shape->type == PD_SHAPE_CYLINDER)
+            *volume = M_PI * shape->radius * shape->radius * shape->height;
+        else
+            *volume = (double)e.x * e.y * e.z;
         return PD_OK;
     }
     pd_mesh mesh;
@@ -112,8 +121,19 @@ pd_status pd_shape_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, c
     if (st != PD_OK)
         return st;
     pd_mesh_bounds(&mesh, lo, hi);
+    *volume = pd_mesh_enclosed_volume(&mesh);
     pd_mesh_free(&mesh);
     return PD_OK;
+}
+
+pd_status pd_shape_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, const char* path,
+                          pd_error* err) {
+    double volume;
+    if (shape->type != PD_SHAPE_MESH) { /* no mesh to load only for its volume */
+        analytic_bounds(shape, lo, hi);
+        return PD_OK;
+    }
+    return pd_shape_measure(shape, lo, hi, &volume, path, err);
 }
 
 /* ---- lattice ---- */

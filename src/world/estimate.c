@@ -1,12 +1,10 @@
 /* What a scene will cost before anything is sampled: particles from the bodies' volumes,
  * bonds, bytes (the world's arrays plus the method's own), the output's bytes, steps. */
-#define _DEFAULT_SOURCE /* M_PI */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "geometry/mesh.h"
 #include "geometry/sampling.h"
 #include "world/fields.h"
 #include "world/world.h"
@@ -21,30 +19,6 @@ static double lattice_points(pd_vec3 lo, pd_vec3 hi, pd_real h) {
     return n;
 }
 
-/* The volume a body's shape encloses (m^3), with its bounding box. */
-static pd_status shape_volume(const pd_shape_def* shape, const char* path, double* volume,
-                              pd_vec3* lo, pd_vec3* hi, pd_error* err) {
-    if (shape->type != PD_SHAPE_MESH) {
-        pd_status st = pd_shape_bounds(shape, lo, hi, path, err);
-        pd_vec3 e = pd_v3_sub(*hi, *lo);
-        if (shape->type == PD_SHAPE_SPHERE)
-            *volume = 4.0 / 3.0 * M_PI * pow(shape->radius, 3);
-        else if (shape->type == PD_SHAPE_CYLINDER)
-            *volume = M_PI * shape->radius * shape->radius * shape->height;
-        else
-            *volume = (double)e.x * e.y * e.z;
-        return st;
-    }
-    pd_mesh mesh;
-    pd_status st = pd_mesh_load(shape, &mesh, path, err);
-    if (st != PD_OK)
-        return st;
-    pd_mesh_bounds(&mesh, lo, hi);
-    *volume = pd_mesh_enclosed_volume(&mesh);
-    pd_mesh_free(&mesh);
-    return PD_OK;
-}
-
 /* About the particles a body's sampling makes. A lattice of spacing h (or the Poisson
  * sampling, at least 0.85 h apart) holds about one point per h^3 of a solid's inside, whatever
  * its shape: its volume over h^3 (a bounding box's lattice overcounted a mesh body 36 times:
@@ -54,7 +28,7 @@ static pd_status body_particles(const pd_body_def* body, const char* path, doubl
                                 pd_error* err) {
     double volume = 0;
     pd_vec3 lo, hi;
-    pd_status st = shape_volume(&body->shape, path, &volume, &lo, &hi, err);
+    pd_status st = pd_shape_measure(&body->shape, &lo, &hi, &volume, path, err);
     if (st != PD_OK)
         return st;
     double h = body->spacing, lattice = lattice_points(lo, hi, h);
