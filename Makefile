@@ -2,12 +2,17 @@
 #   make demo   installs missing Debian packages, builds Release, runs scenes/demo.json,
 #               writes frames to out/demo and a preview picture out/demo/preview.png
 #   make test   installs missing packages, builds, runs every ctest test, then the unit tests
-#               again under AddressSanitizer + UndefinedBehaviorSanitizer
+#               again in a portable build (no -march=native) and under AddressSanitizer +
+#               UndefinedBehaviorSanitizer
+#   make fuzz   builds the libFuzzer targets with clang and runs each FUZZ_SECONDS (600)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+PORTABLE_BUILD ?= build-portable
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
 
-.PHONY: all setup build demo test test-release test-asan bench format clean
+.PHONY: all setup build demo test test-release test-portable test-asan fuzz bench format clean
 
 all: build
 
@@ -23,15 +28,30 @@ demo: build
 	./$(BUILD)/peridot render out/demo -o out/demo/preview.png
 	@echo "frames in out/demo, preview in out/demo/preview.png"
 
-test: test-release test-asan
+test: test-release test-portable test-asan
 
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The unit tests once more without -march=native: FMA contraction and the vector width round
+# differently, as another CPU's native build would; a test that holds for one instruction set
+# only fails here.
+test-portable: setup
+	@cmake -S . -B $(PORTABLE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPD_NATIVE=OFF >/dev/null
+	@cmake --build $(PORTABLE_BUILD) -j$(JOBS) --target test_unit
+	cd $(PORTABLE_BUILD) && ctest --output-on-failure -j$(JOBS) -L unit
 
 test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPD_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS) --target test_unit
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS) -L unit
+
+fuzz:
+	@bash scripts/setup.sh fuzz
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPD_FUZZ=ON \
+		-DPD_WERROR=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_scene fuzz_mesh fuzz_frame
+	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 bench: build
 	@bash scripts/setup.sh peers
@@ -41,4 +61,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PORTABLE_BUILD) $(FUZZ_BUILD)

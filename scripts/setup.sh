@@ -3,7 +3,7 @@
 # Used by `make demo` and `make test`; safe to run again. Needs root (or sudo) on Debian 12.
 # `setup.sh peers` (used by `make bench`) adds LAMMPS and Open MPI for peridot_bench's
 # peers_lammps case, which compares our local step with LAMMPS's peri/lps and peri/pmb, and
-# gnuplot for its --convergence plot.
+# gnuplot for its --convergence plot. `setup.sh fuzz` adds clang, libFuzzer and libomp.
 set -eu
 # libopenblas0-serial: the BLAS under CHOLMOD (global_solve = direct); Debian's reference BLAS
 # made each solve 2.5x slower (measured on the 25K bunny). Serial: no thread pool competing
@@ -11,6 +11,8 @@ set -eu
 need=(build-essential cmake pkg-config libcjson-dev libsuitesparse-dev libassimp-dev libpng-dev
       libopenblas0-serial)
 [ "${1:-}" = "peers" ] && need+=(lammps openmpi-bin gnuplot-nox)
+# `setup.sh fuzz` (used by `make fuzz`): clang with libFuzzer and its OpenMP runtime
+[ "${1:-}" = "fuzz" ] && need+=(clang libclang-rt-dev libomp-dev)
 missing=()
 for p in "${need[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -337,8 +337,10 @@ typedef struct json_scan {
     int ok;
 } json_scan;
 
+/* Skips what cJSON skips as white space: every byte from 1 to 32 (a scan that stopped at a
+ * control character cJSON had skipped lost its place, and could loop for ever: fuzzing). */
 static void scan_space(json_scan* sc) {
-    for (; *sc->s == ' ' || *sc->s == '\t' || *sc->s == '\n' || *sc->s == '\r'; ++sc->s)
+    for (; *sc->s && (unsigned char)*sc->s <= 32; ++sc->s)
         if (*sc->s == '\n')
             ++sc->line;
 }
@@ -424,10 +426,10 @@ static void scan_value(json_scan* sc) {
         scan_array(sc);
     else if (*sc->s == '"')
         scan_string(sc, NULL, 0);
-    else if (*sc->s)
-        sc->s += strcspn(sc->s, ",]} \t\r\n");
+    else if (*sc->s && strcspn(sc->s, ",]}") > 0)
+        sc->s += strcspn(sc->s, ",]} \t\r\n"); /* a number, true, false or null */
     else
-        sc->ok = 0;
+        sc->ok = 0; /* the end, or a stray bracket: nothing to scan, no progress to make */
 }
 
 static int line_of_exact(const char* text, const char* path) {
