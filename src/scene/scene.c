@@ -110,19 +110,51 @@ static pd_status parse_tree(const cJSON* root, pd_scene* s, pd_error* err) {
                                  err);
 }
 
+/* Line and column (from 1) of `at` in text. */
+static void line_column(const char* text, const char* at, int* line, int* column) {
+    *line = 1, *column = 1;
+    for (const char* p = text; p < at; ++p) {
+        *column = *p == '\n' ? 1 : *column + 1;
+        *line += *p == '\n';
+    }
+}
+
+/* Brackets open at `at` (outside strings): cJSON stops at the bracket that would open one level
+ * more than CJSON_NESTING_LIMIT, with the same error as for a syntax error. */
+static int open_brackets(const char* text, const char* at) {
+    int depth = 0, in_string = 0;
+    for (const char* p = text; p < at; ++p) {
+        if (in_string) {
+            if (*p == '\\' && p + 1 < at)
+                ++p;
+            else if (*p == '"')
+                in_string = 0;
+        } else if (*p == '"')
+            in_string = 1;
+        else if (*p == '[' || *p == '{')
+            ++depth;
+        else if (*p == ']' || *p == '}')
+            --depth;
+    }
+    return depth;
+}
+
 /* Line, column and a snippet of where cJSON stopped. */
 static pd_status syntax_error(const char* json, pd_error* err) {
     const char* at = cJSON_GetErrorPtr();
     size_t len = strlen(json);
     if (!at || at < json || at > json + len)
         at = json + len;
-    int line = 1, column = 1;
-    for (const char* p = json; p < at; ++p) {
-        column = *p == '\n' ? 1 : column + 1;
-        line += *p == '\n';
-    }
+    int line, column;
+    line_column(json, at, &line, &column);
     if (err)
         err->line = line;
+    if ((*at == '[' || *at == '{') && open_brackets(json, at) >= CJSON_NESTING_LIMIT)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "",
+                       "the JSON nests deeper than the parser's limit (cJSON's "
+                       "CJSON_NESTING_LIMIT, %d levels of arrays and objects) at line %d, "
+                       "column %d",
+                       CJSON_NESTING_LIMIT, line, column);
     int snippet = (int)strcspn(at, "\r\n");
     if (snippet > 24)
         snippet = 24;
@@ -194,6 +226,13 @@ static void locate_error(const char* json, const char* const* overrides, int ove
 
 static pd_status parse_text(const char* json, const char* const* overrides, int override_count,
                             int validate, pd_scene* out, pd_error* err) {
+    if (json[strspn(json, " \t\r\n")] == '\0') {
+        if (err)
+            err->line = 1;
+        return pd_fail(err, PD_ERR_BAD_SCENE, "",
+                       "the scene is empty%s: expected a JSON object { \"version\": %d, ... }",
+                       json[0] ? " (white space only)" : "", PD_SCENE_VERSION);
+    }
     cJSON* root = cJSON_ParseWithOpts(json, NULL, 1);
     if (!root)
         return syntax_error(json, err);
@@ -242,7 +281,8 @@ pd_status pd_scene_parse_unvalidated(const char* json, const char* file, const c
 /* The whole file as a NUL-terminated pd_alloc'd string of *cap bytes. Only a regular file of at
  * most PD_SCENE_MAX_BYTES is read: a device (/dev/zero), a pipe or a folder would have no end
  * or no text, and nothing is allocated beyond what the file holds. */
-static pd_status read_file(const char* path, char** text, size_t* cap, pd_error* err) {
+static pd_status read_file(const char* path, char** text, size_t* cap, size_t* length,
+                           pd_error* err) {
     struct stat named;
     if (stat(path, &named) == 0 && !S_ISREG(named.st_mode)) /* not opened: a FIFO would block */
         return pd_fail(err, PD_ERR_IO, "",
@@ -290,7 +330,23 @@ static pd_status read_file(const char* path, char** text, size_t* cap, pd_error*
         return pd_fail(err, PD_ERR_IO, "", "cannot read the scene file: %s", strerror(saved));
     }
     (*text)[used] = '\0';
+    *length = used;
     return PD_OK;
+}
+
+/* JSON text holds no NUL byte: the parser would stop at the first and ignore what follows. */
+static pd_status check_no_nul(const char* text, size_t length, pd_error* err) {
+    const char* nul = memchr(text, '\0', length);
+    if (!nul)
+        return PD_OK;
+    int line, column;
+    line_column(text, nul, &line, &column);
+    if (err)
+        err->line = line;
+    return pd_fail(err, PD_ERR_BAD_SCENE, "",
+                   "a NUL byte at line %d, column %d (byte %zu of %zu): a scene is JSON text, "
+                   "which holds none, and the parser would ignore everything after it",
+                   line, column, (size_t)(nul - text) + 1, length);
 }
 
 pd_status pd_scene_load(const char* path, const char* const* overrides, int override_count,
@@ -306,9 +362,11 @@ pd_status pd_scene_load(const char* path, const char* const* overrides, int over
     else
         snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
     char* text = NULL;
-    size_t cap = 0;
-    PD_JTRY(read_file(path, &text, &cap, err));
-    pd_status status = pd_scene_parse(text, path, dir, overrides, override_count, out, err);
+    size_t cap = 0, length = 0;
+    PD_JTRY(read_file(path, &text, &cap, &length, err));
+    pd_status status = check_no_nul(text, length, err);
+    if (status == PD_OK)
+        status = pd_scene_parse(text, path, dir, overrides, override_count, out, err);
     pd_free(text, cap);
     return status;
 }

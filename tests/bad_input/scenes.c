@@ -606,3 +606,68 @@ PD_TEST(material_changes_the_method_cannot_honour_are_refused) {
     free(thick);
     free(json);
 }
+
+/* Scene files the JSON parser would misread: text after a NUL byte was ignored (exit 0), an
+ * empty file got a generic syntax error, and so did a scene nested deeper than cJSON's
+ * CJSON_NESTING_LIMIT. Each is refused, saying which. */
+PD_TEST(nul_bytes_empty_files_and_deep_nesting_are_named) {
+    char dir[] = "/tmp/pd_bad_text_XXXXXX";
+    PD_REQUIRE(mkdtemp(dir));
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    char path[256];
+    snprintf(path, sizeof path, "%s/scene.json", dir);
+    /* the good scene, a NUL byte, and text after it */
+    FILE* f = fopen(path, "wb");
+    PD_REQUIRE(f);
+    fputs(good, f);
+    fputc(0, f);
+    fputs("{ 'more': 1 }\n", f);
+    fclose(f);
+    int lines = 1;
+    for (const char* c = good; *c; ++c)
+        lines += *c == '\n';
+    size_t before = pd_bytes_in_use();
+    pd_scene s;
+    pd_error err = {0};
+    pd_status st = pd_scene_load(path, NULL, 0, &s, &err);
+    printf("  NUL: %s: %s (line %d)\n", err.file, err.message, err.line);
+    PD_CHECK(st == PD_ERR_BAD_SCENE);
+    char where[64];
+    snprintf(where, sizeof where, "line %d, column 1", lines);
+    PD_CHECK(strstr(err.message, "NUL") && strstr(err.message, where));
+    PD_CHECK_NEAR(err.line, lines, 0);
+    if (st == PD_OK)
+        pd_scene_free(&s);
+    /* an empty file, and one of white space only */
+    const char* empties[] = {"", " \n\t\n"};
+    for (int i = 0; i < 2; ++i) {
+        f = fopen(path, "wb");
+        PD_REQUIRE(f);
+        fputs(empties[i], f);
+        fclose(f);
+        st = pd_scene_load(path, NULL, 0, &s, &err);
+        printf("  empty %d: %s: %s\n", i, err.file, err.message);
+        PD_CHECK(st == PD_ERR_BAD_SCENE && strstr(err.message, "is empty"));
+        PD_CHECK(strcmp(err.file, path) == 0);
+        if (st == PD_OK)
+            pd_scene_free(&s);
+    }
+    /* nested 1001 deep: cJSON's limit is 1000 */
+    size_t depth = 1001, n = 16 + 2 * depth;
+    char* deep = malloc(n);
+    PD_REQUIRE(deep);
+    size_t k = (size_t)sprintf(deep, "{\"a\": ");
+    for (size_t d = 0; d < depth; ++d)
+        deep[k++] = '[';
+    for (size_t d = 0; d < depth; ++d)
+        deep[k++] = ']';
+    strcpy(deep + k, "}");
+    PD_CHECK(refused(deep, NULL, 0, "", 1, "nested 1001 deep"));
+    PD_CHECK(strstr(last_message, "CJSON_NESTING_LIMIT") && strstr(last_message, "1000"));
+    free(deep);
+    PD_CHECK(pd_bytes_in_use() == before);
+    remove(path);
+    rmdir(dir);
+    free(good);
+}
