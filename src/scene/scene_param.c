@@ -48,7 +48,9 @@ static pd_status param_list(const pd_param_info* p, const cJSON* item, void* blo
 }
 
 /* { "A1": 1.0, ... }: only the row's choices, each once, each a number in range; the object
- * replaces every term, so those it leaves out are 0. */
+ * replaces every term, so those it leaves out are 0. Terms named but all 0 are refused: every
+ * term 0 is what the key left out gives (the empty object the resolved scene writes for it), so
+ * they would not set what they say (hyperelastic_pd's g = 0 read as the preset's g). */
 static pd_status param_terms(const pd_param_info* p, const cJSON* item, void* blob,
                              const char* path, pd_error* err) {
     char child[PD_JPATH_MAX];
@@ -62,7 +64,15 @@ static pd_status param_terms(const pd_param_info* p, const cJSON* item, void* bl
         PD_JTRY(
             param_element(p, e, pd_param_choice_index(p->choices, e->string), blob, child, err));
     }
-    return PD_OK;
+    const pd_param_reals* terms = (const pd_param_reals*)((const char*)blob + p->offset);
+    for (int k = 0; k < terms->count; ++k)
+        if (terms->v[k] != 0)
+            return PD_OK;
+    if (!item->child)
+        return PD_OK;
+    return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                   "every term given is 0, which reads as the key left out (its default, not a "
+                   "function that is 0): give a non-zero term, or leave the key out");
 }
 
 /* The sentence for a value of the wrong JSON type. */

@@ -607,6 +607,44 @@ PD_TEST(material_changes_the_method_cannot_honour_are_refused) {
     free(json);
 }
 
+/* hyperelastic_pd: a g or h whose terms are all 0 was silently the preset's; refused at its
+ * path. The empty object (what the resolved scene writes for "not given") stays the preset's. */
+PD_TEST(all_zero_energy_terms_are_refused) {
+    const char* head = "{ 'version': 1, 'method': 'hyperelastic_pd', 'time': { 'dt': 0.01 },\n"
+                       "  'materials': { 'm': { 'density': 1000, 'hyperelastic': %s } },\n"
+                       "  'bodies': [ { 'material': 'm', 'spacing': 0.01,\n"
+                       "    'shape': { 'type': 'box', 'min': [0, 0, 0], 'max': [0.05, 0.05, "
+                       "0.05] } } ] }";
+    const struct {
+        const char* block;
+        const char* path;
+    } cases[] = {
+        {"{ 'g': { 'A1': 0 } }", "materials.m.hyperelastic.g"},
+        {"{ 'preset': 'A4', 'h': { 'B1': 0, 'A4': 0 } }", "materials.m.hyperelastic.h"},
+        {"{ 'g': {}, 'h': {} }", NULL},
+        {"{ 'g': { 'A1': 0, 'B1': 1 } }", NULL},
+    };
+    for (int i = 0; i < 4; ++i) {
+        char text[1024];
+        snprintf(text, sizeof text, head, cases[i].block);
+        char* json = dq(text);
+        if (cases[i].path) {
+            PD_CHECK(refused(json, NULL, 0, cases[i].path, 1, cases[i].block));
+            PD_CHECK(strstr(last_message, "0") != NULL);
+        } else {
+            pd_scene s;
+            pd_error err = {0};
+            pd_status st = pd_scene_parse(json, "ok.json", ".", NULL, 0, &s, &err);
+            printf("  %s %s -> %s %s\n", st == PD_OK ? "ok  " : "FAIL", cases[i].block,
+                   st == PD_OK ? "accepted" : err.path, st == PD_OK ? "" : err.message);
+            PD_CHECK(st == PD_OK);
+            if (st == PD_OK)
+                pd_scene_free(&s);
+        }
+        free(json);
+    }
+}
+
 /* Scene files the JSON parser would misread: text after a NUL byte was ignored (exit 0), an
  * empty file got a generic syntax error, and so did a scene nested deeper than cJSON's
  * CJSON_NESTING_LIMIT. Each is refused, saying which. */

@@ -52,7 +52,8 @@ static const pd_param_info k_material_params[] = {
      "A_4 (Fig. 5)."},
     {"hyperelastic.g", PD_PARAM_TERMS, M(g), 0, 0, 1e3, "1", PD_HPD_BASIS_NAMES,
      "g(theta) as non-negative coefficients of A_n and B_n (Eq. 15), e.g. {\"A1\": 1}; given, "
-     "it replaces the preset's g."},
+     "it replaces the preset's g. Terms that are all 0 are refused (they read as g left out: "
+     "the preset's); {} is the preset's g."},
     {"hyperelastic.h", PD_PARAM_TERMS, M(h), 0, 0, 1e3, "1", PD_HPD_BASIS_NAMES,
      "h(tau) likewise, e.g. {\"A4\": 0.5, \"B1\": 0.5}; given, it replaces the preset's h."},
     PD_CONTACT_MATERIAL_ROW(pd_hpd_material_params, contact_friction),
