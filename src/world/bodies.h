@@ -14,7 +14,12 @@ pd_status pd_world_add_bodies(pd_world* w, pd_error* err);
 pd_status pd_world_check_clear_of_colliders(const pd_world* w, pd_error* err);
 
 /* Refuses (PD_ERR_BAD_SCENE, at solver.horizon) families a bonded method cannot use: a free
- * particle with fewer than 2 neighbours within the horizon. Names the particle and body. */
-pd_status pd_world_check_families(const pd_world* w, const pd_family* f, pd_error* err);
+ * particle with fewer than 2 neighbours within the horizon (names the particle and body), and
+ * a solid body (not a shell or a rod) whose bonds span too few directions for shear stiffness,
+ * such as a grid's below a horizon of sqrt(2) spacings, axis bonds only (names the body and
+ * the smallest horizon a grid takes). `horizon`: the method's solver.horizon, in spacings. One
+ * check for every bonded method, called once its families are built. */
+pd_status pd_world_check_families(const pd_world* w, const pd_family* f, pd_real horizon,
+                                  pd_error* err);
 
 #endif

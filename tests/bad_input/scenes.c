@@ -607,6 +607,68 @@ PD_TEST(material_changes_the_method_cannot_honour_are_refused) {
     free(json);
 }
 
+/* ---- refusals at world creation: what every method would accept but cannot do ---- */
+
+/* Two bodies of `method`: a box [0, 0.2] x [0, 0.1]^2 and a box from `second_min` x to
+ * x + 0.2 (y, z from second_yz), spacing 0.01. */
+static char* two_boxes(const char* method, double second_min, double second_yz) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{ 'version': 1, 'method': '%s', 'time': { 'dt': 1e-4, 'fps': 100, 'frames': 1 },\n"
+             "  'materials': { 'm': { 'density': 1000, 'youngs_modulus': 1e5, "
+             "'poisson_ratio': 0.3 } },\n"
+             "  'bodies': [\n"
+             "    { 'name': 'a', 'material': 'm', 'spacing': 0.01,\n"
+             "      'shape': { 'type': 'box', 'min': [0, 0, 0], 'max': [0.2, 0.1, 0.1] } },\n"
+             "    { 'name': 'b', 'material': 'm', 'spacing': 0.01,\n"
+             "      'shape': { 'type': 'box', 'min': [%.17g, %.17g, %.17g], 'max': [%.17g, %.17g, "
+             "%.17g] } } ] }",
+             method, second_min, second_yz, second_yz, second_min + 0.2, second_yz + 0.1,
+             second_yz + 0.1);
+    return dq(text);
+}
+
+/* Parses json (with sets) and creates its world: the status, err filled; every byte freed. */
+static pd_status world_status(const char* json, const char* const* sets, int nsets,
+                              pd_error* err) {
+    size_t before = pd_bytes_in_use();
+    pd_scene s;
+    pd_status st = pd_scene_parse(json, "w.json", ".", sets, nsets, &s, err);
+    if (st == PD_OK) {
+        pd_world* w = NULL;
+        st = pd_create_world(&s, &w, err);
+        pd_destroy_world(w);
+        pd_scene_free(&s);
+    }
+    if (pd_bytes_in_use() != before) {
+        printf("  FAIL %zu bytes left allocated\n", pd_bytes_in_use() - before);
+        pd_test_failures++;
+    }
+    return st;
+}
+
+/* On a grid, a horizon below sqrt(2) spacings keeps the axis bonds only: no shear stiffness
+ * (hyperelastic_pd: a cantilever sagged 93 mm instead of 14). One check in the core refuses it
+ * for every bonded method at solver.horizon, naming the smallest accepted value; 1.42 is
+ * accepted. (sbpd's table starts at 1.5.) */
+PD_TEST(axis_bond_horizons_are_refused_by_every_bonded_method) {
+    const char* methods[] = {"projective_pd", "hyperelastic_pd"};
+    for (int m = 0; m < 2; ++m) {
+        char* json = two_boxes(methods[m], 0.5, 0);
+        const char* low[] = {"solver.horizon=1.01"};
+        const char* ok_horizon[] = {"solver.horizon=1.42"};
+        pd_error err = {0};
+        pd_status st = world_status(json, low, 1, &err);
+        printf("  %s horizon 1.01 -> %s: %s\n", methods[m], err.path, err.message);
+        PD_CHECK(st == PD_ERR_BAD_SCENE && strcmp(err.path, "solver.horizon") == 0);
+        PD_CHECK(strstr(err.message, "1.42") != NULL);
+        st = world_status(json, ok_horizon, 1, &err);
+        printf("  %s horizon 1.42 -> %s\n", methods[m], st == PD_OK ? "accepted" : err.message);
+        PD_CHECK(st == PD_OK);
+        free(json);
+    }
+}
+
 /* hyperelastic_pd: a g or h whose terms are all 0 was silently the preset's; refused at its
  * path. The empty object (what the resolved scene writes for "not given") stays the preset's. */
 PD_TEST(all_zero_energy_terms_are_refused) {

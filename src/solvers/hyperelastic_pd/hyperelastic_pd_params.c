@@ -15,7 +15,8 @@ static const pd_param_info k_params[] = {
      "of E over the step's, the new iterate standing for the solution; Sec. 6: 1e-4)."},
     {"horizon", PD_PARAM_REAL, P(horizon), 2.01, 1.01, 6.0, "spacing", NULL,
      "Family radius delta in particle spacings (Sec. 3: twice the spacing; a cloth bends "
-     "harder with a larger one, Fig. 9)."},
+     "harder with a larger one, Fig. 9). Families must hold bonds across the axes for shear "
+     "stiffness: on a grid a horizon below 1.42 (axis bonds only) is refused."},
     {"weight", PD_PARAM_ENUM, P(weight), PD_HPD_WEIGHT_CONSTANT, 0, 0, "-",
      "constant|inverse|linear",
      "Weight w(xi) before the normalisation sum_j w V_j = 1 of Eq. 19: 1, (1 + |xi|/delta)^-1 or "

@@ -297,7 +297,7 @@ static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
     pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
                                    p->count, s->prm.horizon);
     if (st == PD_OK)
-        st = pd_world_check_families(w, &s->fam, err);
+        st = pd_world_check_families(w, &s->fam, s->prm.horizon, err);
     if (st == PD_OK)
         st = allocate(s);
     if (st != PD_OK)

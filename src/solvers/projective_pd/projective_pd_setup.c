@@ -207,10 +207,6 @@ static pd_real isotropic_weights(const pd_ppd_state* s, const uint8_t* flags,
     return dev;
 }
 
-/* Largest deviation of the fitted moment from isotropic that counts as isotropic: exact fits
- * leave ~1e-17 against components of 1/15 and 1/5. */
-#define PPD_ISOTROPY_TOL 1e-6
-
 /* Fourth moments A = <f n_x^4>, B = <f n_x^2 n_y^2> (averaged over the axes, with the bond
  * factor f of `dw`) of the interior families of the material of `takes`; the isotropic 1/5,
  * 1/15 when it has none. */
@@ -548,23 +544,17 @@ static pd_real rest_kernel_sum(pd_real horizon) {
  * material change (`takes`, n + 1 bytes of scratch): a material first taken after a change
  * is calibrated on the lattice it will be on, not taken as isotropic. */
 static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const uint8_t* weighted,
-                                     uint8_t* takes, pd_error* err) {
+                                     uint8_t* takes) {
     const pd_scene* sc = w->scene;
     const uint8_t* flags = w->particles.flags;
     for (int m = 0; m < sc->material_count; ++m) {
         pd_world_particles_of_material(w, m, takes);
         pd_real A, B, thr = interior_threshold(s, flags, takes);
         pd_direction_weight dw;
-        pd_real dev = isotropic_weights(s, flags, weighted, takes, thr, &dw);
-        if (dev < 0)
+        /* families with too few bond directions to be made isotropic were refused before
+         * (pd_world_check_families, for every bonded method) */
+        if (isotropic_weights(s, flags, weighted, takes, thr, &dw) < 0)
             return PD_ERR_OUT_OF_MEMORY;
-        if (dev > PPD_ISOTROPY_TOL)
-            return pd_fail(err, PD_ERR_BAD_SCENE, "solver.horizon",
-                           "the families of material '%s' span too few bond directions for an "
-                           "isotropic solid (their fourth moment stays %.2g from isotropic; on "
-                           "a grid only axis bonds lie within a horizon below 1.42 spacings, and "
-                           "such a body has no shear stiffness): raise solver.horizon",
-                           sc->materials[m].name, dev);
         family_moments(s, flags, weighted, takes, thr, &dw, &A, &B);
         s->mat[m] = pd_ppd_map_material(&sc->materials[m], &s->prm, A, B);
         s->mat[m].iso = dw;
@@ -638,13 +628,13 @@ pd_status pd_ppd_plan_local_step(pd_ppd_state* s, const pd_world* w) {
 }
 
 /* Maps every material's E and nu onto the constants of Eq. 8 on the families at creation. */
-static pd_status calibrate(pd_ppd_state* s, const pd_world* w, pd_error* err) {
+static pd_status calibrate(pd_ppd_state* s, const pd_world* w) {
     uint8_t* weighted = PD_NEW_ARRAY(uint8_t, s->n + 1);
     uint8_t* takes = PD_NEW_ARRAY(uint8_t, s->n + 1);
     pd_status st = weighted && takes ? PD_OK : PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK) {
         mark_weighted(s, w, weighted);
-        st = calibrate_materials(s, w, weighted, takes, err);
+        st = calibrate_materials(s, w, weighted, takes);
     }
     PD_FREE_ARRAY(takes, uint8_t, s->n + 1);
     PD_FREE_ARRAY(weighted, uint8_t, s->n + 1);
@@ -694,14 +684,14 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
                                    p->count, s->prm.horizon);
     if (st == PD_OK)
-        st = pd_world_check_families(w, &s->fam, err);
+        st = pd_world_check_families(w, &s->fam, s->prm.horizon, err);
     if (st != PD_OK)
         return st;
     st = allocate_state(s);
     if (st != PD_OK)
         return st;
     shape_tensors(s);
-    st = calibrate(s, w, err);
+    st = calibrate(s, w);
     if (st != PD_OK)
         return st;
     if (s->granular && allocate_granular(s) != PD_OK)

@@ -271,7 +271,7 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
                                    p->count, s->prm.horizon * (1 - 1e-9));
     if (st == PD_OK)
-        st = pd_world_check_families(w, &s->fam, err);
+        st = pd_world_check_families(w, &s->fam, s->prm.horizon, err);
     if (st != PD_OK)
         return st;
     s->mat = PD_NEW_ARRAY(pd_sbpd_material, (size_t)s->material_count + 1);
