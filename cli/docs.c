@@ -340,6 +340,11 @@ static void print_limits(void) {
            "grid: `solver.horizon` >= 1.42, the face diagonals) | `solver.horizon` | a grid's "
            "axis bonds alone have no shear stiffness (a hyperelastic_pd cantilever sagged 93 mm "
            "instead of 14); every bonded method (needs the sampled particles) |\n");
+    printf("| no two bodies start interpenetrated: their particles closer than the contact "
+           "distance (s_i + s_j)/2 by at most half of it | `bodies[j]` (and `bodies[i]` and the "
+           "depth in the message) | the methods would leave them interpenetrated (projective_pd) "
+           "or throw them apart (sbpd); bodies that touch (outer layers one spacing apart, a "
+           "stack) are accepted (needs the sampled particles) |\n");
     printf("| an output attribute is published | `output.attributes[k]` | never written as "
            "zeros |\n");
     printf("| `output.every` <= `time.frames` | `output.every` | more writes what `time.frames` "

@@ -274,3 +274,136 @@ pd_status pd_world_check_families(const pd_world* w, const pd_family* f, pd_real
     }
     return PD_OK;
 }
+
+/* Two bodies start interpenetrated when their particles are closer than the contact distance
+ * d_c = (s_i + s_j) / 2 (src/contact/contact.h: grid-sampled bodies that touch have their outer
+ * layers one spacing apart) by more than this fraction of d_c: the overlap of their sampled
+ * shapes, as a body's particle inside a collider is one whose shape overlaps it by more than
+ * half a spacing. Jittered bodies that touch come up to half a spacing closer. */
+#define PD_OVERLAP_TOLERANCE 0.5
+
+/* A pair of particles of bodies a < b closer than their contact distance. */
+static int overlapping_pair(const pd_particles* p, uint32_t i, uint32_t j) {
+    if (p->body[i] == p->body[j] || ((p->flags[i] | p->flags[j]) & PD_P_GHOST) ||
+        ((p->flags[i] & PD_P_CONSTRAINED) && (p->flags[j] & PD_P_CONSTRAINED)))
+        return 0;
+    pd_real dc = 0.5 * (p->spacing[i] + p->spacing[j]);
+    return pd_v3_len(pd_v3_sub(p->pos[j], p->pos[i])) < dc * (1 - 1e-9);
+}
+
+/* The overlap of bodies a and b: over the particles of each within the contact distance of
+ * the other's, the least depth along x, y, z or the line between the bodies' centres by which
+ * one side's layer (half a spacing beyond its particles) passes the other's. */
+typedef struct overlap_extent {
+    pd_real lo[2][4], hi[2][4], s[2];
+} overlap_extent;
+
+static pd_real overlap_depth(const pd_particles* p, const pd_neighbor_list* near, int a, int b,
+                             pd_vec3 axis) {
+    overlap_extent e;
+    pd_vec3 dirs[4] = {pd_v3(1, 0, 0), pd_v3(0, 1, 0), pd_v3(0, 0, 1), axis};
+    for (int side = 0; side < 2; ++side)
+        for (int k = 0; k < 4; ++k)
+            e.lo[side][k] = INFINITY, e.hi[side][k] = -INFINITY;
+    e.s[0] = e.s[1] = 0;
+    for (size_t i = 0; i < p->count; ++i) {
+        if (p->body[i] != a && p->body[i] != b)
+            continue;
+        int close = 0;
+        for (uint32_t k = near->offsets[i]; k < near->offsets[i + 1] && !close; ++k) {
+            uint32_t j = near->indices[k];
+            close = (p->body[j] == a || p->body[j] == b) && overlapping_pair(p, (uint32_t)i, j);
+        }
+        if (!close)
+            continue;
+        int side = p->body[i] == b;
+        e.s[side] = fmax(e.s[side], p->spacing[i]);
+        for (int k = 0; k < 4; ++k) {
+            pd_real x = pd_v3_dot(p->pos[i], dirs[k]);
+            e.lo[side][k] = fmin(e.lo[side][k], x), e.hi[side][k] = fmax(e.hi[side][k], x);
+        }
+    }
+    pd_real depth = INFINITY, half = 0.5 * (e.s[0] + e.s[1]);
+    for (int k = 0; k < 4; ++k) {
+        if (k == 3 && !(pd_v3_len(axis) > 0))
+            continue;
+        pd_real b_after_a = e.hi[0][k] - e.lo[1][k] + half; /* b on the + side */
+        pd_real a_after_b = e.hi[1][k] - e.lo[0][k] + half;
+        depth = fmin(depth, fmin(b_after_a, a_after_b));
+    }
+    return depth;
+}
+
+/* The unit vector from body a's centre to body b's (0 when they coincide). */
+static pd_vec3 centre_line(const pd_particles* p, int a, int b) {
+    pd_vec3 c[2] = {pd_v3(0, 0, 0), pd_v3(0, 0, 0)};
+    double n[2] = {0, 0};
+    for (size_t i = 0; i < p->count; ++i) {
+        int side = p->body[i] == a ? 0 : p->body[i] == b ? 1 : -1;
+        if (side >= 0 && !(p->flags[i] & PD_P_GHOST)) {
+            c[side] = pd_v3_add(c[side], p->pos[i]);
+            n[side] += 1;
+        }
+    }
+    pd_vec3 d = pd_v3_sub(pd_v3_scale(c[1], 1 / n[1]), pd_v3_scale(c[0], 1 / n[0]));
+    pd_real len = pd_v3_len(d);
+    return len > 1e-12 ? pd_v3_scale(d, 1 / len) : pd_v3(0, 0, 0);
+}
+
+/* The first pair of bodies (a, b) after (*a, *b) in order with particles closer than their
+ * contact distance, and one such pair of particles; 0 when there is none. */
+static int next_touching_bodies(const pd_particles* p, const pd_neighbor_list* near, int* a, int* b,
+                                uint32_t* pi, uint32_t* pj) {
+    int64_t best = -1, after = (int64_t)*a * INT32_MAX + *b, key;
+    for (size_t i = 0; i < p->count; ++i)
+        for (uint32_t k = near->offsets[i]; k < near->offsets[i + 1]; ++k) {
+            uint32_t j = near->indices[k];
+            if (j <= i || !overlapping_pair(p, (uint32_t)i, j))
+                continue;
+            int lo = p->body[i] < p->body[j] ? p->body[i] : p->body[j];
+            int hi = p->body[i] < p->body[j] ? p->body[j] : p->body[i];
+            key = (int64_t)lo * INT32_MAX + hi;
+            if (key > after && (best < 0 || key < best)) {
+                best = key, *pi = (uint32_t)i, *pj = j;
+            }
+        }
+    if (best < 0)
+        return 0;
+    *a = (int)(best / INT32_MAX), *b = (int)(best % INT32_MAX);
+    return 1;
+}
+
+pd_status pd_world_check_bodies_apart(const pd_world* w, pd_error* err) {
+    const pd_particles* p = &w->particles;
+    if (w->scene->body_count < 2 || p->count == 0)
+        return PD_OK;
+    pd_real widest = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        widest = fmax(widest, p->spacing[i]);
+    pd_hash_grid grid = {0};
+    pd_neighbor_list near = {0};
+    pd_status st = pd_neighbors_build(&grid, p->pos, p->count, widest * (1 - 1e-9), &near);
+    int a = 0, b = 0;
+    uint32_t pi = 0, pj = 0;
+    while (st == PD_OK && next_touching_bodies(p, &near, &a, &b, &pi, &pj)) {
+        pd_real depth = overlap_depth(p, &near, a, b, centre_line(p, a, b));
+        pd_real dc = 0.5 * (w->scene->bodies[a].spacing + w->scene->bodies[b].spacing);
+        if (!(depth > PD_OVERLAP_TOLERANCE * dc))
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "bodies[%d]", b);
+        pd_vec3 x = p->pos[pi], y = p->pos[pj];
+        st = pd_fail(err, PD_ERR_BAD_SCENE, path,
+                     "body '%s' starts overlapping bodies[%d] ('%s') by %.3g m (particles %.3g "
+                     "m apart at (%.4g, %.4g, %.4g) and (%.4g, %.4g, %.4g), closer than the "
+                     "contact distance %.3g m): the methods would leave them interpenetrated or "
+                     "throw them apart; move them apart so that they at most touch (an overlap "
+                     "up to %.3g m, half the contact distance, is taken as touching)",
+                     w->scene->bodies[b].name, a, w->scene->bodies[a].name, depth,
+                     pd_v3_len(pd_v3_sub(y, x)), x.x, x.y, x.z, y.x, y.y, y.z, dc,
+                     PD_OVERLAP_TOLERANCE * dc);
+    }
+    pd_neighbor_list_destroy(&near);
+    pd_hash_grid_destroy(&grid);
+    return st;
+}

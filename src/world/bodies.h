@@ -13,6 +13,15 @@ pd_status pd_world_add_bodies(pd_world* w, pd_error* err);
  * not checked. */
 pd_status pd_world_check_clear_of_colliders(const pd_world* w, pd_error* err);
 
+/* Refuses (PD_ERR_BAD_SCENE, at bodies[b]) two bodies a < b that start interpenetrated: whose
+ * particles come closer than their contact distance (s_a + s_b) / 2 by more than half of it,
+ * measured as the depth by which the particles near the other body pass each other along x,
+ * y, z or the line between the bodies' centres. Names both bodies and the depth. Bodies that
+ * touch (a stack of grid-sampled bodies: outer layers one spacing apart) are accepted. Pairs of
+ * two fixed or pinned particles, and rod ghosts, are not checked. Pairs found through the hash
+ * grid. */
+pd_status pd_world_check_bodies_apart(const pd_world* w, pd_error* err);
+
 /* Refuses (PD_ERR_BAD_SCENE, at solver.horizon) families a bonded method cannot use: a free
  * particle with fewer than 2 neighbours within the horizon (names the particle and body), and
  * a solid body (not a shell or a rod) whose bonds span too few directions for shear stiffness,

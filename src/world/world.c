@@ -109,6 +109,8 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
         st = pd_colliders_create(scene->colliders, scene->collider_count, &w->colliders, err);
     if (st == PD_OK)
         st = pd_world_check_clear_of_colliders(w, err);
+    if (st == PD_OK)
+        st = pd_world_check_bodies_apart(w, err);
     if (st == PD_OK) {
         w->step_start = PD_NEW_ARRAY(pd_vec3, w->particles.count);
         st = w->step_start ? PD_OK : PD_ERR_OUT_OF_MEMORY;

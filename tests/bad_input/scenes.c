@@ -629,8 +629,7 @@ static char* two_boxes(const char* method, double second_min, double second_yz) 
 }
 
 /* Parses json (with sets) and creates its world: the status, err filled; every byte freed. */
-static pd_status world_status(const char* json, const char* const* sets, int nsets,
-                              pd_error* err) {
+static pd_status world_status(const char* json, const char* const* sets, int nsets, pd_error* err) {
     size_t before = pd_bytes_in_use();
     pd_scene s;
     pd_status st = pd_scene_parse(json, "w.json", ".", sets, nsets, &s, err);
@@ -645,6 +644,44 @@ static pd_status world_status(const char* json, const char* const* sets, int nse
         pd_test_failures++;
     }
     return st;
+}
+
+/* Bodies that start interpenetrated are refused by every method (projective_pd left two such
+ * boxes interpenetrated for good, sbpd threw them apart), naming both bodies and the depth;
+ * bodies that touch (a stack: outer particle layers one spacing apart, the contact distance)
+ * or overlap by less than half the contact distance are accepted. */
+PD_TEST(overlapping_bodies_are_refused_by_every_method) {
+    const char* methods[] = {"projective_pd", "hyperelastic_pd", "sbpd"};
+    const struct {
+        double min, yz;
+        int refused;
+        const char* depth;
+    } cases[] = {
+        {0.1, 0, 1, "0.1 m"},         /* 0.1 m deep, the lattices coincide */
+        {0.105, 0.005, 1, "0.095 m"}, /* 0.095 m deep, lattices half a spacing apart */
+        {0.194, 0, 1, "0.006 m"},     /* 0.6 spacing deep */
+        {0.197, 0, 0, NULL},          /* 0.3 spacing deep: within half the contact distance */
+        {0.2, 0, 0, NULL},            /* touching: a stack */
+        {0.2, 0.05, 0, NULL},         /* touching, shifted sideways */
+    };
+    int n = (int)(sizeof cases / sizeof cases[0]), passed = 0, total = 0;
+    for (int m = 0; m < 3; ++m)
+        for (int i = 0; i < n; ++i, ++total) {
+            char* json = two_boxes(methods[m], cases[i].min, cases[i].yz);
+            pd_error err = {0};
+            pd_status st = world_status(json, NULL, 0, &err);
+            int ok = cases[i].refused
+                         ? st == PD_ERR_BAD_SCENE && strcmp(err.path, "bodies[1]") == 0 &&
+                               strstr(err.message, "bodies[0]") &&
+                               strstr(err.message, cases[i].depth)
+                         : st == PD_OK;
+            printf("  %s %s, second box at x = %g: %s%s%s\n", ok ? "ok  " : "FAIL", methods[m],
+                   cases[i].min, st == PD_OK ? "accepted" : err.path, st == PD_OK ? "" : ": ",
+                   st == PD_OK ? "" : err.message);
+            passed += ok;
+            free(json);
+        }
+    PD_CHECK_NEAR(passed, total, 0);
 }
 
 /* On a grid, a horizon below sqrt(2) spacings keeps the axis bonds only: no shear stiffness

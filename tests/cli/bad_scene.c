@@ -90,6 +90,16 @@ static const bad_file k_files[] = {
      "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 } } "
      "],\n  \"colliders\": [ { \"type\": \"plane\", \"normal\": [0, 1, 0] } ]\n}\n",
      "bodies[0]", "colliders[0]"},
+    /* two bodies that start interpenetrated (0.05 m deep) would be left so or thrown apart:
+     * refused, naming both */
+    {"overlap.json",
+     SCENE_HEAD
+     "  \"bodies\": [ { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+     "    \"shape\": { \"type\": \"box\", \"min\": [0, 0, 0], \"max\": [0.1, 0.1, 0.1] } },\n"
+     "    { \"material\": \"rubber\", \"spacing\": 0.01,\n"
+     "    \"shape\": { \"type\": \"box\", \"min\": [0.05, 0, 0], \"max\": [0.15, 0.1, 0.1] } } "
+     "]\n}\n",
+     "bodies[1]", "bodies[0]"},
     /* refused by the method's declarations, by run and info alike */
     {"plasticity.json",
      "{\n  \"version\": 1,\n  \"method\": \"projective_pd\",\n"
