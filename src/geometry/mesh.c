@@ -231,10 +231,13 @@ pd_status pd_mesh_load(const pd_shape_def* shape, pd_mesh* out, const char* path
     if (checked != PD_OK)
         return checked;
     /* PreTransformVertices bakes node transforms (formats with a node hierarchy) into the
-     * vertices, so that merging meshes keeps them where the file places them. */
-    const struct aiScene* scene =
-        aiImportFile(shape->path, aiProcess_Triangulate | aiProcess_JoinIdenticalVertices |
-                                      aiProcess_PreTransformVertices);
+     * vertices, so that merging meshes keeps them where the file places them.
+     * ValidateDataStructure runs first and refuses a scene whose faces index vertices that are
+     * not there: without it Triangulate aborted the program on such a PLY (an assertion inside
+     * Assimp; fuzzing, tests/bad_input/fuzz/mesh/). */
+    const struct aiScene* scene = aiImportFile(
+        shape->path, aiProcess_ValidateDataStructure | aiProcess_Triangulate |
+                         aiProcess_JoinIdenticalVertices | aiProcess_PreTransformVertices);
     if (!scene)
         return pd_fail(err, PD_ERR_MESH, jpath, "cannot read mesh file '%s': %s", shape->path,
                        aiGetErrorString());

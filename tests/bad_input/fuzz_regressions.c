@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fuzz_targets.h"
+#include "geometry/mesh.h"
 #include "peridot/peridot.h"
 #include "test.h"
 
@@ -81,5 +82,33 @@ PD_TEST(control_bytes_between_tokens_keep_the_error_line) {
     if (st == PD_OK)
         pd_scene_free(&scene);
     free(text);
+    free(data);
+}
+
+/* A PLY whose faces index a vertex that is not there: Assimp's triangulation asserted and
+ * aborted the program (exit 134, no message); its validation now refuses the file first. */
+PD_TEST(ply_face_index_out_of_range_is_refused) {
+    char in[512], ply[64];
+    snprintf(in, sizeof in, "%s/tests/bad_input/fuzz/mesh/ply_face_index_out_of_range.in",
+             PD_SOURCE_DIR);
+    size_t size = 0;
+    unsigned char* data = read_bytes(in, &size);
+    PD_REQUIRE(data && size > 1 && data[0] == 0); /* the fuzzer's byte for .ply */
+    snprintf(ply, sizeof ply, "/tmp/pd_bad_face_%ld.ply", (long)getpid());
+    FILE* f = fopen(ply, "wb");
+    PD_REQUIRE(f);
+    fwrite(data + 1, 1, size - 1, f);
+    fclose(f);
+    pd_shape_def shape = pd_default_shape_def();
+    shape.type = PD_SHAPE_MESH;
+    snprintf(shape.path, sizeof shape.path, "%s", ply);
+    pd_mesh mesh;
+    pd_error err;
+    pd_status st = pd_mesh_load(&shape, &mesh, "bodies[0].shape", &err);
+    printf("  %s: %s: %s\n", pd_status_string(st), err.path, err.message);
+    PD_CHECK(st == PD_ERR_MESH && strstr(err.message, "out of range"));
+    if (st == PD_OK)
+        pd_mesh_free(&mesh);
+    remove(ply);
     free(data);
 }
