@@ -17,20 +17,9 @@ pd_status pd_hpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     (void)w;
     pd_hpd_state* s = state;
     pd_reorder r;
-    pd_status st = pd_reorder_begin(&r, &s->fam, perm, sizeof(pd_mat3));
-    if (st == PD_OK) {
-        pd_reorder_bonds(&r, s->couple, sizeof(pd_real));
-        pd_reorder_bonds(&r, s->k_bond, sizeof(pd_real));
-        pd_reorder_bonds(&r, s->bond_g, sizeof(pd_real));
-        pd_reorder_points(&r, s->kinv, sizeof(pd_mat3));
-        pd_reorder_points(&r, s->planar, sizeof(uint8_t));
-        pd_reorder_points(&r, s->norm, sizeof(pd_real));
-        pd_reorder_points(&r, s->delta, sizeof(pd_real));
-        pd_reorder_points(&r, s->diag, sizeof(pd_real));
-        pd_reorder_points(&r, s->ktan_factored, sizeof(pd_real));
-        pd_reorder_points(&r, s->fixed, sizeof(uint8_t));
+    pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r);
+    if (st == PD_OK)
         pd_sym_direct_permute(&s->direct, perm, r.scratch);
-    }
     pd_reorder_end(&r);
     return st;
 }

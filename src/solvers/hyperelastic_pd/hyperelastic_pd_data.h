@@ -12,6 +12,7 @@
 #include "neighbor/family.h"
 #include "optim/descent.h"
 #include "solvers/solver.h"
+#include "world/state_arrays.h"
 
 struct pd_world;
 struct pd_particles;
@@ -95,6 +96,7 @@ typedef struct pd_hpd_state {
     pd_vec3 gravity;
     size_t n;
     pd_family fam;
+    pd_state_arrays persist; /* what lasts from step to step (state_arrays.h) */
     pd_hash_grid grid;
     pd_hpd_material* mat; /* per scene material */
     int material_count;

@@ -292,6 +292,24 @@ static pd_status allocate(pd_hpd_state* s) {
     return PD_OK;
 }
 
+/* What lasts from step to step and follows the particles when the world reorders them: the
+ * bonds' coupling, stiffness and G (Eq. 18), the shape tensors, Eq. 19's weights and the
+ * factored diagonal; the Cholesky factor keeps its rows (pd_sym_direct_permute). */
+static void declare_persistent(pd_hpd_state* s) {
+    pd_state_arrays* a = &s->persist;
+    pd_state_arrays_init(a, &s->fam);
+    PD_STATE_BONDS(a, s, couple);
+    PD_STATE_BONDS(a, s, k_bond);
+    PD_STATE_BONDS(a, s, bond_g);
+    PD_STATE_PARTICLES(a, s, kinv);
+    PD_STATE_PARTICLES(a, s, planar);
+    PD_STATE_PARTICLES(a, s, norm);
+    PD_STATE_PARTICLES(a, s, delta);
+    PD_STATE_PARTICLES(a, s, diag);
+    PD_STATE_PARTICLES(a, s, ktan_factored);
+    PD_STATE_PARTICLES(a, s, fixed);
+}
+
 static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
     const pd_particles* p = &w->particles;
     pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
@@ -302,6 +320,7 @@ static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
         st = allocate(s);
     if (st != PD_OK)
         return st;
+    declare_persistent(s);
     for (int m = 0; m < s->material_count; ++m) {
         s->mat[m] = map_material(&w->scene->materials[m]);
         s->fractures |= isfinite(s->mat[m].critical_stretch);

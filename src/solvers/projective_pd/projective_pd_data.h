@@ -50,6 +50,7 @@ extern const struct pd_material_support pd_ppd_material_support;
 #include "parallel/scatter_plan.h"
 #include "optim/descent.h"
 #include "sph/density_constraint.h"
+#include "world/state_arrays.h"
 
 /* The method's own material keys, stored in pd_material_def.method_params. */
 typedef struct pd_ppd_material_params {
@@ -111,7 +112,8 @@ typedef struct pd_ppd_state {
     pd_vec3 gravity;
     size_t n;
     pd_family fam;
-    pd_bond_set broken; /* pairs (by particle id) broken for good */
+    pd_state_arrays persist; /* what lasts from step to step (state_arrays.h) */
+    pd_bond_set broken;      /* pairs (by particle id) broken for good */
     pd_hash_grid grid;
     pd_ppd_material* mat; /* per scene material */
     int material_count;

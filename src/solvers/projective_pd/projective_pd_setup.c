@@ -326,6 +326,24 @@ static pd_status allocate_granular(pd_ppd_state* s) {
     return PD_OK;
 }
 
+/* What lasts from step to step and follows the particles when the world reorders them; the
+ * rest is rebuilt by the next step (or, as the Cholesky factor's rows, permuted apart). */
+static void declare_persistent(pd_ppd_state* s) {
+    pd_state_arrays* a = &s->persist;
+    pd_state_arrays_init(a, &s->fam);
+    PD_STATE_BONDS(a, s, c);
+    PD_STATE_BONDS(a, s, kb);
+    PD_STATE_PARTICLES(a, s, kinv);
+    PD_STATE_PARTICLES(a, s, kq);
+    PD_STATE_PARTICLES(a, s, planar);
+    PD_STATE_PARTICLES(a, s, diag);
+    PD_STATE_PARTICLES(a, s, fixed);
+    PD_STATE_PARTICLES(a, s, plastic_strain);
+    PD_STATE_PARTICLES(a, s, density);
+    PD_STATE_PARTICLES(a, s, vscale);
+    PD_STATE_PARTICLES(a, s, dens_pressure);
+}
+
 /* The rebuild's per-particle stages run in parallel: each writes particle i's entries (its
  * bonds, its row) only, so the result does not depend on the threads. */
 typedef struct build_job {
@@ -696,6 +714,7 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         return st;
     if (s->granular && allocate_granular(s) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
+    declare_persistent(s);
     size_t free_count = 0;
     for (size_t i = 0; i < s->n; ++i) {
         s->fixed[i] = (p->flags[i] & PD_P_CONSTRAINED) != 0;
@@ -715,27 +734,14 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
 }
 
 /* The world reordered its particles (new i = old perm[i]): the family is renumbered (each
- * particle's bonds sorted again by neighbour, family_renewal.h) and every per-particle and
- * per-bond array of the state follows. Per-step arrays are rebuilt by the next step. The
- * Cholesky factor keeps its rows: free_index follows the particles. */
+ * particle's bonds sorted again by neighbour, family_renewal.h) and the declared arrays follow
+ * (declare_persistent). Per-step arrays are rebuilt by the next step. The Cholesky factor
+ * keeps its rows: free_index follows the particles. */
 pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     pd_ppd_state* s = state;
     pd_reorder r;
-    pd_status st = pd_reorder_begin(&r, &s->fam, perm, sizeof(pd_mat3));
+    pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r);
     if (st == PD_OK) {
-        pd_reorder_bonds(&r, s->c, sizeof(float));
-        pd_reorder_bonds(&r, s->kb, sizeof(pd_real));
-        pd_reorder_points(&r, s->kinv, sizeof(pd_ppd_sym3));
-        pd_reorder_points(&r, s->kq, sizeof(pd_real));
-        pd_reorder_points(&r, s->planar, sizeof(uint8_t));
-        pd_reorder_points(&r, s->diag, sizeof(pd_real));
-        pd_reorder_points(&r, s->fixed, sizeof(uint8_t));
-        pd_reorder_points(&r, s->plastic_strain, sizeof(pd_real));
-        pd_reorder_points(&r, s->density, sizeof(pd_real));
-        if (s->vscale)
-            pd_reorder_points(&r, s->vscale, sizeof(pd_real));
-        if (s->dens_pressure)
-            pd_reorder_points(&r, s->dens_pressure, sizeof(pd_real));
         if (s->direct.row_of)
             pd_sym_direct_permute(&s->direct, perm, r.scratch);
         st = pd_ppd_plan_local_step(s, w);

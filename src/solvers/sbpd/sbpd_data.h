@@ -10,6 +10,7 @@
 #include "neighbor/family.h"
 #include "solvers/sbpd/sbpd_granular.h"
 #include "solvers/solver.h"
+#include "world/state_arrays.h"
 
 struct pd_world;
 
@@ -85,6 +86,7 @@ typedef struct pd_sbpd_state {
     pd_vec3 gravity;
     size_t n;
     pd_family fam;
+    pd_state_arrays persist; /* what lasts from step to step (state_arrays.h) */
     /* the family before the last renewal and its per-bond arrays (w, the histories, the force
      * scratch; spare.bond_capacity bonds): the next renewal writes into them when they hold its
      * bonds, so that a step does not allocate and fault in the families anew */

@@ -265,6 +265,27 @@ static pd_status allocate(pd_sbpd_state* s) {
     return PD_OK;
 }
 
+/* What lasts from step to step and follows the particles when the world reorders them: the
+ * bonds' weights, the Prony histories of Eq. 10 (when a material has modes), the shape tensors,
+ * the sand's elastic F, plastic strain and hardening. */
+static void declare_persistent(pd_sbpd_state* s) {
+    pd_state_arrays* a = &s->persist;
+    size_t history = (size_t)s->modes * sizeof(pd_real);
+    pd_state_arrays_init(a, &s->fam);
+    PD_STATE_BONDS(a, s, w);
+    if (history) {
+        pd_state_declare(a, "deviatoric_history", &s->qdev, history, PD_STATE_PER_BOND);
+        pd_state_declare(a, "isotropic_history", &s->qiso, history, PD_STATE_PER_BOND);
+        pd_state_declare(a, "volumetric_history", &s->qvol, history, PD_STATE_PER_PARTICLE);
+    }
+    PD_STATE_PARTICLES(a, s, kinv);
+    PD_STATE_PARTICLES(a, s, planar);
+    PD_STATE_PARTICLES(a, s, sand);
+    PD_STATE_PARTICLES(a, s, Fe);
+    PD_STATE_PARTICLES(a, s, plastic);
+    PD_STATE_PARTICLES(a, s, harden);
+}
+
 static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     const pd_particles* p = &w->particles;
     /* bonds at exactly r weigh 0 (Wendland vanishes there): left out */
@@ -286,6 +307,7 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     }
     if ((st = allocate(s)) != PD_OK)
         return st;
+    declare_persistent(s);
     for (uint32_t i = 0; i < s->n; ++i) {
         s->sand[i] = (uint8_t)s->mat[s->material[i]].sand;
         s->Fe[i] = pd_m3_identity();
@@ -357,24 +379,8 @@ void pd_sbpd_destroy(void* state) {
 pd_status pd_sbpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     (void)w;
     pd_sbpd_state* s = state;
-    size_t history = (size_t)s->modes * sizeof(pd_real);
     pd_reorder r;
-    pd_status st =
-        pd_reorder_begin(&r, &s->fam, perm, history > sizeof(pd_mat3) ? history : sizeof(pd_mat3));
-    if (st == PD_OK) {
-        pd_reorder_bonds(&r, s->w, sizeof(pd_real));
-        if (history) {
-            pd_reorder_bonds(&r, s->qdev, history);
-            pd_reorder_bonds(&r, s->qiso, history);
-            pd_reorder_points(&r, s->qvol, history);
-        }
-        pd_reorder_points(&r, s->kinv, sizeof(pd_mat3));
-        pd_reorder_points(&r, s->planar, sizeof(uint8_t));
-        pd_reorder_points(&r, s->sand, sizeof(uint8_t));
-        pd_reorder_points(&r, s->Fe, sizeof(pd_mat3));
-        pd_reorder_points(&r, s->plastic, sizeof(pd_real));
-        pd_reorder_points(&r, s->harden, sizeof(pd_real));
-    }
+    pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r);
     pd_reorder_end(&r);
     if (s->prm.contact)
         pd_contact_particles_reordered(&s->contact);
