@@ -198,7 +198,16 @@ static pd_status check_mesh_file(const char* file, const char* jpath, pd_error* 
     size_t got = fread(head, 1, sizeof head, f);
     double need = 0;
     long header = 0;
-    if (got >= 4 && strncmp(head, "ply", 3) == 0 && (head[3] == '\n' || head[3] == '\r')) {
+    int ply_magic = got >= 4 && strncmp(head, "ply", 3) == 0;
+    if ((ply_magic || has_extension(file, ".ply")) &&
+        !(ply_magic && (head[3] == '\n' || head[3] == '\r'))) {
+        /* Assimp takes any file that starts with "ply" for a PLY, and on "ply" followed by other
+         * bytes read for ever (fuzzing, tests/bad_input/fuzz/mesh/) */
+        fclose(f);
+        return pd_fail(err, PD_ERR_MESH, jpath,
+                       "mesh file '%s' is not a PLY file: its first line is not \"ply\"", file);
+    }
+    if (ply_magic) {
         rewind(f);
         need = ply_declared_bytes(f, &header);
     } else if (got == 84 && has_extension(file, ".stl") && strncmp(head, "solid", 5) != 0) {
