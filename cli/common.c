@@ -71,6 +71,8 @@ int pd_cli_parse_scene_args(int argc, char** argv, pd_cli_scene_args* a, const c
                 return 2;
             }
             a->sets[a->set_count++] = next, ++i;
+        } else if (!strcmp(arg, "--resume") && next && !strcmp(a->command, "run")) {
+            a->resume = next, ++i;
         } else if (arg[0] != '-' && !a->scene) {
             a->scene = arg;
         } else {
@@ -78,6 +80,17 @@ int pd_cli_parse_scene_args(int argc, char** argv, pd_cli_scene_args* a, const c
                     next || arg[0] != '-' ? "" : " (missing value?)", usage);
             return 2;
         }
+    }
+    if (a->resume && (a->scene || a->out_dir)) {
+        fprintf(stderr,
+                "peridot %s: --resume DIR continues the run in DIR with the scene it wrote there "
+                "(DIR/scene.resolved.json): give neither a scene nor -o\n",
+                argv[0]);
+        return 2;
+    }
+    if (a->resume) {
+        snprintf(a->resume_scene, sizeof a->resume_scene, "%s/scene.resolved.json", a->resume);
+        a->scene = a->resume_scene, a->out_dir = a->resume;
     }
     if (!a->scene) {
         fprintf(stderr, "peridot %s: no scene file given\n\n%s", argv[0], usage);
@@ -109,6 +122,16 @@ int pd_cli_load_scene(pd_cli_scene_args* a, pd_scene* scene) {
     return 0;
 }
 
+long pd_cli_numbered(const char* name, const char* prefix, const char* ext) {
+    size_t len = strlen(prefix);
+    if (strncmp(name, prefix, len) != 0)
+        return -1;
+    size_t digits = strspn(name + len, "0123456789");
+    if (digits == 0 || digits > 9 || strcmp(name + len + digits, ext) != 0)
+        return -1;
+    return strtol(name + len, NULL, 10);
+}
+
 /* The files a run writes into its output folder (and `render`'s default preview): a run owns
  * them, so a new run clears them first and never leaves an earlier run's frames beside its own. */
 int pd_cli_is_run_output(const char* name) {
@@ -123,6 +146,8 @@ int pd_cli_is_run_output(const char* name) {
     for (int i = 0; own[i]; ++i)
         if (strcmp(name, own[i]) == 0)
             return 1;
+    if (pd_cli_numbered(name, "checkpoint_", ".pdck") >= 0)
+        return 1;
     if (strncmp(name, "frame_", 6) != 0)
         return 0;
     size_t digits = strspn(name + 6, "0123456789");

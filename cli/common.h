@@ -16,7 +16,9 @@ typedef struct pd_cli_scene_args {
     int frames;          /* --frames, 0: scene's */
     int threads;         /* --threads, 0: default */
     int quiet;
-    int overwrite; /* --overwrite (run) */
+    int overwrite;      /* --overwrite (run) */
+    const char* resume; /* --resume DIR (run) */
+    char resume_scene[PD_PATH_MAX + 32];
     int set_count;
     const char* sets[PD_CLI_MAX_SETS + 2];
     char frames_set[64], dir_set[PD_PATH_MAX + 32];
@@ -38,6 +40,8 @@ int pd_cli_check_estimate(const pd_scene* scene, const pd_cli_scene_args* a, pd_
 /* Whether `name` is a file a run writes into its output folder (frame_*.ply/.vtk, stats.csv,
  * scene.resolved.json, render's preview.png, the lock, and their .tmp). */
 int pd_cli_is_run_output(const char* name);
+/* N of a file named <prefix>N<ext> (frame_00012.ply, checkpoint_00040.pdck), or -1. */
+long pd_cli_numbered(const char* name, const char* prefix, const char* ext);
 
 /* Options, scene and memory estimate, as run and info both start. Returns 0 with *scene
  * loaded (free it), -1 after --help, or the exit code of a failure (nothing to free). */

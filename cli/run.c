@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "checkpoints.h"
 #include "common.h"
 #include "core/timer.h"
 #include "io/folder_lock.h"
@@ -23,6 +24,7 @@
 static const char k_usage[] =
     "usage: peridot run SCENE [-o DIR] [--frames N] [--threads N] [--set KEY=VALUE]... "
     "[--quiet] [--overwrite]\n"
+    "       peridot run --resume DIR [--frames N] [--threads N] [--quiet]\n"
     "\n"
     "Simulates SCENE (a JSON scene file, see docs/scene-format.md) and writes into the output\n"
     "folder: frame_00000.ply (the initial state) to frame_<N>.ply (every output.every-th frame\n"
@@ -35,6 +37,11 @@ static const char k_usage[] =
     "  --set K=V       override a scene value by its JSON path, e.g. --set solver.iterations=40\n"
     "  --quiet         print nothing but errors\n"
     "  --overwrite     run into a folder that holds other files too (they are kept)\n"
+    "  --resume DIR    continue the run in DIR from its newest checkpoint_<frame>.pdck (written\n"
+    "                  every output.checkpoint_every frames), with the scene it wrote there\n"
+    "                  (DIR/scene.resolved.json), bit for bit as if it had not stopped; the\n"
+    "                  frames after the checkpoint's are written anew; --frames N goes on to\n"
+    "                  frame N\n"
     "\n"
     "A run owns its output folder: it first removes the frame_*.ply/.vtk, stats.csv,\n"
     "scene.resolved.json and preview.png of an earlier run there, so that nothing stale is\n"
@@ -157,6 +164,7 @@ typedef struct run_ctx {
     size_t row_cap;
     int quiet, tty;
     double t_start, last_report;
+    int first;                           /* the frame the run starts from (0, or a checkpoint's) */
     int frames, last_done, last_written; /* the frames simulated and written so far */
     uint64_t unconverged_before;         /* the world's count at the previous row */
 } run_ctx;
@@ -261,8 +269,9 @@ static void progress(run_ctx* r, int frame, int step, double ms_per_step) {
     double now = pd_now(), elapsed = now - r->t_start;
     int spf = r->world->steps_per_frame;
     double done = (double)(frame - 1) + (double)step / spf;
+    double done_here = done - r->first; /* a resumed run times only its own frames */
     char eta[64];
-    format_duration(eta, sizeof eta, done > 0 ? elapsed / done * (r->frames - done) : 0);
+    format_duration(eta, sizeof eta, done_here > 0 ? elapsed / done_here * (r->frames - done) : 0);
     const pd_step_stats* st = &r->world->last_stats;
     char within[64] = "";
     if (step < spf)
@@ -339,16 +348,18 @@ static void report_unconverged(const run_ctx* r) {
 /* Exit status: 0 done, 1 failed (unstable, I/O), 128 + the signal when interrupted. */
 static int simulate(run_ctx* r) {
     pd_error err = {0};
-    pd_status st = write_frame(r, 0, &err);
-    if (st == PD_OK)
+    pd_status st = PD_OK;
+    if (r->first == 0 && (st = write_frame(r, 0, &err)) == PD_OK)
         st = stats_row(r, 0, 0, &err);
-    for (int f = 1; st == PD_OK && f <= r->frames && !g_stop_signal; ++f) {
+    for (int f = r->first + 1; st == PD_OK && f <= r->frames && !g_stop_signal; ++f) {
         double ms = 0;
         st = step_frame(r, f, &ms, &err);
         if (st != PD_OK || g_stop_signal)
             break;
         if ((st = write_frame(r, f, &err)) == PD_OK && (st = stats_row(r, f, ms, &err)) == PD_OK) {
             r->last_done = f;
+            if (pd_cli_write_checkpoint(r->world, r->scene, f, &err) != 0)
+                st = PD_ERR_IO;
             progress(r, f, r->world->steps_per_frame, ms);
         }
     }
@@ -398,14 +409,16 @@ static int hold_output_dir(const char* dir, pd_folder_lock* lock, int quiet) {
 
 /* Opens stats.csv with room for its widest row (a number is at most 24 characters, a pin
  * column's name at most two names and a few more). */
-static int open_stats(run_ctx* r) {
+static int open_stats(run_ctx* r, long long keep) {
     char path[PD_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/stats.csv", r->dir);
     pd_error err = {0};
     r->row_cap = 1024 + (size_t)r->world->pin_count * 3 * (2 * PD_NAME_MAX + 32);
     r->row = malloc(r->row_cap);
-    pd_status st = r->row ? pd_record_open(&r->stats, path, &err) : PD_ERR_OUT_OF_MEMORY;
-    if (st == PD_OK)
+    pd_status st = !r->row ? PD_ERR_OUT_OF_MEMORY
+                   : keep  ? pd_record_reopen(&r->stats, path, keep, &err)
+                           : pd_record_open(&r->stats, path, &err);
+    if (st == PD_OK && !keep)
         st = stats_header(r, &err);
     if (st == PD_OK)
         return 0;
@@ -424,10 +437,23 @@ static int close_stats(run_ctx* r, int code) {
     return code;
 }
 
-static int run_in_held_dir(const pd_scene* scene, pd_world* world, int quiet) {
+/* A fresh run clears the folder; a resumed one reads its newest checkpoint and keeps what came
+ * before it. Returns 0 with the frame to start from and the bytes of stats.csv to keep. */
+static int start_in_held_dir(const pd_scene* scene, pd_world* world, int resume, int* first,
+                             long long* stats_keep) {
+    *first = 0, *stats_keep = 0;
+    int code = resume ? pd_cli_resume(world, scene, first, stats_keep)
+                      : clear_run_output(scene->output.dir);
+    return code ? code : write_resolved_scene(scene, scene->output.dir);
+}
+
+static int run_in_held_dir(const pd_scene* scene, pd_world* world, int quiet, int resume) {
     const char* dir = scene->output.dir;
-    if (clear_run_output(dir) != 0 || write_resolved_scene(scene, dir) != 0)
-        return 1;
+    int first;
+    long long stats_keep;
+    int code = start_in_held_dir(scene, world, resume, &first, &stats_keep);
+    if (code)
+        return code;
     run_ctx r = {.world = world,
                  .scene = scene,
                  .dir = dir,
@@ -435,21 +461,25 @@ static int run_in_held_dir(const pd_scene* scene, pd_world* world, int quiet) {
                  .quiet = quiet,
                  .tty = isatty(2),
                  .t_start = pd_now(),
+                 .first = first,
                  .frames = scene->world.frames,
-                 .last_written = -1};
-    if (open_stats(&r) != 0)
+                 .last_done = first,
+                 .last_written = first ? first : -1,
+                 .unconverged_before = world->unconverged_steps};
+    if (open_stats(&r, stats_keep) != 0)
         return close_stats(&r, 1);
     if (!quiet)
         fprintf(stderr,
                 "peridot run: %s with %s, %zu particles, %d frames of %d steps (dt %.4g s) "
-                "-> %s\n",
+                "-> %s%s\n",
                 scene->file, scene->method, world->particles.count, scene->world.frames,
-                world->steps_per_frame, (double)world->def.dt, dir);
+                world->steps_per_frame, (double)world->def.dt, dir,
+                resume ? ", resumed from its checkpoint" : "");
     catch_stop_signals();
     return close_stats(&r, simulate(&r));
 }
 
-static int run_world(const pd_scene* scene, pd_world* world, int quiet) {
+static int run_world(const pd_scene* scene, pd_world* world, int quiet, int resume) {
     const char* dir = scene->output.dir;
     if (make_dirs(dir) != 0) {
         fprintf(stderr, "peridot run: cannot create %s: %s\n", dir, strerror(errno));
@@ -458,7 +488,7 @@ static int run_world(const pd_scene* scene, pd_world* world, int quiet) {
     pd_folder_lock lock;
     int code = hold_output_dir(dir, &lock, quiet);
     if (code == 0)
-        code = run_in_held_dir(scene, world, quiet);
+        code = run_in_held_dir(scene, world, quiet, resume);
     pd_folder_lock_release(&lock);
     return code;
 }
@@ -471,7 +501,8 @@ int pd_cli_run(int argc, char** argv) {
     if (code)
         return code < 0 ? 0 : code;
     pd_world* world = NULL;
-    code = check_output_dir(scene.output.dir, a.overwrite); /* before the long build */
+    /* before the long build; a resumed run keeps the folder's other files */
+    code = check_output_dir(scene.output.dir, a.overwrite || a.resume);
     pd_error err = {0};
     pd_status st = code ? PD_OK : pd_create_world(&scene, &world, &err);
     if (st != PD_OK) {
@@ -480,7 +511,7 @@ int pd_cli_run(int argc, char** argv) {
         code = st == PD_ERR_OUT_OF_MEMORY || st == PD_ERR_IO ? 1 : 2;
     }
     if (code == 0)
-        code = run_world(&scene, world, a.quiet);
+        code = run_world(&scene, world, a.quiet, a.resume != NULL);
     pd_destroy_world(world);
     pd_scene_free(&scene);
     return code;

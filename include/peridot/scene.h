@@ -2,6 +2,8 @@
 #ifndef PERIDOT_SCENE_H
 #define PERIDOT_SCENE_H
 
+#include <stdint.h>
+
 #include "types.h"
 
 struct pd_solver_vtable;
@@ -35,5 +37,8 @@ pd_status pd_scene_parse(const char* json, const char* file, const char* dir,
                          const char* const* overrides, int override_count, pd_scene* out,
                          pd_error* err);
 void pd_scene_free(pd_scene* scene);
+/* A number that changes with anything of the resolved scene but time.frames, output.dir and
+ * output.checkpoint_every (what a resumed run may change): a checkpoint carries it. */
+uint64_t pd_scene_fingerprint(const pd_scene* scene);
 
 #endif

@@ -185,6 +185,7 @@ typedef struct pd_output_def {
     int every;             /* write every n-th frame */
     unsigned formats;      /* PD_FORMAT_* bits */
     unsigned attributes;   /* PD_ATTR_* bits */
+    int checkpoint_every;  /* write a checkpoint every n-th frame (0: none) */
 } pd_output_def;
 pd_output_def pd_default_output_def(void);
 

@@ -100,6 +100,21 @@ pd_status pd_record_open(pd_record_file* rf, const char* path, pd_error* err) {
     return rf->fd < 0 ? io_fail(err, path, "create", errno) : PD_OK;
 }
 
+pd_status pd_record_reopen(pd_record_file* rf, const char* path, long long keep, pd_error* err) {
+    rf->size = keep;
+    snprintf(rf->path, sizeof rf->path, "%s", path);
+    rf->fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (rf->fd < 0)
+        return io_fail(err, path, "open", errno);
+    if (ftruncate(rf->fd, (off_t)keep) != 0 || lseek(rf->fd, 0, SEEK_END) < 0) {
+        int e = errno;
+        close(rf->fd);
+        rf->fd = -1;
+        return io_fail(err, path, "write", e);
+    }
+    return PD_OK;
+}
+
 pd_status pd_record_append(pd_record_file* rf, const char* text, size_t len, pd_error* err) {
     for (size_t done = 0; done < len;) {
         ssize_t n = write(rf->fd, text + done, len - done);

@@ -74,6 +74,8 @@ typedef struct pd_record_file {
 
 /* Creates (truncates) path. */
 pd_status pd_record_open(pd_record_file* rf, const char* path, pd_error* err);
+/* Opens path to append after its first `keep` bytes (a resumed run's stats.csv). */
+pd_status pd_record_reopen(pd_record_file* rf, const char* path, long long keep, pd_error* err);
 pd_status pd_record_append(pd_record_file* rf, const char* text, size_t len, pd_error* err);
 /* Closes, reporting a failure the file system deferred to the close; harmless when closed. */
 pd_status pd_record_close(pd_record_file* rf, pd_error* err);

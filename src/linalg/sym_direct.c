@@ -70,6 +70,56 @@ static pd_status factor_upper(pd_sym_direct* d, const pd_sym_csr* a, int refacto
     return st;
 }
 
+/* The upper triangle for any numbering of the rows: columns in row order, each column's
+ * entries sorted by row, as upper_triangle gives them when the rows follow the points. */
+static size_t upper_triangle_any(const pd_sym_direct* d, const pd_sym_csr* a,
+                                 const uint32_t* point_of, uint32_t* col, uint32_t* row,
+                                 double* val) {
+    size_t nnz = 0;
+    for (size_t ri = 0; ri < d->rows; ++ri) {
+        uint32_t i = point_of[ri];
+        col[ri] = (uint32_t)nnz;
+        size_t first = nnz;
+        for (uint32_t k = a->offsets[i]; k < pd_sym_csr_end(a, i); ++k) {
+            int32_t rj = d->row_of[a->cols[k]];
+            if (rj < 0 || (size_t)rj >= ri)
+                continue;
+            size_t at = nnz++; /* insertion: a family's few dozen entries */
+            for (; at > first && row[at - 1] > (uint32_t)rj; --at)
+                row[at] = row[at - 1], val[at] = val[at - 1];
+            row[at] = (uint32_t)rj;
+            val[at] = -pd_sym_csr_weight(a, k);
+        }
+        row[nnz] = (uint32_t)ri;
+        val[nnz++] = a->diag[i];
+    }
+    col[d->rows] = (uint32_t)nnz;
+    return nnz;
+}
+
+pd_status pd_sym_direct_factor_rows(pd_sym_direct* d, const pd_sym_csr* a) {
+    pd_cholmod_free(&d->chol);
+    size_t nnz_max = d->rows + a->offsets[a->n];
+    uint32_t* point_of = PD_NEW_ARRAY(uint32_t, d->rows + 1);
+    uint32_t* col = PD_NEW_ARRAY(uint32_t, d->rows + 1);
+    uint32_t* row = PD_NEW_ARRAY(uint32_t, nnz_max + 1);
+    double* val = PD_NEW_ARRAY(double, nnz_max + 1);
+    pd_status st = point_of && col && row && val ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; st == PD_OK && i < d->n; ++i)
+        if (d->row_of[i] >= 0)
+            point_of[d->row_of[i]] = (uint32_t)i;
+    if (st == PD_OK) {
+        upper_triangle_any(d, a, point_of, col, row, val);
+        if (d->rows)
+            st = pd_cholmod_factor(&d->chol, d->rows, col, row, val);
+    }
+    PD_FREE_ARRAY(point_of, uint32_t, d->rows + 1);
+    PD_FREE_ARRAY(col, uint32_t, d->rows + 1);
+    PD_FREE_ARRAY(row, uint32_t, nnz_max + 1);
+    PD_FREE_ARRAY(val, double, nnz_max + 1);
+    return st;
+}
+
 pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint8_t* fixed) {
     pd_cholmod_free(&d->chol);
     if (number_rows(d, fixed) != d->rows)

@@ -23,6 +23,10 @@ pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint
  * keeping its ordering and symbolic analysis: cheaper than pd_sym_direct_factor. After a
  * pd_sym_direct_permute the analysis is made anew once (the rows follow the points again). */
 pd_status pd_sym_direct_refactor(pd_sym_direct* d, const pd_sym_csr* a);
+/* Factors A anew with the rows numbered as row_of already numbers them, in any order (a
+ * restored checkpoint's numbering: the factor is the one the numbering was made for, bit for
+ * bit, whatever the points' order now). */
+pd_status pd_sym_direct_factor_rows(pd_sym_direct* d, const pd_sym_csr* a);
 /* z = A^-1 b on the moving points, 0 on fixed ones. */
 pd_status pd_sym_direct_solve(pd_sym_direct* d, const pd_vec3* b, pd_vec3* z);
 /* The points were renumbered (new i = old perm[i]): the factor keeps its rows. */

@@ -392,3 +392,27 @@ void pd_scene_free(pd_scene* s) {
         pd_free(s->resolved_json, strlen(s->resolved_json) + 1);
     memset(s, 0, sizeof *s);
 }
+
+/* FNV-1a over text. */
+static uint64_t fnv1a(const char* text) {
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char* c = (const unsigned char*)text; *c; ++c)
+        h = (h ^ *c) * 1099511628211ull;
+    return h;
+}
+
+uint64_t pd_scene_fingerprint(const pd_scene* s) {
+    cJSON* root = s->resolved_json ? cJSON_Parse(s->resolved_json) : NULL;
+    if (!root)
+        return 0;
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "time"),
+                                            "frames");
+    cJSON* output = cJSON_GetObjectItemCaseSensitive(root, "output");
+    cJSON_DeleteItemFromObjectCaseSensitive(output, "dir");
+    cJSON_DeleteItemFromObjectCaseSensitive(output, "checkpoint_every");
+    char* text = cJSON_PrintUnformatted(root);
+    uint64_t h = text ? fnv1a(text) : 0;
+    cJSON_free(text);
+    cJSON_Delete(root);
+    return h;
+}

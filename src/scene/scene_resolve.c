@@ -304,7 +304,7 @@ cJSON* pd_scene_to_json(const pd_scene* s) {
     for (int i = 0; i < s->collider_count; ++i)
         cJSON_AddItemToArray(colliders, collider_json(&s->colliders[i]));
     cJSON* out = cJSON_AddObjectToObject(root, "output");
-    WRITE_KEYS(out, &pd_scene_output_table, &s->output, "dir", "every");
+    WRITE_KEYS(out, &pd_scene_output_table, &s->output, "dir", "every", "checkpoint_every");
     add_flags(out, &pd_scene_output_table, "format", s->output.formats);
     add_flags(out, &pd_scene_output_table, "attributes", s->output.attributes);
     return root;

@@ -375,6 +375,13 @@ static const pd_scene_key k_output[] = {
      .type_doc = "array of string",
      .def_doc = "[\"velocity\"]",
      .range_doc = "published ones"},
+    {.p = {"checkpoint_every", PD_PARAM_INT, offsetof(pd_output_def, checkpoint_every), 0, 0,
+           INT_MAX, "frames", NULL,
+           "Write checkpoint_<frame>.pdck (everything the next step reads) every n-th frame; 0 "
+           "writes none. `peridot run --resume DIR` continues from the newest, bit for bit as "
+           "the run that wrote it. hyperelastic_pd writes them (projective_pd and sbpd not yet: "
+           "refused)."},
+     .range_doc = "0 (none) or more"},
 };
 
 const pd_scene_table pd_scene_top_table = {"Top level", NULL, k_top, COUNT(k_top)};

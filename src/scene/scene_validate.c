@@ -279,7 +279,23 @@ static pd_status check_body_materials(const pd_scene* s, pd_error* err) {
 
 /* Every n-th frame with n > frames writes what n = frames writes, frame 0 and the last (which
  * is always written): the larger value would claim a choice it does not make. */
+/* Checkpoints only from a method that declares what it keeps across steps. */
+static pd_status check_checkpoints(const pd_scene* s, pd_error* err) {
+    if (s->output.checkpoint_every == 0 || s->solver->persistent)
+        return PD_OK;
+    char list[256] = "";
+    for (const pd_solver_vtable* const* m = pd_solver_all(); *m; ++m)
+        if ((*m)->persistent) {
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", (*m)->name);
+        }
+    return pd_fail(err, PD_ERR_BAD_SCENE, "output.checkpoint_every",
+                   "method %s does not write checkpoints yet (the methods that do: %s); set 0",
+                   s->solver->name, list);
+}
+
 static pd_status check_output(const pd_scene* s, pd_error* err) {
+    PD_JTRY(check_checkpoints(s, err));
     if (s->output.every <= s->world.frames)
         return PD_OK;
     return pd_fail(err, PD_ERR_BAD_SCENE, "output.every",

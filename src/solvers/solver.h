@@ -9,6 +9,7 @@
 #include "peridot/types.h"
 
 struct pd_world;
+struct pd_state_arrays;
 struct pd_scene;
 
 /* What one step reports (stats.csv, progress, bench). Times in seconds. */
@@ -98,6 +99,13 @@ typedef struct pd_solver_vtable {
     pd_status (*step)(void* state, struct pd_world* world, pd_step_stats* stats);
     /* The world reordered its particles: new index i holds old particle perm[i]. */
     pd_status (*on_reorder)(void* state, struct pd_world* world, const uint32_t* perm);
+    /* Checkpoints (world/checkpoint.h): the arrays the method keeps across steps and their
+     * family (the world writes and reads them), and, after a checkpoint was read into a fresh
+     * state brought into its particle order, a rebuild of what the method derives from them
+     * (a factor). Both NULL: the method writes no checkpoints, and a scene that asks for them
+     * is refused. */
+    struct pd_state_arrays* (*persistent)(void* state);
+    pd_status (*restored)(void* state, struct pd_world* world, pd_error* err);
     /* The world changed the time step (world->def.dt): rebuild what depends on it. NULL: the
      * method takes any dt as it comes. */
     pd_status (*on_time_step)(void* state, struct pd_world* world, pd_error* err);

@@ -5,21 +5,6 @@
 
 #include "core/alloc.h"
 
-/* Each attribute once: X(field, type). */
-#define PD_PARTICLE_ARRAYS(X)                                                                      \
-    X(rest, pd_vec3)                                                                               \
-    X(pos, pd_vec3)                                                                                \
-    X(vel, pd_vec3)                                                                                \
-    X(force, pd_vec3)                                                                              \
-    X(mass, pd_real)                                                                               \
-    X(volume, pd_real)                                                                             \
-    X(spacing, pd_real)                                                                            \
-    X(material, int32_t)                                                                           \
-    X(body, int32_t)                                                                               \
-    X(id, int32_t)                                                                                 \
-    X(pin, int32_t)                                                                                \
-    X(flags, uint8_t)
-
 pd_status pd_particles_reserve(pd_particles* p, size_t capacity) {
     if (capacity <= p->capacity)
         return PD_OK;

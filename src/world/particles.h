@@ -3,6 +3,21 @@
 
 #include "world/world.h"
 
+/* Each attribute of pd_particles once, X(field, type): storage, permutation, checkpoints. */
+#define PD_PARTICLE_ARRAYS(X)                                                                      \
+    X(rest, pd_vec3)                                                                               \
+    X(pos, pd_vec3)                                                                                \
+    X(vel, pd_vec3)                                                                                \
+    X(force, pd_vec3)                                                                              \
+    X(mass, pd_real)                                                                               \
+    X(volume, pd_real)                                                                             \
+    X(spacing, pd_real)                                                                            \
+    X(material, int32_t)                                                                           \
+    X(body, int32_t)                                                                               \
+    X(id, int32_t)                                                                                 \
+    X(pin, int32_t)                                                                                \
+    X(flags, uint8_t)
+
 /* Grows every SoA array to hold at least `capacity` particles. */
 pd_status pd_particles_reserve(pd_particles* p, size_t capacity);
 void pd_particles_free(pd_particles* p);

@@ -32,23 +32,30 @@ pd_real pd_world_order_cell(const pd_world* w) {
     return cell;
 }
 
-pd_status pd_world_reorder(pd_world* w, const pd_vec3* key) {
+pd_status pd_world_permute(pd_world* w, const uint32_t* perm) {
     pd_particles* p = &w->particles;
     size_t n = p->count;
-    uint32_t* perm = PD_NEW_ARRAY(uint32_t, n);
     void* scratch = pd_alloc(n * sizeof(pd_vec3));
-    pd_status st = perm && scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    if (!scratch)
+        return PD_ERR_OUT_OF_MEMORY;
+    pd_particles_permute(p, perm, scratch);
+    pd_free(scratch, n * sizeof(pd_vec3));
+    for (size_t i = 0; i < n; ++i)
+        w->order[p->id[i]] = (uint32_t)i;
+    if (w->solver_state && w->solver->on_reorder)
+        return w->solver->on_reorder(w->solver_state, w, perm);
+    return PD_OK;
+}
+
+pd_status pd_world_reorder(pd_world* w, const pd_vec3* key) {
+    size_t n = w->particles.count;
+    uint32_t* perm = PD_NEW_ARRAY(uint32_t, n);
+    pd_status st = perm ? PD_OK : PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK)
         st = pd_morton_order(key, n, pd_world_order_cell(w), perm);
-    if (st == PD_OK) {
-        pd_particles_permute(p, perm, scratch);
-        for (size_t i = 0; i < n; ++i)
-            w->order[p->id[i]] = (uint32_t)i;
-        if (w->solver_state && w->solver->on_reorder)
-            st = w->solver->on_reorder(w->solver_state, w, perm);
-    }
+    if (st == PD_OK)
+        st = pd_world_permute(w, perm);
     PD_FREE_ARRAY(perm, uint32_t, n);
-    pd_free(scratch, n * sizeof(pd_vec3));
     w->steps_since_reorder = 0;
     return st;
 }

@@ -87,6 +87,9 @@ pd_real pd_world_order_cell(const pd_world* w);
 /* Reorders the particles along a Z-curve of `key` (one position per particle), tells the
  * solver, and updates the output order. */
 pd_status pd_world_reorder(pd_world* w, const pd_vec3* key);
+/* Puts the particles in the order perm gives (new i = old perm[i]) and tells the method, as a
+ * reordering does; for a restored checkpoint's order. */
+pd_status pd_world_permute(pd_world* w, const uint32_t* perm);
 
 /* Changes the time step from the next step on (s, > 0; rounded, as at creation, to a whole
  * number of steps per frame); the method rebuilds what depends on it. */

@@ -17,9 +17,7 @@ pd_status pd_hpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     (void)w;
     pd_hpd_state* s = state;
     pd_reorder r;
-    pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r);
-    if (st == PD_OK)
-        pd_sym_direct_permute(&s->direct, perm, r.scratch);
+    pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r); /* factor_row too */
     pd_reorder_end(&r);
     return st;
 }

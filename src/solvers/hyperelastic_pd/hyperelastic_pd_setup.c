@@ -221,6 +221,25 @@ pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err) {
     return PD_OK;
 }
 
+pd_state_arrays* pd_hpd_persistent(void* state) {
+    return &((pd_hpd_state*)state)->persist;
+}
+
+/* After a checkpoint was read: the factor as it was, L + M/h^2 (Eq. 23) plus the friction
+ * stiffness it held, with the rows it was numbered with; everything else is in the arrays. */
+pd_status pd_hpd_restored(void* state, pd_world* w, pd_error* err) {
+    pd_hpd_state* s = state;
+    (void)w;
+    for (size_t i = 0; i < s->n; ++i)
+        s->diag_extra[i] = s->diag[i] + s->ktan_factored[i];
+    pd_sym_csr a = {s->n, s->fam.offsets, s->fam.j, s->couple, s->diag_extra, NULL, NULL};
+    pd_status st = pd_sym_direct_factor_rows(&s->direct, &a);
+    if (st != PD_OK)
+        return pd_fail(err, st, "solver", "the sparse Cholesky factorisation of L failed (%s)",
+                       pd_status_string(st));
+    return PD_OK;
+}
+
 pd_status pd_hpd_refactor(pd_hpd_state* s, const pd_real* extra, pd_error* err) {
     const pd_real* diag = s->diag;
     if (extra) {
@@ -308,6 +327,9 @@ static void declare_persistent(pd_hpd_state* s) {
     PD_STATE_PARTICLES(a, s, diag);
     PD_STATE_PARTICLES(a, s, ktan_factored);
     PD_STATE_PARTICLES(a, s, fixed);
+    /* the factor's numbering of the points: a reordering permutes it (the factor keeps its
+     * rows), a checkpoint restores it so that the factor is rebuilt with the same rows */
+    pd_state_declare(a, "factor_row", &s->direct.row_of, sizeof(int32_t), PD_STATE_PER_PARTICLE);
 }
 
 static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {

@@ -1,0 +1,148 @@
+/* Checkpoints and --resume (issue 30, item 5): a run resumed from a checkpoint writes the
+ * frames the uninterrupted run wrote, bit for bit, on 1 and 2 threads, through a Morton
+ * reordering and friction refactorisations after the checkpoint (hyperelastic_pd: a ball
+ * dropped onto a rough floor); a checkpoint of another scene or format is refused, as are
+ * checkpoints from a method that does not write them, and a folder with none. */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli_support.h"
+#include "test.h"
+
+/* 20 frames of 4 steps: a reordering every 64 steps comes at step 64 (frame 16), after the
+ * checkpoint of frame 10 the run resumes from; the ball lands on the rough floor near frame 6,
+ * so friction refactors the factor before and after it. */
+#define DROP                                                                                       \
+    "{\"version\":1,\"method\":\"hyperelastic_pd\",\"time\":{\"dt\":0.01,\"fps\":25,"              \
+    "\"frames\":20},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":2e5,"                \
+    "\"poisson_ratio\":0.3}},\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],"                \
+    "\"normal\":[0,1,0],\"friction\":0.5}],\"bodies\":[{\"name\":\"ball\",\"material\":\"m\","     \
+    "\"spacing\":0.02,\"shape\":{\"type\":\"sphere\",\"center\":[0,0.2,0],\"radius\":0.1},"        \
+    "\"velocity\":[0.5,0,0]}],\"output\":{\"checkpoint_every\":5}}"
+
+/* Runs `peridot ARGS` with OMP_NUM_THREADS=threads; the exit status. */
+static int run_threads(const char* dir, int threads, const char* args, char** err) {
+    char with[2048];
+    snprintf(with, sizeof with, "%s", args);
+    setenv("OMP_NUM_THREADS", threads == 1 ? "1" : "2", 1);
+    int code = run_cli(dir, with, err);
+    unsetenv("OMP_NUM_THREADS");
+    return code;
+}
+
+static int same_file(const char* a, const char* b) {
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", a, b);
+    return system(cmd) == 0;
+}
+
+/* Copies the run in `from` to `to` as a run stopped after frame 10 leaves it: frames 11-20 and
+ * the checkpoints of 15 and 20 gone. */
+static void copy_stopped_at_10(const char* from, const char* to) {
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd,
+             "rm -rf '%s' && cp -r '%s' '%s' && rm '%s'/frame_0001[1-9].ply '%s'/frame_00020.ply "
+             "'%s'/checkpoint_00015.pdck '%s'/checkpoint_00020.pdck",
+             to, from, to, to, to, to, to);
+    if (system(cmd) != 0)
+        printf("  could not copy %s\n", from);
+}
+
+PD_TEST(resumed_run_matches_the_uninterrupted_bit_for_bit) {
+    char dir[] = "/tmp/pd_checkpoint_XXXXXX";
+    PD_REQUIRE(mkdtemp(dir));
+    char scene[128], full[128], part[128], args[1024], a[200], b[200];
+    snprintf(scene, sizeof scene, "%s/drop.json", dir);
+    snprintf(full, sizeof full, "%s/full", dir);
+    snprintf(part, sizeof part, "%s/part", dir);
+    write_file(scene, DROP);
+    char* err = NULL;
+    snprintf(args, sizeof args, "run %s -o %s --quiet", scene, full);
+    PD_REQUIRE(run_threads(dir, 1, args, &err) == 0);
+    free(err);
+    for (int threads = 1; threads <= 2; ++threads) {
+        copy_stopped_at_10(full, part);
+        snprintf(args, sizeof args, "run --resume %s --quiet", part);
+        PD_CHECK(run_threads(dir, threads, args, &err) == 0);
+        free(err);
+        int same = 0;
+        for (int f = 11; f <= 20; ++f) {
+            snprintf(a, sizeof a, "%s/frame_%05d.ply", full, f);
+            snprintf(b, sizeof b, "%s/frame_%05d.ply", part, f);
+            same += same_file(a, b);
+        }
+        snprintf(a, sizeof a, "%s/checkpoint_00020.pdck", full);
+        snprintf(b, sizeof b, "%s/checkpoint_00020.pdck", part);
+        printf("    resumed from frame 10 on %d thread%s: %d of frames 11-20 the same bits\n",
+               threads, threads == 1 ? "" : "s", same);
+        PD_CHECK_NEAR(same, 10, 0);
+        PD_CHECK(same_file(a, b)); /* the whole state at the end, not only the positions */
+        /* stats.csv: the same rows but for the wall time (column 14) */
+        char cmd[1400];
+        snprintf(cmd, sizeof cmd,
+                 "cmp -s <(cut -d, -f1-13,15- '%s/stats.csv') <(cut -d, "
+                 "-f1-13,15- '%s/stats.csv')",
+                 full, part);
+        char bash[1600];
+        snprintf(bash, sizeof bash, "bash -c \"%s\"", cmd);
+        PD_CHECK(system(bash) == 0);
+    }
+    remove_tree(dir);
+}
+
+/* Refused with exit 2 and why: a folder without a checkpoint; a checkpoint whose scene was
+ * changed since (the density); one of another format; a method that writes none. */
+PD_TEST(checkpoints_of_another_scene_format_or_method_are_refused) {
+    char dir[] = "/tmp/pd_checkpoint_XXXXXX";
+    PD_REQUIRE(mkdtemp(dir));
+    char scene[256], out[256], args[1024], cmd[1400];
+    snprintf(scene, sizeof scene, "%s/drop.json", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    write_file(scene, DROP);
+    char* err = NULL;
+    snprintf(args, sizeof args, "run %s -o %s --quiet --frames 5", scene, out);
+    PD_REQUIRE(run_cli(dir, args, &err) == 0);
+    free(err);
+    /* nothing to do at the checkpoint's frame; more frames go on from it */
+    snprintf(args, sizeof args, "run --resume %s --quiet", out);
+    PD_CHECK(run_cli(dir, args, &err) == 2);
+    PD_CHECK(err && strstr(err, "give --frames N with N > 5"));
+    free(err);
+    snprintf(args, sizeof args, "run --resume %s --quiet --frames 6", out);
+    PD_CHECK(run_cli(dir, args, &err) == 0);
+    free(err);
+    char sixth[300];
+    snprintf(sixth, sizeof sixth, "%s/frame_00006.ply", out);
+    PD_CHECK(exists(sixth));
+    /* a scene changed otherwise does not */
+    snprintf(cmd, sizeof cmd,
+             "sed -i 's/\"density\":\\t1000/\"density\":\\t1001/' '%s/scene.resolved.json'", out);
+    PD_REQUIRE(system(cmd) == 0);
+    snprintf(args, sizeof args, "run --resume %s --quiet --frames 6", out);
+    PD_CHECK(run_cli(dir, args, &err) == 2);
+    PD_CHECK(err && strstr(err, "written by another scene"));
+    free(err);
+    snprintf(cmd, sizeof cmd,
+             "sed -i 's/\"density\":\\t1001/\"density\":\\t1000/' '%s/scene.resolved.json' && "
+             "printf '\\011' | dd of='%s/checkpoint_00005.pdck' bs=1 seek=8 conv=notrunc "
+             "status=none",
+             out, out);
+    PD_REQUIRE(system(cmd) == 0);
+    PD_CHECK(run_cli(dir, args, &err) == 2);
+    PD_CHECK(err && strstr(err, "checkpoint format 9"));
+    free(err);
+    snprintf(cmd, sizeof cmd, "rm '%s'/checkpoint_*.pdck", out);
+    PD_REQUIRE(system(cmd) == 0);
+    PD_CHECK(run_cli(dir, args, &err) == 2);
+    PD_CHECK(err && strstr(err, "holds no checkpoint"));
+    free(err);
+    snprintf(args, sizeof args, "info %s --set method=\\\"projective_pd\\\"", scene);
+    PD_CHECK(run_cli(dir, args, &err) == 2);
+    PD_CHECK(err && strstr(err, "output.checkpoint_every: method projective_pd does not write "
+                                "checkpoints yet (the methods that do: hyperelastic_pd)"));
+    free(err);
+    remove_tree(dir);
+}
