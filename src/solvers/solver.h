@@ -106,6 +106,9 @@ typedef struct pd_solver_vtable {
      * is refused. */
     struct pd_state_arrays* (*persistent)(void* state);
     pd_status (*restored)(void* state, struct pd_world* world, pd_error* err);
+    /* Room for a checkpoint's family of `bonds` bonds (renewals grew it past the fresh one's)
+     * in the family and every per-bond array; NULL: the method's bonds never grow. */
+    pd_status (*reserve_bonds)(void* state, size_t bonds);
     /* The world changed the time step (world->def.dt): rebuild what depends on it. NULL: the
      * method takes any dt as it comes. */
     pd_status (*on_time_step)(void* state, struct pd_world* world, pd_error* err);

@@ -41,6 +41,8 @@ static void* array_of(const pd_state_array* a) {
 
 static void put_family(pd_ckpt_writer* cw, const pd_family* f) {
     size_t b = f->bond_count;
+    uint64_t bonds = b;
+    pd_ckpt_put(cw, "family.bonds", &bonds, sizeof bonds);
     pd_ckpt_put(cw, "family.offsets", f->offsets, (f->count + 1) * sizeof(uint32_t));
     pd_ckpt_put(cw, "family.j", f->j, b * sizeof(uint32_t));
     pd_ckpt_put(cw, "family.rev", f->rev, f->rev ? b * sizeof(uint32_t) : 0);
@@ -144,20 +146,26 @@ static pd_status get_optional(pd_ckpt_reader* r, const char* name, void* data, s
     return pd_ckpt_read(r, data, got, err);
 }
 
-static pd_status get_family(pd_ckpt_reader* r, pd_family* f, pd_error* err) {
-    size_t bytes = 0;
-    pd_status st =
-        pd_ckpt_get(r, "family.offsets", f->offsets, (f->count + 1) * sizeof(uint32_t), err);
-    if (st == PD_OK)
-        st = pd_ckpt_next(r, "family.j", &bytes, err);
-    size_t bonds = bytes / sizeof(uint32_t);
-    if (st == PD_OK && (bonds > f->bond_capacity || bonds != f->offsets[f->count]))
+static pd_status get_family(pd_world* w, pd_ckpt_reader* r, pd_family* f, pd_error* err) {
+    uint64_t count = 0;
+    pd_status st = pd_ckpt_get(r, "family.bonds", &count, sizeof count, err);
+    size_t bonds = (size_t)count;
+    if (st == PD_OK && bonds > f->bond_capacity && w->solver->reserve_bonds &&
+        w->solver->reserve_bonds(w->solver_state, bonds) != PD_OK)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "no memory for the %zu bonds of %s", bonds,
+                       r->path);
+    if (st == PD_OK && bonds > f->bond_capacity)
         return pd_fail(err, PD_ERR_BAD_SCENE, "",
                        "%s: %zu bonds, where the scene's families hold %zu at most", r->path, bonds,
                        f->bond_capacity);
     if (st == PD_OK)
-        st = pd_ckpt_read(r, f->j, bytes, err);
+        st = pd_ckpt_get(r, "family.offsets", f->offsets, (f->count + 1) * sizeof(uint32_t), err);
+    if (st == PD_OK && f->offsets[f->count] != bonds)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "", "%s: the family's offsets end at %u, not %zu",
+                       r->path, f->offsets[f->count], bonds);
     f->bond_count = bonds;
+    if (st == PD_OK)
+        st = pd_ckpt_get(r, "family.j", f->j, bonds * sizeof(uint32_t), err);
     if (st == PD_OK)
         st = get_optional(r, "family.rev", f->rev, bonds * sizeof(uint32_t), err);
     if (st == PD_OK)
@@ -170,7 +178,7 @@ static pd_status get_family(pd_ckpt_reader* r, pd_family* f, pd_error* err) {
 
 static pd_status get_method(pd_world* w, pd_ckpt_reader* r, pd_error* err) {
     pd_state_arrays* s = w->solver->persistent(w->solver_state);
-    pd_status st = get_family(r, s->family, err);
+    pd_status st = get_family(w, r, s->family, err);
     char name[96];
     for (int k = 0; st == PD_OK && k < s->count; ++k) {
         const pd_state_array* a = &s->items[k];

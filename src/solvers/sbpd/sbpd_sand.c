@@ -48,6 +48,30 @@ void pd_sbpd_sand_free_spare(pd_sbpd_state* s) {
     s->spare_w = s->spare_qdev = s->spare_qiso = s->spare_t = NULL;
 }
 
+pd_status pd_sbpd_reserve_bonds(void* state, size_t bonds) {
+    pd_sbpd_state* s = state;
+    if (bonds <= s->fam.bond_capacity)
+        return PD_OK;
+    size_t modes = (size_t)s->modes;
+    pd_family grown;
+    memset(&grown, 0, sizeof grown);
+    bond_arrays a = {NULL, NULL, NULL, NULL};
+    if (pd_family_allocate(&grown, s->n, bonds) != PD_OK || !bond_arrays_alloc(&a, bonds, modes)) {
+        pd_family_free(&grown);
+        bond_arrays_free(&a, bonds, modes);
+        return PD_ERR_OUT_OF_MEMORY;
+    }
+    if (!s->fam.xi) /* the bonds keep their rest positions: so do these */
+        pd_family_share_rest(&grown, s->fam.ref);
+    bond_arrays old = {s->w, s->qdev, s->qiso, (pd_real*)s->t};
+    bond_arrays_free(&old, s->fam.bond_capacity, modes);
+    pd_family_free(&s->fam);
+    s->fam = grown;
+    s->w = a.w, s->qdev = a.qdev, s->qiso = a.qiso, s->t = (pd_vec3*)a.t;
+    pd_sbpd_sand_free_spare(s); /* of the old size: the next renewal allocates its own */
+    return PD_OK;
+}
+
 /* The per-bond arrays for `out`: the spare's when `out` kept the spare's arrays (the same
  * capacity), else allocated anew (the spare's freed). */
 static int renewed_bond_arrays(bond_arrays* a, bond_arrays* spare, size_t spare_cap,

@@ -376,6 +376,17 @@ void pd_sbpd_destroy(void* state) {
     pd_free(s, sizeof *s);
 }
 
+pd_state_arrays* pd_sbpd_persistent(void* state) {
+    return &((pd_sbpd_state*)state)->persist;
+}
+
+/* After a checkpoint was read: nothing derived to rebuild (the collisions' candidate pairs
+ * were made stale by the reordering that brought the state into the checkpoint's order). */
+pd_status pd_sbpd_restored(void* state, pd_world* w, pd_error* err) {
+    (void)state, (void)w, (void)err;
+    return PD_OK;
+}
+
 pd_status pd_sbpd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     (void)w;
     pd_sbpd_state* s = state;
