@@ -10,6 +10,8 @@
 
 struct pd_world;
 struct pd_state_arrays;
+struct pd_ckpt_writer;
+struct pd_ckpt_reader;
 struct pd_scene;
 
 /* What one step reports (stats.csv, progress, bench). Times in seconds. */
@@ -105,7 +107,11 @@ typedef struct pd_solver_vtable {
      * (a factor). Both NULL: the method writes no checkpoints, and a scene that asks for them
      * is refused. */
     struct pd_state_arrays* (*persistent)(void* state);
-    pd_status (*restored)(void* state, struct pd_world* world, pd_error* err);
+    pd_status (*restored)(void* state, struct pd_world* world, struct pd_ckpt_reader* r,
+                          pd_error* err);
+    /* What the method keeps across steps beyond its arrays (flags, sets), as records after
+     * them, which `restored` reads back first; NULL: nothing more. */
+    void (*save)(void* state, struct pd_ckpt_writer* cw);
     /* Room for a checkpoint's family of `bonds` bonds (renewals grew it past the fresh one's)
      * in the family and every per-bond array; NULL: the method's bonds never grow. */
     pd_status (*reserve_bonds)(void* state, size_t bonds);

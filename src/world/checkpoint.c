@@ -60,6 +60,8 @@ static void put_method(pd_ckpt_writer* cw, const pd_world* w) {
         snprintf(name, sizeof name, "state.%s", a->name);
         pd_ckpt_put(cw, name, data, data ? state_count(a, s, w->particles.count) * a->size : 0);
     }
+    if (w->solver->save)
+        w->solver->save(w->solver_state, cw);
 }
 
 pd_status pd_world_checkpoint_write(const pd_world* w, int frame, uint64_t scene_print,
@@ -101,6 +103,10 @@ pd_status pd_world_checkpoint_write(const pd_world* w, int frame, uint64_t scene
         pin.released = w->pins[k].released, pin.force = w->pins[k].force;
         pd_ckpt_put(&cw, "pin", &pin, sizeof pin);
     }
+    int32_t renew_every = w->renew_every;
+    pd_ckpt_put(&cw, "renew_every", &renew_every, sizeof renew_every);
+    pd_ckpt_put(&cw, "body_renews", w->body_renews,
+                w->body_renews ? (size_t)w->scene->body_count : 0);
     put_method(&cw, w);
     return pd_ckpt_commit(&cw, err);
 }
@@ -188,7 +194,7 @@ static pd_status get_method(pd_world* w, pd_ckpt_reader* r, pd_error* err) {
     }
     if (st == PD_OK)
         w->bond_count = s->family->bond_count;
-    return st == PD_OK ? w->solver->restored(w->solver_state, w, err) : st;
+    return st == PD_OK ? w->solver->restored(w->solver_state, w, r, err) : st;
 }
 
 static pd_status get_header(pd_world* w, pd_ckpt_reader* r, uint64_t scene_print, ckpt_clock* clock,
@@ -221,6 +227,27 @@ static pd_status get_header(pd_world* w, pd_ckpt_reader* r, uint64_t scene_print
     return st;
 }
 
+/* Which bodies renew their families, and how often (a material change may have set them). */
+static pd_status get_renewal(pd_world* w, pd_ckpt_reader* r, pd_error* err) {
+    int32_t every = 0;
+    size_t bodies = (size_t)w->scene->body_count, bytes = 0;
+    uint8_t* mask = PD_NEW_ARRAY(uint8_t, bodies + 1);
+    pd_status st =
+        mask ? pd_ckpt_get(r, "renew_every", &every, sizeof every, err) : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK)
+        st = pd_ckpt_next(r, "body_renews", &bytes, err);
+    if (st == PD_OK && bytes != 0 && bytes != bodies)
+        st = pd_fail(err, PD_ERR_BAD_SCENE, "", "%s: renewal of %zu bodies; the scene has %zu",
+                     r->path, bytes, bodies);
+    if (st == PD_OK)
+        st = pd_ckpt_read(r, mask, bytes, err);
+    if (st == PD_OK && bytes &&
+        (every != w->renew_every || !w->body_renews || memcmp(mask, w->body_renews, bodies) != 0))
+        st = pd_world_set_renewal(w, mask, every, err);
+    PD_FREE_ARRAY(mask, uint8_t, bodies + 1);
+    return st;
+}
+
 static pd_status get_world(pd_world* w, pd_ckpt_reader* r, pd_error* err) {
     pd_particles* p = &w->particles;
     size_t n = p->count;
@@ -239,7 +266,7 @@ static pd_status get_world(pd_world* w, pd_ckpt_reader* r, pd_error* err) {
         w->pins[k].released = pin.released;
         w->pins[k].force = pin.force;
     }
-    return st;
+    return st == PD_OK ? get_renewal(w, r, err) : st;
 }
 
 pd_status pd_world_checkpoint_read(pd_world* w, uint64_t scene_print, const char* path, int* frame,

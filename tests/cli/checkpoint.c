@@ -114,12 +114,31 @@ PD_TEST(resumed_run_matches_the_uninterrupted_bit_for_bit) {
     "\"box\",\"min\":[-0.04,0.09,-0.03],\"max\":[0.04,0.13,0.03]},\"velocity\":[0,-1,0]}],"        \
     "\"output\":{\"checkpoint_every\":5}}"
 
+/* projective_pd: two von Mises clay balls thrown into each other on a rough floor (contact
+ * between bodies, friction, plastic flow everywhere: plastic strain 0.45 at most, every
+ * particle above 0.01 by frame 12), their families renewed every step; 8 steps a frame. */
+#define CLAY                                                                                       \
+    "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{\"iterations\":30,"                   \
+    "\"tolerance\":1e-4,\"global_solve\":\"chebyshev\",\"contact\":true},\"time\":{\"dt\":"        \
+    "0.005,\"fps\":25,\"frames\":12},\"materials\":{\"clay\":{\"density\":1200,"                   \
+    "\"youngs_modulus\":2e5,\"poisson_ratio\":0.3,\"plasticity\":{\"model\":\"von_mises\","        \
+    "\"yield_stress\":2000}}},\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],"               \
+    "\"normal\":[0,1,0],\"friction\":0.5}],\"bodies\":[{\"name\":\"a\",\"material\":"              \
+    "\"clay\",\"spacing\":0.02,\"shape\":{\"type\":\"sphere\",\"center\":[-0.06,0.12,0],"          \
+    "\"radius\":0.08},\"velocity\":[1.5,-1,0]},{\"name\":\"b\",\"material\":\"clay\","             \
+    "\"spacing\":0.02,\"shape\":{\"type\":\"sphere\",\"center\":[0.13,0.09,0],\"radius\":"         \
+    "0.08},\"velocity\":[-1.5,-1,0]}],\"output\":{\"checkpoint_every\":6}}"
+
+PD_TEST(resumed_projective_pd_plastic_clay_matches_bit_for_bit) {
+    check_resume("clay", CLAY, 12, 6);
+}
+
 PD_TEST(resumed_sbpd_sand_and_prony_match_bit_for_bit) {
     check_resume("sand", SAND_AND_PRONY, 10, 5);
 }
 
 /* Refused with exit 2 and why: a folder without a checkpoint; a checkpoint whose scene was
- * changed since (the density); one of another format; a method that writes none. */
+ * changed since (the density); one of another format; a scene with material changes. */
 PD_TEST(checkpoints_of_another_scene_format_or_method_are_refused) {
     char dir[] = "/tmp/pd_checkpoint_XXXXXX";
     PD_REQUIRE(mkdtemp(dir));
@@ -164,10 +183,15 @@ PD_TEST(checkpoints_of_another_scene_format_or_method_are_refused) {
     PD_CHECK(run_cli(dir, args, &err) == 2);
     PD_CHECK(err && strstr(err, "holds no checkpoint"));
     free(err);
-    snprintf(args, sizeof args, "info %s --set method=\\\"projective_pd\\\"", scene);
+    /* material changes: not yet (what a change rebuilds in a method is not carried) */
+    snprintf(args, sizeof args,
+             "info %s --set 'materials.n={\"density\":900,\"youngs_modulus\":3e5,"
+             "\"poisson_ratio\":0.3}' --set 'bodies[0].material_changes=[{\"t\":0.1,"
+             "\"material\":\"n\"}]'",
+             scene);
     PD_CHECK(run_cli(dir, args, &err) == 2);
-    PD_CHECK(err && strstr(err, "output.checkpoint_every: method projective_pd does not write "
-                                "checkpoints yet (the methods that do: hyperelastic_pd, sbpd)"));
+    PD_CHECK(err && strstr(err, "output.checkpoint_every: checkpoints of a scene with material "
+                                "changes (bodies[0].material_changes) are not written yet"));
     free(err);
     remove_tree(dir);
 }

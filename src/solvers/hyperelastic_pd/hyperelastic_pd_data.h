@@ -150,7 +150,7 @@ pd_status pd_hpd_change_materials(void* state, struct pd_world* w, const uint8_t
                                   pd_error* err);
 pd_status pd_hpd_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
 pd_state_arrays* pd_hpd_persistent(void* state);
-pd_status pd_hpd_restored(void* state, struct pd_world* w, pd_error* err);
+pd_status pd_hpd_restored(void* state, struct pd_world* w, struct pd_ckpt_reader* r, pd_error* err);
 pd_status pd_hpd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
                              size_t* removed, pd_error* err);
 /* Removes the bonds stretched past their critical stretch at the world's positions (the end of

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "io/checkpoint_file.h"
 #include "core/error.h"
 #include "neighbor/isotropy.h"
 #include "solvers/hyperelastic_pd/hyperelastic_pd_data.h"
@@ -227,9 +228,9 @@ pd_state_arrays* pd_hpd_persistent(void* state) {
 
 /* After a checkpoint was read: the factor as it was, L + M/h^2 (Eq. 23) plus the friction
  * stiffness it held, with the rows it was numbered with; everything else is in the arrays. */
-pd_status pd_hpd_restored(void* state, pd_world* w, pd_error* err) {
+pd_status pd_hpd_restored(void* state, pd_world* w, pd_ckpt_reader* r, pd_error* err) {
     pd_hpd_state* s = state;
-    (void)w;
+    (void)w, (void)r;
     for (size_t i = 0; i < s->n; ++i)
         s->diag_extra[i] = s->diag[i] + s->ktan_factored[i];
     pd_sym_csr a = {s->n, s->fam.offsets, s->fam.j, s->couple, s->diag_extra, NULL, NULL};

@@ -17,6 +17,11 @@ pd_status pd_ppd_create(struct pd_world* world, const void* params, void** state
 void pd_ppd_destroy_state(pd_ppd_state* s);
 /* The world reordered its particles: new index i holds old particle perm[i]. */
 pd_status pd_ppd_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
+struct pd_state_arrays* pd_ppd_persistent(void* state);
+/* Room for a checkpoint's family of `bonds` bonds and its per-bond arrays. */
+pd_status pd_ppd_reserve_bonds(void* state, size_t bonds);
+void pd_ppd_save(void* state, struct pd_ckpt_writer* cw);
+pd_status pd_ppd_restored(void* state, struct pd_world* w, struct pd_ckpt_reader* r, pd_error* err);
 /* The global matrix of Eq. 12 (M/h^2 + bond weights) as a pd_sym_csr over the families. */
 pd_sym_csr pd_ppd_matrix(const pd_ppd_state* s);
 

@@ -109,6 +109,25 @@ static pd_status renew(pd_ppd_state* s, pd_world* w, const uint8_t* body_renews,
     return pd_ppd_allocate_bonds(s);
 }
 
+pd_status pd_ppd_reserve_bonds(void* state, size_t bonds) {
+    pd_ppd_state* s = state;
+    if (bonds <= s->fam.bond_capacity)
+        return PD_OK;
+    pd_family grown;
+    memset(&grown, 0, sizeof grown);
+    if (pd_family_allocate(&grown, s->n, bonds) != PD_OK) {
+        pd_family_free(&grown);
+        return PD_ERR_OUT_OF_MEMORY;
+    }
+    if (!s->fam.xi) /* the bonds keep their rest positions: so do these */
+        pd_family_share_rest(&grown, s->fam.ref);
+    if (!s->fam.rev)
+        pd_family_drop_reverse(&grown);
+    pd_family_free(&s->fam);
+    s->fam = grown;
+    return pd_ppd_allocate_bonds(s);
+}
+
 pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_renews,
                                 pd_error* err) {
     pd_ppd_state* s = state;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "io/checkpoint_file.h"
 #include "core/error.h"
 #include "linalg/chebyshev.h"
 #include "math/svd3.h"
@@ -342,6 +343,9 @@ static void declare_persistent(pd_ppd_state* s) {
     PD_STATE_PARTICLES(a, s, density);
     PD_STATE_PARTICLES(a, s, vscale);
     PD_STATE_PARTICLES(a, s, dens_pressure);
+    /* the factor's numbering of the points (global_solve direct; NULL otherwise): a
+     * reordering permutes it, a checkpoint restores it */
+    pd_state_declare(a, "factor_row", &s->direct.row_of, sizeof(int32_t), PD_STATE_PER_PARTICLE);
 }
 
 /* The rebuild's per-particle stages run in parallel: each writes particle i's entries (its
@@ -638,11 +642,17 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
     return PD_OK;
 }
 
+/* The plan's tasks group the bonds by cells of the positions it is built on, and their order
+ * is the order the bond forces are summed in. Families renewed every step are planned on the
+ * positions of the step's renewal; families that stay, on the rest positions: planned on the
+ * positions of the last reordering, a run resumed from a checkpoint (which plans on the
+ * checkpoint's) summed in another order and parted from the run that wrote it in the last
+ * bits within a step (tests/cli/checkpoint.c). */
 pd_status pd_ppd_plan_local_step(pd_ppd_state* s, const pd_world* w) {
     if (pd_scatter_plan_current(&s->plan, &s->fam))
         return PD_OK;
-    return pd_scatter_plan_build(&s->plan, &s->fam, w->particles.pos, pd_world_order_cell(w),
-                                 PPD_TASK_GRAIN);
+    const pd_vec3* at = w->renew_every > 0 ? w->particles.pos : w->particles.rest;
+    return pd_scatter_plan_build(&s->plan, &s->fam, at, pd_world_order_cell(w), PPD_TASK_GRAIN);
 }
 
 /* Maps every material's E and nu onto the constants of Eq. 8 on the families at creation. */
@@ -740,14 +750,62 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
 pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     pd_ppd_state* s = state;
     pd_reorder r;
-    pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r);
-    if (st == PD_OK) {
-        if (s->direct.row_of)
-            pd_sym_direct_permute(&s->direct, perm, r.scratch);
+    pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r); /* factor_row too */
+    if (st == PD_OK)
         st = pd_ppd_plan_local_step(s, w);
-    }
     pd_reorder_end(&r);
     return st;
+}
+
+pd_state_arrays* pd_ppd_persistent(void* state) {
+    return &((pd_ppd_state*)state)->persist;
+}
+
+/* Beyond the arrays: which start point the last step took (the next tries the other first),
+ * the Jacobi bounds of the last build, and the pairs broken for good. */
+void pd_ppd_save(void* state, pd_ckpt_writer* cw) {
+    const pd_ppd_state* s = state;
+    int32_t motion_start = s->motion_start;
+    pd_real bounds[2] = {s->rho, s->rho_contact};
+    pd_ckpt_put(cw, "ppd.motion_start", &motion_start, sizeof motion_start);
+    pd_ckpt_put(cw, "ppd.jacobi_bounds", bounds, sizeof bounds);
+    pd_ckpt_put(cw, "ppd.broken", s->broken.keys, s->broken.count * sizeof(uint64_t));
+}
+
+/* After a checkpoint was read: the records of pd_ppd_save, and the factor of the direct solve
+ * with the rows it was numbered with (the families' arrays are as saved). */
+pd_status pd_ppd_restored(void* state, pd_world* w, pd_ckpt_reader* r, pd_error* err) {
+    pd_ppd_state* s = state;
+    int32_t motion_start = 0;
+    pd_real bounds[2];
+    size_t bytes = 0;
+    pd_status st = pd_ckpt_get(r, "ppd.motion_start", &motion_start, sizeof motion_start, err);
+    if (st == PD_OK)
+        st = pd_ckpt_get(r, "ppd.jacobi_bounds", bounds, sizeof bounds, err);
+    if (st == PD_OK)
+        st = pd_ckpt_next(r, "ppd.broken", &bytes, err);
+    if (st != PD_OK)
+        return st;
+    s->motion_start = motion_start, s->rho = bounds[0], s->rho_contact = bounds[1];
+    pd_bond_set_free(&s->broken);
+    size_t pairs = bytes / sizeof(uint64_t);
+    if (pairs) {
+        s->broken.keys = PD_NEW_ARRAY(uint64_t, pairs);
+        if (!s->broken.keys)
+            return PD_ERR_OUT_OF_MEMORY;
+        s->broken.count = s->broken.capacity = pairs;
+    }
+    if ((st = pd_ckpt_read(r, s->broken.keys, bytes, err)) != PD_OK)
+        return st;
+    w->bond_count = s->fam.bond_count;
+    if ((st = pd_ppd_plan_local_step(s, w)) != PD_OK || s->prm.global_solve != PD_PPD_DIRECT)
+        return st;
+    pd_sym_csr a = pd_ppd_matrix(s);
+    st = pd_sym_direct_factor_rows(&s->direct, &a);
+    return st == PD_OK
+               ? PD_OK
+               : pd_fail(err, st, "solver.global_solve",
+                         "the sparse Cholesky factorisation failed (%s)", pd_status_string(st));
 }
 
 pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error* err) {

@@ -200,7 +200,8 @@ void pd_sbpd_sand_free_spare(pd_sbpd_state* s);
  * by the renewals since the start); what they held is not kept. */
 pd_status pd_sbpd_reserve_bonds(void* state, size_t bonds);
 pd_state_arrays* pd_sbpd_persistent(void* state);
-pd_status pd_sbpd_restored(void* state, struct pd_world* w, pd_error* err);
+pd_status pd_sbpd_restored(void* state, struct pd_world* w, struct pd_ckpt_reader* r,
+                           pd_error* err);
 /* rho_i of Eq. 23 over i's family at positions x: sum_j m_j W(|x_j - x_i|, r) with i itself,
  * W the Wendland C2 kernel normalised in 3-D, r the horizon. */
 pd_real pd_sbpd_kernel_density(const pd_sbpd_state* s, const pd_vec3* x, uint32_t i);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "io/checkpoint_file.h"
 #include "core/error.h"
 #include "math/svd3.h"
 #include "neighbor/family_renewal.h"
@@ -382,8 +383,8 @@ pd_state_arrays* pd_sbpd_persistent(void* state) {
 
 /* After a checkpoint was read: nothing derived to rebuild (the collisions' candidate pairs
  * were made stale by the reordering that brought the state into the checkpoint's order). */
-pd_status pd_sbpd_restored(void* state, pd_world* w, pd_error* err) {
-    (void)state, (void)w, (void)err;
+pd_status pd_sbpd_restored(void* state, pd_world* w, pd_ckpt_reader* r, pd_error* err) {
+    (void)state, (void)w, (void)r, (void)err;
     return PD_OK;
 }
 
