@@ -150,26 +150,56 @@ static double ply_type_bytes(const char* type, int ascii) {
     return 4;
 }
 
+/* One header line into line (without its newline; \r\n taken as \n): 1, or 0 at the end of
+ * the file, on a byte that is not printable text, or on a line longer than the buffer. */
+static int ply_header_line(FILE* f, char* line, size_t cap) {
+    size_t n = 0;
+    for (int c; (c = getc(f)) != EOF;) {
+        if (c == '\n') {
+            if (n > 0 && line[n - 1] == '\r')
+                --n;
+            line[n] = '\0';
+            return 1;
+        }
+        if ((c < 0x20 && c != '\r' && c != '\t') || c > 0x7e || n + 1 >= cap)
+            return 0;
+        line[n++] = (char)c;
+    }
+    return 0;
+}
+
 /* Bytes the elements a PLY header declares need at the least (each row's scalar properties and
- * the count of each list), or -1 when the header is unreadable; *header gets its length. */
+ * the count of each list), or -1 when the header is unreadable: every line must be one the
+ * format defines, in printable text, up to "end_header" and its newline (Assimp's reader looped
+ * for ever on headers that were not: fuzzing, tests/bad_input/fuzz/mesh/); *header gets its
+ * length. */
 static double ply_declared_bytes(FILE* f, long* header) {
-    char line[512], a[64], b[64];
-    double total = 0, count = 0, row = 0;
+    char line[512], a[64], b[64], c[64], extra[8];
+    double total = 0, count = 0, row = 0, n;
     int ascii = 0;
-    while (fgets(line, sizeof line, f)) {
-        double n;
-        if (sscanf(line, "format %63s", a) == 1)
+    if (!ply_header_line(f, line, sizeof line) || strcmp(line, "ply") != 0)
+        return -1;
+    while (ply_header_line(f, line, sizeof line)) {
+        if (sscanf(line, "format %63s %63s %7s", a, b, extra) == 2) {
             ascii = strcmp(a, "ascii") == 0;
-        else if (sscanf(line, "element %63s %lf", a, &n) == 2) {
+            if (!ascii && strcmp(a, "binary_little_endian") != 0 &&
+                strcmp(a, "binary_big_endian") != 0)
+                return -1;
+        } else if (strncmp(line, "comment", 7) == 0 || strncmp(line, "obj_info", 8) == 0) {
+            continue;
+        } else if (sscanf(line, "element %63s %lf %7s", a, &n, extra) == 2 && n >= 0) {
             total += count * row;
             count = n, row = 0;
-        } else if (sscanf(line, "property list %63s %63s", a, b) == 2)
+        } else if (sscanf(line, "property list %63s %63s %63s %7s", a, b, c, extra) == 3) {
             row += ply_type_bytes(a, ascii);
-        else if (sscanf(line, "property %63s", a) == 1)
+        } else if (strncmp(line, "property list", 13) != 0 &&
+                   sscanf(line, "property %63s %63s %7s", a, b, extra) == 2) {
             row += ply_type_bytes(a, ascii);
-        else if (strncmp(line, "end_header", 10) == 0) {
+        } else if (strcmp(line, "end_header") == 0) {
             *header = ftell(f);
             return total + count * row;
+        } else {
+            return -1;
         }
     }
     return -1;

@@ -132,3 +132,11 @@ PD_TEST(ply_face_index_out_of_range_is_refused) {
     pd_status st = load_fuzzed_ply("ply_face_index_out_of_range.in", &err);
     PD_CHECK(st == PD_ERR_MESH && strstr(err.message, "out of range"));
 }
+
+/* "end_header" followed by a control byte instead of its newline: Assimp read for ever; the
+ * header is checked line by line now, and refused. */
+PD_TEST(ply_header_not_ended_by_a_newline_is_refused) {
+    pd_error err;
+    pd_status st = load_fuzzed_ply("ply_header_end_without_newline_hangs_assimp.in", &err);
+    PD_CHECK(st == PD_ERR_MESH && strstr(err.message, "unreadable PLY header"));
+}
