@@ -379,8 +379,7 @@ static const pd_scene_key k_output[] = {
            INT_MAX, "frames", NULL,
            "Write checkpoint_<frame>.pdck (everything the next step reads) every n-th frame; 0 "
            "writes none. `peridot run --resume DIR` continues from the newest, bit for bit as "
-           "the run that wrote it. Every method writes them; a scene with material changes not yet "
-           "(refused)."},
+           "the run that wrote it. Every method writes them."},
      .range_doc = "0 (none) or more"},
 };
 

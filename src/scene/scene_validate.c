@@ -279,18 +279,9 @@ static pd_status check_body_materials(const pd_scene* s, pd_error* err) {
 
 /* Every n-th frame with n > frames writes what n = frames writes, frame 0 and the last (which
  * is always written): the larger value would claim a choice it does not make. */
-/* Checkpoints only from a method that declares what it keeps across steps, and not yet with
- * material changes (what a change rebuilds in a method is not carried: untested, refused). */
+/* Checkpoints only from a method that declares what it keeps across steps. */
 static pd_status check_checkpoints(const pd_scene* s, pd_error* err) {
-    if (s->output.checkpoint_every == 0)
-        return PD_OK;
-    for (int b = 0; b < s->body_count; ++b)
-        if (s->bodies[b].material_change_count > 0)
-            return pd_fail(err, PD_ERR_BAD_SCENE, "output.checkpoint_every",
-                           "checkpoints of a scene with material changes (bodies[%d]."
-                           "material_changes) are not written yet; set 0",
-                           b);
-    if (s->solver->persistent)
+    if (s->output.checkpoint_every == 0 || s->solver->persistent)
         return PD_OK;
     char list[256] = "";
     for (const pd_solver_vtable* const* m = pd_solver_all(); *m; ++m)

@@ -7,6 +7,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/checkpoint_file.h"
+#include "world/material_change.h"
 #include "world/particles.h"
 #include "world/state_arrays.h"
 
@@ -92,11 +93,11 @@ pd_status pd_world_checkpoint_write(const pd_world* w, int frame, uint64_t scene
     pd_ckpt_put(&cw, "clock", &clock, sizeof clock);
     pd_ckpt_put(&cw, "particles", &count, sizeof count);
     pd_ckpt_put(&cw, "order.id", p->id, n * sizeof(int32_t));
+    pd_ckpt_put(&cw, "next_change", w->next_change,
+                w->next_change ? (size_t)w->scene->body_count * sizeof(int) : 0);
 #define PUT_ARRAY(field, T) pd_ckpt_put(&cw, "particles." #field, p->field, n * sizeof(T));
     PD_PARTICLE_ARRAYS(PUT_ARRAY)
 #undef PUT_ARRAY
-    pd_ckpt_put(&cw, "next_change", w->next_change,
-                w->next_change ? (size_t)w->scene->body_count * sizeof(int) : 0);
     for (int k = 0; k < w->pin_count; ++k) {
         ckpt_pin pin;
         memset(&pin, 0, sizeof pin);
@@ -227,6 +228,20 @@ static pd_status get_header(pd_world* w, pd_ckpt_reader* r, uint64_t scene_print
     return st;
 }
 
+/* The material changes made so far, made again on the fresh world (material_change.h) before
+ * its particles and the method's state are overwritten with the checkpoint's. */
+static pd_status get_changes(pd_world* w, pd_ckpt_reader* r, pd_error* err) {
+    size_t bodies = (size_t)w->scene->body_count;
+    int* upto = PD_NEW_ARRAY(int, bodies + 1);
+    pd_status st = upto ? get_optional(r, "next_change", w->next_change ? upto : NULL,
+                                       bodies * sizeof(int), err)
+                        : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK && w->next_change)
+        st = pd_world_replay_material_changes(w, upto, err);
+    PD_FREE_ARRAY(upto, int, bodies + 1);
+    return st;
+}
+
 /* Which bodies renew their families, and how often (a material change may have set them). */
 static pd_status get_renewal(pd_world* w, pd_ckpt_reader* r, pd_error* err) {
     int32_t every = 0;
@@ -252,14 +267,13 @@ static pd_status get_world(pd_world* w, pd_ckpt_reader* r, pd_error* err) {
     pd_particles* p = &w->particles;
     size_t n = p->count;
     pd_status st = take_order(w, r, err);
+    if (st == PD_OK)
+        st = get_changes(w, r, err);
 #define GET_ARRAY(field, T)                                                                        \
     if (st == PD_OK)                                                                               \
         st = pd_ckpt_get(r, "particles." #field, p->field, n * sizeof(T), err);
     PD_PARTICLE_ARRAYS(GET_ARRAY)
 #undef GET_ARRAY
-    if (st == PD_OK)
-        st = get_optional(r, "next_change", w->next_change,
-                          (size_t)w->scene->body_count * sizeof(int), err);
     for (int k = 0; st == PD_OK && k < w->pin_count; ++k) {
         ckpt_pin pin;
         st = pd_ckpt_get(r, "pin", &pin, sizeof pin, err);

@@ -4,6 +4,7 @@
  * velocities are kept) and the method refreshes its own state. */
 #include "world/material_change.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "core/alloc.h"
@@ -46,16 +47,16 @@ pd_status pd_world_prepare_material_changes(pd_world* w, pd_error* err) {
     return w->next_change ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 
-pd_status pd_world_apply_material_changes(pd_world* w, pd_error* err) {
-    if (!w->next_change)
-        return PD_OK;
+/* Applies the changes due at w->time, body b's up to its limit[b] (NULL: all). */
+static pd_status apply_changes_upto(pd_world* w, const int* limit, pd_error* err) {
     const pd_scene* s = w->scene;
     pd_particles* p = &w->particles;
     pd_real now = w->time + PD_CHANGE_TIME_SLACK * w->def.dt;
     uint8_t* changed = NULL;
     for (int b = 0; b < s->body_count; ++b) {
         const pd_body_def* body = &s->bodies[b];
-        for (; w->next_change[b] < body->material_change_count; ++w->next_change[b]) {
+        int end = limit ? limit[b] : body->material_change_count;
+        for (; w->next_change[b] < end; ++w->next_change[b]) {
             const pd_material_change_def* c = &body->material_changes[w->next_change[b]];
             if (c->t > now)
                 break;
@@ -80,6 +81,32 @@ pd_status pd_world_apply_material_changes(pd_world* w, pd_error* err) {
     if (st != PD_OK && err->message[0] == '\0')
         return pd_fail(err, st, "", "changing materials at t = %g s failed (%s)", (double)w->time,
                        pd_status_string(st));
+    return st;
+}
+
+pd_status pd_world_apply_material_changes(pd_world* w, pd_error* err) {
+    return w->next_change ? apply_changes_upto(w, NULL, err) : PD_OK;
+}
+
+/* The earliest time of a change still to replay (INFINITY: none). */
+static pd_real next_replay_time(const pd_world* w, const int* upto) {
+    pd_real t = INFINITY;
+    for (int b = 0; b < w->scene->body_count; ++b)
+        if (w->next_change[b] < upto[b])
+            t = fmin(t, w->scene->bodies[b].material_changes[w->next_change[b]].t);
+    return t;
+}
+
+pd_status pd_world_replay_material_changes(pd_world* w, const int* upto, pd_error* err) {
+    if (!w->next_change)
+        return PD_OK;
+    pd_real saved_time = w->time;
+    pd_status st = PD_OK;
+    for (pd_real t; st == PD_OK && isfinite(t = next_replay_time(w, upto));) {
+        w->time = t; /* the changes of time t, as the world's step applies them */
+        st = apply_changes_upto(w, upto, err);
+    }
+    w->time = saved_time;
     return st;
 }
 

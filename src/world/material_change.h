@@ -19,4 +19,10 @@ pd_status pd_world_apply_material_changes(pd_world* w, pd_error* err);
  * (a method calibrates a material on them, whenever they take it). */
 void pd_world_particles_of_material(const pd_world* w, int m, uint8_t* out);
 
+/* A checkpoint's changes made on a world fresh from the scene: body b's first upto[b]
+ * changes, as the steps made them (in time order, those of one time together), so that the
+ * method holds what they set up (a fluid's arrays, a renewal); what they computed is then
+ * overwritten by the checkpoint's state. */
+pd_status pd_world_replay_material_changes(pd_world* w, const int* upto, pd_error* err);
+
 #endif

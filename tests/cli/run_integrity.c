@@ -308,3 +308,30 @@ PD_TEST(long_frame_reports_its_steps_on_a_terminal) {
     PD_CHECK(strstr(screen, "interrupted (SIGINT) at frame 1") && strstr(screen, "frames 0..0"));
     remove_tree(f.dir);
 }
+
+/* The same long frame off a terminal (stderr a file, as under a batch system): the first
+ * report of the steps within the frame comes after 2 s, the next only 10 s later, so that a
+ * log is not flooded: one line in the 3 s after the first. */
+PD_TEST(long_frame_reports_its_steps_in_a_log_every_10_s) {
+    folder f;
+    PD_REQUIRE(make_folder(&f, BALL_SCENE(2, "")));
+    pid_t run = spawn_run(f.scene, f.out, "time={\"dt\":1e-4,\"fps\":0.01,\"frames\":2}",
+                          open_err_file(f.err), 0, 0);
+    char* log = NULL;
+    for (int waited = 0; waited < 20000; waited += 100, sleep_ms(100)) {
+        free(log);
+        log = read_text(f.err);
+        if (log && strstr(log, "of frame 1)"))
+            break;
+    }
+    sleep_ms(3000);
+    kill(run, SIGINT);
+    PD_CHECK_NEAR(exit_code(run), 130, 0);
+    free(log);
+    log = read_text(f.err);
+    printf("    log: %s", log ? log : "(none)\n");
+    PD_CHECK(log && strstr(log, "/1000000 of frame 1)") && strstr(log, "ETA "));
+    PD_CHECK_NEAR(occurrences(log, "of frame 1)"), 1, 0);
+    free(log);
+    remove_tree(f.dir);
+}
