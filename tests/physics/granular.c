@@ -7,7 +7,10 @@
  * - Known failures: static friction (Eq. 28) should hold grains the friction stiffness alone
  *   lets slide (Fig. 12): the column should keep more of its height with it; the runout of the
  *   collapse against Lube et al. 2004 (JFM 508:175, axisymmetric collapse:
- *   dR/R0 = 1.6 a^(1/2) for a > 1.7), with the -25 %/+50 % band of VALIDATION.md. */
+ *   dR/R0 = 1.6 a^(1/2) for a > 1.7), with the -25 %/+50 % band of VALIDATION.md; four plastic
+ *   corrections lowering the column below 0.8 x (within the rounding's spread, issue 30).
+ * - One run of these chaotic collapses moves with the rounding (another CPU's vector width):
+ *   wet against dry sand is averaged over three runs, the column moved by +-1 um. */
 #include "projective_pd_support.h"
 
 #include "parallel/parallel.h"
@@ -17,7 +20,10 @@
 #define RADIUS  0.02
 #define HEIGHT  0.04
 
-static int open_column(pd_test_sim* t, const char* granular, const char* solver, double radius) {
+/* The column's base at (shift, 0, 0): a shift of a micrometre moves the sand by 2e-4 spacings
+ * over a floor that is the same everywhere, and changes only the rounding of every step. */
+static int open_column(pd_test_sim* t, const char* granular, const char* solver, double radius,
+                       double shift) {
     char json[4096];
     snprintf(json, sizeof json,
              "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{%s},"
@@ -26,10 +32,10 @@ static int open_column(pd_test_sim* t, const char* granular, const char* solver,
              "\"poisson_ratio\":0.3,\"plasticity\":{\"model\":\"drucker_prager\","
              "\"friction_angle\":30,\"cohesion\":0},\"granular\":{%s}}},"
              "\"bodies\":[{\"name\":\"column\",\"material\":\"sand\",\"spacing\":%.17g,"
-             "\"shape\":{\"type\":\"cylinder\",\"base\":[0,0,0],\"axis\":[0,1,0],"
+             "\"shape\":{\"type\":\"cylinder\",\"base\":[%.17g,0,0],\"axis\":[0,1,0],"
              "\"radius\":%.17g,\"height\":%.17g}}],"
              "\"colliders\":[{\"type\":\"plane\",\"normal\":[0,1,0],\"boundary\":\"no_slip\"}]}",
-             solver, granular, SPACING, radius, HEIGHT);
+             solver, granular, SPACING, shift, radius, HEIGHT);
     return pd_test_sim_open(t, json, NULL, 0);
 }
 
@@ -58,10 +64,10 @@ static double runout_of(const pd_particles* p) {
 
 /* Runs until the kinetic energy falls below 1e-6 of the initial potential energy (VALIDATION.md)
  * or t_end. */
-static settled run(const char* granular, const char* solver, double t_end) {
+static settled run(const char* granular, const char* solver, double t_end, double shift) {
     settled out = {0};
     pd_test_sim t;
-    if (!open_column(&t, granular, solver, RADIUS))
+    if (!open_column(&t, granular, solver, RADIUS, shift))
         return out;
     pd_world* w = t.world;
     const pd_particles* p = &w->particles;
@@ -104,23 +110,36 @@ static settled run(const char* granular, const char* solver, double t_end) {
 }
 
 PD_TEST(density_constraints_keep_settled_sand_at_rest_density) {
-    settled with = run("\"static_friction\":false", "", 0.6);
+    settled with = run("\"static_friction\":false", "", 0.6, 0);
     settled without =
-        run("\"static_friction\":false,\"repulsion\":0", "\"density_iterations\":0", 0.6);
+        run("\"static_friction\":false,\"repulsion\":0", "\"density_iterations\":0", 0.6, 0);
     PD_REQUIRE(with.ok && without.ok);
     PD_CHECK(with.density > 0 && with.density < 1.02 * 1600);
     PD_CHECK(without.density > 1.1 * 1600);
 }
 
+#define WET   "\"cohesion_stiffness\":1.73e5,\"saturation\":0.5"
+#define SHIFT 1e-6
+
 /* The runs below, each made once: 0 the defaults (the paper's order: one plastic correction
- * after the solve), 1 without static friction, 2 with four plastic corrections per step. */
+ * after the solve), 1 without static friction, 2 with four plastic corrections per step; 3 and
+ * 4 the same as 2 with the column moved by +SHIFT and -SHIFT; 5, 6, 7 wet sand (Fig. 11) with
+ * four corrections, moved by 0, +SHIFT, -SHIFT. */
 static settled cached(int k) {
-    static settled runs[3];
-    static int done[3];
-    const char* granular[] = {"", "\"static_friction\":false", ""};
-    const char* solver[] = {"", "", "\"plastic_passes\":4"};
+    static settled runs[8];
+    static int done[8];
+    const char* granular[] = {"", "\"static_friction\":false", "", "", "", WET, WET, WET};
+    const char* solver[] = {"",
+                            "",
+                            "\"plastic_passes\":4",
+                            "\"plastic_passes\":4",
+                            "\"plastic_passes\":4",
+                            "\"plastic_passes\":4",
+                            "\"plastic_passes\":4",
+                            "\"plastic_passes\":4"};
+    const double shift[] = {0, 0, 0, SHIFT, -SHIFT, 0, SHIFT, -SHIFT};
     if (!done[k])
-        runs[k] = run(granular[k], solver[k], 1.5), done[k] = 1;
+        runs[k] = run(granular[k], solver[k], 1.5, shift[k]), done[k] = 1;
     return runs[k];
 }
 
@@ -134,7 +153,11 @@ PD_TEST(known_failure_static_friction_holds_grains) {
 
 /* One plastic correction after the solve lets the solve resist the step's motion with the
  * elastic trial stress, a viscosity of about G h (here 1.15e5 Pa x 2 ms = 230 Pa s: the column
- * creeps at ~1 cm/s); corrections within the solve bound it by the yield surface. */
+ * creeps at ~1 cm/s); corrections within the solve bound it by the yield surface. The runout
+ * is counted in rings of 0.25 R0; one run of each (issue 30): dR/R0 0.25 and 1.25 native (AVX2)
+ * and portable (SSE2), 0.25 and 1.00 with FMA contraction, 0.25 and 1.00, 1.25, 0.75 with the
+ * column moved by 1, -1, 3 um; 0.50 and 1.00 with jittered sampling (seeds 1-3): two to four
+ * rings farther, never fewer than two. */
 PD_TEST(plastic_passes_let_sand_flow) {
     settled one = cached(0), four = cached(2);
     PD_REQUIRE(one.ok && four.ok);
@@ -146,26 +169,43 @@ PD_TEST(plastic_passes_let_sand_flow) {
 }
 
 /* The same runs: the column that flows farther also ends lower (a known failure at 0.82 x
- * until the yield check counted the pressure the density constraints carry). */
-PD_TEST(plastic_passes_lower_the_sand_column) {
+ * until the yield check counted the pressure the density constraints carry). Not robust: the
+ * ratio four / one moves with the rounding, one run of each (issue 30): 0.79 native (AVX2),
+ * 0.80 portable (SSE2) and AVX-512, 0.69 native with FMA contraction, 0.75, 0.79 and 0.83
+ * with the column moved by 1, -1 and 3 um; jittered sampling, seeds 1 and 2: 0.69 and 0.79
+ * (one kept 82-85 %, four 59-68 % on the grid). Four is lower in every run, by 1.1 to 2.1
+ * spacings, but not below 0.8 x. */
+PD_TEST(known_failure_plastic_passes_lower_the_sand_column) {
     settled one = cached(0), four = cached(2);
     PD_REQUIRE(one.ok && four.ok);
-    printf("  height kept: %.0f %% with one plastic correction per step, %.0f %% with four\n",
-           100 * one.height / HEIGHT, 100 * four.height / HEIGHT);
+    printf("  height kept: %.0f %% with one plastic correction per step, %.0f %% with four: "
+           "%.3f x\n",
+           100 * one.height / HEIGHT, 100 * four.height / HEIGHT, four.height / one.height);
     PD_CHECK(four.height < 0.8 * one.height);
 }
 
 /* Eq. 26-27 and Fig. 11: wet sand (saturation 0.5, K_c = K_f) holds a steeper, taller column
- * than dry sand; both with four plastic corrections per step. */
+ * than dry sand; both with four plastic corrections per step. One run of each moves with the
+ * rounding (issue 30): wet - dry was 1.61 spacings native (AVX2), 0.62 portable (SSE2; AVX-512
+ * 76 % and 65 %: 0.88), 1.83 with FMA contraction, 1.87, 1.63 and 1.44 with the column moved
+ * by 1, -1 and 3 um, 1.37 and 1.29 with jittered sampling (seeds 1, 2). So the heights are
+ * averaged over the column as placed and moved by +-1 um (rounding only). */
 PD_TEST(wet_sand_stands_steeper_than_dry) {
-    settled dry = cached(2);
-    settled wet =
-        run("\"cohesion_stiffness\":1.73e5,\"saturation\":0.5", "\"plastic_passes\":4", 1.5);
-    PD_REQUIRE(dry.ok && wet.ok);
-    printf("  height kept: %.0f %% wet, %.0f %% dry; dR/R0 %.2f wet, %.2f dry\n",
-           100 * wet.height / HEIGHT, 100 * dry.height / HEIGHT, (wet.runout - RADIUS) / RADIUS,
-           (dry.runout - RADIUS) / RADIUS);
-    PD_CHECK(wet.height > dry.height + SPACING);
+    double wet = 0, dry = 0;
+    for (int k = 0; k < 3; ++k) {
+        settled d = cached(k ? 2 + k : 2), w = cached(5 + k);
+        PD_REQUIRE(d.ok && w.ok);
+        printf("  moved %+.0f um: height kept %.1f %% wet, %.1f %% dry; dR/R0 %.2f wet, %.2f dry\n",
+               1e6 * (k == 0   ? 0
+                      : k == 1 ? SHIFT
+                               : -SHIFT),
+               100 * w.height / HEIGHT, 100 * d.height / HEIGHT, (w.runout - RADIUS) / RADIUS,
+               (d.runout - RADIUS) / RADIUS);
+        wet += w.height / 3, dry += d.height / 3;
+    }
+    printf("  mean height kept: %.1f %% wet, %.1f %% dry: wet taller by %.2f spacings\n",
+           100 * wet / HEIGHT, 100 * dry / HEIGHT, (wet - dry) / SPACING);
+    PD_CHECK(wet > dry + SPACING);
 }
 
 /* Lube et al. 2004: dR/R0 = 1.6 a^(1/2) for a > 1.7; a = 2 gives 2.26, band [1.70, 3.39].
@@ -214,7 +254,7 @@ static size_t run_threads(int threads, pd_vec3* out, size_t cap) {
     pd_set_threads(threads);
     pd_test_sim t;
     size_t n = 0;
-    int ok = open_column(&t, "", "\"plastic_passes\":2", 0.05);
+    int ok = open_column(&t, "", "\"plastic_passes\":2", 0.05, 0);
     pd_error err = {0};
     for (int k = 0; ok && k < 10; ++k)
         ok = pd_world_step(t.world, &err) == PD_OK;
@@ -296,7 +336,7 @@ PD_TEST(density_attribute_follows_an_elastic_body) {
  * closer than that (measured 0.92). */
 static double closest_pair(const char* granular) {
     pd_test_sim t;
-    if (!open_column(&t, granular, "\"density_iterations\":0", RADIUS))
+    if (!open_column(&t, granular, "\"density_iterations\":0", RADIUS, 0))
         return -1;
     pd_error err = {0};
     while (t.world->time < 0.3 - 1e-9)
