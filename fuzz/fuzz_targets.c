@@ -59,9 +59,9 @@ void pd_fuzz_mesh(const uint8_t* data, size_t size) {
     if (!write_temp(shape.path, sizeof shape.path, ext[data[0] % 3], data + 1, size - 1))
         return;
     pd_vec3 lo, hi;
-    double volume;
+    double volume, area;
     pd_error err;
-    pd_shape_measure(&shape, &lo, &hi, &volume, "bodies[0].shape", &err);
+    pd_shape_measure(&shape, &lo, &hi, &volume, &area, "bodies[0].shape", &err);
     remove(shape.path);
 }
 

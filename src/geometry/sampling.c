@@ -103,17 +103,31 @@ static void analytic_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi)
     }
 }
 
+/* Area of a triangle soup (m^2). */
+static double mesh_area(const pd_mesh* m) {
+    double area = 0;
+    for (size_t t = 0; t < m->triangle_count; ++t) {
+        pd_vec3 a = m->vertices[m->triangles[3 * t]], b = m->vertices[m->triangles[3 * t + 1]];
+        pd_vec3 c = m->vertices[m->triangles[3 * t + 2]];
+        area += 0.5 * pd_v3_len(pd_v3_cross(pd_v3_sub(b, a), pd_v3_sub(c, a)));
+    }
+    return area;
+}
+
 pd_status pd_shape_measure(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, double* volume,
-                           const char* path, pd_error* err) {
+                           double* area, const char* path, pd_error* err) {
     if (shape->type != PD_SHAPE_MESH) {
         analytic_bounds(shape, lo, hi);
         pd_vec3 e = pd_v3_sub(*hi, *lo);
+        double r = shape->radius;
         if (shape->type == PD_SHAPE_SPHERE)
-            *volume = 4.0 / 3.0 * M_PI * pow(shape->radius, 3);
+            *volume = 4.0 / 3.0 * M_PI * r * r * r, *area = 4 * M_PI * r * r;
         else if (shape->type == PD_SHAPE_CYLINDER)
-            *volume = M_PI * shape->radius * shape->radius * shape->height;
+            *volume = M_PI * r * r * shape->height,
+            *area = 2 * M_PI * r * r + 2 * M_PI * r * shape->height;
         else
-            *volume = (double)e.x * e.y * e.z;
+            *volume = (double)e.x * e.y * e.z,
+            *area = 2 * ((double)e.x * e.y + (double)e.y * e.z + (double)e.z * e.x);
         return PD_OK;
     }
     pd_mesh mesh;
@@ -122,18 +136,19 @@ pd_status pd_shape_measure(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, 
         return st;
     pd_mesh_bounds(&mesh, lo, hi);
     *volume = pd_mesh_enclosed_volume(&mesh);
+    *area = mesh_area(&mesh);
     pd_mesh_free(&mesh);
     return PD_OK;
 }
 
 pd_status pd_shape_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, const char* path,
                           pd_error* err) {
-    double volume;
+    double volume, area;
     if (shape->type != PD_SHAPE_MESH) { /* no mesh to load only for its volume */
         analytic_bounds(shape, lo, hi);
         return PD_OK;
     }
-    return pd_shape_measure(shape, lo, hi, &volume, path, err);
+    return pd_shape_measure(shape, lo, hi, &volume, &area, path, err);
 }
 
 /* ---- lattice ---- */

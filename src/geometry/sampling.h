@@ -29,8 +29,9 @@ int pd_shape_contains(const pd_shape_def* shape, pd_vec3 p);
  * then the JSON path of the shape object, e.g. "colliders[2].shape", see pd_mesh_load). */
 pd_status pd_shape_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, const char* path,
                           pd_error* err);
-/* The same box, and the volume the shape encloses (m^3; a mesh's by pd_mesh_enclosed_volume). */
+/* The same box, the volume the shape encloses (m^3; a mesh's by pd_mesh_enclosed_volume) and
+ * its surface's area (m^2). */
 pd_status pd_shape_measure(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, double* volume,
-                           const char* path, pd_error* err);
+                           double* area, const char* path, pd_error* err);
 
 #endif

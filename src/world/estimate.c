@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/param.h"
 #include "geometry/sampling.h"
 #include "world/fields.h"
 #include "world/world.h"
@@ -23,12 +24,13 @@ static double lattice_points(pd_vec3 lo, pd_vec3 hi, pd_real h) {
  * sampling, at least 0.85 h apart) holds about one point per h^3 of a solid's inside, whatever
  * its shape: its volume over h^3 (a bounding box's lattice overcounted a mesh body 36 times:
  * the flower at 3 mm). A box's lattice, and the shells (one layer) and rods (a line and its
- * ghosts) sampled on their bounding lattice, are counted exactly. */
-static pd_status body_particles(const pd_body_def* body, const char* path, double* n,
-                                pd_error* err) {
-    double volume = 0;
+ * ghosts) sampled on their bounding lattice, are counted exactly. *surface gets the particles
+ * within a horizon of the surface, which hold fewer bonds than a full family. */
+static pd_status body_particles(const pd_body_def* body, const char* path, pd_real horizon,
+                                double* n, double* surface, pd_error* err) {
+    double volume = 0, area = 0;
     pd_vec3 lo, hi;
-    pd_status st = pd_shape_measure(&body->shape, &lo, &hi, &volume, path, err);
+    pd_status st = pd_shape_measure(&body->shape, &lo, &hi, &volume, &area, path, err);
     if (st != PD_OK)
         return st;
     double h = body->spacing, lattice = lattice_points(lo, hi, h);
@@ -38,6 +40,9 @@ static pd_status body_particles(const pd_body_def* body, const char* path, doubl
         *n = lattice;
     else
         *n = fmin(lattice, volume / (h * h * h));
+    /* a layer of depth horizon * h under the surface; shells and rods are all surface */
+    int thin = body->kind == PD_BODY_SHELL || body->kind == PD_BODY_ROD;
+    *surface = thin ? *n : fmin(*n, area * horizon * h / (h * h * h));
     return PD_OK;
 }
 
@@ -76,22 +81,38 @@ static size_t clamp_size(double v) {
     return v > 1e18 ? (size_t)1e18 : (size_t)v;
 }
 
+/* The method's horizon in spacings (every bonded method declares `horizon`; 2 otherwise). */
+static pd_real scene_horizon(const pd_scene* scene) {
+    const pd_param_info* row = pd_param_find(scene->solver->params, "horizon");
+    return row ? pd_param_get_number(row, scene->solver_params) : 2;
+}
+
+/* A particle within a horizon of a flat surface lacks, averaged over the layer's depth, 3/16
+ * of a full family's bonds (the spherical cap cut off at depth d, integrated over d from 0 to
+ * the horizon); the bulk has them all. */
+static double bond_fraction(double particles, double surface) {
+    return particles > 0 ? fmax(0.25, 1 - 3.0 / 16.0 * surface / particles) : 1;
+}
+
 pd_status pd_scene_estimate(const pd_scene* scene, pd_estimate* out, pd_error* err) {
-    double particles = 0;
+    double particles = 0, surface = 0;
+    pd_real horizon = scene_horizon(scene);
     char path[64];
     for (int b = 0; b < scene->body_count; ++b) {
         snprintf(path, sizeof path, "bodies[%d].shape", b);
-        double n = 0;
-        pd_status st = body_particles(&scene->bodies[b], path, &n, err);
+        double n = 0, near = 0;
+        pd_status st = body_particles(&scene->bodies[b], path, horizon, &n, &near, err);
         if (st != PD_OK)
             return st;
-        particles += n;
+        particles += n, surface += near;
     }
     const pd_solver_vtable* solver = scene->solver;
-    size_t per = PD_WORLD_BYTES_PER_PARTICLE + solver->bytes_per_particle(scene->solver_params);
+    double fraction = bond_fraction(particles, surface);
+    size_t per =
+        PD_WORLD_BYTES_PER_PARTICLE + solver->bytes_per_particle(scene->solver_params, fraction);
     particles = ceil(particles);
     out->particles = clamp_size(particles);
-    out->bonds = clamp_size(particles * 32);
+    out->bonds = clamp_size(particles * fraction * 4.2 * horizon * horizon * horizon);
     out->bytes = clamp_size(particles * (double)per);
     out->output_bytes = clamp_size(output_bytes(scene, particles));
     double steps_per_frame = ceil(1.0 / (scene->world.fps * scene->world.dt) - 1e-9);

@@ -1,7 +1,8 @@
 /* What a scene will cost, before it is built (issue 30, item 3): particles from the bodies'
  * volumes within a factor 1.5 of what sampling makes (the bounding-box lattice overcounted the
- * flower 36 times at 3 mm and refused scenes that fit), the memory estimate a bound on what is
- * allocated, and the memory limit read from ulimit -v and the cgroup as well as the RAM. */
+ * flower 36 times at 3 mm and refused scenes that fit), the memory estimate (bonds short of a
+ * full family near the surface) a bound on what the build and two steps allocate, and the
+ * memory limit read from ulimit -v and the cgroup as well as the RAM. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +37,19 @@ static void check_estimate(const char* name, int bodies, const char* spacing) {
     if (st != PD_OK)
         printf("  %s: %s\n", err.path, err.message);
     PD_REQUIRE(st == PD_OK);
+    for (int k = 0; k < 2; ++k) /* what the first steps add: contact buffers, scratch */
+        PD_REQUIRE(pd_world_step(world, &err) == PD_OK);
     double built = (double)world->particles.count;
     double allocated = (double)(pd_bytes_in_use() - before);
     printf("  %s at %s m: estimate %zu particles, built %.0f (ratio %.3f); memory estimate %.1f "
-           "MiB, allocated %.1f MiB (ratio %.2f)\n",
+           "MiB, allocated after two steps %.1f MiB (ratio %.2f)\n",
            name, spacing, est.particles, built, (double)est.particles / built,
            (double)est.bytes / 1048576.0, allocated / 1048576.0, (double)est.bytes / allocated);
     PD_CHECK((double)est.particles < 1.5 * built && (double)est.particles > built / 1.5);
-    PD_CHECK((double)est.bytes >= allocated); /* worded "up to": a bound */
+    /* worded "up to": a bound (CHOLMOD's factor, in the estimate, is not counted in allocated),
+     * measured 1.5-1.65 times what two steps allocated (an estimate from the bounding box was
+     * 36 times) */
+    PD_CHECK((double)est.bytes >= allocated && (double)est.bytes < 2 * allocated);
     pd_destroy_world(world);
     pd_scene_free(&scene);
 }

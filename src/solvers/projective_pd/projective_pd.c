@@ -896,7 +896,7 @@ static void ppd_destroy(void* state) {
     pd_ppd_destroy_state(state);
 }
 
-static size_t ppd_bytes_per_particle(const void* params) {
+static size_t ppd_bytes_per_particle(const void* params, double bond_fraction) {
     const pd_ppd_params* prm = params;
     /* about 33 bonds of j, rev, c (single); xi; kb (a scene where nothing flows keeps neither
      * rev nor xi: this is the most); per particle kinv (upper triangle), 14 vectors (ystar, g,
@@ -904,7 +904,7 @@ static size_t ppd_bytes_per_particle(const void* params) {
      * collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair, diag, kq, the
      * family weight w, and push, limit, ktan, plastic strain, density, the granular factor and
      * the density constraints' seven, flags, and the scatter plan's order and task */
-    size_t bonds = (size_t)(4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
+    size_t bonds = (size_t)(bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + sizeof(float) + sizeof(pd_vec3) + sizeof(pd_real);
     size_t per_particle = sizeof(pd_ppd_sym3) + (15 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
                           15 * sizeof(pd_real) + 26;
