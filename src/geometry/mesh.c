@@ -50,14 +50,17 @@ static pd_vec3 transform_vertex(const pd_shape_def* shape, pd_vec3 v, pd_vec3 un
     return pd_v3_add(v, shape->translate);
 }
 
+/* Triangles of a mesh's faces: a polygon of k corners as a fan of k - 2 (points and lines
+ * none). Ours, not Assimp's Triangulate step, which asserted and aborted the program on faces
+ * its own validation let through (fuzzing, tests/bad_input/fuzz/mesh/). */
 static size_t count_triangles(const struct aiMesh* m) {
     size_t n = 0;
     for (unsigned f = 0; f < m->mNumFaces; ++f)
-        n += m->mFaces[f].mNumIndices == 3;
+        n += m->mFaces[f].mNumIndices >= 3 ? m->mFaces[f].mNumIndices - 2 : 0;
     return n;
 }
 
-/* Copies the scene's triangles (points and lines are skipped) and transformed vertices. */
+/* Copies the scene's faces as triangles (count_triangles) and its transformed vertices. */
 static void copy_scene(const struct aiScene* scene, const pd_shape_def* shape, pd_mesh* out) {
     pd_real axis_len = pd_v3_len(shape->rotate_axis);
     int rotate = axis_len > 0 && shape->rotate_degrees != 0;
@@ -71,11 +74,11 @@ static void copy_scene(const struct aiScene* scene, const pd_shape_def* shape, p
         }
         for (unsigned f = 0; f < m->mNumFaces; ++f) {
             const struct aiFace* face = &m->mFaces[f];
-            if (face->mNumIndices != 3)
-                continue;
-            for (int c = 0; c < 3; ++c)
-                out->triangles[3 * nt + c] = (uint32_t)(nv + face->mIndices[c]);
-            nt++;
+            for (unsigned c = 2; c < face->mNumIndices; ++c, ++nt) {
+                out->triangles[3 * nt] = (uint32_t)(nv + face->mIndices[0]);
+                out->triangles[3 * nt + 1] = (uint32_t)(nv + face->mIndices[c - 1]);
+                out->triangles[3 * nt + 2] = (uint32_t)(nv + face->mIndices[c]);
+            }
         }
         nv += m->mNumVertices;
     }
@@ -272,11 +275,11 @@ pd_status pd_mesh_load(const pd_shape_def* shape, pd_mesh* out, const char* path
     /* PreTransformVertices bakes node transforms (formats with a node hierarchy) into the
      * vertices, so that merging meshes keeps them where the file places them.
      * ValidateDataStructure runs first and refuses a scene whose faces index vertices that are
-     * not there: without it Triangulate aborted the program on such a PLY (an assertion inside
-     * Assimp; fuzzing, tests/bad_input/fuzz/mesh/). */
-    const struct aiScene* scene = aiImportFile(
-        shape->path, aiProcess_ValidateDataStructure | aiProcess_Triangulate |
-                         aiProcess_JoinIdenticalVertices | aiProcess_PreTransformVertices);
+     * not there; polygons are made triangles here (count_triangles): Assimp's Triangulate
+     * asserted and aborted the program on such PLY faces (fuzzing, tests/bad_input/fuzz/mesh/). */
+    const struct aiScene* scene = aiImportFile(shape->path, aiProcess_ValidateDataStructure |
+                                                                aiProcess_JoinIdenticalVertices |
+                                                                aiProcess_PreTransformVertices);
     if (!scene)
         return pd_fail(err, PD_ERR_MESH, jpath, "cannot read mesh file '%s': %s", shape->path,
                        aiGetErrorString());

@@ -140,3 +140,34 @@ PD_TEST(ply_header_not_ended_by_a_newline_is_refused) {
     pd_status st = load_fuzzed_ply("ply_header_end_without_newline_hangs_assimp.in", &err);
     PD_CHECK(st == PD_ERR_MESH && strstr(err.message, "unreadable PLY header"));
 }
+
+/* A PLY face Assimp's own triangulation asserted on (the program aborted, killing this test):
+ * polygons are made triangles by our loader now, and the file loads (a body of it is then
+ * refused as flat: `peridot info` says it encloses no volume). */
+PD_TEST(ply_face_assimp_could_not_triangulate_loads) {
+    pd_error err;
+    PD_CHECK(load_fuzzed_ply("ply_face_assimp_triangulation_aborts.in", &err) == PD_OK);
+}
+
+/* Polygons become fans of triangles: a cube of six quads loads as twelve triangles that enclose
+ * its volume. */
+PD_TEST(quad_faces_load_as_triangles) {
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/pd_quads_%ld.obj", (long)getpid());
+    FILE* f = fopen(path, "w");
+    PD_REQUIRE(f);
+    fputs("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+          "f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 3 4 8 7\nf 2 3 7 6\nf 1 5 8 4\n",
+          f);
+    fclose(f);
+    pd_shape_def shape = pd_default_shape_def();
+    shape.type = PD_SHAPE_MESH;
+    snprintf(shape.path, sizeof shape.path, "%s", path);
+    pd_mesh mesh;
+    pd_error err;
+    PD_REQUIRE(pd_mesh_load(&shape, &mesh, "bodies[0].shape", &err) == PD_OK);
+    PD_CHECK_NEAR((double)mesh.triangle_count, 12, 0);
+    PD_CHECK_NEAR(pd_mesh_enclosed_volume(&mesh), 1.0, 1e-12);
+    pd_mesh_free(&mesh);
+    remove(path);
+}
