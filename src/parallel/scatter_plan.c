@@ -94,7 +94,7 @@ static void split_tasks(pd_scatter_plan* p, const uint64_t* keys, size_t grain) 
     p->tasks = tasks;
 }
 
-static pd_status reserve(pd_scatter_plan* p, size_t n) {
+pd_status pd_scatter_plan_reserve(pd_scatter_plan* p, size_t n) {
     if (n <= p->capacity && p->order)
         return PD_OK;
     pd_scatter_plan_free(p);
@@ -113,7 +113,7 @@ pd_status pd_scatter_plan_build(pd_scatter_plan* plan, const pd_family* f, const
     size_t n = f->count;
     if (n >= UINT32_MAX)
         return PD_ERR_TOO_LARGE;
-    pd_status st = reserve(plan, n);
+    pd_status st = pd_scatter_plan_reserve(plan, n);
     if (st != PD_OK)
         return st;
     plan->count = n;

@@ -38,6 +38,9 @@ typedef struct pd_scatter_plan {
  * Reuses the plan's arrays. */
 pd_status pd_scatter_plan_build(pd_scatter_plan* plan, const pd_family* f, const pd_vec3* pos,
                                 pd_real base_cell, size_t grain);
+/* Room for a plan of n particles (the arrays reused when they hold it): a plan read back from a
+ * checkpoint, whose order the bond forces must be summed in again. */
+pd_status pd_scatter_plan_reserve(pd_scatter_plan* plan, size_t n);
 /* The plan was made for f's bonds as they are. */
 int pd_scatter_plan_current(const pd_scatter_plan* plan, const pd_family* f);
 void pd_scatter_plan_free(pd_scatter_plan* plan);

@@ -642,17 +642,11 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
     return PD_OK;
 }
 
-/* The plan's tasks group the bonds by cells of the positions it is built on, and their order
- * is the order the bond forces are summed in. Families renewed every step are planned on the
- * positions of the step's renewal; families that stay, on the rest positions: planned on the
- * positions of the last reordering, a run resumed from a checkpoint (which plans on the
- * checkpoint's) summed in another order and parted from the run that wrote it in the last
- * bits within a step (tests/cli/checkpoint.c). */
 pd_status pd_ppd_plan_local_step(pd_ppd_state* s, const pd_world* w) {
     if (pd_scatter_plan_current(&s->plan, &s->fam))
         return PD_OK;
-    const pd_vec3* at = w->renew_every > 0 ? w->particles.pos : w->particles.rest;
-    return pd_scatter_plan_build(&s->plan, &s->fam, at, pd_world_order_cell(w), PPD_TASK_GRAIN);
+    return pd_scatter_plan_build(&s->plan, &s->fam, w->particles.pos, pd_world_order_cell(w),
+                                 PPD_TASK_GRAIN);
 }
 
 /* Maps every material's E and nu onto the constants of Eq. 8 on the families at creation. */
@@ -761,8 +755,59 @@ pd_state_arrays* pd_ppd_persistent(void* state) {
     return &((pd_ppd_state*)state)->persist;
 }
 
+/* The scatter plan's shape, beside its arrays in a checkpoint. */
+typedef struct ppd_plan_record {
+    uint64_t count, tasks, color_task[PD_SCATTER_COLORS + 1];
+    double cell;
+    int32_t current, pad;
+} ppd_plan_record;
+
+/* The plan as it is: the bond forces are summed in its order, and it was made on the positions
+ * of its moment (the last reordering or renewal), which a checkpoint does not hold: planned
+ * anew, a resumed run parted from the run that wrote it in the last bits within a step
+ * (block_on_incline, two_bunnies_collide). */
+static void save_plan(const pd_ppd_state* s, pd_ckpt_writer* cw) {
+    const pd_scatter_plan* p = &s->plan;
+    ppd_plan_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.count = p->order ? p->count : 0, rec.tasks = p->tasks, rec.cell = p->cell;
+    for (int c = 0; c <= PD_SCATTER_COLORS; ++c)
+        rec.color_task[c] = p->color_task[c];
+    rec.current = pd_scatter_plan_current(p, &s->fam);
+    pd_ckpt_put(cw, "ppd.plan", &rec, sizeof rec);
+    pd_ckpt_put(cw, "ppd.plan.order", p->order, rec.count * sizeof(uint32_t));
+    pd_ckpt_put(cw, "ppd.plan.task", p->task, rec.count ? (rec.tasks + 1) * sizeof(uint32_t) : 0);
+}
+
+static pd_status load_plan(pd_ppd_state* s, pd_ckpt_reader* r, pd_error* err) {
+    pd_scatter_plan* p = &s->plan;
+    ppd_plan_record rec;
+    pd_status st = pd_ckpt_get(r, "ppd.plan", &rec, sizeof rec, err);
+    if (st == PD_OK && (rec.count != s->n && rec.count != 0))
+        return pd_fail(err, PD_ERR_BAD_SCENE, "", "%s: a plan of %llu particles", r->path,
+                       (unsigned long long)rec.count);
+    if (st == PD_OK && rec.count && (st = pd_scatter_plan_reserve(p, s->n)) != PD_OK)
+        return st;
+    if (st == PD_OK && rec.tasks > p->capacity + 1)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "", "%s: a plan of %llu tasks", r->path,
+                       (unsigned long long)rec.tasks);
+    if (st == PD_OK)
+        st = pd_ckpt_get(r, "ppd.plan.order", p->order, rec.count * sizeof(uint32_t), err);
+    if (st == PD_OK)
+        st = pd_ckpt_get(r, "ppd.plan.task", p->task,
+                         rec.count ? (rec.tasks + 1) * sizeof(uint32_t) : 0, err);
+    if (st != PD_OK)
+        return st;
+    p->count = rec.count, p->tasks = rec.tasks, p->cell = rec.cell;
+    for (int c = 0; c <= PD_SCATTER_COLORS; ++c)
+        p->color_task[c] = rec.color_task[c];
+    /* current for the family just read, or planned anew at the next step as it would be */
+    p->generation = rec.current && rec.count ? s->fam.generation : 0;
+    return PD_OK;
+}
+
 /* Beyond the arrays: which start point the last step took (the next tries the other first),
- * the Jacobi bounds of the last build, and the pairs broken for good. */
+ * the Jacobi bounds of the last build, the pairs broken for good and the scatter plan. */
 void pd_ppd_save(void* state, pd_ckpt_writer* cw) {
     const pd_ppd_state* s = state;
     int32_t motion_start = s->motion_start;
@@ -770,6 +815,7 @@ void pd_ppd_save(void* state, pd_ckpt_writer* cw) {
     pd_ckpt_put(cw, "ppd.motion_start", &motion_start, sizeof motion_start);
     pd_ckpt_put(cw, "ppd.jacobi_bounds", bounds, sizeof bounds);
     pd_ckpt_put(cw, "ppd.broken", s->broken.keys, s->broken.count * sizeof(uint64_t));
+    save_plan(s, cw);
 }
 
 /* After a checkpoint was read: the records of pd_ppd_save, and the factor of the direct solve
@@ -795,11 +841,12 @@ pd_status pd_ppd_restored(void* state, pd_world* w, pd_ckpt_reader* r, pd_error*
             return PD_ERR_OUT_OF_MEMORY;
         s->broken.count = s->broken.capacity = pairs;
     }
-    if ((st = pd_ckpt_read(r, s->broken.keys, bytes, err)) != PD_OK)
+    if ((st = pd_ckpt_read(r, s->broken.keys, bytes, err)) != PD_OK ||
+        (st = load_plan(s, r, err)) != PD_OK)
         return st;
     w->bond_count = s->fam.bond_count;
-    if ((st = pd_ppd_plan_local_step(s, w)) != PD_OK || s->prm.global_solve != PD_PPD_DIRECT)
-        return st;
+    if (s->prm.global_solve != PD_PPD_DIRECT)
+        return PD_OK;
     pd_sym_csr a = pd_ppd_matrix(s);
     st = pd_sym_direct_factor_rows(&s->direct, &a);
     return st == PD_OK
