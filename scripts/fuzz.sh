@@ -37,8 +37,12 @@ for t in "${targets[@]}"; do
     [ "$t" = scene ] || max_len=1048576
     echo "fuzz_$t: $seconds s"
     # -rss_limit_mb: a scene may ask the estimate for a large mesh; -timeout: one input's
-    # parse longer than 30 s is a finding too
-    LSAN_OPTIONS="suppressions=$root/fuzz/lsan.supp" "$build/fuzz_$t" -max_total_time="$seconds" -max_len=$max_len -rss_limit_mb=4096 \
+    # parse longer than 30 s is a finding too. A single allocation larger than the machine
+    # fails as in a release build (NULL, Assimp's std::bad_alloc, a refused file) rather than
+    # stopping the run: allocator_may_return_null and a malloc limit above the RSS limit.
+    ASAN_OPTIONS="allocator_may_return_null=1" LSAN_OPTIONS="suppressions=$root/fuzz/lsan.supp" \
+        "$build/fuzz_$t" -max_total_time="$seconds" -max_len=$max_len -rss_limit_mb=4096 \
+        -malloc_limit_mb=1048576 \
         -timeout=30 -print_final_stats=1 -artifact_prefix="$work/crashes/$t/" \
         "$work/corpus/$t" "$work/seeds/$t" 2>"$work/$t.log" || true
     grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+ *DONE" "$work/$t.log" || true

@@ -134,6 +134,17 @@ static pd_status import_scene(const struct aiScene* scene, const pd_shape_def* s
     return PD_OK;
 }
 
+/* Whether `type` is one of the PLY format's scalar types. */
+static int ply_known_type(const char* type) {
+    static const char* const known[] = {"char",  "uchar",  "short",   "ushort",  "int",   "uint",
+                                        "float", "double", "int8",    "uint8",   "int16", "uint16",
+                                        "int32", "uint32", "float32", "float64", NULL};
+    for (int i = 0; known[i]; ++i)
+        if (strcmp(type, known[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Smallest bytes one PLY property takes: its binary size, or two characters in ascii. */
 static double ply_type_bytes(const char* type, int ascii) {
     static const char* const one[] = {"char", "uchar", "int8", "uint8", NULL};
@@ -194,9 +205,13 @@ static double ply_declared_bytes(FILE* f, long* header) {
             total += count * row;
             count = n, row = 0;
         } else if (sscanf(line, "property list %63s %63s %63s %7s", a, b, c, extra) == 3) {
+            if (!ply_known_type(a) || !ply_known_type(b))
+                return -1;
             row += ply_type_bytes(a, ascii);
         } else if (strncmp(line, "property list", 13) != 0 &&
                    sscanf(line, "property %63s %63s %7s", a, b, extra) == 2) {
+            if (!ply_known_type(a)) /* Assimp read an unknown type's rows into gigabytes */
+                return -1;
             row += ply_type_bytes(a, ascii);
         } else if (strcmp(line, "end_header") == 0) {
             *header = ftell(f);

@@ -171,3 +171,11 @@ PD_TEST(quad_faces_load_as_triangles) {
     pd_mesh_free(&mesh);
     remove(path);
 }
+
+/* A property of a type the format does not have ("f.oat"): Assimp's reader reserved gigabytes
+ * for the rows after it (4.3 GB resident in the fuzzer); the header check refuses the type. */
+PD_TEST(ply_unknown_property_type_is_refused) {
+    pd_error err;
+    pd_status st = load_fuzzed_ply("ply_unknown_property_type_reserves_gigabytes.in", &err);
+    PD_CHECK(st == PD_ERR_MESH && strstr(err.message, "unreadable PLY header"));
+}
