@@ -141,7 +141,7 @@ typedef struct pd_solver_vtable {
                                      const char* path, pd_error* err);
     /* Bytes per particle the method needs beyond the world's own arrays (for estimates), when
      * a particle has bond_fraction of a full (interior) family's bonds on average. */
-    size_t (*bytes_per_particle)(const void* params, double bond_fraction);
+    size_t (*bytes_per_particle)(const struct pd_scene* scene, double bond_fraction);
     /* 1: step resolves collider contact and Coulomb friction itself (inside an implicit
      * solve, boundary/friction.h) and writes the velocity each particle moved with; the
      * world then only projects a particle that still ended inside a collider and takes its

@@ -25,7 +25,8 @@ static double lattice_points(pd_vec3 lo, pd_vec3 hi, pd_real h) {
  * its shape: its volume over h^3 (a bounding box's lattice overcounted a mesh body 36 times:
  * the flower at 3 mm). A box's lattice, and the shells (one layer) and rods (a line and its
  * ghosts) sampled on their bounding lattice, are counted exactly. *surface gets the particles
- * within a horizon of the surface, which hold fewer bonds than a full family. */
+ * within a horizon of the surface (twice where a part is thinner than two horizons), which
+ * hold fewer bonds than a full family. */
 static pd_status body_particles(const pd_body_def* body, const char* path, pd_real horizon,
                                 double* n, double* surface, pd_error* err) {
     double volume = 0, area = 0;
@@ -40,9 +41,10 @@ static pd_status body_particles(const pd_body_def* body, const char* path, pd_re
         *n = lattice;
     else
         *n = fmin(lattice, volume / (h * h * h));
-    /* a layer of depth horizon * h under the surface; shells and rods are all surface */
+    /* a layer of depth horizon * h under the surface, each side of a thin part counted (its
+     * particles lack bonds on both); shells and rods are all surface */
     int thin = body->kind == PD_BODY_SHELL || body->kind == PD_BODY_ROD;
-    *surface = thin ? *n : fmin(*n, area * horizon * h / (h * h * h));
+    *surface = thin ? *n : area * horizon * h / (h * h * h);
     return PD_OK;
 }
 
@@ -108,8 +110,7 @@ pd_status pd_scene_estimate(const pd_scene* scene, pd_estimate* out, pd_error* e
     }
     const pd_solver_vtable* solver = scene->solver;
     double fraction = bond_fraction(particles, surface);
-    size_t per =
-        PD_WORLD_BYTES_PER_PARTICLE + solver->bytes_per_particle(scene->solver_params, fraction);
+    size_t per = PD_WORLD_BYTES_PER_PARTICLE + solver->bytes_per_particle(scene, fraction);
     particles = ceil(particles);
     out->particles = clamp_size(particles);
     out->bonds = clamp_size(particles * fraction * 4.2 * horizon * horizon * horizon);

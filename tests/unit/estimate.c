@@ -46,10 +46,9 @@ static void check_estimate(const char* name, int bodies, const char* spacing) {
            name, spacing, est.particles, built, (double)est.particles / built,
            (double)est.bytes / 1048576.0, allocated / 1048576.0, (double)est.bytes / allocated);
     PD_CHECK((double)est.particles < 1.5 * built && (double)est.particles > built / 1.5);
-    /* worded "up to": a bound (CHOLMOD's factor, in the estimate, is not counted in allocated),
-     * measured 1.5-1.65 times what two steps allocated (an estimate from the bounding box was
-     * 36 times) */
-    PD_CHECK((double)est.bytes >= allocated && (double)est.bytes < 2 * allocated);
+    /* worded "up to": a bound, and within a factor 1.5 (measured 1.12-1.24; CHOLMOD's factor,
+     * in the estimate, is not counted in allocated; the bounding box's estimate was 36 times) */
+    PD_CHECK((double)est.bytes >= allocated && (double)est.bytes < 1.5 * allocated);
     pd_destroy_world(world);
     pd_scene_free(&scene);
 }

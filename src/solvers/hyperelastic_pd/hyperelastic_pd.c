@@ -347,8 +347,8 @@ static pd_status hpd_on_time_step(void* state, pd_world* w, pd_error* err) {
 /* About 4.2 h^3 bonds (j, rev, X, the coupling and k_ij of L, G) and the factor's fill; per
  * particle 9 vectors (q*, gradient, the optimiser's seven) and 2 per L-BFGS pair, 5 for the
  * collider contact, two 3x3 matrices (K^-1, F of Eq. 24) and 8 reals. */
-static size_t hpd_bytes_per_particle(const void* params, double bond_fraction) {
-    const pd_hpd_params* prm = params;
+static size_t hpd_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
+    const pd_hpd_params* prm = scene->solver_params;
     size_t bonds = (size_t)(bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + sizeof(pd_vec3) + 3 * sizeof(pd_real);
     size_t per_particle = (9 + 2 * (size_t)prm->history + 5) * sizeof(pd_vec3) +

@@ -896,16 +896,29 @@ static void ppd_destroy(void* state) {
     pd_ppd_destroy_state(state);
 }
 
-static size_t ppd_bytes_per_particle(const void* params, double bond_fraction) {
-    const pd_ppd_params* prm = params;
-    /* about 33 bonds of j, rev, c (single); xi; kb (a scene where nothing flows keeps neither
-     * rev nor xi: this is the most); per particle kinv (upper triangle), 14 vectors (ystar, g,
-     * two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir, work, and the
-     * collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair, diag, kq, the
-     * family weight w, and push, limit, ktan, plastic strain, density, the granular factor and
-     * the density constraints' seven, flags, and the scatter plan's order and task */
+/* Whether a material of the scene flows (plastic, granular, a fluid): its families keep their
+ * opposite bonds and editable reference vectors. */
+static int any_material_flows(const pd_scene* scene) {
+    for (int m = 0; m < scene->material_count; ++m) {
+        const pd_material_def* mat = &scene->materials[m];
+        const pd_ppd_material_params* mp = (const pd_ppd_material_params*)mat->method_params;
+        if (mat->plasticity != PD_PLASTICITY_NONE || mp->granular || mp->fluid)
+            return 1;
+    }
+    return 0;
+}
+
+static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
+    const pd_ppd_params* prm = scene->solver_params;
+    /* about 33 bonds of j, c (single), kb, and where a material flows rev and xi (a scene where
+     * nothing flows keeps neither: keep_families_lean); per particle kinv (upper triangle), 14
+     * vectors (ystar, g, two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir,
+     * work, and the collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair, diag,
+     * kq, the family weight w, and push, limit, ktan, plastic strain, density, the granular factor
+     * and the density constraints' seven, flags, and the scatter plan's order and task */
     size_t bonds = (size_t)(bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
-    size_t per_bond = 2 * sizeof(uint32_t) + sizeof(float) + sizeof(pd_vec3) + sizeof(pd_real);
+    size_t per_bond = sizeof(uint32_t) + sizeof(float) + sizeof(pd_real) +
+                      (any_material_flows(scene) ? sizeof(uint32_t) + sizeof(pd_vec3) : 0);
     size_t per_particle = sizeof(pd_ppd_sym3) + (15 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
                           15 * sizeof(pd_real) + 26;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */

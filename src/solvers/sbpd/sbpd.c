@@ -310,8 +310,8 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
 /* Bonds: j, rev, X, w, the force scratch and two histories per mode (3 assumed), about 4.2 r^3
  * of them (r in spacings); per particle four 3x3 matrices (K^-1, F, M, Fe), two vectors, the
  * flags, the plastic strain, Eq. 24's factor and the dilatation's histories. */
-static size_t sbpd_bytes_per_particle(const void* params, double bond_fraction) {
-    const pd_sbpd_params* prm = params;
+static size_t sbpd_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
+    const pd_sbpd_params* prm = scene->solver_params;
     size_t bonds = (size_t)(bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + (1 + 2 * 3) * sizeof(pd_real);
     return bonds * per_bond + 4 * sizeof(pd_mat3) + 2 * sizeof(pd_vec3) + 2 * sizeof(uint8_t) +
