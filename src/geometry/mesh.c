@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L /* stat */
 #include "geometry/mesh.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -201,7 +202,8 @@ static double ply_declared_bytes(FILE* f, long* header) {
                 return -1;
         } else if (strncmp(line, "comment", 7) == 0 || strncmp(line, "obj_info", 8) == 0) {
             continue;
-        } else if (sscanf(line, "element %63s %lf %7s", a, &n, extra) == 2 && n >= 0) {
+        } else if (sscanf(line, "element %63s %lf %7s", a, &n, extra) == 2 && n >= 0 &&
+                   isalpha((unsigned char)a[0])) { /* "element 333...3vertex 8": Assimp hung */
             total += count * row;
             count = n, row = 0;
         } else if (sscanf(line, "property list %63s %63s %63s %7s", a, b, c, extra) == 3) {
