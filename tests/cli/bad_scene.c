@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_support.h"
 #include "test.h"
 
 typedef struct bad_file {
@@ -123,17 +124,6 @@ static const bad_file k_files[] = {
      "    \"shape\": { \"type\": \"sphere\", \"center\": [0, 0, 0], \"radius\": 0.05 } } ]\n}\n",
      "time.dt", NULL},
 };
-
-static char* read_text(const char* path) {
-    FILE* f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char* s = calloc(1, 65536);
-    if (s)
-        s[fread(s, 1, 65535, f)] = '\0';
-    fclose(f);
-    return s;
-}
 
 static int write_text(const char* path, const char* text) {
     FILE* f = fopen(path, "wb");
