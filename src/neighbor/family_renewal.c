@@ -333,15 +333,6 @@ void pd_reorder_end(pd_reorder* r) {
     r->bond_from = NULL, r->scratch = NULL;
 }
 
-void pd_bonds_carry(void* dst, const void* src, const uint32_t* old_bond, size_t count, size_t size,
-                    const void* fill) {
-    for (size_t b = 0; b < count; ++b) {
-        const void* from =
-            old_bond[b] == PD_BOND_NEW ? fill : (const char*)src + old_bond[b] * size;
-        memcpy((char*)dst + b * size, from, size);
-    }
-}
-
 /* ---------------------------------------------------------------- renumbering */
 
 /* Sorts keys[0..count) ascending, carrying vals (a family's few dozen bonds: insertion). */

@@ -91,8 +91,4 @@ void pd_reorder_end(pd_reorder* r);
  * a reordering. */
 void pd_items_permute(void* a, void* scratch, const uint32_t* map, size_t count, size_t size);
 
-/* dst[b] = src[old_bond[b]] for carried bonds and *fill for new ones (`size` bytes each). */
-void pd_bonds_carry(void* dst, const void* src, const uint32_t* old_bond, size_t count, size_t size,
-                    const void* fill);
-
 #endif

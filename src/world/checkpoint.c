@@ -32,12 +32,6 @@ static size_t state_count(const pd_state_array* a, const pd_state_arrays* s, siz
     return a->kind == PD_STATE_PER_BOND ? s->family->bond_count : n;
 }
 
-static void* array_of(const pd_state_array* a) {
-    void* data;
-    memcpy(&data, a->pointer, sizeof data);
-    return data;
-}
-
 /* ---- writing ---- */
 
 static void put_family(pd_ckpt_writer* cw, const pd_family* f) {
@@ -57,7 +51,9 @@ static void put_method(pd_ckpt_writer* cw, const pd_world* w) {
     char name[96];
     for (int k = 0; k < s->count; ++k) {
         const pd_state_array* a = &s->items[k];
-        void* data = array_of(a);
+        void* data = pd_state_array_data(a);
+        if (a->kind == PD_STATE_BOND_SCRATCH)
+            continue;
         snprintf(name, sizeof name, "state.%s", a->name);
         pd_ckpt_put(cw, name, data, data ? state_count(a, s, w->particles.count) * a->size : 0);
     }
@@ -189,7 +185,9 @@ static pd_status get_method(pd_world* w, pd_ckpt_reader* r, pd_error* err) {
     char name[96];
     for (int k = 0; st == PD_OK && k < s->count; ++k) {
         const pd_state_array* a = &s->items[k];
-        void* data = array_of(a);
+        void* data = pd_state_array_data(a);
+        if (a->kind == PD_STATE_BOND_SCRATCH)
+            continue;
         snprintf(name, sizeof name, "state.%s", a->name);
         st = get_optional(r, name, data, state_count(a, s, w->particles.count) * a->size, err);
     }

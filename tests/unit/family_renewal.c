@@ -6,6 +6,7 @@
 
 #include "core/alloc.h"
 #include "neighbor/family_renewal.h"
+#include "world/state_arrays.h"
 #include "test.h"
 
 #define M  6
@@ -261,11 +262,89 @@ PD_TEST(bond_set_is_unordered_and_unique) {
     pd_bond_set_free(&set);
 }
 
-PD_TEST(bonds_carry_fills_new_ones) {
-    pd_real old[4] = {10, 11, 12, 13}, out[5], fill = -1;
-    uint32_t map[5] = {3, PD_BOND_NEW, 0, 0, 2};
-    pd_bonds_carry(out, old, map, 5, sizeof(pd_real), &fill);
-    PD_CHECK(out[0] == 13 && out[1] == -1 && out[2] == 10 && out[3] == 10 && out[4] == 12);
+/* The pair of particle ids a bond joins, as a per-bond value that tells where it went. */
+static uint64_t pair_key(const blocks* b, uint32_t i, uint32_t j) {
+    return (uint64_t)b->id[i] << 32 | (uint64_t)b->id[j];
+}
+
+/* Bonds whose declared value is not their own pair's: new bonds must hold zero, carried bonds
+ * the key of the pair they join (tag[b] == pair_key(i, j)). */
+static int misplaced(const pd_family* f, const blocks* b, const uint64_t* tag,
+                     const uint32_t* map) {
+    int wrong = 0;
+    for (uint32_t i = 0; i < f->count; ++i)
+        for (uint32_t k = f->offsets[i]; k < f->offsets[i + 1]; ++k)
+            wrong += tag[k] != (map && map[k] == PD_BOND_NEW ? 0 : pair_key(b, i, f->j[k]));
+    return wrong;
+}
+
+/* world/state_arrays.h: a declared per-bond array follows its bonds through two renewals and a
+ * removal (each bond's value is its pair's key; a new bond's is zero), a scratch array is sized
+ * with the family, the second renewal reuses the arrays the first replaced (it allocates
+ * nothing that stays), and everything is freed. */
+PD_TEST(declared_bond_arrays_follow_renewal_and_removal) {
+    static blocks b;
+    static pd_vec3 moved[NP];
+    static uint8_t cut[NP * 60];
+    static uint32_t removal_map[NP * 60];
+    size_t bytes0 = pd_bytes_in_use();
+    pd_real s = 0.01;
+    size_t n = two_blocks(&b, s);
+    pd_hash_grid grid = {0};
+    pd_family f, spare = {0};
+    PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, 2.01) == PD_OK);
+    struct {
+        uint64_t* tag;
+        pd_vec3* scratch;
+    } st = {NULL, NULL};
+    pd_state_arrays a;
+    pd_state_arrays_init(&a, &f);
+    PD_STATE_BONDS(&a, &st, tag);
+    PD_STATE_BOND_SCRATCH(&a, &st, scratch);
+    PD_REQUIRE(pd_state_bonds_reserve(&a, f.bond_capacity) == PD_OK);
+    for (uint32_t i = 0; i < f.count; ++i)
+        for (uint32_t k = f.offsets[i]; k < f.offsets[i + 1]; ++k)
+            st.tag[k] = pair_key(&b, i, f.j[k]);
+    shear_body_1(&b, n, s, moved);
+    uint8_t renew[2] = {0, 1};
+    int wrong[2] = {0, 0}, fresh = 0;
+    size_t kept_bytes = 0;
+    for (int pass = 0; pass < 2; ++pass) { /* sheared, then back */
+        pd_renewal_def d = renewal(&b, pass == 0 ? moved : b.pos, renew, NULL);
+        uint32_t* map = NULL;
+        pd_family out = spare;
+        size_t before = pd_bytes_in_use();
+        PD_REQUIRE(pd_family_renew_into(&f, &grid, &d, &out, &map) == PD_OK);
+        PD_REQUIRE(pd_state_bonds_renew(&a, &out, map) == PD_OK);
+        for (uint32_t k = 0; k < out.bond_count; ++k)
+            fresh += map[k] == PD_BOND_NEW;
+        spare = f, f = out;
+        wrong[pass] = misplaced(&f, &b, st.tag, map);
+        for (uint32_t i = 0; i < f.count; ++i) /* the method sets its new bonds' values */
+            for (uint32_t k = f.offsets[i]; k < f.offsets[i + 1]; ++k)
+                st.tag[k] = map[k] == PD_BOND_NEW ? pair_key(&b, i, f.j[k]) : st.tag[k];
+        pd_bonds_map_free(map, &f);
+        kept_bytes = pd_bytes_in_use() - before;
+    }
+    PD_CHECK(a.bond_capacity >= f.bond_capacity && st.scratch != NULL);
+    for (uint32_t i = 0; i < f.count; ++i)
+        for (uint32_t k = f.offsets[i]; k < f.offsets[i + 1]; ++k)
+            cut[k] = (b.pos[i].x < 2.5 * s) != (b.pos[f.j[k]].x < 2.5 * s);
+    size_t removed = 0;
+    PD_REQUIRE(f.bond_count <= NP * 60);
+    PD_REQUIRE(pd_state_bonds_remove(&a, cut, b.id, NULL, removal_map, &removed) == PD_OK);
+    int wrong_removed = misplaced(&f, &b, st.tag, NULL);
+    printf("  renewals: %d new bonds, %d and %d misplaced values, %zu bytes kept by the second; "
+           "removal of %zu bonds: %d misplaced\n",
+           fresh, wrong[0], wrong[1], kept_bytes, removed, wrong_removed);
+    PD_CHECK(fresh > 0 && removed > 0);
+    PD_CHECK(wrong[0] == 0 && wrong[1] == 0 && wrong_removed == 0);
+    PD_CHECK(kept_bytes == 0);
+    pd_state_bonds_free(&a);
+    PD_CHECK(st.tag == NULL && st.scratch == NULL);
+    pd_family_free(&f), pd_family_free(&spare);
+    pd_hash_grid_destroy(&grid);
+    PD_CHECK(pd_bytes_in_use() == bytes0);
 }
 
 /* The broken set holds ids, so it survives a renumbering of the particles (a Morton

@@ -30,25 +30,22 @@ static pd_status bond_scratch(pd_hpd_state* s) {
         return PD_OK;
     s->cut = PD_NEW_ARRAY(uint8_t, cap);
     s->bond_map = PD_NEW_ARRAY(uint32_t, cap);
-    s->bond_scratch = PD_NEW_ARRAY(pd_real, cap);
-    return s->cut && s->bond_map && s->bond_scratch ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    return s->cut && s->bond_map ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 
 void pd_hpd_free_bond_scratch(pd_hpd_state* s) {
     size_t cap = s->fam.bond_capacity + 1;
     PD_FREE_ARRAY(s->cut, uint8_t, cap);
     PD_FREE_ARRAY(s->bond_map, uint32_t, cap);
-    PD_FREE_ARRAY(s->bond_scratch, pd_real, cap);
 }
 
-/* Removes the bonds with cut[b] (and their opposites), carries G, renormalises the weights
- * over what is left (a particle at a crack is at rest with theta = 1, as at a surface: Eq. 19)
- * and factors L again. */
+/* Removes the bonds with cut[b] (and their opposites; the core carries G and the other
+ * per-bond arrays), renormalises the weights over what is left (a particle at a crack is at
+ * rest with theta = 1, as at a surface: Eq. 19) and factors L again. */
 static pd_status remove_bonds(pd_hpd_state* s, pd_world* w, size_t* removed, pd_error* err) {
     pd_family* f = &s->fam;
-    pd_status st = pd_family_remove(f, s->cut, w->particles.id, NULL, s->bond_map, removed);
-    if (st == PD_OK)
-        pd_items_permute(s->bond_g, s->bond_scratch, s->bond_map, f->bond_count, sizeof(pd_real));
+    pd_status st =
+        pd_state_bonds_remove(&s->persist, s->cut, w->particles.id, NULL, s->bond_map, removed);
     if (st != PD_OK)
         return pd_fail(err, st, "", "breaking bonds failed (%s)", pd_status_string(st));
     w->bond_count = f->bond_count;

@@ -127,8 +127,7 @@ typedef struct pd_hpd_state {
     int fractures;      /* a material has a critical stretch */
     uint8_t* cut;       /* per bond: removed by this fracture pass (allocated at the first) */
     uint32_t* bond_map; /* per bond: new -> old across a removal */
-    pd_real* bond_scratch; /* per bond: carrying bond_g */
-    pd_real* partial;      /* per chunk: deterministic sums */
+    pd_real* partial;   /* per chunk: deterministic sums */
     size_t chunks;
     pd_sym_direct direct;     /* L + M/h^2 over the free particles, factored once */
     pd_descent opt;           /* the iterate and the L-BFGS pairs (src/optim) */

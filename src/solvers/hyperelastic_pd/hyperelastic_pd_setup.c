@@ -285,33 +285,6 @@ pd_status pd_hpd_change_materials(void* state, pd_world* w, const uint8_t* chang
     X(planar, uint8_t)                                                                             \
     X(fixed, uint8_t)
 
-static pd_status allocate(pd_hpd_state* s) {
-    size_t n = s->n;
-#define ALLOC_ONE(field, T)                                                                        \
-    if (!(s->field = PD_NEW_ARRAY(T, n + 1)))                                                      \
-        return PD_ERR_OUT_OF_MEMORY;
-    HPD_PARTICLE_ARRAYS(ALLOC_ONE)
-#undef ALLOC_ONE
-    s->chunks = (n + PD_HPD_GRAIN - 1) / PD_HPD_GRAIN;
-    s->partial = PD_NEW_ARRAY(pd_real, 2 * s->chunks + 1); /* sums, then potentials */
-    s->couple = PD_NEW_ARRAY(pd_real, s->fam.bond_capacity + 1);
-    s->k_bond = PD_NEW_ARRAY(pd_real, s->fam.bond_capacity + 1);
-    s->bond_g = PD_NEW_ARRAY(pd_real, s->fam.bond_capacity + 1);
-    s->mat = PD_NEW_ARRAY(pd_hpd_material, (size_t)s->material_count + 1);
-    if (!s->partial || !s->couple || !s->k_bond || !s->bond_g || !s->mat)
-        return PD_ERR_OUT_OF_MEMORY;
-    pd_descent_def def = pd_default_descent_def();
-    def.iterations = s->prm.iterations;
-    def.tolerance = 1e-12; /* the residual only ends a step already exact (free flight) */
-    def.decrease_tolerance = s->prm.tolerance;
-    def.history = s->prm.history;
-    def.line_search = s->prm.line_search;
-    def.armijo = 0; /* Sec. 5.2: any decrease of E is accepted */
-    if (pd_descent_init(&s->opt, n, &def) != PD_OK || pd_collider_contact_init(&s->cc, n) != PD_OK)
-        return PD_ERR_OUT_OF_MEMORY;
-    return PD_OK;
-}
-
 /* What lasts from step to step and follows the particles when the world reorders them: the
  * bonds' coupling, stiffness and G (Eq. 18), the shape tensors, Eq. 19's weights and the
  * factored diagonal; the Cholesky factor keeps its rows (pd_sym_direct_permute). */
@@ -333,17 +306,42 @@ static void declare_persistent(pd_hpd_state* s) {
     pd_state_declare(a, "factor_row", &s->direct.row_of, sizeof(int32_t), PD_STATE_PER_PARTICLE);
 }
 
+static pd_status allocate(pd_hpd_state* s) {
+    size_t n = s->n;
+#define ALLOC_ONE(field, T)                                                                        \
+    if (!(s->field = PD_NEW_ARRAY(T, n + 1)))                                                      \
+        return PD_ERR_OUT_OF_MEMORY;
+    HPD_PARTICLE_ARRAYS(ALLOC_ONE)
+#undef ALLOC_ONE
+    s->chunks = (n + PD_HPD_GRAIN - 1) / PD_HPD_GRAIN;
+    s->partial = PD_NEW_ARRAY(pd_real, 2 * s->chunks + 1); /* sums, then potentials */
+    s->mat = PD_NEW_ARRAY(pd_hpd_material, (size_t)s->material_count + 1);
+    if (!s->partial || !s->mat ||
+        pd_state_bonds_reserve(&s->persist, s->fam.bond_capacity) != PD_OK)
+        return PD_ERR_OUT_OF_MEMORY;
+    pd_descent_def def = pd_default_descent_def();
+    def.iterations = s->prm.iterations;
+    def.tolerance = 1e-12; /* the residual only ends a step already exact (free flight) */
+    def.decrease_tolerance = s->prm.tolerance;
+    def.history = s->prm.history;
+    def.line_search = s->prm.line_search;
+    def.armijo = 0; /* Sec. 5.2: any decrease of E is accepted */
+    if (pd_descent_init(&s->opt, n, &def) != PD_OK || pd_collider_contact_init(&s->cc, n) != PD_OK)
+        return PD_ERR_OUT_OF_MEMORY;
+    return PD_OK;
+}
+
 static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
     const pd_particles* p = &w->particles;
     pd_status st = pd_family_build(&s->fam, &s->grid, p->rest, p->volume, p->spacing, p->body,
                                    p->count, s->prm.horizon);
     if (st == PD_OK)
         st = pd_world_check_families(w, &s->fam, s->prm.horizon, err);
+    declare_persistent(s);
     if (st == PD_OK)
         st = allocate(s);
     if (st != PD_OK)
         return st;
-    declare_persistent(s);
     for (int m = 0; m < s->material_count; ++m) {
         s->mat[m] = map_material(&w->scene->materials[m]);
         s->fractures |= isfinite(s->mat[m].critical_stretch);
@@ -399,9 +397,7 @@ void pd_hpd_destroy(void* state) {
     HPD_PARTICLE_ARRAYS(FREE_ONE)
 #undef FREE_ONE
     PD_FREE_ARRAY(s->partial, pd_real, 2 * s->chunks + 1);
-    PD_FREE_ARRAY(s->couple, pd_real, s->fam.bond_capacity + 1);
-    PD_FREE_ARRAY(s->k_bond, pd_real, s->fam.bond_capacity + 1);
-    PD_FREE_ARRAY(s->bond_g, pd_real, s->fam.bond_capacity + 1);
+    pd_state_bonds_free(&s->persist);
     PD_FREE_ARRAY(s->mat, pd_hpd_material, (size_t)s->material_count + 1);
     pd_hpd_free_bond_scratch(s);
     pd_descent_free(&s->opt);

@@ -120,8 +120,7 @@ typedef struct pd_ppd_state {
     const pd_real* mass; /* the world's arrays (kg, m^3) */
     const pd_real* volume;
     const int32_t* material;
-    /* per bond (bond_capacity entries; the family's bond_count in use) */
-    size_t bond_capacity;
+    /* per bond (persist.bond_capacity entries; the family's bond_count in use) */
     float* c;       /* a_ij + a_ji: off-diagonal weight of the global matrix, single precision (a
                      * preconditioner's: 15 % faster sweeps on the 100K sand, measured) (N/m) */
     pd_real* kb;    /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's

@@ -34,8 +34,6 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const struct pd_world* w, pd_erro
 /* Plans the local step anew when the families changed since it was planned, at the world's
  * positions, its cells aligned with the world's Z-curve (pd_world_order_cell). */
 pd_status pd_ppd_plan_local_step(pd_ppd_state* s, const struct pd_world* w);
-/* (Re)allocates the per-bond arrays for the current family's capacity. */
-pd_status pd_ppd_allocate_bonds(pd_ppd_state* s);
 
 /* A new time step, renewed families, bonds broken for good (projective_pd_renew.c). */
 pd_status pd_ppd_on_time_step(void* state, struct pd_world* w, pd_error* err);

@@ -106,7 +106,7 @@ static pd_status renew(pd_ppd_state* s, pd_world* w, const uint8_t* body_renews,
     pd_family_free(&s->fam);
     s->fam = fresh;
     w->bond_count = s->fam.bond_count;
-    return pd_ppd_allocate_bonds(s);
+    return pd_state_bonds_reserve(&s->persist, s->fam.bond_capacity);
 }
 
 pd_status pd_ppd_reserve_bonds(void* state, size_t bonds) {
@@ -125,7 +125,7 @@ pd_status pd_ppd_reserve_bonds(void* state, size_t bonds) {
         pd_family_drop_reverse(&grown);
     pd_family_free(&s->fam);
     s->fam = grown;
-    return pd_ppd_allocate_bonds(s);
+    return pd_state_bonds_reserve(&s->persist, bonds);
 }
 
 pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_renews,
@@ -218,7 +218,7 @@ pd_status pd_ppd_break_bonds(void* state, pd_world* w, pd_bond_test test, void* 
         }
     *removed = 0;
     if (st == PD_OK && flagged)
-        st = pd_family_remove(f, cut, w->particles.id, &s->broken, map, removed);
+        st = pd_state_bonds_remove(&s->persist, cut, w->particles.id, &s->broken, map, removed);
     PD_FREE_ARRAY(cut, uint8_t, nb + 1);
     PD_FREE_ARRAY(map, uint32_t, nb + 1);
     if (st != PD_OK)

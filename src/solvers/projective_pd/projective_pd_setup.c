@@ -235,11 +235,8 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     *B = count > 0 ? sb / count : 1.0 / 15.0;
 }
 
-/* The state's arrays, per bond (nb) or per particle (n): these lists drive allocation and
- * release. Per-bond arrays follow the families when bonds are renewed or removed. */
-#define PPD_BOND_ARRAYS(X)                                                                         \
-    X(c, float, nb)                                                                                \
-    X(kb, pd_real, nb)
+/* The state's arrays per particle (n): these lists drive allocation and release. The per-bond
+ * arrays (c, kb) are declared in declare_persistent: the core allocates them with the family. */
 #define PPD_PARTICLE_ARRAYS(X)                                                                     \
     X(kinv, pd_ppd_sym3, n)                                                                        \
     X(kq, pd_real, n)                                                                              \
@@ -279,29 +276,10 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
 #define FREE(field, T, count)      PD_FREE_ARRAY(s->field, T, (count) + 1)
 #define FREE_ITEM(field, T, count) FREE(field, T, count);
 
-static void free_bond_arrays(pd_ppd_state* s) {
-    size_t nb = s->bond_capacity;
-    PPD_BOND_ARRAYS(FREE_ITEM)
-    s->bond_capacity = 0;
-}
-
-/* Per-bond arrays for the family's bond_capacity bonds (after a renewal: the new family's).
- * Arrays that hold them already are kept: build_system rewrites every bond, and a plastic
- * body renews at every step (reallocating faulted its pages in anew each time). */
-pd_status pd_ppd_allocate_bonds(pd_ppd_state* s) {
-    if (s->bond_capacity >= s->fam.bond_capacity && s->bond_capacity > 0)
-        return PD_OK;
-    free_bond_arrays(s);
-    size_t nb = s->fam.bond_capacity;
-    s->bond_capacity = nb; /* before allocating: a partial allocation is released alike */
-    PPD_BOND_ARRAYS(ALLOC_ITEM)
-    return PD_OK;
-}
-
 static pd_status allocate_state(pd_ppd_state* s) {
     size_t n = s->n;
     PPD_PARTICLE_ARRAYS(ALLOC_ITEM)
-    if (pd_ppd_allocate_bonds(s) != PD_OK)
+    if (pd_state_bonds_reserve(&s->persist, s->fam.bond_capacity) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
     pd_descent_def def = pd_default_descent_def();
     def.iterations = s->prm.iterations;
@@ -328,7 +306,9 @@ static pd_status allocate_granular(pd_ppd_state* s) {
 }
 
 /* What lasts from step to step and follows the particles when the world reorders them; the
- * rest is rebuilt by the next step (or, as the Cholesky factor's rows, permuted apart). */
+ * rest is rebuilt by the next step (or, as the Cholesky factor's rows, permuted apart). The
+ * per-bond c and kb are rebuilt from the family after a renewal (pd_ppd_build_system): they
+ * are declared so that the core sizes them with it and a checkpoint holds them. */
 static void declare_persistent(pd_ppd_state* s) {
     pd_state_arrays* a = &s->persist;
     pd_state_arrays_init(a, &s->fam);
@@ -709,6 +689,7 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         st = pd_world_check_families(w, &s->fam, s->prm.horizon, err);
     if (st != PD_OK)
         return st;
+    declare_persistent(s);
     st = allocate_state(s);
     if (st != PD_OK)
         return st;
@@ -718,7 +699,6 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
         return st;
     if (s->granular && allocate_granular(s) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
-    declare_persistent(s);
     size_t free_count = 0;
     for (size_t i = 0; i < s->n; ++i) {
         s->fixed[i] = (p->flags[i] & PD_P_CONSTRAINED) != 0;
@@ -884,7 +864,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     size_t n = s->n;
     PPD_PARTICLE_ARRAYS(FREE_ITEM)
     PPD_GRANULAR_ARRAYS(FREE_ITEM)
-    free_bond_arrays(s);
+    pd_state_bonds_free(&s->persist);
     PD_FREE_ARRAY(s->gcorr, pd_real, s->gcorr_capacity);
     pd_descent_free(&s->opt);
     pd_collider_contact_free(&s->cc);

@@ -120,8 +120,8 @@ static pd_vec3 bond_force(const pd_sbpd_state* s, const pd_vec3* y, uint32_t i, 
     pd_real lx = pd_v3_len(X), ly = pd_v3_len(Y);
     pd_vec3 Yhat = s->planar[i] ? Y : pd_m3_mulv(s->F[i], X);         /* Sec. 4: Yhat = F xi */
     pd_real lh = pd_v3_len(Yhat), sy = ly / lx - 1, sh = lh / lx - 1; /* Eq. 7's stretches */
-    const pd_real* qd = s->qdev + (size_t)b * (size_t)s->modes;
-    const pd_real* qi = s->qiso + (size_t)b * (size_t)s->modes;
+    const pd_real* qd = pd_sbpd_history(s->qdev, b, s->modes);
+    const pd_real* qi = pd_sbpd_history(s->qiso, b, s->modes);
     int hist = s->prm.history;
     pd_real tdev = mode_stress(m->mu, m->modes, qd, sy, sh, hist);     /* Eq. 10 */
     pd_real tiso = mode_stress(m->lambda, m->modes, qi, sy, sy, hist); /* Eq. 11 */
@@ -198,8 +198,8 @@ static void history_kernel(void* ctx, size_t begin, size_t end, int thread) {
             pd_real sd = lh / lx - 1, si = pd_v3_len(Y) / lx - 1;
             if (s->prm.history == PD_SBPD_HISTORY_SQUARED)
                 sd *= sd, si *= si; /* Eq. 9: W^dev, W^iso */
-            pd_real* qd = s->qdev + (size_t)b * (size_t)s->modes;
-            pd_real* qi = s->qiso + (size_t)b * (size_t)s->modes;
+            pd_real* qd = pd_sbpd_history(s->qdev, b, s->modes);
+            pd_real* qi = pd_sbpd_history(s->qiso, b, s->modes);
             for (int k = 0; k < m->modes; ++k) {
                 qd[k] = m->alpha[k] * qd[k] + (1 - m->alpha[k]) * sd;
                 qi[k] = m->alpha[k] * qi[k] + (1 - m->alpha[k]) * si;

@@ -87,11 +87,10 @@ typedef struct pd_sbpd_state {
     size_t n;
     pd_family fam;
     pd_state_arrays persist; /* what lasts from step to step (state_arrays.h) */
-    /* the family before the last renewal and its per-bond arrays (w, the histories, the force
-     * scratch; spare.bond_capacity bonds): the next renewal writes into them when they hold its
-     * bonds, so that a step does not allocate and fault in the families anew */
+    /* the family before the last renewal (its per-bond arrays are the persist's spares): the
+     * next renewal writes into it when it holds its bonds, so that a step does not allocate
+     * and fault in the families anew */
     pd_family spare;
-    pd_real *spare_w, *spare_qdev, *spare_qiso, *spare_t;
     pd_hash_grid grid;
     pd_sbpd_material* mat; /* per scene material */
     int material_count;
@@ -104,7 +103,7 @@ typedef struct pd_sbpd_state {
     /* per bond */
     pd_real* w;    /* w(xi) of Eq. 1: Wendland C2 times the direction factor, normalised so
                     * that sum_j w V_j = 1 over i's family (1/m^3) */
-    pd_real* qdev; /* q^{dev,k}_ij of Eq. 9, `modes` per bond */
+    pd_real* qdev; /* q^{dev,k}_ij of Eq. 9, `modes` per bond (NULL when modes is 0) */
     pd_real* qiso; /* q^{iso,k}_ij */
     pd_vec3* t;    /* T_ij of the last evaluation (scratch: each bond's force once, then a
                     * gather of both ends) */
@@ -143,9 +142,10 @@ typedef struct pd_sbpd_state {
     pd_real* body_rho0;   /* per body: rho_0 of Eq. 24 as Eq. 23's kernel sees it (sand) */
 } pd_sbpd_state;
 
-/* Reals of a per-bond array of `per_bond` reals for `capacity` bonds (one more, never 0). */
-static inline size_t pd_sbpd_bond_reals(size_t capacity, size_t per_bond) {
-    return capacity * per_bond + 1;
+/* The `modes` Prony histories of bond (or particle) b in q; NULL when no material has modes
+ * (q is not allocated then). */
+static inline pd_real* pd_sbpd_history(pd_real* q, uint32_t b, int modes) {
+    return modes ? q + (size_t)b * (size_t)modes : NULL;
 }
 
 /* Eq. 25 between bodies: up to solver.iterations rounds of pushing apart the pairs closer than
@@ -194,8 +194,6 @@ void pd_sbpd_shape_tensor(pd_sbpd_state* s, uint32_t i);
  * positions it really ended at, then the families of sand bodies renewed on them, which are
  * the step's reference (weights and shape tensors with them). */
 pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, struct pd_world* w);
-/* Frees the spare family and its per-bond arrays. */
-void pd_sbpd_sand_free_spare(pd_sbpd_state* s);
 /* Room for `bonds` bonds in the family and its per-bond arrays (a checkpoint's family, grown
  * by the renewals since the start); what they held is not kept. */
 pd_status pd_sbpd_reserve_bonds(void* state, size_t bonds);

@@ -14,112 +14,50 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "math/svd3.h"
 #include "neighbor/family_renewal.h"
 #include "solvers/sbpd/sbpd_data.h"
 #include "world/world.h"
 
-/* The per-bond arrays for a renewed family of `capacity` bonds (w, the two histories, the force
- * scratch), each of pd_sbpd_bond_reals(capacity, per) reals. */
-typedef struct bond_arrays {
-    pd_real *w, *qdev, *qiso, *t;
-} bond_arrays;
-
-static void bond_arrays_free(bond_arrays* a, size_t capacity, size_t modes) {
-    PD_FREE_ARRAY(a->w, pd_real, pd_sbpd_bond_reals(capacity, 1));
-    PD_FREE_ARRAY(a->qdev, pd_real, pd_sbpd_bond_reals(capacity, modes));
-    PD_FREE_ARRAY(a->qiso, pd_real, pd_sbpd_bond_reals(capacity, modes));
-    PD_FREE_ARRAY(a->t, pd_real, pd_sbpd_bond_reals(capacity, 3));
-}
-
-static int bond_arrays_alloc(bond_arrays* a, size_t capacity, size_t modes) {
-    a->w = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(capacity, 1));
-    a->qdev = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(capacity, modes));
-    a->qiso = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(capacity, modes));
-    a->t = PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(capacity, 3));
-    return a->w && a->qdev && a->qiso && a->t;
-}
-
-void pd_sbpd_sand_free_spare(pd_sbpd_state* s) {
-    bond_arrays spare = {s->spare_w, s->spare_qdev, s->spare_qiso, s->spare_t};
-    bond_arrays_free(&spare, s->spare.bond_capacity, (size_t)s->modes);
-    pd_family_free(&s->spare);
-    s->spare_w = s->spare_qdev = s->spare_qiso = s->spare_t = NULL;
-}
-
 pd_status pd_sbpd_reserve_bonds(void* state, size_t bonds) {
     pd_sbpd_state* s = state;
     if (bonds <= s->fam.bond_capacity)
         return PD_OK;
-    size_t modes = (size_t)s->modes;
     pd_family grown;
     memset(&grown, 0, sizeof grown);
-    bond_arrays a = {NULL, NULL, NULL, NULL};
-    if (pd_family_allocate(&grown, s->n, bonds) != PD_OK || !bond_arrays_alloc(&a, bonds, modes)) {
+    if (pd_family_allocate(&grown, s->n, bonds) != PD_OK) {
         pd_family_free(&grown);
-        bond_arrays_free(&a, bonds, modes);
         return PD_ERR_OUT_OF_MEMORY;
     }
     if (!s->fam.xi) /* the bonds keep their rest positions: so do these */
         pd_family_share_rest(&grown, s->fam.ref);
-    bond_arrays old = {s->w, s->qdev, s->qiso, (pd_real*)s->t};
-    bond_arrays_free(&old, s->fam.bond_capacity, modes);
     pd_family_free(&s->fam);
     s->fam = grown;
-    s->w = a.w, s->qdev = a.qdev, s->qiso = a.qiso, s->t = (pd_vec3*)a.t;
-    pd_sbpd_sand_free_spare(s); /* of the old size: the next renewal allocates its own */
-    return PD_OK;
-}
-
-/* The per-bond arrays for `out`: the spare's when `out` kept the spare's arrays (the same
- * capacity), else allocated anew (the spare's freed). */
-static int renewed_bond_arrays(bond_arrays* a, bond_arrays* spare, size_t spare_cap,
-                               const pd_family* out, size_t modes) {
-    *a = *spare;
-    if (spare->w && out->bond_capacity == spare_cap)
-        return 1;
-    bond_arrays_free(spare, spare_cap, modes);
-    if (bond_arrays_alloc(a, out->bond_capacity, modes))
-        return 1;
-    bond_arrays_free(a, out->bond_capacity, modes);
-    return 0;
+    pd_family_free(&s->spare); /* of the old size: the next renewal allocates its own */
+    return pd_state_bonds_reserve(&s->persist, bonds);
 }
 
 /* Renews the families of the sand bodies on `pos`, carrying the other bodies' bonds with their
- * weights and histories (new bonds start with zeros; the force scratch is not carried), into
- * the spare family and arrays; the old ones become the spare. On failure the old family and
+ * weights and histories (the core carries the declared per-bond arrays; new bonds start with
+ * zeros), into the spare family; the old one becomes the spare. On failure the old family and
  * arrays stay. */
 static pd_status renew(pd_sbpd_state* s, const pd_particles* p, const pd_vec3* pos) {
     pd_renewal_def def = {pos,     p->volume, p->spacing,
                           p->body, p->id,     s->body_renews,
                           NULL,    NULL,      s->prm.horizon * (1 - 1e-9)};
-    size_t modes = (size_t)s->modes, spare_cap = s->spare.bond_capacity;
-    bond_arrays spare = {s->spare_w, s->spare_qdev, s->spare_qiso, s->spare_t};
     pd_family out = s->spare;
     memset(&s->spare, 0, sizeof s->spare);
-    s->spare_w = s->spare_qdev = s->spare_qiso = s->spare_t = NULL;
     uint32_t* old_bond = NULL;
     pd_status st = pd_family_renew_into(&s->fam, &s->grid, &def, &out, &old_bond);
+    if (st != PD_OK)
+        return st;
+    st = pd_state_bonds_renew(&s->persist, &out, old_bond);
+    pd_bonds_map_free(old_bond, &out);
     if (st != PD_OK) {
-        bond_arrays_free(&spare, spare_cap, modes);
+        pd_family_free(&out);
         return st;
     }
-    bond_arrays a;
-    if (!renewed_bond_arrays(&a, &spare, spare_cap, &out, modes)) {
-        pd_bonds_map_free(old_bond, &out);
-        pd_family_free(&out);
-        return PD_ERR_OUT_OF_MEMORY;
-    }
-    pd_real zero[PD_MAX_PRONY] = {0};
-    pd_bonds_carry(a.w, s->w, old_bond, out.bond_count, sizeof(pd_real), zero);
-    pd_bonds_carry(a.qdev, s->qdev, old_bond, out.bond_count, modes * sizeof(pd_real), zero);
-    pd_bonds_carry(a.qiso, s->qiso, old_bond, out.bond_count, modes * sizeof(pd_real), zero);
-    pd_bonds_map_free(old_bond, &out);
     s->spare = s->fam, s->fam = out;
-    s->spare_w = s->w, s->spare_qdev = s->qdev, s->spare_qiso = s->qiso;
-    s->spare_t = (pd_real*)s->t;
-    s->w = a.w, s->qdev = a.qdev, s->qiso = a.qiso, s->t = (pd_vec3*)a.t;
     return PD_OK;
 }
 

@@ -243,32 +243,14 @@ pd_status pd_sbpd_on_time_step(void* state, pd_world* w, pd_error* err) {
     X(plastic, pd_real)                                                                            \
     X(harden, pd_real)
 
-static size_t history_count(const pd_sbpd_state* s, size_t items) {
-    return pd_sbpd_bond_reals(items, (size_t)s->modes);
-}
-
-static pd_status allocate(pd_sbpd_state* s) {
-    size_t n = s->n, bonds = s->fam.bond_capacity;
-#define ALLOC_ONE(field, T)                                                                        \
-    if (!(s->field = PD_NEW_ARRAY(T, n + 1)))                                                      \
-        return PD_ERR_OUT_OF_MEMORY;
-    SBPD_PARTICLE_ARRAYS(ALLOC_ONE)
-#undef ALLOC_ONE
-    s->chunks = (n + PD_SBPD_GRAIN - 1) / PD_SBPD_GRAIN;
-    s->partial = PD_NEW_ARRAY(pd_real, s->chunks + 1);
-    s->w = PD_NEW_ARRAY(pd_real, bonds + 1);
-    s->qdev = PD_NEW_ARRAY(pd_real, history_count(s, bonds));
-    s->qiso = PD_NEW_ARRAY(pd_real, history_count(s, bonds));
-    s->qvol = PD_NEW_ARRAY(pd_real, history_count(s, n));
-    s->t = (pd_vec3*)PD_NEW_ARRAY(pd_real, pd_sbpd_bond_reals(bonds, 3));
-    if (!s->partial || !s->w || !s->qdev || !s->qiso || !s->qvol || !s->t)
-        return PD_ERR_OUT_OF_MEMORY;
-    return PD_OK;
+static size_t history_count(const pd_sbpd_state* s, size_t n) {
+    return n * (size_t)s->modes + 1;
 }
 
 /* What lasts from step to step and follows the particles when the world reorders them: the
  * bonds' weights, the Prony histories of Eq. 10 (when a material has modes), the shape tensors,
- * the sand's elastic F, plastic strain and hardening. */
+ * the sand's elastic F, plastic strain and hardening; and the per-bond force scratch, which the
+ * core sizes with the family. */
 static void declare_persistent(pd_sbpd_state* s) {
     pd_state_arrays* a = &s->persist;
     size_t history = (size_t)s->modes * sizeof(pd_real);
@@ -285,6 +267,23 @@ static void declare_persistent(pd_sbpd_state* s) {
     PD_STATE_PARTICLES(a, s, Fe);
     PD_STATE_PARTICLES(a, s, plastic);
     PD_STATE_PARTICLES(a, s, harden);
+    PD_STATE_BOND_SCRATCH(a, s, t);
+}
+
+static pd_status allocate(pd_sbpd_state* s) {
+    size_t n = s->n;
+#define ALLOC_ONE(field, T)                                                                        \
+    if (!(s->field = PD_NEW_ARRAY(T, n + 1)))                                                      \
+        return PD_ERR_OUT_OF_MEMORY;
+    SBPD_PARTICLE_ARRAYS(ALLOC_ONE)
+#undef ALLOC_ONE
+    s->chunks = (n + PD_SBPD_GRAIN - 1) / PD_SBPD_GRAIN;
+    s->partial = PD_NEW_ARRAY(pd_real, s->chunks + 1);
+    s->qvol = PD_NEW_ARRAY(pd_real, history_count(s, n));
+    if (!s->partial || !s->qvol)
+        return PD_ERR_OUT_OF_MEMORY;
+    declare_persistent(s);
+    return pd_state_bonds_reserve(&s->persist, s->fam.bond_capacity);
 }
 
 static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
@@ -308,7 +307,6 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     }
     if ((st = allocate(s)) != PD_OK)
         return st;
-    declare_persistent(s);
     for (uint32_t i = 0; i < s->n; ++i) {
         s->sand[i] = (uint8_t)s->mat[s->material[i]].sand;
         s->Fe[i] = pd_m3_identity();
@@ -356,22 +354,19 @@ pd_status pd_sbpd_create(pd_world* w, const void* params, void** state, pd_error
 
 void pd_sbpd_destroy(void* state) {
     pd_sbpd_state* s = state;
-    size_t n = s->n, bonds = s->fam.bond_capacity;
+    size_t n = s->n;
 #define FREE_ONE(field, T) PD_FREE_ARRAY(s->field, T, n + 1);
     SBPD_PARTICLE_ARRAYS(FREE_ONE)
 #undef FREE_ONE
     PD_FREE_ARRAY(s->partial, pd_real, s->chunks + 1);
-    PD_FREE_ARRAY(s->w, pd_real, bonds + 1);
-    PD_FREE_ARRAY(s->qdev, pd_real, history_count(s, bonds));
-    PD_FREE_ARRAY(s->qiso, pd_real, history_count(s, bonds));
     PD_FREE_ARRAY(s->qvol, pd_real, history_count(s, n));
-    PD_FREE_ARRAY(s->t, pd_real, pd_sbpd_bond_reals(bonds, 3));
+    pd_state_bonds_free(&s->persist);
     PD_FREE_ARRAY(s->mat, pd_sbpd_material, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->body_renews, uint8_t, (size_t)s->body_count + 1);
     PD_FREE_ARRAY(s->body_rho0, pd_real, (size_t)s->body_count + 1);
     pd_sbpd_contact_free(s);
     pd_sbpd_static_friction_free(s);
-    pd_sbpd_sand_free_spare(s);
+    pd_family_free(&s->spare);
     pd_family_free(&s->fam);
     pd_hash_grid_destroy(&s->grid);
     pd_free(s, sizeof *s);
