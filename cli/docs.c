@@ -398,9 +398,13 @@ static void print_overrides(void) {
     printf(
         "`--set json.path=value` changes the scene before it is validated, exactly as if the "
         "file said so. The path joins keys with `.` and array elements with `[i]` "
-        "(`solver.iterations=40`, `time.frames=3`, `materials.rubber.youngs_modulus=2e5`, "
-        "`bodies[0].spacing=0.02`, `materials.<m>.<block>.<key>=v` for a key of a method's block); "
-        "missing object keys are created (so that one gives the block too). The value is read as "
+        "(`solver.projective_pd.iterations=40`, `time.frames=3`, "
+        "`materials.rubber.youngs_modulus=2e5`, `bodies[0].spacing=0.02`, "
+        "`materials.<m>.<block>.<key>=v` for a key of a method's block); `solver.<key>=v` sets "
+        "the running method's option (the method of the last `--set method=...`, else the "
+        "scene's), so `--set method=sbpd --set solver.iterations=200` runs a scene under another "
+        "method with its options. "
+        "Missing object keys are created (so that one gives the block too). The value is read as "
         "JSON when it parses (`40`, `true`, `[0, 1, 0]`) and as a string otherwise "
         "(`solver.global_solve=direct`). A malformed override is an error whose path is "
         "`--set <text>`.\n\n");
@@ -447,6 +451,10 @@ static void print_stats_csv(void) {
            "above 10 times the tolerance (`projective_pd`: the residual; `hyperelastic_pd`: Eq. "
            "25's relative error); 0 for explicit methods. `peridot run` prints the run's total "
            "and the worst step at its end. |\n");
+    printf("| `dt` | s | The time step of the frame's steps: `time.dt` rounded to a whole number "
+           "of steps per frame, or with `\"auto\"` the step the method chose for the frame. |\n");
+    printf("| `steps` | - | Steps the frame took (0 for frame 0 and for the frame a resumed run "
+           "starts from). |\n");
     printf("| `<body>.pin<k>.force_x`, `_y`, `_z` | N | Three per pin, after the columns above, "
            "bodies in scene order (`<body>` its `name`, `k` the pin's index in its `pins`): the "
            "force the pin exerted on the body during the frame's last step, the sum over the "

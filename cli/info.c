@@ -37,8 +37,12 @@ static int print_built(const pd_scene* scene) {
            world->particles.count, world->bond_count, scene->body_count, world->pin_count,
            scene->collider_count);
     printf("memory       %.1f MiB allocated\n", (double)bytes / 1048576.0);
-    printf("steps        %d per frame of %.6g s (dt %.6g s)\n", world->steps_per_frame,
-           1.0 / (double)scene->world.fps, (double)world->def.dt);
+    printf("steps        %d per frame of %.6g s (dt %.6g s%s)\n", world->steps_per_frame,
+           1.0 / (double)scene->world.fps, (double)world->def.dt,
+           !scene->world.dt_auto          ? ""
+           : scene->solver->max_time_step ? ", \"auto\": 0.9 of the stability bound, "
+                                            "recomputed every frame"
+                                          : ", \"auto\": the method's default");
     pd_destroy_world(world);
     return 0;
 }
@@ -46,8 +50,14 @@ static int print_built(const pd_scene* scene) {
 static void print_estimate(const pd_scene* scene, const pd_estimate* est) {
     printf("scene        %s\n", scene->file);
     printf("method       %s (%s)\n", scene->method, scene->solver->paper);
-    printf("time         dt %.6g s, %d frames at %.6g fps, %zu steps\n", (double)scene->world.dt,
-           scene->world.frames, (double)scene->world.fps, est->steps);
+    if (scene->world.dt_auto && scene->solver->max_time_step)
+        printf("time         dt \"auto\" (the stability bound's, see steps), %d frames at %.6g "
+               "fps\n",
+               scene->world.frames, (double)scene->world.fps);
+    else
+        printf("time         dt %.6g s%s, %d frames at %.6g fps, %zu steps\n",
+               (double)scene->world.dt, scene->world.dt_auto ? " (\"auto\")" : "",
+               scene->world.frames, (double)scene->world.fps, est->steps);
     printf("estimate     ~%zu particles, ~%zu bonds, up to ~%.1f MiB\n", est->particles, est->bonds,
            (double)est->bytes / 1048576.0);
     int frames = scene->world.frames, every = scene->output.every;

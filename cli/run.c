@@ -167,6 +167,7 @@ typedef struct run_ctx {
     int first;                           /* the frame the run starts from (0, or a checkpoint's) */
     int frames, last_done, last_written; /* the frames simulated and written so far */
     uint64_t unconverged_before;         /* the world's count at the previous row */
+    int frame_steps;                     /* steps the last frame took */
 } run_ctx;
 
 /* Appends printf output to r->row at *len (row_cap bounds every row stats_row can make). */
@@ -193,7 +194,7 @@ static pd_status stats_header(run_ctx* r, pd_error* err) {
     size_t len = 0;
     row_printf(r, &len,
                "frame,time,kinetic_energy,min_x,min_y,min_z,max_x,max_y,max_z,iterations,"
-               "residual,energy,relative_error,wall_ms_per_step,unconverged_steps");
+               "residual,energy,relative_error,wall_ms_per_step,unconverged_steps,dt,steps");
     for (int k = 0; k < r->world->pin_count; ++k) {
         const pd_pin* pin = &r->world->pins[k];
         const char* body = r->scene->bodies[pin->body].name;
@@ -214,8 +215,9 @@ static pd_status stats_row(run_ctx* r, int frame, double ms_per_step, pd_error* 
                fs.hi.y, fs.hi.z, st->iterations, st->residual);
     optional_field(r, &len, 9, st->energy);
     optional_field(r, &len, 6, st->relative_error);
-    row_printf(r, &len, ",%.6g,%llu", ms_per_step,
-               (unsigned long long)(r->world->unconverged_steps - r->unconverged_before));
+    row_printf(r, &len, ",%.6g,%llu,%.9g,%d", ms_per_step,
+               (unsigned long long)(r->world->unconverged_steps - r->unconverged_before),
+               (double)r->world->def.dt, frame > r->first ? r->frame_steps : 0);
     r->unconverged_before = r->world->unconverged_steps;
     for (int k = 0; k < r->world->pin_count; ++k) {
         pd_vec3 f = r->world->pins[k].force;
@@ -305,16 +307,17 @@ static void progress_within_frame(run_ctx* r, int frame, int step, double frame_
 /* Simulates one frame's steps; stops early (PD_OK) when a stop signal came. */
 static pd_status step_frame(run_ctx* r, int frame, double* ms_per_step, pd_error* err) {
     double t0 = pd_now();
-    int spf = r->world->steps_per_frame;
-    for (int s = 0; s < spf; ++s) {
+    int taken = 0;
+    do { /* the frame's steps: time.dt "auto" may change their number at its start */
         pd_status st = pd_world_step(r->world, err);
         if (st != PD_OK)
             return st;
         if (g_stop_signal)
             return PD_OK;
-        progress_within_frame(r, frame, s + 1, t0);
-    }
-    *ms_per_step = 1e3 * (pd_now() - t0) / spf;
+        progress_within_frame(r, frame, ++taken, t0);
+    } while (r->world->step_in_frame != 0);
+    r->frame_steps = taken;
+    *ms_per_step = 1e3 * (pd_now() - t0) / taken;
     return PD_OK;
 }
 

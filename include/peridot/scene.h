@@ -8,6 +8,8 @@
 
 struct pd_solver_vtable;
 
+#define PD_MAX_METHODS 8 /* methods the registry may hold */
+
 typedef struct pd_scene {
     char file[PD_PATH_MAX]; /* the scene file as given */
     char dir[PD_PATH_MAX];  /* its folder: mesh paths are resolved against it */
@@ -15,7 +17,14 @@ typedef struct pd_scene {
     char method[PD_NAME_MAX];
     const struct pd_solver_vtable* solver; /* from the registry, by `method` */
     void* solver_params;                   /* the method's params struct (its param table) */
+    /* the `solver` blocks of the other methods the scene gives, validated against their own
+     * tables but not acting (by registry index; NULL: none given, or the running method) */
+    void* other_solver_params[PD_MAX_METHODS];
     pd_world_def world;
+    /* time.dt as an object keyed by method: per registry index the step (s), 0 for "auto",
+     * -1 where it does not name the method (world.dt is the running method's) */
+    int dt_per_method;
+    double method_dt[PD_MAX_METHODS];
     int material_count;
     pd_material_def* materials;
     int body_count;

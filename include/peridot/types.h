@@ -192,6 +192,7 @@ pd_output_def pd_default_output_def(void);
 /* ---- world ---- */
 typedef struct pd_world_def {
     pd_real dt;      /* s */
+    int dt_auto;     /* time.dt "auto": the method chooses dt (and, explicit, follows it) */
     pd_real fps;     /* frames per second of output */
     int frames;      /* frames to simulate */
     pd_vec3 gravity; /* m/s^2 */

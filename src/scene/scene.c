@@ -36,49 +36,184 @@ static pd_status parse_version(const cJSON* root, pd_scene* s, pd_error* err) {
     return PD_OK;
 }
 
+/* The registered methods' names, ", "-joined. */
+static void method_list(char* out, size_t cap) {
+    const pd_solver_vtable* const* all = pd_solver_all();
+    out[0] = '\0';
+    for (int i = 0; all[i]; ++i) {
+        size_t used = strlen(out);
+        snprintf(out + used, cap - used, "%s%s", i ? ", " : "", all[i]->name);
+    }
+}
+
+/* A method's options from `item` (NULL: its defaults) into a new struct of its table. */
+static pd_status read_solver_block(const pd_solver_vtable* m, const cJSON* item, const char* path,
+                                   void** out, pd_error* err) {
+    const pd_param_table* t = m->params;
+    *out = NULL;
+    if (!t) {
+        if (item && (!cJSON_IsObject(item) || item->child))
+            return pd_fail(err, PD_ERR_BAD_SCENE, path, "method %s has no solver options", m->name);
+        return PD_OK;
+    }
+    *out = pd_alloc(t->struct_size);
+    if (!*out)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, path, "out of memory");
+    pd_params_set_defaults(t, *out);
+    if (!item)
+        return PD_OK;
+    PD_JTRY(pd_json_check_object(item, path, "", t, err));
+    return pd_json_params(item, path, t, *out, err);
+}
+
+/* Whether `solver` is keyed by method name (any key is one). */
+static int per_method(const cJSON* item) {
+    for (const cJSON* c = item->child; c; c = c->next)
+        if (pd_solver_find(c->string))
+            return 1;
+    return 0;
+}
+
+/* The flat form ({"iterations": 40}) is the running method's options; a key of another
+ * method's table is named as such. */
+static pd_status read_flat_solver(const cJSON* item, pd_scene* s, pd_error* err) {
+    const pd_solver_vtable* const* all = pd_solver_all();
+    for (const cJSON* c = item->child; c; c = c->next) {
+        if (s->solver->params && pd_param_find_key(s->solver->params, NULL, c->string))
+            continue;
+        for (int i = 0; all[i]; ++i)
+            if (all[i]->params && pd_param_find_key(all[i]->params, NULL, c->string)) {
+                char path[PD_JPATH_MAX];
+                pd_jpath_key(path, "solver", c->string);
+                return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                               "\"%s\" is an option of method %s, and the scene runs %s: give "
+                               "solver options per method, \"solver\": {\"%s\": {\"%s\": ...}}",
+                               c->string, all[i]->name, s->method, all[i]->name, c->string);
+            }
+    }
+    pd_free(s->solver_params, s->solver->params ? s->solver->params->struct_size : 0);
+    return read_solver_block(s->solver, item, "solver", &s->solver_params, err);
+}
+
+/* `solver`: one block per method, keyed by its name, each validated against its own method's
+ * table whichever method runs (a typo in an inactive block is refused); only the running
+ * method's acts. The flat form of earlier scenes is read as the running method's block. */
+static pd_status parse_solver(const cJSON* root, pd_scene* s, pd_error* err) {
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(root, "solver");
+    char found[96], list[256];
+    PD_JTRY(read_solver_block(s->solver, NULL, "solver", &s->solver_params, err));
+    if (!item)
+        return PD_OK;
+    if (!cJSON_IsObject(item))
+        return pd_fail(err, PD_ERR_BAD_SCENE, "solver",
+                       "expected an object of solver options per method, got %s",
+                       pd_json_describe(item, found, sizeof found));
+    if (!per_method(item))
+        return read_flat_solver(item, s, err);
+    const pd_solver_vtable* const* all = pd_solver_all();
+    for (const cJSON* c = item->child; c; c = c->next) {
+        char path[PD_JPATH_MAX];
+        pd_jpath_key(path, "solver", c->string);
+        const pd_solver_vtable* m = pd_solver_find(c->string);
+        method_list(list, sizeof list);
+        if (!m)
+            return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                           "expected a method name (%s): solver options are given per method, "
+                           "\"solver\": {\"%s\": {...}}, and not beside method blocks",
+                           list, s->method);
+        for (const cJSON* d = c->next; d; d = d->next)
+            if (strcmp(c->string, d->string) == 0)
+                return pd_fail(err, PD_ERR_BAD_SCENE, path, "key \"%s\" is given twice", c->string);
+        int k = 0;
+        while (all[k] != m)
+            ++k;
+        void** slot = m == s->solver ? &s->solver_params : &s->other_solver_params[k];
+        pd_free(*slot, m->params ? m->params->struct_size : 0);
+        PD_JTRY(read_solver_block(m, c, path, slot, err));
+    }
+    return PD_OK;
+}
+
 static pd_status parse_method(const cJSON* root, pd_scene* s, pd_error* err) {
-    char list[512] = "";
+    char list[256];
     PD_JTRY(pd_json_string(root, "method", "", 1, s->method, sizeof s->method, err));
     s->solver = pd_solver_find(s->method);
     if (s->solver)
         return PD_OK;
-    const pd_solver_vtable* const* all = pd_solver_all();
-    for (int i = 0; all[i]; ++i) {
-        size_t used = strlen(list);
-        snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", all[i]->name);
-    }
+    method_list(list, sizeof list);
     return pd_fail(err, PD_ERR_BAD_SCENE, "method", "expected one of %s, got \"%s\"", list,
                    s->method);
 }
 
-static pd_status parse_solver(const cJSON* root, pd_scene* s, pd_error* err) {
-    const pd_param_table* t = s->solver->params;
-    const cJSON* item = cJSON_GetObjectItemCaseSensitive(root, "solver");
-    if (t) {
-        s->solver_params = pd_alloc(t->struct_size);
-        if (!s->solver_params)
-            return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "solver", "out of memory");
-        pd_params_set_defaults(t, s->solver_params);
-    }
-    if (!item)
+/* One time step at `key` of obj: a number in dt's range, or "auto" (*is_auto set). */
+static pd_status read_time_step(const cJSON* obj, const char* key, const char* path, pd_real* dt,
+                                int* is_auto, pd_error* err) {
+    const cJSON* v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *is_auto = cJSON_IsString(v) && strcmp(v->valuestring, "auto") == 0;
+    if (*is_auto)
         return PD_OK;
-    PD_JTRY(pd_json_check_object(item, "solver", "", t, err));
-    return pd_json_params(item, "solver", t, s->solver_params, err);
+    if (cJSON_IsString(v)) {
+        char at[PD_JPATH_MAX];
+        pd_jpath_key(at, path, key);
+        return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                       "expected a number > 0 (s) or \"auto\", got the string \"%.40s\"",
+                       v->valuestring);
+    }
+    const pd_scene_key* k = pd_scene_key_find(&pd_scene_time_table, "dt");
+    return pd_json_real(obj, key, path, 1, pd_scene_key_range(k), dt, err);
 }
 
-static pd_status parse_time(const cJSON* root, pd_world_def* w, pd_error* err) {
+/* time.dt: a number, "auto", or an object of them keyed by method name (a method it does not
+ * name: "auto"). Every entry is checked; the running method's is taken. With "auto" dt holds
+ * the implicit method's step, or a frame for an explicit one until the world asks it. */
+static pd_status parse_time_step(const cJSON* item, pd_scene* s, pd_world_def* w, pd_error* err) {
+    const cJSON* dt = cJSON_GetObjectItemCaseSensitive(item, "dt");
+    const pd_solver_vtable* const* all = pd_solver_all();
+    w->dt_auto = 1;
+    s->dt_per_method = cJSON_IsObject(dt);
+    for (int k = 0; all[k]; ++k)
+        s->method_dt[k] = -1;
+    if (!cJSON_IsObject(dt))
+        PD_JTRY(read_time_step(item, "dt", "time", &w->dt, &w->dt_auto, err));
+    for (const cJSON* c = cJSON_IsObject(dt) ? dt->child : NULL; c; c = c->next) {
+        char path[PD_JPATH_MAX], list[256];
+        pd_jpath_key(path, "time.dt", c->string);
+        const pd_solver_vtable* m = pd_solver_find(c->string);
+        if (!m) {
+            method_list(list, sizeof list);
+            return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                           "expected a method name (%s): time.dt is a number, \"auto\", or an "
+                           "object of them keyed by method",
+                           list);
+        }
+        pd_real value = 0;
+        int is_auto = 0;
+        PD_JTRY(read_time_step(dt, c->string, "time.dt", &value, &is_auto, err));
+        for (int k = 0; all[k]; ++k)
+            if (all[k] == m)
+                s->method_dt[k] = is_auto ? 0 : value;
+        if (m == s->solver)
+            w->dt = value, w->dt_auto = is_auto;
+    }
+    if (w->dt_auto)
+        w->dt = s->solver->auto_time_step > 0 ? s->solver->auto_time_step : 1 / w->fps;
+    return PD_OK;
+}
+
+static pd_status parse_time(const cJSON* root, pd_scene* s, pd_world_def* w, pd_error* err) {
     const cJSON* item = cJSON_GetObjectItemCaseSensitive(root, "time");
     if (!item)
         return pd_fail(err, PD_ERR_BAD_SCENE, "time",
-                       "missing required key: expected { \"dt\": <s>, \"fps\": ..., \"frames\": "
-                       "... }");
+                       "missing required key: expected { \"dt\": <s> or \"auto\", \"fps\": ..., "
+                       "\"frames\": ... }");
     PD_JTRY(pd_scene_check_keys(item, "time", &pd_scene_time_table, NULL, err));
-    return pd_scene_read_keys(&pd_scene_time_table, item, "time", w, err);
+    PD_JTRY(pd_scene_read_keys(&pd_scene_time_table, item, "time", w, err));
+    return parse_time_step(item, s, w, err);
 }
 
-static pd_status parse_world(const cJSON* root, pd_world_def* w, pd_error* err) {
+static pd_status parse_world(const cJSON* root, pd_scene* s, pd_world_def* w, pd_error* err) {
     *w = pd_default_world_def();
-    PD_JTRY(parse_time(root, w, err));
+    PD_JTRY(parse_time(root, s, w, err));
     pd_scene_top top = {w->gravity, (int)w->seed};
     PD_JTRY(pd_scene_read_keys(&pd_scene_top_table, root, "", &top, err));
     w->gravity = top.gravity;
@@ -100,7 +235,7 @@ static pd_status parse_tree(const cJSON* root, pd_scene* s, pd_error* err) {
     PD_JTRY(parse_version(root, s, err));
     PD_JTRY(parse_method(root, s, err));
     PD_JTRY(parse_solver(root, s, err));
-    PD_JTRY(parse_world(root, &s->world, err));
+    PD_JTRY(parse_world(root, s, &s->world, err));
     PD_JTRY(require(root, "materials", "an object mapping names to materials", &materials, err));
     PD_JTRY(pd_scene_parse_materials(materials, s, err));
     PD_JTRY(require(root, "bodies", "an array of bodies", &bodies, err));
@@ -190,11 +325,25 @@ static void reset_error(pd_error* err, const char* file) {
 
 /* Whether the --set text `override` (json.path=value) wrote the value at JSON path `path`:
  * its path is path itself or encloses it. */
-static int override_covers(const char* override, const char* path) {
+static int override_path_covers(const char* override, const char* path) {
     const char* eq = strchr(override, '=');
     size_t len = eq ? (size_t)(eq - override) : 0;
     return len > 0 && strncmp(override, path, len) == 0 &&
            (path[len] == '\0' || path[len] == '.' || path[len] == '[');
+}
+
+/* The same, `solver.<key>` also covering the running method's `solver.<method>.<key>` (what
+ * pd_scene_apply_overrides made of it). */
+static int override_covers(const char* override, const char* path) {
+    if (override_path_covers(override, path))
+        return 1;
+    size_t len = strncmp(path, "solver.", 7) == 0 ? strcspn(path + 7, ".[") : 0;
+    char method[PD_NAME_MAX], rest[PD_JPATH_MAX];
+    if (len == 0 || len >= sizeof method || path[7 + len] != '.')
+        return 0;
+    snprintf(method, sizeof method, "%.*s", (int)len, path + 7);
+    snprintf(rest, sizeof rest, "solver.%s", path + 8 + len);
+    return pd_solver_find(method) && override_path_covers(override, rest);
 }
 
 /* Whether the --set text `override` wrote a value inside the object or array at `path`. */
@@ -237,8 +386,7 @@ static pd_status parse_text(const char* json, const char* const* overrides, int 
     if (!root)
         return syntax_error(json, err);
     pd_status status = PD_OK;
-    for (int i = 0; i < override_count && status == PD_OK; ++i)
-        status = pd_scene_apply_override(root, overrides[i], err);
+    status = pd_scene_apply_overrides(root, overrides, override_count, err);
     if (status == PD_OK)
         status = parse_tree(root, out, err);
     if (status == PD_OK && validate)
@@ -376,6 +524,10 @@ void pd_scene_free(pd_scene* s) {
         return;
     if (s->solver_params && s->solver && s->solver->params)
         pd_free(s->solver_params, s->solver->params->struct_size);
+    const pd_solver_vtable* const* all = pd_solver_all();
+    for (int k = 0; all[k]; ++k)
+        if (s->other_solver_params[k])
+            pd_free(s->other_solver_params[k], all[k]->params->struct_size);
     PD_FREE_ARRAY(s->materials, pd_material_def, s->material_count);
     for (int i = 0; s->bodies && i < s->body_count; ++i) {
         pd_body_def* b = &s->bodies[i];

@@ -146,8 +146,33 @@ static pd_status parse_method_params(const cJSON* obj, const char* path, const p
     return pd_json_params(obj, path, t, m->method_params, err);
 }
 
+/* A key the running method's material table lacks but another method's has (a fluid block
+ * under hyperelastic_pd): that method's feature, which the running one does not implement. */
+static pd_status refuse_other_methods_keys(const cJSON* obj, const char* path, const pd_scene* s,
+                                           pd_error* err) {
+    char keys[PD_SCENE_KEYS_MAX], child[PD_JPATH_MAX];
+    pd_scene_table_keys(&pd_scene_material_table, keys, sizeof keys);
+    const pd_solver_vtable* const* all = pd_solver_all();
+    for (const cJSON* c = obj->child; c; c = c->next) {
+        if (pd_json_choice_index(keys, c->string) >= 0 ||
+            pd_param_find_key(s->solver->material_params, NULL, c->string))
+            continue;
+        for (int k = 0; all[k]; ++k)
+            if (pd_param_find_key(all[k]->material_params, NULL, c->string)) {
+                pd_jpath_key(child, path, c->string);
+                return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                               "method %s does not implement \"%s\" (a material key of method "
+                               "%s), so it would be ignored",
+                               s->method, c->string, all[k]->name);
+            }
+    }
+    return PD_OK;
+}
+
 static pd_status parse_material(const cJSON* obj, const char* path, const pd_scene* s,
                                 pd_material_def* m, pd_error* err) {
+    if (cJSON_IsObject(obj))
+        PD_JTRY(refuse_other_methods_keys(obj, path, s, err));
     PD_JTRY(
         pd_scene_check_keys(obj, path, &pd_scene_material_table, s->solver->material_params, err));
     if (strlen(obj->string) >= sizeof m->name || !obj->string[0])

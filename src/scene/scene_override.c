@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
+#include "solvers/solver.h"
 
 typedef struct override_segment {
     char key[PD_JPATH_MAX]; /* empty for an index */
@@ -83,14 +85,14 @@ static cJSON* descend(cJSON* node, const override_segment* seg) {
 
 static pd_status bad_override(const char* text, const char* why, pd_error* err) {
     char path[PD_JPATH_MAX];
-    snprintf(path, sizeof path, "--set %s", text);
+    snprintf(path, sizeof path, "--set %.*s", (int)(sizeof path - 7), text);
     return pd_fail(err, PD_ERR_BAD_SCENE, path,
                    "expected json.path=value (keys joined by '.', [i] for array elements, e.g. "
                    "solver.iterations=40 or bodies[0].spacing=0.02): %s",
                    why);
 }
 
-pd_status pd_scene_apply_override(cJSON* root, const char* text, pd_error* err) {
+static pd_status apply_override(cJSON* root, const char* text, pd_error* err) {
     const char* eq = text ? strchr(text, '=') : NULL;
     if (!eq)
         return bad_override(text ? text : "", "no '=' found", err);
@@ -115,4 +117,64 @@ pd_status pd_scene_apply_override(cJSON* root, const char* text, pd_error* err) 
         if (!node)
             return bad_override(text, "no such array element, or the parent is not an object", err);
     }
+}
+
+/* The method the scene will run: the last `method=` override's value, else the tree's. */
+static void running_method(const cJSON* root, const char* const* overrides, int count, char* out,
+                           size_t cap) {
+    const cJSON* m = cJSON_GetObjectItemCaseSensitive(root, "method");
+    snprintf(out, cap, "%s", cJSON_IsString(m) ? m->valuestring : "");
+    for (int i = 0; i < count; ++i)
+        if (overrides[i] && strncmp(overrides[i], "method=", 7) == 0) {
+            cJSON* v = parse_value(overrides[i] + 7);
+            snprintf(out, cap, "%s", cJSON_IsString(v) ? v->valuestring : "");
+            cJSON_Delete(v);
+        }
+}
+
+/* Whether the tree's `solver` is the flat form (an object with keys, none a method's name). */
+static int flat_solver(const cJSON* root) {
+    const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
+    if (!cJSON_IsObject(solver) || !solver->child)
+        return 0;
+    for (const cJSON* c = solver->child; c; c = c->next)
+        if (pd_solver_find(c->string))
+            return 0;
+    return 1;
+}
+
+/* "solver.<key>=v" with key no method's name: "solver.<method>.<key>=v" (pd_alloc'd, *bytes
+ * set; NULL when the override is not one, or out of memory). */
+static char* method_override(const char* text, const char* method, size_t* bytes) {
+    if (strncmp(text, "solver.", 7) != 0 || !method[0])
+        return NULL;
+    size_t len = strcspn(text + 7, ".[=");
+    char key[PD_JPATH_MAX];
+    if (len == 0 || len >= sizeof key)
+        return NULL;
+    snprintf(key, sizeof key, "%.*s", (int)len, text + 7);
+    if (pd_solver_find(key))
+        return NULL;
+    *bytes = strlen(text) + strlen(method) + 2;
+    char* out = pd_alloc(*bytes);
+    if (out)
+        snprintf(out, *bytes, "solver.%s.%s", method, text + 7);
+    return out;
+}
+
+pd_status pd_scene_apply_overrides(cJSON* root, const char* const* overrides, int count,
+                                   pd_error* err) {
+    char method[PD_NAME_MAX];
+    running_method(root, overrides, count, method, sizeof method);
+    for (int i = 0; i < count; ++i) {
+        size_t bytes = 0;
+        char* rewritten = overrides[i] && !flat_solver(root)
+                              ? method_override(overrides[i], method, &bytes)
+                              : NULL;
+        pd_status st = apply_override(root, rewritten ? rewritten : overrides[i], err);
+        pd_free(rewritten, bytes);
+        if (st != PD_OK)
+            return st;
+    }
+    return PD_OK;
 }

@@ -47,8 +47,12 @@ pd_status pd_scene_parse_unvalidated(const char* json, const char* file, const c
 /* The scene as JSON with every value explicit (the resolved scene); NULL when out of memory. */
 cJSON* pd_scene_to_json(const pd_scene* s);
 
-/* Applies one "json.path=value" override to the tree. */
-pd_status pd_scene_apply_override(cJSON* root, const char* text, pd_error* err);
+/* Applies the "json.path=value" overrides to the tree, in order. `solver.<key>=v`, key no
+ * method's name, sets the running method's option (`solver.<method>.<key>`; the method the
+ * last `method=` override names, else the scene's) unless the scene's `solver` is in the flat
+ * form of earlier scenes. */
+pd_status pd_scene_apply_overrides(cJSON* root, const char* const* overrides, int count,
+                                   pd_error* err);
 
 /* Writes every key of a parameter table with its value in `blob` into `obj` (the resolved
  * scene: `solver` and the method's material keys), in a form pd_json_params reads back: a

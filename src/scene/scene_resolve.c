@@ -1,5 +1,6 @@
 /* The resolved scene: the def structs written back as JSON with every default explicit (what
  * was actually run), tagged with the program's version. It parses back to the same scene. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -276,11 +277,47 @@ static void add_flags(cJSON* obj, const pd_scene_table* t, const char* key, unsi
     }
 }
 
-static void add_world(cJSON* root, const pd_world_def* w) {
+/* time.dt as given: a number, "auto", or an object of them keyed by method. */
+static void add_time_step(cJSON* time, const pd_scene* s) {
+    if (!s->dt_per_method) {
+        if (s->world.dt_auto)
+            cJSON_AddStringToObject(time, "dt", "auto");
+        else
+            add_number(time, "dt", s->world.dt);
+    } else {
+        cJSON* dt = cJSON_AddObjectToObject(time, "dt");
+        const pd_solver_vtable* const* all = pd_solver_all();
+        for (int k = 0; all[k]; ++k) {
+            if (s->method_dt[k] > 0)
+                add_number(dt, all[k]->name, s->method_dt[k]);
+            else if (s->method_dt[k] == 0)
+                cJSON_AddStringToObject(dt, all[k]->name, "auto");
+        }
+    }
+    if (s->world.dt_auto && !s->solver->max_time_step) { /* as the world rounds it */
+        double steps = ceil(1.0 / (s->world.fps * s->world.dt) - 1e-9);
+        add_number(time, "dt_chosen", 1.0 / (s->world.fps * steps));
+    }
+}
+
+static void add_world(cJSON* root, const pd_scene* s) {
+    const pd_world_def* w = &s->world;
     pd_scene_top top = {w->gravity, (int)w->seed};
-    WRITE_KEYS(cJSON_AddObjectToObject(root, "time"), &pd_scene_time_table, w, "dt", "fps",
-               "frames");
+    cJSON* time = cJSON_AddObjectToObject(root, "time");
+    add_time_step(time, s);
+    WRITE_KEYS(time, &pd_scene_time_table, w, "fps", "frames");
     WRITE_KEYS(root, &pd_scene_top_table, &top, "gravity", "seed");
+}
+
+/* The running method's options and every other block the scene gave, keyed by method. */
+static void add_solver_blocks(cJSON* solver, const pd_scene* s) {
+    const pd_solver_vtable* const* all = pd_solver_all();
+    for (int k = 0; all[k]; ++k) {
+        void* params = all[k] == s->solver ? s->solver_params : s->other_solver_params[k];
+        if (all[k] == s->solver || params)
+            pd_scene_add_params(cJSON_AddObjectToObject(solver, all[k]->name), all[k]->params,
+                                params);
+    }
 }
 
 cJSON* pd_scene_to_json(const pd_scene* s) {
@@ -290,9 +327,8 @@ cJSON* pd_scene_to_json(const pd_scene* s) {
     add_number(root, "version", s->version);
     cJSON_AddStringToObject(root, "peridot_version", pd_version());
     cJSON_AddStringToObject(root, "method", s->method);
-    pd_scene_add_params(cJSON_AddObjectToObject(root, "solver"), s->solver->params,
-                        s->solver_params);
-    add_world(root, &s->world);
+    add_solver_blocks(cJSON_AddObjectToObject(root, "solver"), s);
+    add_world(root, s);
     cJSON* materials = cJSON_AddObjectToObject(root, "materials");
     for (int i = 0; i < s->material_count; ++i)
         cJSON_AddItemToObject(materials, s->materials[i].name,

@@ -32,7 +32,11 @@ static const pd_scene_key k_top[] = {
            "The simulation method; one of the methods below."},
      .flags = HAND | REQ},
     {.p = {"solver", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
-           "Options of the method; its keys are listed in the method's section below."},
+           "Options per method, keyed by its name: {\"projective_pd\": {\"iterations\": 40}, "
+           "\"sbpd\": {...}}. Every block is checked against its method's keys (listed in the "
+           "method's section below) whichever method runs; only the running method's acts. The "
+           "flat form of earlier scenes ({\"iterations\": 40}) is read as the running "
+           "method's block."},
      .flags = HAND,
      .type_doc = "object",
      .def_doc = "{}"},
@@ -72,14 +76,26 @@ static const pd_scene_key k_top[] = {
 static const pd_scene_key k_time[] = {
     {.p = {"dt", PD_PARAM_REAL, offsetof(pd_world_def, dt), 0.004, POSITIVE, "s", NULL,
            "The solver's time step; never longer than a frame, and a frame holds at most "
-           "2147483647 steps (refused, not clamped)."},
-     .flags = REQ | PD_KEY_MIN_OPEN,
+           "2147483647 steps (refused, not clamped). \"auto\": each method takes the step it "
+           "can (an implicit method its documented default, an explicit one 0.9 of its "
+           "stability bound, recomputed at every frame's start). An object keyed by method "
+           "name gives a step per method, {\"projective_pd\": 0.001}; a method it does not name "
+           "takes \"auto\"."},
+     .flags = REQ | HAND | PD_KEY_MIN_OPEN,
+     .type_doc = "number, \"auto\" or object",
      .range_doc = "> 0, <= 1/fps, fps dt >= 1/2147483647"},
     {.p = {"fps", PD_PARAM_REAL, offsetof(pd_world_def, fps), 30, POSITIVE, "1/s", NULL,
            "Output frame rate; a frame is 1/fps s, simulated in ceil(1/(fps dt)) steps."},
      .flags = PD_KEY_MIN_OPEN},
     {.p = {"frames", PD_PARAM_INT, offsetof(pd_world_def, frames), 90, 1, 1e9, "1", NULL,
            "Frames to simulate."}},
+    {.p = {"dt_chosen", PD_PARAM_REAL, 0, 0, 0, 0, "s", NULL,
+           "Written into resolved scenes with dt \"auto\" under an implicit method: the step it "
+           "took (rounded to a whole number of steps per frame); not read. An explicit "
+           "method's steps are in stats.csv's dt column, frame by frame."},
+     .flags = HAND,
+     .range_doc = "-",
+     .def_doc = "(ignored)"},
 };
 
 static const pd_scene_key k_material[] = {

@@ -2,6 +2,7 @@
  * (docs/adding-a-solver.md). */
 #include <string.h>
 
+#include "peridot/scene.h"
 #include "solvers/solver.h"
 
 extern const pd_solver_vtable pd_projective_pd_solver;
@@ -14,6 +15,9 @@ static const pd_solver_vtable* const k_solvers[] = {
     &pd_sbpd_solver,
     NULL,
 };
+
+_Static_assert(sizeof k_solvers / sizeof k_solvers[0] - 1 <= PD_MAX_METHODS,
+               "pd_scene.other_solver_params holds PD_MAX_METHODS methods");
 
 const pd_solver_vtable* const* pd_solver_all(void) {
     return k_solvers;

@@ -10,9 +10,14 @@
 
 struct pd_world;
 struct pd_state_arrays;
+
 struct pd_ckpt_writer;
 struct pd_ckpt_reader;
 struct pd_scene;
+
+/* An explicit method's automatic step is this fraction of its stability bound: the bound is
+ * taken at a frame's start and the state changes within the frame (renewed families). */
+#define PD_AUTO_DT_SAFETY 0.9
 
 /* What one step reports (stats.csv, progress, bench). Times in seconds. */
 typedef struct pd_step_stats {
@@ -115,6 +120,14 @@ typedef struct pd_solver_vtable {
     /* Room for a checkpoint's family of `bonds` bonds (renewals grew it past the fresh one's)
      * in the family and every per-bond array; NULL: the method's bonds never grow. */
     pd_status (*reserve_bonds)(void* state, size_t bonds);
+    /* time.dt "auto" (SCENE.md): an implicit method's step, its documented default (s; 0 for
+     * an explicit method, which gives max_time_step instead). */
+    double auto_time_step;
+    /* An explicit method's stability bound on dt in the current state (s): with time.dt
+     * "auto" the world steps at PD_AUTO_DT_SAFETY times it, recomputed at every frame's start
+     * (stiffness and families change); a numeric time.dt above it is refused at creation.
+     * NULL: an implicit method. */
+    pd_real (*max_time_step)(void* state, const struct pd_world* world);
     /* The world changed the time step (world->def.dt): rebuild what depends on it. NULL: the
      * method takes any dt as it comes. */
     pd_status (*on_time_step)(void* state, struct pd_world* world, pd_error* err);

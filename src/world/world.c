@@ -85,6 +85,22 @@ static pd_status set_steps_per_frame(pd_world* w, pd_real dt, pd_error* err) {
     return PD_OK;
 }
 
+/* time.dt "auto" for an explicit method: PD_AUTO_DT_SAFETY of its stability bound now, as a
+ * whole number of steps per frame (set_steps_per_frame); the method hears of a change. */
+static pd_status follow_stability_bound(pd_world* w, pd_error* err) {
+    if (!w->def.dt_auto || !w->solver->max_time_step)
+        return PD_OK;
+    pd_real bound = w->solver->max_time_step(w->solver_state, w);
+    pd_real dt = fmin(PD_AUTO_DT_SAFETY * bound, 1 / w->def.fps);
+    double steps = ceil(1.0 / (w->def.fps * dt) - 1e-9);
+    if (steps == w->steps_per_frame)
+        return PD_OK;
+    pd_status st = pd_world_set_time_step(w, dt, err);
+    if (st == PD_OK)
+        w->def.dt_auto = 1; /* pd_world_set_time_step does not end "auto" here */
+    return st;
+}
+
 pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) {
     *out = NULL;
     pd_world* w = pd_calloc(1, sizeof *w);
@@ -128,6 +144,8 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
         st = PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK)
         st = w->solver->create(w, scene->solver_params, &w->solver_state, err);
+    if (st == PD_OK)
+        st = follow_stability_bound(w, err);
     if (st != PD_OK) {
         pd_destroy_world(w);
         return st;
@@ -255,6 +273,11 @@ static void count_unconverged(pd_world* w, pd_real t) {
 
 pd_status pd_world_step(pd_world* w, pd_error* err) {
     pd_particles* p = &w->particles;
+    if (w->step_in_frame == 0) {
+        pd_status st = follow_stability_bound(w, err);
+        if (st != PD_OK)
+            return st;
+    }
     pd_real dt = w->def.dt, t1 = w->time + dt;
     if (w->reorder_every > 0 && w->solver->on_reorder &&
         ++w->steps_since_reorder >= w->reorder_every) {
@@ -311,6 +334,8 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
     count_unconverged(w, t1);
     w->time = t1;
     w->step_index++;
+    if (++w->step_in_frame >= w->steps_per_frame)
+        w->step_in_frame = 0;
     return PD_OK;
 }
 
@@ -320,6 +345,7 @@ pd_status pd_world_set_time_step(pd_world* w, pd_real dt, pd_error* err) {
     pd_status st = set_steps_per_frame(w, dt, err);
     if (st != PD_OK)
         return st;
+    w->def.dt_auto = 0; /* the caller chose this step */
     return w->solver->on_time_step ? w->solver->on_time_step(w->solver_state, w, err) : PD_OK;
 }
 

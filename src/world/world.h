@@ -62,6 +62,7 @@ struct pd_world {
     double worst_unconverged_by;
     pd_real worst_unconverged_time;
     int steps_per_frame; /* ceil(1 / (fps dt)); def.dt is 1 / (fps steps_per_frame) */
+    int step_in_frame;   /* steps taken of the current frame (0 at a frame's start) */
     pd_real time;
     uint64_t step_index;
     pd_real max_speed;   /* a velocity above this is a runaway (m/s) */

@@ -214,9 +214,8 @@ PD_TEST(stats_csv_energy_and_relative_error_columns) {
     PD_REQUIRE(stats);
     static const char k_header[] =
         "frame,time,kinetic_energy,min_x,min_y,min_z,max_x,max_y,max_z,iterations,residual,"
-        "energy,relative_error,wall_ms_per_step,unconverged_steps,ball.pin0.force_x,ball.pin0."
-        "force_y,"
-        "ball.pin0.force_z\n";
+        "energy,relative_error,wall_ms_per_step,unconverged_steps,dt,steps,ball.pin0.force_x,"
+        "ball.pin0.force_y,ball.pin0.force_z\n";
     PD_CHECK(strncmp(stats, k_header, strlen(k_header)) == 0);
     PD_CHECK(strstr(stats, "nan") == NULL);
     int rows = 0;
@@ -236,8 +235,8 @@ PD_TEST(stats_csv_energy_and_relative_error_columns) {
         }
         printf("  frame %s: %d fields, energy '%s', relative_error '%s'\n", field[0], n,
                n > 12 ? field[11] : "?", n > 12 ? field[12] : "?");
-        PD_CHECK_NEAR(n, 18, 0);
-        if (n != 18)
+        PD_CHECK_NEAR(n, 20, 0);
+        if (n != 20)
             continue;
         PD_CHECK(field[12][0] == '\0'); /* relative_error: projective_pd does not report it */
         if (rows == 2)

@@ -6,6 +6,7 @@
 
 #include "parallel/parallel.h"
 #include "solvers/sbpd/sbpd_data.h"
+#include "solvers/solver.h"
 #include "support.h"
 
 /* The share of the grains whose nearest other grain is closer than `within` (brute force). */
@@ -327,4 +328,52 @@ PD_TEST(hardening_scales_the_sand_as_eq_24) {
     PD_CHECK(s == PD_ERR_BAD_SCENE && strcmp(err.path, "materials.m") == 0);
     if (s == PD_OK)
         pd_scene_free(&scene);
+}
+
+/* The steps a frame of 1/fps s takes at PD_AUTO_DT_SAFETY of the bound (world.c's rounding). */
+static int auto_steps(double bound, double fps) {
+    return (int)ceil(1.0 / (fps * fmin(PD_AUTO_DT_SAFETY * bound, 1 / fps)) - 1e-9);
+}
+
+/* time.dt "auto" (SCENE.md): a collapsing sand cube steps at 0.9 of sbpd's stability bound as
+ * it stands at each frame's start (the bound changes with the renewed families, so the steps
+ * per frame do); a numeric dt above the bound is still refused. */
+PD_TEST(auto_time_step_follows_the_stability_bound) {
+    static const char k_cube[] =
+        "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":\"auto\",\"fps\":50,"
+        "\"frames\":15},\"materials\":{\"sand\":{\"density\":1600,\"youngs_modulus\":3e5,"
+        "\"poisson_ratio\":0.2,\"plasticity\":{\"model\":\"drucker_prager\","
+        "\"friction_angle\":30}}},\"bodies\":[{\"name\":\"sand\",\"material\":\"sand\","
+        "\"spacing\":0.0125,\"shape\":{\"type\":\"box\",\"min\":[-0.05,0,-0.05],"
+        "\"max\":[0.05,0.1,0.05]}}],\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],"
+        "\"normal\":[0,1,0],\"friction\":0.5}]}";
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_cube, NULL, 0));
+    pd_world* w = t.world;
+    pd_error err = {0};
+    int off = 0, least = 1 << 30, most = 0;
+    double bound0 = w->solver->max_time_step(w->solver_state, w);
+    for (int frame = 1; frame <= 8; ++frame) {
+        int want = auto_steps(w->solver->max_time_step(w->solver_state, w), 50);
+        int taken = 0;
+        do {
+            PD_REQUIRE(pd_world_step(w, &err) == PD_OK);
+            ++taken;
+        } while (w->step_in_frame != 0);
+        off += taken != want;
+        least = taken < least ? taken : least;
+        most = taken > most ? taken : most;
+    }
+    double bound = w->solver->max_time_step(w->solver_state, w);
+    printf("  steps per frame %d to %d, each 0.9 of the bound at its start (%d frames off); "
+           "bound %.3g s at the start, %.3g s now\n",
+           least, most, off, bound0, bound);
+    PD_CHECK(off == 0);
+    PD_CHECK(most > least); /* the bound moved: the frames followed it */
+    pd_test_sim_close(&t);
+    char dt[64];
+    snprintf(dt, sizeof dt, "time.dt=%g", 1.1 * bound0);
+    const char* sets[] = {dt};
+    pd_test_sim big;
+    PD_CHECK(!pd_test_sim_open(&big, k_cube, sets, 1));
 }

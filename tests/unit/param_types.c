@@ -173,7 +173,7 @@ static pd_status read_material(const pd_param_table* t, const char* name, const 
     cJSON* root = cJSON_CreateObject();
     cJSON_AddItemToObject(cJSON_AddObjectToObject(root, "materials"), name, material);
     pd_jpath_key(path, "materials", name);
-    pd_status st = set ? pd_scene_apply_override(root, set, err) : PD_OK;
+    pd_status st = set ? pd_scene_apply_overrides(root, &set, 1, err) : PD_OK;
     material = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItem(root, "materials"), name);
     if (st == PD_OK)
         st = pd_json_check_object(material, path, "density", t, err);

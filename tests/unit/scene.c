@@ -465,8 +465,8 @@ static pd_status parse_granular(const char* single_quoted, const char* const* se
     cJSON* root = cJSON_Parse(json);
     free(json);
     pd_status st = root ? PD_OK : PD_ERR_INVALID_ARGUMENT;
-    for (int i = 0; st == PD_OK && i < nsets; ++i)
-        st = pd_scene_apply_override(root, sets[i], err);
+    if (st == PD_OK)
+        st = pd_scene_apply_overrides(root, sets, nsets, err);
     if (st == PD_OK)
         st = pd_scene_parse_materials(cJSON_GetObjectItemCaseSensitive(root, "materials"), s, err);
     cJSON_Delete(root);
@@ -519,7 +519,8 @@ PD_TEST(scene_method_block_errors_in_a_material) {
         const char* path;
         const char* words;
     } k_bad[] = {
-        {"materials.rubber.hardening=1", "materials.rubber.hardening", "friction, granular"},
+        {"materials.rubber.cohesion_scale=1", "materials.rubber.cohesion_scale",
+         "friction, granular"},
         {"materials.sand.granular=3", "materials.sand.granular",
          "expected an object with keys hardening, cohesion_scale, got the number 3"},
         {"materials.sand.granular.hardenin=1", "materials.sand.granular.hardenin",
@@ -553,6 +554,114 @@ PD_TEST(scene_method_block_overrides) {
     PD_CHECK(sand->granular == 1 && sand->hardening == 40 && sand->cohesion_scale == 2);
     PD_CHECK(rubber->granular == 1 && rubber->hardening == 7 && rubber->cohesion_scale == 1);
     pd_scene_free(&s);
+}
+
+/* An int option of a method's params struct, read through its table. */
+static int method_int(const pd_solver_vtable* m, const void* params, const char* name) {
+    const pd_param_info* p = pd_param_find(m->params, name);
+    return p && params ? *(const int*)((const char*)params + p->offset) : -1;
+}
+
+/* `solver` per method: each block is checked against its own method's table, the running
+ * method's acts, the others are kept for the resolved scene; `--set solver.<key>` reaches the
+ * running method's block (the method the last `method=` names); the flat form of earlier
+ * scenes is the running method's. */
+PD_TEST(scene_solver_blocks_per_method) {
+    const pd_solver_vtable* sbpd = pd_solver_find("sbpd");
+    const pd_solver_vtable* hpd = pd_solver_find("hyperelastic_pd");
+    PD_REQUIRE(sbpd && hpd);
+    int k_sbpd = 0;
+    while (pd_solver_all()[k_sbpd] != sbpd)
+        ++k_sbpd;
+    const char* blocks = "solver={\"projective_pd\": {\"iterations\": 7}, \"sbpd\": "
+                         "{\"iterations\": 3}}";
+    pd_scene s;
+    pd_error err;
+    PD_REQUIRE(parse(k_minimal, ".", &blocks, 1, &s, &err) == PD_OK);
+    PD_CHECK(ppd(&s)->iterations == 7);
+    PD_CHECK(method_int(sbpd, s.other_solver_params[k_sbpd], "iterations") == 3);
+    PD_CHECK(strstr(s.resolved_json, "\"sbpd\"") != NULL);
+    pd_scene_free(&s);
+    const char* under_sbpd[] = {blocks, "method=sbpd"};
+    PD_REQUIRE(parse(k_minimal, ".", under_sbpd, 2, &s, &err) == PD_OK);
+    PD_CHECK(method_int(sbpd, s.solver_params, "iterations") == 3);
+    pd_scene_free(&s);
+    /* a flat --set reaches the running method's block, whatever the order of the --set */
+    const char* late_method[] = {blocks, "solver.iterations=9", "method=hyperelastic_pd"};
+    PD_REQUIRE(parse(k_minimal, ".", late_method, 3, &s, &err) == PD_OK);
+    PD_CHECK(method_int(hpd, s.solver_params, "iterations") == 9);
+    pd_scene_free(&s);
+    static const struct {
+        const char* set;
+        const char* path;
+        const char* words;
+    } k_bad[] = {
+        {"solver={\"projective_pd\": {}, \"sbpd\": {\"iteratons\": 3}}", "solver.sbpd.iteratons",
+         "valid keys: iterations"},
+        {"solver={\"projective_pd\": {}, \"iterations\": 3}", "solver.iterations",
+         "expected a method name"},
+        {"solver={\"static_friction\": 0.5}", "solver.static_friction", "an option of method sbpd"},
+        {"solver=[1]", "solver", "per method"},
+    };
+    int wrong = 0;
+    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
+        pd_status st = parse(k_minimal, ".", &k_bad[k].set, 1, &s, &err);
+        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, k_bad[k].path) == 0 &&
+                    strstr(err.message, k_bad[k].words) != NULL;
+        printf("  %s --set %s\n", named ? "ok  " : "FAIL", k_bad[k].set);
+        wrong += !named;
+        if (st == PD_OK)
+            pd_scene_free(&s);
+    }
+    PD_CHECK(wrong == 0);
+}
+
+/* time.dt: a number, "auto" (an implicit method's documented step), or an object keyed by
+ * method whose every entry is checked and whose missing methods take "auto"; the resolved
+ * scene writes it as given, and with "auto" the step an implicit method took. */
+PD_TEST(scene_time_step_auto_and_per_method) {
+    pd_scene s;
+    pd_error err;
+    const char* auto_dt = "time.dt=auto";
+    PD_REQUIRE(parse(k_minimal, ".", &auto_dt, 1, &s, &err) == PD_OK);
+    PD_CHECK(s.world.dt_auto && s.world.dt == PD_PPD_AUTO_DT);
+    PD_CHECK(strstr(s.resolved_json, "\"dt\":\t\"auto\"") != NULL);
+    PD_CHECK(strstr(s.resolved_json, "\"dt_chosen\"") != NULL);
+    pd_scene_free(&s);
+    const char* other = "time.dt={\"sbpd\": 0.0001}";
+    PD_REQUIRE(parse(k_minimal, ".", &other, 1, &s, &err) == PD_OK);
+    PD_CHECK(s.world.dt_auto && s.world.dt == PD_PPD_AUTO_DT);
+    pd_scene_free(&s);
+    const char* own = "time.dt={\"projective_pd\": 0.002, \"sbpd\": \"auto\"}";
+    PD_REQUIRE(parse(k_minimal, ".", &own, 1, &s, &err) == PD_OK);
+    PD_CHECK(!s.world.dt_auto && s.world.dt == 0.002);
+    char* again = strdup(s.resolved_json);
+    pd_scene_free(&s);
+    pd_scene r;
+    PD_REQUIRE(pd_scene_parse(again, "resolved.json", ".", NULL, 0, &r, &err) == PD_OK);
+    PD_CHECK(!r.world.dt_auto && r.world.dt == 0.002 && r.dt_per_method);
+    PD_CHECK(strstr(r.resolved_json, "\"sbpd\":\t\"auto\"") != NULL);
+    pd_scene_free(&r);
+    free(again);
+    static const struct {
+        const char* set;
+        const char* path;
+    } k_bad[] = {
+        {"time.dt={\"sbpd\": \"fast\"}", "time.dt.sbpd"},
+        {"time.dt={\"sbpd\": -1}", "time.dt.sbpd"},
+        {"time.dt={\"mpm2\": 0.001}", "time.dt.mpm2"},
+        {"time.dt=\"soon\"", "time.dt"},
+    };
+    int wrong = 0;
+    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
+        pd_status st = parse(k_minimal, ".", &k_bad[k].set, 1, &s, &err);
+        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, k_bad[k].path) == 0;
+        printf("  %s --set %s\n", named ? "ok  " : "FAIL", k_bad[k].set);
+        wrong += !named;
+        if (st == PD_OK)
+            pd_scene_free(&s);
+    }
+    PD_CHECK(wrong == 0);
 }
 
 PD_TEST(scene_load_file_and_memory) {
@@ -878,11 +987,12 @@ PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
         "materials.rubber.viscoelasticity={\"model\": \"prony\", \"moduli\": [1e4], "
         "\"times\": [0.1]}",
         "colliders[2]={\"type\": \"mesh\", \"path\": \"ball.obj\", \"thickness\": 0.01}",
-        "bodies[0].pins[1].release=2"};
+        "bodies[0].pins[1].release=2",
+        "time.dt=auto"};
     char* json = dq(k_full);
     pd_scene s;
     pd_error err;
-    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 5, &s, &err);
+    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 6, &s, &err);
     free(json);
     if (st != PD_OK)
         printf("  error %s: %s\n", err.path, err.message);

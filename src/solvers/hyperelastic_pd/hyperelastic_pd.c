@@ -376,6 +376,7 @@ const pd_solver_vtable pd_hyperelastic_pd_solver = {
     .restored = pd_hpd_restored,
     .break_bonds = pd_hpd_break_bonds,
     .change_materials = pd_hpd_change_materials,
+    .auto_time_step = PD_HPD_AUTO_DT,
     .on_time_step = hpd_on_time_step,
     .bytes_per_particle = hpd_bytes_per_particle,
     .contact_in_solve = 1,

@@ -973,6 +973,7 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .save = pd_ppd_save,
     .restored = pd_ppd_restored,
     .reserve_bonds = pd_ppd_reserve_bonds,
+    .auto_time_step = PD_PPD_AUTO_DT,
     .on_time_step = pd_ppd_on_time_step,
     .renew_families = pd_ppd_renew_families,
     .break_bonds = pd_ppd_break_bonds,

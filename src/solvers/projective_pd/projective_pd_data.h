@@ -32,6 +32,11 @@ typedef struct pd_ppd_params {
 /* Most L-BFGS pairs `history` may keep. */
 #define PD_PPD_MAX_HISTORY PD_DESCENT_MAX_HISTORY
 
+/* time.dt "auto" (s): He 2017 runs elastic bodies at up to 1/30 s but finds the implicit
+ * step's damping unwanted there (Sec. 9, Fig. 1: 1, 4 and 16 ms); 4 ms is Fig. 1's middle
+ * step and the dress of Fig. 19's. Fluids and sand scenes step at 1-2 ms and say so. */
+#define PD_PPD_AUTO_DT 0.004
+
 extern const pd_param_table pd_ppd_param_table;
 /* Material blocks it honours (projective_pd_params.c). */
 extern const struct pd_material_support pd_ppd_material_support;

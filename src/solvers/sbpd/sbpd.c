@@ -356,6 +356,7 @@ const pd_solver_vtable pd_sbpd_solver = {
     .persistent = pd_sbpd_persistent,
     .restored = pd_sbpd_restored,
     .reserve_bonds = pd_sbpd_reserve_bonds,
+    .max_time_step = pd_sbpd_max_time_step,
     .on_time_step = pd_sbpd_on_time_step,
     .bytes_per_particle = sbpd_bytes_per_particle,
     .contact_in_solve = 0,

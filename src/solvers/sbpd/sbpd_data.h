@@ -198,6 +198,8 @@ pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, struct pd_world* w);
  * by the renewals since the start); what they held is not kept. */
 pd_status pd_sbpd_reserve_bonds(void* state, size_t bonds);
 pd_state_arrays* pd_sbpd_persistent(void* state);
+/* The stability bound of the passes of Eq. 12 in the current state (docs/methods/sbpd.md). */
+pd_real pd_sbpd_max_time_step(void* state, const struct pd_world* w);
 pd_status pd_sbpd_restored(void* state, struct pd_world* w, struct pd_ckpt_reader* r,
                            pd_error* err);
 /* rho_i of Eq. 23 over i's family at positions x: sum_j m_j W(|x_j - x_i|, r) with i itself,

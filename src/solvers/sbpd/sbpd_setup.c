@@ -187,7 +187,10 @@ static pd_real stable_time_step(const pd_sbpd_state* s) {
         const pd_sbpd_material* mi = &s->mat[s->material[i]];
         pd_real sum = 0, grad = 0, rho = s->mass[i] / s->volume[i];
         if (mi->sand) { /* the correspondence force of Eq. 15's stress: (kappa + 4 mu / 3),
-                         * times the largest factor Eq. 24 can reach, exp(xi) */
+                         * times the largest factor Eq. 24 can reach, exp(xi); a grain without
+                         * the neighbours to fit an F carries none (sbpd_sand.c, planar) */
+            if (s->planar[i])
+                continue;
             for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
                 grad += s->w[b] * s->volume[s->fam.j[b]] *
                         pd_v3_len(pd_m3_mulv(s->kinv[i], pd_family_xi(&s->fam, i, b)));
@@ -220,6 +223,11 @@ static pd_status check_time_step(pd_sbpd_state* s, pd_error* err) {
                    "time.dt must be at most %.3g s (got %.3g s); it scales with spacing * "
                    "sqrt(density / youngs_modulus) (docs/methods/sbpd.md)",
                    s->dt_max, s->dt);
+}
+
+pd_real pd_sbpd_max_time_step(void* state, const pd_world* w) {
+    (void)w;
+    return stable_time_step(state);
 }
 
 pd_status pd_sbpd_on_time_step(void* state, pd_world* w, pd_error* err) {
@@ -325,7 +333,8 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     if ((st = pd_sbpd_contact_init(s, w, err)) != PD_OK ||
         (st = pd_sbpd_static_friction_init(s)) != PD_OK)
         return st;
-    return check_time_step(s, err);
+    /* with time.dt "auto" the world takes its step from the bound next (sbpd_max_time_step) */
+    return w->def.dt_auto ? PD_OK : check_time_step(s, err);
 }
 
 pd_status pd_sbpd_create(pd_world* w, const void* params, void** state, pd_error* err) {
