@@ -54,6 +54,12 @@ typedef enum pd_plasticity_model {
     PD_PLASTICITY_HERSCHEL_BULKLEY,
 } pd_plasticity_model;
 
+/* Which Drucker-Prager cone a friction angle gives (src/constitutive/drucker_prager.h). */
+typedef enum pd_dp_cone_kind {
+    PD_CONE_COMPRESSION, /* through Mohr-Coulomb's triaxial-compression corners (the default) */
+    PD_CONE_EXTENSION,   /* through its triaxial-extension corners (He 2017 Eq. 15) */
+} pd_dp_cone_kind;
+
 #define PD_MAX_PRONY           8
 #define PD_METHOD_PARAMS_BYTES 2048
 
@@ -68,6 +74,7 @@ typedef struct pd_material_def {
     pd_plasticity_model plasticity;
     pd_real friction_angle; /* degrees */
     pd_real cohesion;       /* Pa */
+    pd_dp_cone_kind cone;   /* drucker_prager: the cone of friction_angle and cohesion */
     pd_real yield_stress;   /* Pa */
     int prony_count;
     pd_real prony_moduli[PD_MAX_PRONY]; /* Pa */

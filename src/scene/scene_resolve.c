@@ -178,7 +178,9 @@ static void add_plasticity(cJSON* obj, const pd_material_def* m) {
     cJSON* p = cJSON_AddObjectToObject(obj, "plasticity");
     const pd_scene_table* t = &pd_scene_plasticity_table;
     add_choice(p, "model", pd_scene_key_find(t, "model")->p.choices, (int)m->plasticity - 1);
-    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER || m->plasticity == PD_PLASTICITY_CAM_CLAY)
+    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
+        WRITE_KEYS(p, t, m, "friction_angle", "cohesion", "cone");
+    else if (m->plasticity == PD_PLASTICITY_CAM_CLAY)
         WRITE_KEYS(p, t, m, "friction_angle", "cohesion");
     else
         pd_scene_write_key(p, t, "yield_stress", m);

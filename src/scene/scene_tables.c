@@ -141,6 +141,13 @@ static const pd_scene_key k_plasticity[] = {
      .flags = PD_KEY_MAX_OPEN},
     {.p = {"cohesion", PD_PARAM_REAL, offsetof(pd_material_def, cohesion), 0, 0, INF, "Pa", NULL,
            "Cohesion (drucker_prager, cam_clay)."}},
+    {.p = {"cone", PD_PARAM_ENUM, offsetof(pd_material_def, cone), 0, 0, 0, "-",
+           "compression|extension",
+           "drucker_prager: the cone friction_angle and cohesion give, the same under every "
+           "method (src/constitutive/drucker_prager.h). compression: through Mohr-Coulomb's "
+           "triaxial-compression corners (Klar et al. 2016; a triaxial test fails at q = 6 sin "
+           "phi / (3 - sin phi) p); extension: through its extension corners (3 + sin phi, He "
+           "2017 Eq. 15 as printed), a narrower cone."}},
     {.p = {"yield_stress", PD_PARAM_REAL, offsetof(pd_material_def, yield_stress), 0, POSITIVE,
            "Pa", NULL, "Yield stress (von_mises, herschel_bulkley; required there)."},
      .flags = PD_KEY_MIN_OPEN,
@@ -408,8 +415,9 @@ const pd_scene_table pd_scene_material_table = {
     k_material, COUNT(k_material)};
 const pd_scene_table pd_scene_plasticity_table = {
     "`materials.<name>.plasticity`",
-    "Only the keys of the chosen model are accepted: drucker_prager and cam_clay read "
-    "`friction_angle` and `cohesion`, von_mises and herschel_bulkley read `yield_stress`.",
+    "Only the keys of the chosen model are accepted: drucker_prager reads `friction_angle`, "
+    "`cohesion` and `cone`, cam_clay `friction_angle` and `cohesion`, von_mises and "
+    "herschel_bulkley `yield_stress`.",
     k_plasticity, COUNT(k_plasticity)};
 const pd_scene_table pd_scene_visco_table = {"`materials.<name>.viscoelasticity`", NULL, k_visco,
                                              COUNT(k_visco)};

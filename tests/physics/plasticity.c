@@ -311,3 +311,79 @@ PD_TEST(tension_past_the_apex_returns_to_the_apex) {
     PD_CHECK_NEAR(worst_lim, 0, 0.02 * m->yield_a);
     pd_test_sim_close(&t);
 }
+
+/* q / p at the onset of yield of the interior particle nearest the block's centre, in
+ * triaxial compression along x: a homogeneous confining strain e_r = 1e-3 on every axis plus
+ * an isochoric one, -t along x and t/2 across, t found by bisection where Eq. 14's excess turns
+ * positive. p and q are Hooke's for the imposed strain (p = 3 K e_r, q = 3 G t): what the body
+ * holds, not the method's own estimate of it. */
+static double triaxial_ratio_at_yield(const char* plasticity) {
+    const char* sets[] = {plasticity};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, k_indent, sets, 1))
+        return -1;
+    pd_ppd_state* s = pd_test_ppd(&t);
+    const pd_particles* p = &t.world->particles;
+    size_t centre = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        if (pd_v3_len(pd_v3_sub(p->rest[i], pd_v3(0.05, 0.02, 0.05))) <
+            pd_v3_len(pd_v3_sub(p->rest[centre], pd_v3(0.05, 0.02, 0.05))))
+            centre = i;
+    double E = 2e5, nu = 0.3, K = E / (3 * (1 - 2 * nu)), G = E / (2 * (1 + nu)), er = 1e-3;
+    pd_vec3* y = PD_NEW_ARRAY(pd_vec3, p->count);
+    double lo = 0, hi = 0.01;
+    for (int it = 0; y && it < 50; ++it) {
+        double mid = 0.5 * (lo + hi), limit;
+        for (size_t i = 0; i < p->count; ++i)
+            y[i] = pd_v3(p->rest[i].x * (1 - er - mid), p->rest[i].y * (1 - er + mid / 2),
+                         p->rest[i].z * (1 - er + mid / 2));
+        if (pd_ppd_yield_excess(s, y, (uint32_t)centre, &limit) > 0)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    PD_FREE_ARRAY(y, pd_vec3, p->count);
+    pd_test_sim_close(&t);
+    return 3 * G * 0.5 * (lo + hi) / (3 * K * er);
+}
+
+/* q / p at yield in triaxial compression for friction angles 20, 30, 40 degrees, on the
+ * compression cone (ext 0) or the extension cone (ext 1), with Mohr-Coulomb's corner beside. */
+static void triaxial_ratios(double got[3][2], double want[3][2]) {
+    const double phis[] = {20, 30, 40};
+    for (int k = 0; k < 3; ++k)
+        for (int ext = 0; ext < 2; ++ext) {
+            char set[256];
+            snprintf(set, sizeof set,
+                     "materials.clay.plasticity={\"model\":\"drucker_prager\",\"friction_angle\":"
+                     "%g,\"cone\":\"%s\"}",
+                     phis[k], ext ? "extension" : "compression");
+            double sp = sin(phis[k] * PD_PI / 180);
+            want[k][ext] = 6 * sp / (ext ? 3 + sp : 3 - sp);
+            got[k][ext] = triaxial_ratio_at_yield(set);
+            printf("  phi %g, %s cone: q/p at yield %.4f (Mohr-Coulomb's corner %.4f, %+.1f %%)\n",
+                   phis[k], ext ? "extension" : "compression", got[k][ext], want[k][ext],
+                   100 * (got[k][ext] / want[k][ext] - 1));
+        }
+}
+
+/* One cone for one friction angle (issue 31): plasticity.cone chooses the cone the friction
+ * angle gives, and the body yields on it: the compression cone's triaxial strength over the
+ * extension cone's is (3 + sin phi) / (3 - sin phi), within 1 % (the two swapped, or one
+ * convention for both, fail). */
+PD_TEST(triaxial_compression_fails_on_the_stated_cone) {
+    double got[3][2], want[3][2];
+    triaxial_ratios(got, want);
+    for (int k = 0; k < 3; ++k)
+        PD_CHECK_REL(got[k][0] / got[k][1], want[k][0] / want[k][1], 0.01);
+}
+
+/* Issue 31's bar: q / p at yield within 2 % of 6 sin phi / (3 - sin phi). Measured 7.7 % low
+ * at every angle and on either cone: along a lattice axis Eq. 16-17's sqrt(J2), from the
+ * spread of the bond strains of a cubic family, reads 8 % above Hooke's (docs/validation.md). */
+PD_TEST(known_failure_triaxial_compression_within_2_percent) {
+    double got[3][2], want[3][2];
+    triaxial_ratios(got, want);
+    for (int k = 0; k < 3; ++k)
+        PD_CHECK_REL(got[k][0], want[k][0], 0.02);
+}

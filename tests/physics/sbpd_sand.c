@@ -6,6 +6,7 @@
 
 #include "parallel/parallel.h"
 #include "solvers/sbpd/sbpd_data.h"
+#include "solvers/sbpd/sbpd_granular.h"
 #include "solvers/solver.h"
 #include "support.h"
 
@@ -376,4 +377,62 @@ PD_TEST(auto_time_step_follows_the_stability_bound) {
     const char* sets[] = {dt};
     pd_test_sim big;
     PD_CHECK(!pd_test_sim_open(&big, k_cube, sets, 1));
+}
+
+/* q / p at the onset of yield of the grain nearest the cube's centre, in triaxial compression
+ * along x: a confining strain of 1e-3 on every axis plus an isochoric one (-t along x, t / 2
+ * across), t found by bisection where the return mapping starts to flow; p and q from Eq. 15's
+ * Kirchhoff stress of the imposed F at the onset. */
+static double sbpd_triaxial_ratio(double phi) {
+    char json[1024], set[160];
+    snprintf(set, sizeof set, "materials.sand.plasticity.friction_angle=%g", phi);
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":\"auto\",\"fps\":50,"
+             "\"frames\":1},\"materials\":{\"sand\":{\"density\":1600,\"youngs_modulus\":3e5,"
+             "\"poisson_ratio\":0.3,\"plasticity\":{\"model\":\"drucker_prager\"}}},"
+             "\"bodies\":[{\"name\":\"sand\",\"material\":\"sand\",\"spacing\":0.0125,"
+             "\"shape\":{\"type\":\"box\",\"min\":[-0.05,0,-0.05],\"max\":[0.05,0.1,0.05]}}]}");
+    const char* sets[] = {set};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, sets, 1))
+        return -1;
+    pd_sbpd_state* s = t.world->solver_state;
+    const pd_particles* p = &t.world->particles;
+    uint32_t centre = 0;
+    for (uint32_t i = 0; i < p->count; ++i)
+        if (pd_v3_len(pd_v3_sub(p->rest[i], pd_v3(0, 0.05, 0))) <
+            pd_v3_len(pd_v3_sub(p->rest[centre], pd_v3(0, 0.05, 0))))
+            centre = i;
+    static pd_vec3 y[2048];
+    double er = 1e-3, lo = 0, hi = 0.01;
+    for (int it = 0; it < 50 && p->count <= 2048; ++it) {
+        double mid = 0.5 * (lo + hi);
+        pd_real flowed = 0;
+        for (size_t i = 0; i < p->count; ++i)
+            y[i] = pd_v3(p->rest[i].x * (1 - er - mid), p->rest[i].y * (1 - er + mid / 2),
+                         p->rest[i].z * (1 - er + mid / 2));
+        pd_sbpd_sand_stress(s, y, centre, &flowed);
+        if (flowed > 0)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    double ta = 0.5 * (lo + hi);
+    pd_vec3 tau =
+        pd_sbpd_kirchhoff(&s->mat[0].yield, pd_v3(1 - er - ta, 1 - er + ta / 2, 1 - er + ta / 2));
+    pd_test_sim_close(&t);
+    return (tau.y - tau.x) / (-(tau.x + tau.y + tau.z) / 3);
+}
+
+/* One cone for one friction angle (issue 31): cohesionless sand in triaxial compression
+ * yields at q = 6 sin phi / (3 - sin phi) p, within 2 %, as projective_pd's compression cone. */
+PD_TEST(triaxial_compression_fails_on_the_compression_cone) {
+    const double phis[] = {20, 30, 40};
+    for (int k = 0; k < 3; ++k) {
+        double sp = sin(phis[k] * PD_PI / 180), want = 6 * sp / (3 - sp);
+        double got = sbpd_triaxial_ratio(phis[k]);
+        printf("  phi %g: q/p at yield %.4f (Mohr-Coulomb's compression corner %.4f, %+.2f %%)\n",
+               phis[k], got, want, 100 * (got / want - 1));
+        PD_CHECK_REL(got, want, 0.02);
+    }
 }

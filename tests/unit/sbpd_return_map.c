@@ -191,24 +191,3 @@ PD_TEST(a_huge_stretch_still_finds_the_volume_shift) {
     PD_CHECK(c == PD_SBPD_CONE);
     PD_CHECK_NEAR(det, 1.0, 1e-12);
 }
-
-/* C_f, C_c from a friction angle (the outer cone of Mohr-Coulomb): under triaxial compression
- * (sigma_1 = sigma_2 > sigma_3, compression negative) the cone meets Mohr-Coulomb's
- * (sigma_1 - sigma_3) = -(sigma_1 + sigma_3) sin phi + 2 c cos phi. */
-PD_TEST(cone_from_friction_meets_mohr_coulomb_in_compression) {
-    const pd_real phis[] = {20, 30, 40};
-    pd_real worst = 0;
-    for (int k = 0; k < 3; ++k) {
-        pd_sbpd_yield y = {1, 1, 0, 0};
-        pd_sbpd_cone_from_friction(phis[k], 100, &y.cf, &y.cc);
-        pd_real phi = phis[k] * PD_PI / 180;
-        for (pd_real s1 = -1000; s1 <= 0; s1 += 250) {
-            /* the s3 on Mohr-Coulomb's line for this s1 */
-            pd_real s3 = (s1 * (1 + sin(phi)) - 200 * cos(phi)) / (1 - sin(phi));
-            pd_real v = pd_sbpd_yield_value(&y, pd_v3(s1, s1, s3));
-            worst = fmax(worst, fabs(v) / (fabs(s3) + 1));
-        }
-    }
-    printf("  |y_dp| / |sigma_3| on Mohr-Coulomb's compression meridian <= %.2e\n", worst);
-    PD_CHECK(worst < 1e-12);
-}

@@ -24,6 +24,7 @@
  *   I1 alone a sand layer tilted 5 degrees below its friction angle slid 6-14 mm in 0.3 s. */
 #include <math.h>
 
+#include "constitutive/drucker_prager.h"
 #include "math/svd3.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
@@ -42,10 +43,10 @@ void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out) {
     out->plastic =
         m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER || m->plasticity == PD_PLASTICITY_VON_MISES;
     out->yield_a = out->yield_b = 0;
-    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) { /* Eq. 15 */
-        pd_real phi = m->friction_angle * PD_PI / 180, d = sqrt(3.0) * (3 + sin(phi));
-        out->yield_a = 6 * m->cohesion * cos(phi) / d;
-        out->yield_b = 2 * sin(phi) / d;
+    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) { /* Eq. 14-15, the material's cone */
+        pd_dp_cone cone = pd_dp_material_cone(m);
+        out->yield_a = cone.a;
+        out->yield_b = cone.b;
     } else if (m->plasticity == PD_PLASTICITY_VON_MISES) {
         out->yield_a = m->yield_stress / sqrt(3.0);
     }

@@ -14,12 +14,6 @@
 
 #define D 3.0 /* the dimension d of Eq. 15-20 */
 
-void pd_sbpd_cone_from_friction(pd_real phi_degrees, pd_real cohesion, pd_real* cf, pd_real* cc) {
-    pd_real phi = phi_degrees * PD_PI / 180, sp = sin(phi), den = sqrt(3.0) * (3 - sp);
-    *cf = 2 * sp / den;
-    *cc = 6 * cohesion * cos(phi) / den;
-}
-
 pd_vec3 pd_sbpd_kirchhoff(const pd_sbpd_yield* y, pd_vec3 s) {
     pd_real J = s.x * s.y * s.z, b0 = s.x * s.x, b1 = s.y * s.y, b2 = s.z * s.z;
     pd_real m = y->mu * pow(fabs(J), -2 / D), tr = (b0 + b1 + b2) / D;

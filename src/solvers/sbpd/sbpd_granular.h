@@ -20,12 +20,6 @@ typedef enum pd_sbpd_case {
     PD_SBPD_CONE,    /* case C: onto the cone, Eq. 18-22 */
 } pd_sbpd_case;
 
-/* C_f and C_c of a Drucker-Prager cone matched to Mohr-Coulomb's friction angle phi (degrees)
- * and cohesion c (Pa) at its compression meridian (the outer cone; the paper gives no
- * mapping): C_f = 2 sin phi / (sqrt 3 (3 - sin phi)), C_c = 6 c cos phi / (sqrt 3 (3 - sin phi)).
- */
-void pd_sbpd_cone_from_friction(pd_real phi_degrees, pd_real cohesion, pd_real* cf, pd_real* cc);
-
 /* The principal Kirchhoff stress of Eq. 15 for singular values s of F: tau_a = mu J^(-2/3)
  * (s_a^2 - tr(b)/3) + kappa/2 (J^2 - 1). */
 pd_vec3 pd_sbpd_kirchhoff(const pd_sbpd_yield* y, pd_vec3 s);

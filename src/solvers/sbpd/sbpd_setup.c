@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "constitutive/drucker_prager.h"
 #include "core/alloc.h"
 #include "io/checkpoint_file.h"
 #include "core/error.h"
@@ -91,7 +92,8 @@ static pd_sbpd_material map_material(const pd_material_def* m, pd_real dt) {
         out.sand = 1;
         out.yield.mu = E / (2 * (1 + nu));
         out.yield.kappa = E / (3 * (1 - 2 * nu)); /* the bulk modulus lambda + 2 mu / 3 */
-        pd_sbpd_cone_from_friction(m->friction_angle, m->cohesion, &out.yield.cf, &out.yield.cc);
+        pd_dp_cone cone = pd_dp_material_cone(m); /* Eq. 13's C_f, C_c */
+        out.yield.cf = cone.b, out.yield.cc = cone.a;
         out.hardening = ((const pd_sbpd_material_params*)m->method_params)->hardening;
     }
     return out;
