@@ -556,6 +556,19 @@ PD_TEST(scene_method_block_overrides) {
     pd_scene_free(&s);
 }
 
+/* Whether the minimal scene with `set` is refused at `path` with `words` in the message. */
+static int minimal_refused_at(const char* set, const char* path, const char* words) {
+    pd_scene s;
+    pd_error err;
+    pd_status st = parse(k_minimal, ".", &set, 1, &s, &err);
+    int named =
+        st == PD_ERR_BAD_SCENE && strcmp(err.path, path) == 0 && strstr(err.message, words) != NULL;
+    printf("  %s --set %s\n", named ? "ok  " : "FAIL", set);
+    if (st == PD_OK)
+        pd_scene_free(&s);
+    return named;
+}
+
 /* An int option of a method's params struct, read through its table. */
 static int method_int(const pd_solver_vtable* m, const void* params, const char* name) {
     const pd_param_info* p = pd_param_find(m->params, name);
@@ -604,15 +617,8 @@ PD_TEST(scene_solver_blocks_per_method) {
         {"solver=[1]", "solver", "per method"},
     };
     int wrong = 0;
-    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
-        pd_status st = parse(k_minimal, ".", &k_bad[k].set, 1, &s, &err);
-        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, k_bad[k].path) == 0 &&
-                    strstr(err.message, k_bad[k].words) != NULL;
-        printf("  %s --set %s\n", named ? "ok  " : "FAIL", k_bad[k].set);
-        wrong += !named;
-        if (st == PD_OK)
-            pd_scene_free(&s);
-    }
+    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k)
+        wrong += !minimal_refused_at(k_bad[k].set, k_bad[k].path, k_bad[k].words);
     PD_CHECK(wrong == 0);
 }
 
@@ -653,14 +659,8 @@ PD_TEST(scene_time_step_auto_and_per_method) {
         {"time.dt=\"soon\"", "time.dt"},
     };
     int wrong = 0;
-    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
-        pd_status st = parse(k_minimal, ".", &k_bad[k].set, 1, &s, &err);
-        int named = st == PD_ERR_BAD_SCENE && strcmp(err.path, k_bad[k].path) == 0;
-        printf("  %s --set %s\n", named ? "ok  " : "FAIL", k_bad[k].set);
-        wrong += !named;
-        if (st == PD_OK)
-            pd_scene_free(&s);
-    }
+    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k)
+        wrong += !minimal_refused_at(k_bad[k].set, k_bad[k].path, "");
     PD_CHECK(wrong == 0);
 }
 
