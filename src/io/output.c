@@ -1,20 +1,20 @@
 /* Frame files: the binary little-endian PLY writer of the scene contract (SCENE.md, "Output"),
- * a legacy VTK 3.0 binary POLYDATA writer for ParaView, and a PLY reader (binary little/big
- * endian and ascii) for `peridot render` and the tests. Writers go through "<path>.tmp" and
- * rename(), which is atomic on POSIX, so a reader never sees half a file. Byte orders are
- * packed explicitly, so the files are the same on any host. */
-#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
+ * a legacy VTK 3.0 binary POLYDATA writer for ParaView, and a frame reader (the vertex element
+ * of a PLY file as io/ply.h reads it) for `peridot render` and the tests. Writers go through
+ * "<path>.tmp" and rename(), which is atomic on POSIX, so a reader never sees half a file. Byte
+ * orders are packed explicitly, so the files are the same on any host. */
+#define _POSIX_C_SOURCE 200809L /* ftruncate */
 #include "io/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "io/ply.h"
 #include "peridot/peridot.h"
 
 /* Values packed per fwrite; small enough for the stack, large enough to amortise stdio. */
@@ -362,305 +362,99 @@ pd_status pd_write_vtk(const char* path, size_t n, const pd_vec3* pos, const pd_
 
 /* ---- PLY reader ---- */
 
-typedef enum pd_ply_format { PLY_ASCII, PLY_LE, PLY_BE } pd_ply_format;
-typedef enum pd_ply_type { T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_F32, T_F64 } pd_ply_type;
-
-typedef struct pd_ply_header {
-    pd_ply_format format;
-    int has_vertex;
-    size_t count;
-    int prop_count;
-    char names[PD_PLY_MAX_PROPS][32];
-    pd_ply_type types[PD_PLY_MAX_PROPS];
-    size_t row_bytes;
-    /* Elements declared before `vertex`, which must be skipped to reach it. */
-    size_t skip_bytes, skip_rows;
-    size_t elem_count; /* rows of the element being declared */
-    int in_vertex, skip_has_list;
-} pd_ply_header;
-
-/* Splits off the next blank-separated token of *s (NULL when none); *s moves past it. A local
- * tokenizer, because strtok keeps global state. */
-static char* next_token(char** s) {
-    char* p = *s + strspn(*s, " \t");
-    if (!*p) {
-        *s = p;
-        return NULL;
-    }
-    char* end = p + strcspn(p, " \t");
-    *s = *end ? end + 1 : end;
-    *end = '\0';
-    return p;
-}
-
-static int parse_type(const char* s, pd_ply_type* t) {
-    static const struct {
-        const char* a;
-        const char* b;
-        pd_ply_type t;
-    } k_types[] = {{"char", "int8", T_I8},      {"uchar", "uint8", T_U8},
-                   {"short", "int16", T_I16},   {"ushort", "uint16", T_U16},
-                   {"int", "int32", T_I32},     {"uint", "uint32", T_U32},
-                   {"float", "float32", T_F32}, {"double", "float64", T_F64}};
-    for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; ++i)
-        if (strcmp(s, k_types[i].a) == 0 || strcmp(s, k_types[i].b) == 0) {
-            *t = k_types[i].t;
-            return 1;
-        }
-    return 0;
-}
-
-static size_t type_size(pd_ply_type t) {
-    static const size_t k_sizes[] = {1, 1, 2, 2, 4, 4, 4, 8};
-    return k_sizes[t];
-}
-
-/* One "property ..." line of the header. Returns NULL or what is wrong. */
-static const char* parse_property(pd_ply_header* h, char* rest) {
-    char* tok = next_token(&rest);
-    if (!tok)
-        return "property without a type";
-    if (strcmp(tok, "list") == 0) {
-        if (h->in_vertex)
-            return "list property in element vertex is not supported";
-        h->skip_has_list = 1;
-        return NULL;
-    }
-    pd_ply_type t;
-    if (!parse_type(tok, &t))
-        return "unknown property type";
-    char* name = next_token(&rest);
-    if (!name)
-        return "property without a name";
-    if (!h->in_vertex) {
-        if (!h->has_vertex)
-            h->skip_bytes += h->elem_count * type_size(t);
-        return NULL;
-    }
-    if (h->prop_count >= PD_PLY_MAX_PROPS)
-        return "too many vertex properties";
-    if (strlen(name) >= sizeof h->names[0])
-        return "property name too long";
-    strcpy(h->names[h->prop_count], name);
-    h->types[h->prop_count++] = t;
-    h->row_bytes += type_size(t);
-    return NULL;
-}
-
-/* One "element NAME COUNT" line. */
-static const char* parse_element(pd_ply_header* h, char* rest) {
-    char* name = next_token(&rest);
-    char* count = next_token(&rest);
-    if (!name || !count)
-        return "bad element line";
-    char* end;
-    errno = 0;
-    unsigned long long c = strtoull(count, &end, 10);
-    if (errno || *end || count[0] == '-')
-        return "bad element count";
-    if (h->in_vertex)
-        h->has_vertex = 1; /* the vertex element is complete; later elements are ignored */
-    h->in_vertex = strcmp(name, "vertex") == 0 && !h->has_vertex;
-    h->elem_count = (size_t)c;
-    if (h->in_vertex)
-        h->count = (size_t)c;
-    else if (!h->has_vertex)
-        h->skip_rows += (size_t)c;
-    return NULL;
-}
-
-static const char* parse_header_line(pd_ply_header* h, char* line, int* done) {
-    char* rest = line;
-    char* key = next_token(&rest);
-    if (!key || strcmp(key, "comment") == 0 || strcmp(key, "obj_info") == 0)
-        return NULL;
-    if (strcmp(key, "end_header") == 0) {
-        *done = 1;
-        return NULL;
-    }
-    if (strcmp(key, "format") == 0) {
-        char* fmt = next_token(&rest);
-        if (fmt && strcmp(fmt, "ascii") == 0)
-            h->format = PLY_ASCII;
-        else if (fmt && strcmp(fmt, "binary_little_endian") == 0)
-            h->format = PLY_LE;
-        else if (fmt && strcmp(fmt, "binary_big_endian") == 0)
-            h->format = PLY_BE;
-        else
-            return "unknown format";
-        return NULL;
-    }
-    if (strcmp(key, "element") == 0)
-        return parse_element(h, rest);
-    if (strcmp(key, "property") == 0)
-        return parse_property(h, rest);
-    return "unknown header line";
-}
-
-static const char* read_header(FILE* f, pd_ply_header* h) {
-    char line[512];
-    memset(h, 0, sizeof *h);
-    h->format = PLY_ASCII;
-    if (!fgets(line, sizeof line, f) || strncmp(line, "ply", 3) != 0 ||
-        strspn(line + 3, "\r\n") != strlen(line + 3))
-        return "not a PLY file";
-    for (int done = 0; !done;) {
-        if (!fgets(line, sizeof line, f))
-            return "header ends before end_header";
-        if (!strchr(line, '\n') && !feof(f))
-            return "header line too long";
-        line[strcspn(line, "\r\n")] = '\0';
-        const char* bad = parse_header_line(h, line, &done);
-        if (bad)
-            return bad;
-    }
-    if (h->in_vertex)
-        h->has_vertex = 1;
-    if (!h->has_vertex)
+/* What keeps the vertex element from becoming columns, or NULL: every scalar property of it
+ * becomes one (lists are skipped), and x, y, z must be among them. */
+static const char* vertex_layout_fault(const pd_ply_file* p, const pd_ply_element* v) {
+    if (!v)
         return "no element vertex";
-    if (h->format != PLY_ASCII && h->skip_has_list && h->skip_rows > 0)
-        return "list elements before element vertex are not supported";
-    return NULL;
-}
-
-static double decode_binary(const unsigned char* p, pd_ply_type t, int big_endian) {
-    unsigned char b[8];
-    size_t size = type_size(t);
-    for (size_t i = 0; i < size; ++i)
-        b[i] = big_endian ? p[size - 1 - i] : p[i];
-    uint64_t u = 0;
-    for (size_t i = 0; i < size; ++i)
-        u |= (uint64_t)b[i] << (8 * i);
-    switch (t) {
-        case T_I8:
-            return (double)(int8_t)u;
-        case T_U8:
-            return (double)(uint8_t)u;
-        case T_I16:
-            return (double)(int16_t)u;
-        case T_U16:
-            return (double)(uint16_t)u;
-        case T_I32:
-            return (double)(int32_t)u;
-        case T_U32:
-            return (double)(uint32_t)u;
-        case T_F32: {
-            uint32_t w = (uint32_t)u;
-            float v;
-            memcpy(&v, &w, sizeof v);
-            return v;
-        }
-        case T_F64: {
-            double v;
-            memcpy(&v, &u, sizeof v);
-            return v;
-        }
+    int scalars = 0;
+    for (size_t k = 0; k < v->property_count; ++k) {
+        const pd_ply_property* prop = pd_ply_property_at(p, v, k);
+        if (prop->is_list)
+            continue;
+        if (strlen(prop->name) >= sizeof((pd_ply_data*)0)->names[0])
+            return "property name too long";
+        if (++scalars > PD_PLY_MAX_PROPS)
+            return "too many vertex properties";
     }
-    return 0;
-}
-
-static const char* read_binary_rows(FILE* f, const pd_ply_header* h, pd_ply_data* out) {
-    if (h->skip_bytes > 0 && fseek(f, (long)h->skip_bytes, SEEK_CUR) != 0)
-        return "truncated before element vertex";
-    /* Refuse a count the file cannot hold before allocating for it. */
-    long here = ftell(f);
-    if (here < 0 || fseek(f, 0, SEEK_END) != 0)
-        return "cannot seek";
-    long end = ftell(f);
-    if (end < here || fseek(f, here, SEEK_SET) != 0)
-        return "cannot seek";
-    if (h->row_bytes > 0 && h->count > (size_t)(end - here) / h->row_bytes)
-        return "truncated: fewer vertices than the header declares";
-    unsigned char buf[PD_IO_CHUNK_BYTES];
-    size_t rows_per_chunk = sizeof buf / h->row_bytes;
-    for (size_t i = 0; i < h->count;) {
-        size_t rows = h->count - i < rows_per_chunk ? h->count - i : rows_per_chunk;
-        if (fread(buf, h->row_bytes, rows, f) != rows)
-            return "truncated: fewer vertices than the header declares";
-        for (size_t r = 0; r < rows; ++r, ++i) {
-            const unsigned char* p = buf + r * h->row_bytes;
-            for (int k = 0; k < h->prop_count; ++k) {
-                out->columns[k][i] = (float)decode_binary(p, h->types[k], h->format == PLY_BE);
-                p += type_size(h->types[k]);
-            }
-        }
+    static const char* const k_xyz[] = {"x", "y", "z"};
+    for (int c = 0; c < 3; ++c) {
+        long k = pd_ply_property_index(p, v, k_xyz[c]);
+        if (k < 0 || pd_ply_property_at(p, v, (size_t)k)->is_list)
+            return "vertex has no x, y, z properties";
     }
     return NULL;
 }
 
-static const char* read_ascii_rows(FILE* f, const pd_ply_header* h, pd_ply_data* out) {
-    for (size_t r = 0; r < h->skip_rows; ++r) {
-        int c;
-        while ((c = fgetc(f)) != '\n')
-            if (c == EOF)
-                return "truncated before element vertex";
+/* One float column per scalar property of v; the header's check that its rows fit in the file
+ * bounds the count. */
+static int allocate_columns(const pd_ply_file* p, const pd_ply_element* v, pd_ply_data* out) {
+    out->count = v->count;
+    for (size_t k = 0; k < v->property_count; ++k) {
+        const pd_ply_property* prop = pd_ply_property_at(p, v, k);
+        if (prop->is_list)
+            continue;
+        int c = out->prop_count++;
+        snprintf(out->names[c], sizeof out->names[c], "%.31s", prop->name); /* checked: < 32 */
+        if (v->count > 0 && !(out->columns[c] = pd_alloc(v->count * sizeof(float))))
+            return 0;
     }
-    for (size_t i = 0; i < h->count; ++i)
-        for (int k = 0; k < h->prop_count; ++k) {
-            double v;
-            if (fscanf(f, "%lf", &v) != 1)
-                return "bad or missing ascii vertex value";
-            out->columns[k][i] = (float)v;
+    return 1;
+}
+
+static int read_vertex_rows(pd_ply_file* p, const pd_ply_element* v, pd_ply_data* out) {
+    for (size_t i = 0; i < v->count; ++i)
+        for (size_t k = 0, c = 0; k < v->property_count; ++k) {
+            const pd_ply_property* prop = pd_ply_property_at(p, v, k);
+            double value;
+            if (prop->is_list ? !pd_ply_skip_property(p, prop)
+                              : !pd_ply_read_scalar(p, prop->type, &value))
+                return 0;
+            if (!prop->is_list)
+                out->columns[c++][i] = (float)value;
         }
-    return NULL;
+    return 1;
 }
 
-static int has_column(const pd_ply_header* h, const char* name) {
-    for (int k = 0; k < h->prop_count; ++k)
-        if (strcmp(h->names[k], name) == 0)
-            return 1;
-    return 0;
-}
-
-/* The rows the header declares fit in the bytes after it (size of the file): a binary row takes
- * row_bytes, an ascii one at least two characters per value. Checked before anything is
- * allocated for them, so that a short file cannot ask for gigabytes. */
-static int rows_fit(const pd_ply_header* h, long header_end, off_t file_size) {
-    if (header_end < 0 || file_size < header_end)
-        return 0;
-    double left = (double)(file_size - header_end);
-    double row = h->format == PLY_ASCII ? 2.0 * h->prop_count : (double)h->row_bytes;
-    double before = h->format == PLY_ASCII ? 2.0 * (double)h->skip_rows : (double)h->skip_bytes;
-    return row > 0 && (double)h->count * row + before <= left;
+/* Skips the elements before v and reads v; the elements after it are left unread. */
+static const char* read_frame_body(pd_ply_file* p, const pd_ply_element* v, pd_ply_data* out) {
+    for (const pd_ply_element* e = p->elements; e < v; ++e)
+        if (!pd_ply_skip_element(p, e))
+            return p->why;
+    return read_vertex_rows(p, v, out) ? NULL : p->why;
 }
 
 pd_status pd_read_ply(const char* path, pd_ply_data* out, pd_error* err) {
     memset(out, 0, sizeof *out);
-    struct stat named;
-    if (stat(path, &named) == 0 && !S_ISREG(named.st_mode)) /* not opened: a FIFO would block */
-        return format_fail(err, path, "not a regular file");
-    FILE* f = fopen(path, "rb");
-    if (!f)
-        return io_fail(err, path, "open", errno);
-    pd_ply_header h;
-    struct stat info;
-    const char* bad = fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode) ? "not a regular file"
-                                                                             : read_header(f, &h);
-    if (!bad && !(has_column(&h, "x") && has_column(&h, "y") && has_column(&h, "z")))
-        bad = "vertex has no x, y, z properties";
-    if (!bad && !rows_fit(&h, ftell(f), info.st_size))
-        bad = "truncated: the header declares more vertices than the file's size can hold";
-    if (bad) {
-        fclose(f);
-        return format_fail(err, path, bad);
+    pd_ply_file p;
+    pd_ply_fault fault = pd_ply_open(&p, path);
+    if (fault == PD_PLY_CANNOT_OPEN)
+        return io_fail(err, path, "open", p.errnum);
+    if (fault == PD_PLY_NOT_PLY)
+        return format_fail(err, path, "not a PLY file: its first line is not \"ply\"");
+    if (fault != PD_PLY_FINE) {
+        char what[sizeof p.why + 16];
+        snprintf(what, sizeof what, "%s%s", fault == PD_PLY_TOO_SHORT ? "truncated: " : "", p.why);
+        return format_fail(err, path, what);
     }
-    out->count = h.count;
-    out->prop_count = h.prop_count;
-    for (int k = 0; k < h.prop_count; ++k) {
-        strcpy(out->names[k], h.names[k]);
-        if (h.count > 0 && !(out->columns[k] = pd_alloc(h.count * sizeof(float)))) {
-            fclose(f);
-            pd_ply_free(out);
-            return pd_fail(err, PD_ERR_OUT_OF_MEMORY, path, "%s: no memory for %zu vertices", path,
-                           h.count);
-        }
-    }
-    bad = h.format == PLY_ASCII ? read_ascii_rows(f, &h, out) : read_binary_rows(f, &h, out);
-    fclose(f);
-    if (bad) {
+    const pd_ply_element* v = pd_ply_element_named(&p, "vertex");
+    const char* bad = vertex_layout_fault(&p, v);
+    if (!bad && !allocate_columns(&p, v, out)) {
+        pd_ply_close(&p);
+        size_t count = out->count;
         pd_ply_free(out);
-        return format_fail(err, path, bad);
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, path, "%s: no memory for %zu vertices", path,
+                       count);
     }
+    if (!bad)
+        bad = read_frame_body(&p, v, out);
+    if (bad) {
+        pd_status s = format_fail(err, path, bad);
+        pd_ply_close(&p);
+        pd_ply_free(out);
+        return s;
+    }
+    pd_ply_close(&p);
     return PD_OK;
 }
 
