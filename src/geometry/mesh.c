@@ -1,4 +1,5 @@
-/* Triangle meshes: import through Assimp's C API into one triangle soup, and the generalised
+/* Triangle meshes: import into one triangle soup (PLY by our reader, geometry/ply_mesh.h; OBJ
+ * and STL through Assimp's C API), and the generalised
  * winding number of Jacobson, Kavan, Sorkine-Hornung 2013 ("Robust Inside-Outside Segmentation
  * using Generalized Winding Numbers", eq. 2-3), with each triangle's signed solid angle from
  * Van Oosterom & Strackee 1983 (tan(Omega/2) = det[a b c] / (|a||b||c| + (a.b)|c| + (b.c)|a| +
@@ -8,9 +9,7 @@
 #define _POSIX_C_SOURCE 200809L /* stat */
 #include "geometry/mesh.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +21,9 @@
 #include <assimp/scene.h>
 
 #include "core/alloc.h"
-#include "geometry/median_split.h"
 #include "core/error.h"
+#include "geometry/median_split.h"
+#include "geometry/ply_mesh.h"
 
 /* ---- loading ---- */
 
@@ -61,18 +61,13 @@ static size_t count_triangles(const struct aiMesh* m) {
     return n;
 }
 
-/* Copies the scene's faces as triangles (count_triangles) and its transformed vertices. */
-static void copy_scene(const struct aiScene* scene, const pd_shape_def* shape, pd_mesh* out) {
-    pd_real axis_len = pd_v3_len(shape->rotate_axis);
-    int rotate = axis_len > 0 && shape->rotate_degrees != 0;
-    pd_vec3 unit_axis = rotate ? pd_v3_scale(shape->rotate_axis, 1 / axis_len) : pd_v3(0, 0, 1);
+/* Copies the scene's vertices and its faces as triangles (count_triangles). */
+static void copy_scene(const struct aiScene* scene, pd_mesh* out) {
     size_t nv = 0, nt = 0;
     for (unsigned i = 0; i < scene->mNumMeshes; ++i) {
         const struct aiMesh* m = scene->mMeshes[i];
-        for (unsigned v = 0; v < m->mNumVertices; ++v) {
-            pd_vec3 p = pd_v3(m->mVertices[v].x, m->mVertices[v].y, m->mVertices[v].z);
-            out->vertices[nv + v] = transform_vertex(shape, p, unit_axis, rotate);
-        }
+        for (unsigned v = 0; v < m->mNumVertices; ++v)
+            out->vertices[nv + v] = pd_v3(m->mVertices[v].x, m->mVertices[v].y, m->mVertices[v].z);
         for (unsigned f = 0; f < m->mNumFaces; ++f) {
             const struct aiFace* face = &m->mFaces[f];
             for (unsigned c = 2; c < face->mNumIndices; ++c, ++nt) {
@@ -108,7 +103,7 @@ static pd_status allocate_mesh(pd_mesh* out, size_t nv, size_t nt) {
     return PD_OK;
 }
 
-static pd_status import_scene(const struct aiScene* scene, const pd_shape_def* shape, pd_mesh* out,
+static pd_status import_scene(const struct aiScene* scene, const char* file, pd_mesh* out,
                               const char* jpath, pd_error* err) {
     size_t nv = 0, nt = 0;
     for (unsigned i = 0; i < scene->mNumMeshes; ++i) {
@@ -116,17 +111,48 @@ static pd_status import_scene(const struct aiScene* scene, const pd_shape_def* s
         nt += count_triangles(scene->mMeshes[i]);
     }
     if (nt == 0)
-        return pd_fail(err, PD_ERR_MESH, jpath, "mesh file '%s' has no triangles", shape->path);
+        return pd_fail(err, PD_ERR_MESH, jpath, "mesh file '%s' has no triangles", file);
     if (nv >= UINT32_MAX)
         return pd_fail(err, PD_ERR_TOO_LARGE, jpath, "mesh file '%s' has too many vertices (%zu)",
-                       shape->path, nv);
+                       file, nv);
     if (allocate_mesh(out, nv, nt) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, jpath, "out of memory loading mesh file '%s'",
-                       shape->path);
-    copy_scene(scene, shape, out);
+                       file);
+    copy_scene(scene, out);
+    return PD_OK;
+}
+
+/* An OBJ or STL file through Assimp. PreTransformVertices bakes node transforms (formats with
+ * a node hierarchy) into the vertices, so that merging meshes keeps them where the file places
+ * them. ValidateDataStructure runs first and refuses a scene whose faces index vertices that
+ * are not there; polygons are made triangles here (count_triangles): Assimp's Triangulate
+ * asserted and aborted the program on PLY faces it had let through (fuzzing,
+ * tests/bad_input/fuzz/mesh/). */
+static pd_status import_with_assimp(const char* file, pd_mesh* out, const char* jpath,
+                                    pd_error* err) {
+    const struct aiScene* scene =
+        aiImportFile(file, aiProcess_ValidateDataStructure | aiProcess_JoinIdenticalVertices |
+                               aiProcess_PreTransformVertices);
+    if (!scene)
+        return pd_fail(err, PD_ERR_MESH, jpath, "cannot read mesh file '%s': %s", file,
+                       aiGetErrorString());
+    pd_status st = import_scene(scene, file, out, jpath, err);
+    aiReleaseImport(scene);
+    return st;
+}
+
+/* The shape's scale, rotation and translation applied to every vertex, which must then be
+ * finite. */
+static pd_status place_mesh(const pd_shape_def* shape, pd_mesh* mesh, const char* jpath,
+                            pd_error* err) {
+    pd_real axis_len = pd_v3_len(shape->rotate_axis);
+    int rotate = axis_len > 0 && shape->rotate_degrees != 0;
+    pd_vec3 unit_axis = rotate ? pd_v3_scale(shape->rotate_axis, 1 / axis_len) : pd_v3(0, 0, 1);
+    for (size_t v = 0; v < mesh->vertex_count; ++v)
+        mesh->vertices[v] = transform_vertex(shape, mesh->vertices[v], unit_axis, rotate);
     size_t bad = 0;
-    if (!all_vertices_finite(out, &bad)) {
-        pd_mesh_free(out);
+    if (!all_vertices_finite(mesh, &bad)) {
+        pd_mesh_free(mesh);
         return pd_fail(err, PD_ERR_MESH, jpath,
                        "mesh file '%s' has a non-finite vertex (index %zu, after scale/rotate/"
                        "translate)",
@@ -135,105 +161,17 @@ static pd_status import_scene(const struct aiScene* scene, const pd_shape_def* s
     return PD_OK;
 }
 
-/* Whether `type` is one of the PLY format's scalar types. */
-static int ply_known_type(const char* type) {
-    static const char* const known[] = {"char",  "uchar",  "short",   "ushort",  "int",   "uint",
-                                        "float", "double", "int8",    "uint8",   "int16", "uint16",
-                                        "int32", "uint32", "float32", "float64", NULL};
-    for (int i = 0; known[i]; ++i)
-        if (strcmp(type, known[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* Smallest bytes one PLY property takes: its binary size, or two characters in ascii. */
-static double ply_type_bytes(const char* type, int ascii) {
-    static const char* const one[] = {"char", "uchar", "int8", "uint8", NULL};
-    static const char* const two[] = {"short", "ushort", "int16", "uint16", NULL};
-    static const char* const eight[] = {"double", "float64", NULL};
-    if (ascii)
-        return 2;
-    for (int i = 0; one[i]; ++i)
-        if (strcmp(type, one[i]) == 0)
-            return 1;
-    for (int i = 0; two[i]; ++i)
-        if (strcmp(type, two[i]) == 0)
-            return 2;
-    for (int i = 0; eight[i]; ++i)
-        if (strcmp(type, eight[i]) == 0)
-            return 8;
-    return 4;
-}
-
-/* One header line into line (without its newline; \r\n taken as \n): 1, or 0 at the end of
- * the file, on a byte that is not printable text, or on a line longer than the buffer. */
-static int ply_header_line(FILE* f, char* line, size_t cap) {
-    size_t n = 0;
-    for (int c; (c = getc(f)) != EOF;) {
-        if (c == '\n') {
-            if (n > 0 && line[n - 1] == '\r')
-                --n;
-            line[n] = '\0';
-            return 1;
-        }
-        if ((c < 0x20 && c != '\r' && c != '\t') || c > 0x7e || n + 1 >= cap)
-            return 0;
-        line[n++] = (char)c;
-    }
-    return 0;
-}
-
-/* Bytes the elements a PLY header declares need at the least (each row's scalar properties and
- * the count of each list), or -1 when the header is unreadable: every line must be one the
- * format defines, in printable text, up to "end_header" and its newline (Assimp's reader looped
- * for ever on headers that were not: fuzzing, tests/bad_input/fuzz/mesh/); *header gets its
- * length. */
-static double ply_declared_bytes(FILE* f, long* header) {
-    char line[512], a[64], b[64], c[64], extra[8];
-    double total = 0, count = 0, row = 0, n;
-    int ascii = 0;
-    if (!ply_header_line(f, line, sizeof line) || strcmp(line, "ply") != 0)
-        return -1;
-    while (ply_header_line(f, line, sizeof line)) {
-        if (sscanf(line, "format %63s %63s %7s", a, b, extra) == 2) {
-            ascii = strcmp(a, "ascii") == 0;
-            if (!ascii && strcmp(a, "binary_little_endian") != 0 &&
-                strcmp(a, "binary_big_endian") != 0)
-                return -1;
-        } else if (strncmp(line, "comment", 7) == 0 || strncmp(line, "obj_info", 8) == 0) {
-            continue;
-        } else if (sscanf(line, "element %63s %lf %7s", a, &n, extra) == 2 && n >= 0 &&
-                   isalpha((unsigned char)a[0])) { /* "element 333...3vertex 8": Assimp hung */
-            total += count * row;
-            count = n, row = 0;
-        } else if (sscanf(line, "property list %63s %63s %63s %7s", a, b, c, extra) == 3) {
-            if (!ply_known_type(a) || !ply_known_type(b))
-                return -1;
-            row += ply_type_bytes(a, ascii);
-        } else if (strncmp(line, "property list", 13) != 0 &&
-                   sscanf(line, "property %63s %63s %7s", a, b, extra) == 2) {
-            if (!ply_known_type(a)) /* Assimp read an unknown type's rows into gigabytes */
-                return -1;
-            row += ply_type_bytes(a, ascii);
-        } else if (strcmp(line, "end_header") == 0) {
-            *header = ftell(f);
-            return total + count * row;
-        } else {
-            return -1;
-        }
-    }
-    return -1;
-}
-
 static int has_extension(const char* file, const char* ext) {
     size_t n = strlen(file), e = strlen(ext);
     return n >= e && strcasecmp(file + n - e, ext) == 0;
 }
 
-/* Before Assimp reads a file: it must be a regular file, and the counts its header declares
- * (PLY elements, binary STL triangles) must fit in its size, so that a short file cannot make
- * the importer reserve gigabytes. OBJ and ascii STL have no counts: their size bounds them. */
-static pd_status check_mesh_file(const char* file, const char* jpath, pd_error* err) {
+/* Before a reader sees a file: it must be a regular file. A PLY (named .ply, or whose bytes
+ * start with "ply", which Assimp would take for one) goes to our reader, which bounds its
+ * counts by the file's size itself; no byte of it reaches Assimp. For Assimp, a binary STL's
+ * triangle count must fit in the file's size, so that a short file cannot make the importer
+ * reserve gigabytes. OBJ and ascii STL have no counts: their size bounds them. */
+static pd_status check_mesh_file(const char* file, const char* jpath, int* is_ply, pd_error* err) {
     struct stat info;
     if (stat(file, &info) != 0)
         return pd_fail(err, PD_ERR_IO, jpath, "cannot open mesh file '%s': %s", file,
@@ -246,32 +184,16 @@ static pd_status check_mesh_file(const char* file, const char* jpath, pd_error* 
                        strerror(errno));
     char head[84] = {0};
     size_t got = fread(head, 1, sizeof head, f);
-    double need = 0;
-    long header = 0;
-    int ply_magic = got >= 4 && strncmp(head, "ply", 3) == 0;
-    if ((ply_magic || has_extension(file, ".ply")) &&
-        !(ply_magic && (head[3] == '\n' || head[3] == '\r'))) {
-        /* Assimp takes any file that starts with "ply" for a PLY, and on "ply" followed by other
-         * bytes read for ever (fuzzing, tests/bad_input/fuzz/mesh/) */
-        fclose(f);
-        return pd_fail(err, PD_ERR_MESH, jpath,
-                       "mesh file '%s' is not a PLY file: its first line is not \"ply\"", file);
-    }
-    if (ply_magic) {
-        rewind(f);
-        need = ply_declared_bytes(f, &header);
-    } else if (got == 84 && has_extension(file, ".stl") && strncmp(head, "solid", 5) != 0) {
-        /* binary STL: 80 bytes of header, a count, 50 bytes per triangle */
-        uint32_t n = (uint32_t)(unsigned char)head[80] | (uint32_t)(unsigned char)head[81] << 8 |
-                     (uint32_t)(unsigned char)head[82] << 16 |
-                     (uint32_t)(unsigned char)head[83] << 24;
-        need = 50.0 * n, header = 84;
-    }
     fclose(f);
-    if (need < 0 || need > (double)info.st_size - (double)header)
+    *is_ply = (got >= 3 && strncmp(head, "ply", 3) == 0) || has_extension(file, ".ply");
+    if (*is_ply || got < 84 || !has_extension(file, ".stl") || strncmp(head, "solid", 5) == 0)
+        return PD_OK;
+    /* binary STL: 80 bytes of header, a count, 50 bytes per triangle */
+    uint32_t n = (uint32_t)(unsigned char)head[80] | (uint32_t)(unsigned char)head[81] << 8 |
+                 (uint32_t)(unsigned char)head[82] << 16 | (uint32_t)(unsigned char)head[83] << 24;
+    if (50.0 * n > (double)info.st_size - 84)
         return pd_fail(err, PD_ERR_MESH, jpath,
-                       "mesh file '%s' declares %s than its %lld bytes can hold", file,
-                       need < 0 ? "an unreadable PLY header, or more elements" : "more elements",
+                       "mesh file '%s' declares more elements than its %lld bytes can hold", file,
                        (long long)info.st_size);
     return PD_OK;
 }
@@ -285,24 +207,13 @@ pd_status pd_mesh_load(const pd_shape_def* shape, pd_mesh* out, const char* path
                        "mesh scale must be a finite number > 0, got %g", shape->scale);
     }
     key_path(jpath, sizeof jpath, path, "path");
-    /* Checked first so that a missing file is an I/O error, not Assimp's generic message. */
-    pd_status checked = check_mesh_file(shape->path, jpath, err);
-    if (checked != PD_OK)
-        return checked;
-    /* PreTransformVertices bakes node transforms (formats with a node hierarchy) into the
-     * vertices, so that merging meshes keeps them where the file places them.
-     * ValidateDataStructure runs first and refuses a scene whose faces index vertices that are
-     * not there; polygons are made triangles here (count_triangles): Assimp's Triangulate
-     * asserted and aborted the program on such PLY faces (fuzzing, tests/bad_input/fuzz/mesh/). */
-    const struct aiScene* scene = aiImportFile(shape->path, aiProcess_ValidateDataStructure |
-                                                                aiProcess_JoinIdenticalVertices |
-                                                                aiProcess_PreTransformVertices);
-    if (!scene)
-        return pd_fail(err, PD_ERR_MESH, jpath, "cannot read mesh file '%s': %s", shape->path,
-                       aiGetErrorString());
-    pd_status st = import_scene(scene, shape, out, jpath, err);
-    aiReleaseImport(scene);
-    return st;
+    /* Checked first so that a missing file is an I/O error, not a reader's generic message. */
+    int is_ply = 0;
+    pd_status st = check_mesh_file(shape->path, jpath, &is_ply, err);
+    if (st == PD_OK)
+        st = is_ply ? pd_ply_mesh_read(shape->path, out, jpath, err)
+                    : import_with_assimp(shape->path, out, jpath, err);
+    return st == PD_OK ? place_mesh(shape, out, jpath, err) : st;
 }
 
 void pd_mesh_free(pd_mesh* mesh) {

@@ -1,4 +1,5 @@
-/* Triangle meshes: import (OBJ, PLY, STL via Assimp) and a robust inside test. */
+/* Triangle meshes: import (PLY by our reader, OBJ and STL via Assimp) and a robust inside
+ * test. */
 #ifndef PD_MESH_H
 #define PD_MESH_H
 
@@ -13,10 +14,11 @@ typedef struct pd_mesh {
 } pd_mesh;
 
 /* Loads every mesh in the file as one triangle soup, then applies scale, rotation, translation
- * of `shape` (in that order). Errors name `path` (JSON path) and the file: `path` is the JSON
- * path of the shape object (e.g. "bodies[1].shape"), errors point at "<path>.path" (or
- * "<path>.scale"). Missing/unreadable file: PD_ERR_IO; a file Assimp cannot read, without
- * triangles, or with non-finite vertices: PD_ERR_MESH. */
+ * of `shape` (in that order). A file named .ply or starting with "ply" is read by
+ * geometry/ply_mesh.h, any other by Assimp. Errors name `path` (JSON path) and the file:
+ * `path` is the JSON path of the shape object (e.g. "bodies[1].shape"), errors point at
+ * "<path>.path" (or "<path>.scale"). Missing/unreadable file: PD_ERR_IO; a file its reader
+ * refuses, without triangles, or with non-finite vertices: PD_ERR_MESH. */
 pd_status pd_mesh_load(const pd_shape_def* shape, pd_mesh* out, const char* path, pd_error* err);
 void pd_mesh_free(pd_mesh* mesh);
 void pd_mesh_bounds(const pd_mesh* mesh, pd_vec3* lo, pd_vec3* hi);
