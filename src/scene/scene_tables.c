@@ -248,9 +248,11 @@ static const pd_scene_key k_shape[] = {
      .flags = PD_KEY_MIN_OPEN,
      .def_doc = "required (cylinder)"},
     {.p = {"path", PD_PARAM_STRING, offsetof(pd_shape_def, path), 0, 0, 0, "-", NULL,
-           "Mesh: OBJ, PLY or STL file, relative to the scene file's folder. A body's mesh must "
-           "enclose a volume (a flat or single-triangle mesh is refused); counts in its header "
-           "must fit in the file's size."},
+           "Mesh: OBJ, PLY or STL file, relative to the scene file's folder. PLY (ascii or "
+           "binary) is read by Peridot: the vertex element's x, y, z and the face element's "
+           "vertex_indices, polygons as fans of triangles; OBJ and STL through Assimp. A body's "
+           "mesh must enclose a volume (a flat or single-triangle mesh is refused); counts in "
+           "its header must fit in the file's size."},
      .flags = HAND,
      .size = PD_PATH_MAX,
      .def_doc = "required (mesh)",
