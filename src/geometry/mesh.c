@@ -1,11 +1,11 @@
 /* Triangle meshes: import into one triangle soup (PLY by our reader, geometry/ply_mesh.h; OBJ
- * and STL through Assimp's C API), and the generalised
- * winding number of Jacobson, Kavan, Sorkine-Hornung 2013 ("Robust Inside-Outside Segmentation
- * using Generalized Winding Numbers", eq. 2-3), with each triangle's signed solid angle from
- * Van Oosterom & Strackee 1983 (tan(Omega/2) = det[a b c] / (|a||b||c| + (a.b)|c| + (b.c)|a| +
- * (c.a)|b|)). The tree evaluates it fast with the far-field Taylor expansion of Barill, Dickson,
- * Schmidt, Levin, Jacobson 2018 ("Fast Winding Numbers for Soups and Clouds", sec. 3.2-3.3),
- * kept to second order. */
+ * and STL through Assimp's C API), and the generalised winding number of Jacobson, Kavan,
+ * Sorkine-Hornung 2013 ("Robust Inside-Outside Segmentation using Generalized Winding
+ * Numbers", eq. 2-3), with each triangle's signed solid angle from Van Oosterom & Strackee 1983
+ * (tan(Omega/2) = det[a b c] / (|a||b||c| + (a.b)|c| + (b.c)|a| + (c.a)|b|)). The tree
+ * evaluates it fast with the far-field Taylor expansion of Barill, Dickson, Schmidt, Levin,
+ * Jacobson 2018 ("Fast Winding Numbers for Soups and Clouds", sec. 3.2-3.3), kept to second
+ * order. */
 #define _POSIX_C_SOURCE 200809L /* stat */
 #include "geometry/mesh.h"
 
