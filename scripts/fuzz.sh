@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make fuzz`: runs each libFuzzer target of BUILD for SECONDS (ASan + UBSan), seeded with the
-# shipped scenes, meshes and a frame, and prints what each found. Crashing inputs land in
-# BUILD/fuzz/crashes/<target>/; add each to tests/bad_input/fuzz/<target>/ with its fix.
+# shipped scenes, meshes (the PLY cube in ascii and both binary orders) and a frame, and prints
+# what each found. Crashing inputs land in BUILD/fuzz/crashes/<target>/; add each to
+# tests/bad_input/fuzz/<target>/ with its fix.
 # Usage: scripts/fuzz.sh BUILD SECONDS [TARGET...]   (targets: scene mesh frame)
 set -eu
 build=$1
@@ -24,9 +25,11 @@ seed() {
             for f in "$root"/fuzz/seeds/*.obj "$root"/scenes/meshes/block.obj; do
                 { printf '\001'; cat "$f"; } > "$dir/$(basename "$f").in"
             done
-            { printf '\000'; cat "$root/fuzz/seeds/cube.ply"; } > "$dir/cube.ply.in"
+            for f in "$root"/fuzz/seeds/cube*.ply; do # ascii, binary little- and big-endian
+                { printf '\000'; cat "$f"; } > "$dir/$(basename "$f").in"
+            done
             { printf '\002'; cat "$root/fuzz/seeds/cube.stl"; } > "$dir/cube.stl.in" ;;
-        frame) cp "$root"/fuzz/seeds/frame*.ply "$root"/fuzz/seeds/cube.ply "$dir"/ ;;
+        frame) cp "$root"/fuzz/seeds/frame*.ply "$root"/fuzz/seeds/cube*.ply "$dir"/ ;;
     esac
 }
 
