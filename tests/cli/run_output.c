@@ -112,7 +112,7 @@ PD_TEST(render_refuses_a_frame_that_lies_about_its_size) {
     fclose(f);
     snprintf(args, sizeof args, "render '%s' -o '%s/p.png'", dir, dir);
     PD_CHECK(run_cli(dir, args, &err) == 1); /* reading the frame failed */
-    PD_CHECK(err && strstr(err, "more vertices than the file"));
+    PD_CHECK(err && strstr(err, "declares more elements than the file"));
     free(err);
     remove_tree(dir);
 }
