@@ -17,7 +17,7 @@
  *   - neither is a rod ghost, and not both of them are constrained (fixed or pinned).
  * d_c = s: two grid-sampled bodies whose surfaces touch have their outer particle layers one
  * spacing apart (each particle stands for a cube of side s), so contact starts exactly where
- * the sampled surfaces meet. The pairs are found through the hash grid (src/neighbor/grid.h)
+ * the sampled surfaces meet. The pairs are found through the hash grid (src/neighbor/hash_grid.h)
  * from a candidate list (every pair within d_c + 2 skins, skin at least a quarter of the
  * smallest spacing, up to where the list reaches the horizon) that is rebuilt at the start of each
  * step and whenever a particle has moved more than a skin since: every pair closer than d_c is
@@ -57,7 +57,7 @@
 #include <stdint.h>
 
 #include "core/param.h"
-#include "neighbor/grid.h"
+#include "neighbor/hash_grid.h"
 #include "peridot/types.h"
 
 struct pd_particles;

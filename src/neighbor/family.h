@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "neighbor/grid.h"
+#include "neighbor/hash_grid.h"
 #include "peridot/types.h"
 
 typedef struct pd_family {

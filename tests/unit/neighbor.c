@@ -9,7 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/timer.h"
-#include "neighbor/grid.h"
+#include "neighbor/hash_grid.h"
 #include "neighbor/morton.h"
 #include "parallel/parallel.h"
 

@@ -1,8 +1,8 @@
 /* Fixed-radius neighbour search on a uniform grid: particles are counting-sorted into
  * hashed cells, then each particle scans the 27 cells around it. The result is a CSR list.
  * Buffers are kept between calls and only grow, so a renewal does not allocate once warm. */
-#ifndef PD_GRID_H
-#define PD_GRID_H
+#ifndef PD_HASH_GRID_H
+#define PD_HASH_GRID_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * particles (count, prefix sum, fill), each pass writing only its own particles' slots, so the
  * result does not depend on the thread count. Every candidate is distance-checked, so hash
  * collisions cost time but never correctness. */
-#include "neighbor/grid.h"
+#include "neighbor/hash_grid.h"
 
 #include "neighbor/morton.h"
 
