@@ -11,7 +11,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "parallel/parallel.h"
-#include "world/world.h"
+#include "world/particles.h"
 
 enum { PD_CONTACT_GRAIN = 512 };
 

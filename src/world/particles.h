@@ -1,7 +1,38 @@
 #ifndef PD_PARTICLES_H
 #define PD_PARTICLES_H
 
-#include "world/world.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peridot/status.h"
+#include "peridot/types.h"
+
+/* Particle flags. */
+enum {
+    PD_P_FIXED = 1 << 0,  /* never moves (fixed bodies) */
+    PD_P_PINNED = 1 << 1, /* follows a pin's keyframes */
+    PD_P_GHOST = 1 << 2,  /* rod ghost particle: simulated, but no collisions (He 2017 Fig. 6) */
+    PD_P_SHELL = 1 << 3,  /* belongs to a one-layer shell */
+};
+#define PD_P_CONSTRAINED (PD_P_FIXED | PD_P_PINNED)
+
+/* Structure of arrays; index i is one particle. `rest` is the sampled (initial) position and
+ * never changes; methods keep their own reference state (bonds) apart from it. */
+typedef struct pd_particles {
+    size_t count, capacity;
+    pd_vec3* rest;
+    pd_vec3* pos;
+    pd_vec3* vel;
+    pd_vec3* force;   /* internal force at the end of a step, filled for pinned particles */
+    pd_real* mass;    /* kg */
+    pd_real* volume;  /* m^3 */
+    pd_real* spacing; /* sampling spacing of the particle's body (m) */
+    int32_t* material;
+    int32_t* body;
+    int32_t* id;  /* stable identity across reorderings */
+    int32_t* pin; /* global pin index, or -1 */
+    uint8_t* flags;
+} pd_particles;
 
 /* Each attribute of pd_particles once, X(field, type): storage, permutation, checkpoints. */
 #define PD_PARTICLE_ARRAYS(X)                                                                      \
