@@ -186,6 +186,8 @@ enum {
     PD_ATTR_DENSITY = 1 << 5,
     PD_ATTR_ID = 1 << 6,
 };
+/* The attributes by their scene names: the i-th is bit i of PD_ATTR_*. */
+#define PD_ATTRIBUTE_NAMES "velocity|material|body|plastic_strain|stress|density|id"
 
 typedef struct pd_output_def {
     char dir[PD_PATH_MAX]; /* output folder */

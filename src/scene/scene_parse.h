@@ -24,7 +24,7 @@
 #define PD_SCENE_VISCO_MODELS      "prony"
 /* Bit i is 1 << i of PD_FORMAT_* / PD_ATTR_*. */
 #define PD_SCENE_FORMATS    "ply|vtk"
-#define PD_SCENE_ATTRIBUTES "velocity|material|body|plastic_strain|stress|density|id"
+#define PD_SCENE_ATTRIBUTES PD_ATTRIBUTE_NAMES
 
 /* The keys each object accepts are the rows of its table (scene_tables.h). */
 

@@ -7,7 +7,6 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "scene/scene_parse.h"
 
 /* World-owned attributes: a position's velocity, and the particle's labels. */
 static const pd_field_info k_world_fields[] = {
@@ -62,9 +61,9 @@ const pd_field_info* pd_field_publisher(const pd_solver_vtable* solver, unsigned
     return NULL;
 }
 
-/* Name of attribute bit `bit` in PD_SCENE_ATTRIBUTES. */
+/* Name of attribute bit `bit` in PD_ATTRIBUTE_NAMES. */
 static void attribute_name(unsigned attribute, char* out, size_t cap) {
-    const char* s = PD_SCENE_ATTRIBUTES;
+    const char* s = PD_ATTRIBUTE_NAMES;
     for (unsigned bit = 1; *s; bit <<= 1) {
         size_t len = strcspn(s, "|");
         if (bit == attribute) {
