@@ -1,4 +1,4 @@
-/* The scatter plan (src/parallel/scatter_plan.c): tasks of one colour may run at once only if no
+/* The scatter plan (src/neighbor/scatter_plan.c): tasks of one colour may run at once only if no
  * particle is written by two of them (a particle writes its own entry and its neighbours'), so
  * the test writes down, colour by colour, which task touched each entry. */
 #include <math.h>
@@ -6,7 +6,7 @@
 
 #include "core/alloc.h"
 #include "neighbor/family_renewal.h"
-#include "parallel/scatter_plan.h"
+#include "neighbor/scatter_plan.h"
 #include "lattice.h"
 #include "test.h"
 

@@ -21,7 +21,7 @@
 #include "core/timer.h"
 #include "linalg/chebyshev.h"
 #include "math/svd3.h"
-#include "parallel/scatter_plan.h"
+#include "neighbor/scatter_plan.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "solvers/solver.h"
@@ -82,7 +82,7 @@ static pd_mat3 cofactor(pd_mat3 a) {
 
 /* The gradient of Eq. 12's energy gathers each bond's t = dE_i/dY at both ends: y_j gets +t,
  * y_i gets -t. Particles add into their neighbours' g directly, in the order of the scatter
- * plan (parallel/scatter_plan.h: no two particles that run at once share a neighbour, and
+ * plan (neighbor/scatter_plan.h: no two particles that run at once share a neighbour, and
  * every g_j receives its terms in one order on any number of threads); i's own terms are
  * summed first and subtracted once. */
 static void scatter_bond(pd_vec3* g, uint32_t j, pd_vec3 t, pd_vec3* own) {

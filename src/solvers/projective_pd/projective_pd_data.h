@@ -52,7 +52,7 @@ extern const struct pd_material_support pd_ppd_material_support;
 #include "linalg/sym_direct.h"
 #include "neighbor/family_renewal.h"
 #include "neighbor/isotropy.h"
-#include "parallel/scatter_plan.h"
+#include "neighbor/scatter_plan.h"
 #include "optim/descent.h"
 #include "sph/density_constraint.h"
 #include "world/state_arrays.h"

@@ -1,5 +1,5 @@
 /* Colouring of a family's particles for parallel scatter loops (scatter_plan.h). */
-#include "parallel/scatter_plan.h"
+#include "neighbor/scatter_plan.h"
 
 #include <math.h>
 
