@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "world/checkpoint.h"
-
 int pd_cli_write_checkpoint(const pd_world* w, const pd_scene* scene, int frame, pd_error* err) {
     int every = scene->output.checkpoint_every;
     if (every <= 0 || frame % every != 0)

@@ -3,7 +3,6 @@
 #define PD_CLI_CHECKPOINTS_H
 
 #include "common.h"
-#include "world/world.h"
 
 /* Writes checkpoint_<frame>.pdck into the output folder when frame is a multiple of
  * output.checkpoint_every; 0, or 1 on a failed write (err filled). */

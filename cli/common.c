@@ -2,15 +2,33 @@
 #include "common.h"
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "core/memory_limit.h"
-#include "io/folder_lock.h"
+#include "folder_lock.h"
+
+pd_status pd_cli_fail(pd_error* err, pd_status status, const char* fmt, ...) {
+    if (!err)
+        return status;
+    err->path[0] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+double pd_cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 void pd_cli_print_error(const char* command, const pd_error* err, pd_status st) {
     fprintf(stderr, "peridot %s: ", command);

@@ -31,6 +31,12 @@ int pd_cli_parse_scene_args(int argc, char** argv, pd_cli_scene_args* a, const c
 /* Loads the scene with the overrides; on error prints it and returns 2 (or 1 for I/O). */
 int pd_cli_load_scene(pd_cli_scene_args* a, pd_scene* scene);
 
+/* Fills err with a printf-style message (no JSON path) and returns status. */
+pd_status pd_cli_fail(pd_error* err, pd_status status, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Monotonic wall clock in seconds. */
+double pd_cli_now(void);
+
 void pd_cli_print_error(const char* command, const pd_error* err, pd_status st);
 /* Estimates the scene and refuses (exit 2) one that needs more memory than this process may
  * use (physical memory, ulimit -v, its cgroup) or writes more than its output's file system

@@ -4,8 +4,6 @@
 
 #include "commands.h"
 #include "common.h"
-#include "core/alloc.h"
-#include "world/world.h"
 
 static const char k_usage[] =
     "usage: peridot info SCENE [--set KEY=VALUE]... [--estimate]\n"
@@ -33,24 +31,28 @@ static int print_built(const pd_scene* scene) {
         return 2;
     }
     size_t bytes = pd_bytes_in_use() - before;
+    pd_world_info in = pd_world_get_info(world);
+    pd_method_info method;
+    pd_method_find(scene->method, &method);
     printf("built        %zu particles, %zu bonds, %d bodies, %d pins, %d colliders\n",
-           world->particles.count, world->bond_count, scene->body_count, world->pin_count,
-           scene->collider_count);
+           in.particles, in.bonds, scene->body_count, in.pins, scene->collider_count);
     printf("memory       %.1f MiB allocated\n", (double)bytes / 1048576.0);
-    printf("steps        %d per frame of %.6g s (dt %.6g s%s)\n", world->steps_per_frame,
-           1.0 / (double)scene->world.fps, (double)world->def.dt,
-           !scene->world.dt_auto          ? ""
-           : scene->solver->max_time_step ? ", \"auto\": 0.9 of the stability bound, "
-                                            "recomputed every frame"
-                                          : ", \"auto\": the method's default");
+    printf("steps        %d per frame of %.6g s (dt %.6g s%s)\n", in.steps_per_frame,
+           1.0 / (double)scene->world.fps, in.dt,
+           !scene->world.dt_auto  ? ""
+           : method.explicit_step ? ", \"auto\": 0.9 of the stability bound, "
+                                    "recomputed every frame"
+                                  : ", \"auto\": the method's default");
     pd_destroy_world(world);
     return 0;
 }
 
 static void print_estimate(const pd_scene* scene, const pd_estimate* est) {
+    pd_method_info method;
+    pd_method_find(scene->method, &method);
     printf("scene        %s\n", scene->file);
-    printf("method       %s (%s)\n", scene->method, scene->solver->paper);
-    if (scene->world.dt_auto && scene->solver->max_time_step)
+    printf("method       %s (%s)\n", scene->method, method.paper);
+    if (scene->world.dt_auto && method.explicit_step)
         printf("time         dt \"auto\" (the stability bound's, see steps), %d frames at %.6g "
                "fps\n",
                scene->world.frames, (double)scene->world.fps);

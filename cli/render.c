@@ -16,10 +16,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "core/alloc.h"
-#include "io/output.h"
-#include "render/png.h"
-#include "render/render.h"
+#include "peridot/peridot.h"
 
 /* Room for the temporary frame directory ($TMPDIR/peridot-render-XXXXXX). */
 #define PD_TEMP_DIR_MAX 512
@@ -154,7 +151,7 @@ static long frame_number(const char* name) {
 static int push_frame(frame_list* list, long index) {
     if (list->count == list->cap) {
         size_t cap = list->cap ? 2 * list->cap : 64;
-        long* grown = pd_realloc(list->index, list->cap * sizeof(long), cap * sizeof(long));
+        long* grown = realloc(list->index, cap * sizeof(long));
         if (!grown)
             return 0;
         list->index = grown;
@@ -170,7 +167,7 @@ static int compare_long(const void* a, const void* b) {
 }
 
 static void free_frames(frame_list* list) {
-    pd_free(list->index, list->cap * sizeof(long));
+    free(list->index);
     memset(list, 0, sizeof *list);
 }
 
@@ -240,7 +237,7 @@ static int frame_scalar(const char* name, const pd_ply_data* ply, const char* pa
             return 0;
         const float *vx = pd_ply_column(ply, "vx"), *vy = pd_ply_column(ply, "vy"),
                     *vz = pd_ply_column(ply, "vz");
-        float* s = pd_alloc(ply->count * sizeof(float));
+        float* s = malloc(ply->count * sizeof(float));
         if (!s)
             return 1;
         for (size_t i = 0; i < ply->count; ++i)
@@ -281,7 +278,7 @@ static int render_frame_png(const pd_ply_data* ply, const char* attribute, const
         return code;
     }
     size_t bytes = (size_t)def->width * (size_t)def->height * 3;
-    uint8_t* rgb = pd_alloc(bytes);
+    uint8_t* rgb = malloc(bytes);
     pd_error err;
     pd_status s =
         rgb ? pd_render_points(def, ply->count, pd_ply_column(ply, "x"), pd_ply_column(ply, "y"),
@@ -292,8 +289,8 @@ static int render_frame_png(const pd_ply_data* ply, const char* attribute, const
     if (s != PD_OK)
         fprintf(stderr, "peridot render: %s\n",
                 s == PD_ERR_OUT_OF_MEMORY && !rgb ? "out of memory" : err.message);
-    pd_free(rgb, bytes);
-    pd_free(owned, ply->count * sizeof(float));
+    free(rgb);
+    free(owned);
     return s == PD_OK ? 0 : 1;
 }
 
@@ -400,7 +397,7 @@ static int plan_video(const render_args* a, const frame_list* frames, video_view
             grow_bounds(&v->def, &ply, &first);
             grow_range(&v->def, scalar, ply.count);
         }
-        pd_free(owned, ply.count * sizeof(float));
+        free(owned);
         pd_ply_free(&ply);
         if (code != 0)
             return code;

@@ -15,11 +15,7 @@
 #include "commands.h"
 #include "checkpoints.h"
 #include "common.h"
-#include "core/timer.h"
-#include "io/folder_lock.h"
-#include "io/output.h"
-#include "world/fields.h"
-#include "world/world.h"
+#include "folder_lock.h"
 
 static const char k_usage[] =
     "usage: peridot run SCENE [-o DIR] [--frames N] [--threads N] [--set KEY=VALUE]... "
@@ -195,11 +191,11 @@ static pd_status stats_header(run_ctx* r, pd_error* err) {
     row_printf(r, &len,
                "frame,time,kinetic_energy,min_x,min_y,min_z,max_x,max_y,max_z,iterations,"
                "residual,energy,relative_error,wall_ms_per_step,unconverged_steps,dt,steps");
-    for (int k = 0; k < r->world->pin_count; ++k) {
-        const pd_pin* pin = &r->world->pins[k];
-        const char* body = r->scene->bodies[pin->body].name;
+    for (int k = 0; k < pd_world_get_info(r->world).pins; ++k) {
+        pd_pin_info pin = pd_world_pin(r->world, k);
+        const char* body = r->scene->bodies[pin.body].name;
         for (int c = 0; c < 3; ++c)
-            row_printf(r, &len, ",%s.pin%d.force_%c", body, pin->index_in_body, "xyz"[c]);
+            row_printf(r, &len, ",%s.pin%d.force_%c", body, pin.index_in_body, "xyz"[c]);
     }
     row_printf(r, &len, "\n");
     return pd_record_append(&r->stats, r->row, len, err);
@@ -208,19 +204,19 @@ static pd_status stats_header(run_ctx* r, pd_error* err) {
 /* One row, appended whole or not at all: a run that fails keeps every row written before. */
 static pd_status stats_row(run_ctx* r, int frame, double ms_per_step, pd_error* err) {
     pd_frame_stats fs = pd_world_frame_stats(r->world);
-    const pd_step_stats* st = &r->world->last_stats;
+    pd_world_info in = pd_world_get_info(r->world);
     size_t len = 0;
-    row_printf(r, &len, "%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.6g", frame,
-               (double)r->world->time, fs.kinetic_energy, fs.lo.x, fs.lo.y, fs.lo.z, fs.hi.x,
-               fs.hi.y, fs.hi.z, st->iterations, st->residual);
-    optional_field(r, &len, 9, st->energy);
-    optional_field(r, &len, 6, st->relative_error);
+    row_printf(r, &len, "%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.6g", frame, in.time,
+               fs.kinetic_energy, fs.lo.x, fs.lo.y, fs.lo.z, fs.hi.x, fs.hi.y, fs.hi.z,
+               in.iterations, in.residual);
+    optional_field(r, &len, 9, in.energy);
+    optional_field(r, &len, 6, in.relative_error);
     row_printf(r, &len, ",%.6g,%llu,%.9g,%d", ms_per_step,
-               (unsigned long long)(r->world->unconverged_steps - r->unconverged_before),
-               (double)r->world->def.dt, frame > r->first ? r->frame_steps : 0);
-    r->unconverged_before = r->world->unconverged_steps;
-    for (int k = 0; k < r->world->pin_count; ++k) {
-        pd_vec3 f = r->world->pins[k].force;
+               (unsigned long long)(in.unconverged_steps - r->unconverged_before), in.dt,
+               frame > r->first ? r->frame_steps : 0);
+    r->unconverged_before = in.unconverged_steps;
+    for (int k = 0; k < in.pins; ++k) {
+        pd_vec3 f = pd_world_pin(r->world, k).force;
         row_printf(r, &len, ",%.9g,%.9g,%.9g", f.x, f.y, f.z);
     }
     row_printf(r, &len, "\n");
@@ -232,20 +228,15 @@ static pd_status write_frame(run_ctx* r, int frame, pd_error* err) {
     const pd_output_def* out = &r->scene->output;
     if (frame % out->every != 0 && frame != r->frames)
         return PD_OK;
-    pd_field fields[PD_MAX_FIELDS];
-    int nf = pd_world_fields(r->world, out->attributes, fields, err);
-    if (nf < 0)
-        return PD_ERR_UNSUPPORTED;
     char path[PD_PATH_MAX + 32];
-    const pd_particles* p = &r->world->particles;
     pd_status st = PD_OK;
     if (out->formats & PD_FORMAT_PLY) {
         snprintf(path, sizeof path, "%s/frame_%05d.ply", r->dir, frame);
-        st = pd_write_ply(path, p->count, p->pos, fields, nf, r->world->order, err);
+        st = pd_world_write_frame(r->world, path, PD_FORMAT_PLY, out->attributes, err);
     }
     if (st == PD_OK && (out->formats & PD_FORMAT_VTK)) {
         snprintf(path, sizeof path, "%s/frame_%05d.vtk", r->dir, frame);
-        st = pd_write_vtk(path, p->count, p->pos, fields, nf, r->world->order, err);
+        st = pd_world_write_frame(r->world, path, PD_FORMAT_VTK, out->attributes, err);
     }
     if (st == PD_OK)
         r->last_written = frame;
@@ -268,13 +259,13 @@ static void format_duration(char* buf, size_t size, double seconds) {
 static void progress(run_ctx* r, int frame, int step, double ms_per_step) {
     if (r->quiet)
         return;
-    double now = pd_now(), elapsed = now - r->t_start;
-    int spf = r->world->steps_per_frame;
+    double now = pd_cli_now(), elapsed = now - r->t_start;
+    pd_world_info in = pd_world_get_info(r->world);
+    int spf = in.steps_per_frame;
     double done = (double)(frame - 1) + (double)step / spf;
     double done_here = done - r->first; /* a resumed run times only its own frames */
     char eta[64];
     format_duration(eta, sizeof eta, done_here > 0 ? elapsed / done_here * (r->frames - done) : 0);
-    const pd_step_stats* st = &r->world->last_stats;
     char within[64] = "";
     if (step < spf)
         snprintf(within, sizeof within, " (step %d/%d of frame %d)", step, spf, frame);
@@ -283,22 +274,22 @@ static void progress(run_ctx* r, int frame, int step, double ms_per_step) {
         int width = 30, bar = (int)(done * width / r->frames);
         fprintf(stderr, "\r[%.*s%*s] %d/%d frames%s  %.1f ms/step  %d it  ETA %s \033[K", bar,
                 "##############################", width - bar, "", step < spf ? frame - 1 : frame,
-                r->frames, within, ms_per_step, st->iterations, eta);
+                r->frames, within, ms_per_step, in.iterations, eta);
         if (frame == r->frames && step == spf)
             fputc('\n', stderr);
     } else {
         fprintf(stderr,
                 "frame %d/%d%s t=%.4f s  %.2f ms/step  iterations %d  residual %.3g  "
                 "elapsed %.1f s  ETA %s\n",
-                step < spf ? frame - 1 : frame, r->frames, within, (double)r->world->time,
-                ms_per_step, st->iterations, st->residual, elapsed, eta);
+                step < spf ? frame - 1 : frame, r->frames, within, in.time, ms_per_step,
+                in.iterations, in.residual, elapsed, eta);
     }
 }
 
 /* Within a frame that has taken more than 2 s: the bar moves twice a second on a terminal, a
  * line every 10 s elsewhere, so a frame of millions of steps is not silent for hours. */
 static void progress_within_frame(run_ctx* r, int frame, int step, double frame_start) {
-    double now = pd_now();
+    double now = pd_cli_now();
     if (r->quiet || now - frame_start < 2.0 || now - r->last_report < (r->tty ? 0.5 : 10.0))
         return;
     progress(r, frame, step, 1e3 * (now - frame_start) / step);
@@ -306,7 +297,7 @@ static void progress_within_frame(run_ctx* r, int frame, int step, double frame_
 
 /* Simulates one frame's steps; stops early (PD_OK) when a stop signal came. */
 static pd_status step_frame(run_ctx* r, int frame, double* ms_per_step, pd_error* err) {
-    double t0 = pd_now();
+    double t0 = pd_cli_now();
     int taken = 0;
     do { /* the frame's steps: time.dt "auto" may change their number at its start */
         pd_status st = pd_world_step(r->world, err);
@@ -315,9 +306,9 @@ static pd_status step_frame(run_ctx* r, int frame, double* ms_per_step, pd_error
         if (g_stop_signal)
             return PD_OK;
         progress_within_frame(r, frame, ++taken, t0);
-    } while (r->world->step_in_frame != 0);
+    } while (pd_world_get_info(r->world).step_in_frame != 0);
     r->frame_steps = taken;
-    *ms_per_step = 1e3 * (pd_now() - t0) / taken;
+    *ms_per_step = 1e3 * (pd_cli_now() - t0) / taken;
     return PD_OK;
 }
 
@@ -328,7 +319,7 @@ static void report_interrupt(run_ctx* r) {
             "peridot run: interrupted (%s) at frame %d (t = %.6g s); frames 0..%d in %s are "
             "complete",
             g_stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->last_done + 1,
-            (double)r->world->time, r->last_written, r->dir);
+            pd_world_get_info(r->world).time, r->last_written, r->dir);
     if (r->last_written != r->last_done)
         fprintf(stderr, " (every %d, and stats.csv to frame %d)", r->scene->output.every,
                 r->last_done);
@@ -337,15 +328,15 @@ static void report_interrupt(run_ctx* r) {
 
 /* Says how many steps ended unconverged, if any: stats.csv alone hid them. */
 static void report_unconverged(const run_ctx* r) {
-    const pd_world* w = r->world;
-    if (r->quiet || w->unconverged_steps == 0)
+    pd_world_info in = pd_world_get_info(r->world);
+    if (r->quiet || in.unconverged_steps == 0)
         return;
     fprintf(stderr,
             "peridot run: %llu of %llu steps ended above tolerance, at the iteration cap (the "
             "worst at %.3g times its tolerance, t = %.6g s); stats.csv's unconverged_steps "
             "counts them per frame; more solver.iterations or a smaller time.dt converges them\n",
-            (unsigned long long)w->unconverged_steps, (unsigned long long)w->step_index,
-            w->worst_unconverged_by, (double)w->worst_unconverged_time);
+            (unsigned long long)in.unconverged_steps, (unsigned long long)in.steps,
+            in.worst_unconverged_by, in.worst_unconverged_time);
 }
 
 /* Exit status: 0 done, 1 failed (unstable, I/O), 128 + the signal when interrupted. */
@@ -363,7 +354,7 @@ static int simulate(run_ctx* r) {
             r->last_done = f;
             if (pd_cli_write_checkpoint(r->world, r->scene, f, &err) != 0)
                 st = PD_ERR_IO;
-            progress(r, f, r->world->steps_per_frame, ms);
+            progress(r, f, pd_world_get_info(r->world).steps_per_frame, ms);
         }
     }
     report_unconverged(r);
@@ -416,7 +407,7 @@ static int open_stats(run_ctx* r, long long keep) {
     char path[PD_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/stats.csv", r->dir);
     pd_error err = {0};
-    r->row_cap = 1024 + (size_t)r->world->pin_count * 3 * (2 * PD_NAME_MAX + 32);
+    r->row_cap = 1024 + (size_t)pd_world_get_info(r->world).pins * 3 * (2 * PD_NAME_MAX + 32);
     r->row = malloc(r->row_cap);
     pd_status st = !r->row ? PD_ERR_OUT_OF_MEMORY
                    : keep  ? pd_record_reopen(&r->stats, path, keep, &err)
@@ -457,27 +448,27 @@ static int run_in_held_dir(const pd_scene* scene, pd_world* world, int quiet, in
     int code = start_in_held_dir(scene, world, resume, &first, &stats_keep);
     if (code)
         return code;
+    pd_world_info in = pd_world_get_info(world);
     run_ctx r = {.world = world,
                  .scene = scene,
                  .dir = dir,
                  .stats = {.fd = -1},
                  .quiet = quiet,
                  .tty = isatty(2),
-                 .t_start = pd_now(),
+                 .t_start = pd_cli_now(),
                  .first = first,
                  .frames = scene->world.frames,
                  .last_done = first,
                  .last_written = first ? first : -1,
-                 .unconverged_before = world->unconverged_steps};
+                 .unconverged_before = in.unconverged_steps};
     if (open_stats(&r, stats_keep) != 0)
         return close_stats(&r, 1);
     if (!quiet)
         fprintf(stderr,
                 "peridot run: %s with %s, %zu particles, %d frames of %d steps (dt %.4g s) "
                 "-> %s%s\n",
-                scene->file, scene->method, world->particles.count, scene->world.frames,
-                world->steps_per_frame, (double)world->def.dt, dir,
-                resume ? ", resumed from its checkpoint" : "");
+                scene->file, scene->method, in.particles, scene->world.frames, in.steps_per_frame,
+                in.dt, dir, resume ? ", resumed from its checkpoint" : "");
     catch_stop_signals();
     return close_stats(&r, simulate(&r));
 }

@@ -5,18 +5,20 @@
 
 #include <stddef.h>
 
+#include "io.h"
 #include "math.h"
+#include "memory.h"
+#include "render.h"
 #include "scene.h"
 #include "status.h"
 #include "types.h"
+#include "world.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 const char* pd_version(void);
-
-typedef struct pd_world pd_world;
 
 /* What a scene will need, computed without sampling or allocating it. */
 typedef struct pd_estimate {

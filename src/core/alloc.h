@@ -5,16 +5,13 @@
 
 #include <stddef.h>
 
+#include "peridot/memory.h"
+
 void* pd_alloc(size_t bytes);               /* NULL on failure; bytes == 0 gives NULL */
 void* pd_calloc(size_t count, size_t size); /* zeroed; NULL on failure or overflow */
 void* pd_realloc(void* p, size_t old_bytes, size_t new_bytes);
 void pd_free(void* p, size_t bytes); /* bytes must be what was allocated */
-size_t pd_bytes_in_use(void);
-size_t pd_peak_bytes(void);
-
-typedef void* (*pd_alloc_fn)(size_t bytes);
-typedef void (*pd_free_fn)(void* p);
-void pd_set_allocator(pd_alloc_fn alloc_fn, pd_free_fn free_fn);
+/* pd_bytes_in_use, pd_peak_bytes and pd_set_allocator are public: peridot/memory.h. */
 
 /* Typed helpers: PD_NEW_ARRAY(T, n) and PD_FREE_ARRAY(p, T, n). */
 #define PD_NEW_ARRAY(T, n)     ((T*)pd_calloc((n), sizeof(T)))

@@ -5,10 +5,10 @@
 
 #include <stdint.h>
 
+#include "peridot/io.h"
 #include "peridot/types.h"
 
-/* rgb holds width * height * 3 bytes, rows top to bottom. */
-pd_status pd_write_png(const char* path, int width, int height, const uint8_t* rgb, pd_error* err);
+/* pd_write_png is public: peridot/io.h. */
 
 /* Reads any PNG converted to 8-bit RGB; *rgb is pd_alloc'd, width * height * 3 bytes (free with
  * pd_free(*rgb, (size_t)w * h * 3)). */

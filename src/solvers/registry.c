@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "peridot/scene.h"
+#include "peridot/world.h"
 #include "solvers/solver.h"
 
 extern const pd_solver_vtable pd_projective_pd_solver;
@@ -28,4 +29,24 @@ const pd_solver_vtable* pd_solver_find(const char* name) {
         if (strcmp(k_solvers[i]->name, name) == 0)
             return k_solvers[i];
     return NULL;
+}
+
+static pd_method_info method_info(const pd_solver_vtable* v) {
+    return (pd_method_info){v->name, v->paper, v->max_time_step != NULL, v->auto_time_step};
+}
+
+int pd_method_at(int k, pd_method_info* out) {
+    for (int i = 0; k_solvers[i]; ++i)
+        if (i == k) {
+            *out = method_info(k_solvers[i]);
+            return 1;
+        }
+    return 0;
+}
+
+int pd_method_find(const char* name, pd_method_info* out) {
+    const pd_solver_vtable* v = pd_solver_find(name);
+    if (v)
+        *out = method_info(v);
+    return v != NULL;
 }

@@ -13,14 +13,6 @@
 /* Whether the world's method can be checkpointed (it declares its persistent arrays). */
 int pd_world_can_checkpoint(const pd_world* w);
 
-/* Writes the world at the end of frame `frame` to path (atomically: temporary file, rename). */
-pd_status pd_world_checkpoint_write(const pd_world* w, int frame, uint64_t scene_print,
-                                    const char* path, pd_error* err);
-
-/* Reads a checkpoint into w, made by pd_create_world from the same scene and not stepped:
- * PD_ERR_BAD_SCENE (why in err) when it is another scene's, method's or format's. *frame gets
- * the frame it was written at. */
-pd_status pd_world_checkpoint_read(pd_world* w, uint64_t scene_print, const char* path, int* frame,
-                                   pd_error* err);
+/* pd_world_checkpoint_write and _read are public: peridot/world.h. */
 
 #endif

@@ -24,10 +24,6 @@ pd_status pd_check_attribute(const pd_solver_vtable* solver, unsigned attribute,
  * or -1 (err filled) when a method cannot hand out a field it declared. */
 int pd_world_fields(pd_world* w, unsigned attributes, pd_field* out, pd_error* err);
 
-typedef struct pd_frame_stats {
-    double kinetic_energy; /* J, dynamic particles */
-    pd_vec3 lo, hi;        /* bounding box of all particles */
-} pd_frame_stats;
-pd_frame_stats pd_world_frame_stats(const pd_world* w);
+/* pd_world_frame_stats is public: peridot/world.h. */
 
 #endif

@@ -1,7 +1,7 @@
 /* The output folder's lock (folder_lock.h). flock rather than O_EXCL: the kernel releases it
  * when the holder dies, even by SIGKILL, so no run is ever kept out by a crash. */
 #define _DEFAULT_SOURCE /* flock */
-#include "io/folder_lock.h"
+#include "folder_lock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "common.h"
 
 /* The pid written in an open lock file, or 0. */
 static long read_pid(int fd) {
@@ -38,8 +38,8 @@ static pd_status write_pid(pd_folder_lock* lock, pd_error* err) {
     if (ftruncate(lock->fd, 0) != 0 || pwrite(lock->fd, text, (size_t)len, 0) != len) {
         int e = errno;
         pd_folder_lock_release(lock);
-        return pd_fail(err, PD_ERR_IO, "", "cannot write the lock file %s: %s", lock->path,
-                       strerror(e));
+        return pd_cli_fail(err, PD_ERR_IO, "cannot write the lock file %s: %s", lock->path,
+                           strerror(e));
     }
     return PD_OK;
 }
@@ -52,18 +52,19 @@ pd_status pd_folder_lock_take(pd_folder_lock* lock, const char* dir, long* stale
     for (int attempt = 0; attempt < 100; ++attempt) {
         int fd = open(lock->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd < 0)
-            return pd_fail(err, PD_ERR_IO, "", "cannot create the lock file %s: %s", lock->path,
-                           strerror(errno));
+            return pd_cli_fail(err, PD_ERR_IO, "cannot create the lock file %s: %s", lock->path,
+                               strerror(errno));
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             int e = errno;
             long holder = read_pid(fd);
             close(fd);
             if (e != EWOULDBLOCK)
-                return pd_fail(err, PD_ERR_IO, "", "cannot lock %s: %s", lock->path, strerror(e));
-            return pd_fail(err, PD_ERR_BUSY, "",
-                           "'%s' is in use by another peridot run (pid %ld, lock file %s); wait "
-                           "for it to end or choose another folder (-o DIR)",
-                           dir, holder, lock->path);
+                return pd_cli_fail(err, PD_ERR_IO, "cannot lock %s: %s", lock->path, strerror(e));
+            return pd_cli_fail(
+                err, PD_ERR_BUSY,
+                "'%s' is in use by another peridot run (pid %ld, lock file %s); wait "
+                "for it to end or choose another folder (-o DIR)",
+                dir, holder, lock->path);
         }
         if (!still_linked(fd, lock->path)) { /* removed by its last holder: try the new one */
             close(fd);
@@ -73,7 +74,7 @@ pd_status pd_folder_lock_take(pd_folder_lock* lock, const char* dir, long* stale
         *stale_pid = read_pid(fd);
         return write_pid(lock, err);
     }
-    return pd_fail(err, PD_ERR_BUSY, "", "'%s': the lock file %s keeps changing", dir, lock->path);
+    return pd_cli_fail(err, PD_ERR_BUSY, "'%s': the lock file %s keeps changing", dir, lock->path);
 }
 
 long pd_folder_lock_holder(const char* dir) {

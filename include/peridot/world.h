@@ -1,0 +1,91 @@
+/* A world as a program sees it: its clock and counters, the pins' forces, frames and
+ * checkpoints written from it, and what the registered methods are. The world itself is made
+ * by pd_create_world and advanced by pd_world_step (peridot.h). */
+#ifndef PERIDOT_WORLD_H
+#define PERIDOT_WORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scene.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pd_world pd_world;
+
+/* The world's clock and counters, and what its last step reported. */
+typedef struct pd_world_info {
+    size_t particles;
+    size_t bonds; /* directed bonds of the method's families (0 for a method without) */
+    int pins;
+    double time;         /* simulated (s) */
+    double dt;           /* the step in use (s): time.dt, or what "auto" chose */
+    uint64_t steps;      /* steps taken since the start (a resumed run counts the earlier ones) */
+    int steps_per_frame; /* of the current frame (time.dt "auto" may change it per frame) */
+    int step_in_frame;   /* steps taken of the current frame: 0 at a frame's start */
+    /* steps that stopped at the iteration cap with their tolerance's measure above 10 times
+     * the tolerance, the worst of them (that measure over the tolerance) and when */
+    uint64_t unconverged_steps;
+    double worst_unconverged_by, worst_unconverged_time;
+    /* the last step: iterations, relative residual, the objective of its implicit solve and
+     * Xu 2018 Eq. 25's relative error (NaN when the method reports none) */
+    int iterations;
+    double residual, energy, relative_error;
+} pd_world_info;
+pd_world_info pd_world_get_info(const pd_world* w);
+
+/* Pin k (0 <= k < info.pins) of the scene's bodies[body].pins[index_in_body]: the force it
+ * exerted on its body during the last step (N). */
+typedef struct pd_pin_info {
+    int body;
+    int index_in_body;
+    pd_vec3 force;
+    int released; /* let go (its release time passed): its particles move freely */
+} pd_pin_info;
+pd_pin_info pd_world_pin(const pd_world* w, int k);
+
+/* stats.csv's per-frame numbers of the current state. */
+typedef struct pd_frame_stats {
+    double kinetic_energy; /* J, dynamic particles */
+    pd_vec3 lo, hi;        /* bounding box of all particles */
+} pd_frame_stats;
+pd_frame_stats pd_world_frame_stats(const pd_world* w);
+
+/* Writes the current state as one frame file at path, atomically: format PD_FORMAT_PLY or
+ * PD_FORMAT_VTK, with the attributes (PD_ATTR_* bits) besides the positions; particles in id
+ * order whatever order the world keeps them in. PD_ERR_UNSUPPORTED when an attribute is not
+ * published by the world's method. */
+pd_status pd_world_write_frame(pd_world* w, const char* path, unsigned format, unsigned attributes,
+                               pd_error* err);
+
+/* Checkpoints (docs/scene-format.md, output.checkpoint_every): everything the next step reads,
+ * so that a world read back continues bit for bit. Written at the end of frame `frame`, with
+ * the scene's pd_scene_fingerprint, atomically. */
+pd_status pd_world_checkpoint_write(const pd_world* w, int frame, uint64_t scene_print,
+                                    const char* path, pd_error* err);
+/* Reads a checkpoint into w, made by pd_create_world from the same scene and not stepped:
+ * PD_ERR_BAD_SCENE (why in err) when it is another scene's, method's or format's. *frame gets
+ * the frame it was written at. */
+pd_status pd_world_checkpoint_read(pd_world* w, uint64_t scene_print, const char* path, int* frame,
+                                   pd_error* err);
+
+/* A registered method (the scene's `method`). */
+typedef struct pd_method_info {
+    const char* name;      /* "projective_pd" */
+    const char* paper;     /* "He, Wang, Wu 2017, Projective Peridynamics" */
+    int explicit_step;     /* 1: time.dt "auto" follows its stability bound every frame */
+    double auto_time_step; /* an implicit method's time.dt "auto" (s); 0 when explicit */
+} pd_method_info;
+/* The k-th registered method (k from 0); 0 past the last. */
+int pd_method_at(int k, pd_method_info* out);
+/* The method of that name; 0 when none is registered under it. */
+int pd_method_find(const char* name, pd_method_info* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
