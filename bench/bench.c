@@ -18,6 +18,7 @@
 
 #include "convergence.h"
 #include "peers.h"
+#include "results.h"
 #include "stream.h"
 
 #include "core/alloc.h"
@@ -206,9 +207,12 @@ typedef struct bench_options {
     int steps;  /* 0: the case's own */
     int warmup; /* -1: the case's own */
     const char* filter;
-    const char* out;
+    int record;              /* append to the histories (not --no-record) */
+    int latest_only;         /* --latest: rewrite latest.md, run nothing */
+    const char* label;       /* --label TEXT: what sets this run apart, in every row */
     const char* convergence; /* --convergence FILE */
     char scenes[PD_PATH_MAX];
+    char results[PD_PATH_MAX];        /* the results root: bench/results of the source tree */
     const char* sets[BENCH_MAX_SETS]; /* --set KEY=VALUE, after each case's own overrides */
     int set_count;
 } bench_options;
@@ -223,6 +227,9 @@ typedef struct step_sample {
     int evaluations;       /* local-step evaluations */
     double bonds;
 } step_sample;
+
+static const char k_peers_name[] = "peers_lammps";
+static const char k_stream_name[] = "stream_triad";
 
 typedef struct bench_result {
     const bench_case* c;
@@ -560,139 +567,6 @@ static void print_row(FILE* f, const bench_result* r) {
         fprintf(f, "%-21s     stopped after %d measured steps: %s\n", "", r->done, r->error);
 }
 
-static void write_markdown_row(FILE* f, const bench_result* r) {
-    if (r->done == 0) {
-        fprintf(f, "| %s | %d | failed: %s |||||||||||||||||||||||\n", r->c->name, r->threads,
-                r->error);
-        return;
-    }
-    char paper[48] = "-", pcore[32] = "-", ratio[32] = "-", family[32] = "-", eq25[32] = "-";
-    if (r->c->paper_ms > 0 && r->c->paper_threads > 0) {
-        snprintf(paper, sizeof paper, "%.1f (%d cores)", r->c->paper_ms, r->c->paper_threads);
-        snprintf(pcore, sizeof pcore, "%.0f", paper_core_ms(r->c));
-        snprintf(ratio, sizeof ratio, "%.1fx", core_ms(r) / paper_core_ms(r->c));
-    } else if (r->c->paper_ms > 0) {
-        snprintf(paper, sizeof paper, "%.0f %s (CPU + GPU)", r->c->paper_ms,
-                 r->c->paper_per_frame ? "per frame" : "per step");
-    }
-    if (r->family_ms >= 0)
-        snprintf(family, sizeof family, "%.1f", r->family_ms);
-    if (isfinite(r->relative_error_median))
-        snprintf(eq25, sizeof eq25, "%.2g", r->relative_error_median);
-    fprintf(f,
-            "| %s | %d | %zu | %zu | %.2f | %s | %d+%d | %.1f | %.1f | %.1f..%.1f | %.1f | %.0f "
-            "| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2g | %s | %.2f "
-            "| %.1f | %.0f | %s | %s | %s |\n",
-            r->c->name, r->threads, r->particles, r->bonds, r->setup_s, family, r->warmup, r->done,
-            r->wall_median, r->wall_mean, r->wall_min, r->wall_max, r->cpu,
-            r->particles / r->wall_median * 1e3, r->neighbors, r->local, r->global, r->density,
-            r->viscosity, r->redistribution, r->plastic, r->other, r->iterations,
-            r->residual_median, eq25, r->local_ns_per_bond, r->evaluations, core_ms(r), paper,
-            pcore, ratio);
-}
-
-static void write_markdown_header(FILE* f, const char* machine, int cores, const char* date,
-                                  const char* commit, const char* sets) {
-    fprintf(f, "# peridot_bench results\n\n");
-    fprintf(f, "- machine: %s, %d logical cores online\n- date: %s\n- commit: %s\n", machine, cores,
-            date, commit);
-    if (sets[0])
-        fprintf(f, "- overrides for every case (--set): %s\n", sets);
-    fprintf(f, "\n");
-}
-
-static void write_markdown(FILE* f, const bench_result* res, int n) {
-    fprintf(f, "| case | threads | particles | bonds | set-up s | family build ms | steps "
-               "(warm-up+measured) | ms/step median | ms/step mean | ms/step min..max | "
-               "CPU ms/step (all threads) | "
-               "particle-steps/s | neighbours ms (t_n) | local ms | global ms | density ms (t_rho) "
-               "| viscosity ms | redistribution ms (t_d) | plastic ms (t_p) | other ms | "
-               "iterations/step | "
-               "residual (median) | Eq. 25 relative error (median) | "
-               "local ns/bond (per evaluation) | local evaluations/step | "
-               "core-ms/step (ours) | paper "
-               "ms/step | paper core-ms/step | ours / paper (core-ms) |\n");
-    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-               "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
-    for (int k = 0; k < n; ++k)
-        write_markdown_row(f, &res[k]);
-    fprintf(f, "\nStage times (neighbours, local, global, density, viscosity, redistribution, "
-               "plastic, other) are means over the measured steps; they sum to the mean ms/step. "
-               "He 2017 Table 1's t_e is local + global; Table 1 has no viscosity column. "
-               "core-ms/step = median ms/step x threads. local ns/bond: wall time of the local "
-               "step's bond kernels (F, directions, energy, gradient into g; contact apart) per "
-               "bond and evaluation, on the row's threads.\n");
-    int hpd = 0, sbpd = 0;
-    for (int k = 0; k < n; ++k) {
-        hpd |= strncmp(res[k].c->name, "xu_", 3) == 0;
-        sbpd |= strncmp(res[k].c->name, "wang_", 5) == 0;
-    }
-    if (sbpd)
-        fprintf(f, "sbpd (the wang_ cases): neighbours ms is the sand's step start (families "
-                   "renewed, weights, shape tensors, hardening, the elastic F committed); local "
-                   "ms is Eq. 9's histories, the advection and the passes of Algorithm 1 (F, the "
-                   "return mapping and the force densities of Eq. 10-12 each); density ms is Eq. "
-                   "28 against the colliders; other is mostly the collisions (Eq. 25-28 between "
-                   "particles and with the rigid boundary particles); iterations are the passes; "
-                   "residual is the last pass's largest move over the spacing. The paper's figure "
-                   "is 1000 / FPS on an RTX 4090, frames or steps "
-                   "not stated, at dt 5 ms: 25 of our 0.2 ms steps (docs/benchmarks.md).\n");
-    if (hpd)
-        fprintf(f, "hyperelastic_pd (the xu_ cases): local ms is every evaluation of E(q) of "
-                   "Xu 2018 Eq. 21 and its gradient (dilatation and bond passes, Eq. 24's "
-                   "inversion energy, the collider residual, the contact between bodies); global "
-                   "ms is the solves with the prefactored L + M/dt^2 of Eq. 23 plus the numeric "
-                   "refactorisations for friction; residual is |gradient| over the step's force "
-                   "scale; the step stops on Eq. 25 (tolerance 1e-4) or at 25 iterations. The "
-                   "paper's t_f is per frame, whose length the paper does not state, on an "
-                   "i5-7500 (linear solve) + GTX 1060 (the rest): no core-ms ratio.\n");
-    for (int k = 0; k < n; ++k) {
-        if (res[k].c->paper_ms > 0 && (k == 0 || res[k].c != res[k - 1].c))
-            fprintf(f, "Paper figure beside %s: %s.\n", res[k].c->name, res[k].c->paper_ref);
-        if (res[k].error[0] && res[k].done > 0)
-            fprintf(f, "Note: %s with %d threads stopped after %d measured steps: %s\n",
-                    res[k].c->name, res[k].threads, res[k].done, res[k].error);
-    }
-    fprintf(f, "Load average (1 min) before..after each case:");
-    for (int k = 0; k < n; ++k)
-        fprintf(f, " %s/%d %.2f..%.2f;", res[k].c->name, res[k].threads, res[k].load_before,
-                res[k].load_after);
-    fprintf(f, "\n");
-}
-
-static void write_csv(FILE* f, const bench_result* res, int n, const char* machine, int cores,
-                      const char* date, const char* commit, const char* sets) {
-    fprintf(f, "machine,cores,date,commit,case,threads,particles,bonds,mib,setup_s,family_ms,"
-               "warmup,steps,ms_median,ms_mean,ms_min,ms_max,cpu_ms,particle_steps_per_s,local_ms,"
-               "global_ms,neighbors_ms,density_ms,viscosity_ms,redistribution_ms,plastic_ms,"
-               "other_ms,iterations,local_ns_per_bond,evaluations,residual_median,"
-               "residual_max,relative_error_median,core_ms,paper_ms,paper_threads,paper_core_ms,"
-               "load_before,load_after,"
-               "error,sets\n");
-    for (int k = 0; k < n; ++k) {
-        const bench_result* r = &res[k];
-        char eq25[32] = ""; /* empty where the method does not report it, as in stats.csv */
-        if (isfinite(r->relative_error_median))
-            snprintf(eq25, sizeof eq25, "%.4g", r->relative_error_median);
-        fprintf(
-            f,
-            "\"%s\",%d,%s,%s,%s,%d,%zu,%zu,%.1f,%.3f,%.2f,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f,%.3f,"
-            "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.2f,%.4g,%.4g,%s,%.2f,%.1f,%d,%.1f,"
-            "%.2f,"
-            "%.2f,"
-            "\"%s\",\"%s\"\n",
-            machine, cores, date, commit, r->c->name, r->threads, r->particles, r->bonds, r->mib,
-            r->setup_s, r->family_ms, r->warmup, r->done, r->wall_median, r->wall_mean, r->wall_min,
-            r->wall_max, r->cpu, r->wall_median > 0 ? r->particles / r->wall_median * 1e3 : 0,
-            r->local, r->global, r->neighbors, r->density, r->viscosity, r->redistribution,
-            r->plastic, r->other, r->iterations, r->local_ns_per_bond, r->evaluations,
-            r->residual_median, r->residual_max, eq25, core_ms(r), r->c->paper_ms,
-            r->c->paper_threads, paper_core_ms(r->c), r->load_before, r->load_after, r->error,
-            sets);
-    }
-}
-
-/* --out FILE: FILE.md (or FILE itself when it ends in .md) and the same stem with .csv. */
 /* The cases outside the scene table: LAMMPS peers and the triad. */
 typedef struct bench_extras {
     const peers_result* peers;
@@ -702,42 +576,99 @@ typedef struct bench_extras {
     const char* sets; /* the --set overrides, joined by spaces ("" when none) */
 } bench_extras;
 
-static int write_outputs(const char* out, const bench_result* res, int n, const bench_extras* x,
-                         const char* machine, int cores, const char* date, const char* commit) {
-    char md[PD_PATH_MAX + 8], csv[PD_PATH_MAX + 8];
-    size_t len = strlen(out);
-    int has_md = len > 3 && strcmp(out + len - 3, ".md") == 0;
-    snprintf(md, sizeof md, has_md ? "%s" : "%s.md", out);
-    snprintf(csv, sizeof csv, "%.*s.csv", (int)(has_md ? len - 3 : len), out);
-    FILE* fm = fopen(md, "w");
-    FILE* fc = fopen(csv, "w");
-    if (fm)
-        write_markdown_header(fm, machine, cores, date, commit, x->sets);
-    if (fm && n > 0)
-        write_markdown(fm, res, n);
-    if (fm && x->peer_count > 0)
-        peers_markdown(fm, x->peers, x->peer_count);
-    if (fm && x->stream_count > 0)
-        stream_markdown(fm, x->streams, x->stream_count);
-    if (fc)
-        write_csv(fc, res, n, machine, cores, date, commit, x->sets);
-    int ok = fm && fc;
-    if (fm)
-        ok &= fclose(fm) == 0;
-    if (fc)
-        ok &= fclose(fc) == 0;
-    if (!ok)
-        fprintf(stderr, "peridot_bench: cannot write %s / %s\n", md, csv);
-    else
-        fprintf(stderr, "wrote %s and %s\n", md, csv);
-    return ok;
+/* What every history row starts with. */
+typedef struct bench_run_id {
+    const char* date;
+    const char* commit;
+    const char* label;
+} bench_run_id;
+
+static const char k_case_columns[] =
+    "date,commit,label,threads,particles,bonds,mib,setup_s,family_ms,warmup,steps,ms_median,"
+    "ms_mean,ms_min,ms_max,cpu_ms,particle_steps_per_s,iterations,residual_median,residual_max,"
+    "relative_error_median,local_ns_per_bond,evaluations,core_ms,paper_ms,paper_threads,"
+    "paper_core_ms,load_before,load_after,stages,sets,error";
+
+/* "name=ms;..." of the stages that took time, and always "other". */
+static void stage_list(const bench_result* r, char* out, size_t size) {
+    const char* names[] = {"neighbors", "local",          "global",  "density",
+                           "viscosity", "redistribution", "plastic", "other"};
+    double ms[] = {r->neighbors, r->local,          r->global,  r->density,
+                   r->viscosity, r->redistribution, r->plastic, r->other};
+    out[0] = '\0';
+    for (int k = 0; k < 8; ++k)
+        if (ms[k] >= 0.0005 || k == 7)
+            format_to(out + strlen(out), size - strlen(out), "%s%s=%.3f", out[0] ? ";" : "",
+                      names[k], ms[k]);
+}
+
+static int record_case(const char* dir, const bench_result* r, const bench_run_id* id,
+                       const char* sets) {
+    char eq25[32] = "", stages[512], row[4096];
+    if (isfinite(r->relative_error_median))
+        format_to(eq25, sizeof eq25, "%.4g", r->relative_error_median);
+    stage_list(r, stages, sizeof stages);
+    format_to(row, sizeof row,
+              "%s,%s,\"%s\",%d,%zu,%zu,%.1f,%.3f,%.2f,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f,%.2f,"
+              "%.4g,%.4g,%s,%.3f,%.2f,%.2f,%.1f,%d,%.1f,%.2f,%.2f,\"%s\",\"%s\",\"%s\"",
+              id->date, id->commit, id->label, r->threads, r->particles, r->bonds, r->mib,
+              r->setup_s, r->family_ms, r->warmup, r->done, r->wall_median, r->wall_mean,
+              r->wall_min, r->wall_max, r->cpu,
+              r->wall_median > 0 ? r->particles / r->wall_median * 1e3 : 0, r->iterations,
+              r->residual_median, r->residual_max, eq25, r->local_ns_per_bond, r->evaluations,
+              core_ms(r), r->c->paper_ms, r->c->paper_threads, paper_core_ms(r->c), r->load_before,
+              r->load_after, stages, sets, r->error);
+    return results_append(dir, r->c->name, k_case_columns, row);
+}
+
+static int record_peers(const char* dir, const peers_result* p, const bench_run_id* id) {
+    static const char columns[] =
+        "date,commit,label,workers,particles,our_bonds,our_local_ns_per_bond,lammps_bonds,"
+        "lps_ns_per_bond_step_loop,lps_pair_ns_per_bond,pmb_ns_per_bond_step_loop,"
+        "pmb_pair_ns_per_bond,ours_over_lps_loop,ours_over_lps_pair";
+    if (!p->ran)
+        return 0; /* skipped (no LAMMPS) or failed: printed, nothing measured */
+    char row[1024];
+    format_to(row, sizeof row, "%s,%s,\"%s\",%d,%zu,%.0f,%.2f,%.0f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f",
+              id->date, id->commit, id->label, p->threads, p->particles, p->ours_bonds,
+              p->ours_ns_per_bond, p->lps_bonds, p->lps_ns_loop, p->lps_ns_pair, p->pmb_ns_loop,
+              p->pmb_ns_pair, p->ours_ns_per_bond / p->lps_ns_loop,
+              p->ours_ns_per_bond / p->lps_ns_pair);
+    return results_append(dir, k_peers_name, columns, row);
+}
+
+static int record_stream(const char* dir, const stream_result* s, const bench_run_id* id) {
+    if (!s->ok)
+        return 0;
+    char row[512];
+    format_to(row, sizeof row, "%s,%s,\"%s\",%d,%.2f,%.2f", id->date, id->commit, id->label,
+              s->threads, s->best, s->median);
+    return results_append(dir, k_stream_name, "date,commit,label,threads,best_gbs,median_gbs", row);
+}
+
+/* Appends every result to its case's history in this machine's folder and rewrites latest.md
+ * there. */
+static int record_results(const char* dir, const bench_result* res, int n, const bench_extras* x,
+                          const bench_run_id* id) {
+    int failed = 0;
+    for (int k = 0; k < n; ++k)
+        failed |= res[k].done > 0 && record_case(dir, &res[k], id, x->sets) != 0;
+    for (int k = 0; k < x->peer_count; ++k)
+        failed |= record_peers(dir, &x->peers[k], id) != 0;
+    for (int k = 0; k < x->stream_count; ++k)
+        failed |= record_stream(dir, &x->streams[k], id) != 0;
+    failed |= results_write_latest(dir) != 0;
+    if (!failed)
+        fprintf(stderr, "appended to the histories in %s and rewrote %s/latest.md\n", dir, dir);
+    return !failed;
 }
 
 /* ---------------------------------------------------------------- command line */
 
 static const char k_usage[] =
     "usage: peridot_bench [--threads N[,N...]] [--steps N] [--warmup N] [--filter NAME]\n"
-    "                     [--out FILE] [--scenes DIR] [--set KEY=VALUE]... [--list]\n"
+    "                     [--label TEXT] [--no-record] [--results DIR] [--scenes DIR]\n"
+    "                     [--set KEY=VALUE]... [--list] [--latest]\n"
     "\n"
     "Runs the benchmark scenes, each with every thread count given (default: all cores),\n"
     "and prints ms/step (median and mean of the measured steps), particle-steps/s, the\n"
@@ -746,7 +677,13 @@ static const char k_usage[] =
     "  --steps N       measured steps per case (default: the case's own)\n"
     "  --warmup N      untimed steps before them, 0 or more (default: the case's own)\n"
     "  --filter NAME   only cases whose name contains NAME\n"
-    "  --out FILE      also write FILE.md (Markdown table) and FILE.csv\n"
+    "  --label TEXT    a word on what sets this run apart (a build, an override), kept in\n"
+    "                  every row it records\n"
+    "  --no-record     print only; by default each result is appended to its case's history\n"
+    "                  RESULTS/<machine>/<case>.csv (with date and commit) and\n"
+    "                  RESULTS/<machine>/latest.md is rewritten from the histories\n"
+    "  --results DIR   the results root RESULTS (default: bench/results of the source tree)\n"
+    "  --latest        only rewrite this machine's latest.md from its histories\n"
     "  --scenes DIR    folder of the scene files (default: bench/scenes of the source tree)\n"
     "  --set KEY=VALUE a scene override for every case, after the case's own (up to 8)\n"
     "  --list          list the cases and exit\n"
@@ -795,14 +732,17 @@ static void default_scenes(char* out, size_t size) {
     format_to(out, size, "%s/scenes", dir);
 }
 
+static void default_results(char* out, size_t size) {
+    char dir[PD_PATH_MAX];
+    bench_dir(dir, sizeof dir);
+    format_to(out, size, "%s/results", dir);
+}
+
 static void source_dir(char* out, size_t size) {
     char dir[PD_PATH_MAX];
     bench_dir(dir, sizeof dir);
     format_to(out, size, "%s/..", dir);
 }
-
-static const char k_peers[] = "peers_lammps";
-static const char k_stream[] = "stream_triad";
 
 /* 0: go on; 1: exit 0 (help, list); 2: usage error. */
 static int parse_args(int argc, char** argv, bench_options* o) {
@@ -810,7 +750,10 @@ static int parse_args(int argc, char** argv, bench_options* o) {
     o->warmup = -1;
     o->threads[0] = (int)sysconf(_SC_NPROCESSORS_ONLN);
     o->thread_count = 1;
+    o->record = 1;
+    o->label = "";
     default_scenes(o->scenes, sizeof o->scenes);
+    default_results(o->results, sizeof o->results);
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -821,9 +764,13 @@ static int parse_args(int argc, char** argv, bench_options* o) {
             for (int k = 0; k < BENCH_CASE_COUNT; ++k)
                 printf("%-22s %s %s\n", k_cases[k].name, k_cases[k].file,
                        k_cases[k].override_count > 0 ? k_cases[k].overrides[0] : "");
-            printf("%-22s %s\n", k_peers, "(a block, against LAMMPS: needs lmp and mpirun)");
-            printf("%-22s %s\n", k_stream, "(memory bandwidth: a STREAM-like triad)");
+            printf("%-22s %s\n", k_peers_name, "(a block, against LAMMPS: needs lmp and mpirun)");
+            printf("%-22s %s\n", k_stream_name, "(memory bandwidth: a STREAM-like triad)");
             return 1;
+        } else if (!strcmp(a, "--no-record")) {
+            o->record = 0, takes = 0;
+        } else if (!strcmp(a, "--latest")) {
+            o->latest_only = 1, takes = 0;
         } else if (!v)
             ok = 0;
         else if (!strcmp(a, "--threads"))
@@ -834,8 +781,10 @@ static int parse_args(int argc, char** argv, bench_options* o) {
             ok = count_at_least(v, 0, &o->warmup);
         else if (!strcmp(a, "--filter"))
             o->filter = v;
-        else if (!strcmp(a, "--out"))
-            o->out = v;
+        else if (!strcmp(a, "--label") && !strpbrk(v, "\",\n"))
+            o->label = v;
+        else if (!strcmp(a, "--results"))
+            snprintf(o->results, sizeof o->results, "%s", v);
         else if (!strcmp(a, "--convergence"))
             o->convergence = v;
         else if (!strcmp(a, "--scenes"))
@@ -865,6 +814,12 @@ int main(int argc, char** argv) {
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
     int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    char results[PD_PATH_MAX + 64];
+    if ((o.record || o.latest_only) &&
+        results_machine_dir(o.results, machine, cores, results, sizeof results) != 0)
+        return 1;
+    if (o.latest_only)
+        return results_write_latest(results) == 0 ? 0 : 1;
     printf("peridot_bench: %s, %d cores, %s, commit %s\n", machine, cores, date, commit);
     if (o.convergence)
         return convergence_run(o.scenes, o.threads[0], o.convergence);
@@ -884,7 +839,7 @@ int main(int argc, char** argv) {
     }
     static peers_result peers[BENCH_MAX_THREADS];
     int peer_count = 0;
-    if (!o.filter || strstr(k_peers, o.filter)) {
+    if (!o.filter || strstr(k_peers_name, o.filter)) {
         for (int t = 0; t < o.thread_count; ++t) {
             peers_run(o.threads[t], &peers[peer_count]);
             failed |= !peers[peer_count].ran && !strstr(peers[peer_count].note, "skipped");
@@ -894,7 +849,7 @@ int main(int argc, char** argv) {
     }
     static stream_result streams[BENCH_MAX_THREADS];
     int stream_count = 0;
-    if (!o.filter || strstr(k_stream, o.filter)) {
+    if (!o.filter || strstr(k_stream_name, o.filter)) {
         for (int t = 0; t < o.thread_count; ++t) {
             stream_run(o.threads[t], &streams[stream_count]);
             failed |= !streams[stream_count++].ok;
@@ -909,7 +864,8 @@ int main(int argc, char** argv) {
     for (int k = 0; k < o.set_count; ++k)
         format_to(sets + strlen(sets), sizeof sets - strlen(sets), "%s%s", k ? " " : "", o.sets[k]);
     bench_extras extras = {peers, peer_count, streams, stream_count, sets};
-    if (o.out && !write_outputs(o.out, res, n, &extras, machine, cores, date, commit))
+    bench_run_id id = {date, commit, o.label};
+    if (o.record && !record_results(results, res, n, &extras, &id))
         return 1;
     return failed ? 1 : 0;
 }
