@@ -29,7 +29,7 @@ int results_machine_dir(const char* root, const char* model, int cores, char* di
         slug[k] = '\0';
     }
     snprintf(dir, size, "%s/%s-%dc", root, slug[0] ? slug : "cpu", cores);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    if ((mkdir(root, 0777) != 0 && errno != EEXIST) || (mkdir(dir, 0777) != 0 && errno != EEXIST)) {
         fprintf(stderr, "peridot_bench: cannot create %s: %s\n", dir, strerror(errno));
         return -1;
     }
