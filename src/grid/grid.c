@@ -1,0 +1,220 @@
+/* The background grid: fitting, binning, and the APIC / MLS-MPM transfers (grid.h). */
+#include "grid/grid.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "grid/bspline.h"
+#include "parallel/parallel.h"
+
+void pd_grid_init(pd_grid* g, pd_real dx) {
+    memset(g, 0, sizeof *g);
+    g->dx = dx;
+}
+
+void pd_grid_free(pd_grid* g) {
+    PD_FREE_ARRAY(g->mass, pd_real, g->node_cap);
+    PD_FREE_ARRAY(g->momentum, pd_vec3, g->node_cap);
+    PD_FREE_ARRAY(g->velocity, pd_vec3, g->node_cap);
+    PD_FREE_ARRAY(g->cell_start, uint32_t, g->node_cap + 1);
+    PD_FREE_ARRAY(g->sorted, uint32_t, g->particle_cap);
+    PD_FREE_ARRAY(g->base, uint32_t, g->particle_cap);
+    pd_free(g->weights, g->particle_cap * sizeof *g->weights);
+    PD_FREE_ARRAY(g->offset, pd_vec3, g->particle_cap);
+    pd_grid_init(g, g->dx);
+}
+
+/* Room for `nodes` nodes and `n` particles; arrays only grow (by half again), so a grid that
+ * has reached its size allocates nothing more. */
+static pd_status reserve(pd_grid* g, size_t nodes, size_t n, pd_error* err) {
+    if (nodes > g->node_cap) {
+        size_t cap = nodes + nodes / 2;
+        PD_FREE_ARRAY(g->mass, pd_real, g->node_cap);
+        PD_FREE_ARRAY(g->momentum, pd_vec3, g->node_cap);
+        PD_FREE_ARRAY(g->velocity, pd_vec3, g->node_cap);
+        PD_FREE_ARRAY(g->cell_start, uint32_t, g->node_cap + 1);
+        g->node_cap = cap;
+        g->mass = PD_NEW_ARRAY(pd_real, cap);
+        g->momentum = PD_NEW_ARRAY(pd_vec3, cap);
+        g->velocity = PD_NEW_ARRAY(pd_vec3, cap);
+        g->cell_start = PD_NEW_ARRAY(uint32_t, cap + 1);
+        if (!g->mass || !g->momentum || !g->velocity || !g->cell_start)
+            return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "the grid's %zu nodes", cap);
+    }
+    if (n > g->particle_cap) {
+        size_t old = g->particle_cap;
+        PD_FREE_ARRAY(g->sorted, uint32_t, old);
+        PD_FREE_ARRAY(g->base, uint32_t, old);
+        pd_free(g->weights, old * sizeof *g->weights);
+        PD_FREE_ARRAY(g->offset, pd_vec3, old);
+        g->particle_cap = n;
+        g->sorted = PD_NEW_ARRAY(uint32_t, n);
+        g->base = PD_NEW_ARRAY(uint32_t, n);
+        g->weights = pd_calloc(n, sizeof *g->weights);
+        g->offset = PD_NEW_ARRAY(pd_vec3, n);
+        if (!g->sorted || !g->base || !g->weights || !g->offset)
+            return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "the grid's %zu particles", n);
+    }
+    return PD_OK;
+}
+
+/* The smallest and largest base node over the particles; PD_ERR_UNSTABLE for a non-finite
+ * position. */
+static pd_status base_bounds(const pd_grid* g, const pd_vec3* x, size_t n, double lo[3],
+                             double hi[3], pd_error* err) {
+    for (int a = 0; a < 3; ++a)
+        lo[a] = INFINITY, hi[a] = -INFINITY;
+    for (size_t p = 0; p < n; ++p) {
+        double c[3] = {x[p].x / g->dx, x[p].y / g->dx, x[p].z / g->dx};
+        for (int a = 0; a < 3; ++a) {
+            if (!isfinite(c[a]))
+                return pd_fail(err, PD_ERR_UNSTABLE, "", "particle %zu is not at a finite position",
+                               p);
+            double b = floor(c[a] - 0.5);
+            lo[a] = fmin(lo[a], b), hi[a] = fmax(hi[a], b);
+        }
+    }
+    return PD_OK;
+}
+
+/* Weights and offsets of each particle, its base node, and the stable counting sort. */
+static void bin_particles(pd_grid* g, const pd_vec3* x, size_t n) {
+    memset(g->cell_start, 0, (g->nodes + 1) * sizeof *g->cell_start);
+    for (size_t p = 0; p < n; ++p) {
+        pd_bspline s = pd_bspline_at(x[p], g->origin, g->dx);
+        memcpy(g->weights[p], s.w, sizeof s.w);
+        g->offset[p] = pd_v3_sub(x[p], pd_grid_node(g, s.base[0], s.base[1], s.base[2]));
+        g->base[p] = (uint32_t)pd_grid_index(g, s.base[0], s.base[1], s.base[2]);
+        g->cell_start[g->base[p] + 1]++;
+    }
+    for (size_t c = 0; c < g->nodes; ++c)
+        g->cell_start[c + 1] += g->cell_start[c];
+    for (size_t p = 0; p < n; ++p) /* cell_start[c] runs ahead while filling ... */
+        g->sorted[g->cell_start[g->base[p]]++] = (uint32_t)p;
+    for (size_t c = g->nodes; c > 0; --c) /* ... and is moved back */
+        g->cell_start[c] = g->cell_start[c - 1];
+    g->cell_start[0] = 0;
+}
+
+pd_status pd_grid_fit(pd_grid* g, const pd_vec3* x, size_t n, int margin, size_t max_nodes,
+                      pd_error* err) {
+    double lo[3], hi[3];
+    margin = margin > 1 ? margin : 1; /* one node for rounding: base nodes are found again from
+                                       * x - origin, which may round across a node */
+    pd_status st = base_bounds(g, x, n, lo, hi, err);
+    if (st != PD_OK)
+        return st;
+    double nodes = 1;
+    for (int a = 0; a < 3; ++a) {
+        if (n == 0)
+            lo[a] = hi[a] = 0;
+        double count = hi[a] - lo[a] + 3 + 2.0 * margin; /* a stencil spans 3 nodes */
+        nodes *= count;
+        g->dim[a] = count < 2e9 ? (int)count : 0;
+    }
+    if (!(nodes <= (double)max_nodes) || nodes >= 4e9)
+        return pd_fail(err, PD_ERR_UNSTABLE, "",
+                       "the particles spread over %.3g grid nodes (at most %zu): a runaway", nodes,
+                       max_nodes);
+    g->origin = pd_v3((pd_real)((lo[0] - margin) * g->dx), (pd_real)((lo[1] - margin) * g->dx),
+                      (pd_real)((lo[2] - margin) * g->dx));
+    g->nodes = (size_t)nodes;
+    g->particles = n;
+    if ((st = reserve(g, g->nodes, n, err)) != PD_OK)
+        return st;
+    bin_particles(g, x, n);
+    return PD_OK;
+}
+
+/* ------------------------------------------------------------ particle to grid */
+
+typedef struct p2g_job {
+    pd_grid* g;
+    const pd_real* mass;
+    const pd_vec3* v;
+    const pd_mat3* affine;
+} p2g_job;
+
+/* The particles binned at base node b add to node n = b + (di, dj, dk). */
+static void gather_cell(const p2g_job* job, size_t b, int di, int dj, int dk, pd_real* m,
+                        pd_vec3* mv) {
+    const pd_grid* g = job->g;
+    pd_vec3 node_off = pd_v3(di * g->dx, dj * g->dx, dk * g->dx);
+    for (uint32_t s = g->cell_start[b]; s < g->cell_start[b + 1]; ++s) {
+        uint32_t p = g->sorted[s];
+        pd_real w = g->weights[p][0][di] * g->weights[p][1][dj] * g->weights[p][2][dk];
+        pd_vec3 mom = pd_v3_scale(job->v[p], job->mass[p]);
+        if (job->affine) /* A_p (x_i - x_p) */
+            mom = pd_v3_add(mom, pd_m3_mulv(job->affine[p], pd_v3_sub(node_off, g->offset[p])));
+        *m += w * job->mass[p];
+        *mv = pd_v3_add(*mv, pd_v3_scale(mom, w));
+    }
+}
+
+static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const p2g_job* job = ctx;
+    pd_grid* g = job->g;
+    int ny = g->dim[1], nz = g->dim[2];
+    for (size_t n = begin; n < end; ++n) {
+        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
+        pd_real m = 0;
+        pd_vec3 mv = pd_v3(0, 0, 0);
+        for (int di = 0; di < 3 && i - di >= 0; ++di)
+            for (int dj = 0; dj < 3 && j - dj >= 0; ++dj)
+                for (int dk = 0; dk < 3 && k - dk >= 0; ++dk)
+                    gather_cell(job, pd_grid_index(g, i - di, j - dj, k - dk), di, dj, dk, &m, &mv);
+        g->mass[n] = m;
+        g->momentum[n] = mv;
+        g->velocity[n] = m > 0 ? pd_v3_scale(mv, 1 / m) : pd_v3(0, 0, 0);
+    }
+}
+
+void pd_grid_from_particles(pd_grid* g, const pd_real* mass, const pd_vec3* v,
+                            const pd_mat3* affine) {
+    p2g_job job = {g, mass, v, affine};
+    pd_parallel_for(g->nodes, 256, p2g_range, &job);
+}
+
+/* ------------------------------------------------------------ grid to particle */
+
+typedef struct g2p_job {
+    const pd_grid* g;
+    pd_vec3* v;
+    pd_mat3* c;
+} g2p_job;
+
+static void g2p_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const g2p_job* job = ctx;
+    const pd_grid* g = job->g;
+    size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
+    pd_real scale = 4 / (g->dx * g->dx);
+    for (size_t p = begin; p < end; ++p) {
+        const pd_real(*w)[3] = g->weights[p];
+        pd_vec3 vp = pd_v3(0, 0, 0);
+        pd_mat3 b = pd_m3_zero();
+        for (int di = 0; di < 3; ++di)
+            for (int dj = 0; dj < 3; ++dj)
+                for (int dk = 0; dk < 3; ++dk) {
+                    pd_vec3 vi = g->velocity[g->base[p] + di * si + dj * sj + (size_t)dk];
+                    pd_real wi = w[0][di] * w[1][dj] * w[2][dk];
+                    vp = pd_v3_add(vp, pd_v3_scale(vi, wi));
+                    if (job->c) {
+                        pd_vec3 d =
+                            pd_v3_sub(pd_v3(di * g->dx, dj * g->dx, dk * g->dx), g->offset[p]);
+                        pd_m3_add_outer(&b, wi, vi, d);
+                    }
+                }
+        job->v[p] = vp;
+        if (job->c)
+            job->c[p] = pd_m3_scale(b, scale);
+    }
+}
+
+void pd_grid_to_particles(const pd_grid* g, pd_vec3* v, pd_mat3* c) {
+    g2p_job job = {g, v, c};
+    pd_parallel_for(g->particles, 256, g2p_range, &job);
+}

@@ -1,0 +1,228 @@
+/* The background grid of the grid methods (src/grid/): the quadratic B-spline's identities, and
+ * the APIC transfers: mass, momentum and angular momentum carried to the grid exactly, an affine
+ * velocity field carried back exactly, and the same bytes on any thread count. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "grid/bspline.h"
+#include "grid/grid.h"
+#include "parallel/parallel.h"
+#include "test.h"
+
+static double uniform(unsigned* seed, double lo, double hi) {
+    *seed = *seed * 1103515245u + 12345u;
+    return lo + (hi - lo) * ((*seed >> 8) & 0xffffff) / (double)0xffffff;
+}
+
+static pd_vec3 random_point(unsigned* seed, double lo, double hi) {
+    return pd_v3(uniform(seed, lo, hi), uniform(seed, lo, hi), uniform(seed, lo, hi));
+}
+
+/* Sum w = 1, sum w (x_i - x) = 0, sum w (x_i - x)(x_i - x)^T = dx^2 / 4 I, sum grad w = 0 and
+ * sum (x_i - x) grad w^T = I: the identities APIC and MLS-MPM rest on (a wrong weight or a
+ * gradient off by a factor breaks one of them). */
+PD_TEST(quadratic_bspline_reproduces_linear_fields) {
+    unsigned seed = 7;
+    double dx = 0.05, worst[5] = {0};
+    pd_vec3 origin = pd_v3(-0.35, 0.1, 0.2);
+    for (int t = 0; t < 200; ++t) {
+        pd_vec3 x = random_point(&seed, 0.3, 0.9);
+        pd_bspline s = pd_bspline_at(x, origin, dx);
+        double sum = 0, first[3] = {0}, second[3][3] = {{0}}, grad[3] = {0}, jac[3][3] = {{0}};
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                for (int k = 0; k < 3; ++k) {
+                    pd_vec3 xi =
+                        pd_v3(origin.x + (s.base[0] + i) * dx, origin.y + (s.base[1] + j) * dx,
+                              origin.z + (s.base[2] + k) * dx);
+                    double d[3] = {xi.x - x.x, xi.y - x.y, xi.z - x.z}, w = 0;
+                    w = pd_bspline_weight(&s, i, j, k);
+                    pd_vec3 gw = pd_bspline_gradient(&s, i, j, k);
+                    double gv[3] = {gw.x, gw.y, gw.z};
+                    sum += w;
+                    for (int a = 0; a < 3; ++a) {
+                        first[a] += w * d[a];
+                        grad[a] += gv[a];
+                        for (int b = 0; b < 3; ++b)
+                            second[a][b] += w * d[a] * d[b], jac[a][b] += d[a] * gv[b];
+                    }
+                }
+        worst[0] = fmax(worst[0], fabs(sum - 1));
+        for (int a = 0; a < 3; ++a) {
+            worst[1] = fmax(worst[1], fabs(first[a]) / dx);
+            worst[3] = fmax(worst[3], fabs(grad[a]) * dx);
+            for (int b = 0; b < 3; ++b) {
+                worst[2] = fmax(worst[2], fabs(second[a][b] - (a == b) * dx * dx / 4) / (dx * dx));
+                worst[4] = fmax(worst[4], fabs(jac[a][b] - (a == b)));
+            }
+        }
+    }
+    printf("  worst over 200 points: |sum w - 1| %.2e, first moment %.2e dx, second moment %.2e "
+           "dx^2, |sum grad w| %.2e / dx, |sum d grad w^T - I| %.2e\n",
+           worst[0], worst[1], worst[2], worst[3], worst[4]);
+    for (int k = 0; k < 5; ++k)
+        PD_CHECK(worst[k] < 1e-12);
+}
+
+typedef struct cloud {
+    size_t n;
+    pd_vec3 *x, *v;
+    pd_real* m;
+    pd_mat3* c;
+} cloud;
+
+static cloud random_cloud(size_t n, unsigned seed) {
+    cloud k = {n, malloc(n * sizeof(pd_vec3)), malloc(n * sizeof(pd_vec3)),
+               malloc(n * sizeof(pd_real)), malloc(n * sizeof(pd_mat3))};
+    for (size_t p = 0; p < n; ++p) {
+        k.x[p] = random_point(&seed, -0.2, 0.3);
+        k.v[p] = random_point(&seed, -1, 1);
+        k.m[p] = uniform(&seed, 0.5, 2);
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b)
+                k.c[p].m[a][b] = uniform(&seed, -3, 3);
+    }
+    return k;
+}
+
+static void free_cloud(cloud* k) {
+    free(k->x), free(k->v), free(k->m), free(k->c);
+}
+
+static pd_vec3 cross(pd_vec3 a, pd_vec3 b) {
+    return pd_v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+
+/* APIC (Jiang et al. 2015, Sec. 5.3): the grid's mass and momentum equal the particles', and its
+ * angular momentum sum x_i x m_i v_i equals sum_p x_p x m_p v_p + m_p (dx^2 / 4) eps_abc C_cb,
+ * the particles' own plus their affine part (a transfer without the affine term, or with the
+ * wrong D_p, misses the second). */
+PD_TEST(apic_transfer_keeps_mass_momentum_and_angular_momentum) {
+    cloud k = random_cloud(500, 11);
+    pd_grid g;
+    pd_grid_init(&g, 0.04);
+    pd_error err = {0};
+    PD_REQUIRE(pd_grid_fit(&g, k.x, k.n, 2, 1u << 24, &err) == PD_OK);
+    pd_mat3* affine = malloc(k.n * sizeof *affine);
+    for (size_t p = 0; p < k.n; ++p)
+        affine[p] = pd_m3_scale(k.c[p], k.m[p]);
+    pd_grid_from_particles(&g, k.m, k.v, affine);
+    double mp = 0, mg = 0;
+    pd_vec3 pp = {0}, pg = {0}, lp = {0}, lg = {0};
+    double d2 = g.dx * g.dx / 4;
+    for (size_t p = 0; p < k.n; ++p) {
+        const pd_mat3* c = &k.c[p];
+        mp += k.m[p];
+        pp = pd_v3_add(pp, pd_v3_scale(k.v[p], k.m[p]));
+        /* sum_i w (x_i - x_p) x C_p (x_i - x_p) = D eps_abc C_cb, D = dx^2 / 4 */
+        pd_vec3 axial =
+            pd_v3(c->m[2][1] - c->m[1][2], c->m[0][2] - c->m[2][0], c->m[1][0] - c->m[0][1]);
+        lp = pd_v3_add(lp, pd_v3_scale(cross(k.x[p], k.v[p]), k.m[p]));
+        lp = pd_v3_add(lp, pd_v3_scale(axial, k.m[p] * d2));
+    }
+    for (int i = 0; i < g.dim[0]; ++i)
+        for (int j = 0; j < g.dim[1]; ++j)
+            for (int l = 0; l < g.dim[2]; ++l) {
+                size_t n = pd_grid_index(&g, i, j, l);
+                mg += g.mass[n];
+                pg = pd_v3_add(pg, g.momentum[n]);
+                lg = pd_v3_add(lg, cross(pd_grid_node(&g, i, j, l), g.momentum[n]));
+            }
+    printf("  nodes %zu (%d x %d x %d)\n", g.nodes, g.dim[0], g.dim[1], g.dim[2]);
+    PD_CHECK_REL(mg, mp, 1e-12);
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(pg, pp)), 0, 1e-11);
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(lg, lp)), 0, 1e-11);
+    PD_CHECK(pd_v3_len(lp) > 1); /* the set-up has angular momentum to keep */
+    free(affine);
+    pd_grid_free(&g);
+    free_cloud(&k);
+}
+
+/* A velocity field v(x) = a + B x carried to the grid with APIC (C_p = B) and back gives every
+ * particle v(x_p) and C_p = B exactly (APIC keeps affine motion: PIC would not). */
+PD_TEST(apic_round_trip_keeps_an_affine_field) {
+    cloud k = random_cloud(400, 3);
+    pd_mat3 b = {{{0.3, -1.2, 0.5}, {0.9, 0.1, -0.4}, {-0.7, 0.6, 0.2}}};
+    pd_vec3 a = pd_v3(0.5, -0.25, 2);
+    pd_mat3* affine = malloc(k.n * sizeof *affine);
+    for (size_t p = 0; p < k.n; ++p) {
+        k.v[p] = pd_v3_add(a, pd_m3_mulv(b, k.x[p]));
+        affine[p] = pd_m3_scale(b, k.m[p]);
+    }
+    pd_grid g;
+    pd_grid_init(&g, 0.05);
+    pd_error err = {0};
+    PD_REQUIRE(pd_grid_fit(&g, k.x, k.n, 1, 1u << 24, &err) == PD_OK);
+    pd_grid_from_particles(&g, k.m, k.v, affine);
+    pd_vec3* v = malloc(k.n * sizeof *v);
+    pd_mat3* c = malloc(k.n * sizeof *c);
+    pd_grid_to_particles(&g, v, c);
+    double dv = 0, dc = 0;
+    for (size_t p = 0; p < k.n; ++p) {
+        dv = fmax(dv, pd_v3_len(pd_v3_sub(v[p], k.v[p])));
+        dc = fmax(dc, sqrt(pd_m3_frob2(pd_m3_sub(c[p], b))));
+    }
+    PD_CHECK_NEAR(dv, 0, 1e-12);
+    PD_CHECK_NEAR(dc, 0, 1e-10);
+    /* without the affine term the same field comes back smeared: the test can tell them apart */
+    pd_grid_from_particles(&g, k.m, k.v, NULL);
+    pd_grid_to_particles(&g, v, c);
+    double pic = 0;
+    for (size_t p = 0; p < k.n; ++p)
+        pic = fmax(pic, pd_v3_len(pd_v3_sub(v[p], k.v[p])));
+    printf("  PIC round trip's worst velocity error: %.3g m/s\n", pic);
+    PD_CHECK(pic > 1e-3);
+    free(v), free(c), free(affine);
+    pd_grid_free(&g);
+    free_cloud(&k);
+}
+
+/* Every node gathers its particles in a fixed order: the transfers give the same bytes on 1 and
+ * 2 threads. */
+PD_TEST(transfers_are_the_same_on_any_thread_count) {
+    cloud k = random_cloud(3000, 5);
+    pd_grid g;
+    pd_grid_init(&g, 0.02);
+    pd_error err = {0};
+    PD_REQUIRE(pd_grid_fit(&g, k.x, k.n, 2, 1u << 24, &err) == PD_OK);
+    pd_vec3* v[2] = {malloc(k.n * sizeof(pd_vec3)), malloc(k.n * sizeof(pd_vec3))};
+    pd_vec3* mom[2] = {malloc(g.nodes * sizeof(pd_vec3)), malloc(g.nodes * sizeof(pd_vec3))};
+    for (int t = 0; t < 2; ++t) {
+        pd_set_threads(t + 1);
+        pd_grid_from_particles(&g, k.m, k.v, k.c);
+        memcpy(mom[t], g.momentum, g.nodes * sizeof(pd_vec3));
+        pd_grid_to_particles(&g, v[t], NULL);
+    }
+    pd_set_threads(0);
+    PD_CHECK(memcmp(mom[0], mom[1], g.nodes * sizeof(pd_vec3)) == 0);
+    PD_CHECK(memcmp(v[0], v[1], k.n * sizeof(pd_vec3)) == 0);
+    free(v[0]), free(v[1]), free(mom[0]), free(mom[1]);
+    pd_grid_free(&g);
+    free_cloud(&k);
+}
+
+/* A refit follows the particles (the grid moves with them and grows when they spread) and
+ * allocates nothing once it has the size; a runaway is refused, not allocated. */
+PD_TEST(grid_follows_its_particles_and_refuses_a_runaway) {
+    cloud k = random_cloud(200, 9);
+    pd_grid g;
+    pd_grid_init(&g, 0.05);
+    pd_error err = {0};
+    PD_REQUIRE(pd_grid_fit(&g, k.x, k.n, 1, 1u << 20, &err) == PD_OK);
+    size_t nodes = g.nodes;
+    for (size_t p = 0; p < k.n; ++p)
+        k.x[p] = pd_v3_add(k.x[p], pd_v3(3, -2, 1)); /* the body moved */
+    size_t before = pd_bytes_in_use();
+    PD_REQUIRE(pd_grid_fit(&g, k.x, k.n, 1, 1u << 20, &err) == PD_OK);
+    PD_CHECK(g.nodes == nodes);
+    PD_CHECK(pd_bytes_in_use() == before);
+    PD_CHECK(g.origin.x > 2.5 && g.origin.y < -1.5);
+    k.x[0] = pd_v3(1e4, 0, 0); /* one particle flew away */
+    pd_status st = pd_grid_fit(&g, k.x, k.n, 1, 1u << 20, &err);
+    PD_CHECK(st == PD_ERR_UNSTABLE);
+    printf("  runaway: %s\n", err.message);
+    pd_grid_free(&g);
+    free_cloud(&k);
+}
