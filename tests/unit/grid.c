@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "grid/bspline.h"
+#include "grid/grid_boundary.h"
 #include "grid/grid.h"
 #include "parallel/parallel.h"
 #include "test.h"
@@ -223,6 +224,79 @@ PD_TEST(grid_follows_its_particles_and_refuses_a_runaway) {
     pd_status st = pd_grid_fit(&g, k.x, k.n, 1, 1u << 20, &err);
     PD_CHECK(st == PD_ERR_UNSTABLE);
     printf("  runaway: %s\n", err.message);
+    pd_grid_free(&g);
+    free_cloud(&k);
+}
+
+static pd_colliders floor_collider(pd_boundary boundary, pd_real friction, pd_vec3 velocity) {
+    pd_collider_def d = pd_default_collider_def();
+    d.type = PD_COLLIDER_PLANE;
+    d.point = pd_v3(0, 0, 0);
+    d.normal = pd_v3(0, 1, 0);
+    d.boundary = boundary;
+    d.friction = friction;
+    d.velocity = velocity;
+    pd_colliders c;
+    pd_error err = {0};
+    pd_colliders_create(&d, 1, &c, &err);
+    pd_colliders_update(&c, 0);
+    return c;
+}
+
+/* A node in the floor moving into it loses its normal velocity and mu |v_n| of its tangential
+ * speed (all of it when that is less); one moving away keeps everything; one above the floor is
+ * not touched; no_slip takes the floor's own velocity. */
+PD_TEST(colliders_constrain_grid_velocities_with_coulomb_friction) {
+    pd_colliders slip = floor_collider(PD_BOUNDARY_SLIP, 0.5, pd_v3(0, 0, 0));
+    const pd_collider* c = &slip.items[0];
+    pd_vec3 in = pd_v3(0.3, -0.01, 0), above = pd_v3(0.3, 0.01, 0);
+    pd_vec3 v = pd_grid_collider_velocity(c, in, pd_v3(2, -1, 0)); /* |v_t| 2 > mu |v_n| 0.5 */
+    PD_CHECK_NEAR(v.x, 1.5, 1e-12);
+    PD_CHECK_NEAR(v.y, 0, 1e-12);
+    v = pd_grid_collider_velocity(c, in, pd_v3(0.2, -1, 0.1)); /* friction stops it */
+    PD_CHECK_NEAR(pd_v3_len(v), 0, 1e-12);
+    v = pd_grid_collider_velocity(c, in, pd_v3(2, 1, 0)); /* leaving */
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(2, 1, 0))), 0, 0);
+    v = pd_grid_collider_velocity(c, above, pd_v3(2, -1, 0)); /* outside the solid */
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(2, -1, 0))), 0, 0);
+    pd_colliders_destroy(&slip);
+    pd_colliders belt = floor_collider(PD_BOUNDARY_NO_SLIP, 0, pd_v3(0.7, 0, 0));
+    v = pd_grid_collider_velocity(&belt.items[0], in, pd_v3(2, -1, 3));
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(0.7, 0, 0))), 0, 1e-12);
+    pd_colliders_destroy(&belt);
+}
+
+/* The same on a grid: the nodes with mass at or below the floor slide at (0.5, 0, 0), the others
+ * keep the particles' (1, -1, 0) (a node placed wrongly would get the other one). */
+PD_TEST(colliders_act_on_the_nodes_in_their_solid) {
+    cloud k = random_cloud(300, 13);
+    for (size_t p = 0; p < k.n; ++p) {
+        k.x[p].y = 0.02 + 0.2 * (k.x[p].y + 0.2);
+        k.v[p] = pd_v3(1, -1, 0);
+    }
+    pd_grid g;
+    pd_grid_init(&g, 0.03);
+    pd_error err = {0};
+    PD_REQUIRE(pd_grid_fit(&g, k.x, k.n, 1, 1u << 24, &err) == PD_OK);
+    pd_grid_from_particles(&g, k.m, k.v, NULL);
+    pd_colliders floor = floor_collider(PD_BOUNDARY_SLIP, 0.5, pd_v3(0, 0, 0));
+    pd_grid_apply_colliders(&g, &floor);
+    int below = 0, wrong = 0;
+    for (int i = 0; i < g.dim[0]; ++i)
+        for (int j = 0; j < g.dim[1]; ++j)
+            for (int l = 0; l < g.dim[2]; ++l) {
+                size_t n = pd_grid_index(&g, i, j, l);
+                if (!(g.mass[n] > 0))
+                    continue;
+                int in = pd_grid_node(&g, i, j, l).y <= 0;
+                pd_vec3 want = in ? pd_v3(0.5, 0, 0) : pd_v3(1, -1, 0);
+                below += in;
+                wrong += pd_v3_len(pd_v3_sub(g.velocity[n], want)) > 1e-12;
+            }
+    printf("  %d nodes with mass in the floor, %d with the wrong velocity\n", below, wrong);
+    PD_CHECK(below > 0);
+    PD_CHECK(wrong == 0);
+    pd_colliders_destroy(&floor);
     pd_grid_free(&g);
     free_cloud(&k);
 }
