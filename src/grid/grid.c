@@ -218,3 +218,11 @@ void pd_grid_to_particles(const pd_grid* g, pd_vec3* v, pd_mat3* c) {
     g2p_job job = {g, v, c};
     pd_parallel_for(g->particles, 256, g2p_range, &job);
 }
+
+void pd_grid_rpic_round_trip(pd_grid* g, const pd_real* mass, pd_vec3* v, pd_mat3* c,
+                             pd_mat3* affine) {
+    for (size_t p = 0; p < g->particles; ++p)
+        affine[p] = pd_m3_scale(pd_m3_sub(c[p], pd_m3_transpose(c[p])), mass[p] / 2);
+    pd_grid_from_particles(g, mass, v, affine);
+    pd_grid_to_particles(g, v, c);
+}

@@ -66,4 +66,13 @@ void pd_grid_from_particles(pd_grid* g, const pd_real* mass, const pd_vec3* v,
  * B-splines), which is also MLS-MPM's velocity gradient. At the positions of the last fit. */
 void pd_grid_to_particles(const pd_grid* g, pd_vec3* v, pd_mat3* c);
 
+/* One RPIC round trip (Jiang et al. 2015; Fang 2019 Sec. 8): to the grid with the affine
+ * momentum m_p (C_p - C_p^T) / 2, the rotational part of C_p, and back, giving new v and C.
+ * Linear and angular momentum are kept; the stretching and shearing modes lose what a Newtonian
+ * viscosity nu = dx^2 / (8 dt) takes in a step dt (Eq. 11): a shear wave of number k keeps
+ * exp(-k^2 dx^2 / 8) of its amplitude. affine: scratch of one matrix per particle. At the
+ * positions of the last fit. */
+void pd_grid_rpic_round_trip(pd_grid* g, const pd_real* mass, pd_vec3* v, pd_mat3* c,
+                             pd_mat3* affine);
+
 #endif
