@@ -219,7 +219,9 @@ typedef struct bench_options {
 
 /* Per measured step (seconds; cpu: all threads). */
 typedef struct step_sample {
-    double wall, cpu, local, global, neighbors, density, viscosity, redistribution, plastic;
+    double wall, cpu, neighbors;         /* neighbors: the world's renewal stage */
+    pd_stage_time stages[PD_MAX_STAGES]; /* the method's stages, as it names them */
+    int stage_count;
     int iterations;
     double residual;
     double relative_error; /* Xu 2018 Eq. 25 at the step's end; NaN when not reported */
@@ -240,8 +242,12 @@ typedef struct bench_result {
     double family_ms; /* one family build (neighbour search + bonds) on the rest positions */
     int warmup, steps, done;
     double wall_median, wall_mean, wall_min, wall_max; /* ms */
-    /* ms, means over the measured steps: the stages, and CPU per step (all threads) */
-    double local, global, neighbors, density, viscosity, redistribution, plastic, other, cpu;
+    /* ms, means over the measured steps: the world's renewal, the method's stages (named by
+     * it: stage_names[k]), the rest of the step, and CPU per step (all threads) */
+    double neighbors, other, cpu;
+    const char* stage_names[PD_MAX_STAGES];
+    double stages[PD_MAX_STAGES];
+    int stage_count;
     double iterations, residual_median, residual_max;
     double relative_error_median; /* Xu 2018 Eq. 25 (hyperelastic_pd); NaN: not reported */
     double evaluations;           /* local-step evaluations per step (mean) */
@@ -327,17 +333,33 @@ static double median(double* v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The index of the stage called `name` in r's table, added when it is new (-1: table full). */
+static int result_stage(bench_result* r, const char* name) {
+    for (int k = 0; k < r->stage_count; ++k)
+        if (strcmp(r->stage_names[k], name) == 0)
+            return k;
+    if (r->stage_count >= PD_MAX_STAGES)
+        return -1;
+    r->stage_names[r->stage_count] = name;
+    r->stages[r->stage_count] = 0;
+    return r->stage_count++;
+}
+
 /* Median, mean, extremes of the wall times and means of the stages, in ms. */
 static void summarize(bench_result* r, const step_sample* s, double* scratch) {
     int n = r->done;
-    double wall = 0, cpu = 0, local = 0, global = 0, nb = 0, dens = 0, visc = 0, redist = 0, pl = 0;
+    double wall = 0, cpu = 0, nb = 0;
     double it = 0, rmax = 0, bond_s = 0, bond_evals = 0, evals = 0;
     r->wall_min = n ? 1e300 : 0;
     r->wall_max = 0;
+    r->stage_count = 0;
     for (int k = 0; k < n; ++k) {
-        wall += s[k].wall, cpu += s[k].cpu, local += s[k].local, global += s[k].global,
-            nb += s[k].neighbors, dens += s[k].density, visc += s[k].viscosity,
-            redist += s[k].redistribution, pl += s[k].plastic;
+        wall += s[k].wall, cpu += s[k].cpu, nb += s[k].neighbors;
+        for (int q = 0; q < s[k].stage_count; ++q) {
+            int at = result_stage(r, s[k].stages[q].name);
+            if (at >= 0)
+                r->stages[at] += s[k].stages[q].seconds;
+        }
         it += s[k].iterations;
         bond_s += s[k].bond_forces, evals += s[k].evaluations;
         bond_evals += s[k].evaluations * s[k].bonds;
@@ -348,11 +370,12 @@ static void summarize(bench_result* r, const step_sample* s, double* scratch) {
     }
     double inv = n ? 1e3 / n : 0;
     r->wall_median = 1e3 * median(scratch, n);
-    r->wall_mean = wall * inv, r->local = local * inv, r->global = global * inv;
-    r->neighbors = nb * inv, r->density = dens * inv, r->plastic = pl * inv, r->cpu = cpu * inv;
-    r->viscosity = visc * inv, r->redistribution = redist * inv;
-    r->other = r->wall_mean - r->local - r->global - r->neighbors - r->density - r->viscosity -
-               r->redistribution - r->plastic;
+    r->wall_mean = wall * inv, r->neighbors = nb * inv, r->cpu = cpu * inv;
+    r->other = r->wall_mean - r->neighbors;
+    for (int q = 0; q < r->stage_count; ++q) {
+        r->stages[q] *= inv;
+        r->other -= r->stages[q];
+    }
     r->wall_min *= 1e3, r->wall_max *= 1e3;
     r->iterations = n ? it / n : 0;
     r->evaluations = n ? evals / n : 0;
@@ -421,13 +444,9 @@ static step_sample timed_step(pd_world* w, pd_status* st, pd_error* err) {
     *st = pd_world_step(w, err);
     s.wall = pd_now() - t0;
     s.cpu = cpu_seconds() - c0;
-    s.local = w->last_stats.t_local;
-    s.global = w->last_stats.t_global;
     s.neighbors = w->last_stats.t_neighbors;
-    s.density = w->last_stats.t_density;
-    s.viscosity = w->last_stats.t_viscosity;
-    s.redistribution = w->last_stats.t_redistribution;
-    s.plastic = w->last_stats.t_plastic;
+    s.stage_count = w->last_stats.stage_count;
+    memcpy(s.stages, w->last_stats.stages, sizeof s.stages);
     s.iterations = w->last_stats.iterations;
     s.residual = w->last_stats.residual;
     s.relative_error = w->last_stats.relative_error;
@@ -533,13 +552,30 @@ static double paper_core_ms(const bench_case* c) {
     return c->paper_ms * c->paper_threads;
 }
 
-static void print_header(FILE* f) {
-    fprintf(f,
-            "%-21s %3s %8s %9s %7s %7s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %8s "
-            "%7s %5s %9s %9s %7s\n",
-            "case", "thr", "particles", "bonds", "setup_s", "fam_ms", "ms_med", "ms_mean", "cpu_ms",
-            "Mpstep/s", "neigh", "local", "global", "density", "visc", "redist", "plastic", "other",
-            "iters", "resid", "ns/bond", "evals", "core_ms", "paper_ms", "p_core");
+/* A stage's column on stdout: as wide as its name, at least 8. */
+static int stage_width(const char* name) {
+    int len = (int)strlen(name);
+    return len > 8 ? len : 8;
+}
+
+/* The header names the stages of r's method; it is printed again when the next row's method
+ * names other stages. */
+static void print_header(FILE* f, const bench_result* r) {
+    fprintf(f, "%-21s %3s %8s %9s %7s %7s %9s %9s %9s %8s %8s", "case", "thr", "particles", "bonds",
+            "setup_s", "fam_ms", "ms_med", "ms_mean", "cpu_ms", "Mpstep/s", "neigh");
+    for (int q = 0; q < r->stage_count; ++q)
+        fprintf(f, " %*s", stage_width(r->stage_names[q]), r->stage_names[q]);
+    fprintf(f, " %8s %6s %8s %7s %5s %9s %9s %7s\n", "other", "iters", "resid", "ns/bond", "evals",
+            "core_ms", "paper_ms", "p_core");
+}
+
+static int same_stages(const bench_result* a, const bench_result* b) {
+    if (a->stage_count != b->stage_count)
+        return 0;
+    for (int q = 0; q < a->stage_count; ++q)
+        if (strcmp(a->stage_names[q], b->stage_names[q]) != 0)
+            return 0;
+    return 1;
 }
 
 static void print_row(FILE* f, const bench_result* r) {
@@ -555,14 +591,13 @@ static void print_row(FILE* f, const bench_result* r) {
         snprintf(paper, sizeof paper, "%.0f%s", r->c->paper_ms,
                  r->c->paper_per_frame ? "/frame" : "");
     }
-    fprintf(f,
-            "%-21s %3d %8zu %9zu %7.2f %7.1f %9.1f %9.1f %9.1f %8.3f %8.1f %8.1f %8.1f %8.1f "
-            "%8.1f %8.1f %8.1f %8.1f %6.1f %8.2g %7.2f %5.1f %9.0f %9s %7s\n",
-            r->c->name, r->threads, r->particles, r->bonds, r->setup_s, r->family_ms,
-            r->wall_median, r->wall_mean, r->cpu, r->particles / r->wall_median * 1e-3,
-            r->neighbors, r->local, r->global, r->density, r->viscosity, r->redistribution,
-            r->plastic, r->other, r->iterations, r->residual_median, r->local_ns_per_bond,
-            r->evaluations, core_ms(r), paper, pcore);
+    fprintf(f, "%-21s %3d %8zu %9zu %7.2f %7.1f %9.1f %9.1f %9.1f %8.3f %8.1f", r->c->name,
+            r->threads, r->particles, r->bonds, r->setup_s, r->family_ms, r->wall_median,
+            r->wall_mean, r->cpu, r->particles / r->wall_median * 1e-3, r->neighbors);
+    for (int q = 0; q < r->stage_count; ++q)
+        fprintf(f, " %*.1f", stage_width(r->stage_names[q]), r->stages[q]);
+    fprintf(f, " %8.1f %6.1f %8.2g %7.2f %5.1f %9.0f %9s %7s\n", r->other, r->iterations,
+            r->residual_median, r->local_ns_per_bond, r->evaluations, core_ms(r), paper, pcore);
     if (r->error[0])
         fprintf(f, "%-21s     stopped after %d measured steps: %s\n", "", r->done, r->error);
 }
@@ -589,17 +624,16 @@ static const char k_case_columns[] =
     "relative_error_median,local_ns_per_bond,evaluations,core_ms,paper_ms,paper_threads,"
     "paper_core_ms,load_before,load_after,stages,sets,error";
 
-/* "name=ms;..." of the stages that took time, and always "other". */
+/* "name=ms;..." of the step's stages: the world's neighbours (when it took time), the method's
+ * own as it names them, and the rest ("other"). */
 static void stage_list(const bench_result* r, char* out, size_t size) {
-    const char* names[] = {"neighbors", "local",          "global",  "density",
-                           "viscosity", "redistribution", "plastic", "other"};
-    double ms[] = {r->neighbors, r->local,          r->global,  r->density,
-                   r->viscosity, r->redistribution, r->plastic, r->other};
     out[0] = '\0';
-    for (int k = 0; k < 8; ++k)
-        if (ms[k] >= 0.0005 || k == 7)
-            format_to(out + strlen(out), size - strlen(out), "%s%s=%.3f", out[0] ? ";" : "",
-                      names[k], ms[k]);
+    if (r->neighbors >= 0.0005)
+        format_to(out, size, "neighbors=%.3f", r->neighbors);
+    for (int q = 0; q < r->stage_count; ++q)
+        format_to(out + strlen(out), size - strlen(out), "%s%s=%.3f", out[0] ? ";" : "",
+                  r->stage_names[q], r->stages[q]);
+    format_to(out + strlen(out), size - strlen(out), "%sother=%.3f", out[0] ? ";" : "", r->other);
 }
 
 static int record_case(const char* dir, const bench_result* r, const bench_run_id* id,
@@ -831,8 +865,8 @@ int main(int argc, char** argv) {
         for (int t = 0; t < o.thread_count && n < BENCH_MAX_RESULTS; ++t) {
             run_case(&k_cases[k], &o, o.threads[t], &res[n]);
             failed |= res[n].error[0] != 0;
-            if (n == 0)
-                print_header(stdout);
+            if (n == 0 || !same_stages(&res[n], &res[n - 1]))
+                print_header(stdout, &res[n]);
             print_row(stdout, &res[n++]);
             fflush(stdout);
         }

@@ -19,6 +19,14 @@ struct pd_scene;
  * taken at a frame's start and the state changes within the frame (renewed families). */
 #define PD_AUTO_DT_SAFETY 0.9
 
+/* One stage of a method's step as it names it ("local", "global", "passes") and the seconds it
+ * took. A method declares its own stages; the interface knows none of them. */
+typedef struct pd_stage_time {
+    const char* name; /* a static string: a column of peridot_bench ("<name>_ms" in its CSV) */
+    double seconds;
+} pd_stage_time;
+#define PD_MAX_STAGES 8
+
 /* What one step reports (stats.csv, progress, bench). Times in seconds. */
 typedef struct pd_step_stats {
     int iterations;  /* nonlinear (local/global) iterations of the last step */
@@ -34,22 +42,32 @@ typedef struct pd_step_stats {
      * (projective_pd: the residual; hyperelastic_pd: Eq. 25's relative error) above 10 times
      * the tolerance: that measure over the tolerance. Implicit methods set it; 0 otherwise. */
     double unconverged_by;
-    double t_neighbors; /* neighbourhood renewal and what it rebuilds (the world's; He 2017 t_n) */
-    double t_local;     /* local (projection) step */
-    double t_global;    /* global (linear) step */
-    double t_density;   /* density constraints, static friction, repulsion (He 2017 t_rho) */
-    double t_viscosity; /* a fluid's implicit viscosity (He 2017 Sec. 6; Table 1 has no column) */
-    double t_redistribution; /* a fluid's particle redistribution, Eq. 21-24 (He 2017 t_d) */
-    double t_plastic;        /* plastic flow and the rebuild it needs (He 2017 t_p) */
-    /* the part of t_local in the bond kernels (F, directions, energy, gradient, gather; no
+    /* the world's stage: material changes and neighbourhood renewal with what they rebuild
+     * (He 2017 t_n); a method's own stages follow in `stages` */
+    double t_neighbors;
+    /* the method's stages of the last step, named by the method (pd_step_stats_stages):
+     * peridot_bench prints one column "<name> ms" per name */
+    pd_stage_time stages[PD_MAX_STAGES];
+    int stage_count;
+    /* the part of the step in the bond kernels (F, directions, energy, gradient, gather; no
      * contact), over local_evaluations evaluations of `bonds` bonds: ns per bond per
      * evaluation in peridot_bench (0 when the method does not count them) */
     double t_bond_forces;
     int local_evaluations;
     size_t bonds;
-    /* the rest of a step (line search, collisions, bookkeeping) is the wall time less these:
-     * peridot_bench's "other" column */
+    /* the rest of a step (line search, collisions, bookkeeping) is the wall time less
+     * t_neighbors and the stages: peridot_bench's "other" column */
 } pd_step_stats;
+
+/* Sets the method's stage table: count names (static strings, one per stage, in the order the
+ * bench prints them) and the seconds of each in this step. */
+static inline void pd_step_stats_stages(pd_step_stats* stats, const char* const* names,
+                                        const double* seconds, int count) {
+    count = count < PD_MAX_STAGES ? count : PD_MAX_STAGES;
+    for (int k = 0; k < count; ++k)
+        stats->stages[k] = (pd_stage_time){names[k], seconds[k]};
+    stats->stage_count = count;
+}
 
 /* One bond as a fracture test sees it: particles i -> j, the bond's reference vector X<xi> and
  * the particles' current positions. */

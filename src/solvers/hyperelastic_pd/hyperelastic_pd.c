@@ -291,6 +291,11 @@ static void finish(pd_hpd_state* s, pd_particles* p) {
     }
 }
 
+/* The stages peridot_bench reports: local, every evaluation of E(q) of Eq. 21 and its gradient
+ * (with the colliders' and the bodies' contact); global, the solves with the factor of Eq. 23
+ * and friction's refactorisations. */
+static const char* const k_stages[] = {"local", "global"};
+
 static pd_status hpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     pd_error err = {0};
     size_t broken;
@@ -330,8 +335,8 @@ static pd_status hpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     if (s->report.iterations >= s->prm.iterations &&
         s->report.relative_error > 10 * s->prm.tolerance)
         stats->unconverged_by = s->report.relative_error / s->prm.tolerance;
-    stats->t_local = s->t_local;
-    stats->t_global = s->t_global;
+    const double seconds[] = {s->t_local, s->t_global};
+    pd_step_stats_stages(stats, k_stages, seconds, 2);
     stats->t_bond_forces = s->t_local - s->t_contact;
     stats->local_evaluations = s->evaluations;
     stats->bonds = s->fam.bond_count;

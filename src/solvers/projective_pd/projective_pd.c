@@ -830,6 +830,13 @@ static pd_status solve_with_plastic_passes(pd_ppd_state* s, struct pd_world* w, 
     }
 }
 
+/* The stages peridot_bench reports (docs/benchmarks.md), He 2017 Table 1's where it has them:
+ * local and global (t_e together), density (t_rho: static friction, density constraints,
+ * repulsion), viscosity (Sec. 6, apart from t_rho), redistribution (t_d, Eq. 21-24) and
+ * plastic (t_p, Sec. 5 with the rebuild it needs). */
+static const char* const k_stages[] = {"local",     "global",         "density",
+                                       "viscosity", "redistribution", "plastic"};
+
 static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats) {
     pd_ppd_state* s = state;
     pd_particles* p = &w->particles;
@@ -880,15 +887,12 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     if (s->report.iterations >= s->prm.iterations && s->last_residual > 10 * s->prm.tolerance)
         stats->unconverged_by = s->last_residual / s->prm.tolerance;
     stats->energy = s->report.merit; /* the last pass's E at the accepted end iterate */
-    stats->t_global = s->t_global;
-    stats->t_local = s->t_local;
+    const double seconds[] = {s->t_local,     s->t_global,         s->t_density,
+                              s->t_viscosity, s->t_redistribution, s->t_plastic};
+    pd_step_stats_stages(stats, k_stages, seconds, 6);
     stats->t_bond_forces = s->t_bond_forces;
     stats->local_evaluations = s->local_evaluations;
     stats->bonds = s->fam.bond_count;
-    stats->t_density = s->t_density;
-    stats->t_viscosity = s->t_viscosity;
-    stats->t_redistribution = s->t_redistribution;
-    stats->t_plastic = s->t_plastic;
     return PD_OK;
 }
 

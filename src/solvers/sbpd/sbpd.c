@@ -266,11 +266,13 @@ static void finish(pd_sbpd_state* s, pd_particles* p) {
     }
 }
 
-/* Algorithm 1 in the stages peridot_bench reports: t_neighbors the sand's step start (its
+/* Algorithm 1 in the stages peridot_bench reports: sand_start, the sand's step start (its
  * families renewed, weights, shape tensors, hardening and elastic F: lines 24-26 of the last
- * step), t_local the histories, advection and passes (lines 1-15), t_density Eq. 28 against the
- * world's colliders (line 23); the collisions with their own Eq. 28 (lines 17-20) and the
- * velocity update are the rest, the bench's "other". */
+ * step); passes, the histories, advection and passes (lines 1-15); collisions, between
+ * particles and with the boundary particles, each with its Eq. 28 (lines 17-20); friction,
+ * Eq. 28 against the world's colliders (line 23). The velocity update is the bench's "other". */
+static const char* const k_stages[] = {"sand_start", "passes", "collisions", "friction"};
+
 static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     pd_sbpd_state* s = state;
     pd_particles* p = &w->particles;
@@ -302,7 +304,8 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
         spacing = fmax(spacing, p->spacing[i]);
     stats->iterations = passes;
     stats->residual = spacing > 0 ? last / spacing : 0;
-    stats->t_neighbors += t1 - t0, stats->t_local = t2 - t1, stats->t_density = t4 - t3;
+    const double seconds[] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3};
+    pd_step_stats_stages(stats, k_stages, seconds, 4);
     stats->bonds = s->fam.bond_count;
     return PD_OK;
 }
