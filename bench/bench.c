@@ -21,15 +21,7 @@
 #include "results.h"
 #include "stream.h"
 
-#include "core/alloc.h"
-#include "core/timer.h"
-#include "neighbor/family.h"
-#include "parallel/parallel.h"
 #include "peridot/peridot.h"
-#include "solvers/hyperelastic_pd/hyperelastic_pd_data.h"
-#include "solvers/projective_pd/projective_pd_data.h"
-#include "solvers/sbpd/sbpd_data.h"
-#include "world/world.h"
 
 #define BENCH_MAX_THREADS 16
 #define BENCH_MAX_RESULTS 64
@@ -393,43 +385,13 @@ static void summarize(bench_result* r, const step_sample* s, double* scratch) {
 
 /* ---------------------------------------------------------------- running one case */
 
-static int is_projective_pd(const pd_world* w) {
-    return strcmp(w->scene->method, "projective_pd") == 0;
-}
-
-static int is_hyperelastic_pd(const pd_world* w) {
-    return strcmp(w->scene->method, "hyperelastic_pd") == 0;
-}
-
-static int is_sbpd(const pd_world* w) {
-    return strcmp(w->scene->method, "sbpd") == 0;
-}
-
 /* Builds the families once more on the rest positions, as the solver's set-up does, to time
  * the neighbour search + bond construction alone (the elastic solvers renew nothing per step;
- * hyperelastic_pd never does). -1 for a method whose horizon it does not know. */
+ * hyperelastic_pd never does). -1 for a method without families. */
 static double family_build_ms(const pd_world* w) {
-    pd_real horizon;
-    if (is_projective_pd(w))
-        horizon = ((const pd_ppd_params*)w->scene->solver_params)->horizon;
-    else if (is_hyperelastic_pd(w))
-        horizon = ((const pd_hpd_params*)w->scene->solver_params)->horizon;
-    else if (is_sbpd(w))
-        horizon = ((const pd_sbpd_params*)w->scene->solver_params)->horizon;
-    else
-        return -1;
-    const pd_particles* p = &w->particles;
-    pd_family fam;
-    pd_hash_grid grid;
-    memset(&fam, 0, sizeof fam);
-    memset(&grid, 0, sizeof grid);
-    double t0 = pd_now();
-    pd_status st =
-        pd_family_build(&fam, &grid, p->rest, p->volume, p->spacing, p->body, p->count, horizon);
-    double ms = 1e3 * (pd_now() - t0);
-    pd_family_free(&fam);
-    pd_hash_grid_destroy(&grid);
-    return st == PD_OK ? ms : -1;
+    double seconds;
+    pd_error err = {0};
+    return pd_world_time_family_build(w, &seconds, &err) == PD_OK ? 1e3 * seconds : -1;
 }
 
 static double cpu_seconds(void) {
@@ -444,15 +406,17 @@ static step_sample timed_step(pd_world* w, pd_status* st, pd_error* err) {
     *st = pd_world_step(w, err);
     s.wall = pd_now() - t0;
     s.cpu = cpu_seconds() - c0;
-    s.neighbors = w->last_stats.t_neighbors;
-    s.stage_count = w->last_stats.stage_count;
-    memcpy(s.stages, w->last_stats.stages, sizeof s.stages);
-    s.iterations = w->last_stats.iterations;
-    s.residual = w->last_stats.residual;
-    s.relative_error = w->last_stats.relative_error;
-    s.bond_forces = w->last_stats.t_bond_forces;
-    s.evaluations = w->last_stats.local_evaluations;
-    s.bonds = (double)w->last_stats.bonds;
+    pd_world_info in = pd_world_get_info(w);
+    pd_step_timing t = pd_world_last_timing(w);
+    s.neighbors = t.neighbors;
+    s.stage_count = t.stage_count;
+    memcpy(s.stages, t.stages, sizeof s.stages);
+    s.iterations = in.iterations;
+    s.residual = in.residual;
+    s.relative_error = in.relative_error;
+    s.bond_forces = t.bond_forces;
+    s.evaluations = t.local_evaluations;
+    s.bonds = (double)t.bonds;
     return s;
 }
 
@@ -523,19 +487,19 @@ static void run_case(const bench_case* c, const bench_options* o, int threads, b
     }
     r->mib = (double)(pd_bytes_in_use() - bytes0) / 1048576.0;
     r->threads = pd_thread_count();
-    r->particles = w->particles.count;
-    r->bonds = w->bond_count;
+    r->particles = pd_world_get_info(w).particles;
+    r->bonds = pd_world_get_info(w).bonds;
     r->family_ms = family_build_ms(w);
-    step_sample* samples = PD_NEW_ARRAY(step_sample, (size_t)r->steps);
-    double* scratch = PD_NEW_ARRAY(double, (size_t)r->steps);
+    step_sample* samples = calloc((size_t)r->steps, sizeof *samples);
+    double* scratch = calloc((size_t)r->steps, sizeof *scratch);
     if (samples && scratch) {
         run_steps(w, r, samples);
         summarize(r, samples, scratch);
     } else {
         format_to(r->error, sizeof r->error, "out of memory for %d samples", r->steps);
     }
-    PD_FREE_ARRAY(samples, step_sample, r->steps);
-    PD_FREE_ARRAY(scratch, double, r->steps);
+    free(samples);
+    free(scratch);
     pd_destroy_world(w);
     pd_scene_free(&scene);
     r->load_after = load_average();

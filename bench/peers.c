@@ -13,10 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/timer.h"
-#include "parallel/parallel.h"
 #include "peridot/peridot.h"
-#include "world/world.h"
 
 /* The block: 29 x 29 x 30 particles at 1 cm (25,230, the 25K bunny's size), horizon 2.01
  * spacings (projective_pd's default: the 32 neighbours of a simple cubic lattice), E 1e5 Pa,
@@ -65,13 +62,14 @@ static int ours(int threads, peers_result* r) {
     for (int k = 0; ok && k <= PEERS_STEPS; ++k) {
         ok = pd_world_step(w, &err) == PD_OK;
         if (ok && k > 0) { /* the first is a warm-up */
-            seconds += w->last_stats.t_bond_forces;
-            bond_evals += (double)w->last_stats.local_evaluations * (double)w->last_stats.bonds;
+            pd_step_timing t = pd_world_last_timing(w);
+            seconds += t.bond_forces;
+            bond_evals += (double)t.local_evaluations * (double)t.bonds;
         }
     }
     if (ok && bond_evals > 0) {
-        r->particles = w->particles.count;
-        r->ours_bonds = (double)w->bond_count;
+        r->particles = pd_world_get_info(w).particles;
+        r->ours_bonds = (double)pd_world_get_info(w).bonds;
         r->ours_ns_per_bond = 1e9 * seconds / bond_evals;
     } else {
         note_to(r->note, sizeof r->note, "our block: %s", err.message);

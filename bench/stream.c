@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/timer.h"
-#include "parallel/parallel.h"
+#include "peridot/parallel.h"
 
 #define STREAM_ELEMENTS (16u << 20) /* 128 MiB per array: far beyond any cache here */
 #define STREAM_REPEATS  9

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "folder_lock.h"
@@ -22,12 +21,6 @@ pd_status pd_cli_fail(pd_error* err, pd_status status, const char* fmt, ...) {
     vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);
     return status;
-}
-
-double pd_cli_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 void pd_cli_print_error(const char* command, const pd_error* err, pd_status st) {

@@ -34,8 +34,6 @@ int pd_cli_load_scene(pd_cli_scene_args* a, pd_scene* scene);
 /* Fills err with a printf-style message (no JSON path) and returns status. */
 pd_status pd_cli_fail(pd_error* err, pd_status status, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Monotonic wall clock in seconds. */
-double pd_cli_now(void);
 
 void pd_cli_print_error(const char* command, const pd_error* err, pd_status st);
 /* Estimates the scene and refuses (exit 2) one that needs more memory than this process may

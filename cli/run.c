@@ -259,7 +259,7 @@ static void format_duration(char* buf, size_t size, double seconds) {
 static void progress(run_ctx* r, int frame, int step, double ms_per_step) {
     if (r->quiet)
         return;
-    double now = pd_cli_now(), elapsed = now - r->t_start;
+    double now = pd_now(), elapsed = now - r->t_start;
     pd_world_info in = pd_world_get_info(r->world);
     int spf = in.steps_per_frame;
     double done = (double)(frame - 1) + (double)step / spf;
@@ -289,7 +289,7 @@ static void progress(run_ctx* r, int frame, int step, double ms_per_step) {
 /* Within a frame that has taken more than 2 s: the bar moves twice a second on a terminal, a
  * line every 10 s elsewhere, so a frame of millions of steps is not silent for hours. */
 static void progress_within_frame(run_ctx* r, int frame, int step, double frame_start) {
-    double now = pd_cli_now();
+    double now = pd_now();
     if (r->quiet || now - frame_start < 2.0 || now - r->last_report < (r->tty ? 0.5 : 10.0))
         return;
     progress(r, frame, step, 1e3 * (now - frame_start) / step);
@@ -297,7 +297,7 @@ static void progress_within_frame(run_ctx* r, int frame, int step, double frame_
 
 /* Simulates one frame's steps; stops early (PD_OK) when a stop signal came. */
 static pd_status step_frame(run_ctx* r, int frame, double* ms_per_step, pd_error* err) {
-    double t0 = pd_cli_now();
+    double t0 = pd_now();
     int taken = 0;
     do { /* the frame's steps: time.dt "auto" may change their number at its start */
         pd_status st = pd_world_step(r->world, err);
@@ -308,7 +308,7 @@ static pd_status step_frame(run_ctx* r, int frame, double* ms_per_step, pd_error
         progress_within_frame(r, frame, ++taken, t0);
     } while (pd_world_get_info(r->world).step_in_frame != 0);
     r->frame_steps = taken;
-    *ms_per_step = 1e3 * (pd_cli_now() - t0) / taken;
+    *ms_per_step = 1e3 * (pd_now() - t0) / taken;
     return PD_OK;
 }
 
@@ -455,7 +455,7 @@ static int run_in_held_dir(const pd_scene* scene, pd_world* world, int quiet, in
                  .stats = {.fd = -1},
                  .quiet = quiet,
                  .tty = isatty(2),
-                 .t_start = pd_cli_now(),
+                 .t_start = pd_now(),
                  .first = first,
                  .frames = scene->world.frames,
                  .last_done = first,

@@ -8,6 +8,7 @@
 #include "io.h"
 #include "math.h"
 #include "memory.h"
+#include "parallel.h"
 #include "render.h"
 #include "scene.h"
 #include "status.h"

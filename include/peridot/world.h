@@ -72,6 +72,32 @@ pd_status pd_world_checkpoint_write(const pd_world* w, int frame, uint64_t scene
 pd_status pd_world_checkpoint_read(pd_world* w, uint64_t scene_print, const char* path, int* frame,
                                    pd_error* err);
 
+/* One stage of a method's step as it names it ("local", "global", "passes") and the seconds it
+ * took. A method declares its own stages; the interface knows none of them. */
+typedef struct pd_stage_time {
+    const char* name; /* a static string: a column of peridot_bench ("<name>_ms" in its CSV) */
+    double seconds;
+} pd_stage_time;
+#define PD_MAX_STAGES 8
+
+/* Where the last step's time went. */
+typedef struct pd_step_timing {
+    double neighbors; /* the world's stage: material changes and neighbourhood renewal (s) */
+    pd_stage_time stages[PD_MAX_STAGES]; /* the method's own, as it names them */
+    int stage_count;
+    /* the bond kernels (F, directions, energy, gradient) alone: seconds over
+     * local_evaluations evaluations of `bonds` bonds (0 when the method does not count them) */
+    double bond_forces;
+    int local_evaluations;
+    size_t bonds;
+} pd_step_timing;
+pd_step_timing pd_world_last_timing(const pd_world* w);
+
+/* Builds the method's families once more on the rest positions, with its horizon, and returns
+ * the seconds it took (the families are discarded: for benchmarks). PD_ERR_UNSUPPORTED for a
+ * method without families. */
+pd_status pd_world_time_family_build(const pd_world* w, double* seconds, pd_error* err);
+
 /* A registered method (the scene's `method`). */
 typedef struct pd_method_info {
     const char* name;      /* "projective_pd" */

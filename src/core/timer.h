@@ -1,7 +1,7 @@
+/* pd_now, the monotonic wall clock: declared in the public peridot/parallel.h. */
 #ifndef PD_TIMER_H
 #define PD_TIMER_H
 
-/* Monotonic wall clock in seconds. */
-double pd_now(void);
+#include "peridot/parallel.h"
 
 #endif

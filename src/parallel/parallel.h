@@ -1,17 +1,7 @@
-/* The one place Peridot runs loops in parallel (OpenMP underneath). Work is split into
- * fixed, contiguous ranges that depend only on n and grain, never on timing, so a kernel
- * that writes only its own range gives the same bytes whatever the scheduling. */
+/* pd_parallel_for and the thread count: declared in the public peridot/parallel.h. */
 #ifndef PD_PARALLEL_H
 #define PD_PARALLEL_H
 
-#include <stddef.h>
-
-typedef void pd_range_fn(void* ctx, size_t begin, size_t end, int thread);
-
-/* Calls fn(ctx, begin, end, thread) over [0, n) in chunks of `grain` (>= 1). */
-void pd_parallel_for(size_t n, size_t grain, pd_range_fn* fn, void* ctx);
-
-void pd_set_threads(int threads); /* 0: OpenMP default */
-int pd_thread_count(void);
+#include "peridot/parallel.h"
 
 #endif

@@ -7,6 +7,7 @@
 #include "core/param.h"
 #include "io/output.h"
 #include "peridot/types.h"
+#include "peridot/world.h"
 
 struct pd_world;
 struct pd_state_arrays;
@@ -19,13 +20,7 @@ struct pd_scene;
  * taken at a frame's start and the state changes within the frame (renewed families). */
 #define PD_AUTO_DT_SAFETY 0.9
 
-/* One stage of a method's step as it names it ("local", "global", "passes") and the seconds it
- * took. A method declares its own stages; the interface knows none of them. */
-typedef struct pd_stage_time {
-    const char* name; /* a static string: a column of peridot_bench ("<name>_ms" in its CSV) */
-    double seconds;
-} pd_stage_time;
-#define PD_MAX_STAGES 8
+/* pd_stage_time and PD_MAX_STAGES: peridot/world.h. */
 
 /* What one step reports (stats.csv, progress, bench). Times in seconds. */
 typedef struct pd_step_stats {

@@ -1,7 +1,13 @@
 /* The world as the public API shows it (peridot/world.h): a copy of its clock and counters, the
  * pins' forces, frames written in id order. */
+#include <string.h>
+
 #include "core/error.h"
+#include "core/param.h"
+#include "core/timer.h"
 #include "io/output.h"
+#include "neighbor/family.h"
+#include "neighbor/hash_grid.h"
 #include "world/fields.h"
 #include "world/world.h"
 
@@ -43,4 +49,35 @@ pd_status pd_world_write_frame(pd_world* w, const char* path, unsigned format, u
     if (format == PD_FORMAT_VTK)
         return pd_write_vtk(path, p->count, p->pos, fields, nf, w->order, err);
     return pd_fail(err, PD_ERR_INVALID_ARGUMENT, "", "unknown frame format %u", format);
+}
+
+pd_step_timing pd_world_last_timing(const pd_world* w) {
+    const pd_step_stats* st = &w->last_stats;
+    pd_step_timing t = {.neighbors = st->t_neighbors,
+                        .stage_count = st->stage_count,
+                        .bond_forces = st->t_bond_forces,
+                        .local_evaluations = st->local_evaluations,
+                        .bonds = st->bonds};
+    memcpy(t.stages, st->stages, sizeof t.stages);
+    return t;
+}
+
+pd_status pd_world_time_family_build(const pd_world* w, double* seconds, pd_error* err) {
+    /* the horizon is the method's `horizon` key, in spacings, where it has one */
+    const pd_param_info* row = pd_param_find(w->solver->params, "horizon");
+    if (!row || row->type != PD_PARAM_REAL)
+        return pd_fail(err, PD_ERR_UNSUPPORTED, "", "%s builds no families", w->solver->name);
+    pd_real horizon = *(const pd_real*)pd_param_value(row, w->scene->solver_params);
+    const pd_particles* p = &w->particles;
+    pd_family fam;
+    pd_hash_grid grid;
+    memset(&fam, 0, sizeof fam);
+    memset(&grid, 0, sizeof grid);
+    double t0 = pd_now();
+    pd_status st =
+        pd_family_build(&fam, &grid, p->rest, p->volume, p->spacing, p->body, p->count, horizon);
+    *seconds = pd_now() - t0;
+    pd_family_free(&fam);
+    pd_hash_grid_destroy(&grid);
+    return st == PD_OK ? PD_OK : pd_fail(err, st, "", "the family build failed");
 }
