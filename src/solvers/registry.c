@@ -9,11 +9,13 @@
 extern const pd_solver_vtable pd_projective_pd_solver;
 extern const pd_solver_vtable pd_hyperelastic_pd_solver;
 extern const pd_solver_vtable pd_sbpd_solver;
+extern const pd_solver_vtable pd_mpm_solver;
 
 static const pd_solver_vtable* const k_solvers[] = {
     &pd_projective_pd_solver,
     &pd_hyperelastic_pd_solver,
     &pd_sbpd_solver,
+    &pd_mpm_solver,
     NULL,
 };
 

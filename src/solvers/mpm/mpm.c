@@ -1,0 +1,170 @@
+/* mpm: Fang, Li, Gao, Jiang 2019, "Silly Rubber: An Implicit Material Point Method for
+ * Simulating Non-equilibrated Viscoelastic and Elastoplastic Solids". This file holds the
+ * explicit step of Sec. 6 with MLS-MPM forces (Hu et al. 2018) and APIC transfers (the core's
+ * src/grid/), symplectic Euler, and StVK with Hencky strain for Psi_E (Eq. 6); the RPIC damping
+ * of Sec. 8 as round trips before the step. The implicit ADMM of Sec. 7, the viscoelastic branch
+ * (Eq. 1-8) and the plastic return Z_E follow (docs/methods/mpm.md). */
+#include <math.h>
+#include <string.h>
+
+#include "core/timer.h"
+#include "grid/grid_boundary.h"
+#include "math/svd3.h"
+#include "parallel/parallel.h"
+#include "solvers/mpm/mpm_data.h"
+#include "world/world.h"
+
+/* A grid this many times the particles' count is a runaway (a few flew apart). */
+#define MPM_MAX_NODES_PER_PARTICLE 4096
+
+/* Kirchhoff stress of StVK with Hencky strain (Eq. 6) at F = U Sigma V^T:
+ * tau = U diag(2 mu log Sigma + lambda tr(log Sigma)) U^T (tau = P F^T). */
+static pd_mat3 hencky_kirchhoff(const pd_mpm_material* m, pd_mat3 f) {
+    pd_mat3 u, v;
+    pd_vec3 sig;
+    pd_svd3(f, &u, &sig, &v);
+    pd_real e[3] = {log(fabs(sig.x)), log(fabs(sig.y)), log(fabs(sig.z))};
+    pd_real tr = e[0] + e[1] + e[2], t[3];
+    for (int a = 0; a < 3; ++a)
+        t[a] = 2 * m->mu * e[a] + m->lambda * tr;
+    pd_mat3 tau = pd_m3_zero();
+    for (int a = 0; a < 3; ++a)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                tau.m[i][j] += u.m[i][a] * t[a] * u.m[j][a];
+    return tau;
+}
+
+typedef struct stress_job {
+    pd_mpm_state* s;
+    const pd_particles* p;
+    pd_real dt;
+} stress_job;
+
+/* Per particle: the stress, published as Cauchy tau / J, and the affine momentum of the P2G,
+ * m_p C_p - dt V_p^0 (4 / dx^2) tau_p (MLS-MPM, Hu 2018 Eq. 16 with D_p^-1 = 4 / dx^2). */
+static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const stress_job* job = ctx;
+    pd_mpm_state* s = job->s;
+    pd_real scale = 4 / (s->dx * s->dx);
+    for (size_t i = begin; i < end; ++i) {
+        pd_mat3 tau = hencky_kirchhoff(&s->mat[job->p->material[i]], s->f[i]);
+        pd_real j = pd_m3_det(s->f[i]), inv_j = j != 0 ? 1 / j : 0;
+        pd_real* out = &s->stress[6 * i];
+        out[0] = tau.m[0][0] * inv_j, out[1] = tau.m[1][1] * inv_j, out[2] = tau.m[2][2] * inv_j;
+        out[3] = tau.m[0][1] * inv_j, out[4] = tau.m[1][2] * inv_j, out[5] = tau.m[0][2] * inv_j;
+        s->affine[i] = pd_m3_sub(pd_m3_scale(s->c[i], job->p->mass[i]),
+                                 pd_m3_scale(tau, job->dt * s->volume0[i] * scale));
+    }
+}
+
+typedef struct grid_job {
+    pd_grid* g;
+    pd_vec3 dv; /* gravity times dt */
+} grid_job;
+
+/* Grid momentum update (Sec. 6): v_i += dt g where the node has mass; the stress's share came
+ * in through the affine momentum. */
+static void gravity_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const grid_job* job = ctx;
+    for (size_t n = begin; n < end; ++n)
+        if (job->g->mass[n] > 0)
+            job->g->velocity[n] = pd_v3_add(job->g->velocity[n], job->dv);
+}
+
+typedef struct advect_job {
+    pd_mpm_state* s;
+    pd_particles* p;
+    pd_real dt;
+} advect_job;
+
+/* F <- (I + dt C) F (Eq. 4's predictor with C, MLS-MPM's velocity gradient), x <- x + dt v; a
+ * pinned particle keeps the position and velocity its pin gave it and reports the force the
+ * grid would have given it beyond its pin's motion (the world's pin reaction). */
+static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const advect_job* job = ctx;
+    pd_mpm_state* s = job->s;
+    pd_particles* p = job->p;
+    for (size_t i = begin; i < end; ++i) {
+        pd_mat3 grow = pd_m3_add(pd_m3_identity(), pd_m3_scale(s->c[i], job->dt));
+        s->f[i] = pd_m3_mul(grow, s->f[i]);
+        if (p->flags[i] & PD_P_PINNED) {
+            p->force[i] = pd_v3_scale(pd_v3_sub(s->v_grid[i], p->vel[i]), p->mass[i] / job->dt);
+            continue;
+        }
+        p->vel[i] = s->v_grid[i];
+        p->pos[i] = pd_v3_add(p->pos[i], pd_v3_scale(p->vel[i], job->dt));
+    }
+}
+
+static pd_status mpm_step(void* state, pd_world* w, pd_step_stats* stats) {
+    pd_mpm_state* s = state;
+    pd_particles* p = &w->particles;
+    pd_real dt = w->def.dt;
+    double t0 = pd_now();
+    pd_status st = pd_grid_fit(&s->grid, p->pos, s->n, 2,
+                               (s->n + 1) * (size_t)MPM_MAX_NODES_PER_PARTICLE, NULL);
+    if (st != PD_OK)
+        return st;
+    for (int k = 0; k < s->prm.damping_round_trips; ++k) /* Sec. 8 */
+        pd_grid_rpic_round_trip(&s->grid, p->mass, p->vel, s->c, s->affine);
+    double t1 = pd_now();
+    stress_job sj = {s, p, dt};
+    pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
+    double t2 = pd_now();
+    pd_grid_from_particles(&s->grid, p->mass, p->vel, s->affine);
+    double t3 = pd_now();
+    grid_job gj = {&s->grid, pd_v3_scale(w->def.gravity, dt)};
+    pd_parallel_for(s->grid.nodes, 1024, gravity_range, &gj);
+    pd_grid_apply_colliders(&s->grid, &w->colliders);
+    double t4 = pd_now();
+    pd_grid_to_particles(&s->grid, s->v_grid, s->c);
+    advect_job aj = {s, p, dt};
+    pd_parallel_for(s->n, PD_MPM_GRAIN, advect_range, &aj);
+    double t5 = pd_now();
+    static const char* const names[] = {"damping", "stress", "p2g", "grid", "g2p"};
+    double seconds[] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4};
+    pd_step_stats_stages(stats, names, seconds, 5);
+    stats->iterations = 1;
+    stats->residual = 0;
+    return PD_OK;
+}
+
+static const pd_field_info k_fields[] = {
+    {PD_ATTR_STRESS,
+     {"sxx", "syy", "szz", "sxy", "syz", "sxz"},
+     6,
+     PD_FIELD_REAL,
+     "Pa",
+     "The Cauchy stress tau / det F of the particle's elastic F at the step's start (mpm: StVK "
+     "with Hencky strain, Fang 2019 Eq. 6), tension positive."},
+};
+
+static const void* mpm_publish_fields(void* state, int k) {
+    return k == 0 ? ((pd_mpm_state*)state)->stress : NULL;
+}
+
+const pd_solver_vtable pd_mpm_solver = {
+    .name = "mpm",
+    .paper = "Fang, Li, Gao, Jiang 2019, Silly Rubber: An Implicit Material Point Method for "
+             "Simulating Non-equilibrated Viscoelastic and Elastoplastic Solids",
+    .params = &pd_mpm_param_table,
+    .check_material = pd_mpm_check_material,
+    .check_body_material = pd_mpm_check_body_material,
+    .fields = k_fields,
+    .field_count = 1,
+    .publish_fields = mpm_publish_fields,
+    .create = pd_mpm_create,
+    .destroy = pd_mpm_destroy,
+    .step = mpm_step,
+    .on_reorder = pd_mpm_on_reorder,
+    .persistent = pd_mpm_persistent,
+    .restored = pd_mpm_restored,
+    .max_time_step = pd_mpm_max_time_step,
+    .bytes_per_particle = pd_mpm_bytes_per_particle,
+    .contact_in_solve = 1,
+    .releases_pins = 1,
+};

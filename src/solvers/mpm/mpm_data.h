@@ -1,0 +1,64 @@
+/* Data of the mpm method (Fang et al. 2019, Silly Rubber: an implicit material point method):
+ * options, per-material constants and the per-particle state. The grid and its transfers are the
+ * core's (src/grid/); the step is in mpm.c, the set-up in mpm_setup.c. */
+#ifndef PD_MPM_DATA_H
+#define PD_MPM_DATA_H
+
+#include "core/param.h"
+#include "grid/grid.h"
+#include "neighbor/family.h"
+#include "solvers/solver.h"
+#include "world/state_arrays.h"
+
+struct pd_world;
+
+/* Particles per chunk of the per-particle loops. */
+#define PD_MPM_GRAIN 256
+
+typedef struct pd_mpm_params {
+    pd_real dx;              /* grid cell size in particle spacings */
+    pd_real cfl;             /* the auto step's fraction of dx per step at the fastest speed */
+    int damping_round_trips; /* RPIC round trips before each step (Sec. 8) */
+} pd_mpm_params;
+
+extern const pd_param_table pd_mpm_param_table;
+
+/* One material: StVK with Hencky strain (Eq. 6) for Psi_E. */
+typedef struct pd_mpm_material {
+    pd_real mu, lambda; /* Pa */
+    pd_real density;    /* kg/m^3 */
+} pd_mpm_material;
+
+typedef struct pd_mpm_state {
+    pd_mpm_params prm;
+    pd_real dx; /* m */
+    pd_grid grid;
+    int material_count;
+    pd_mpm_material* mat;
+    /* per particle, kept across steps (declared in persist) */
+    pd_mat3* f;       /* the elastic deformation gradient F_E */
+    pd_mat3* c;       /* APIC's affine velocity C (the velocity gradient of MLS-MPM) */
+    pd_real* volume0; /* V_p^0 (m^3) */
+    /* per particle, rebuilt every step */
+    pd_mat3* affine; /* the P2G affine momentum */
+    pd_vec3* v_grid; /* the velocity the grid gives each particle (pinned ones keep their own) */
+    pd_real* stress; /* Cauchy stress, 6 per particle (xx, yy, zz, xy, yz, xz), published */
+    size_t n;
+    pd_family none; /* no bonds: an empty family lets the core's per-particle arrays,
+                     * reordering and checkpoints work as for the bonded methods */
+    pd_state_arrays persist;
+} pd_mpm_state;
+
+pd_status pd_mpm_create(struct pd_world* w, const void* params, void** state, pd_error* err);
+void pd_mpm_destroy(void* state);
+pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, const char* path,
+                                pd_error* err);
+pd_status pd_mpm_check_body_material(const struct pd_scene* scene, int body, int material,
+                                     const char* path, pd_error* err);
+pd_real pd_mpm_max_time_step(void* state, const struct pd_world* w);
+pd_state_arrays* pd_mpm_persistent(void* state);
+pd_status pd_mpm_restored(void* state, struct pd_world* w, struct pd_ckpt_reader* r, pd_error* err);
+pd_status pd_mpm_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
+size_t pd_mpm_bytes_per_particle(const struct pd_scene* scene, double bond_fraction);
+
+#endif

@@ -1,0 +1,161 @@
+/* mpm set-up (Fang et al. 2019): materials, the grid's cell size, the per-particle state, the
+ * auto step, checkpoints and reordering. */
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "solvers/mpm/mpm_data.h"
+#include "world/world.h"
+
+pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, const char* path,
+                                pd_error* err) {
+    (void)params;
+    if (m->lame_mu <= 0 || m->lame_lambda + 2 * m->lame_mu / 3 <= 0)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "mpm needs a positive shear and bulk modulus (got mu %g Pa, lambda %g Pa)",
+                       m->lame_mu, m->lame_lambda);
+    return PD_OK;
+}
+
+/* The grid's stress is a volume's: a one-layer shell or a rod has none, and a fixed body (ghost
+ * particles that never move) would be dragged through the grid like any other; a collider is
+ * the grid's obstacle. */
+pd_status pd_mpm_check_body_material(const pd_scene* scene, int body, int material,
+                                     const char* path, pd_error* err) {
+    (void)material, (void)path;
+    pd_body_kind kind = scene->bodies[body].kind;
+    if (kind == PD_BODY_DYNAMIC)
+        return PD_OK;
+    char at[64];
+    snprintf(at, sizeof at, "bodies[%d].kind", body);
+    return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                   "mpm simulates solid volumes on its grid: a %s body is not one (use `dynamic`, "
+                   "and a collider for an obstacle)",
+                   kind == PD_BODY_FIXED   ? "fixed"
+                   : kind == PD_BODY_SHELL ? "shell"
+                                           : "rod");
+}
+
+static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
+    s->material_count = w->scene->material_count;
+    s->mat = PD_NEW_ARRAY(pd_mpm_material, (size_t)s->material_count + 1);
+    if (!s->mat)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's materials");
+    for (int k = 0; k < s->material_count; ++k) {
+        const pd_material_def* m = &w->scene->materials[k];
+        s->mat[k] = (pd_mpm_material){m->lame_mu, m->lame_lambda, m->density};
+    }
+    return PD_OK;
+}
+
+static pd_status allocate(pd_mpm_state* s, pd_error* err) {
+    size_t n = s->n + 1; /* one more: an empty world still has its arrays */
+    s->f = PD_NEW_ARRAY(pd_mat3, n);
+    s->c = PD_NEW_ARRAY(pd_mat3, n);
+    s->volume0 = PD_NEW_ARRAY(pd_real, n);
+    s->affine = PD_NEW_ARRAY(pd_mat3, n);
+    s->v_grid = PD_NEW_ARRAY(pd_vec3, n);
+    s->stress = PD_NEW_ARRAY(pd_real, 6 * n);
+    if (!s->f || !s->c || !s->volume0 || !s->affine || !s->v_grid || !s->stress ||
+        pd_family_allocate(&s->none, s->n, 0) != PD_OK)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
+    pd_state_arrays_init(&s->persist, &s->none);
+    PD_STATE_PARTICLES(&s->persist, s, f);
+    PD_STATE_PARTICLES(&s->persist, s, c);
+    PD_STATE_PARTICLES(&s->persist, s, volume0);
+    return PD_OK;
+}
+
+/* The cell size: dx spacings of the finest body. */
+static pd_real cell_size(const pd_mpm_state* s, const pd_world* w) {
+    pd_real h = INFINITY;
+    for (size_t i = 0; i < s->n; ++i)
+        h = fmin(h, w->particles.spacing[i]);
+    return s->prm.dx * (isfinite(h) ? h : 1);
+}
+
+pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error* err) {
+    pd_mpm_state* s = pd_calloc(1, sizeof *s);
+    if (!s)
+        return PD_ERR_OUT_OF_MEMORY;
+    memcpy(&s->prm, params, sizeof s->prm);
+    s->n = w->particles.count;
+    pd_status st = materials(s, w, err);
+    if (st == PD_OK)
+        st = allocate(s, err);
+    if (st != PD_OK) {
+        pd_mpm_destroy(s);
+        return st;
+    }
+    for (size_t i = 0; i < s->n; ++i) { /* the sampled state is the rest state */
+        s->f[i] = pd_m3_identity();
+        s->volume0[i] = w->particles.volume[i];
+    }
+    s->dx = cell_size(s, w);
+    pd_grid_init(&s->grid, s->dx);
+    w->bond_count = 0;
+    *state = s;
+    return PD_OK;
+}
+
+void pd_mpm_destroy(void* state) {
+    pd_mpm_state* s = state;
+    size_t n = s->n + 1;
+    PD_FREE_ARRAY(s->f, pd_mat3, n);
+    PD_FREE_ARRAY(s->c, pd_mat3, n);
+    PD_FREE_ARRAY(s->volume0, pd_real, n);
+    PD_FREE_ARRAY(s->affine, pd_mat3, n);
+    PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
+    PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
+    PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
+    pd_family_free(&s->none);
+    pd_grid_free(&s->grid);
+    pd_free(s, sizeof *s);
+}
+
+/* The explicit step's bound: a particle moves at most cfl dx a step, at its speed plus the
+ * P-wave speed sqrt((lambda + 2 mu) / rho) of its material (the stiffest signal the grid
+ * carries; a compressed particle's density is rho / det F, so the wave speed there is taken at
+ * rho det F). */
+pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
+    const pd_mpm_state* s = state;
+    const pd_particles* p = &w->particles;
+    pd_real fastest = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        const pd_mpm_material* m = &s->mat[p->material[i]];
+        pd_real j = pd_m3_det(s->f[i]);
+        pd_real rho = m->density * (j > 0 ? fmin(j, 1) : 1);
+        pd_real wave = sqrt((m->lambda + 2 * m->mu) / rho);
+        fastest = fmax(fastest, pd_v3_len(p->vel[i]) + wave);
+    }
+    return fastest > 0 ? s->prm.cfl * s->dx / fastest : INFINITY;
+}
+
+pd_state_arrays* pd_mpm_persistent(void* state) {
+    return &((pd_mpm_state*)state)->persist;
+}
+
+/* After a checkpoint was read: the grid is rebuilt every step, nothing else is derived. */
+pd_status pd_mpm_restored(void* state, pd_world* w, struct pd_ckpt_reader* r, pd_error* err) {
+    (void)state, (void)w, (void)r, (void)err;
+    return PD_OK;
+}
+
+pd_status pd_mpm_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
+    (void)w;
+    pd_mpm_state* s = state;
+    pd_reorder r;
+    pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r);
+    pd_reorder_end(&r);
+    return st;
+}
+
+size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
+    (void)scene, (void)bond_fraction;
+    /* F, C, the affine scratch, V0, the stress, the grid's weights, offset, base and bin, and
+     * about one node per particle (mass, momentum, velocity, bin start) */
+    return 3 * sizeof(pd_mat3) + sizeof(pd_vec3) + 7 * sizeof(pd_real) + 9 * sizeof(pd_real) +
+           sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) +
+           sizeof(uint32_t) + sizeof(uint32_t);
+}

@@ -1,0 +1,107 @@
+/* mpm (Fang et al. 2019), the explicit step: what an elastic body on the grid shows against
+ * continuum references. A column under its own weight carries sigma_yy = -rho g (H - y) (a
+ * laterally free column: for any Poisson ratio); a slab's thickness mode oscillates with the
+ * P-wave speed sqrt((lambda + 2 mu) / rho) (uniaxial strain in the slab's middle). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "solvers/mpm/mpm_data.h"
+#include "support.h"
+
+static const pd_mpm_state* mpm_state(const pd_test_sim* t) {
+    return t->world->solver_state;
+}
+
+/* A 0.1 x 0.4 x 0.1 m column (spacing 0.02 m; E 1 MPa, nu 0.3, rho 1000) settles on a frictionless
+ * floor with RPIC damping; the mean sigma_yy of each layer between 20 % and 80 % of its height
+ * against -rho g (H - y), H the column's settled top: the worst layer within 5 % of rho g H. */
+PD_TEST(column_under_its_own_weight_carries_rho_g_depth) {
+    const char* json =
+        "{\"version\": 1, \"method\": \"mpm\", \"solver\": {\"mpm\": {\"damping_round_trips\": 4}},"
+        " \"time\": {\"dt\": \"auto\", \"fps\": 50, \"frames\": 15}, \"gravity\": [0, -9.81, 0],"
+        " \"materials\": {\"m\": {\"density\": 1000, \"youngs_modulus\": 1e6, \"poisson_ratio\": "
+        "0.3}},"
+        " \"bodies\": [{\"name\": \"column\", \"material\": \"m\", \"spacing\": 0.02,"
+        "   \"shape\": {\"type\": \"box\", \"min\": [0, 0, 0], \"max\": [0.1, 0.4, 0.1]}}],"
+        " \"colliders\": [{\"type\": \"plane\", \"point\": [0, 0, 0], \"normal\": [0, 1, 0],"
+        "   \"boundary\": \"slip\", \"friction\": 0}],"
+        " \"output\": {\"dir\": \"unused\"}}";
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, json, NULL, 0));
+    PD_REQUIRE(pd_test_sim_run(&t, 0.3));
+    const pd_particles* p = &t.world->particles;
+    const pd_mpm_state* s = mpm_state(&t);
+    double top = -INFINITY, bottom = INFINITY, ke = 0;
+    for (size_t i = 0; i < p->count; ++i) {
+        top = fmax(top, p->pos[i].y + 0.01), bottom = fmin(bottom, p->pos[i].y - 0.01);
+        ke += 0.5 * p->mass[i] * pd_v3_len2(p->vel[i]);
+    }
+    double h = top - bottom, rho_g = 1000 * 9.81, worst = 0;
+    enum { LAYERS = 20 };
+    double sum[LAYERS] = {0}, y[LAYERS] = {0};
+    int count[LAYERS] = {0};
+    for (size_t i = 0; i < p->count; ++i) {
+        int k = (int)((p->pos[i].y - bottom) / h * LAYERS);
+        if (k < 0 || k >= LAYERS)
+            continue;
+        sum[k] += s->stress[6 * i + 1], y[k] += p->pos[i].y, count[k]++;
+    }
+    for (int k = LAYERS / 5; k < 4 * LAYERS / 5; ++k) {
+        if (!count[k])
+            continue;
+        double yk = y[k] / count[k], expected = -rho_g * (top - yk);
+        worst = fmax(worst, fabs(sum[k] / count[k] - expected) / (rho_g * h));
+    }
+    printf("  settled: height %.4f m, kinetic energy %.3g J; worst layer off by %.2f %% of rho g "
+           "H = %.0f Pa\n",
+           h, ke, 100 * worst, rho_g * h);
+    PD_CHECK(worst < 0.05);
+    PD_CHECK(ke < 1e-4); /* settled: the stress is the static one */
+    pd_test_sim_close(&t);
+}
+
+/* A slab 0.2 m thick in x and 0.8 m wide in y and z (E 1e5 Pa, nu 0.3, no gravity) given the
+ * velocity v0 cos(pi x / L) of its first thickness mode: in the middle of the slab the strain is
+ * uniaxial, and the mode's half period is L / c with c = sqrt((lambda + 2 mu) / rho). Measured:
+ * the mean x-velocity of the middle particles near x = 0 crosses zero at L / (2 c) and again at
+ * 3 L / (2 c); their difference against L / c within 5 %. */
+PD_TEST(slab_thickness_mode_travels_at_the_p_wave_speed) {
+    const char* json =
+        "{\"version\": 1, \"method\": \"mpm\", \"time\": {\"dt\": \"auto\", \"fps\": 1000, "
+        "\"frames\": 60}, \"gravity\": [0, 0, 0],"
+        " \"materials\": {\"m\": {\"density\": 1000, \"youngs_modulus\": 1e5, \"poisson_ratio\": "
+        "0.3}},"
+        " \"bodies\": [{\"name\": \"slab\", \"material\": \"m\", \"spacing\": 0.02,"
+        "   \"shape\": {\"type\": \"box\", \"min\": [0, -0.4, -0.4], \"max\": [0.2, 0.4, 0.4]}}],"
+        " \"output\": {\"dir\": \"unused\"}}";
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, json, NULL, 0));
+    pd_particles* p = &t.world->particles;
+    double len = 0.2, v0 = 0.01, nu = 0.3, e = 1e5;
+    double c = sqrt(e * (1 - nu) / ((1 + nu) * (1 - 2 * nu)) / 1000);
+    for (size_t i = 0; i < p->count; ++i)
+        p->vel[i] = pd_v3(v0 * cos(PD_PI * p->pos[i].x / len), 0, 0);
+    double crossings[2] = {0, 0}, last_v = v0, last_t = 0;
+    int found = 0;
+    pd_error err = {0};
+    while (found < 2 && t.world->time < 4 * len / c) {
+        PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK);
+        double v = 0;
+        int n = 0;
+        for (size_t i = 0; i < p->count; ++i)
+            if (p->pos[i].x < 0.05 && fabs(p->pos[i].y) < 0.1 && fabs(p->pos[i].z) < 0.1)
+                v += p->vel[i].x, n++;
+        v /= n;
+        double now = t.world->time;
+        if ((v < 0) != (last_v < 0)) /* linear between the two steps */
+            crossings[found++] = last_t + (now - last_t) * last_v / (last_v - v);
+        last_v = v, last_t = now;
+    }
+    PD_REQUIRE(found == 2);
+    double half_period = crossings[1] - crossings[0];
+    printf("  zero crossings at %.5f and %.5f s; c measured %.3f m/s, P-wave %.3f m/s (bar "
+           "%.3f)\n",
+           crossings[0], crossings[1], len / half_period, c, sqrt(e / 1000));
+    PD_CHECK_REL(len / half_period, c, 0.05);
+    pd_test_sim_close(&t);
+}
