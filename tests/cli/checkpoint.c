@@ -159,6 +159,21 @@ PD_TEST(resumed_sbpd_sand_and_prony_match_bit_for_bit) {
     check_resume("sand", SAND_AND_PRONY, 10, (const int[]){5}, 1);
 }
 
+/* mpm: the ball of DROP, explicit with time.dt "auto" (the step is chosen again at every frame's
+ * start from the velocities, which the checkpoint restores); its F, C and V0 per particle, about
+ * 230 steps a frame, so reorderings come before and after the checkpoint. */
+#define MPM_DROP                                                                                   \
+    "{\"version\":1,\"method\":\"mpm\",\"time\":{\"dt\":\"auto\",\"fps\":25,"                      \
+    "\"frames\":8},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":2e5,"                 \
+    "\"poisson_ratio\":0.3}},\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],"                \
+    "\"normal\":[0,1,0],\"friction\":0.5}],\"bodies\":[{\"name\":\"ball\",\"material\":\"m\","     \
+    "\"spacing\":0.02,\"shape\":{\"type\":\"sphere\",\"center\":[0,0.12,0],\"radius\":0.1},"       \
+    "\"velocity\":[0.5,0,0]}],\"output\":{\"checkpoint_every\":4}}"
+
+PD_TEST(resumed_mpm_with_auto_time_step_matches_bit_for_bit) {
+    check_resume("mpm", MPM_DROP, 8, (const int[]){4}, 1);
+}
+
 /* Refused with exit 2 and why: a folder without a checkpoint; a checkpoint whose scene was
  * changed since (the density); one of another format. */
 PD_TEST(checkpoints_of_another_scene_format_or_method_are_refused) {
