@@ -113,7 +113,9 @@ pd_status pd_scene_estimate(const pd_scene* scene, pd_estimate* out, pd_error* e
     size_t per = PD_WORLD_BYTES_PER_PARTICLE + solver->bytes_per_particle(scene, fraction);
     particles = ceil(particles);
     out->particles = clamp_size(particles);
-    out->bonds = clamp_size(particles * fraction * 4.2 * horizon * horizon * horizon);
+    /* a method without a horizon key builds no families (the grid methods) */
+    int bonded = pd_param_find(scene->solver->params, "horizon") != NULL;
+    out->bonds = bonded ? clamp_size(particles * fraction * 4.2 * horizon * horizon * horizon) : 0;
     out->bytes = clamp_size(particles * (double)per);
     out->output_bytes = clamp_size(output_bytes(scene, particles));
     double steps_per_frame = ceil(1.0 / (scene->world.fps * scene->world.dt) - 1e-9);
