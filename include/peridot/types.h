@@ -84,9 +84,6 @@ typedef struct pd_material_def {
     _Alignas(16) unsigned char method_params[PD_METHOD_PARAMS_BYTES];
 } pd_material_def;
 pd_material_def pd_default_material_def(void);
-/* Young's modulus and Poisson's ratio of a material, from lame [lambda, mu] when it gives
- * them that way. */
-void pd_material_youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu);
 
 /* ---- bodies ---- */
 typedef enum pd_sampling {

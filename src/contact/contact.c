@@ -3,6 +3,7 @@
  * diagonal Hessian bound for implicit solvers. contact.h explains the choices. Friction after
  * Li et al. 2020, "Incremental Potential Contact", ACM TOG 39(4), Sec. 5 (lagged normal
  * force and tangent basis; our smoothing is the quadratic one of contact.h). */
+#include "constitutive/elastic_constants.h"
 #include "contact/contact.h"
 
 #include <math.h>
@@ -94,9 +95,7 @@ pd_status pd_contact_init_scene(pd_contact* c, pd_contact_def def, const pd_part
     uint8_t* own_renews = PD_NEW_ARRAY(uint8_t, m_cap);
     int any_friction = 0;
     for (int m = 0; modulus && friction && own_renews && m < count; ++m) {
-        pd_real E, nu;
-        pd_material_youngs_poisson(&materials[m], &E, &nu);
-        modulus[m] = E;
+        modulus[m] = pd_material_elastic(&materials[m]).E;
         memcpy(&friction[m], (const char*)materials[m].method_params + friction_offset,
                sizeof(pd_real));
         any_friction |= friction[m] > 0;

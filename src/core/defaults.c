@@ -24,10 +24,10 @@ pd_material_def pd_default_material_def(void) {
     m.density = 1000;
     m.youngs_modulus = 1e5;
     m.poisson_ratio = 0.25;
-    /* The Lame constants of the default E, nu, so that both descriptions agree. */
-    m.lame_lambda =
-        m.youngs_modulus * m.poisson_ratio / ((1 + m.poisson_ratio) * (1 - 2 * m.poisson_ratio));
-    m.lame_mu = m.youngs_modulus / (2 * (1 + m.poisson_ratio));
+    /* The Lame constants of the default E, nu (pd_elastic_from_e_nu gives both exactly), so
+     * that both descriptions agree. */
+    m.lame_lambda = 4e4;
+    m.lame_mu = 4e4;
     m.plasticity = PD_PLASTICITY_NONE;
     m.friction_angle = 30;
     m.cohesion = 0;
@@ -79,15 +79,4 @@ pd_world_def pd_default_world_def(void) {
     w.threads = 0;
     w.memory_limit_bytes = 0;
     return w;
-}
-
-void pd_material_youngs_poisson(const pd_material_def* m, pd_real* E, pd_real* nu) {
-    if (m->has_lame) {
-        pd_real l = m->lame_lambda, u = m->lame_mu;
-        *E = u * (3 * l + 2 * u) / (l + u);
-        *nu = l / (2 * (l + u));
-    } else {
-        *E = m->youngs_modulus;
-        *nu = m->poisson_ratio;
-    }
 }

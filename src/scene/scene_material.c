@@ -2,23 +2,18 @@
  * Prony-series viscoelasticity and the method's own material keys (docs/scene-format.md). */
 #include <string.h>
 
+#include "constitutive/elastic_constants.h"
 #include "core/alloc.h"
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
 #include "scene/scene_tables.h"
 #include "solvers/solver.h"
 
-/* Lame constants from E, nu and back; both descriptions are kept filled in the def. */
-static void lame_from_e_nu(pd_material_def* m) {
-    pd_real e = m->youngs_modulus, nu = m->poisson_ratio;
-    m->lame_lambda = e * nu / ((1 + nu) * (1 - 2 * nu));
-    m->lame_mu = e / (2 * (1 + nu));
-}
-
-static void e_nu_from_lame(pd_material_def* m) {
-    pd_real l = m->lame_lambda, mu = m->lame_mu;
-    m->youngs_modulus = mu * (3 * l + 2 * mu) / (l + mu);
-    m->poisson_ratio = l / (2 * (l + mu));
+/* Both descriptions are kept filled in the def (for the resolved scene and the checks); the
+ * methods take their constants from pd_material_elastic. */
+static void fill_elasticity(pd_material_def* m, pd_elastic c) {
+    m->youngs_modulus = c.E, m->poisson_ratio = c.nu;
+    m->lame_lambda = c.lambda, m->lame_mu = c.mu;
 }
 
 static pd_status parse_lame(const cJSON* item, const char* path, pd_material_def* m,
@@ -35,7 +30,7 @@ static pd_status parse_lame(const cJSON* item, const char* path, pd_material_def
     m->has_lame = 1;
     m->lame_lambda = (pd_real)v[0];
     m->lame_mu = (pd_real)v[1];
-    e_nu_from_lame(m);
+    fill_elasticity(m, pd_elastic_from_lame(m->lame_lambda, m->lame_mu));
     return PD_OK;
 }
 
@@ -55,7 +50,7 @@ static pd_status parse_elasticity(const cJSON* obj, const char* path, pd_materia
     }
     PD_JTRY(pd_scene_read_key(&pd_scene_material_table, "youngs_modulus", obj, path, 0, m, err));
     PD_JTRY(pd_scene_read_key(&pd_scene_material_table, "poisson_ratio", obj, path, 0, m, err));
-    lame_from_e_nu(m);
+    fill_elasticity(m, pd_elastic_from_e_nu(m->youngs_modulus, m->poisson_ratio));
     return PD_OK;
 }
 

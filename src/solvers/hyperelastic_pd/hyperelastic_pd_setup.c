@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "constitutive/elastic_constants.h"
 #include "core/alloc.h"
 #include "io/checkpoint_file.h"
 #include "core/error.h"
@@ -55,8 +56,7 @@ pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, co
     pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
     if (st != PD_OK)
         return st;
-    pd_real E, nu;
-    pd_material_youngs_poisson(m, &E, &nu);
+    pd_real nu = pd_material_elastic(m).nu;
     if (nu < 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "hyperelastic_pd maps Poisson ratios in [0, %.2f] (Eq. 26; got %.3g): a "
@@ -76,11 +76,10 @@ pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, co
 /* Eq. 26 and the material's g and h (hyperelastic_pd_basis.c). */
 static pd_hpd_material map_material(const pd_material_def* m) {
     const pd_hpd_material_params* mp = (const pd_hpd_material_params*)m->method_params;
-    pd_real E, nu;
-    pd_material_youngs_poisson(m, &E, &nu);
+    pd_elastic el = pd_material_elastic(m);
     pd_hpd_material out;
-    out.lambda = 9 * E * nu / (2 * (1 + nu) * (1 - 2 * nu));
-    out.mu = 15 * E / (4 * (1 + nu));
+    out.lambda = 4.5 * el.lambda; /* Eq. 26: 9 E nu / (2 (1 + nu)(1 - 2 nu)) */
+    out.mu = 7.5 * el.mu;         /* Eq. 26: 15 E / (4 (1 + nu)) */
     out.g = pd_hpd_basis_of(mp, 0);
     out.h = pd_hpd_basis_of(mp, 1);
     out.g2 = pd_hpd_basis_curvature(&out.g, 1);

@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "constitutive/elastic_constants.h"
 #include "core/timer.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
@@ -37,9 +38,7 @@
 
 void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out) {
     const pd_ppd_material_params* mp = (const pd_ppd_material_params*)m->method_params;
-    pd_real E, nu;
-    pd_material_youngs_poisson(m, &E, &nu);
-    pd_real lame = E * nu / ((1 + nu) * (1 - 2 * nu)); /* K_f */
+    pd_real lame = pd_material_elastic(m).lambda; /* K_f */
     out->granular = mp->granular;
     out->fluid = mp->fluid;
     out->kinematic_viscosity = mp->fluid ? mp->viscosity / m->density : 0;

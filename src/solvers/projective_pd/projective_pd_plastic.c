@@ -24,6 +24,7 @@
  *   I1 alone a sand layer tilted 5 degrees below its friction angle slid 6-14 mm in 0.3 s. */
 #include <math.h>
 
+#include "constitutive/elastic_constants.h"
 #include "constitutive/drucker_prager.h"
 #include "math/svd3.h"
 #include "parallel/parallel.h"
@@ -36,10 +37,9 @@
 #define PLASTIC_RETURN_TOL 1e-3
 
 void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out) {
-    pd_real E, nu;
-    pd_material_youngs_poisson(m, &E, &nu);
-    out->bulk = E / (3 * (1 - 2 * nu));
-    out->shear = E / (2 * (1 + nu));
+    pd_elastic el = pd_material_elastic(m);
+    out->bulk = el.K;
+    out->shear = el.mu;
     out->plastic =
         m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER || m->plasticity == PD_PLASTICITY_VON_MISES;
     out->yield_a = out->yield_b = 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "constitutive/elastic_constants.h"
 #include "core/alloc.h"
 #include "io/checkpoint_file.h"
 #include "core/error.h"
@@ -77,8 +78,7 @@ const pd_param_table pd_ppd_material_table = {
 pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err) {
     const pd_ppd_params* prm = params;
-    pd_real E, nu;
-    pd_material_youngs_poisson(m, &E, &nu);
+    pd_real nu = pd_material_elastic(m).nu;
     if (nu < PPD_NU_BOND - PPD_NU_SLACK)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "projective_pd cannot show a Poisson ratio below 0.25 (got %.3g): its "
@@ -129,9 +129,8 @@ pd_status pd_ppd_check_material(const pd_material_def* m, const void* params, co
  * evenly. docs/methods/projective_pd.md has the derivation. */
 pd_ppd_material pd_ppd_map_material(const pd_material_def* m, const pd_ppd_params* prm, pd_real A,
                                     pd_real B) {
-    pd_real E, nu;
-    pd_material_youngs_poisson(m, &E, &nu);
-    pd_real G = E / (2 * (1 + nu)), lam = E * nu / ((1 + nu) * (1 - 2 * nu));
+    pd_elastic el = pd_material_elastic(m);
+    pd_real G = el.mu, lam = el.lambda;
     pd_real k = G / (A - B);
     pd_ppd_material out;
     out.mu = (2.0 / 3.0) * k * ((const pd_ppd_material_params*)m->method_params)->deviatoric_scale;

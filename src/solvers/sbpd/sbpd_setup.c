@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "constitutive/drucker_prager.h"
+#include "constitutive/elastic_constants.h"
 #include "core/alloc.h"
 #include "io/checkpoint_file.h"
 #include "core/error.h"
@@ -26,8 +27,7 @@
 pd_status pd_sbpd_check_material(const pd_material_def* m, const void* params, const char* path,
                                  pd_error* err) {
     const pd_sbpd_params* prm = params;
-    pd_real E, nu;
-    pd_material_youngs_poisson(m, &E, &nu);
+    pd_real nu = pd_material_elastic(m).nu;
     const pd_sbpd_material_params* mp = (const pd_sbpd_material_params*)m->method_params;
     pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
     if (st != PD_OK)
@@ -64,8 +64,8 @@ pd_status pd_sbpd_check_material(const pd_material_def* m, const void* params, c
  * mu_c = E / (2 (1 + nu)), and give the rest of the continuum's lambda_c, lambda_c - mu_c, to a
  * dilatation energy kv / 2 (J - 1)^2 per particle (beyond the paper). */
 static pd_sbpd_material map_material(const pd_material_def* m, pd_real dt) {
-    pd_real E, nu;
-    pd_material_youngs_poisson(m, &E, &nu);
+    pd_elastic el = pd_material_elastic(m);
+    pd_real E = el.E, nu = el.nu;
     pd_sbpd_material out;
     memset(&out, 0, sizeof out);
     out.modes = m->prony_count;
@@ -79,8 +79,8 @@ static pd_sbpd_material map_material(const pd_material_def* m, pd_real dt) {
     }
     pd_real scale = 15 * (1 - 2 * nu) / (2 * (1 - nu));
     for (int t = 0; t <= out.modes; ++t) {
-        pd_real mu_c = modulus[t] / (2 * (1 + nu));
-        pd_real lambda_c = modulus[t] * nu / ((1 + nu) * (1 - 2 * nu));
+        pd_elastic mode = pd_elastic_from_e_nu(modulus[t], nu);
+        pd_real mu_c = mode.mu, lambda_c = mode.lambda;
         out.mu[t] = scale * mu_c;
         out.lambda[t] = scale * lambda_c;
         out.kv[t] = fmax(0, lambda_c - mu_c);
@@ -90,8 +90,8 @@ static pd_sbpd_material map_material(const pd_material_def* m, pd_real dt) {
     }
     if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) { /* Eq. 13 and 15 */
         out.sand = 1;
-        out.yield.mu = E / (2 * (1 + nu));
-        out.yield.kappa = E / (3 * (1 - 2 * nu)); /* the bulk modulus lambda + 2 mu / 3 */
+        out.yield.mu = el.mu;
+        out.yield.kappa = el.K;                   /* the bulk modulus lambda + 2 mu / 3 */
         pd_dp_cone cone = pd_dp_material_cone(m); /* Eq. 13's C_f, C_c */
         out.yield.cf = cone.b, out.yield.cc = cone.a;
         out.hardening = ((const pd_sbpd_material_params*)m->method_params)->hardening;
