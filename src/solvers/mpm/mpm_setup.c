@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "constitutive/elastic_constants.h"
 #include "core/error.h"
 #include "solvers/mpm/mpm_data.h"
 #include "world/world.h"
@@ -11,10 +12,11 @@
 pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err) {
     (void)params;
-    if (m->lame_mu <= 0 || m->lame_lambda + 2 * m->lame_mu / 3 <= 0)
+    pd_elastic el = pd_material_elastic(m);
+    if (el.mu <= 0 || el.K <= 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
-                       "mpm needs a positive shear and bulk modulus (got mu %g Pa, lambda %g Pa)",
-                       m->lame_mu, m->lame_lambda);
+                       "mpm needs a positive shear and bulk modulus (got mu %g Pa, K %g Pa)", el.mu,
+                       el.K);
     return PD_OK;
 }
 
@@ -44,7 +46,8 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's materials");
     for (int k = 0; k < s->material_count; ++k) {
         const pd_material_def* m = &w->scene->materials[k];
-        s->mat[k] = (pd_mpm_material){m->lame_mu, m->lame_lambda, m->density};
+        pd_elastic el = pd_material_elastic(m);
+        s->mat[k] = (pd_mpm_material){el.mu, el.lambda, m->density};
     }
     return PD_OK;
 }
