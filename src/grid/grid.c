@@ -226,3 +226,73 @@ void pd_grid_rpic_round_trip(pd_grid* g, const pd_real* mass, pd_vec3* v, pd_mat
     pd_grid_from_particles(g, mass, v, affine);
     pd_grid_to_particles(g, v, c);
 }
+
+/* ------------------------------------------------------------ D and D^T */
+
+typedef struct gradient_job {
+    const pd_grid* g;
+    const pd_vec3* u;
+    pd_mat3* out;
+} gradient_job;
+
+static void gradient_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const gradient_job* job = ctx;
+    const pd_grid* g = job->g;
+    size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
+    pd_real scale = 4 / (g->dx * g->dx);
+    for (size_t p = begin; p < end; ++p) {
+        const pd_real(*w)[3] = g->weights[p];
+        pd_mat3 b = pd_m3_zero();
+        for (int di = 0; di < 3; ++di)
+            for (int dj = 0; dj < 3; ++dj)
+                for (int dk = 0; dk < 3; ++dk) {
+                    pd_vec3 u = job->u[g->base[p] + di * si + dj * sj + (size_t)dk];
+                    pd_vec3 d = pd_v3_sub(pd_v3(di * g->dx, dj * g->dx, dk * g->dx), g->offset[p]);
+                    pd_m3_add_outer(&b, w[0][di] * w[1][dj] * w[2][dk], u, d);
+                }
+        job->out[p] = pd_m3_scale(b, scale);
+    }
+}
+
+void pd_grid_gradient(const pd_grid* g, const pd_vec3* node_field, pd_mat3* out) {
+    gradient_job job = {g, node_field, out};
+    pd_parallel_for(g->particles, 256, gradient_range, &job);
+}
+
+typedef struct divergence_job {
+    const pd_grid* g;
+    const pd_mat3* m;
+    pd_vec3* out;
+} divergence_job;
+
+static void divergence_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const divergence_job* job = ctx;
+    const pd_grid* g = job->g;
+    int ny = g->dim[1], nz = g->dim[2];
+    pd_real scale = 4 / (g->dx * g->dx);
+    for (size_t n = begin; n < end; ++n) {
+        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
+        pd_vec3 sum = pd_v3(0, 0, 0);
+        for (int di = 0; di < 3 && i - di >= 0; ++di)
+            for (int dj = 0; dj < 3 && j - dj >= 0; ++dj)
+                for (int dk = 0; dk < 3 && k - dk >= 0; ++dk) {
+                    size_t b = pd_grid_index(g, i - di, j - dj, k - dk);
+                    pd_vec3 node_off = pd_v3(di * g->dx, dj * g->dx, dk * g->dx);
+                    for (uint32_t s = g->cell_start[b]; s < g->cell_start[b + 1]; ++s) {
+                        uint32_t p = g->sorted[s];
+                        pd_real w =
+                            g->weights[p][0][di] * g->weights[p][1][dj] * g->weights[p][2][dk];
+                        pd_vec3 d = pd_v3_sub(node_off, g->offset[p]);
+                        sum = pd_v3_add(sum, pd_v3_scale(pd_m3_mulv(job->m[p], d), w));
+                    }
+                }
+        job->out[n] = pd_v3_scale(sum, scale);
+    }
+}
+
+void pd_grid_divergence(const pd_grid* g, const pd_mat3* particle_field, pd_vec3* out) {
+    divergence_job job = {g, particle_field, out};
+    pd_parallel_for(g->nodes, 256, divergence_range, &job);
+}

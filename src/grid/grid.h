@@ -66,6 +66,15 @@ void pd_grid_from_particles(pd_grid* g, const pd_real* mass, const pd_vec3* v,
  * B-splines), which is also MLS-MPM's velocity gradient. At the positions of the last fit. */
 void pd_grid_to_particles(const pd_grid* g, pd_vec3* v, pd_mat3* c);
 
+/* The MLS-MPM gradient operator of Fang 2019 Eq. 9 (D without dt and F^n) and its adjoint, with
+ * the MLS kernel gradient grad w_ip = (4 / dx^2) w_ip (x_i - x_p) (Hu et al. 2018):
+ *   gradient:   G_p = sum_i u_i grad w_ip^T        (a node field to a matrix per particle),
+ *   divergence: d_i = sum_p M_p grad w_ip          (a matrix per particle to a node field),
+ * so that sum_p G_p : M_p = sum_i u_i . d_i. The gradient of the grid velocity is APIC's C; the
+ * divergence of -V_p^0 tau_p is the grid force. At the positions of the last fit. */
+void pd_grid_gradient(const pd_grid* g, const pd_vec3* node_field, pd_mat3* out);
+void pd_grid_divergence(const pd_grid* g, const pd_mat3* particle_field, pd_vec3* out);
+
 /* One RPIC round trip (Jiang et al. 2015; Fang 2019 Sec. 8): to the grid with the affine
  * momentum m_p (C_p - C_p^T) / 2, the rotational part of C_p, and back, giving new v and C.
  * Linear and angular momentum are kept; the stretching and shearing modes lose what a Newtonian

@@ -401,3 +401,56 @@ PD_TEST(rpic_round_trip_damps_a_shear_wave_as_its_viscosity) {
     pd_grid_free(&g);
     free_cloud(&k);
 }
+
+/* D and D^T of Fang 2019 Eq. 9: adjoint (sum_p G_p : M_p = sum_i u_i . d_i for random fields, to
+ * round-off), the gradient of the grid velocity is G2P's C, and the gradient of a linear node
+ * field u(x) = B x is B at every particle (a wrong scale or sign breaks one of the three). */
+PD_TEST(gradient_and_divergence_are_adjoint_and_exact_on_linear_fields) {
+    cloud k = random_cloud(600, 21);
+    pd_grid g;
+    pd_grid_init(&g, 0.045);
+    pd_error err = {0};
+    PD_REQUIRE(pd_grid_fit(&g, k.x, k.n, 1, 1u << 24, &err) == PD_OK);
+    unsigned seed = 99;
+    pd_vec3* u = malloc(g.nodes * sizeof *u);
+    pd_vec3* d = malloc(g.nodes * sizeof *d);
+    pd_mat3* grad = malloc(k.n * sizeof *grad);
+    for (size_t n = 0; n < g.nodes; ++n)
+        u[n] = random_point(&seed, -1, 1);
+    pd_grid_gradient(&g, u, grad);
+    pd_grid_divergence(&g, k.c, d);
+    double lhs = 0, rhs = 0, scale = 0;
+    for (size_t p = 0; p < k.n; ++p)
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b)
+                lhs += grad[p].m[a][b] * k.c[p].m[a][b],
+                    scale += fabs(grad[p].m[a][b] * k.c[p].m[a][b]);
+    for (size_t n = 0; n < g.nodes; ++n)
+        rhs += pd_v3_dot(u[n], d[n]);
+    printf("  <D u, M> = %.10g, <u, D^T M> = %.10g\n", lhs, rhs);
+    PD_CHECK_NEAR(lhs, rhs, 1e-12 * scale);
+    /* the gradient of the grid velocity is the C that G2P gives */
+    pd_grid_from_particles(&g, k.m, k.v, NULL);
+    pd_vec3* v = malloc(k.n * sizeof *v);
+    pd_mat3* c = malloc(k.n * sizeof *c);
+    pd_grid_to_particles(&g, v, c);
+    pd_grid_gradient(&g, g.velocity, grad);
+    double diff = 0;
+    for (size_t p = 0; p < k.n; ++p)
+        diff = fmax(diff, sqrt(pd_m3_frob2(pd_m3_sub(grad[p], c[p]))));
+    PD_CHECK_NEAR(diff, 0, 1e-12);
+    /* a linear node field */
+    pd_mat3 b = {{{0.2, -0.7, 1.1}, {0.4, 0.3, -0.5}, {-0.9, 0.6, 0.1}}};
+    for (int i = 0; i < g.dim[0]; ++i)
+        for (int j = 0; j < g.dim[1]; ++j)
+            for (int l = 0; l < g.dim[2]; ++l)
+                u[pd_grid_index(&g, i, j, l)] = pd_m3_mulv(b, pd_grid_node(&g, i, j, l));
+    pd_grid_gradient(&g, u, grad);
+    diff = 0;
+    for (size_t p = 0; p < k.n; ++p)
+        diff = fmax(diff, sqrt(pd_m3_frob2(pd_m3_sub(grad[p], b))));
+    PD_CHECK_NEAR(diff, 0, 1e-10);
+    free(u), free(d), free(grad), free(v), free(c);
+    pd_grid_free(&g);
+    free_cloud(&k);
+}
