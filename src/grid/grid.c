@@ -296,3 +296,40 @@ void pd_grid_divergence(const pd_grid* g, const pd_mat3* particle_field, pd_vec3
     divergence_job job = {g, particle_field, out};
     pd_parallel_for(g->nodes, 256, divergence_range, &job);
 }
+
+typedef struct quadratic_job {
+    const pd_grid* g;
+    const pd_mat3* m;
+    pd_real* out;
+} quadratic_job;
+
+static void quadratic_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const quadratic_job* job = ctx;
+    const pd_grid* g = job->g;
+    int ny = g->dim[1], nz = g->dim[2];
+    pd_real scale = 4 / (g->dx * g->dx);
+    for (size_t n = begin; n < end; ++n) {
+        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
+        pd_real sum = 0;
+        for (int di = 0; di < 3 && i - di >= 0; ++di)
+            for (int dj = 0; dj < 3 && j - dj >= 0; ++dj)
+                for (int dk = 0; dk < 3 && k - dk >= 0; ++dk) {
+                    size_t b = pd_grid_index(g, i - di, j - dj, k - dk);
+                    pd_vec3 node_off = pd_v3(di * g->dx, dj * g->dx, dk * g->dx);
+                    for (uint32_t s = g->cell_start[b]; s < g->cell_start[b + 1]; ++s) {
+                        uint32_t p = g->sorted[s];
+                        pd_real w = g->weights[p][0][di] * g->weights[p][1][dj] *
+                                    g->weights[p][2][dk] * scale;
+                        pd_vec3 d = pd_v3_scale(pd_v3_sub(node_off, g->offset[p]), w);
+                        sum += pd_v3_dot(d, pd_m3_mulv(job->m[p], d));
+                    }
+                }
+        job->out[n] = sum;
+    }
+}
+
+void pd_grid_quadratic_sum(const pd_grid* g, const pd_mat3* particle_field, pd_real* out) {
+    quadratic_job job = {g, particle_field, out};
+    pd_parallel_for(g->nodes, 256, quadratic_range, &job);
+}

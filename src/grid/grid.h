@@ -75,6 +75,10 @@ void pd_grid_to_particles(const pd_grid* g, pd_vec3* v, pd_mat3* c);
 void pd_grid_gradient(const pd_grid* g, const pd_vec3* node_field, pd_mat3* out);
 void pd_grid_divergence(const pd_grid* g, const pd_mat3* particle_field, pd_vec3* out);
 
+/* out_i = sum_p grad w_ip^T M_p grad w_ip: the diagonal of D^T M D (a node scalar per node), for
+ * preconditioners. At the positions of the last fit. */
+void pd_grid_quadratic_sum(const pd_grid* g, const pd_mat3* particle_field, pd_real* out);
+
 /* One RPIC round trip (Jiang et al. 2015; Fang 2019 Sec. 8): to the grid with the affine
  * momentum m_p (C_p - C_p^T) / 2, the rotational part of C_p, and back, giving new v and C.
  * Linear and angular momentum are kept; the stretching and shearing modes lose what a Newtonian

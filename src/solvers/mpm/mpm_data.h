@@ -15,10 +15,21 @@ struct pd_world;
 /* Particles per chunk of the per-particle loops. */
 #define PD_MPM_GRAIN 256
 
+/* solver.mpm.integrator */
+enum { PD_MPM_EXPLICIT, PD_MPM_ADMM };
+
 typedef struct pd_mpm_params {
-    pd_real dx;              /* grid cell size in particle spacings */
-    pd_real cfl;             /* the auto step's fraction of dx per step at the fastest speed */
-    int damping_round_trips; /* RPIC round trips before each step (Sec. 8) */
+    pd_real dx;               /* grid cell size in particle spacings */
+    pd_real cfl;              /* the auto step's fraction of dx per step at the fastest speed */
+    int damping_round_trips;  /* RPIC round trips before each step (Sec. 8) */
+    int integrator;           /* PD_MPM_EXPLICIT (Sec. 6) or PD_MPM_ADMM (Sec. 7) */
+    pd_real auto_step_factor; /* admm: time.dt "auto" is this times the explicit bound */
+    pd_real rho;              /* the ADMM penalty (1: the SEW weights carry the stiffness) */
+    pd_real relaxation;       /* over-relaxation alpha (Sec. 7.3) */
+    int iterations;           /* ADMM iterations at most */
+    pd_real tolerance;        /* ... until the primal residual is below this */
+    int cg_iterations;        /* conjugate gradient iterations of a grid step at most */
+    pd_real cg_tolerance;     /* ... until its residual fell by this factor */
 } pd_mpm_params;
 
 extern const pd_param_table pd_mpm_param_table;
@@ -44,6 +55,16 @@ typedef struct pd_mpm_state {
     pd_vec3* v_grid; /* the velocity the grid gives each particle (pinned ones keep their own) */
     pd_real* stress; /* Cauchy stress, 6 per particle (xx, yy, zz, xy, yz, xz), published */
     size_t n;
+    /* the implicit step (mpm_admm.c): per particle */
+    pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;
+    pd_real* admm_w2;
+    /* ... and per node (capacity admm_nodes) */
+    size_t admm_nodes;
+    pd_vec3 *admm_dv, *admm_rhs, *cg_r, *cg_z, *cg_d, *cg_ad, *bc_normal, *bc_target;
+    pd_real* admm_diag;
+    uint8_t* bc_kind;
+    int32_t* bc_collider;
+    int last_cg_iterations;
     pd_family none; /* no bonds: an empty family lets the core's per-particle arrays,
                      * reordering and checkpoints work as for the bonded methods */
     pd_state_arrays persist;

@@ -18,6 +18,29 @@ static const pd_param_info k_params[] = {
     {"damping_round_trips", PD_PARAM_INT, P(damping_round_trips), 0, 0, 100, "1", NULL,
      "RPIC round trips before each step (Sec. 8): each is a Newtonian viscosity nu = dx^2 / (8 "
      "dt) (Eq. 11) that keeps linear and angular momentum. 0: none."},
+    {"integrator", PD_PARAM_ENUM, P(integrator), PD_MPM_EXPLICIT, 0, 0, "-", "explicit|admm",
+     "explicit: symplectic Euler with MLS-MPM forces (Sec. 6), a step within the CFL bound. admm: "
+     "backward Euler solved by the augmented Lagrangian of Sec. 7 (particle, grid and dual "
+     "steps), for steps well beyond it (docs/methods/mpm.md)."},
+    {"auto_step_factor", PD_PARAM_REAL, P(auto_step_factor), 10, 1, 1000, "1", NULL,
+     "admm: time.dt \"auto\" takes this many times the explicit bound (its CFL and P-wave "
+     "speed), taken at each frame's start."},
+    {"rho", PD_PARAM_REAL, P(rho), 1, 1e-6, 1e6, "1", NULL,
+     "admm: the penalty rho of the augmented Lagrangian (Eq. 9-10). The constraint weights w_p^2 "
+     "= V_p^0 |d^2 Psi / d Sigma^2|_F (SEW, Sec. 7.3) carry the stiffness, so rho is a pure "
+     "number."},
+    {"relaxation", PD_PARAM_REAL, P(relaxation), 1.5, 1, 1.95, "1", NULL,
+     "admm: over-relaxation alpha of the grid and dual steps (Sec. 7.3; Fig. 12: 1.4-1.6 "
+     "helped)."},
+    {"iterations", PD_PARAM_INT, P(iterations), 30, 1, 10000, "1", NULL,
+     "admm: iterations per step at most (Table 2: 30)."},
+    {"tolerance", PD_PARAM_REAL, P(tolerance), 1e-5, 0, 1, "1", NULL,
+     "admm: a step ends once the larger of the primal residual |w (F - D dv - b)| and the dual "
+     "residual |w D (dv^{k+1} - dv^k)|, over |w b|, is below this (docs/methods/mpm.md)."},
+    {"cg_iterations", PD_PARAM_INT, P(cg_iterations), 50, 1, 10000, "1", NULL,
+     "admm: conjugate gradient iterations of a grid step at most."},
+    {"cg_tolerance", PD_PARAM_REAL, P(cg_tolerance), 1e-3, 0, 1, "1", NULL,
+     "admm: a grid step's conjugate gradients stop once the residual fell by this factor."},
 };
 
 const pd_param_table pd_mpm_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

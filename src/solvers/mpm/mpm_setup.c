@@ -6,7 +6,7 @@
 #include "core/alloc.h"
 #include "constitutive/elastic_constants.h"
 #include "core/error.h"
-#include "solvers/mpm/mpm_data.h"
+#include "solvers/mpm/mpm_internal.h"
 #include "world/world.h"
 
 pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, const char* path,
@@ -97,6 +97,15 @@ pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error*
     }
     s->dx = cell_size(s, w);
     pd_grid_init(&s->grid, s->dx);
+    pd_real bound = pd_mpm_max_time_step(s, w);
+    if (!w->def.dt_auto && s->prm.integrator == PD_MPM_EXPLICIT && w->def.dt > bound) {
+        pd_mpm_destroy(s);
+        return pd_fail(err, PD_ERR_BAD_SCENE, "time.dt",
+                       "mpm's explicit step is stable up to %.3g s here (solver.mpm.cfl %g of dx = "
+                       "%.3g m over the fastest speed plus the P-wave speed); got %.3g s: give a "
+                       "smaller dt, \"auto\", or solver.mpm.integrator \"admm\"",
+                       bound, s->prm.cfl, s->dx, w->def.dt);
+    }
     w->bond_count = 0;
     *state = s;
     return PD_OK;
@@ -112,6 +121,7 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
     PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
     PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
+    pd_mpm_admm_free(s);
     pd_family_free(&s->none);
     pd_grid_free(&s->grid);
     pd_free(s, sizeof *s);
@@ -132,7 +142,10 @@ pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
         pd_real wave = sqrt((m->lambda + 2 * m->mu) / rho);
         fastest = fmax(fastest, pd_v3_len(p->vel[i]) + wave);
     }
-    return fastest > 0 ? s->prm.cfl * s->dx / fastest : INFINITY;
+    pd_real bound = fastest > 0 ? s->prm.cfl * s->dx / fastest : INFINITY;
+    /* admm: "auto" takes auto_step_factor times the explicit bound (the world takes
+     * PD_AUTO_DT_SAFETY of what this returns) */
+    return s->prm.integrator == PD_MPM_ADMM ? bound * s->prm.auto_step_factor : bound;
 }
 
 pd_state_arrays* pd_mpm_persistent(void* state) {

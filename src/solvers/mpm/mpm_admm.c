@@ -1,0 +1,453 @@
+/* mpm's implicit step: the augmented Lagrangian solver of Fang 2019 Sec. 7 (ADMM, after Overby
+ * et al. 2017) for backward Euler on the grid, elastic branch Psi_E (the projections Z are the
+ * identity until the plastic and viscoelastic returns join):
+ *   min over dv, F:  1/2 dv^T M dv - dt dv^T M g + sum_p V_p^0 Psi(F_p)
+ *   subject to  w_p (F_p - (D dv)_p - b_p) = 0,                                   (Eq. 9)
+ * with (D dv)_p = dt (sum_i dv_i grad w_ip^T) F_p^n and b_p = (I + dt sum_i v_i^n grad w_ip^T)
+ * F_p^n. Each iteration: the particle step (Eq. 10: V0 P(F) + rho w^2 F = rho w^2 (D dv + b) -
+ * w y, solved per particle by Newton on the singular values of the right-hand side), the grid
+ * step (A dv = dt M g + D^T (w y + rho w^2 (F - b)), A = M + rho D^T w^2 D, by conjugate
+ * gradients with a diagonal preconditioner and the boundary conditions projected inside), the
+ * dual step (y += rho w (F - D dv - b)); over-relaxation alpha in the last two (Sec. 7.3); the
+ * weights w_p^2 = V_p^0 |d^2 Psi / d Sigma^2|_F at the step's start (SEW, Sec. 7.3). At the end
+ * (Fig. 8) F is discarded: v^{n+1} = v^n + dv goes back to the particles as in the explicit
+ * step, whose (I + dt C) F^n is then D dv + b. */
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/timer.h"
+#include "grid/grid_boundary.h"
+#include "math/svd3.h"
+#include "parallel/parallel.h"
+#include "solvers/mpm/mpm_internal.h"
+#include "world/world.h"
+
+/* ---------------------------------------------------------------- the particle step */
+
+/* Psi's gradient and Hessian in the singular values s (StVK with Hencky strain, Eq. 6):
+ * dPsi/ds_a = tau_a / s_a, d2Psi/ds_a ds_b = (2 mu [a = b] + lambda) / (s_a s_b) - [a = b]
+ * tau_a / s_a^2. */
+static void hencky_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_real g[3],
+                                    pd_real h[3][3]) {
+    pd_real e[3] = {log(s[0]), log(s[1]), log(s[2])}, tr = e[0] + e[1] + e[2];
+    for (int a = 0; a < 3; ++a) {
+        pd_real tau = 2 * m->mu * e[a] + m->lambda * tr;
+        g[a] = tau / s[a];
+        for (int b = 0; b < 3; ++b)
+            h[a][b] =
+                (2 * m->mu * (a == b) + m->lambda) / (s[a] * s[b]) - (a == b) * tau / (s[a] * s[a]);
+    }
+}
+
+/* Solves the 3 x 3 system h x = r (Cramer; h is the particle step's SPD-ish Hessian). */
+static int solve3(pd_real h[3][3], const pd_real r[3], pd_real x[3]) {
+    pd_mat3 m = {
+        {{h[0][0], h[0][1], h[0][2]}, {h[1][0], h[1][1], h[1][2]}, {h[2][0], h[2][1], h[2][2]}}};
+    pd_real det = pd_m3_det(m);
+    if (!(fabs(det) > 0))
+        return 0;
+    for (int c = 0; c < 3; ++c) {
+        pd_mat3 mc = m;
+        for (int a = 0; a < 3; ++a)
+            mc.m[a][c] = r[a];
+        x[c] = pd_m3_det(mc) / det;
+    }
+    return 1;
+}
+
+/* Eq. 10 in the singular values: V0 dPsi/ds + k s = r (k = rho w^2), by Newton from s0, at most
+ * PD_MPM_NEWTON_STEPS steps, each halved until every s stays > 0. Returns the steps taken. */
+static int particle_newton(const pd_mpm_material* m, pd_real v0, pd_real k, const pd_real r[3],
+                           pd_real s[3]) {
+    int step = 0;
+    for (; step < PD_MPM_NEWTON_STEPS; ++step) {
+        pd_real g[3], h[3][3], res[3], dx[3], norm = 0, scale = 0;
+        hencky_gradient_hessian(m, s, g, h);
+        for (int a = 0; a < 3; ++a) {
+            res[a] = r[a] - v0 * g[a] - k * s[a];
+            norm += res[a] * res[a], scale += r[a] * r[a] + k * k * s[a] * s[a];
+            for (int b = 0; b < 3; ++b)
+                h[a][b] *= v0;
+            h[a][a] += k;
+        }
+        if (norm <= 1e-24 * scale || !solve3(h, res, dx))
+            break;
+        pd_real t = 1;
+        for (int a = 0; a < 3; ++a)
+            while (s[a] + t * dx[a] <= 0.05 * s[a])
+                t *= 0.5;
+        for (int a = 0; a < 3; ++a)
+            s[a] += t * dx[a];
+    }
+    return step;
+}
+
+/* F_p = argmin V0 Psi(F) + rho w^2 / 2 |F - Z|^2 with Z = D dv + b - y / (rho w): the minimiser
+ * shares Z's singular vectors (Klar 2016, Overby 2017). */
+static pd_mat3 particle_step(const pd_mpm_material* m, pd_real v0, pd_real k, pd_mat3 target) {
+    pd_mat3 u, v;
+    pd_vec3 sz;
+    pd_svd3(target, &u, &sz, &v);
+    pd_real r[3] = {k * sz.x, k * sz.y, k * sz.z};
+    pd_real s[3] = {fmax(fabs(sz.x), 1e-3), fmax(fabs(sz.y), 1e-3), fmax(fabs(sz.z), 1e-3)};
+    particle_newton(m, v0, k, r, s);
+    pd_mat3 f = pd_m3_zero();
+    for (int a = 0; a < 3; ++a)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                f.m[i][j] += u.m[i][a] * s[a] * v.m[j][a];
+    return f;
+}
+
+typedef struct admm_ctx {
+    pd_mpm_state* s;
+    const pd_particles* p;
+    pd_real dt, rho, alpha;
+} admm_ctx;
+
+/* ---------------------------------------------------------------- D and D^T with F^n */
+
+/* out_p = dt G(u)_p F_p^n: D applied to a node field (F^n kept in admm_fn: the step's end
+ * replaces s->f). */
+static void apply_d(const admm_ctx* c, const pd_vec3* u, pd_mat3* out) {
+    pd_mpm_state* s = c->s;
+    pd_grid_gradient(&s->grid, u, out);
+    for (size_t p = 0; p < s->n; ++p)
+        out[p] = pd_m3_scale(pd_m3_mul(out[p], s->admm_fn[p]), c->dt);
+}
+
+/* out_i = dt sum_p (M_p F_p^n^T) grad w_ip: D^T applied to a matrix per particle (scratch holds
+ * M F^T). */
+static void apply_dt(const admm_ctx* c, const pd_mat3* m, pd_mat3* scratch, pd_vec3* out) {
+    pd_mpm_state* s = c->s;
+    for (size_t p = 0; p < s->n; ++p)
+        scratch[p] = pd_m3_scale(pd_m3_mul(m[p], pd_m3_transpose(s->admm_fn[p])), c->dt);
+    pd_grid_divergence(&s->grid, scratch, out);
+}
+
+/* ---------------------------------------------------------------- boundary conditions */
+
+/* Sec. 7.2: the nodes in a collider's solid at the step's start keep, through the solve, the
+ * collider's velocity along its normal (no_slip: all of it); Coulomb friction acts after the
+ * solve with the normal impulse the constraint took (friction_after_solve). */
+static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
+    pd_mpm_state* s = c->s;
+    const pd_grid* g = &s->grid;
+    int ny = g->dim[1], nz = g->dim[2];
+    for (size_t n = 0; n < g->nodes; ++n) {
+        s->bc_kind[n] = PD_MPM_BC_FREE;
+        if (!(g->mass[n] > 0))
+            continue;
+        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
+        pd_vec3 x = pd_grid_node(g, i, j, k);
+        for (int q = 0; q < colliders->count && s->bc_kind[n] == PD_MPM_BC_FREE; ++q) {
+            const pd_collider* col = &colliders->items[q];
+            pd_vec3 normal;
+            if (pd_collider_sdf(col, x, &normal) > 0)
+                continue;
+            pd_vec3 vc = pd_collider_velocity_at(col, x);
+            s->bc_collider[n] = q;
+            if (col->def.boundary == PD_BOUNDARY_NO_SLIP) {
+                s->bc_kind[n] = PD_MPM_BC_FULL;
+                s->bc_target[n] = pd_v3_sub(vc, g->velocity[n]); /* dv that sticks */
+            } else {
+                s->bc_kind[n] = PD_MPM_BC_NORMAL;
+                s->bc_normal[n] = normal;
+                s->bc_target[n] =
+                    pd_v3_scale(normal, pd_v3_dot(pd_v3_sub(vc, g->velocity[n]), normal));
+            }
+        }
+    }
+}
+
+/* Removes from u what the constraints fix (a search direction or a residual). */
+static void project_free(const pd_mpm_state* s, pd_vec3* u) {
+    for (size_t n = 0; n < s->grid.nodes; ++n) {
+        if (s->bc_kind[n] == PD_MPM_BC_FULL)
+            u[n] = pd_v3(0, 0, 0);
+        else if (s->bc_kind[n] == PD_MPM_BC_NORMAL)
+            u[n] = pd_v3_sub(u[n], pd_v3_scale(s->bc_normal[n], pd_v3_dot(u[n], s->bc_normal[n])));
+    }
+}
+
+/* dv with the constrained parts set to what the constraints fix. */
+static void impose_constraints(const pd_mpm_state* s, pd_vec3* dv) {
+    project_free(s, dv);
+    for (size_t n = 0; n < s->grid.nodes; ++n)
+        if (s->bc_kind[n] != PD_MPM_BC_FREE)
+            dv[n] = pd_v3_add(dv[n], s->bc_target[n]);
+}
+
+/* ---------------------------------------------------------------- the grid step */
+
+/* out = A u = M u + rho D^T (w^2 D u). */
+static void apply_a(admm_ctx* c, const pd_vec3* u, pd_vec3* out) {
+    pd_mpm_state* s = c->s;
+    apply_d(c, u, s->admm_du);
+    for (size_t p = 0; p < s->n; ++p)
+        s->admm_du[p] = pd_m3_scale(s->admm_du[p], c->rho * s->admm_w2[p]);
+    apply_dt(c, s->admm_du, s->affine, out);
+    for (size_t n = 0; n < s->grid.nodes; ++n)
+        out[n] = pd_v3_add(out[n], pd_v3_scale(u[n], s->grid.mass[n]));
+}
+
+/* The diagonal of A: m_i + rho dt^2 sum_p w_p^2 |F_p^n^T grad w_ip|^2 (the same for the three
+ * components), for the Jacobi preconditioner. */
+static void diagonal_of_a(admm_ctx* c) {
+    pd_mpm_state* s = c->s;
+    for (size_t p = 0; p < s->n; ++p) /* per particle: rho dt^2 w^2 F F^T */
+        s->affine[p] = pd_m3_scale(pd_m3_mul(s->admm_fn[p], pd_m3_transpose(s->admm_fn[p])),
+                                   c->rho * c->dt * c->dt * s->admm_w2[p]);
+    pd_grid_quadratic_sum(&s->grid, s->affine, s->admm_diag);
+    for (size_t n = 0; n < s->grid.nodes; ++n)
+        s->admm_diag[n] += s->grid.mass[n];
+}
+
+static pd_real dot_nodes(const pd_vec3* a, const pd_vec3* b, size_t n) {
+    pd_real sum = 0;
+    for (size_t i = 0; i < n; ++i)
+        sum += pd_v3_dot(a[i], b[i]);
+    return sum;
+}
+
+/* Preconditioned conjugate gradients on A dv = rhs in the constraints' free subspace, from the
+ * dv given (which satisfies them). Returns the iterations taken. */
+static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
+    pd_mpm_state* s = c->s;
+    size_t nn = s->grid.nodes;
+    pd_vec3 *r = s->cg_r, *z = s->cg_z, *d = s->cg_d, *ad = s->cg_ad;
+    apply_a(c, dv, ad);
+    for (size_t i = 0; i < nn; ++i)
+        r[i] = pd_v3_sub(rhs[i], ad[i]);
+    project_free(s, r);
+    pd_real r0 = sqrt(dot_nodes(r, r, nn)), rz = 0;
+    int it = 0;
+    for (; it < s->prm.cg_iterations && r0 > 0; ++it) {
+        for (size_t i = 0; i < nn; ++i)
+            z[i] = s->admm_diag[i] > 0 ? pd_v3_scale(r[i], 1 / s->admm_diag[i]) : pd_v3(0, 0, 0);
+        pd_real rz_new = dot_nodes(r, z, nn);
+        if (it == 0)
+            memcpy(d, z, nn * sizeof *d);
+        else
+            for (size_t i = 0; i < nn; ++i)
+                d[i] = pd_v3_add(z[i], pd_v3_scale(d[i], rz_new / rz));
+        rz = rz_new;
+        apply_a(c, d, ad);
+        project_free(s, ad);
+        pd_real dad = dot_nodes(d, ad, nn);
+        if (!(dad > 0))
+            break;
+        pd_real step = rz / dad;
+        for (size_t i = 0; i < nn; ++i) {
+            dv[i] = pd_v3_add(dv[i], pd_v3_scale(d[i], step));
+            r[i] = pd_v3_sub(r[i], pd_v3_scale(ad[i], step));
+        }
+        if (sqrt(dot_nodes(r, r, nn)) <= s->prm.cg_tolerance * r0)
+            return it + 1;
+    }
+    return it;
+}
+
+/* Coulomb friction at the constrained nodes of a slip collider: the constraint's normal impulse
+ * per mass, j = (rhs - A dv) . n / m (the reaction of the last grid step), takes up to mu j of
+ * the tangential speed relative to the collider (all of it when less). */
+static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
+    pd_mpm_state* s = c->s;
+    const pd_grid* g = &s->grid;
+    int ny = g->dim[1], nz = g->dim[2];
+    apply_a(c, s->admm_dv, s->cg_ad);
+    for (size_t n = 0; n < g->nodes; ++n) {
+        if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
+            continue;
+        const pd_collider* col = &colliders->items[s->bc_collider[n]];
+        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
+        pd_vec3 vc = pd_collider_velocity_at(col, pd_grid_node(g, i, j, k));
+        pd_vec3 nrm = s->bc_normal[n];
+        pd_real jn = pd_v3_dot(pd_v3_sub(s->admm_rhs[n], s->cg_ad[n]), nrm) / g->mass[n];
+        pd_vec3 rel = pd_v3_sub(pd_v3_add(g->velocity[n], s->admm_dv[n]), vc);
+        pd_vec3 vt = pd_v3_sub(rel, pd_v3_scale(nrm, pd_v3_dot(rel, nrm)));
+        pd_real speed = pd_v3_len(vt);
+        if (jn <= 0 || speed == 0)
+            continue;
+        pd_real keep = fmax(0, 1 - col->def.friction * jn / speed);
+        s->admm_dv[n] = pd_v3_sub(s->admm_dv[n], pd_v3_scale(vt, 1 - keep));
+    }
+}
+
+/* ---------------------------------------------------------------- the iteration */
+
+/* SEW (Sec. 7.3): w_p^2 = V_p^0 |d^2 Psi / d Sigma^2|_F at F_p^n; b_p; y = 0; F = b. */
+static void start(admm_ctx* c) {
+    pd_mpm_state* s = c->s;
+    pd_grid_gradient(&s->grid, s->grid.velocity, s->admm_b);
+    memcpy(s->admm_fn, s->f, s->n * sizeof *s->f);
+    for (size_t p = 0; p < s->n; ++p) {
+        s->admm_b[p] =
+            pd_m3_mul(pd_m3_add(pd_m3_identity(), pd_m3_scale(s->admm_b[p], c->dt)), s->f[p]);
+        pd_mat3 u, v;
+        pd_vec3 sv;
+        pd_svd3(s->f[p], &u, &sv, &v);
+        pd_real sig[3] = {fmax(fabs(sv.x), 1e-3), fmax(fabs(sv.y), 1e-3), fmax(fabs(sv.z), 1e-3)};
+        pd_real g[3], h[3][3], norm = 0;
+        hencky_gradient_hessian(&s->mat[c->p->material[p]], sig, g, h);
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b)
+                norm += h[a][b] * h[a][b];
+        s->admm_w2[p] = s->volume0[p] * sqrt(norm);
+        s->admm_y[p] = pd_m3_zero();
+        s->admm_f[p] = s->admm_b[p];
+    }
+}
+
+/* One ADMM iteration; returns its residual (below). */
+static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
+    pd_mpm_state* s = c->s;
+    size_t nn = s->grid.nodes;
+    apply_d(c, s->admm_dv, s->admm_du); /* D dv^k */
+    for (size_t p = 0; p < s->n; ++p) { /* particle step, Eq. 10 */
+        pd_real w = sqrt(s->admm_w2[p]), k = c->rho * s->admm_w2[p];
+        pd_mat3 target = pd_m3_sub(pd_m3_add(s->admm_du[p], s->admm_b[p]),
+                                   pd_m3_scale(s->admm_y[p], w > 0 ? 1 / (c->rho * w) : 0));
+        s->admm_f[p] = particle_step(&s->mat[c->p->material[p]], s->volume0[p], k, target);
+    }
+    /* grid step: rhs = dt M g + D^T (w y + rho w^2 (F_hat - b)), F_hat over-relaxed */
+    for (size_t p = 0; p < s->n; ++p) {
+        pd_mat3 dvb = pd_m3_add(s->admm_du[p], s->admm_b[p]);
+        pd_mat3 fhat =
+            pd_m3_add(pd_m3_scale(s->admm_f[p], c->alpha), pd_m3_scale(dvb, 1 - c->alpha));
+        s->admm_fhat[p] = fhat;
+        pd_real w = sqrt(s->admm_w2[p]);
+        s->cg_m[p] = pd_m3_add(pd_m3_scale(s->admm_y[p], w),
+                               pd_m3_scale(pd_m3_sub(fhat, s->admm_b[p]), c->rho * s->admm_w2[p]));
+    }
+    apply_dt(c, s->cg_m, s->affine, s->admm_rhs);
+    for (size_t n = 0; n < nn; ++n)
+        s->admm_rhs[n] = pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n]));
+    memcpy(s->cg_m, s->admm_du, s->n * sizeof *s->cg_m); /* D dv^k, for the dual residual */
+    *cg_total += grid_solve(c, s->admm_rhs, s->admm_dv);
+    /* dual step with the same F_hat */
+    apply_d(c, s->admm_dv, s->admm_du);
+    pd_real primal = 0, dual = 0, scale = 0;
+    for (size_t p = 0; p < s->n; ++p) {
+        pd_real w = sqrt(s->admm_w2[p]);
+        pd_mat3 gap = pd_m3_sub(pd_m3_sub(s->admm_fhat[p], s->admm_du[p]), s->admm_b[p]);
+        s->admm_y[p] = pd_m3_add(s->admm_y[p], pd_m3_scale(gap, c->rho * w));
+        pd_mat3 plain = pd_m3_sub(pd_m3_sub(s->admm_f[p], s->admm_du[p]), s->admm_b[p]);
+        primal += s->admm_w2[p] * pd_m3_frob2(plain);
+        dual += s->admm_w2[p] * pd_m3_frob2(pd_m3_sub(s->admm_du[p], s->cg_m[p]));
+        scale += s->admm_w2[p] * pd_m3_frob2(s->admm_b[p]);
+    }
+    /* the larger of the primal residual |w (F - D dv - b)| and the dual one |w D (dv^{k+1} -
+     * dv^k)| (Boyd et al. 2011 Sec. 3.3, with rho's scale taken out), over |w b| */
+    return scale > 0 ? sqrt(fmax(primal, dual) / scale) : 0;
+}
+
+pd_status pd_mpm_admm_solve(pd_mpm_state* s, pd_world* w, pd_real dt, int* iterations,
+                            pd_real* residual) {
+    pd_status st = pd_mpm_admm_reserve(s, s->grid.nodes);
+    if (st != PD_OK)
+        return st;
+    admm_ctx c = {s, &w->particles, dt, s->prm.rho, s->prm.relaxation};
+    size_t nn = s->grid.nodes;
+    find_constraints(&c, &w->colliders);
+    start(&c);
+    diagonal_of_a(&c);
+    pd_vec3 gdv = pd_v3_scale(w->def.gravity, dt);
+    for (size_t n = 0; n < nn; ++n) /* the explicit guess: gravity alone */
+        s->admm_dv[n] = s->grid.mass[n] > 0 ? gdv : pd_v3(0, 0, 0);
+    impose_constraints(s, s->admm_dv);
+    int cg = 0, k = 0;
+    pd_real r = INFINITY;
+    for (; k < s->prm.iterations && !(r <= s->prm.tolerance); ++k)
+        r = iterate(&c, gdv, &cg);
+    friction_after_solve(&c, &w->colliders);
+    *iterations = k;
+    *residual = r;
+    s->last_cg_iterations = cg;
+    return PD_OK;
+}
+
+/* The residual of backward Euler's momentum balance at the grid velocity change dv:
+ * |M dv - dt M g + D^T (V0 P(D dv + b))| over |dt M g| + |D^T V0 P| (free nodes only): 0 at
+ * the implicit step's solution. For tests. */
+pd_real pd_mpm_implicit_residual(pd_mpm_state* s, pd_world* w, pd_real dt, const pd_vec3* dv) {
+    admm_ctx c = {s, &w->particles, dt, s->prm.rho, 1};
+    apply_d(&c, dv, s->admm_du);
+    for (size_t p = 0; p < s->n; ++p) {
+        pd_mat3 f = pd_m3_add(s->admm_du[p], s->admm_b[p]), u, v;
+        pd_vec3 sv;
+        pd_svd3(f, &u, &sv, &v);
+        pd_real sig[3] = {sv.x, sv.y, sv.z}, g[3], h[3][3];
+        hencky_gradient_hessian(&s->mat[w->particles.material[p]], sig, g, h);
+        pd_mat3 piola = pd_m3_zero();
+        for (int a = 0; a < 3; ++a)
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j)
+                    piola.m[i][j] += u.m[i][a] * g[a] * v.m[j][a];
+        s->cg_m[p] = pd_m3_scale(piola, s->volume0[p]);
+    }
+    apply_dt(&c, s->cg_m, s->affine, s->cg_r);
+    pd_vec3 gdv = pd_v3_scale(w->def.gravity, dt);
+    for (size_t n = 0; n < s->grid.nodes; ++n)
+        s->cg_z[n] = pd_v3_add(
+            pd_v3_sub(pd_v3_scale(dv[n], s->grid.mass[n]), pd_v3_scale(gdv, s->grid.mass[n])),
+            s->cg_r[n]);
+    project_free(s, s->cg_z);
+    pd_real res = 0, scale = 0;
+    for (size_t n = 0; n < s->grid.nodes; ++n) {
+        res += pd_v3_len2(s->cg_z[n]);
+        scale += pd_v3_len2(pd_v3_scale(gdv, s->grid.mass[n])) + pd_v3_len2(s->cg_r[n]);
+    }
+    return scale > 0 ? sqrt(res / scale) : 0;
+}
+
+/* ---------------------------------------------------------------- storage */
+
+#define ADMM_PARTICLE_ARRAYS(X)                                                                    \
+    X(admm_b, pd_mat3)                                                                             \
+    X(admm_fn, pd_mat3)                                                                            \
+    X(admm_f, pd_mat3)                                                                             \
+    X(admm_fhat, pd_mat3) X(admm_y, pd_mat3) X(admm_du, pd_mat3) X(cg_m, pd_mat3)                  \
+        X(admm_w2, pd_real)
+#define ADMM_NODE_ARRAYS(X)                                                                        \
+    X(admm_dv, pd_vec3)                                                                            \
+    X(admm_rhs, pd_vec3)                                                                           \
+    X(cg_r, pd_vec3)                                                                               \
+    X(cg_z, pd_vec3)                                                                               \
+    X(cg_d, pd_vec3)                                                                               \
+    X(cg_ad, pd_vec3) X(bc_normal, pd_vec3) X(bc_target, pd_vec3) X(admm_diag, pd_real)            \
+        X(bc_kind, uint8_t) X(bc_collider, int32_t)
+
+pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes) {
+    if (!s->admm_b) {
+#define ALLOC_ONE(field, T) s->field = PD_NEW_ARRAY(T, s->n + 1);
+        ADMM_PARTICLE_ARRAYS(ALLOC_ONE)
+#undef ALLOC_ONE
+#define CHECK_ONE(field, T) || !s->field
+        if (0 ADMM_PARTICLE_ARRAYS(CHECK_ONE))
+            return PD_ERR_OUT_OF_MEMORY;
+#undef CHECK_ONE
+    }
+    if (nodes <= s->admm_nodes)
+        return PD_OK;
+    size_t cap = nodes + nodes / 2;
+#define REGROW_ONE(field, T)                                                                       \
+    PD_FREE_ARRAY(s->field, T, s->admm_nodes);                                                     \
+    s->field = PD_NEW_ARRAY(T, cap);
+    ADMM_NODE_ARRAYS(REGROW_ONE)
+#undef REGROW_ONE
+    s->admm_nodes = cap;
+#define CHECK_ONE(field, T) || !s->field
+    return (0 ADMM_NODE_ARRAYS(CHECK_ONE)) ? PD_ERR_OUT_OF_MEMORY : PD_OK;
+#undef CHECK_ONE
+}
+
+void pd_mpm_admm_free(pd_mpm_state* s) {
+#define FREE_ONE(field, T) PD_FREE_ARRAY(s->field, T, s->n + 1);
+    ADMM_PARTICLE_ARRAYS(FREE_ONE)
+#undef FREE_ONE
+#define FREE_NODE(field, T) PD_FREE_ARRAY(s->field, T, s->admm_nodes);
+    ADMM_NODE_ARRAYS(FREE_NODE)
+#undef FREE_NODE
+}

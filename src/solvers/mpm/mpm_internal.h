@@ -1,0 +1,24 @@
+/* What mpm's files share beyond mpm_data.h: the implicit step's pieces (mpm_admm.c). */
+#ifndef PD_MPM_INTERNAL_H
+#define PD_MPM_INTERNAL_H
+
+#include "solvers/mpm/mpm_data.h"
+
+/* Newton steps of the particle step (Eq. 10) at most. */
+#define PD_MPM_NEWTON_STEPS 12
+
+/* A node's boundary condition in the implicit solve (Sec. 7.2). */
+enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL };
+
+/* Room in the ADMM's per-node arrays for `nodes` nodes (grown, never shrunk). */
+pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes);
+void pd_mpm_admm_free(pd_mpm_state* s);
+/* The ADMM solve of Sec. 7 for the grid velocity change s->admm_dv, on a grid that holds the
+ * particles' transfer (mass and v^n) at the step's start. */
+pd_status pd_mpm_admm_solve(pd_mpm_state* s, struct pd_world* w, pd_real dt, int* iterations,
+                            pd_real* residual);
+/* Backward Euler's relative momentum residual at the grid velocity change dv (tests). */
+pd_real pd_mpm_implicit_residual(pd_mpm_state* s, struct pd_world* w, pd_real dt,
+                                 const pd_vec3* dv);
+
+#endif
