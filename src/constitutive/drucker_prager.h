@@ -20,8 +20,18 @@ typedef struct pd_dp_cone {
 pd_dp_cone pd_dp_cone_of(pd_real friction_angle_degrees, pd_real cohesion, pd_dp_cone_kind kind);
 /* The material's cone (its friction_angle, cohesion and cone). */
 pd_dp_cone pd_dp_material_cone(const pd_material_def* m);
+/* Von Mises with yield stress sigma_y (sqrt(3 J2) <= sigma_y) as the cone of slope 0:
+ * a = sigma_y / sqrt 3, b = 0. */
+pd_dp_cone pd_von_mises_cone(pd_real yield_stress);
 /* sqrt(J2) - (a + b I1) of principal stresses sigma (tension positive): > 0 outside. */
 pd_real pd_dp_yield(pd_dp_cone cone, pd_vec3 sigma);
+/* The radial return of a state at invariants (I1, sqrt(J2)) onto the cone, as fractions of its
+ * isotropic and deviatoric parts to remove (He 2017 Eq. 18, beta read as a radial return:
+ * beta = (sqrt(J2) - a - b I1) / sqrt(J2), alpha = 0; past the apex, a + b I1 <= 0, all of the
+ * deviator and the share alpha = (a + b I1) / (b I1) of the isotropic part, clamped to [0, 1]).
+ * Returns 0 and leaves alpha, beta alone when the state is on or inside the cone. */
+int pd_dp_radial_return(pd_dp_cone cone, pd_real i1, pd_real sqrt_j2, pd_real* alpha,
+                        pd_real* beta);
 /* q / p at failure in triaxial compression (sigma_1 > sigma_2 = sigma_3 in compression) of a
  * cohesionless cone: 3 sqrt(3) b. */
 pd_real pd_dp_triaxial_ratio(pd_dp_cone cone);

@@ -6,7 +6,7 @@
 
 #include "parallel/parallel.h"
 #include "solvers/sbpd/sbpd_data.h"
-#include "solvers/sbpd/sbpd_granular.h"
+#include "constitutive/return_map.h"
 #include "solvers/solver.h"
 #include "support.h"
 
@@ -419,7 +419,7 @@ static double sbpd_triaxial_ratio(double phi) {
     }
     double ta = 0.5 * (lo + hi);
     pd_vec3 tau =
-        pd_sbpd_kirchhoff(&s->mat[0].yield, pd_v3(1 - er - ta, 1 - er + ta / 2, 1 - er + ta / 2));
+        pd_dp_map_kirchhoff(&s->mat[0].yield, pd_v3(1 - er - ta, 1 - er + ta / 2, 1 - er + ta / 2));
     pd_test_sim_close(&t);
     return (tau.y - tau.x) / (-(tau.x + tau.y + tau.z) / 3);
 }

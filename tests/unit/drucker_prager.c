@@ -53,3 +53,37 @@ PD_TEST(triaxial_and_unconfined_strengths) {
     printf("  worst relative miss %.2e\n", worst);
     PD_CHECK(worst < 1e-12);
 }
+
+/* He 2017 Eq. 18's radial return on the invariants (pd_dp_radial_return), as projective_pd
+ * takes it: a state inside is left alone (returns 0, alpha and beta untouched); one outside
+ * below the apex keeps I1 (alpha = 0) and lands on the cone, (1 - beta) sqrt(J2) = a + b I1;
+ * one in tension past the apex loses its deviator (beta = 1) and the share alpha of I1 that
+ * brings it onto the apex, a + b (1 - alpha) I1 = 0. */
+PD_TEST(radial_return_lands_on_the_cone_or_its_apex) {
+    pd_dp_cone cone = pd_dp_cone_of(30, 100, PD_CONE_COMPRESSION);
+    pd_real alpha = -7, beta = -7;
+    PD_CHECK(!pd_dp_radial_return(cone, 1000, 0.5 * (cone.a + cone.b * 1000), &alpha, &beta));
+    PD_CHECK(alpha == -7 && beta == -7);
+    pd_real worst_cone = 0, worst_apex = 0;
+    int apex = 0, onto = 0;
+    for (int k = 0; k < 40; ++k) {
+        pd_real i1 = -2000 + 100 * k, j = 50 + 37 * k; /* tension (I1 < 0) to compression */
+        if (!pd_dp_radial_return(cone, i1, j, &alpha, &beta))
+            continue;
+        if (cone.a + cone.b * i1 > 0) {
+            ++onto;
+            PD_CHECK(alpha == 0);
+            worst_cone = fmax(worst_cone, fabs((1 - beta) * j / (cone.a + cone.b * i1) - 1));
+        } else {
+            ++apex;
+            PD_CHECK(beta == 1 && alpha > 0 && alpha <= 1);
+            worst_apex = fmax(worst_apex, fabs(cone.a + cone.b * (1 - alpha) * i1) / cone.a);
+        }
+    }
+    printf("  %d onto the cone (|ratio - 1| <= %.2e), %d onto the apex (|a + b I1'| / a <= "
+           "%.2e)\n",
+           onto, worst_cone, apex, worst_apex);
+    PD_CHECK(onto > 10 && apex > 5);
+    PD_CHECK(worst_cone < 1e-12);
+    PD_CHECK(worst_apex < 1e-12);
+}

@@ -48,7 +48,7 @@ void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out) {
         out->yield_a = cone.a;
         out->yield_b = cone.b;
     } else if (m->plasticity == PD_PLASTICITY_VON_MISES) {
-        out->yield_a = m->yield_stress / sqrt(3.0);
+        out->yield_a = pd_von_mises_cone(m->yield_stress).a;
     }
 }
 
@@ -107,17 +107,8 @@ pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
 /* alpha and beta of Eq. 18 (beta as radial return, see the file's comment); 0 when inside. */
 static int flow_fractions(const pd_ppd_material* m, strain_state st, pd_real* alpha,
                           pd_real* beta) {
-    pd_real lim = m->yield_a + m->yield_b * st.i1;
-    if (st.sqrt_j2 <= lim)
-        return 0;
-    if (lim > 0) {
-        *alpha = 0;
-        *beta = (st.sqrt_j2 - lim) / st.sqrt_j2;
-    } else { /* beyond the apex: everything deviatoric flows, the isotropic part onto it */
-        *alpha = m->yield_b * st.i1 != 0 ? fmin(fmax(lim / (m->yield_b * st.i1), 0), 1) : 1;
-        *beta = 1;
-    }
-    return 1;
+    pd_dp_cone cone = {m->yield_a, m->yield_b};
+    return pd_dp_radial_return(cone, st.i1, st.sqrt_j2, alpha, beta);
 }
 
 typedef struct flow_ctx {

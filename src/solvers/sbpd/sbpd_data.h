@@ -8,7 +8,7 @@
 #include "contact/contact.h"
 #include "core/param.h"
 #include "neighbor/family.h"
-#include "solvers/sbpd/sbpd_granular.h"
+#include "constitutive/return_map.h"
 #include "solvers/solver.h"
 #include "world/state_arrays.h"
 
@@ -56,7 +56,7 @@ typedef struct pd_sbpd_material {
     pd_real alpha[PD_MAX_PRONY];      /* exp(-dt / theta_k) of Eq. 4 and 9 */
     pd_real mu0, lambda0, kv0;        /* the instantaneous sums over the terms */
     int sand;                         /* Drucker-Prager: the sand phase (Sec. 5) */
-    pd_sbpd_yield yield;              /* its Eq. 13 and 15 constants */
+    pd_dp_map yield;                  /* its Eq. 13 and 15 constants */
     pd_real hardening;                /* xi of Eq. 24 (sand; 0: none) */
 } pd_sbpd_material;
 

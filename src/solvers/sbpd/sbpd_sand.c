@@ -157,11 +157,10 @@ void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i, pd_real
         pd_m3_add_outer(&YX, s->w[b] * s->volume[j], pd_v3_sub(y[j], y[i]), f->xi[b]);
     }
     pd_mat3 inc = pd_m3_mul(YX, s->kinv[i]); /* Eq. 1 over the step */
-    pd_sbpd_yield yield = s->mat[s->material[i]].yield;
+    pd_dp_map yield = s->mat[s->material[i]].yield;
     yield.mu *= s->harden[i], yield.kappa *= s->harden[i]; /* Eq. 24 */
     pd_mat3 tau;
-    pd_sbpd_return_map(&yield, pd_m3_mul(inc, s->Fe[i]), &s->F[i], &tau,
-                       plastic); /* Eq. 14-22, 15 */
+    pd_dp_return_map(&yield, pd_m3_mul(inc, s->Fe[i]), &s->F[i], &tau, plastic); /* Eq. 14-22, 15 */
     if (!pd_m3_inverse(inc, &inc_inv))
         return;
     s->M[i] = pd_m3_mul(pd_m3_mul(tau, pd_m3_transpose(inc_inv)), s->kinv[i]);

@@ -6,15 +6,21 @@
  * tau_max (as printed, sqrt(2 / (d kappa)) tau_max + 1, it misses the apex); Eq. 18's ||s|| as
  * sqrt(J_2), the measure of Eq. 13 (with the Frobenius norm the result misses the surface);
  * kappa of Eq. 15 as the bulk modulus (tau_vol = kappa tr(eps) at small strain). */
-#include "solvers/sbpd/sbpd_granular.h"
+#include "constitutive/return_map.h"
 
 #include <math.h>
 
+#include "constitutive/drucker_prager.h"
 #include "math/svd3.h"
 
 #define D 3.0 /* the dimension d of Eq. 15-20 */
 
-pd_vec3 pd_sbpd_kirchhoff(const pd_sbpd_yield* y, pd_vec3 s) {
+pd_dp_map pd_von_mises_map(pd_real mu, pd_real kappa, pd_real yield_stress) {
+    pd_dp_cone cone = pd_von_mises_cone(yield_stress);
+    return (pd_dp_map){mu, kappa, cone.b, cone.a};
+}
+
+pd_vec3 pd_dp_map_kirchhoff(const pd_dp_map* y, pd_vec3 s) {
     pd_real J = s.x * s.y * s.z, b0 = s.x * s.x, b1 = s.y * s.y, b2 = s.z * s.z;
     pd_real m = y->mu * pow(fabs(J), -2 / D), tr = (b0 + b1 + b2) / D;
     pd_real vol = 0.5 * y->kappa * (J * J - 1);
@@ -27,7 +33,7 @@ static pd_real root_j2(pd_vec3 tau) {
     return sqrt(0.5 * (a * a + b * b + c * c));
 }
 
-pd_real pd_sbpd_yield_value(const pd_sbpd_yield* y, pd_vec3 tau) {
+pd_real pd_dp_map_yield(const pd_dp_map* y, pd_vec3 tau) {
     return y->cf * (tau.x + tau.y + tau.z) + root_j2(tau) - y->cc; /* Eq. 13 */
 }
 
@@ -63,10 +69,10 @@ static pd_mat3 from_principal(pd_mat3 U, pd_vec3 s, pd_mat3 V) {
 
 /* tau = U diag(tau(s)) U^T of the principal values s (Eq. 15), and the plastic strain from the
  * trial's principal stretches s0 to s, each when asked for. */
-static void stress_out(const pd_sbpd_yield* y, pd_mat3 U, pd_vec3 s0, pd_vec3 s, pd_mat3* tau,
+static void stress_out(const pd_dp_map* y, pd_mat3 U, pd_vec3 s0, pd_vec3 s, pd_mat3* tau,
                        pd_real* plastic) {
     if (tau) {
-        pd_vec3 t = pd_sbpd_kirchhoff(y, s);
+        pd_vec3 t = pd_dp_map_kirchhoff(y, s);
         *tau = pd_m3_mul(pd_m3_mul(U, pd_m3_diag(t.x, t.y, t.z)), pd_m3_transpose(U));
     }
     if (plastic) {
@@ -77,19 +83,19 @@ static void stress_out(const pd_sbpd_yield* y, pd_mat3 U, pd_vec3 s0, pd_vec3 s,
     }
 }
 
-pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F, pd_mat3* tau,
-                                pd_real* plastic) {
+pd_dp_case pd_dp_return_map(const pd_dp_map* y, pd_mat3 F_tr, pd_mat3* F, pd_mat3* tau,
+                            pd_real* plastic) {
     pd_mat3 U, V;
     pd_vec3 s;
     pd_svd3(F_tr, &U, &s, &V);
     pd_real J = s.x * s.y * s.z;
-    pd_vec3 t = pd_sbpd_kirchhoff(y, s);
+    pd_vec3 t = pd_dp_map_kirchhoff(y, s);
     pd_real trace = t.x + t.y + t.z;
     pd_real tau_max = y->cf > 0 ? y->cc / y->cf : INFINITY;
     *F = F_tr;
-    if (J > 0 && pd_sbpd_yield_value(y, t) <= 0) { /* case A */
+    if (J > 0 && pd_dp_map_yield(y, t) <= 0) { /* case A */
         stress_out(y, U, s, s, tau, plastic);
-        return PD_SBPD_ELASTIC;
+        return PD_DP_ELASTIC;
     }
     if (J <= 0 || trace > tau_max) { /* case B (an inverted F has no cone to return to) */
         /* Eq. 16; without an apex (C_f = 0: von Mises' cylinder) an inverted F goes to J = 1 */
@@ -97,19 +103,19 @@ pd_sbpd_case pd_sbpd_return_map(const pd_sbpd_yield* y, pd_mat3 F_tr, pd_mat3* F
         pd_real c = cbrt(Jn);
         *F = from_principal(U, pd_v3(c, c, c), V); /* Eq. 17 */
         stress_out(y, U, s, pd_v3(c, c, c), tau, plastic);
-        return PD_SBPD_APEX;
+        return PD_DP_APEX;
     }
     /* case C: the deviator shortened by y_dp (Eq. 18), b rebuilt with its trace (Eq. 19) and
      * shifted by beta to keep det b = J^2 (Eq. 20-21). b_base + beta I = b_dev + (tr b / d +
      * beta) I: we solve for the sum g = tr b / d + beta, so that b_dev + g is not the small
      * difference of two large numbers (a grain stretched 1e9 times has tr b / d ~ 3e17, whose
      * rounding alone was 64, and det F came out 13824 for 1) */
-    pd_real len = root_j2(t), keep = len > 0 ? fmax(0, len - pd_sbpd_yield_value(y, t)) / len : 0;
+    pd_real len = root_j2(t), keep = len > 0 ? fmax(0, len - pd_dp_map_yield(y, t)) / len : 0;
     pd_real m = y->mu * pow(J, -2 / D), p = trace / D;
     pd_vec3 dev = pd_v3(keep * (t.x - p) / m, keep * (t.y - p) / m, keep * (t.z - p) / m);
     pd_real g = volume_shift(dev, J * J);
     pd_vec3 sn = pd_v3(sqrt(dev.x + g), sqrt(dev.y + g), sqrt(dev.z + g));
     *F = from_principal(U, sn, V); /* Eq. 22 */
     stress_out(y, U, s, sn, tau, plastic);
-    return PD_SBPD_CONE;
+    return PD_DP_CONE;
 }

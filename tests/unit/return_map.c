@@ -1,13 +1,14 @@
-/* The Drucker-Prager return mapping of Wang et al. 2025 (Eq. 13-22, src/solvers/sbpd/
- * sbpd_granular.c), on trial deformation gradients F = U diag(s) V^T with random rotations:
- * each case lands where the paper says. The stress of the result is recomputed by Eq. 15 from
- * scratch (its own singular values), so a mapping that only claimed to land would fail. */
+/* The return mappings of src/constitutive/return_map.c: Drucker-Prager after Wang et al. 2025
+ * (Eq. 13-22) and von Mises as its cone of slope 0, on trial deformation gradients F = U diag(s)
+ * V^T with random rotations: each case lands where the paper says. The stress of the result is
+ * recomputed by Eq. 15 from scratch (its own singular values), so a mapping that only claimed to
+ * land would fail. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "math/svd3.h"
-#include "solvers/sbpd/sbpd_granular.h"
+#include "constitutive/return_map.h"
 #include "test.h"
 
 /* A rotation from an axis and angle (Rodrigues). */
@@ -38,11 +39,11 @@ static pd_mat3 compose(pd_mat3 U, pd_vec3 s, pd_mat3 V) {
 }
 
 /* Principal Kirchhoff stress of F by Eq. 15 from F's own singular values. */
-static pd_vec3 stress_of(const pd_sbpd_yield* y, pd_mat3 F) {
+static pd_vec3 stress_of(const pd_dp_map* y, pd_mat3 F) {
     pd_mat3 U, V;
     pd_vec3 s;
     pd_svd3(F, &U, &s, &V);
-    return pd_sbpd_kirchhoff(y, s);
+    return pd_dp_map_kirchhoff(y, s);
 }
 
 static pd_real trace(pd_vec3 t) {
@@ -54,7 +55,7 @@ static pd_real dev_norm(pd_vec3 t) {
     return sqrt((t.x - p) * (t.x - p) + (t.y - p) * (t.y - p) + (t.z - p) * (t.z - p));
 }
 
-static const pd_sbpd_yield k_sand = {1.0, 2.0, 0.2, 0.05}; /* mu, kappa, C_f, C_c */
+static const pd_dp_map k_sand = {1.0, 2.0, 0.2, 0.05}; /* mu, kappa, C_f, C_c */
 
 /* Case A (Sec. 5.2): a state inside the cone keeps its F exactly. */
 PD_TEST(inside_the_cone_f_is_unchanged) {
@@ -64,9 +65,9 @@ PD_TEST(inside_the_cone_f_is_unchanged) {
         pd_real e = 0.01 * (uniform(&seed) - 0.5); /* small strains: inside for C_c = 0.05 */
         pd_vec3 s = pd_v3(1 - e, 1 + 0.5 * e, 1 - 0.2 * e);
         pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
-        if (pd_sbpd_yield_value(&k_sand, pd_sbpd_kirchhoff(&k_sand, s)) > 0)
+        if (pd_dp_map_yield(&k_sand, pd_dp_map_kirchhoff(&k_sand, s)) > 0)
             continue;
-        elastic += pd_sbpd_return_map(&k_sand, F, &out, NULL, NULL) == PD_SBPD_ELASTIC &&
+        elastic += pd_dp_return_map(&k_sand, F, &out, NULL, NULL) == PD_DP_ELASTIC &&
                    memcmp(&F, &out, sizeof F) == 0;
         PD_CHECK(memcmp(&F, &out, sizeof F) == 0);
     }
@@ -87,9 +88,9 @@ PD_TEST(onto_the_cone_the_stress_lies_on_the_surface) {
         if (k == 0)
             s = pd_v3(1.05, 0.97, 0.99);
         pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
-        pd_vec3 t0 = pd_sbpd_kirchhoff(&k_sand, s);
+        pd_vec3 t0 = pd_dp_map_kirchhoff(&k_sand, s);
         pd_mat3 tau;
-        if (pd_sbpd_return_map(&k_sand, F, &out, &tau, NULL) != PD_SBPD_CONE)
+        if (pd_dp_return_map(&k_sand, F, &out, &tau, NULL) != PD_DP_CONE)
             continue;
         ++cone;
         pd_vec3 t1 = stress_of(&k_sand, out);
@@ -97,9 +98,9 @@ PD_TEST(onto_the_cone_the_stress_lies_on_the_surface) {
         worst_tau = fmax(worst_tau, fabs(pd_m3_trace(tau) - trace(t1)) +
                                         fabs(sqrt(pd_m3_frob2(tau)) - pd_v3_len(t1)));
         if (k == 0)
-            printf("  diag(1.05, 0.97, 0.99): y_dp %.4f -> %.2e\n",
-                   pd_sbpd_yield_value(&k_sand, t0), pd_sbpd_yield_value(&k_sand, t1));
-        worst_y = fmax(worst_y, fabs(pd_sbpd_yield_value(&k_sand, t1)));
+            printf("  diag(1.05, 0.97, 0.99): y_dp %.4f -> %.2e\n", pd_dp_map_yield(&k_sand, t0),
+                   pd_dp_map_yield(&k_sand, t1));
+        worst_y = fmax(worst_y, fabs(pd_dp_map_yield(&k_sand, t1)));
         worst_j = fmax(worst_j, fabs(pd_m3_det(out) / pd_m3_det(F) - 1));
         worst_tr = fmax(worst_tr, fabs(trace(t1) - trace(t0)));
         /* the deviators are parallel: |d1| |d0| = d1 . d0 (sorted alike: same principal axes) */
@@ -145,7 +146,7 @@ PD_TEST(past_the_apex_the_state_lands_on_the_apex) {
         pd_real e = 0.05 + 0.2 * uniform(&seed); /* dilated: tension */
         pd_vec3 s = pd_v3(1 + e, 1 + 0.8 * e, 1 + 0.6 * e);
         pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out, tau;
-        if (pd_sbpd_return_map(&k_sand, F, &out, &tau, NULL) != PD_SBPD_APEX)
+        if (pd_dp_return_map(&k_sand, F, &out, &tau, NULL) != PD_DP_APEX)
             continue;
         ++apex;
         pd_vec3 t1 = stress_of(&k_sand, out);
@@ -155,11 +156,10 @@ PD_TEST(past_the_apex_the_state_lands_on_the_apex) {
     }
     pd_real printed = sqrt(2 / (3 * k_sand.kappa)) * tau_max + 1;
     pd_real c = cbrt(printed);
-    pd_vec3 tp = pd_sbpd_kirchhoff(&k_sand, pd_v3(c, c, c));
+    pd_vec3 tp = pd_dp_map_kirchhoff(&k_sand, pd_v3(c, c, c));
     printf("  %d states past the apex: |tr tau / tau_max - 1| <= %.2e (handed out %.2e), |dev "
            "tau| <= %.2e; the printed Eq. 16 would give tr tau %.4f for tau_max %.4f (y_dp %.3f)\n",
-           apex, worst_tr, worst_out, worst_dev, trace(tp), tau_max,
-           pd_sbpd_yield_value(&k_sand, tp));
+           apex, worst_tr, worst_out, worst_dev, trace(tp), tau_max, pd_dp_map_yield(&k_sand, tp));
     PD_CHECK(apex > 100);
     PD_CHECK(worst_tr < 1e-12);
     PD_CHECK(worst_out < 1e-12);
@@ -168,12 +168,12 @@ PD_TEST(past_the_apex_the_state_lands_on_the_apex) {
 /* Without an apex (C_f = 0, friction angle 0) an inverted trial goes to the rest volume, not to
  * the infinite J of Eq. 16 with tau_max = infinity. */
 PD_TEST(an_inverted_trial_without_an_apex_goes_to_rest_volume) {
-    pd_sbpd_yield y = {1.0, 2.0, 0.0, 0.05};
+    pd_dp_map y = {1.0, 2.0, 0.0, 0.05};
     pd_mat3 F = pd_m3_diag(1.1, 0.9, -0.5), out;
     pd_real plastic = 0;
-    pd_sbpd_case c = pd_sbpd_return_map(&y, F, &out, NULL, &plastic);
+    pd_dp_case c = pd_dp_return_map(&y, F, &out, NULL, &plastic);
     printf("  case %d, det F %.6f, plastic strain %.3f\n", (int)c, pd_m3_det(out), plastic);
-    PD_CHECK(c == PD_SBPD_APEX);
+    PD_CHECK(c == PD_DP_APEX);
     PD_CHECK_NEAR(pd_m3_det(out), 1.0, 1e-12);
     PD_CHECK(isfinite(plastic) && plastic > 0);
 }
@@ -183,11 +183,48 @@ PD_TEST(an_inverted_trial_without_an_apex_goes_to_rest_volume) {
  * rounds to nothing at |b| ~ 3e17 (lo + 1 == lo), and the search never ended; then b_base +
  * beta, the difference of two numbers near 3e17, gave det F = 13824. */
 PD_TEST(a_huge_stretch_still_finds_the_volume_shift) {
-    pd_sbpd_yield y = {1.0, 2.0, 0.0, 0.0}; /* friction angle 0, no cohesion: no shear at all */
+    pd_dp_map y = {1.0, 2.0, 0.0, 0.0}; /* friction angle 0, no cohesion: no shear at all */
     pd_mat3 F = pd_m3_diag(1e9, 1e-9, 1), out;
-    pd_sbpd_case c = pd_sbpd_return_map(&y, F, &out, NULL, NULL);
+    pd_dp_case c = pd_dp_return_map(&y, F, &out, NULL, NULL);
     pd_real det = pd_m3_det(out);
     printf("  case %d, det F %.15f\n", (int)c, det);
-    PD_CHECK(c == PD_SBPD_CONE);
+    PD_CHECK(c == PD_DP_CONE);
     PD_CHECK_NEAR(det, 1.0, 1e-12);
+}
+
+/* Von Mises (pd_von_mises_map: C_f = 0, C_c = sigma_y / sqrt 3) on sheared and dilated trials
+ * with random rotations: every state outside returns onto sqrt(3 J2) = sigma_y of its own
+ * recomputed stress and keeps det F (a cylinder has no apex: a dilated trial is no exception),
+ * and one inside keeps F bit for bit. A C_c off by sqrt 3 or a volume change would fail. */
+PD_TEST(von_mises_returns_onto_the_cylinder_and_keeps_volume) {
+    const pd_real sigma_y = 0.02;
+    pd_dp_map vm = pd_von_mises_map(1.0, 2.0, sigma_y);
+    unsigned seed = 19;
+    int returned = 0, kept = 0;
+    pd_real worst_y = 0, worst_j = 0;
+    for (int k = 0; k < 300; ++k) {
+        pd_real amp = 0.1 * uniform(&seed); /* shear up to 0.05: about a quarter inside */
+        pd_real a = amp * (uniform(&seed) - 0.5), b = amp * (uniform(&seed) - 0.5);
+        pd_real v = 1 + 0.2 * (uniform(&seed) - 0.5); /* volume from 0.9 to 1.1 */
+        pd_vec3 s = pd_v3(v * (1 + a), v * (1 + b), v * (1 - a - b));
+        pd_mat3 F = compose(random_rotation(&seed), s, random_rotation(&seed)), out;
+        pd_dp_case c = pd_dp_return_map(&vm, F, &out, NULL, NULL);
+        if (c == PD_DP_ELASTIC) {
+            kept += memcmp(&F, &out, sizeof F) == 0;
+            PD_CHECK(sqrt(1.5) * dev_norm(pd_dp_map_kirchhoff(&vm, s)) <= sigma_y * (1 + 1e-12));
+            continue;
+        }
+        PD_CHECK(c == PD_DP_CONE);
+        ++returned;
+        pd_real mises = sqrt(1.5) * dev_norm(stress_of(&vm, out)); /* sqrt(3 J2) */
+        worst_y = fmax(worst_y, fabs(mises / sigma_y - 1));
+        worst_j = fmax(worst_j, fabs(pd_m3_det(out) / pd_m3_det(F) - 1));
+    }
+    printf("  %d trials returned: |sqrt(3 J2) / sigma_y - 1| <= %.2e, |det ratio - 1| <= %.2e; "
+           "%d inside kept bit for bit\n",
+           returned, worst_y, worst_j, kept);
+    PD_CHECK(returned > 100);
+    PD_CHECK(kept > 10);
+    PD_CHECK(worst_y < 1e-12);
+    PD_CHECK(worst_j < 1e-12);
 }
