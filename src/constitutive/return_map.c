@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "constitutive/drucker_prager.h"
+#include "constitutive/energies.h"
 #include "math/svd3.h"
 
 #define D 3.0 /* the dimension d of Eq. 15-20 */
@@ -21,10 +22,7 @@ pd_dp_map pd_von_mises_map(pd_real mu, pd_real kappa, pd_real yield_stress) {
 }
 
 pd_vec3 pd_dp_map_kirchhoff(const pd_dp_map* y, pd_vec3 s) {
-    pd_real J = s.x * s.y * s.z, b0 = s.x * s.x, b1 = s.y * s.y, b2 = s.z * s.z;
-    pd_real m = y->mu * pow(fabs(J), -2 / D), tr = (b0 + b1 + b2) / D;
-    pd_real vol = 0.5 * y->kappa * (J * J - 1);
-    return pd_v3(m * (b0 - tr) + vol, m * (b1 - tr) + vol, m * (b2 - tr) + vol);
+    return pd_neo_hookean_kirchhoff(y->mu, y->kappa, s); /* Eq. 15 */
 }
 
 /* sqrt(J_2) = sqrt(s:s / 2) of principal stresses tau. */

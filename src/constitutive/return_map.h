@@ -29,7 +29,8 @@ typedef enum pd_dp_case {
 } pd_dp_case;
 
 /* The principal Kirchhoff stress of Eq. 15 for singular values s of F: tau_a = mu J^(-2/3)
- * (s_a^2 - tr(b)/3) + kappa/2 (J^2 - 1). */
+ * (s_a^2 - tr(b)/3) + kappa/2 (J^2 - 1), the neo-Hookean of energies.h
+ * (pd_neo_hookean_kirchhoff). */
 pd_vec3 pd_dp_map_kirchhoff(const pd_dp_map* y, pd_vec3 s);
 
 /* y_dp of Eq. 13 for principal stresses tau (sqrt(J_2) of their deviator). */
