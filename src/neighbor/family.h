@@ -68,4 +68,38 @@ void pd_family_touch(pd_family* f);
 /* sum_j V_j over i's family (m^3). */
 pd_real pd_family_volume(const pd_family* f, const pd_real* volume, uint32_t i);
 
+/* The weighted sums of a family that every correspondence method builds on (He 2017 Sec. 3,
+ * Wang et al. 2025 Eq. 1, Xu et al. 2018 Eq. 24), kept here beside the bonds rather than in
+ * src/constitutive/: they are sums over a family's bonds and weights with no material in them,
+ * and each method inverts the shape tensor its own way (pseudo-inverse, planar test).
+ * The weight of i's bond b is (bond_w ? bond_w[b] : f->w[i]) * (volume ? volume[j] : 1): per
+ * bond (sbpd's Wendland weights, hyperelastic_pd's stiffnesses) or the family's, times V_j or
+ * not. */
+static inline pd_real pd_family_bond_weight(const pd_family* f, uint32_t i, uint32_t b,
+                                            const pd_real* bond_w, const pd_real* volume) {
+    pd_real w = bond_w ? bond_w[b] : f->w[i];
+    return volume ? w * volume[f->j[b]] : w;
+}
+/* The shape tensor K = sum_b w_b X X^T over i's family (X = X<xi> of bond b). */
+static inline pd_mat3 pd_family_shape_tensor(const pd_family* f, uint32_t i, const pd_real* bond_w,
+                                             const pd_real* volume) {
+    pd_mat3 k = pd_m3_zero();
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_vec3 X = pd_family_xi(f, i, b);
+        pd_m3_add_outer(&k, pd_family_bond_weight(f, i, b, bond_w, volume), X, X);
+    }
+    return k;
+}
+/* The deformation gradient F = (sum_b w_b Y X^T) K^-1 at positions y (Y = y_j - y_i), with
+ * kinv the inverse (or pseudo-inverse) of the shape tensor of the same weights. */
+static inline pd_mat3 pd_family_deformation_gradient(const pd_family* f, uint32_t i,
+                                                     const pd_real* bond_w, const pd_real* volume,
+                                                     const pd_vec3* y, pd_mat3 kinv) {
+    pd_mat3 yx = pd_m3_zero();
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+        pd_m3_add_outer(&yx, pd_family_bond_weight(f, i, b, bond_w, volume),
+                        pd_v3_sub(y[f->j[b]], y[i]), pd_family_xi(f, i, b));
+    return pd_m3_mul(yx, kinv);
+}
+
 #endif

@@ -1,10 +1,13 @@
 /* Peridynamic families (He 2017 Sec. 3): symmetric bonds within the horizon of the same body,
  * reverse-bond indices, and weights normalised so that sum_j w V_j = 1 over a full family
- * (less near a surface); the shape tensor of a full lattice family is isotropic. */
+ * (less near a surface); the shape tensor of a full lattice family is isotropic, and the
+ * deformation gradient of a family recovers an affine map. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "math/svd3.h"
 #include "neighbor/family_renewal.h"
 #include "lattice.h"
 #include "test.h"
@@ -66,15 +69,62 @@ PD_TEST(full_family_shape_tensor_is_isotropic) {
     pd_hash_grid grid = {0};
     PD_REQUIRE(pd_family_build(&f, &grid, pos, vol, h, body, n, 2.01) == PD_OK);
     uint32_t centre = (N / 2) * N * N + (N / 2) * N + N / 2;
-    pd_mat3 k = pd_m3_zero();
-    for (uint32_t b = f.offsets[centre]; b < f.offsets[centre + 1]; ++b)
-        pd_m3_add_outer(&k, f.w[centre] * vol[f.j[b]], f.xi[b], f.xi[b]);
+    pd_mat3 k = pd_family_shape_tensor(&f, centre, NULL, vol); /* w V_j */
     double off = fabs(k.m[0][1]) + fabs(k.m[0][2]) + fabs(k.m[1][2]);
     printf("  K diag %.6g %.6g %.6g, off-diagonal sum %.3g\n", k.m[0][0], k.m[1][1], k.m[2][2],
            off);
     PD_CHECK_REL(k.m[1][1], k.m[0][0], 1e-12);
     PD_CHECK_REL(k.m[2][2], k.m[0][0], 1e-12);
     PD_CHECK_NEAR(off, 0, 1e-15);
+    pd_family_free(&f);
+    pd_hash_grid_destroy(&grid);
+}
+
+/* pd_family_deformation_gradient recovers an affine map y = A x + c exactly in the bulk and at
+ * a corner (a lopsided family), with the family's weight times V_j and with per-bond weights
+ * alone; pd_family_shape_tensor is the sum of w X X^T it inverts (A comes back only if both
+ * use the same weights: a K of other weights gives another F). */
+PD_TEST(deformation_gradient_recovers_an_affine_map) {
+    static pd_vec3 pos[N * N * N], y[N * N * N];
+    static pd_real vol[N * N * N], h[N * N * N], bond_w[N * N * N * 40];
+    static int32_t body[N * N * N];
+    size_t n = lattice(pos, vol, h, body, 0.01);
+    for (size_t i = 0; i < n; ++i)
+        body[i] = 0;
+    pd_family f;
+    pd_hash_grid grid = {0};
+    PD_REQUIRE(pd_family_build(&f, &grid, pos, vol, h, body, n, 2.01) == PD_OK);
+    PD_REQUIRE(f.bond_count <= N * N * N * 40);
+    for (size_t b = 0; b < f.bond_count; ++b)
+        bond_w[b] = 1 + 0.5 * sin(3.0 * (double)b); /* uneven, positive */
+    pd_mat3 A = {{{1.1, 0.2, -0.1}, {0.05, 0.9, 0.3}, {-0.2, 0.1, 1.2}}};
+    for (size_t i = 0; i < n; ++i)
+        y[i] = pd_v3_add(pd_m3_mulv(A, pos[i]), pd_v3(0.3, -0.2, 0.1));
+    uint32_t at[2] = {(N / 2) * N * N + (N / 2) * N + N / 2, 0}; /* the centre, a corner */
+    pd_real worst = 0, mixed = 0;
+    for (int k = 0; k < 2; ++k)
+        for (int form = 0; form < 2; ++form) {
+            const pd_real* bw = form ? bond_w : NULL;
+            const pd_real* v = form ? NULL : vol;
+            pd_mat3 kinv;
+            PD_REQUIRE(pd_m3_inverse(pd_family_shape_tensor(&f, at[k], bw, v), &kinv));
+            pd_mat3 F = pd_family_deformation_gradient(&f, at[k], bw, v, y, kinv);
+            worst = fmax(worst, sqrt(pd_m3_frob2(pd_m3_sub(F, A))));
+            /* the other form's K with this form's sum: not A at the corner */
+            pd_mat3 kother;
+            PD_REQUIRE(pd_m3_inverse(
+                pd_family_shape_tensor(&f, at[k], form ? NULL : bond_w, form ? vol : NULL),
+                &kother));
+            if (k == 1)
+                mixed = fmax(mixed,
+                             sqrt(pd_m3_frob2(pd_m3_sub(
+                                 pd_family_deformation_gradient(&f, at[k], bw, v, y, kother), A))));
+        }
+    printf("  |F - A| <= %.2e over both families and weightings; mismatched K at the corner: "
+           "%.2e\n",
+           worst, mixed);
+    PD_CHECK(worst < 1e-12);
+    PD_CHECK(mixed > 1e-3);
     pd_family_free(&f);
     pd_hash_grid_destroy(&grid);
 }

@@ -50,6 +50,20 @@ PD_TEST(poly6_integrates_to_one) {
     PD_CHECK_NEAR(total, 1, 2e-3);
 }
 
+/* Wendland C2 (3D constant 21 / (2 pi H^3)) by the same midpoint rule in radius: 4 pi r^2 W(r). */
+PD_TEST(wendland_c2_integrates_to_one) {
+    const int n = 4000;
+    pd_real H = 0.02, dr = H / n, total = 0;
+    for (int i = 0; i < n; ++i) {
+        pd_real r = (i + 0.5) * dr;
+        total += 4 * PD_PI * r * r * pd_sph_wendland_c2(r, H) * dr;
+    }
+    printf("  integral of Wendland C2 over its ball: %.8f\n", total);
+    PD_CHECK_NEAR(total, 1, 1e-6);
+    PD_CHECK(pd_sph_wendland_c2_shape(0) == 1 && pd_sph_wendland_c2_shape(1) == 0);
+    PD_CHECK_NEAR(pd_sph_wendland_c2_shape(0.5), 0.1875, 1e-15); /* 0.5^4 * 3 */
+}
+
 PD_TEST(spiky_gradient_matches_finite_difference) {
     pd_real H = 0.02, e = 1e-8;
     pd_vec3 r = pd_v3(0.004, -0.007, 0.003);

@@ -18,11 +18,7 @@
  * whether its family is planar (K_i's smallest eigenvalue below 1e-6 of its largest). */
 void pd_hpd_inversion_setup(pd_hpd_state* s) {
     for (uint32_t i = 0; i < s->n; ++i) {
-        pd_mat3 K = pd_m3_zero();
-        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
-            pd_vec3 X = pd_family_xi(&s->fam, i, b);
-            pd_m3_add_outer(&K, s->k_bond[b], X, X);
-        }
+        pd_mat3 K = pd_family_shape_tensor(&s->fam, i, s->k_bond, NULL);
         pd_vec3 l;
         pd_mat3 q;
         pd_eigen_sym3(K, &l, &q);
@@ -33,13 +29,9 @@ void pd_hpd_inversion_setup(pd_hpd_state* s) {
 
 /* F_i at y, its rows 0 and 1 exchanged when det F_i < 0 (Eq. 24); 0 for a planar family. */
 static pd_mat3 fit_deformation(const pd_hpd_state* s, const pd_vec3* y, uint32_t i) {
-    pd_mat3 A = pd_m3_zero();
     if (s->planar[i])
-        return A;
-    for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
-        pd_m3_add_outer(&A, s->k_bond[b], pd_v3_sub(y[s->fam.j[b]], y[i]),
-                        pd_family_xi(&s->fam, i, b));
-    pd_mat3 F = pd_m3_mul(A, s->kinv[i]);
+        return pd_m3_zero();
+    pd_mat3 F = pd_family_deformation_gradient(&s->fam, i, s->k_bond, NULL, y, s->kinv[i]);
     if (pd_m3_det(F) < 0)
         for (int c = 0; c < 3; ++c) {
             pd_real t = F.m[0][c];

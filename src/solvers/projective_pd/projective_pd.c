@@ -40,12 +40,7 @@
 
 /* F = (Y*X)(X*X)^+ over i's family (Sec. 3). */
 pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
-    const pd_family* f = &s->fam;
-    pd_mat3 yx = pd_m3_zero();
-    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
-        pd_m3_add_outer(&yx, f->w[i] * s->volume[f->j[b]], pd_v3_sub(y[f->j[b]], y[i]),
-                        pd_family_xi(f, i, b));
-    return pd_m3_mul(yx, pd_ppd_kinv(s, i));
+    return pd_family_deformation_gradient(&s->fam, i, NULL, s->volume, y, pd_ppd_kinv(s, i));
 }
 
 /* dir(F xi) and dir(Y) of one bond (Eq. 10, 11); a vanishing one borrows the other, or X's. */

@@ -353,12 +353,7 @@ static void for_each_particle(pd_ppd_state* s, pd_real* gcorr,
  * marked planar and gets the pseudo-inverse. */
 static void shape_tensor(const build_job* job, uint32_t i) {
     pd_ppd_state* s = job->s;
-    const pd_family* f = &s->fam;
-    pd_mat3 k = pd_m3_zero();
-    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        pd_vec3 X = pd_family_xi(f, i, b);
-        pd_m3_add_outer(&k, f->w[i] * s->volume[f->j[b]], X, X);
-    }
+    pd_mat3 k = pd_family_shape_tensor(&s->fam, i, NULL, s->volume); /* w_i V_j */
     pd_vec3 l;
     pd_mat3 q;
     pd_eigen_sym3(k, &l, &q);

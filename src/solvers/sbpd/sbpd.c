@@ -87,13 +87,8 @@ static void gradient_kernel(void* ctx, size_t begin, size_t end, int thread) {
         s->F[i] = s->M[i] = pd_m3_zero();
         if (s->planar[i] || (s->flags[i] & PD_P_FIXED)) /* a fixed body's bonds are its own */
             continue;
-        pd_mat3 YX = pd_m3_zero();
-        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-            uint32_t j = f->j[b];
-            pd_m3_add_outer(&YX, s->w[b] * s->volume[j], pd_v3_sub(c->y[j], c->y[i]),
-                            pd_family_xi(f, (uint32_t)i, b));
-        }
-        s->F[i] = pd_m3_mul(YX, s->kinv[i]);
+        s->F[i] = pd_family_deformation_gradient(f, (uint32_t)i, s->w, s->volume, c->y,
+                                                 s->kinv[i]); /* Eq. 1 */
         const pd_sbpd_material* m = &s->mat[s->material[i]];
         if (m->kv0 <= 0)
             continue;

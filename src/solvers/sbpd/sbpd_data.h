@@ -186,8 +186,6 @@ pd_status pd_sbpd_on_reorder(void* state, struct pd_world* w, const uint32_t* pe
 pd_status pd_sbpd_on_time_step(void* state, struct pd_world* w, pd_error* err);
 /* F_i of Eq. 1 at y into s->F (identity-free: zero for a planar family). */
 void pd_sbpd_deformation_gradients(pd_sbpd_state* s, const pd_vec3* y);
-/* Wendland C2 of q = |xi| / r, up to its constant. */
-pd_real pd_sbpd_wendland(pd_real q);
 /* (X * X)^-1 of Eq. 1 and the planar flag of particle i from its bonds' w and X. */
 void pd_sbpd_shape_tensor(pd_sbpd_state* s, uint32_t i);
 /* The sand phase at a step's start: the elastic F of the last step's end committed at the

@@ -17,6 +17,7 @@
 #include "math/svd3.h"
 #include "neighbor/family_renewal.h"
 #include "solvers/sbpd/sbpd_data.h"
+#include "sph/kernels.h"
 #include "world/world.h"
 
 pd_status pd_sbpd_reserve_bonds(void* state, size_t bonds) {
@@ -96,10 +97,10 @@ static int supported(const pd_sbpd_state* s, uint32_t i) {
 
 pd_real pd_sbpd_kernel_density(const pd_sbpd_state* s, const pd_vec3* x, uint32_t i) {
     pd_real r = s->prm.horizon * s->spacing[i], norm = 21 / (2 * PD_PI * r * r * r);
-    pd_real rho = s->mass[i] * pd_sbpd_wendland(0);
+    pd_real rho = s->mass[i] * pd_sph_wendland_c2_shape(0);
     for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
         uint32_t j = s->fam.j[b];
-        rho += s->mass[j] * pd_sbpd_wendland(pd_v3_len(pd_v3_sub(x[j], x[i])) / r);
+        rho += s->mass[j] * pd_sph_wendland_c2_shape(pd_v3_len(pd_v3_sub(x[j], x[i])) / r);
     }
     return norm * rho;
 }
@@ -131,7 +132,7 @@ pd_status pd_sbpd_sand_begin_step(pd_sbpd_state* s, pd_world* w) {
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             uint32_t j = s->fam.j[b];
             s->fam.xi[b] = pd_v3_sub(x[j], x[i]); /* the step's reference */
-            s->w[b] = pd_sbpd_wendland(pd_v3_len(s->fam.xi[b]) / r);
+            s->w[b] = pd_sph_wendland_c2_shape(pd_v3_len(s->fam.xi[b]) / r);
             sum += s->w[b] * p->volume[j];
         }
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
@@ -151,12 +152,8 @@ void pd_sbpd_sand_stress(pd_sbpd_state* s, const pd_vec3* y, uint32_t i, pd_real
         *plastic = 0;
     if (s->planar[i]) /* a grain with too few neighbours to span a volume carries no stress */
         return;
-    pd_mat3 YX = pd_m3_zero(), inc_inv;
-    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        uint32_t j = f->j[b];
-        pd_m3_add_outer(&YX, s->w[b] * s->volume[j], pd_v3_sub(y[j], y[i]), f->xi[b]);
-    }
-    pd_mat3 inc = pd_m3_mul(YX, s->kinv[i]); /* Eq. 1 over the step */
+    pd_mat3 inc_inv; /* Eq. 1 over the step (sand families keep their own X) */
+    pd_mat3 inc = pd_family_deformation_gradient(f, i, s->w, s->volume, y, s->kinv[i]);
     pd_dp_map yield = s->mat[s->material[i]].yield;
     yield.mu *= s->harden[i], yield.kappa *= s->harden[i]; /* Eq. 24 */
     pd_mat3 tau;

@@ -14,6 +14,7 @@
 #include "neighbor/family_renewal.h"
 #include "neighbor/isotropy.h"
 #include "solvers/sbpd/sbpd_data.h"
+#include "sph/kernels.h"
 #include "world/bodies.h"
 #include "world/world.h"
 
@@ -99,15 +100,6 @@ static pd_sbpd_material map_material(const pd_material_def* m, pd_real dt) {
     return out;
 }
 
-/* Wendland C2 (Wendland 1995), up to its constant (the weights are normalised per family):
- * (1 - q)^4 (1 + 4 q) for q = |xi| / r < 1. */
-pd_real pd_sbpd_wendland(pd_real q) {
-    if (q >= 1)
-        return 0;
-    pd_real a = 1 - q, a2 = a * a;
-    return a2 * a2 * (1 + 4 * q);
-}
-
 /* Interior families (volume within 1 % of the fullest of their body's) fitted for direction
  * factors that make their fourth moment isotropic, with the Wendland weights as they are. */
 static pd_status fit_directions(pd_sbpd_state* s, const pd_particles* p, pd_direction_weight* dw) {
@@ -141,7 +133,7 @@ static pd_status bond_weights(pd_sbpd_state* s, const pd_particles* p) {
     for (uint32_t i = 0; i < s->n; ++i) {
         pd_real r = s->prm.horizon * p->spacing[i];
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
-            s->w[b] = pd_sbpd_wendland(pd_v3_len(pd_family_xi(&s->fam, i, b)) / r) *
+            s->w[b] = pd_sph_wendland_c2_shape(pd_v3_len(pd_family_xi(&s->fam, i, b)) / r) *
                       p->volume[s->fam.j[b]];
     }
     pd_direction_weight dw;
@@ -163,11 +155,7 @@ static pd_status bond_weights(pd_sbpd_state* s, const pd_particles* p) {
 }
 
 void pd_sbpd_shape_tensor(pd_sbpd_state* s, uint32_t i) {
-    pd_mat3 K = pd_m3_zero();
-    for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
-        pd_vec3 X = pd_family_xi(&s->fam, i, b);
-        pd_m3_add_outer(&K, s->w[b] * s->volume[s->fam.j[b]], X, X);
-    }
+    pd_mat3 K = pd_family_shape_tensor(&s->fam, i, s->w, s->volume); /* Eq. 1: w V_j */
     pd_real tr = pd_m3_trace(K) / 3;
     s->planar[i] = !(pd_m3_det(K) > SBPD_PLANAR * tr * tr * tr);
     s->kinv[i] = pd_m3_zero();
