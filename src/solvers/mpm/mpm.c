@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "constitutive/energies.h"
 #include "core/timer.h"
 #include "grid/grid_boundary.h"
 #include "math/svd3.h"
@@ -18,20 +19,18 @@
 #define MPM_MAX_NODES_PER_PARTICLE 4096
 
 /* Kirchhoff stress of StVK with Hencky strain (Eq. 6) at F = U Sigma V^T:
- * tau = U diag(2 mu log Sigma + lambda tr(log Sigma)) U^T (tau = P F^T). */
+ * tau = U diag(tau_a) U^T (tau = P F^T), tau_a from the constitutive room. */
 static pd_mat3 hencky_kirchhoff(const pd_mpm_material* m, pd_mat3 f) {
     pd_mat3 u, v;
     pd_vec3 sig;
     pd_svd3(f, &u, &sig, &v);
-    pd_real e[3] = {log(fabs(sig.x)), log(fabs(sig.y)), log(fabs(sig.z))};
-    pd_real tr = e[0] + e[1] + e[2], t[3];
-    for (int a = 0; a < 3; ++a)
-        t[a] = 2 * m->mu * e[a] + m->lambda * tr;
+    pd_vec3 t = pd_hencky_kirchhoff(m->lambda, m->mu, pd_v3(fabs(sig.x), fabs(sig.y), fabs(sig.z)));
+    pd_real ta[3] = {t.x, t.y, t.z};
     pd_mat3 tau = pd_m3_zero();
     for (int a = 0; a < 3; ++a)
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 3; ++j)
-                tau.m[i][j] += u.m[i][a] * t[a] * u.m[j][a];
+                tau.m[i][j] += u.m[i][a] * ta[a] * u.m[j][a];
     return tau;
 }
 

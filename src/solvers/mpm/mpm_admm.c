@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "constitutive/energies.h"
 #include "core/alloc.h"
 #include "core/timer.h"
 #include "grid/grid_boundary.h"
@@ -25,18 +26,19 @@
 
 /* ---------------------------------------------------------------- the particle step */
 
-/* Psi's gradient and Hessian in the singular values s (StVK with Hencky strain, Eq. 6):
- * dPsi/ds_a = tau_a / s_a, d2Psi/ds_a ds_b = (2 mu [a = b] + lambda) / (s_a s_b) - [a = b]
- * tau_a / s_a^2. */
+/* Psi's gradient and Hessian in the singular values s (StVK with Hencky strain, Eq. 6), from the
+ * principal Kirchhoff stress tau_a = s_a dPsi/ds_a of the constitutive room: dPsi/ds_a =
+ * tau_a / s_a, d2Psi/ds_a ds_b = (d tau_a / d s_b) / s_a - [a = b] tau_a / s_a^2. */
 static void hencky_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_real g[3],
                                     pd_real h[3][3]) {
-    pd_real e[3] = {log(s[0]), log(s[1]), log(s[2])}, tr = e[0] + e[1] + e[2];
+    pd_vec3 sv = pd_v3(s[0], s[1], s[2]);
+    pd_vec3 tv = pd_hencky_kirchhoff(m->lambda, m->mu, sv);
+    pd_mat3 dt = pd_hencky_kirchhoff_derivative(m->lambda, m->mu, sv);
+    pd_real tau[3] = {tv.x, tv.y, tv.z};
     for (int a = 0; a < 3; ++a) {
-        pd_real tau = 2 * m->mu * e[a] + m->lambda * tr;
-        g[a] = tau / s[a];
+        g[a] = tau[a] / s[a];
         for (int b = 0; b < 3; ++b)
-            h[a][b] =
-                (2 * m->mu * (a == b) + m->lambda) / (s[a] * s[b]) - (a == b) * tau / (s[a] * s[a]);
+            h[a][b] = dt.m[a][b] / s[a] - (a == b) * tau[a] / (s[a] * s[a]);
     }
 }
 
@@ -408,16 +410,17 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, pd_world* w, pd_real dt, const
     X(admm_b, pd_mat3)                                                                             \
     X(admm_fn, pd_mat3)                                                                            \
     X(admm_f, pd_mat3)                                                                             \
-    X(admm_fhat, pd_mat3) X(admm_y, pd_mat3) X(admm_du, pd_mat3) X(cg_m, pd_mat3)                  \
-        X(admm_w2, pd_real)
+    X(admm_fhat, pd_mat3)                                                                          \
+    X(admm_y, pd_mat3) X(admm_du, pd_mat3) X(cg_m, pd_mat3) X(admm_w2, pd_real)
 #define ADMM_NODE_ARRAYS(X)                                                                        \
     X(admm_dv, pd_vec3)                                                                            \
     X(admm_rhs, pd_vec3)                                                                           \
     X(cg_r, pd_vec3)                                                                               \
     X(cg_z, pd_vec3)                                                                               \
     X(cg_d, pd_vec3)                                                                               \
-    X(cg_ad, pd_vec3) X(bc_normal, pd_vec3) X(bc_target, pd_vec3) X(admm_diag, pd_real)            \
-        X(bc_kind, uint8_t) X(bc_collider, int32_t)
+    X(cg_ad, pd_vec3)                                                                              \
+    X(bc_normal, pd_vec3) X(bc_target, pd_vec3) X(admm_diag, pd_real) X(bc_kind, uint8_t)          \
+        X(bc_collider, int32_t)
 
 pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes) {
     if (!s->admm_b) {
