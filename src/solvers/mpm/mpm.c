@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "constitutive/energies.h"
+#include "core/alloc.h"
 #include "core/timer.h"
 #include "grid/grid_boundary.h"
 #include "math/svd3.h"
@@ -79,9 +80,29 @@ typedef struct advect_job {
     pd_real dt;
 } advect_job;
 
-/* F <- (I + dt C) F (Eq. 4's predictor with C, MLS-MPM's velocity gradient), x <- x + dt v; a
- * pinned particle keeps the position and velocity its pin gave it and reports the force the
- * grid would have given it beyond its pin's motion (the world's pin reaction). */
+/* The corrector Z_E (Sec. 5.2) of a plastic material: F = U diag(Z(Sigma)) V^T, the return of
+ * the constitutive room on the Hencky strain; the plastic strain grows by |ln s_tr - ln s|. */
+static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* plastic) {
+    pd_mat3 u, v;
+    pd_vec3 st, sn;
+    pd_svd3(f_tr, &u, &st, &v);
+    st = pd_v3(fabs(st.x), fabs(st.y), fabs(st.z));
+    if (pd_hencky_return(&m->yield, st, &sn, NULL) == PD_DP_ELASTIC)
+        return f_tr;
+    *plastic += fabs(log(st.x / sn.x)) + fabs(log(st.y / sn.y)) + fabs(log(st.z / sn.z));
+    pd_real d[3] = {sn.x, sn.y, sn.z};
+    pd_mat3 f = pd_m3_zero();
+    for (int a = 0; a < 3; ++a)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                f.m[i][j] += u.m[i][a] * d[a] * v.m[j][a];
+    return f;
+}
+
+/* F <- Z_E((I + dt C) F) (Eq. 4's predictor with C, MLS-MPM's velocity gradient, then the
+ * plastic corrector), x <- x + dt v; a pinned particle keeps the position and velocity its pin
+ * gave it and reports the force the grid would have given it beyond its pin's motion (the
+ * world's pin reaction). */
 static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const advect_job* job = ctx;
@@ -90,6 +111,9 @@ static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
     for (size_t i = begin; i < end; ++i) {
         pd_mat3 grow = pd_m3_add(pd_m3_identity(), pd_m3_scale(s->c[i], job->dt));
         s->f[i] = pd_m3_mul(grow, s->f[i]);
+        const pd_mpm_material* m = &s->mat[p->material[i]];
+        if (m->plastic)
+            s->f[i] = plastic_return(m, s->f[i], &s->plastic_strain[i]);
         if (p->flags[i] & PD_P_PINNED) {
             p->force[i] = pd_v3_scale(pd_v3_sub(s->v_grid[i], p->vel[i]), p->mass[i] / job->dt);
             continue;
@@ -99,9 +123,43 @@ static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
     }
 }
 
-typedef struct mpm_times {
-    double start, damping, stress, transfer, grid, back;
-} mpm_times;
+/* Pins on the grid: the pinned particles transferred alone (PIC) give each node the mass and
+ * velocity of their share; a node where that share is at least PD_MPM_PIN_SHARE of the node's
+ * mass moves with them (a kinematic condition: pinned particles' momentum mixed into the
+ * grid's would let the body slip past them). Called before the full transfer. */
+static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
+    size_t nodes = s->grid.nodes;
+    if (nodes > s->pin_nodes) {
+        size_t cap = nodes + nodes / 2;
+        PD_FREE_ARRAY(s->pin_node_mass, pd_real, s->pin_nodes);
+        PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
+        PD_FREE_ARRAY(s->pin_node_held, uint8_t, s->pin_nodes);
+        s->pin_nodes = cap;
+        s->pin_node_mass = PD_NEW_ARRAY(pd_real, cap);
+        s->pin_node_velocity = PD_NEW_ARRAY(pd_vec3, cap);
+        s->pin_node_held = PD_NEW_ARRAY(uint8_t, cap);
+        if (!s->pin_node_mass || !s->pin_node_velocity || !s->pin_node_held)
+            return PD_ERR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < s->n; ++i)
+        s->pinned_mass[i] = (p->flags[i] & PD_P_PINNED) ? p->mass[i] : 0;
+    pd_grid_from_particles(&s->grid, s->pinned_mass, p->vel, NULL);
+    memcpy(s->pin_node_mass, s->grid.mass, nodes * sizeof *s->pin_node_mass);
+    memcpy(s->pin_node_velocity, s->grid.velocity, nodes * sizeof *s->pin_node_velocity);
+    return PD_OK;
+}
+
+void pd_mpm_pin_nodes(pd_mpm_state* s) {
+    for (size_t n = 0; n < s->grid.nodes; ++n)
+        s->pin_node_held[n] =
+            s->grid.mass[n] > 0 && s->pin_node_mass[n] >= PD_MPM_PIN_SHARE * s->grid.mass[n];
+}
+
+static void hold_pinned_nodes(pd_mpm_state* s) {
+    for (size_t n = 0; n < s->grid.nodes; ++n)
+        if (s->pin_node_held[n])
+            s->grid.velocity[n] = s->pin_node_velocity[n];
+}
 
 /* The explicit grid update (Sec. 6): the stress came in with the transfer; gravity and the
  * colliders. */
@@ -111,6 +169,10 @@ static void explicit_grid(pd_mpm_state* s, pd_world* w, pd_real dt, pd_step_stat
     pd_grid_from_particles(&s->grid, w->particles.mass, w->particles.vel, s->affine);
     grid_job gj = {&s->grid, pd_v3_scale(w->def.gravity, dt)};
     pd_parallel_for(s->grid.nodes, 1024, gravity_range, &gj);
+    if (s->has_pins) {
+        pd_mpm_pin_nodes(s);
+        hold_pinned_nodes(s);
+    }
     stats->iterations = 1;
     stats->residual = 0;
 }
@@ -121,6 +183,8 @@ static pd_status implicit_grid(pd_mpm_state* s, pd_world* w, pd_real dt, pd_step
     stress_job sj = {s, &w->particles, 0}; /* the stress for output; affine = m C */
     pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
     pd_grid_from_particles(&s->grid, w->particles.mass, w->particles.vel, s->affine);
+    if (s->has_pins)
+        pd_mpm_pin_nodes(s);
     pd_real residual;
     pd_status st = pd_mpm_admm_solve(s, w, dt, &stats->iterations, &residual);
     if (st != PD_OK)
@@ -145,6 +209,8 @@ static pd_status mpm_step(void* state, pd_world* w, pd_step_stats* stats) {
         return st;
     for (int k = 0; k < s->prm.damping_round_trips; ++k) /* Sec. 8 */
         pd_grid_rpic_round_trip(&s->grid, p->mass, p->vel, s->c, s->affine);
+    if (s->has_pins && (st = pin_share(s, p)) != PD_OK)
+        return st;
     double t1 = pd_now();
     if (s->prm.integrator == PD_MPM_ADMM) {
         st = implicit_grid(s, w, dt, stats); /* the colliders inside (Sec. 7.2) */
@@ -165,6 +231,9 @@ static pd_status mpm_step(void* state, pd_world* w, pd_step_stats* stats) {
     return PD_OK;
 }
 
+static const pd_material_support k_materials = {.plasticity = (1u << PD_PLASTICITY_DRUCKER_PRAGER) |
+                                                              (1u << PD_PLASTICITY_VON_MISES)};
+
 static const pd_field_info k_fields[] = {
     {PD_ATTR_STRESS,
      {"sxx", "syy", "szz", "sxy", "syz", "sxz"},
@@ -173,10 +242,18 @@ static const pd_field_info k_fields[] = {
      "Pa",
      "The Cauchy stress tau / det F of the particle's elastic F at the step's start (mpm: StVK "
      "with Hencky strain, Fang 2019 Eq. 6), tension positive."},
+    {PD_ATTR_PLASTIC_STRAIN,
+     {"plastic_strain"},
+     1,
+     PD_FIELD_REAL,
+     "1",
+     "mpm: the sum over the steps of the plastic return's |ln s_tr - ln s| over the principal "
+     "stretches of the trial and the returned F_E; 0 for elastic materials."},
 };
 
 static const void* mpm_publish_fields(void* state, int k) {
-    return k == 0 ? ((pd_mpm_state*)state)->stress : NULL;
+    const pd_mpm_state* s = state;
+    return k == 0 ? (const void*)s->stress : k == 1 ? (const void*)s->plastic_strain : NULL;
 }
 
 const pd_solver_vtable pd_mpm_solver = {
@@ -186,8 +263,9 @@ const pd_solver_vtable pd_mpm_solver = {
     .params = &pd_mpm_param_table,
     .check_material = pd_mpm_check_material,
     .check_body_material = pd_mpm_check_body_material,
+    .materials = &k_materials,
     .fields = k_fields,
-    .field_count = 1,
+    .field_count = 2,
     .publish_fields = mpm_publish_fields,
     .create = pd_mpm_create,
     .destroy = pd_mpm_destroy,

@@ -58,14 +58,33 @@ static int solve3(pd_real h[3][3], const pd_real r[3], pd_real x[3]) {
     return 1;
 }
 
-/* Eq. 10 in the singular values: V0 dPsi/ds + k s = r (k = rho w^2), by Newton from s0, at most
- * PD_MPM_NEWTON_STEPS steps, each halved until every s stays > 0. Returns the steps taken. */
+/* dPsi/ds at Z(s) and its derivative in s, H(Z(s)) dZ/ds (Eq. 10's Hessian, Sec. 7.1), for a
+ * material with a plastic return; the elastic ones when Z is the identity. */
+static void projected_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_real g[3],
+                                       pd_real h[3][3]) {
+    if (!m->plastic) {
+        hencky_gradient_hessian(m, s, g, h);
+        return;
+    }
+    pd_vec3 z;
+    pd_mat3 dz;
+    pd_hencky_return(&m->yield, pd_v3(s[0], s[1], s[2]), &z, &dz);
+    pd_real zs[3] = {z.x, z.y, z.z}, hz[3][3];
+    hencky_gradient_hessian(m, zs, g, hz);
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+            h[a][b] = hz[a][0] * dz.m[0][b] + hz[a][1] * dz.m[1][b] + hz[a][2] * dz.m[2][b];
+}
+
+/* Eq. 10 in the singular values: V0 dPsi/ds(Z(s)) + k s = r (k = rho w^2), by Newton from s0,
+ * at most PD_MPM_NEWTON_STEPS steps, each halved until every s stays > 0. Returns the steps
+ * taken. */
 static int particle_newton(const pd_mpm_material* m, pd_real v0, pd_real k, const pd_real r[3],
                            pd_real s[3]) {
     int step = 0;
     for (; step < PD_MPM_NEWTON_STEPS; ++step) {
         pd_real g[3], h[3][3], res[3], dx[3], norm = 0, scale = 0;
-        hencky_gradient_hessian(m, s, g, h);
+        projected_gradient_hessian(m, s, g, h);
         for (int a = 0; a < 3; ++a) {
             res[a] = r[a] - v0 * g[a] - k * s[a];
             norm += res[a] * res[a], scale += r[a] * r[a] + k * k * s[a] * s[a];
@@ -85,7 +104,7 @@ static int particle_newton(const pd_mpm_material* m, pd_real v0, pd_real k, cons
     return step;
 }
 
-/* F_p = argmin V0 Psi(F) + rho w^2 / 2 |F - Z|^2 with Z = D dv + b - y / (rho w): the minimiser
+/* F_p = argmin V0 Xi(F) + rho w^2 / 2 |F - Z|^2 with Z = D dv + b - y / (rho w): the minimiser
  * shares Z's singular vectors (Klar 2016, Overby 2017). */
 static pd_mat3 particle_step(const pd_mpm_material* m, pd_real v0, pd_real k, pd_mat3 target) {
     pd_mat3 u, v;
@@ -141,6 +160,11 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
         s->bc_kind[n] = PD_MPM_BC_FREE;
         if (!(g->mass[n] > 0))
             continue;
+        if (s->has_pins && s->pin_node_held[n]) { /* moves with its pins */
+            s->bc_kind[n] = PD_MPM_BC_FULL;
+            s->bc_target[n] = pd_v3_sub(s->pin_node_velocity[n], g->velocity[n]);
+            continue;
+        }
         int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
         pd_vec3 x = pd_grid_node(g, i, j, k);
         for (int q = 0; q < colliders->count && s->bc_kind[n] == PD_MPM_BC_FREE; ++q) {
@@ -419,8 +443,8 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, pd_world* w, pd_real dt, const
     X(cg_z, pd_vec3)                                                                               \
     X(cg_d, pd_vec3)                                                                               \
     X(cg_ad, pd_vec3)                                                                              \
-    X(bc_normal, pd_vec3) X(bc_target, pd_vec3) X(admm_diag, pd_real) X(bc_kind, uint8_t)          \
-        X(bc_collider, int32_t)
+    X(bc_normal, pd_vec3)                                                                          \
+    X(bc_target, pd_vec3) X(admm_diag, pd_real) X(bc_kind, uint8_t) X(bc_collider, int32_t)
 
 pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes) {
     if (!s->admm_b) {

@@ -4,6 +4,7 @@
 #ifndef PD_MPM_DATA_H
 #define PD_MPM_DATA_H
 
+#include "constitutive/hencky_plasticity.h"
 #include "core/param.h"
 #include "grid/grid.h"
 #include "neighbor/family.h"
@@ -38,6 +39,8 @@ extern const pd_param_table pd_mpm_param_table;
 typedef struct pd_mpm_material {
     pd_real mu, lambda; /* Pa */
     pd_real density;    /* kg/m^3 */
+    int plastic;        /* 1: Z_E projects F onto `yield` (drucker_prager, von_mises) */
+    pd_hencky_yield yield;
 } pd_mpm_material;
 
 typedef struct pd_mpm_state {
@@ -54,7 +57,16 @@ typedef struct pd_mpm_state {
     pd_mat3* affine; /* the P2G affine momentum */
     pd_vec3* v_grid; /* the velocity the grid gives each particle (pinned ones keep their own) */
     pd_real* stress; /* Cauchy stress, 6 per particle (xx, yy, zz, xy, yz, xz), published */
+    pd_real* plastic_strain; /* the sum of |ln s_tr - ln s| of the returns (kept, published) */
     size_t n;
+    /* pins: per particle its mass when pinned (else 0); per node (capacity pin_nodes) the mass
+     * and velocity the pinned particles alone give it, and whether they hold it */
+    pd_real* pinned_mass;
+    size_t pin_nodes;
+    pd_real* pin_node_mass;
+    pd_vec3* pin_node_velocity;
+    uint8_t* pin_node_held;
+    int has_pins;
     /* the implicit step (mpm_admm.c): per particle */
     pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;
     pd_real* admm_w2;

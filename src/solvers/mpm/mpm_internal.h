@@ -10,6 +10,13 @@
 /* A node's boundary condition in the implicit solve (Sec. 7.2). */
 enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL };
 
+/* A node is held by its pins when they give it at least this share of its mass. */
+#define PD_MPM_PIN_SHARE 0.5
+
+/* The pins' hold on the grid (mpm.c): after the transfer, marks the nodes the pinned particles
+ * hold (pin_node_held) with the velocity they give them (pin_node_velocity). */
+void pd_mpm_pin_nodes(pd_mpm_state* s);
+
 /* Room in the ADMM's per-node arrays for `nodes` nodes (grown, never shrunk). */
 pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes);
 void pd_mpm_admm_free(pd_mpm_state* s);

@@ -47,7 +47,13 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
     for (int k = 0; k < s->material_count; ++k) {
         const pd_material_def* m = &w->scene->materials[k];
         pd_elastic el = pd_material_elastic(m);
-        s->mat[k] = (pd_mpm_material){el.mu, el.lambda, m->density};
+        pd_mpm_material* mm = &s->mat[k];
+        *mm = (pd_mpm_material){.mu = el.mu, .lambda = el.lambda, .density = m->density};
+        mm->yield.mu = el.mu, mm->yield.kappa = el.K;
+        if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
+            mm->plastic = 1, mm->yield.cone = pd_dp_material_cone(m);
+        else if (m->plasticity == PD_PLASTICITY_VON_MISES)
+            mm->plastic = 1, mm->yield.cone = pd_von_mises_cone(m->yield_stress);
     }
     return PD_OK;
 }
@@ -59,14 +65,17 @@ static pd_status allocate(pd_mpm_state* s, pd_error* err) {
     s->volume0 = PD_NEW_ARRAY(pd_real, n);
     s->affine = PD_NEW_ARRAY(pd_mat3, n);
     s->v_grid = PD_NEW_ARRAY(pd_vec3, n);
+    s->plastic_strain = PD_NEW_ARRAY(pd_real, n);
+    s->pinned_mass = PD_NEW_ARRAY(pd_real, n);
     s->stress = PD_NEW_ARRAY(pd_real, 6 * n);
-    if (!s->f || !s->c || !s->volume0 || !s->affine || !s->v_grid || !s->stress ||
-        pd_family_allocate(&s->none, s->n, 0) != PD_OK)
+    if (!s->f || !s->c || !s->volume0 || !s->affine || !s->v_grid || !s->plastic_strain ||
+        !s->pinned_mass || !s->stress || pd_family_allocate(&s->none, s->n, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
     pd_state_arrays_init(&s->persist, &s->none);
     PD_STATE_PARTICLES(&s->persist, s, f);
     PD_STATE_PARTICLES(&s->persist, s, c);
     PD_STATE_PARTICLES(&s->persist, s, volume0);
+    PD_STATE_PARTICLES(&s->persist, s, plastic_strain);
     return PD_OK;
 }
 
@@ -92,6 +101,7 @@ pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error*
         return st;
     }
     for (size_t i = 0; i < s->n; ++i) { /* the sampled state is the rest state */
+        s->has_pins |= (w->particles.flags[i] & PD_P_PINNED) != 0;
         s->f[i] = pd_m3_identity();
         s->volume0[i] = w->particles.volume[i];
     }
@@ -119,6 +129,11 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->volume0, pd_real, n);
     PD_FREE_ARRAY(s->affine, pd_mat3, n);
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
+    PD_FREE_ARRAY(s->plastic_strain, pd_real, n);
+    PD_FREE_ARRAY(s->pinned_mass, pd_real, n);
+    PD_FREE_ARRAY(s->pin_node_mass, pd_real, s->pin_nodes);
+    PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
+    PD_FREE_ARRAY(s->pin_node_held, uint8_t, s->pin_nodes);
     PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
     PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
     pd_mpm_admm_free(s);

@@ -1,0 +1,73 @@
+/* Plastic returns on the Hencky strain (src/constitutive/hencky_plasticity.h): a state outside
+ * lands on the cone with its volume kept, one inside is untouched, sand in tension goes to the
+ * apex, von Mises keeps det F, and ds/ds_tr matches finite differences. */
+#include <math.h>
+
+#include "constitutive/hencky_plasticity.h"
+#include "test.h"
+
+/* sqrt(J2) - (a + b I1) of the Hencky StVK stress at stretches s (> 0 outside). */
+static double yield_of(const pd_hencky_yield* y, pd_vec3 s) {
+    double e[3] = {log(s.x), log(s.y), log(s.z)}, tr = e[0] + e[1] + e[2], n = 0;
+    for (int a = 0; a < 3; ++a)
+        n += (e[a] - tr / 3) * (e[a] - tr / 3);
+    return sqrt(2.0) * y->mu * sqrt(n) - (y->cone.a - 3 * y->kappa * y->cone.b * tr);
+}
+
+static pd_hencky_yield sand(void) {
+    pd_hencky_yield y = {4e5, 6e5, pd_dp_cone_of(30, 0, PD_CONE_COMPRESSION)};
+    return y;
+}
+
+PD_TEST(return_lands_on_the_cone_keeping_volume) {
+    pd_hencky_yield y = sand();
+    pd_vec3 trial = pd_v3(1.05, 0.97, 0.93), s; /* compressed and sheared: outside */
+    PD_REQUIRE(yield_of(&y, trial) > 0);
+    PD_CHECK(pd_hencky_return(&y, trial, &s, NULL) == PD_DP_CONE);
+    printf("  yield before %.4g Pa, after %.3g Pa\n", yield_of(&y, trial), yield_of(&y, s));
+    PD_CHECK_NEAR(yield_of(&y, s), 0, 1e-6 * y.mu);
+    PD_CHECK_NEAR(s.x * s.y * s.z, trial.x * trial.y * trial.z, 1e-12);
+    pd_vec3 inside = pd_v3(0.995, 0.99, 0.992); /* mostly compressed: inside */
+    PD_REQUIRE(yield_of(&y, inside) < 0);
+    PD_CHECK(pd_hencky_return(&y, inside, &s, NULL) == PD_DP_ELASTIC);
+    PD_CHECK(s.x == inside.x && s.y == inside.y && s.z == inside.z);
+}
+
+PD_TEST(sand_in_tension_goes_to_the_apex) {
+    pd_hencky_yield y = sand();
+    pd_vec3 s;
+    PD_CHECK(pd_hencky_return(&y, pd_v3(1.02, 1.01, 0.999), &s, NULL) == PD_DP_APEX);
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(s, pd_v3(1, 1, 1))), 0, 1e-15); /* cohesionless apex */
+}
+
+PD_TEST(von_mises_keeps_volume_and_yields_at_its_stress) {
+    pd_hencky_yield y = {1e6, 2e6, pd_von_mises_cone(5e4)};
+    pd_vec3 trial = pd_v3(1.2, 0.9, 1 / (1.2 * 0.9)), s;
+    PD_CHECK(pd_hencky_return(&y, trial, &s, NULL) == PD_DP_CONE);
+    double e[3] = {log(s.x), log(s.y), log(s.z)}, tr = e[0] + e[1] + e[2], n = 0;
+    for (int a = 0; a < 3; ++a)
+        n += (e[a] - tr / 3) * (e[a] - tr / 3);
+    /* von Mises stress sqrt(3 J2) = sqrt(3) sqrt(2) mu |dev eps| */
+    PD_CHECK_REL(sqrt(6.0) * y.mu * sqrt(n), 5e4, 1e-12);
+    PD_CHECK_NEAR(s.x * s.y * s.z, 1, 1e-12);
+}
+
+PD_TEST(return_derivative_matches_finite_differences) {
+    pd_hencky_yield y = sand();
+    pd_vec3 trial = pd_v3(1.05, 0.97, 0.93), s;
+    pd_mat3 dz;
+    PD_REQUIRE(pd_hencky_return(&y, trial, &s, &dz) == PD_DP_CONE);
+    double h = 1e-7, worst = 0, scale = 0;
+    for (int j = 0; j < 3; ++j) {
+        pd_vec3 up = trial, down = trial, su, sd;
+        (&up.x)[j] += h, (&down.x)[j] -= h;
+        pd_hencky_return(&y, up, &su, NULL), pd_hencky_return(&y, down, &sd, NULL);
+        for (int i = 0; i < 3; ++i) {
+            worst = fmax(worst, fabs(((&su.x)[i] - (&sd.x)[i]) / (2 * h) - dz.m[i][j]));
+            scale = fmax(scale, fabs(dz.m[i][j]));
+        }
+    }
+    printf("  largest entry %.4f, worst difference %.2e\n", scale, worst);
+    PD_CHECK(worst < 1e-6 * scale);
+    PD_CHECK(fabs(dz.m[0][1]) > 1e-3);
+}
