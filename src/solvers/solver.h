@@ -8,6 +8,7 @@
 #include "io/output.h"
 #include "peridot/types.h"
 #include "peridot/world.h"
+#include "world/step_context.h"
 
 struct pd_world;
 struct pd_state_arrays;
@@ -114,9 +115,11 @@ typedef struct pd_solver_vtable {
     const void* (*publish_fields)(void* state, int k);
     pd_status (*create)(struct pd_world* world, const void* params, void** state, pd_error* err);
     void (*destroy)(void* state);
-    /* Advances positions and velocities of the world's particles by one time step, without
-     * colliders (the world projects them after) unless contact_in_solve. */
-    pd_status (*step)(void* state, struct pd_world* world, pd_step_stats* stats);
+    /* Advances positions and velocities of the world's particles (ctx->particles) by one time
+     * step of ctx->dt, without colliders (the world projects them after) unless
+     * contact_in_solve. */
+    pd_status (*step)(void* state, struct pd_world* world, const pd_step_context* ctx,
+                      pd_step_stats* stats);
     /* The world reordered its particles: new index i holds old particle perm[i]. */
     pd_status (*on_reorder)(void* state, struct pd_world* world, const uint32_t* perm);
     /* Checkpoints (world/checkpoint.h): the arrays the method keeps across steps and their

@@ -271,6 +271,22 @@ static void count_unconverged(pd_world* w, pd_real t) {
         w->worst_unconverged_by = by, w->worst_unconverged_time = t;
 }
 
+pd_step_context pd_world_step_context(pd_world* w) {
+    return (pd_step_context){
+        .dt = w->def.dt,
+        .inv_dt = 1 / w->def.dt,
+        .gravity = w->def.gravity,
+        .time = w->time,
+        .step_index = w->step_index,
+        .count = w->particles.count,
+        .particles = &w->particles,
+        .step_start = w->step_start,
+        .contact_skip = w->contact_skip,
+        .colliders = &w->colliders,
+        .arena = &w->arena,
+    };
+}
+
 pd_status pd_world_step(pd_world* w, pd_error* err) {
     pd_particles* p = &w->particles;
     if (w->step_in_frame == 0) {
@@ -315,7 +331,8 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
     for (size_t i = 0; i < p->count; ++i)
         skip[i] = (p->flags[i] & (PD_P_CONSTRAINED | PD_P_GHOST)) != 0;
     w->contact_skip = skip;
-    pd_status st = w->solver->step(w->solver_state, w, &w->last_stats);
+    pd_step_context ctx = pd_world_step_context(w);
+    pd_status st = w->solver->step(w->solver_state, w, &ctx, &w->last_stats);
     if (st == PD_OK && w->colliders.count)
         resolve_colliders(w, dt);
     if (st == PD_OK && w->pin_count)

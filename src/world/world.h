@@ -66,6 +66,10 @@ pd_status pd_world_reorder(pd_world* w, const pd_vec3* key);
  * reordering does; for a restored checkpoint's order. */
 pd_status pd_world_permute(pd_world* w, const uint32_t* perm);
 
+/* The context of the step about to run (solver.h): dt, gravity, the particles, the step's
+ * start positions, collider skip mask, colliders and arena as they are now. */
+pd_step_context pd_world_step_context(pd_world* w);
+
 /* Changes the time step from the next step on (s, > 0; rounded, as at creation, to a whole
  * number of steps per frame); the method rebuilds what depends on it. */
 pd_status pd_world_set_time_step(pd_world* w, pd_real dt, pd_error* err);

@@ -960,7 +960,7 @@ PD_TEST(a_step_reports_its_energy_and_relative_error) {
     pd_hpd_state* s = state_of(&t);
     const pd_particles* p = &t.world->particles;
     const pd_step_stats* st = &t.world->last_stats;
-    double inertia = 0, ih2 = 1 / (s->dt * s->dt);
+    double inertia = 0, ih2 = 1 / (t.world->def.dt * t.world->def.dt);
     for (size_t i = 0; i < p->count; ++i)
         inertia += 0.5 * p->mass[i] * ih2 * pd_v3_len2(pd_v3_sub(p->pos[i], s->ystar[i]));
     double E = inertia + pd_hpd_elastic_energy(s, p->pos);

@@ -2,8 +2,8 @@
  * "pile angle ... within 5 degrees of [the friction angle] for 20, 30 and 40 degrees (drained
  * pile or tilted box)"). The tilted box, with gravity turned instead of the box: a layer of
  * sand 2.5 cm deep and 12 cm long on a rough (no-slip) floor between two slip walls 2 cm apart,
- * settled flat, then gravity tilted by theta along the layer (the solver reads gravity at setup:
- * the test sets both copies). A cohesionless Mohr-Coulomb layer stands on a slope
+ * settled flat, then the world's gravity tilted by theta along the layer (each step's context
+ * carries it to the solver). A cohesionless Mohr-Coulomb layer stands on a slope
  * below its friction angle and flows above it (the infinite slope, VALIDATION.md "Angle of
  * repose"); so the angle of repose lies within 5 degrees of phi when the layer's middle third
  * holds at phi - 5 degrees and moves at phi + 5. Four plastic corrections per step, as the
@@ -37,10 +37,9 @@ static double slide_between(double phi, double theta, double t_settle, double t_
     pd_test_sim s;
     if (!pd_test_sim_open(&s, json, NULL, 0))
         return -1;
-    if (t_settle > 0) { /* the tilt: the world's and the solver's gravity (read at setup) */
+    if (t_settle > 0) { /* the tilt: the world's gravity, which each step's context carries */
         int ok = pd_test_sim_run(&s, t_settle);
         s.world->def.gravity = tilted;
-        pd_test_ppd(&s)->gravity = tilted;
         if (!ok) {
             pd_test_sim_close(&s);
             return -1;

@@ -116,7 +116,7 @@ static void residual_kernel(void* vctx, size_t begin, size_t end, int thread) {
     (void)thread;
     hpd_ctx* c = vctx;
     pd_hpd_state* s = c->s;
-    pd_real r2 = 0, inertia = 0, ih2 = 1 / (s->dt * s->dt);
+    pd_real r2 = 0, inertia = 0, ih2 = 1 / (s->step->dt * s->step->dt);
     for (size_t i = begin; i < end; ++i) {
         pd_vec3 r = pd_v3(0, 0, 0);
         if (!s->fixed[i]) {
@@ -190,11 +190,11 @@ static pd_descent_problem problem(pd_hpd_state* s) {
 
 /* q* = q + h v + h^2 g (Eq. 21); constrained particles stay where the world put them. */
 static void predict(pd_hpd_state* s, const pd_particles* p) {
-    pd_real h = s->dt;
+    pd_real h = s->step->dt;
     for (size_t i = 0; i < s->n; ++i)
-        s->ystar[i] = s->fixed[i]
-                          ? p->pos[i]
-                          : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->gravity);
+        s->ystar[i] =
+            s->fixed[i] ? p->pos[i]
+                        : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->step->gravity);
 }
 
 /* Coulomb friction's limits from x + h v, where a body resting on a collider presses on it
@@ -204,7 +204,7 @@ static void friction_setup(pd_hpd_state* s, const pd_particles* p) {
         return;
     pd_descent* d = &s->opt;
     for (size_t i = 0; i < s->n; ++i)
-        d->y[i] = s->fixed[i] ? s->ystar[i] : pd_v3_madd(p->pos[i], s->dt, p->vel[i]);
+        d->y[i] = s->fixed[i] ? s->ystar[i] : pd_v3_madd(p->pos[i], s->step->dt, p->vel[i]);
     pd_collider_contact_project(&s->cc, d->y);
     pd_real r;
     int not_gradient;
@@ -215,9 +215,9 @@ static void friction_setup(pd_hpd_state* s, const pd_particles* p) {
 /* What the residual is measured against: the larger of the start point's |r| and the force the
  * step must produce anyway, sqrt(sum (m (|g| + |v|/h))^2). */
 static pd_real force_scale(const pd_hpd_state* s, const pd_particles* p, pd_real r_start) {
-    pd_real sum = 0, g = pd_v3_len(s->gravity);
+    pd_real sum = 0, g = pd_v3_len(s->step->gravity);
     for (size_t i = 0; i < s->n; ++i) {
-        pd_real f = p->mass[i] * (g + pd_v3_len(p->vel[i]) / s->dt);
+        pd_real f = p->mass[i] * (g + pd_v3_len(p->vel[i]) / s->step->dt);
         sum += f * f;
     }
     return fmax(sqrt(sum), r_start);
@@ -286,7 +286,7 @@ static void finish(pd_hpd_state* s, pd_particles* p) {
             p->force[i] = pd_v3_scale(s->grad[i], -1); /* the pin's reaction */
             continue;
         }
-        p->vel[i] = pd_v3_scale(pd_v3_sub(y[i], p->pos[i]), 1 / s->dt);
+        p->vel[i] = pd_v3_scale(pd_v3_sub(y[i], p->pos[i]), 1 / s->step->dt);
         p->pos[i] = y[i];
     }
 }
@@ -296,22 +296,21 @@ static void finish(pd_hpd_state* s, pd_particles* p) {
  * and friction's refactorisations. */
 static const char* const k_stages[] = {"local", "global"};
 
-static pd_status hpd_step(void* state, pd_world* w, pd_step_stats* stats) {
+static pd_status advance(pd_hpd_state* s, pd_world* w, pd_step_stats* stats) {
     pd_error err = {0};
     size_t broken;
     pd_status st;
-    pd_hpd_state* s = state;
-    pd_particles* p = &w->particles;
+    pd_particles* p = s->step->particles;
     pd_descent* d = &s->opt;
     pd_descent_problem pr = problem(s);
     s->t_local = s->t_global = 0;
     s->evaluations = 0;
     predict(s, p);
     pd_collider_contact_begin_step(&s->cc, &w->colliders, s->ystar, p->spacing, w->contact_skip,
-                                   s->dt);
+                                   s->step->dt);
     s->contact_status = PD_OK;
     s->t_contact = 0;
-    if (s->prm.contact && (st = pd_contact_begin_step(&s->contact, p->pos, s->dt)) != PD_OK)
+    if (s->prm.contact && (st = pd_contact_begin_step(&s->contact, p->pos, s->step->dt)) != PD_OK)
         return st;
     friction_setup(s, p);
     pd_real r, merit = start_point(s, p, &r);
@@ -343,10 +342,17 @@ static pd_status hpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     return PD_OK;
 }
 
-static pd_status hpd_on_time_step(void* state, pd_world* w, pd_error* err) {
+static pd_status hpd_step(void* state, pd_world* w, const pd_step_context* ctx,
+                          pd_step_stats* stats) {
     pd_hpd_state* s = state;
-    s->dt = w->def.dt;
-    return pd_hpd_factor(s, err);
+    s->step = ctx;
+    pd_status st = advance(s, w, stats);
+    s->step = NULL;
+    return st;
+}
+
+static pd_status hpd_on_time_step(void* state, pd_world* w, pd_error* err) {
+    return pd_hpd_factor(state, w->def.dt, err); /* L + M/h^2 at the new h */
 }
 
 /* About 4.2 h^3 bonds (j, rev, X, the coupling and k_ij of L, G) and the factor's fill; per

@@ -50,7 +50,7 @@ static pd_status remove_bonds(pd_hpd_state* s, pd_world* w, size_t* removed, pd_
         return pd_fail(err, st, "", "breaking bonds failed (%s)", pd_status_string(st));
     w->bond_count = f->bond_count;
     pd_hpd_normalise_weights(s, &w->particles);
-    return pd_hpd_factor(s, err);
+    return pd_hpd_factor(s, w->def.dt, err);
 }
 
 pd_status pd_hpd_break_bonds(void* state, pd_world* w, pd_bond_test test, void* ctx,

@@ -96,8 +96,9 @@ typedef struct pd_hpd_material {
 
 typedef struct pd_hpd_state {
     pd_hpd_params prm;
-    pd_real dt;
-    pd_vec3 gravity;
+    /* the world's context of the step under way (dt, gravity, particles), set by step() for
+     * its duration and NULL between steps; set-up reads the world */
+    const pd_step_context* step;
     size_t n;
     pd_family fam;
     pd_state_arrays persist; /* what lasts from step to step (state_arrays.h) */
@@ -107,7 +108,6 @@ typedef struct pd_hpd_state {
     const pd_real* mass; /* the world's arrays */
     const pd_real* volume;
     const int32_t* material;
-    const uint8_t* flags;
     /* per particle */
     pd_real* norm;          /* c_i: w_ij = c_i w(|xi|/delta), so that sum_j w_ij V_j = 1 (Eq. 19) */
     pd_real* slope;         /* lambda g'(theta_i) at the last evaluation (Pa) */
@@ -176,7 +176,7 @@ pd_vec3 pd_hpd_inversion_gradient(const pd_hpd_state* s, const pd_vec3* y, uint3
  * (numeric only: the couplings and bonds are those pd_hpd_factor built). */
 pd_status pd_hpd_refactor(pd_hpd_state* s, const pd_real* extra, pd_error* err);
 /* (Re)builds L + M/h^2 for the current dt and factors it. */
-pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err);
+pd_status pd_hpd_factor(pd_hpd_state* s, pd_real dt, pd_error* err);
 /* The elastic energy sum_i V_i W_i at y (Eq. 12, 14) with its gradient in s->grad (tests). */
 pd_real pd_hpd_elastic_energy(pd_hpd_state* s, const pd_vec3* y);
 

@@ -197,8 +197,8 @@ static pd_real bond_stiffness(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_
            (m->lambda * m->g2 + m->mu * G * m->h2);
 }
 
-pd_status pd_hpd_factor(pd_hpd_state* s, pd_error* err) {
-    pd_real ih2 = 1 / (s->dt * s->dt);
+pd_status pd_hpd_factor(pd_hpd_state* s, pd_real dt, pd_error* err) {
+    pd_real ih2 = 1 / (dt * dt);
     for (uint32_t i = 0; i < s->n; ++i)
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
             s->k_bond[b] = bond_stiffness(s, i, s->fam.j[b], pd_v3_len(pd_family_xi(&s->fam, i, b)),
@@ -267,7 +267,7 @@ pd_status pd_hpd_change_materials(void* state, pd_world* w, const uint8_t* chang
     pd_status st = direction_weights(s, &w->particles);
     if (st != PD_OK)
         return pd_fail(err, st, "", "changing materials failed (%s)", pd_status_string(st));
-    return pd_hpd_factor(s, err);
+    return pd_hpd_factor(s, w->def.dt, err);
 }
 
 #define HPD_PARTICLE_ARRAYS(X)                                                                     \
@@ -362,7 +362,7 @@ static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
         st = pd_contact_init_scene(&s->contact, def, p, w->scene->materials, s->material_count,
                                    offsetof(pd_hpd_material_params, contact_friction), NULL);
     }
-    return st == PD_OK ? pd_hpd_factor(s, err) : st;
+    return st == PD_OK ? pd_hpd_factor(s, w->def.dt, err) : st;
 }
 
 pd_status pd_hpd_create(pd_world* w, const void* params, void** state, pd_error* err) {
@@ -371,13 +371,10 @@ pd_status pd_hpd_create(pd_world* w, const void* params, void** state, pd_error*
         return PD_ERR_OUT_OF_MEMORY;
     memcpy(&s->prm, params, sizeof s->prm);
     s->inversion = s->prm.inversion_stiffness;
-    s->dt = w->def.dt;
-    s->gravity = w->def.gravity;
     s->n = w->particles.count;
     s->mass = w->particles.mass;
     s->volume = w->particles.volume;
     s->material = w->particles.material;
-    s->flags = w->particles.flags;
     s->material_count = w->scene->material_count;
     pd_status st = setup(s, w, err);
     if (st != PD_OK) {

@@ -369,7 +369,8 @@ typedef struct ppd_ctx {
     pd_ppd_state* s;
     const pd_vec3* y;
     const uint8_t* flags;
-    pd_vec3* r; /* residual out */
+    pd_real ih2; /* 1/h^2 of the inertia term (1/s^2) */
+    pd_vec3* r;  /* residual out */
 } ppd_ctx;
 
 /* Pinned particles and fixed bodies keep their place. */
@@ -434,7 +435,7 @@ static void residual_kernel(void* vctx, size_t begin, size_t end, int thread) {
     (void)thread;
     ppd_ctx* c = vctx;
     pd_ppd_state* s = c->s;
-    pd_real r2 = 0, inertia = 0, ih2 = 1.0 / (s->dt * s->dt);
+    pd_real r2 = 0, inertia = 0, ih2 = c->ih2;
     for (size_t i = begin; i < end; ++i) {
         if (s->prm.contact)
             s->g[i] = pd_v3_add(s->g[i], s->contact.grad[i]);
@@ -456,7 +457,7 @@ static void residual_kernel(void* vctx, size_t begin, size_t end, int thread) {
  * precondition): a particle's off-diagonal sum grows by its pair stiffnesses K_i, its
  * diagonal too, so (sum c + K) / (diag + K) may exceed the constant bound s->rho. */
 static pd_real contact_jacobi_bound(const pd_ppd_state* s) {
-    pd_real rho = s->rho, ih2 = 1.0 / (s->dt * s->dt);
+    pd_real rho = s->rho, ih2 = 1.0 / (s->matrix_dt * s->matrix_dt); /* diag's m/h^2 */
     const pd_contact* c = &s->contact;
     for (size_t i = 0; i < s->n; ++i) {
         pd_real K = c->diag[i];
@@ -481,9 +482,10 @@ static pd_real contact_energy(pd_ppd_state* s, const pd_vec3* y) {
 
 /* Everything at y: energy, gradient, residual r, blocked contacts. Returns the merit of Eq. 12
  * (inertia + elastic energy, J); *r_norm gets |r| (N). */
-static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, pd_vec3* r, pd_real* r_norm) {
+static pd_real evaluate_at(pd_ppd_state* s, const pd_vec3* y, const uint8_t* flags, pd_real ih2,
+                           pd_vec3* r, pd_real* r_norm) {
     double t0 = pd_now();
-    ppd_ctx c = {.s = s, .y = y, .flags = s->flags, .r = r};
+    ppd_ctx c = {.s = s, .y = y, .flags = flags, .ih2 = ih2, .r = r};
     pd_real energy = bond_energy(s, &c);
     double t1 = pd_now();
     energy += contact_energy(s, y);
@@ -498,6 +500,12 @@ static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, pd_vec3* r, pd_real
     s->local_evaluations++;
     return energy + inertia;
 }
+/* local_step at y in the step under way (its flags and h). */
+static pd_real local_step(pd_ppd_state* s, const pd_vec3* y, pd_vec3* r, pd_real* r_norm) {
+    pd_real ih2 = 1.0 / (s->step->dt * s->step->dt);
+    return evaluate_at(s, y, s->step->particles->flags, ih2, r, r_norm);
+}
+
 /* ---------------------------------------------------------------- the step as a descent */
 
 /* The global step of Eq. 12 applied to b: z = A^-1 b, by the method chosen (the optimiser
@@ -580,24 +588,24 @@ static pd_descent_problem problem(pd_ppd_state* s) {
 
 /* ---------------------------------------------------------------- one time step */
 
-void pd_ppd_predict(const pd_ppd_state* s, const pd_particles* p, pd_vec3* out) {
-    pd_real h = s->dt;
+void pd_ppd_predict(const pd_ppd_state* s, const pd_particles* p, pd_real h, pd_vec3 gravity,
+                    pd_vec3* out) {
     for (size_t i = 0; i < s->n; ++i) {
         int constrained = p->flags[i] & PD_P_CONSTRAINED;
         out[i] = constrained ? p->pos[i]
-                             : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->gravity);
+                             : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, gravity);
     }
 }
 
 static void predict(pd_ppd_state* s, const pd_particles* p) {
-    pd_ppd_predict(s, p, s->ystar);
+    pd_ppd_predict(s, p, s->step->dt, s->step->gravity, s->ystar);
 }
 
 /* The collider contact of the step (boundary/collider_contact.h): nothing held, no friction;
  * particles predicted farther than three spacings from every collider are not projected. */
 static void begin_collider_contact(pd_ppd_state* s, const struct pd_world* w) {
     pd_collider_contact_begin_step(&s->cc, &w->colliders, s->ystar, w->particles.spacing,
-                                   w->contact_skip, s->dt);
+                                   w->contact_skip, s->step->dt);
 }
 
 /* Coulomb friction's limits mu lambda from the optimiser's iterate (lambda = the normal force
@@ -614,8 +622,8 @@ static void friction_setup(pd_ppd_state* s, const pd_particles* p) {
         return;
     pd_descent* d = &s->opt;
     for (size_t i = 0; i < s->n; ++i)
-        d->y[i] =
-            p->flags[i] & PD_P_CONSTRAINED ? s->ystar[i] : pd_v3_madd(p->pos[i], s->dt, p->vel[i]);
+        d->y[i] = p->flags[i] & PD_P_CONSTRAINED ? s->ystar[i]
+                                                 : pd_v3_madd(p->pos[i], s->step->dt, p->vel[i]);
     project_contacts(s, d->y);
     pd_real r;
     local_step(s, d->y, d->r, &r);
@@ -626,9 +634,9 @@ static void friction_setup(pd_ppd_state* s, const pd_particles* p) {
  * measured against max(|r(y*)|, this), so that a body in free flight, whose starting residual
  * is round-off, does not chase round-off. */
 static pd_real force_scale(const pd_ppd_state* s, const pd_particles* p) {
-    pd_real sum = 0, g = pd_v3_len(s->gravity);
+    pd_real sum = 0, g = pd_v3_len(s->step->gravity);
     for (size_t i = 0; i < s->n; ++i) {
-        pd_real f = p->mass[i] * (g + pd_v3_len(p->vel[i]) / s->dt);
+        pd_real f = p->mass[i] * (g + pd_v3_len(p->vel[i]) / s->step->dt);
         sum += f * f;
     }
     return sqrt(sum);
@@ -643,7 +651,7 @@ static void finish(pd_ppd_state* s, pd_particles* p) {
         }
         /* the velocity the particle moved with over the step (contacts and friction were in the
          * solve: the world leaves it alone, contact_in_solve) */
-        p->vel[i] = pd_v3_scale(pd_v3_sub(y[i], p->pos[i]), 1.0 / s->dt);
+        p->vel[i] = pd_v3_scale(pd_v3_sub(y[i], p->pos[i]), 1.0 / s->step->dt);
         p->pos[i] = y[i];
     }
 }
@@ -658,8 +666,9 @@ static void contact_set_of(pd_ppd_state* s, const pd_vec3* y) {
  * stays the inertial target) or x + h v (y* without gravity's h^2 g). */
 static void start_candidate(pd_ppd_state* s, const pd_particles* p, int inertial, pd_vec3* y) {
     for (size_t i = 0; i < s->n; ++i)
-        y[i] = inertial || p->flags[i] & PD_P_CONSTRAINED ? s->ystar[i]
-                                                          : pd_v3_madd(p->pos[i], s->dt, p->vel[i]);
+        y[i] = inertial || p->flags[i] & PD_P_CONSTRAINED
+                   ? s->ystar[i]
+                   : pd_v3_madd(p->pos[i], s->step->dt, p->vel[i]);
     project_contacts(s, y);
 }
 
@@ -703,7 +712,7 @@ static pd_real start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
  * (src/contact). */
 static pd_status begin_contact(pd_ppd_state* s, const pd_particles* p) {
     s->contact_status = PD_OK;
-    return s->prm.contact ? pd_contact_begin_step(&s->contact, p->pos, s->dt) : PD_OK;
+    return s->prm.contact ? pd_contact_begin_step(&s->contact, p->pos, s->step->dt) : PD_OK;
 }
 
 /* With contact, a start where some pair is closer than PD_CONTACT_FLOOR d_c (a fast impact
@@ -832,9 +841,8 @@ static pd_status solve_with_plastic_passes(pd_ppd_state* s, struct pd_world* w, 
 static const char* const k_stages[] = {"local",     "global",         "density",
                                        "viscosity", "redistribution", "plastic"};
 
-static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats) {
-    pd_ppd_state* s = state;
-    pd_particles* p = &w->particles;
+static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* stats) {
+    pd_particles* p = s->step->particles;
     s->t_local = s->t_global = s->t_density = s->t_plastic = 0;
     s->t_viscosity = s->t_redistribution = s->t_bond_forces = 0;
     s->local_evaluations = 0;
@@ -889,6 +897,15 @@ static pd_status ppd_step(void* state, struct pd_world* w, pd_step_stats* stats)
     stats->local_evaluations = s->local_evaluations;
     stats->bonds = s->fam.bond_count;
     return PD_OK;
+}
+
+static pd_status ppd_step(void* state, struct pd_world* w, const pd_step_context* ctx,
+                          pd_step_stats* stats) {
+    pd_ppd_state* s = state;
+    s->step = ctx;
+    pd_status st = advance(s, w, stats);
+    s->step = NULL;
+    return st;
 }
 
 static void ppd_destroy(void* state) {
@@ -988,8 +1005,7 @@ pd_real pd_ppd_elastic_energy(pd_ppd_state* s, const pd_vec3* y, const uint8_t* 
     memcpy(s->ystar, y, s->n * sizeof(pd_vec3));
     int fix = s->prm.inversion_fix;
     s->prm.inversion_fix = 0;
-    pd_real r, e = local_step(s, y, s->opt.r, &r);
+    pd_real r, e = evaluate_at(s, y, flags, 0, s->opt.r, &r); /* y* = y: no inertia */
     s->prm.inversion_fix = fix;
-    (void)flags;
     return e;
 }

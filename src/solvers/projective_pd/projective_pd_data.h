@@ -56,6 +56,7 @@ extern const struct pd_material_support pd_ppd_material_support;
 #include "optim/descent.h"
 #include "sph/density_constraint.h"
 #include "world/state_arrays.h"
+#include "world/step_context.h"
 
 /* The method's own material keys, stored in pd_material_def.method_params. */
 typedef struct pd_ppd_material_params {
@@ -113,8 +114,11 @@ typedef struct pd_ppd_sym3 {
 
 typedef struct pd_ppd_state {
     pd_ppd_params prm;
-    pd_real dt;
-    pd_vec3 gravity;
+    /* the world's context of the step under way (dt, gravity, particles), set by step() for
+     * its duration and NULL between steps; set-up reads the world */
+    const pd_step_context* step;
+    pd_real matrix_dt; /* the h of the matrix's diagonal m/h^2 + sum c (s): the world's dt when
+                        * pd_ppd_build_system last ran */
     size_t n;
     pd_family fam;
     pd_state_arrays persist; /* what lasts from step to step (state_arrays.h) */
@@ -160,7 +164,6 @@ typedef struct pd_ppd_state {
     pd_vec3* cheb_a;              /* Chebyshev scratch */
     pd_vec3* cheb_b;
     uint8_t* weighted;      /* bonds of i take the isotropic direction weights (solids) */
-    const uint8_t* flags;   /* the world's particle flags */
     pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */
     pd_real* partial;       /* one per chunk or task: deterministic reductions */
     size_t chunks;          /* of PPD_GRAIN particles */

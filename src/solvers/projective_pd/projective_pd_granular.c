@@ -133,7 +133,7 @@ void pd_ppd_granular_stiffness(pd_ppd_state* s, const pd_world* w) {
     if (!s->granular)
         return;                                           /* no factors (pd_ppd_vscale) */
     density_ctx c = {s, w, density_def(s, w), s->cheb_a}; /* Chebyshev scratch: free here */
-    pd_ppd_predict(s, &w->particles, s->cheb_a);
+    pd_ppd_predict(s, &w->particles, w->def.dt, w->def.gravity, s->cheb_a);
     pd_parallel_for(s->n, GRANULAR_GRAIN, density_kernel, &c);
 }
 
@@ -216,11 +216,10 @@ void pd_ppd_fluid_redistribute(pd_ppd_state* s, pd_world* w) {
  * exerts p_i V_i grad C_i. Eq. 14 compares sqrt(J2) with the Cauchy stress's I1, and where the
  * constraints hold the grains apart the bonds carry little of it
  * (projective_pd_plastic.c). */
-static void constraint_pressure(pd_ppd_state* s) {
+static void constraint_pressure(pd_ppd_state* s, pd_real dt) {
     for (size_t i = 0; i < s->n; ++i)
-        s->dens_pressure[i] = s->prm.density_iterations > 0
-                                  ? -s->dens_pressure[i] / (s->volume[i] * s->dt * s->dt)
-                                  : 0;
+        s->dens_pressure[i] =
+            s->prm.density_iterations > 0 ? -s->dens_pressure[i] / (s->volume[i] * dt * dt) : 0;
 }
 
 void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
@@ -233,12 +232,12 @@ void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
                              s->dens_pressure};
     if (s->fluid) { /* Sec. 6: the viscous velocity, before incompressibility */
         double t0 = pd_now();
-        pd_sph_implicit_viscosity(&def, s->fluid_nu, w->particles.pos, s->dt, y,
+        pd_sph_implicit_viscosity(&def, s->fluid_nu, w->particles.pos, s->step->dt, y,
                                   s->prm.viscosity_iterations, &sc);
         s->t_viscosity += pd_now() - t0;
     }
     if (s->prm.density_iterations > 0)
         s->density_error = pd_density_constraint_solve(&def, y, s->prm.density_iterations, &sc);
-    constraint_pressure(s);
+    constraint_pressure(s, s->step->dt);
     repel(s, &w->particles, y);
 }

@@ -13,9 +13,7 @@
 #include "world/world.h"
 
 pd_status pd_ppd_on_time_step(void* state, pd_world* w, pd_error* err) {
-    pd_ppd_state* s = state;
-    s->dt = w->def.dt;
-    return pd_ppd_build_system(s, w, err);
+    return pd_ppd_build_system(state, w, err); /* the diagonal's m/h^2 at the new h */
 }
 
 /* Per particle of a renewing body with a plastic material, Eq. 20's map to the reference

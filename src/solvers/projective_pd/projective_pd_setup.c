@@ -494,7 +494,7 @@ static void matrix_row(const build_job* job, uint32_t i) {
         s->c[b] = (float)(2 * s->kb[b] * s->kq[i] + 2 * s->kb[r] * s->kq[f->j[b]]);
         sum += s->c[b]; /* the rounded weights: the diagonal matches the matrix swept */
     }
-    s->diag[i] = s->mass[i] / (s->dt * s->dt) + sum;
+    s->diag[i] = s->mass[i] / (s->matrix_dt * s->matrix_dt) + sum;
 }
 
 /* The bond stiffness, the matrix weights and diagonal, and the Jacobi bound rho. gcorr: the
@@ -593,6 +593,7 @@ static pd_real* surface_scratch(pd_ppd_state* s) {
  * a removal of bonds or a new time step; the material constants stay as calibrated at
  * creation. */
 pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err) {
+    s->matrix_dt = w->def.dt;
     shape_tensors(s);
     mark_weighted(s, w, s->weighted);
     pd_ppd_granular_stiffness(s, w);
@@ -834,13 +835,10 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
     if (!s)
         return PD_ERR_OUT_OF_MEMORY;
     memcpy(&s->prm, params, sizeof s->prm);
-    s->dt = w->def.dt;
-    s->gravity = w->def.gravity;
     s->n = w->particles.count;
     s->mass = w->particles.mass;
     s->volume = w->particles.volume;
     s->material = w->particles.material;
-    s->flags = w->particles.flags;
     pd_status st = setup(s, w, err);
     if (st != PD_OK) {
         pd_ppd_destroy_state(s);

@@ -162,7 +162,7 @@ static void move_kernel(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const sbpd_ctx* c = ctx;
     pd_sbpd_state* s = c->s;
-    pd_real h2 = s->dt * s->dt, largest = 0;
+    pd_real h2 = s->step->dt * s->step->dt, largest = 0;
     for (size_t i = begin; i < end; ++i) {
         if (s->flags[i] & PD_P_CONSTRAINED)
             continue;
@@ -220,11 +220,11 @@ static void update_histories(pd_sbpd_state* s, const pd_vec3* pos) {
 /* Algorithm 1 line 2, with gravity (the paper applies it nowhere): y = x + dt v + dt^2 g;
  * pinned and fixed particles stay where the world put them. */
 static void advect(pd_sbpd_state* s, const pd_particles* p) {
-    pd_vec3 g = pd_v3_scale(s->gravity, s->dt * s->dt);
+    pd_vec3 g = pd_v3_scale(s->step->gravity, s->step->dt * s->step->dt);
     for (size_t i = 0; i < s->n; ++i)
         s->y[i] = (p->flags[i] & PD_P_CONSTRAINED)
                       ? p->pos[i]
-                      : pd_v3_add(pd_v3_madd(p->pos[i], s->dt, p->vel[i]), g);
+                      : pd_v3_add(pd_v3_madd(p->pos[i], s->step->dt, p->vel[i]), g);
 }
 
 /* Lines 3-8: passes of Eq. 12 until none moves a particle more than epsilon; returns the
@@ -256,7 +256,7 @@ static void finish(pd_sbpd_state* s, pd_particles* p) {
             p->force[i] = pd_v3_scale(s->acc[i], s->mass[i]);
             continue;
         }
-        p->vel[i] = pd_v3_scale(pd_v3_sub(s->y[i], p->pos[i]), 1 / s->dt);
+        p->vel[i] = pd_v3_scale(pd_v3_sub(s->y[i], p->pos[i]), s->step->inv_dt);
         p->pos[i] = s->y[i];
     }
 }
@@ -268,9 +268,8 @@ static void finish(pd_sbpd_state* s, pd_particles* p) {
  * Eq. 28 against the world's colliders (line 23). The velocity update is the bench's "other". */
 static const char* const k_stages[] = {"sand_start", "passes", "collisions", "friction"};
 
-static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
-    pd_sbpd_state* s = state;
-    pd_particles* p = &w->particles;
+static pd_status advance(pd_sbpd_state* s, pd_world* w, pd_step_stats* stats) {
+    pd_particles* p = s->step->particles;
     double t0 = pd_now();
     if (s->has_sand) {
         pd_status st = pd_sbpd_sand_begin_step(s, w);
@@ -278,15 +277,15 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
             return st;
     }
     double t1 = pd_now();
-    update_histories(s, w->step_start); /* W^n: before the world moved the pins */
+    update_histories(s, s->step->step_start); /* W^n: before the world moved the pins */
     advect(s, p);
     pd_real last;
     int passes = relax(s, &last);
     double t2 = pd_now();
     if (s->prm.contact) { /* lines 17-20 */
-        pd_status st = pd_contact_begin_step(&s->contact, w->step_start, s->dt);
+        pd_status st = pd_contact_begin_step(&s->contact, s->step->step_start, s->step->dt);
         if (st == PD_OK)
-            st = pd_sbpd_collide(s, w->step_start);
+            st = pd_sbpd_collide(s, s->step->step_start);
         if (st != PD_OK)
             return st;
     }
@@ -303,6 +302,15 @@ static pd_status sbpd_step(void* state, pd_world* w, pd_step_stats* stats) {
     pd_step_stats_stages(stats, k_stages, seconds, 4);
     stats->bonds = s->fam.bond_count;
     return PD_OK;
+}
+
+static pd_status sbpd_step(void* state, pd_world* w, const pd_step_context* ctx,
+                           pd_step_stats* stats) {
+    pd_sbpd_state* s = state;
+    s->step = ctx;
+    pd_status st = advance(s, w, stats);
+    s->step = NULL;
+    return st;
 }
 
 /* Bonds: j, rev, X, w, the force scratch and two histories per mode (3 assumed), about 4.2 r^3

@@ -237,7 +237,7 @@ void pd_sbpd_static_friction(pd_sbpd_state* s, const pd_world* w) {
     memcpy(s->projected, s->y, s->n * sizeof *s->y);
     memset(s->touched, 0, s->n);
     pd_colliders_project(&w->colliders, s->n, s->projected, NULL, w->contact_skip, s->touched,
-                         s->dt);
+                         s->step->dt);
     const pd_vec3* x = w->step_start;
     for (size_t i = 0; i < s->n; ++i) {
         if (!s->touched[i])

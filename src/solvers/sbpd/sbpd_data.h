@@ -82,8 +82,9 @@ typedef struct pd_sbpd_boundary {
 
 typedef struct pd_sbpd_state {
     pd_sbpd_params prm;
-    pd_real dt;
-    pd_vec3 gravity;
+    /* the world's context of the step under way (dt, gravity, particles), set by step() for
+     * its duration and NULL between steps; set-up reads the world */
+    const pd_step_context* step;
     size_t n;
     pd_family fam;
     pd_state_arrays persist; /* what lasts from step to step (state_arrays.h) */

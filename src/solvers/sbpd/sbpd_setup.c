@@ -204,15 +204,15 @@ static pd_real stable_time_step(const pd_sbpd_state* s) {
 }
 
 /* Refuses a time step the passes cannot take (nothing is clamped or sub-stepped). */
-static pd_status check_time_step(pd_sbpd_state* s, pd_error* err) {
+static pd_status check_time_step(pd_sbpd_state* s, pd_real dt, pd_error* err) {
     s->dt_max = stable_time_step(s);
-    if (s->dt <= s->dt_max)
+    if (dt <= s->dt_max)
         return PD_OK;
     return pd_fail(err, PD_ERR_BAD_SCENE, "time.dt",
                    "sbpd's passes of Eq. 12 are explicit: with these materials and spacings "
                    "time.dt must be at most %.3g s (got %.3g s); it scales with spacing * "
                    "sqrt(density / youngs_modulus) (docs/methods/sbpd.md)",
-                   s->dt_max, s->dt);
+                   s->dt_max, dt);
 }
 
 pd_real pd_sbpd_max_time_step(void* state, const pd_world* w) {
@@ -222,11 +222,10 @@ pd_real pd_sbpd_max_time_step(void* state, const pd_world* w) {
 
 pd_status pd_sbpd_on_time_step(void* state, pd_world* w, pd_error* err) {
     pd_sbpd_state* s = state;
-    s->dt = w->def.dt;
-    for (int m = 0; m < s->material_count; ++m)
+    for (int m = 0; m < s->material_count; ++m) /* Eq. 4 and 9's decay over the new step */
         for (int k = 0; k < s->mat[m].modes; ++k)
-            s->mat[m].alpha[k] = exp(-s->dt / s->mat[m].theta[k]);
-    return check_time_step(s, err);
+            s->mat[m].alpha[k] = exp(-w->def.dt / s->mat[m].theta[k]);
+    return check_time_step(s, w->def.dt, err);
 }
 
 #define SBPD_PARTICLE_ARRAYS(X)                                                                    \
@@ -300,7 +299,7 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
     if (!s->mat || !s->body_renews || !s->body_rho0)
         return PD_ERR_OUT_OF_MEMORY;
     for (int m = 0; m < s->material_count; ++m) {
-        s->mat[m] = map_material(&w->scene->materials[m], s->dt);
+        s->mat[m] = map_material(&w->scene->materials[m], w->def.dt);
         s->modes = s->mat[m].modes > s->modes ? s->mat[m].modes : s->modes;
     }
     if ((st = allocate(s)) != PD_OK)
@@ -324,7 +323,7 @@ static pd_status setup(pd_sbpd_state* s, pd_world* w, pd_error* err) {
         (st = pd_sbpd_static_friction_init(s)) != PD_OK)
         return st;
     /* with time.dt "auto" the world takes its step from the bound next (sbpd_max_time_step) */
-    return w->def.dt_auto ? PD_OK : check_time_step(s, err);
+    return w->def.dt_auto ? PD_OK : check_time_step(s, w->def.dt, err);
 }
 
 pd_status pd_sbpd_create(pd_world* w, const void* params, void** state, pd_error* err) {
@@ -332,8 +331,6 @@ pd_status pd_sbpd_create(pd_world* w, const void* params, void** state, pd_error
     if (!s)
         return PD_ERR_OUT_OF_MEMORY;
     memcpy(&s->prm, params, sizeof s->prm);
-    s->dt = w->def.dt;
-    s->gravity = w->def.gravity;
     s->n = w->particles.count;
     s->mass = w->particles.mass;
     s->volume = w->particles.volume;
