@@ -132,7 +132,8 @@ static double admm_residual_after(int iterations, double* dt_out) {
     double r = NAN;
     if (pd_world_step(t.world, &err) == PD_OK) {
         pd_mpm_state* s = t.world->solver_state;
-        r = pd_mpm_implicit_residual(s, t.world, t.world->def.dt, s->admm_dv);
+        r = pd_mpm_implicit_residual(s, &t.world->particles, t.world->def.gravity, t.world->def.dt,
+                                     s->admm_dv);
         printf("    the step's own residual %.3g, %d conjugate gradient iterations in all\n",
                t.world->last_stats.residual, s->last_cg_iterations);
         *dt_out = t.world->def.dt;

@@ -163,11 +163,12 @@ static void hold_pinned_nodes(pd_mpm_state* s) {
 
 /* The explicit grid update (Sec. 6): the stress came in with the transfer; gravity and the
  * colliders. */
-static void explicit_grid(pd_mpm_state* s, pd_world* w, pd_real dt, pd_step_stats* stats) {
-    stress_job sj = {s, &w->particles, dt};
+static void explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_stats* stats) {
+    pd_real dt = ctx->dt;
+    stress_job sj = {s, ctx->particles, dt};
     pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
-    pd_grid_from_particles(&s->grid, w->particles.mass, w->particles.vel, s->affine);
-    grid_job gj = {&s->grid, pd_v3_scale(w->def.gravity, dt)};
+    pd_grid_from_particles(&s->grid, ctx->particles->mass, ctx->particles->vel, s->affine);
+    grid_job gj = {&s->grid, pd_v3_scale(ctx->gravity, dt)};
     pd_parallel_for(s->grid.nodes, 1024, gravity_range, &gj);
     if (s->has_pins) {
         pd_mpm_pin_nodes(s);
@@ -179,14 +180,14 @@ static void explicit_grid(pd_mpm_state* s, pd_world* w, pd_real dt, pd_step_stat
 
 /* The implicit grid update (Sec. 7): the transfer without stress, then the ADMM's velocity
  * change; the stress published is the step's start's. */
-static pd_status implicit_grid(pd_mpm_state* s, pd_world* w, pd_real dt, pd_step_stats* stats) {
-    stress_job sj = {s, &w->particles, 0}; /* the stress for output; affine = m C */
+static pd_status implicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_stats* stats) {
+    stress_job sj = {s, ctx->particles, 0}; /* the stress for output; affine = m C */
     pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
-    pd_grid_from_particles(&s->grid, w->particles.mass, w->particles.vel, s->affine);
+    pd_grid_from_particles(&s->grid, ctx->particles->mass, ctx->particles->vel, s->affine);
     if (s->has_pins)
         pd_mpm_pin_nodes(s);
     pd_real residual;
-    pd_status st = pd_mpm_admm_solve(s, w, dt, &stats->iterations, &residual);
+    pd_status st = pd_mpm_admm_solve(s, ctx, &stats->iterations, &residual);
     if (st != PD_OK)
         return st;
     stats->residual = residual;
@@ -198,10 +199,12 @@ static pd_status implicit_grid(pd_mpm_state* s, pd_world* w, pd_real dt, pd_step
     return PD_OK;
 }
 
-static pd_status mpm_step(void* state, pd_world* w, pd_step_stats* stats) {
+static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
+                          pd_step_stats* stats) {
+    (void)w;
     pd_mpm_state* s = state;
-    pd_particles* p = &w->particles;
-    pd_real dt = w->def.dt;
+    pd_particles* p = ctx->particles;
+    pd_real dt = ctx->dt;
     double t0 = pd_now();
     pd_status st = pd_grid_fit(&s->grid, p->pos, s->n, 2,
                                (s->n + 1) * (size_t)MPM_MAX_NODES_PER_PARTICLE, NULL);
@@ -213,12 +216,12 @@ static pd_status mpm_step(void* state, pd_world* w, pd_step_stats* stats) {
         return st;
     double t1 = pd_now();
     if (s->prm.integrator == PD_MPM_ADMM) {
-        st = implicit_grid(s, w, dt, stats); /* the colliders inside (Sec. 7.2) */
+        st = implicit_grid(s, ctx, stats); /* the colliders inside (Sec. 7.2) */
         if (st != PD_OK)
             return st;
     } else {
-        explicit_grid(s, w, dt, stats);
-        pd_grid_apply_colliders(&s->grid, &w->colliders);
+        explicit_grid(s, ctx, stats);
+        pd_grid_apply_colliders(&s->grid, ctx->colliders);
     }
     double t2 = pd_now();
     pd_grid_to_particles(&s->grid, s->v_grid, s->c);

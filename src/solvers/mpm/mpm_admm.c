@@ -369,17 +369,18 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     return scale > 0 ? sqrt(fmax(primal, dual) / scale) : 0;
 }
 
-pd_status pd_mpm_admm_solve(pd_mpm_state* s, pd_world* w, pd_real dt, int* iterations,
+pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* iterations,
                             pd_real* residual) {
+    pd_real dt = ctx->dt;
     pd_status st = pd_mpm_admm_reserve(s, s->grid.nodes);
     if (st != PD_OK)
         return st;
-    admm_ctx c = {s, &w->particles, dt, s->prm.rho, s->prm.relaxation};
+    admm_ctx c = {s, ctx->particles, dt, s->prm.rho, s->prm.relaxation};
     size_t nn = s->grid.nodes;
-    find_constraints(&c, &w->colliders);
+    find_constraints(&c, ctx->colliders);
     start(&c);
     diagonal_of_a(&c);
-    pd_vec3 gdv = pd_v3_scale(w->def.gravity, dt);
+    pd_vec3 gdv = pd_v3_scale(ctx->gravity, dt);
     for (size_t n = 0; n < nn; ++n) /* the explicit guess: gravity alone */
         s->admm_dv[n] = s->grid.mass[n] > 0 ? gdv : pd_v3(0, 0, 0);
     impose_constraints(s, s->admm_dv);
@@ -387,7 +388,7 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, pd_world* w, pd_real dt, int* itera
     pd_real r = INFINITY;
     for (; k < s->prm.iterations && !(r <= s->prm.tolerance); ++k)
         r = iterate(&c, gdv, &cg);
-    friction_after_solve(&c, &w->colliders);
+    friction_after_solve(&c, ctx->colliders);
     *iterations = k;
     *residual = r;
     s->last_cg_iterations = cg;
@@ -397,15 +398,16 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, pd_world* w, pd_real dt, int* itera
 /* The residual of backward Euler's momentum balance at the grid velocity change dv:
  * |M dv - dt M g + D^T (V0 P(D dv + b))| over |dt M g| + |D^T V0 P| (free nodes only): 0 at
  * the implicit step's solution. For tests. */
-pd_real pd_mpm_implicit_residual(pd_mpm_state* s, pd_world* w, pd_real dt, const pd_vec3* dv) {
-    admm_ctx c = {s, &w->particles, dt, s->prm.rho, 1};
+pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles, pd_vec3 gravity,
+                                 pd_real dt, const pd_vec3* dv) {
+    admm_ctx c = {s, particles, dt, s->prm.rho, 1};
     apply_d(&c, dv, s->admm_du);
     for (size_t p = 0; p < s->n; ++p) {
         pd_mat3 f = pd_m3_add(s->admm_du[p], s->admm_b[p]), u, v;
         pd_vec3 sv;
         pd_svd3(f, &u, &sv, &v);
         pd_real sig[3] = {sv.x, sv.y, sv.z}, g[3], h[3][3];
-        hencky_gradient_hessian(&s->mat[w->particles.material[p]], sig, g, h);
+        hencky_gradient_hessian(&s->mat[particles->material[p]], sig, g, h);
         pd_mat3 piola = pd_m3_zero();
         for (int a = 0; a < 3; ++a)
             for (int i = 0; i < 3; ++i)
@@ -414,7 +416,7 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, pd_world* w, pd_real dt, const
         s->cg_m[p] = pd_m3_scale(piola, s->volume0[p]);
     }
     apply_dt(&c, s->cg_m, s->affine, s->cg_r);
-    pd_vec3 gdv = pd_v3_scale(w->def.gravity, dt);
+    pd_vec3 gdv = pd_v3_scale(gravity, dt);
     for (size_t n = 0; n < s->grid.nodes; ++n)
         s->cg_z[n] = pd_v3_add(
             pd_v3_sub(pd_v3_scale(dv[n], s->grid.mass[n]), pd_v3_scale(gdv, s->grid.mass[n])),

@@ -22,10 +22,10 @@ pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes);
 void pd_mpm_admm_free(pd_mpm_state* s);
 /* The ADMM solve of Sec. 7 for the grid velocity change s->admm_dv, on a grid that holds the
  * particles' transfer (mass and v^n) at the step's start. */
-pd_status pd_mpm_admm_solve(pd_mpm_state* s, struct pd_world* w, pd_real dt, int* iterations,
+pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* iterations,
                             pd_real* residual);
 /* Backward Euler's relative momentum residual at the grid velocity change dv (tests). */
-pd_real pd_mpm_implicit_residual(pd_mpm_state* s, struct pd_world* w, pd_real dt,
-                                 const pd_vec3* dv);
+pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles, pd_vec3 gravity,
+                                 pd_real dt, const pd_vec3* dv);
 
 #endif
