@@ -1,5 +1,6 @@
 /* The context of one step, which the world builds before each and hands to the method's step
- * (solvers/solver.h). */
+ * (solvers/solver.h) and the method to the implicit step the methods share
+ * (optim/implicit_step.h). */
 #ifndef PD_STEP_CONTEXT_H
 #define PD_STEP_CONTEXT_H
 

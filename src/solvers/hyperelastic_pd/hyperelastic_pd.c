@@ -9,6 +9,7 @@
 
 #include "boundary/collider.h"
 #include "core/timer.h"
+#include "optim/implicit_step.h"
 #include "parallel/parallel.h"
 #include "solvers/hyperelastic_pd/hyperelastic_pd_data.h"
 #include "solvers/solver.h"
@@ -188,41 +189,6 @@ static pd_descent_problem problem(pd_hpd_state* s) {
                                 &s->hooks};
 }
 
-/* q* = q + h v + h^2 g (Eq. 21); constrained particles stay where the world put them. */
-static void predict(pd_hpd_state* s, const pd_particles* p) {
-    pd_real h = s->step->dt;
-    for (size_t i = 0; i < s->n; ++i)
-        s->ystar[i] =
-            s->fixed[i] ? p->pos[i]
-                        : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, s->step->gravity);
-}
-
-/* Coulomb friction's limits from x + h v, where a body resting on a collider presses on it
- * with its weight as at the end of the last step (boundary/collider_contact.h). */
-static void friction_setup(pd_hpd_state* s, const pd_particles* p) {
-    if (!s->cc.colliders->count)
-        return;
-    pd_descent* d = &s->opt;
-    for (size_t i = 0; i < s->n; ++i)
-        d->y[i] = s->fixed[i] ? s->ystar[i] : pd_v3_madd(p->pos[i], s->step->dt, p->vel[i]);
-    pd_collider_contact_project(&s->cc, d->y);
-    pd_real r;
-    int not_gradient;
-    evaluate(s, d->y, d->r, &r, &not_gradient);
-    pd_collider_contact_renew_friction(&s->cc, p->pos, d->y, d->r);
-}
-
-/* What the residual is measured against: the larger of the start point's |r| and the force the
- * step must produce anyway, sqrt(sum (m (|g| + |v|/h))^2). */
-static pd_real force_scale(const pd_hpd_state* s, const pd_particles* p, pd_real r_start) {
-    pd_real sum = 0, g = pd_v3_len(s->step->gravity);
-    for (size_t i = 0; i < s->n; ++i) {
-        pd_real f = p->mass[i] * (g + pd_v3_len(p->vel[i]) / s->step->dt);
-        sum += f * f;
-    }
-    return fmax(sqrt(sum), r_start);
-}
-
 /* Where the iterations start (the paper leaves q^0 open): q* or, if its merit is lower or it
  * brings contact pairs closer than PD_CONTACT_FLOOR, the step's start positions x. Projected
  * out of a collider, q* of a body landing fast puts a column of particles onto one point of the
@@ -279,53 +245,64 @@ static pd_status factor_friction(pd_hpd_state* s, pd_error* err) {
     return st;
 }
 
-static void finish(pd_hpd_state* s, pd_particles* p) {
-    const pd_vec3* y = s->opt.y;
-    for (size_t i = 0; i < s->n; ++i) {
-        if (s->fixed[i]) {
-            p->force[i] = pd_v3_scale(s->grad[i], -1); /* the pin's reaction */
-            continue;
-        }
-        p->vel[i] = pd_v3_scale(pd_v3_sub(y[i], p->pos[i]), 1 / s->step->dt);
-        p->pos[i] = y[i];
-    }
-}
-
 /* The stages peridot_bench reports: local, every evaluation of E(q) of Eq. 21 and its gradient
  * (with the colliders' and the bodies' contact); global, the solves with the factor of Eq. 23
  * and friction's refactorisations. */
 static const char* const k_stages[] = {"local", "global"};
 
+/* The hooks of the shared implicit step (optim/implicit_step.h): the start point, friction's
+ * stiffness refactored into the preconditioner, and the quasi-Newton solve of Sec. 5.2. */
+typedef struct hpd_step_hooks {
+    pd_hpd_state* s;
+    pd_real r0; /* the residual's yardstick: max(|r| at the start, the force scale) */
+} hpd_step_hooks;
+
+static pd_real hook_start_point(void* ctx, pd_real* r) {
+    hpd_step_hooks* h = ctx;
+    return start_point(h->s, h->s->step->particles, r);
+}
+
+static pd_status hook_before_solve(void* ctx, pd_real* merit, pd_real* r) {
+    hpd_step_hooks* h = ctx;
+    pd_error err = {0};
+    (void)merit, (void)r;
+    return factor_friction(h->s, &err);
+}
+
+static pd_status hook_solve(void* ctx, pd_real merit, pd_real r, pd_real force_scale) {
+    hpd_step_hooks* h = ctx;
+    pd_hpd_state* s = h->s;
+    h->r0 = fmax(force_scale, r);
+    pd_descent_problem pr = problem(s);
+    pd_status st = pd_descent_solve(&s->opt, &pr, merit, r, h->r0, &s->report);
+    return st == PD_OK ? s->contact_status : st; /* a contact buffer that could not grow */
+}
+
 static pd_status advance(pd_hpd_state* s, pd_world* w, pd_step_stats* stats) {
     pd_error err = {0};
     size_t broken;
-    pd_status st;
-    pd_particles* p = s->step->particles;
-    pd_descent* d = &s->opt;
-    pd_descent_problem pr = problem(s);
     s->t_local = s->t_global = 0;
     s->evaluations = 0;
-    predict(s, p);
-    pd_collider_contact_begin_step(&s->cc, &w->colliders, s->ystar, p->spacing, w->contact_skip,
-                                   s->step->dt);
     s->contact_status = PD_OK;
     s->t_contact = 0;
-    if (s->prm.contact && (st = pd_contact_begin_step(&s->contact, p->pos, s->step->dt)) != PD_OK)
-        return st;
-    friction_setup(s, p);
-    pd_real r, merit = start_point(s, p, &r);
-    if ((st = factor_friction(s, &err)) != PD_OK)
-        return st;
-    pd_real r0 = force_scale(s, p, r);
-    st = pd_descent_solve(d, &pr, merit, r, r0, &s->report);
-    if (st == PD_OK)
-        st = s->contact_status; /* a contact buffer that could not grow */
+    hpd_step_hooks hooks = {s, 0};
+    pd_implicit_step implicit = {.ctx = &hooks,
+                                 .opt = &s->opt,
+                                 .problem = problem(s),
+                                 .cc = &s->cc,
+                                 .contact = s->prm.contact ? &s->contact : NULL,
+                                 .ystar = s->ystar,
+                                 .gradient = s->grad, /* the accepted iterate's (descent.h) */
+                                 .start_point = hook_start_point,
+                                 .before_solve = hook_before_solve,
+                                 .solve = hook_solve};
+    pd_status st = pd_implicit_step_run(&implicit, s->step);
     if (st != PD_OK)
         return st;
-    finish(s, p); /* s->grad is the accepted iterate's (descent.h) */
     st = pd_hpd_fracture(s, w, &broken, &err);
     if (st != PD_OK)
         return st;
+    pd_real r0 = hooks.r0;
     s->last_residual = r0 > 0 ? s->report.residual / r0 : 0;
     stats->iterations = s->report.iterations;
     stats->residual = s->last_residual;

@@ -22,6 +22,7 @@
 #include "linalg/chebyshev.h"
 #include "math/svd3.h"
 #include "neighbor/scatter_plan.h"
+#include "optim/implicit_step.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "solvers/solver.h"
@@ -588,72 +589,10 @@ static pd_descent_problem problem(pd_ppd_state* s) {
 
 /* ---------------------------------------------------------------- one time step */
 
-void pd_ppd_predict(const pd_ppd_state* s, const pd_particles* p, pd_real h, pd_vec3 gravity,
-                    pd_vec3* out) {
-    for (size_t i = 0; i < s->n; ++i) {
-        int constrained = p->flags[i] & PD_P_CONSTRAINED;
-        out[i] = constrained ? p->pos[i]
-                             : pd_v3_madd(pd_v3_madd(p->pos[i], h, p->vel[i]), h * h, gravity);
-    }
-}
-
-static void predict(pd_ppd_state* s, const pd_particles* p) {
-    pd_ppd_predict(s, p, s->step->dt, s->step->gravity, s->ystar);
-}
-
-/* The collider contact of the step (boundary/collider_contact.h): nothing held, no friction;
- * particles predicted farther than three spacings from every collider are not projected. */
-static void begin_collider_contact(pd_ppd_state* s, const struct pd_world* w) {
-    pd_collider_contact_begin_step(&s->cc, &w->colliders, s->ystar, w->particles.spacing,
-                                   w->contact_skip, s->step->dt);
-}
-
 /* Coulomb friction's limits mu lambda from the optimiser's iterate (lambda = the normal force
  * its contacts take there); 1 when they changed (boundary/collider_contact.h). */
 static int friction_limits(pd_ppd_state* s, const pd_particles* p) {
     return pd_collider_contact_renew_friction(&s->cc, p->pos, s->opt.y, s->opt.r);
-}
-
-/* Friction at the start of the step: lambda measured at x + h v, the start point of a body
- * resting or sliding steadily, where the contacts carry its weight as at the end of the
- * previous step (y* would deform it by h^2 g). */
-static void friction_setup(pd_ppd_state* s, const pd_particles* p) {
-    if (!s->cc.colliders->count)
-        return;
-    pd_descent* d = &s->opt;
-    for (size_t i = 0; i < s->n; ++i)
-        d->y[i] = p->flags[i] & PD_P_CONSTRAINED ? s->ystar[i]
-                                                 : pd_v3_madd(p->pos[i], s->step->dt, p->vel[i]);
-    project_contacts(s, d->y);
-    pd_real r;
-    local_step(s, d->y, d->r, &r);
-    friction_limits(s, p);
-}
-
-/* The force the step has to produce anyway, sqrt(sum (m (|g| + |v|/h))^2): the residual is
- * measured against max(|r(y*)|, this), so that a body in free flight, whose starting residual
- * is round-off, does not chase round-off. */
-static pd_real force_scale(const pd_ppd_state* s, const pd_particles* p) {
-    pd_real sum = 0, g = pd_v3_len(s->step->gravity);
-    for (size_t i = 0; i < s->n; ++i) {
-        pd_real f = p->mass[i] * (g + pd_v3_len(p->vel[i]) / s->step->dt);
-        sum += f * f;
-    }
-    return sqrt(sum);
-}
-
-static void finish(pd_ppd_state* s, pd_particles* p) {
-    const pd_vec3* y = s->opt.y;
-    for (size_t i = 0; i < s->n; ++i) {
-        if (p->flags[i] & PD_P_CONSTRAINED) {
-            p->force[i] = pd_v3_scale(s->g[i], -1); /* for the pin's reaction */
-            continue;
-        }
-        /* the velocity the particle moved with over the step (contacts and friction were in the
-         * solve: the world leaves it alone, contact_in_solve) */
-        p->vel[i] = pd_v3_scale(pd_v3_sub(y[i], p->pos[i]), 1.0 / s->step->dt);
-        p->pos[i] = y[i];
-    }
 }
 
 /* The contacts (held) of an admissible point y, without moving it: a copy is projected. */
@@ -706,13 +645,6 @@ static pd_real start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
         contact_set_of(s, d->y);
     }
     return pd_descent_evaluate(d, &pr, r);
-}
-
-/* Contact between bodies for this step: friction pairs lagged at the step's start positions
- * (src/contact). */
-static pd_status begin_contact(pd_ppd_state* s, const pd_particles* p) {
-    s->contact_status = PD_OK;
-    return s->prm.contact ? pd_contact_begin_step(&s->contact, p->pos, s->step->dt) : PD_OK;
 }
 
 /* With contact, a start where some pair is closer than PD_CONTACT_FLOOR d_c (a fast impact
@@ -841,29 +773,37 @@ static pd_status solve_with_plastic_passes(pd_ppd_state* s, struct pd_world* w, 
 static const char* const k_stages[] = {"local",     "global",         "density",
                                        "viscosity", "redistribution", "plastic"};
 
-static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* stats) {
-    pd_particles* p = s->step->particles;
-    s->t_local = s->t_global = s->t_density = s->t_plastic = 0;
-    s->t_viscosity = s->t_redistribution = s->t_bond_forces = 0;
-    s->local_evaluations = 0;
-    s->fix_off = 0;
-    pd_status st = pd_ppd_plan_local_step(s, w); /* planned when the families changed */
-    if (st != PD_OK)
-        return st;
-    predict(s, p);
-    begin_collider_contact(s, w);
-    st = begin_contact(s, p);
-    if (st != PD_OK)
-        return st;
-    friction_setup(s, p);
-    pd_real r, merit = start_point(s, p, &r);
-    merit = contact_start(s, p, merit, &r);
-    pd_real r0 = fmax(s->r_star, force_scale(s, p));
-    st = solve_with_plastic_passes(s, w, merit, r, r0);
-    if (st != PD_OK)
-        return st;
+/* The hooks of the shared implicit step (optim/implicit_step.h): the start point, a start moved
+ * off a contact between bodies, the solve with its plastic passes, and the density
+ * corrections of granular and fluid particles before the write-back. */
+typedef struct ppd_step_hooks {
+    pd_ppd_state* s;
+    struct pd_world* w;
+    pd_real r0; /* the residual's yardstick: max(|r(y*)|, the force scale) */
+} ppd_step_hooks;
+
+static pd_real hook_start_point(void* ctx, pd_real* r) {
+    ppd_step_hooks* h = ctx;
+    return start_point(h->s, h->s->step->particles, r);
+}
+
+static pd_status hook_before_solve(void* ctx, pd_real* merit, pd_real* r) {
+    ppd_step_hooks* h = ctx;
+    *merit = contact_start(h->s, h->s->step->particles, *merit, r);
+    return PD_OK;
+}
+
+static pd_status hook_solve(void* ctx, pd_real merit, pd_real r, pd_real force_scale) {
+    ppd_step_hooks* h = ctx;
+    h->r0 = fmax(h->s->r_star, force_scale);
+    return solve_with_plastic_passes(h->s, h->w, merit, r, h->r0);
+}
+
+static void hook_after_solve(void* ctx) {
+    ppd_step_hooks* h = ctx;
+    pd_ppd_state* s = h->s;
     double t0 = pd_now();
-    pd_ppd_granular_correct(s, w, s->opt.y); /* Sec. 7.2 and 8 */
+    pd_ppd_granular_correct(s, h->w, s->opt.y); /* Sec. 7.2 and 8 */
     /* The corrections know the colliders' share of the density but not their contacts: a no_slip
      * contact would creep along the floor by what they move it each step (a sand layer slid as a
      * block at 10 degrees; a honey dome glided). Held contacts go back to their anchors, the
@@ -872,8 +812,34 @@ static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* sta
         project_contacts(s, s->opt.y);
     /* a fluid's viscosity is timed inside it, and apart */
     s->t_density = pd_now() - t0 - s->t_viscosity;
-    finish(s, p);
-    t0 = pd_now();
+}
+
+static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* stats) {
+    pd_particles* p = s->step->particles;
+    s->t_local = s->t_global = s->t_density = s->t_plastic = 0;
+    s->t_viscosity = s->t_redistribution = s->t_bond_forces = 0;
+    s->local_evaluations = 0;
+    s->fix_off = 0;
+    s->contact_status = PD_OK;
+    pd_status st = pd_ppd_plan_local_step(s, w); /* planned when the families changed */
+    if (st != PD_OK)
+        return st;
+    ppd_step_hooks hooks = {s, w, 0};
+    pd_implicit_step implicit = {.ctx = &hooks,
+                                 .opt = &s->opt,
+                                 .problem = problem(s),
+                                 .cc = &s->cc,
+                                 .contact = s->prm.contact ? &s->contact : NULL,
+                                 .ystar = s->ystar,
+                                 .gradient = s->g,
+                                 .start_point = hook_start_point,
+                                 .before_solve = hook_before_solve,
+                                 .solve = hook_solve,
+                                 .after_solve = hook_after_solve};
+    if ((st = pd_implicit_step_run(&implicit, s->step)) != PD_OK)
+        return st;
+    pd_real r0 = hooks.r0;
+    double t0 = pd_now();
     pd_ppd_fluid_redistribute(s, w); /* Sec. 6 */
     s->t_redistribution = pd_now() - t0;
     pd_error err = {0};

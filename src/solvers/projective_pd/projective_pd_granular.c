@@ -26,6 +26,7 @@
 
 #include "constitutive/elastic_constants.h"
 #include "core/timer.h"
+#include "optim/implicit_step.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "sph/kernels.h"
@@ -133,7 +134,7 @@ void pd_ppd_granular_stiffness(pd_ppd_state* s, const pd_world* w) {
     if (!s->granular)
         return;                                           /* no factors (pd_ppd_vscale) */
     density_ctx c = {s, w, density_def(s, w), s->cheb_a}; /* Chebyshev scratch: free here */
-    pd_ppd_predict(s, &w->particles, w->def.dt, w->def.gravity, s->cheb_a);
+    pd_implicit_predict(&w->particles, w->def.dt, w->def.gravity, s->cheb_a);
     pd_parallel_for(s->n, GRANULAR_GRAIN, density_kernel, &c);
 }
 

@@ -52,10 +52,6 @@ pd_status pd_ppd_update_renewal(pd_ppd_state* s, struct pd_world* w, int at_crea
 pd_status pd_ppd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
                              size_t* removed, pd_error* err);
 
-/* The inertial prediction y* = x + h v + h^2 g (pinned and fixed particles stay) into out. */
-void pd_ppd_predict(const pd_ppd_state* s, const struct pd_particles* p, pd_real h, pd_vec3 gravity,
-                    pd_vec3* out);
-
 /* (X*X)^+ of i's family as a full matrix. */
 static inline pd_mat3 pd_ppd_kinv(const pd_ppd_state* s, uint32_t i) {
     pd_ppd_sym3 k = s->kinv[i];
