@@ -28,6 +28,7 @@ typedef struct pd_step_context {
      * mass, volume, material and flags to read (pinned ones already moved to time + dt) */
     pd_particles* particles;
     const pd_vec3* step_start;            /* positions at the step's start, before the pins */
+    const pd_vec3* step_start_vel;        /* velocities at the step's start, before the pins */
     const uint8_t* contact_skip;          /* particles the colliders leave alone (held, ghosts) */
     const struct pd_colliders* colliders; /* at their places at time + dt */
     struct pd_arena* arena;               /* the step's scratch (the world's, reset before) */

@@ -332,6 +332,7 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
         skip[i] = (p->flags[i] & (PD_P_CONSTRAINED | PD_P_GHOST)) != 0;
     w->contact_skip = skip;
     pd_step_context ctx = pd_world_step_context(w);
+    ctx.step_start_vel = vel_before;
     pd_status st = w->solver->step(w->solver_state, w, &ctx, &w->last_stats);
     if (st == PD_OK && w->colliders.count)
         resolve_colliders(w, dt);

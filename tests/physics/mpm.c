@@ -191,3 +191,40 @@ PD_TEST(admm_drop_is_stable_at_100_times_the_explicit_bound) {
     PD_CHECK(fs.kinetic_energy < 1e-3 * 4.1 * 9.81 * 0.1); /* of the drop's potential energy */
     pd_test_sim_close(&t);
 }
+
+/* A von Mises bar (E 1e5 Pa, sigma_y 1000 Pa: yield at 1 % strain) pulled by a pin at one end
+ * at 2 % per 0.1 s, the other end pinned: at 2 % strain it flows at its yield stress. The mean
+ * sigma_xx of the middle fifth and the pins' force over the section, each within 5 % of sigma_y
+ * (a bar that slipped past its pins, or a return onto the wrong surface, misses by far more),
+ * and the middle has flowed. */
+PD_TEST(von_mises_bar_flows_at_its_yield_stress) {
+    const char* json =
+        "{\"version\": 1, \"method\": \"mpm\", \"time\": {\"dt\": \"auto\", \"fps\": 50, "
+        "\"frames\": 10}, \"gravity\": [0, 0, 0], \"materials\": {\"metal\": {\"density\": 1000, "
+        "\"youngs_modulus\": 1e5, \"poisson_ratio\": 0.3, \"plasticity\": {\"model\": "
+        "\"von_mises\", \"yield_stress\": 1000}}}, \"bodies\": [{\"name\": \"bar\", \"material\": "
+        "\"metal\", \"spacing\": 0.005, \"shape\": {\"type\": \"box\", \"min\": [0, 0, 0], "
+        "\"max\": [0.2, 0.04, 0.04]}, \"pins\": [{\"region\": {\"type\": \"box\", \"min\": [-1, "
+        "-1, "
+        "-1], \"max\": [0.011, 1, 1]}}, {\"region\": {\"type\": \"box\", \"min\": [0.189, -1, -1], "
+        "\"max\": [1, 1, 1]}, \"keyframes\": [{\"t\": 0, \"translate\": [0, 0, 0]}, {\"t\": 0.5, "
+        "\"translate\": [0.01, 0, 0]}]}]}], \"output\": {\"dir\": \"unused\"}}";
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, json, NULL, 0));
+    PD_REQUIRE(pd_test_sim_run(&t, 0.2));
+    const pd_particles* p = &t.world->particles;
+    const pd_mpm_state* s = mpm_state(&t);
+    double sxx = 0, plastic = 0;
+    int n = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        if (p->pos[i].x > 0.08 && p->pos[i].x < 0.12)
+            sxx += s->stress[6 * i], plastic += s->plastic_strain[i], n++;
+    sxx /= n, plastic /= n;
+    double pulled = pd_world_pin(t.world, 1).force.x / (0.04 * 0.04);
+    printf("  middle sigma_xx %.1f Pa, pin force over the section %.1f Pa, plastic strain %.4f\n",
+           sxx, pulled, plastic);
+    PD_CHECK_REL(sxx, 1000, 0.05);
+    PD_CHECK_REL(pulled, 1000, 0.05);
+    PD_CHECK(plastic > 0.005);
+    pd_test_sim_close(&t);
+}

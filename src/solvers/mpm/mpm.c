@@ -78,6 +78,8 @@ typedef struct advect_job {
     pd_mpm_state* s;
     pd_particles* p;
     pd_real dt;
+    pd_vec3 gravity;
+    const pd_vec3* vel_before; /* the step's start, before the pins */
 } advect_job;
 
 /* The corrector Z_E (Sec. 5.2) of a plastic material: F = U diag(Z(Sigma)) V^T, the return of
@@ -101,8 +103,8 @@ static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* p
 
 /* F <- Z_E((I + dt C) F) (Eq. 4's predictor with C, MLS-MPM's velocity gradient, then the
  * plastic corrector), x <- x + dt v; a pinned particle keeps the position and velocity its pin
- * gave it and reports the force the grid would have given it beyond its pin's motion (the
- * world's pin reaction). */
+ * gave it and leaves in `force` what the world's pin reaction m a - f - m g turns into its share
+ * of the impulse its held nodes took, m_p sum_i w_ip j_i / dt. */
 static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const advect_job* job = ctx;
@@ -115,7 +117,10 @@ static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
         if (m->plastic)
             s->f[i] = plastic_return(m, s->f[i], &s->plastic_strain[i]);
         if (p->flags[i] & PD_P_PINNED) {
-            p->force[i] = pd_v3_scale(pd_v3_sub(s->v_grid[i], p->vel[i]), p->mass[i] / job->dt);
+            pd_vec3 ma =
+                pd_v3_scale(pd_v3_sub(p->vel[i], job->vel_before[i]), p->mass[i] / job->dt);
+            pd_vec3 share = pd_v3_scale(s->pin_reaction[i], p->mass[i] / job->dt);
+            p->force[i] = pd_v3_sub(pd_v3_sub(ma, pd_v3_scale(job->gravity, p->mass[i])), share);
             continue;
         }
         p->vel[i] = s->v_grid[i];
@@ -133,12 +138,14 @@ static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
         size_t cap = nodes + nodes / 2;
         PD_FREE_ARRAY(s->pin_node_mass, pd_real, s->pin_nodes);
         PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
+        PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, s->pin_nodes);
         PD_FREE_ARRAY(s->pin_node_held, uint8_t, s->pin_nodes);
         s->pin_nodes = cap;
         s->pin_node_mass = PD_NEW_ARRAY(pd_real, cap);
         s->pin_node_velocity = PD_NEW_ARRAY(pd_vec3, cap);
+        s->pin_node_impulse = PD_NEW_ARRAY(pd_vec3, cap);
         s->pin_node_held = PD_NEW_ARRAY(uint8_t, cap);
-        if (!s->pin_node_mass || !s->pin_node_velocity || !s->pin_node_held)
+        if (!s->pin_node_mass || !s->pin_node_velocity || !s->pin_node_impulse || !s->pin_node_held)
             return PD_ERR_OUT_OF_MEMORY;
     }
     for (size_t i = 0; i < s->n; ++i)
@@ -155,10 +162,25 @@ void pd_mpm_pin_nodes(pd_mpm_state* s) {
             s->grid.mass[n] > 0 && s->pin_node_mass[n] >= PD_MPM_PIN_SHARE * s->grid.mass[n];
 }
 
+/* The held nodes' impulses back at the particles: j_p = sum_i w_ip j_i (pinned ones use it). */
+static void pin_reactions(pd_mpm_state* s) {
+    pd_vec3* saved = s->grid.velocity; /* G2P of the impulse field through the same weights */
+    s->grid.velocity = s->pin_node_impulse;
+    pd_grid_to_particles(&s->grid, s->pin_reaction, NULL);
+    s->grid.velocity = saved;
+}
+
+/* Holds the held nodes at their pins' velocity; the impulse that takes (per mass of the pins
+ * there) is their reaction. */
 static void hold_pinned_nodes(pd_mpm_state* s) {
-    for (size_t n = 0; n < s->grid.nodes; ++n)
-        if (s->pin_node_held[n])
-            s->grid.velocity[n] = s->pin_node_velocity[n];
+    for (size_t n = 0; n < s->grid.nodes; ++n) {
+        s->pin_node_impulse[n] = pd_v3(0, 0, 0);
+        if (!s->pin_node_held[n])
+            continue;
+        pd_vec3 dv = pd_v3_sub(s->pin_node_velocity[n], s->grid.velocity[n]);
+        s->pin_node_impulse[n] = pd_v3_scale(dv, s->grid.mass[n] / s->pin_node_mass[n]);
+        s->grid.velocity[n] = s->pin_node_velocity[n];
+    }
 }
 
 /* The explicit grid update (Sec. 6): the stress came in with the transfer; gravity and the
@@ -225,7 +247,9 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
     }
     double t2 = pd_now();
     pd_grid_to_particles(&s->grid, s->v_grid, s->c);
-    advect_job aj = {s, p, dt};
+    if (s->has_pins)
+        pin_reactions(s);
+    advect_job aj = {s, p, dt, ctx->gravity, ctx->step_start_vel};
     pd_parallel_for(s->n, PD_MPM_GRAIN, advect_range, &aj);
     double t3 = pd_now();
     static const char* const names[] = {"damping", "grid", "g2p"};

@@ -283,6 +283,12 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
     const pd_grid* g = &s->grid;
     int ny = g->dim[1], nz = g->dim[2];
     apply_a(c, s->admm_dv, s->cg_ad);
+    for (size_t n = 0; n < g->nodes && s->has_pins; ++n) { /* a held node's impulse (rhs - A dv) */
+        s->pin_node_impulse[n] = pd_v3(0, 0, 0);
+        if (s->pin_node_held[n])
+            s->pin_node_impulse[n] =
+                pd_v3_scale(pd_v3_sub(s->admm_rhs[n], s->cg_ad[n]), 1 / s->pin_node_mass[n]);
+    }
     for (size_t n = 0; n < g->nodes; ++n) {
         if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
             continue;

@@ -65,6 +65,8 @@ typedef struct pd_mpm_state {
     size_t pin_nodes;
     pd_real* pin_node_mass;
     pd_vec3* pin_node_velocity;
+    pd_vec3* pin_node_impulse; /* a held node's impulse from its pins, over their mass there */
+    pd_vec3* pin_reaction;     /* per particle: that impulse per mass where it is (G2P) */
     uint8_t* pin_node_held;
     int has_pins;
     /* the implicit step (mpm_admm.c): per particle */

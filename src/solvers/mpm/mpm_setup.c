@@ -67,9 +67,11 @@ static pd_status allocate(pd_mpm_state* s, pd_error* err) {
     s->v_grid = PD_NEW_ARRAY(pd_vec3, n);
     s->plastic_strain = PD_NEW_ARRAY(pd_real, n);
     s->pinned_mass = PD_NEW_ARRAY(pd_real, n);
+    s->pin_reaction = PD_NEW_ARRAY(pd_vec3, n);
     s->stress = PD_NEW_ARRAY(pd_real, 6 * n);
     if (!s->f || !s->c || !s->volume0 || !s->affine || !s->v_grid || !s->plastic_strain ||
-        !s->pinned_mass || !s->stress || pd_family_allocate(&s->none, s->n, 0) != PD_OK)
+        !s->pinned_mass || !s->pin_reaction || !s->stress ||
+        pd_family_allocate(&s->none, s->n, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
     pd_state_arrays_init(&s->persist, &s->none);
     PD_STATE_PARTICLES(&s->persist, s, f);
@@ -131,6 +133,8 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
     PD_FREE_ARRAY(s->plastic_strain, pd_real, n);
     PD_FREE_ARRAY(s->pinned_mass, pd_real, n);
+    PD_FREE_ARRAY(s->pin_reaction, pd_vec3, n);
+    PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_mass, pd_real, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_held, uint8_t, s->pin_nodes);
