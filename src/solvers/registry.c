@@ -52,3 +52,58 @@ int pd_method_find(const char* name, pd_method_info* out) {
         *out = method_info(v);
     return v != NULL;
 }
+
+unsigned pd_solver_capabilities(const pd_solver_vtable* m) {
+    unsigned c = m->capabilities & PD_CAP_DECLARED;
+    if (m->materials) {
+        if (m->materials->plasticity & (1u << PD_PLASTICITY_DRUCKER_PRAGER))
+            c |= PD_CAP_DRUCKER_PRAGER;
+        if (m->materials->plasticity & (1u << PD_PLASTICITY_VON_MISES))
+            c |= PD_CAP_VON_MISES;
+        if (m->materials->viscoelasticity)
+            c |= PD_CAP_PRONY;
+    }
+    if (m->change_materials)
+        c |= PD_CAP_MATERIAL_CHANGES;
+    if (m->releases_pins)
+        c |= PD_CAP_PIN_RELEASE;
+    if (m->persistent)
+        c |= PD_CAP_CHECKPOINTS;
+    return c;
+}
+
+static const struct {
+    const char* name;
+    const char* doc;
+} k_capabilities[PD_CAP_COUNT] = {
+    {"elastic", "elastic solid bodies"},
+    {"shell", "one-layer bodies (`kind` shell)"},
+    {"rod", "one-line bodies (`kind` rod)"},
+    {"fluid", "a fluid"},
+    {"fracture", "bonds that break for good by a material's criterion"},
+    {"contact", "contact between bodies (`solver.contact`)"},
+    {"collider_friction", "colliders with Coulomb friction"},
+    {"drucker_prager", "Drucker-Prager plasticity (`plasticity.model`)"},
+    {"von_mises", "von Mises plasticity (`plasticity.model`)"},
+    {"prony", "Prony-series viscoelasticity (`viscoelasticity`)"},
+    {"material_changes", "`bodies[i].material_changes`"},
+    {"pin_release", "`bodies[i].pins[k].release`"},
+    {"checkpoints", "`output.checkpoint_every`"},
+};
+
+static int capability_index(unsigned cap) {
+    for (int k = 0; k < PD_CAP_COUNT; ++k)
+        if (cap == 1u << k)
+            return k;
+    return -1;
+}
+
+const char* pd_capability_name(unsigned cap) {
+    int k = capability_index(cap);
+    return k < 0 ? NULL : k_capabilities[k].name;
+}
+
+const char* pd_capability_doc(unsigned cap) {
+    int k = capability_index(cap);
+    return k < 0 ? NULL : k_capabilities[k].doc;
+}

@@ -95,6 +95,29 @@ typedef struct pd_material_support {
     int viscoelasticity; /* 1: honours the `viscoelasticity` (Prony) block */
 } pd_material_support;
 
+/* What a method can simulate (docs/methods.md; the cross-method physics tests run a phenomenon
+ * for every method that has its capability). A method declares the PD_CAP_DECLARED bits in its
+ * vtable's `capabilities`; the others are read from what it already states (the plasticity
+ * models and Prony series of `materials`, `change_materials`, `releases_pins`, `persistent`)
+ * by pd_solver_capabilities, never declared twice. */
+enum {
+    PD_CAP_ELASTIC = 1u << 0,           /* elastic solid bodies (volumes of particles) */
+    PD_CAP_SHELL = 1u << 1,             /* bodies[i].kind "shell" (one layer) */
+    PD_CAP_ROD = 1u << 2,               /* bodies[i].kind "rod" (one line) */
+    PD_CAP_FLUID = 1u << 3,             /* a fluid (the method's own material block) */
+    PD_CAP_FRACTURE = 1u << 4,          /* bonds break for good by a material's criterion */
+    PD_CAP_CONTACT = 1u << 5,           /* contact between bodies (solver.contact) */
+    PD_CAP_COLLIDER_FRICTION = 1u << 6, /* colliders with Coulomb friction */
+    PD_CAP_DECLARED = (1u << 7) - 1,
+    PD_CAP_DRUCKER_PRAGER = 1u << 7,    /* derived from materials->plasticity */
+    PD_CAP_VON_MISES = 1u << 8,         /* derived from materials->plasticity */
+    PD_CAP_PRONY = 1u << 9,             /* derived from materials->viscoelasticity */
+    PD_CAP_MATERIAL_CHANGES = 1u << 10, /* derived from change_materials */
+    PD_CAP_PIN_RELEASE = 1u << 11,      /* derived from releases_pins */
+    PD_CAP_CHECKPOINTS = 1u << 12,      /* derived from persistent */
+    PD_CAP_COUNT = 13
+};
+
 typedef struct pd_solver_vtable {
     const char* name;                      /* method key in the scene */
     const char* paper;                     /* "He, Wang, Wu 2017, Projective Peridynamics" */
@@ -180,10 +203,19 @@ typedef struct pd_solver_vtable {
      * (bodies[i].pins[k].release: the world clears PD_P_PINNED of its particles); 0: a scene
      * with a release is refused. */
     int releases_pins;
+    /* PD_CAP_* bits within PD_CAP_DECLARED the method can simulate (pd_solver_capabilities adds
+     * the derived ones). */
+    unsigned capabilities;
 } pd_solver_vtable;
 
 const pd_solver_vtable* pd_solver_find(const char* name);
 /* NULL-terminated list of every registered method. */
 const pd_solver_vtable* const* pd_solver_all(void);
+/* The method's PD_CAP_* bits: its declared `capabilities` and those derived from its vtable. */
+unsigned pd_solver_capabilities(const pd_solver_vtable* m);
+/* Scene-facing name ("elastic", "drucker_prager", ...) and one-line meaning of the capability
+ * bit `cap` (one of PD_CAP_*); NULL for any other value. */
+const char* pd_capability_name(unsigned cap);
+const char* pd_capability_doc(unsigned cap);
 
 #endif

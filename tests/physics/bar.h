@@ -12,7 +12,8 @@ typedef struct pd_test_bar {
     double nu, E;   /* -lateral / axial; force / W^2 / axial */
 } pd_test_bar;
 
-static inline pd_test_bar pd_test_bar_measure(const pd_test_sim* t, double L, double W) {
+/* The same without printing (for means over many steps). */
+static inline pd_test_bar pd_test_bar_strains(const pd_test_sim* t, double L, double W) {
     const pd_particles* p = &t->world->particles;
     double sx = 0, su = 0, sxx = 0, sxu = 0, n = 0, r0 = 0, r1 = 0;
     for (size_t i = 0; i < p->count; ++i) {
@@ -32,6 +33,11 @@ static inline pd_test_bar pd_test_bar_measure(const pd_test_sim* t, double L, do
     b.force = t->world->pins[1].force.x;
     b.nu = -b.lateral / b.axial;
     b.E = b.force / (W * W) / b.axial;
+    return b;
+}
+
+static inline pd_test_bar pd_test_bar_measure(const pd_test_sim* t, double L, double W) {
+    pd_test_bar b = pd_test_bar_strains(t, L, W);
     printf("  axial strain %.5g, lateral strain %.5g, pin force %.5g N\n", b.axial, b.lateral,
            b.force);
     return b;

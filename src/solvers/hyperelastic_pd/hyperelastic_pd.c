@@ -368,4 +368,6 @@ const pd_solver_vtable pd_hyperelastic_pd_solver = {
     .on_time_step = hpd_on_time_step,
     .bytes_per_particle = hpd_bytes_per_particle,
     .contact_in_solve = 1,
+    .capabilities =
+        PD_CAP_ELASTIC | PD_CAP_SHELL | PD_CAP_FRACTURE | PD_CAP_CONTACT | PD_CAP_COLLIDER_FRICTION,
 };

@@ -963,6 +963,8 @@ const pd_solver_vtable pd_projective_pd_solver = {
     .check_body_material = pd_ppd_check_body_material,
     .contact_in_solve = 1,
     .bytes_per_particle = ppd_bytes_per_particle,
+    .capabilities = PD_CAP_ELASTIC | PD_CAP_SHELL | PD_CAP_ROD | PD_CAP_FLUID | PD_CAP_CONTACT |
+                    PD_CAP_COLLIDER_FRICTION,
 };
 
 /* For tests: the elastic energy (+ dilatation, + contact between bodies when on) at y, its

@@ -367,4 +367,5 @@ const pd_solver_vtable pd_sbpd_solver = {
     .bytes_per_particle = sbpd_bytes_per_particle,
     .contact_in_solve = 0,
     .releases_pins = 1,
+    .capabilities = PD_CAP_ELASTIC | PD_CAP_SHELL | PD_CAP_CONTACT | PD_CAP_COLLIDER_FRICTION,
 };
