@@ -128,6 +128,34 @@ static inline int pd_test_method_check(const char* what, double measured, double
     return ok;
 }
 
+/* Checks lo <= measured <= hi (either bound may be +-INFINITY), like pd_test_method_check. */
+static inline int pd_test_method_bound(const char* what, double measured, double lo, double hi) {
+    int ok = measured >= lo && measured <= hi;
+    char range[64];
+    if (isinf(hi))
+        snprintf(range, sizeof range, ">= %g", lo);
+    else if (isinf(lo))
+        snprintf(range, sizeof range, "<= %g", hi);
+    else
+        snprintf(range, sizeof range, "%g..%g", lo, hi);
+    printf("  %s %s %s: %.5g, expected %s\n", ok ? "ok  " : "FAIL", g_pd_method.method->name, what,
+           measured, range);
+    if (!ok)
+        pd_test_failures++;
+    const char* path = getenv("PD_MEASURED");
+    if (path && *path) {
+        char key[256], row[768];
+        snprintf(key, sizeof key, "%s,%s,%s,%s,", pd_capability_name(g_pd_method.capability),
+                 g_pd_method.test, g_pd_method.method->name, what);
+        snprintf(row, sizeof row, "%s%.4g,,%s,%s", key, measured, range,
+                 ok                  ? "pass"
+                 : g_pd_method.known ? "known failure"
+                                     : "FAIL");
+        pd_test_record_row(path, key, row);
+    }
+    return ok;
+}
+
 /* 1 when the current method accepts `json` with `sets`; 0 (printed, and recorded as the
  * quantity `what` refused) when it refuses it at a path starting with `prefix` (a value the
  * method cannot represent, e.g. a Poisson ratio); any other refusal counts as a failure. */
