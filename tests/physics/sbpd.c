@@ -1,8 +1,7 @@
-/* sbpd (Wang et al. 2025): a bar's small-strain E and nu, stress relaxation at held strain
- * against the Prony relaxation modulus (VALIDATION.md, "Viscoelasticity"), creep under its own
- * weight, and the refusal of a time step the explicit passes cannot take. The explicit passes
- * leave an elastic bar ringing, so forces and strains are averaged over windows several of its
- * periods long. */
+/* sbpd (Wang et al. 2025): the isotropic bond weights of a bar, creep under its own weight
+ * (VALIDATION.md, "Viscoelasticity"), hysteresis, release, and the refusal of a time step the
+ * explicit passes cannot take. The explicit passes leave an elastic bar ringing, so forces and
+ * strains are averaged over windows several of its periods long. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -26,13 +25,6 @@ typedef struct bar_def {
     double L, W, nu, ramp, strain, dt;
     const char* visco; /* ",\"viscoelasticity\":{...}" or "" */
 } bar_def;
-
-static int open_bar(pd_test_sim* t, const bar_def* d) {
-    char json[4096];
-    snprintf(json, sizeof json, k_bar, d->dt, d->nu, d->visco, d->L, d->W, d->W, d->L - 0.02,
-             d->ramp, d->strain * (d->L - 0.02));
-    return pd_test_sim_open(t, json, NULL, 0);
-}
 
 /* Axial strain (slope of u_x over the middle half) and lateral strain (the middle slab's mean
  * distance from the axis) of the bar now. */
@@ -98,61 +90,8 @@ PD_TEST(isotropic_weights_remove_the_grids_axis_stiffness) {
     pd_test_sim_close(&t);
 }
 
-/* VALIDATION.md's Prony relaxation after a ramp eps = r t over t_r, then held at eps_h = r t_r:
- * sigma(t) / eps_h = E_inf + sum_k E_k c_k exp(-(t - t_r) / tau_k) with
- * c_k = (tau_k / t_r)(1 - exp(-t_r / tau_k)). */
-static double prony_after_ramp(double E0, const double* Ek, const double* tau, int n, double tr,
-                               double t) {
-    double E = E0;
-    for (int k = 0; k < n; ++k)
-        E -= Ek[k];
-    for (int k = 0; k < n; ++k)
-        E += Ek[k] * tau[k] / tr * (1 - exp(-tr / tau[k])) * exp(-(t - tr) / tau[k]);
-    return E;
-}
-
-/* Stress relaxation (issue 10): a bar (0.2 x 0.05 x 0.05 m, E_0 = 1e5 Pa, nu 0.3) stretched by
- * its pins to 1 % over 0.1 s and held; the moving pin's force, averaged over 0.1 s windows (the
- * elastic bar rings with a period of about 0.03 s), over the same bar's with E_inf = E_0 held
- * at the same strain, against E(t) / E_0 of the Prony series above, within 5 %. The paper's
- * bonds relax on W = stretch^2 rather than on the strain: after a ramp of 0.2 tau its modes
- * keep up to (x / 6) E_k / E_0 more than the linear series (docs/methods/sbpd.md). */
-static void check_relaxation(const char* visco, const double* Ek, const double* tau, int n,
-                             const double* times, int count) {
-    bar_def el = {0.2, 0.05, 0.3, 0.1, 0.01, 2e-4, ""}, ve = el;
-    ve.visco = visco;
-    pd_test_sim t;
-    window ref, w;
-    PD_REQUIRE(open_bar(&t, &el));
-    PD_REQUIRE(run_window(&t, &el, 0.3, 1.0, &ref));
-    pd_test_sim_close(&t);
-    printf("  elastic: pin force %.4f N at axial strain %.5f\n", ref.force, ref.axial);
-    PD_REQUIRE(open_bar(&t, &ve));
-    for (int k = 0; k < count; ++k) {
-        PD_REQUIRE(run_window(&t, &ve, times[k] - 0.05, times[k] + 0.05, &w));
-        double law = prony_after_ramp(1e5, Ek, tau, n, ve.ramp, times[k]) / 1e5;
-        printf("  t %.2f s: F / F_el %.4f, Prony %.4f (x %.4f)\n", times[k], w.force / ref.force,
-               law, w.force / ref.force / law);
-        PD_CHECK_NEAR(w.force / ref.force / law, 1.0, 0.05);
-    }
-    pd_test_sim_close(&t);
-}
-
-PD_TEST(relaxation_follows_one_prony_term) {
-    const double Ek[] = {5e4}, tau[] = {0.5}, times[] = {0.2, 0.5, 1.0, 1.5, 2.0};
-    check_relaxation(",\"viscoelasticity\":{\"model\":\"prony\",\"moduli\":[5e4],\"times\":[0.5]}",
-                     Ek, tau, 1, times, 5);
-}
-
-/* The high-viscosity set of Fig. 5 (Sec. 8): E_inf = 0.3 E_0, E_k = 0.3, 0.2, 0.2 E_0, theta_k =
- * 0.5, 2, 5 s. */
-PD_TEST(relaxation_follows_three_prony_terms) {
-    const double Ek[] = {3e4, 2e4, 2e4}, tau[] = {0.5, 2, 5};
-    const double times[] = {0.2, 0.5, 1.0, 2.0, 3.0};
-    check_relaxation(",\"viscoelasticity\":{\"model\":\"prony\",\"moduli\":[3e4,2e4,2e4],"
-                     "\"times\":[0.5,2,5]}",
-                     Ek, tau, 3, times, 5);
-}
+/* Stress relaxation after a ramp against the Prony relaxation modulus (one term, and Fig. 5's
+ * three) is prony_relaxation.c's, for every method with Prony series. */
 
 /* A bar 0.05 x 0.2 x 0.05 m hanging from its top slab under its own weight (E_0 = 1e5 Pa, nu
  * 0.3, 4 % strain at the top once relaxed); `visco` its Prony block. */
