@@ -462,14 +462,19 @@ static void print_stats_csv(void) {
 }
 
 int pd_cli_docs(int argc, char** argv) {
+    if (argc > 1 && strcmp(argv[1], "methods") == 0)
+        return pd_cli_docs_methods(argc - 1, argv + 1);
     if (argc > 1) {
         int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
         if (!help)
-            fprintf(stderr, "peridot docs: unexpected argument '%s': docs takes no argument\n\n",
+            fprintf(stderr,
+                    "peridot docs: unexpected argument '%s': docs takes none, or `methods "
+                    "<measured.csv>`\n\n",
                     argv[1]);
         fprintf(help ? stdout : stderr,
-                "usage: peridot docs\n\nPrints the scene-format reference (Markdown) generated "
-                "from the parameter tables; docs/scene-format.md is its output.\n");
+                "usage: peridot docs\n       peridot docs methods <measured.csv>\n\nPrints "
+                "the scene-format reference (Markdown) generated from the parameter tables; "
+                "docs/scene-format.md is its output. `docs methods` prints docs/methods.md.\n");
         return help ? 0 : 2;
     }
     print_intro();

@@ -70,6 +70,56 @@ PD_TEST(docs_match_committed_reference) {
     free(doc);
 }
 
+/* `peridot docs methods docs/measured.csv` prints exactly the committed docs/methods.md: the
+ * capability tables and the suite's last numbers, so neither drifts from the other (regenerate:
+ * peridot docs methods docs/measured.csv > docs/methods.md). */
+PD_TEST(methods_doc_matches_committed_reference) {
+    FILE* p = popen("'" PD_CLI_PATH "' docs methods '" PD_SOURCE_DIR "/docs/measured.csv'", "r");
+    PD_REQUIRE(p);
+    size_t out_len = 0, doc_len = 0;
+    char* out = slurp(p, &out_len);
+    int status = pclose(p);
+    PD_REQUIRE(out);
+    PD_CHECK(status == 0);
+    FILE* f = fopen(PD_SOURCE_DIR "/docs/methods.md", "rb");
+    char* doc = f ? slurp(f, &doc_len) : NULL;
+    if (f)
+        fclose(f);
+    if (!doc) {
+        printf("  FAIL cannot read %s\n", PD_SOURCE_DIR "/docs/methods.md");
+        pd_test_failures++;
+        free(out);
+        return;
+    }
+    printf("  peridot docs methods: %zu bytes, docs/methods.md: %zu bytes\n", out_len, doc_len);
+    int same = out_len == doc_len && memcmp(out, doc, out_len) == 0;
+    if (!same)
+        printf("  FAIL they differ from line %d: regenerate with `peridot docs methods "
+               "docs/measured.csv > docs/methods.md`\n",
+               first_difference(out, doc));
+    PD_CHECK(same);
+    /* a row per capability, a column per method, and measured numbers in it */
+    PD_CHECK(strstr(out, "| `elastic`: ") != NULL);
+    PD_CHECK(strstr(out, " `sbpd` |") != NULL);
+    PD_CHECK(strstr(out, "`bar_shows_e_and_nu_025`") != NULL);
+    free(out);
+    free(doc);
+}
+
+/* A row of a capability its method does not declare is refused (the table would hide it). */
+PD_TEST(methods_doc_refuses_a_stale_row) {
+    const char* path = "/tmp/pd_test_stale_measured.csv";
+    FILE* f = fopen(path, "w");
+    PD_REQUIRE(f);
+    fprintf(f, "capability,test,method,quantity,measured,reference,tolerance,verdict\n"
+               "fluid,some_test,sbpd,volume,1,1,5 %%,pass\n");
+    fclose(f);
+    int status = system("'" PD_CLI_PATH "' docs methods /tmp/pd_test_stale_measured.csv "
+                        ">/dev/null 2>&1");
+    PD_CHECK(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    remove(path);
+}
+
 PD_TEST(docs_rejects_arguments) {
     int status = system("'" PD_CLI_PATH "' docs --bogus 2>/dev/null >/dev/null");
     PD_CHECK(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 2);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../../cli/docs.c"
+#include "../../cli/docs_methods.c" /* docs.c hands `docs methods` to it */
 #include "test.h"
 
 typedef struct granular_params {

@@ -16,7 +16,7 @@ typedef struct refusal {
 
 static const refusal k_refusals[] = {
     {"run %s --frames 0", {"--frames expects an integer from 1 to 1000000000", "got '0'"}, NULL},
-    {"docs extra", {"unexpected argument 'extra'", "docs takes no argument"}, NULL},
+    {"docs extra", {"unexpected argument 'extra'", "docs takes none"}, NULL},
     /* a value an override wrote is reported at the override, not at line 1 of the file */
     {"info %s --set time.frames=abc",
      {"peridot info: --set time.frames=abc: time.frames: expected an integer"},
