@@ -129,7 +129,7 @@ int pd_cli_docs_methods(int argc, char** argv) {
         printf("The numbers are docs/measured.csv, written by the tests when the environment "
                "variable PD_MEASURED names it (`PD_MEASURED=$PWD/docs/measured.csv "
                "build/test_physics elastic_bar`, and the same for ball_drop, cantilever, "
-               "collision, heap, incline, prony_relaxation); each run replaces its rows. "
+               "collision, heap, incline, prony_relaxation, triaxial); each run replaces its rows. "
                "tests/cli/docs.c checks that this file is `peridot docs methods "
                "docs/measured.csv`.\n\n");
         printf("| capability |");
