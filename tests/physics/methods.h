@@ -1,5 +1,5 @@
-/* One phenomenon, every method (issue 31 item 4): a test runs the same scene (its JSON names
- * no method; "method=<name>" is set) for every method whose capabilities
+/* One phenomenon, every method (issue 31 item 4): a test runs the same scene (its JSON's
+ * `method` overridden by "method=<name>") for every method whose capabilities
  * (pd_solver_capabilities, src/solvers/solver.h) include the phenomenon's, with the same
  * reference. A method that misses the reference is listed in the test's `known` string (method
  * names, space separated): the plain test skips it and the test's known_failure_ twin runs
@@ -20,7 +20,7 @@
 #include "solvers/solver.h"
 #include "support.h"
 
-/* The method the current run_for_each call runs (for the recorder). */
+/* The method pd_test_for_each_method runs now (for the checks and the recorder). */
 typedef struct pd_test_method_ctx {
     const pd_solver_vtable* method;
     const char* test;    /* the phenomenon's test name, without known_failure_ */
