@@ -8,6 +8,5 @@ int pd_cli_info(int argc, char** argv);
 int pd_cli_render(int argc, char** argv);
 int pd_cli_docs(int argc, char** argv);
 /* `peridot docs methods <measured.csv>` (docs_methods.c) */
-int pd_cli_docs_methods(int argc, char** argv);
 
 #endif

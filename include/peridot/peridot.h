@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "docs.h"
 #include "io.h"
 #include "math.h"
 #include "memory.h"

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../cli/docs.c"
-#include "../../cli/docs_methods.c" /* docs.c hands `docs methods` to it */
+#include "../../src/docs/scene_doc.c"
+#include "../../src/docs/methods_doc.c"
 #include "test.h"
 
 typedef struct granular_params {

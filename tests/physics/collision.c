@@ -120,4 +120,7 @@ static void spheres(void) {
     PD_CHECK(through.min_distance < 0.5 * SPACING); /* the checks above can fail */
 }
 
-PD_TEST_EACH_METHOD(spheres_collide_head_on, PD_CAP_CONTACT, spheres)
+/* mpm: bodies meet on its one velocity field, so their contact is perfectly inelastic (they
+ * move on together, e = 0 up to what their elastic waves return: measured -0.2) and it cannot
+ * be switched off; multi-field contact (Bardenhagen et al. 2000) would let them bounce. */
+PD_TEST_EACH_METHOD_KNOWN(spheres_collide_head_on, PD_CAP_CONTACT, "mpm", spheres)

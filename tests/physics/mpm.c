@@ -7,6 +7,7 @@
 
 #include "solvers/mpm/mpm_internal.h"
 #include "support.h"
+#include "triaxial.h"
 
 static const pd_mpm_state* mpm_state(const pd_test_sim* t) {
     return t->world->solver_state;
@@ -227,4 +228,40 @@ PD_TEST(von_mises_bar_flows_at_its_yield_stress) {
     PD_CHECK_REL(pulled, 1000, 0.05);
     PD_CHECK(plastic > 0.005);
     pd_test_sim_close(&t);
+}
+
+/* The triaxial probe (triaxial.c): the material's return (mpm's Z_E on the Hencky strain) at the
+ * stretches of a confining strain of 1e-3 and a growing isochoric axial one, the onset of flow
+ * by bisection, q / p of the Hencky StVK stress there. */
+double pd_test_mpm_triaxial_ratio(double phi) {
+    char json[1024], set[160];
+    snprintf(set, sizeof set, "materials.sand.plasticity.friction_angle=%g", phi);
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"mpm\",\"time\":{\"dt\":\"auto\",\"fps\":50,"
+             "\"frames\":1},\"materials\":{\"sand\":{\"density\":1600,\"youngs_modulus\":3e5,"
+             "\"poisson_ratio\":0.3,\"plasticity\":{\"model\":\"drucker_prager\"}}},"
+             "\"bodies\":[{\"name\":\"sand\",\"material\":\"sand\",\"spacing\":0.025,"
+             "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.1,0.1,0.1]}}]}");
+    const char* sets[] = {set};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, sets, 1))
+        return -1;
+    const pd_mpm_material* m = &mpm_state(&t)->mat[0];
+    double er = 1e-3, lo = 0, hi = 0.01;
+    for (int it = 0; it < 60; ++it) {
+        double mid = 0.5 * (lo + hi);
+        pd_vec3 s;
+        pd_vec3 trial = pd_v3(1 - er - mid, 1 - er + mid / 2, 1 - er + mid / 2);
+        if (pd_hencky_return(&m->yield, trial, &s, NULL) != PD_DP_ELASTIC)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    double ta = 0.5 * (lo + hi);
+    double e[3] = {log(1 - er - ta), log(1 - er + ta / 2), log(1 - er + ta / 2)};
+    double tr = e[0] + e[1] + e[2], tau[3];
+    for (int a = 0; a < 3; ++a)
+        tau[a] = 2 * m->mu * e[a] + m->lambda * tr;
+    pd_test_sim_close(&t);
+    return (tau[1] - tau[0]) / (-(tau[0] + tau[1] + tau[2]) / 3);
 }

@@ -4,8 +4,8 @@
  * meets it there: src/constitutive/drucker_prager.h), within 2 %, at friction angles 20, 30
  * and 40 degrees. q / p is read where each method's yield function first flows under a
  * confining strain of 1e-3 and a growing isochoric axial one (p and q Hooke's for the imposed
- * strain, or the method's stress of it): each method's own probe (plasticity.c, sbpd_sand.c),
- * called per method here; a method that declares Drucker-Prager without a probe fails. */
+ * strain, or the method's stress of it): each method's own probe (plasticity.c, sbpd_sand.c,
+ * mpm.c), called per method here; a method that declares Drucker-Prager without a probe fails. */
 #include "methods.h"
 #include "triaxial.h"
 
@@ -15,6 +15,7 @@ static const struct {
 } k_probes[] = {
     {"projective_pd", pd_test_ppd_triaxial_ratio},
     {"sbpd", pd_test_sbpd_triaxial_ratio},
+    {"mpm", pd_test_mpm_triaxial_ratio},
 };
 
 static void triaxial(void) {

@@ -304,4 +304,6 @@ const pd_solver_vtable pd_mpm_solver = {
     .bytes_per_particle = pd_mpm_bytes_per_particle,
     .contact_in_solve = 1,
     .releases_pins = 1,
+    /* bodies meet on the shared grid: contact without a key */
+    .capabilities = PD_CAP_ELASTIC | PD_CAP_CONTACT | PD_CAP_COLLIDER_FRICTION,
 };

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "peridot/docs.h"
 #include "solvers/solver.h"
 
 #define FIELDS 8
@@ -64,18 +64,10 @@ static void print_cell(const pd_solver_vtable* m, unsigned cap, const row* rows,
     printf(" |");
 }
 
-int pd_cli_docs_methods(int argc, char** argv) {
-    if (argc != 2 || argv[1][0] == '-') {
-        int help = argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
-        fprintf(help ? stdout : stderr,
-                "usage: peridot docs methods <measured.csv>\n\nPrints docs/methods.md: each "
-                "method's capabilities and the numbers the cross-method physics tests measured "
-                "(written to the CSV when PD_MEASURED names it).\n");
-        return help ? 0 : 2;
-    }
-    FILE* f = fopen(argv[1], "r");
+int pd_docs_methods(const char* measured_csv) {
+    FILE* f = fopen(measured_csv, "r");
     if (!f) {
-        fprintf(stderr, "peridot docs methods: cannot read '%s'\n", argv[1]);
+        fprintf(stderr, "peridot docs methods: cannot read '%s'\n", measured_csv);
         return 2;
     }
     char line[1024];
@@ -102,7 +94,7 @@ int pd_cli_docs_methods(int argc, char** argv) {
         texts[n] = strdup(line);
         if (!texts[n] || !split(texts[n], &rows[n])) {
             fprintf(stderr, "peridot docs methods: %s:%zu: expected %d comma-separated fields\n",
-                    argv[1], lines, FIELDS);
+                    measured_csv, lines, FIELDS);
             free(texts[n]);
             bad = 1;
             break;
@@ -158,7 +150,7 @@ int pd_cli_docs_methods(int argc, char** argv) {
             fprintf(stderr,
                     "peridot docs methods: %s: a row of %s under %s, which %s: stale, run the "
                     "test again\n",
-                    argv[1], rows[i].f[2], rows[i].f[0],
+                    measured_csv, rows[i].f[2], rows[i].f[0],
                     !m   ? "is no method"
                     : !c ? "is no capability"
                          : "the method does not declare");
