@@ -7,11 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/timer.h"
-#include "parallel/parallel.h"
 #include "peridot/peridot.h"
-#include "solvers/projective_pd/projective_pd_data.h"
-#include "world/world.h"
 
 #define CONV_WARMUP     3  /* the bunny's free fall; the fourth step is its landing */
 #define CONV_ITERATIONS 60 /* beyond the default 20, to show where each option is heading */
@@ -59,12 +55,10 @@ static int trace_option(const char* scenes, const char* option, int threads, FIL
     static conv_trace trace;
     memset(&trace, 0, sizeof trace);
     if (ok) {
-        pd_ppd_state* s = w->solver_state;
-        s->opt.on_iteration = on_iteration;
-        s->opt.on_iteration_ctx = &trace;
+        pd_world_observe_iterations(w, on_iteration, &trace);
         trace.t0 = pd_now();
         ok = pd_world_step(w, &err) == PD_OK;
-        s->opt.on_iteration = NULL;
+        pd_world_observe_iterations(w, NULL, NULL);
     }
     double total = 1e3 * (pd_now() - trace.t0);
     for (int k = 0; ok && k < trace.count; ++k)

@@ -98,6 +98,13 @@ pd_step_timing pd_world_last_timing(const pd_world* w);
  * method without families. */
 pd_status pd_world_time_family_build(const pd_world* w, double* seconds, pd_error* err);
 
+/* Called by an implicit method after each nonlinear iteration of a step (projective_pd,
+ * hyperelastic_pd: the optimiser's), with the iteration's relative residual; counted on across
+ * a step's solves. */
+typedef void (*pd_iteration_fn)(void* ctx, int iteration, pd_real relative_residual);
+/* From the next step on, fn (NULL: none) observes the iterations; for convergence studies. */
+void pd_world_observe_iterations(pd_world* w, pd_iteration_fn fn, void* ctx);
+
 /* A registered method (the scene's `method`). */
 typedef struct pd_method_info {
     const char* name;      /* "projective_pd" */

@@ -61,6 +61,8 @@ pd_status pd_implicit_step_run(const pd_implicit_step* m, const pd_step_context*
     if (st != PD_OK)
         return st;
     friction_setup(m, ctx);
+    m->opt->on_iteration = ctx->on_iteration; /* the world's observer, if any */
+    m->opt->on_iteration_ctx = ctx->on_iteration_ctx;
     pd_real r, merit = m->start_point(m->ctx, &r);
     if (m->before_solve && (st = m->before_solve(m->ctx, &merit, &r)) != PD_OK)
         return st;

@@ -32,6 +32,10 @@ typedef struct pd_step_context {
     const uint8_t* contact_skip;          /* particles the colliders leave alone (held, ghosts) */
     const struct pd_colliders* colliders; /* at their places at time + dt */
     struct pd_arena* arena;               /* the step's scratch (the world's, reset before) */
+    /* the world's observer of nonlinear iterations (pd_world_observe_iterations), or NULL:
+     * an implicit method calls it after each iteration with the relative residual */
+    void (*on_iteration)(void* ctx, int iteration, pd_real relative_residual);
+    void* on_iteration_ctx;
 } pd_step_context;
 
 #endif

@@ -284,6 +284,8 @@ pd_step_context pd_world_step_context(pd_world* w) {
         .contact_skip = w->contact_skip,
         .colliders = &w->colliders,
         .arena = &w->arena,
+        .on_iteration = w->on_iteration,
+        .on_iteration_ctx = w->on_iteration_ctx,
     };
 }
 

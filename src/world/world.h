@@ -52,6 +52,9 @@ struct pd_world {
     int renew_every;      /* steps between renewals (0: never) */
     int steps_since_renewal;
     pd_arena arena; /* per-step scratch */
+    /* pd_world_observe_iterations: handed to the methods in the step context */
+    void (*on_iteration)(void* ctx, int iteration, pd_real relative_residual);
+    void* on_iteration_ctx;
 };
 
 /* Steps between Morton reorderings of the particles by their current positions. */

@@ -81,3 +81,8 @@ pd_status pd_world_time_family_build(const pd_world* w, double* seconds, pd_erro
     pd_hash_grid_destroy(&grid);
     return st == PD_OK ? PD_OK : pd_fail(err, st, "", "the family build failed");
 }
+
+void pd_world_observe_iterations(pd_world* w, pd_iteration_fn fn, void* ctx) {
+    w->on_iteration = fn;
+    w->on_iteration_ctx = ctx;
+}

@@ -231,3 +231,36 @@ PD_TEST(free_spin_loses_angular_momentum_only_to_backward_euler) {
     PD_CHECK(coarse > 0 && fine > 0);
     PD_CHECK(fine < coarse / 2.5);
 }
+
+typedef struct observed {
+    int calls, last;
+    double first, final;
+} observed;
+
+static void observe(void* ctx, int iteration, pd_real residual) {
+    observed* o = ctx;
+    if (o->calls++ == 0)
+        o->first = residual;
+    o->last = iteration, o->final = residual;
+}
+
+/* pd_world_observe_iterations (the public API peridot_bench's convergence study uses): an
+ * implicit step reports each of its iterations with the residual it ends at, as many as the
+ * step's stats count, the last one the step's residual; after the observer is removed, none. */
+PD_TEST(world_observer_sees_every_iteration) {
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
+    observed o = {0};
+    pd_world_observe_iterations(t.world, observe, &o);
+    PD_REQUIRE(pd_test_sim_run(&t, 0.002));
+    pd_world_info in = pd_world_get_info(t.world);
+    printf("  %d calls for %d iterations; residual %.3g -> %.3g (the step's %.3g)\n", o.calls,
+           in.iterations, o.first, o.final, in.residual);
+    PD_CHECK(o.calls == in.iterations && o.calls > 1);
+    PD_CHECK_REL(o.final, in.residual, 1e-12);
+    pd_world_observe_iterations(t.world, NULL, NULL);
+    int before = o.calls;
+    PD_REQUIRE(pd_test_sim_run(&t, 0.004));
+    PD_CHECK(o.calls == before);
+    pd_test_sim_close(&t);
+}
