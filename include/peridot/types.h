@@ -54,6 +54,13 @@ typedef enum pd_plasticity_model {
     PD_PLASTICITY_HERSCHEL_BULKLEY,
 } pd_plasticity_model;
 
+/* The model of a material's `viscoelasticity` block. */
+typedef enum pd_visco_model {
+    PD_VISCO_NONE,
+    PD_VISCO_PRONY,          /* a Prony series on E (Wang 2025) */
+    PD_VISCO_HENCKY_MAXWELL, /* a Maxwell branch on the Hencky strain (Fang 2019 Sec. 5) */
+} pd_visco_model;
+
 /* Which Drucker-Prager cone a friction angle gives (src/constitutive/drucker_prager.h). */
 typedef enum pd_dp_cone_kind {
     PD_CONE_COMPRESSION, /* through Mohr-Coulomb's triaxial-compression corners (the default) */
@@ -72,13 +79,19 @@ typedef struct pd_material_def {
     pd_real lame_lambda;    /* Pa */
     pd_real lame_mu;        /* Pa */
     pd_plasticity_model plasticity;
-    pd_real friction_angle; /* degrees */
-    pd_real cohesion;       /* Pa */
-    pd_dp_cone_kind cone;   /* drucker_prager: the cone of friction_angle and cohesion */
-    pd_real yield_stress;   /* Pa */
+    pd_real friction_angle;         /* degrees */
+    pd_real cohesion;               /* Pa */
+    pd_dp_cone_kind cone;           /* drucker_prager: the cone of friction_angle and cohesion */
+    pd_real yield_stress;           /* Pa */
+    pd_visco_model viscoelasticity; /* the `viscoelasticity` block's model, or NONE */
     int prony_count;
     pd_real prony_moduli[PD_MAX_PRONY]; /* Pa */
     pd_real prony_times[PD_MAX_PRONY];  /* s */
+    /* hencky_maxwell (Fang 2019 Sec. 5): the non-equilibrated branch beside E and nu */
+    pd_real maxwell_shear_modulus;        /* mu_N (Pa) */
+    pd_real maxwell_bulk_modulus;         /* K_N = lambda_N + 2 mu_N / 3 (Pa) */
+    pd_real maxwell_deviatoric_viscosity; /* nu_d (Pa s) */
+    pd_real maxwell_volumetric_viscosity; /* nu_v (Pa s) */
     /* Method-specific material keys, laid out by the method's material parameter table (a
      * struct of the method's at the table's offsets: numbers, choices, vectors, lists). */
     _Alignas(16) unsigned char method_params[PD_METHOD_PARAMS_BYTES];

@@ -243,7 +243,7 @@ static void print_params(const char* title, const pd_param_table* t) {
 
 static void print_material_support(const pd_solver_vtable* m) {
     unsigned plasticity = m->materials ? m->materials->plasticity : 0;
-    int visco = m->materials ? m->materials->viscoelasticity : 0;
+    unsigned visco = m->materials ? m->materials->viscoelasticity : 0;
     printf("#### material blocks\n\n");
     printf("`plasticity`: ");
     if (!plasticity)
@@ -257,8 +257,11 @@ static void print_material_support(const pd_solver_vtable* m) {
         }
         s += len + (s[len] == '|');
     }
-    printf("; `viscoelasticity`: %s.\n\n",
-           visco ? "honoured" : "not implemented (a material with the block is refused)");
+    printf("; `viscoelasticity`: %s.\n\n", visco & (1u << PD_VISCO_PRONY) ? "`prony`"
+                                           : visco & (1u << PD_VISCO_HENCKY_MAXWELL)
+                                               ? "`hencky_maxwell`"
+                                               : "not implemented (a material with the "
+                                                 "block is refused)");
     printf("`bodies[i].material_changes`: %s.\n\n",
            m->change_materials
                ? "implemented (what a changed particle keeps: the method's page in docs/methods/)"

@@ -93,20 +93,13 @@ static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_materia
     return pd_scene_read_key(t, "yield_stress", item, p, needs_yield, m, err);
 }
 
-static pd_status parse_viscoelasticity(const cJSON* obj, const char* path, pd_material_def* m,
-                                       pd_error* err) {
-    char p[PD_JPATH_MAX], child[PD_JPATH_MAX];
-    pd_jpath_key(p, path, "viscoelasticity");
-    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "viscoelasticity");
-    if (!item)
-        return PD_OK;
+static pd_status parse_prony(const cJSON* item, const char* p, pd_material_def* m, pd_error* err) {
+    char child[PD_JPATH_MAX];
     const pd_scene_table* t = &pd_scene_visco_table;
     const pd_scene_key *moduli = pd_scene_key_find(t, "moduli"),
                        *tau = pd_scene_key_find(t, "times");
-    PD_JTRY(pd_scene_check_keys(item, p, t, NULL, err));
-    int model = 0, times = 0;
-    PD_JTRY(
-        pd_json_choice(item, "model", p, 1, pd_scene_key_find(t, "model")->p.choices, &model, err));
+    int times = 0;
+    PD_JTRY(pd_json_check_object(item, p, "model|moduli|times", NULL, err));
     PD_JTRY(pd_json_number_list(item, "moduli", p, (int)moduli->size, pd_scene_key_range(moduli),
                                 m->prony_moduli, &m->prony_count, err));
     PD_JTRY(pd_json_number_list(item, "times", p, (int)tau->size, pd_scene_key_range(tau),
@@ -128,6 +121,35 @@ static pd_status parse_viscoelasticity(const cJSON* obj, const char* path, pd_ma
                        m->youngs_modulus, sum, m->youngs_modulus - sum);
     }
     return PD_OK;
+}
+
+static pd_status parse_hencky_maxwell(const cJSON* item, const char* p, pd_material_def* m,
+                                      pd_error* err) {
+    const pd_scene_table* t = &pd_scene_visco_table;
+    PD_JTRY(pd_json_check_object(
+        item, p, "model|shear_modulus|bulk_modulus|deviatoric_viscosity|volumetric_viscosity", NULL,
+        err));
+    PD_JTRY(pd_scene_read_key(t, "shear_modulus", item, p, 1, m, err));
+    PD_JTRY(pd_scene_read_key(t, "bulk_modulus", item, p, 1, m, err));
+    PD_JTRY(pd_scene_read_key(t, "deviatoric_viscosity", item, p, 1, m, err));
+    return pd_scene_read_key(t, "volumetric_viscosity", item, p, 1, m, err);
+}
+
+static pd_status parse_viscoelasticity(const cJSON* obj, const char* path, pd_material_def* m,
+                                       pd_error* err) {
+    char p[PD_JPATH_MAX];
+    pd_jpath_key(p, path, "viscoelasticity");
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(obj, "viscoelasticity");
+    if (!item)
+        return PD_OK;
+    const pd_scene_table* t = &pd_scene_visco_table;
+    PD_JTRY(pd_scene_check_keys(item, p, t, NULL, err));
+    int model = 0;
+    PD_JTRY(
+        pd_json_choice(item, "model", p, 1, pd_scene_key_find(t, "model")->p.choices, &model, err));
+    m->viscoelasticity = (pd_visco_model)(model + 1);
+    return m->viscoelasticity == PD_VISCO_PRONY ? parse_prony(item, p, m, err)
+                                                : parse_hencky_maxwell(item, p, m, err);
 }
 
 /* The method's material keys, stored in m->method_params by its table (any parameter type,

@@ -196,6 +196,12 @@ static cJSON* material_json(const pd_material_def* m, const pd_param_table* meth
         WRITE_KEYS(o, &pd_scene_material_table, m, "youngs_modulus", "poisson_ratio");
     }
     add_plasticity(o, m);
+    if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL) {
+        cJSON* v = cJSON_AddObjectToObject(o, "viscoelasticity");
+        cJSON_AddStringToObject(v, "model", "hencky_maxwell");
+        WRITE_KEYS(v, &pd_scene_visco_table, m, "shear_modulus", "bulk_modulus",
+                   "deviatoric_viscosity", "volumetric_viscosity");
+    }
     if (m->prony_count > 0) {
         double moduli[PD_MAX_PRONY], times[PD_MAX_PRONY];
         for (int k = 0; k < m->prony_count; ++k) {

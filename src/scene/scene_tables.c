@@ -124,8 +124,8 @@ static const pd_scene_key k_material[] = {
      .def_doc = "none",
      .range_doc = "a model the method implements"},
     {.p = {"viscoelasticity", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
-           "Prony-series viscoelasticity (section `viscoelasticity`). Refused unless the chosen "
-           "method implements it."},
+           "Viscoelasticity (section `viscoelasticity`): a Prony series or a Maxwell branch on "
+           "the Hencky strain. Refused unless the chosen method implements the model."},
      .flags = HAND,
      .type_doc = "object",
      .def_doc = "none",
@@ -156,20 +156,44 @@ static const pd_scene_key k_plasticity[] = {
 
 static const pd_scene_key k_visco[] = {
     {.p = {"model", PD_PARAM_ENUM, 0, 0, 0, 0, "-", PD_SCENE_VISCO_MODELS,
-           "E(t) = E_inf + sum E_k exp(-t / tau_k), E_inf = youngs_modulus - sum E_k."},
+           "prony: E(t) = E_inf + sum E_k exp(-t / tau_k), E_inf = youngs_modulus - sum E_k. "
+           "hencky_maxwell: a Maxwell branch beside the elastic one (youngs_modulus, "
+           "poisson_ratio), StVK on the Hencky strain of its own F_N with the viscous flow of "
+           "Fang 2019 Eq. 7-8."},
      .flags = HAND | REQ},
     {.p = {"moduli", PD_PARAM_REALS, offsetof(pd_material_def, prony_moduli), 0, POSITIVE, "Pa",
-           NULL, "Prony moduli E_k; the long-term modulus E_inf must stay > 0."},
-     .flags = HAND | REQ | PD_KEY_MIN_OPEN,
+           NULL, "prony: the moduli E_k; the long-term modulus E_inf must stay > 0."},
+     .flags = HAND | PD_KEY_MIN_OPEN,
      .size = PD_MAX_PRONY,
      .type_doc = "array of number",
+     .def_doc = "required (prony)",
      .range_doc = "1 to 8 values, each > 0, sum < E_0"},
     {.p = {"times", PD_PARAM_REALS, offsetof(pd_material_def, prony_times), 0, POSITIVE, "s", NULL,
-           "Relaxation times tau_k."},
-     .flags = HAND | REQ | PD_KEY_MIN_OPEN,
+           "prony: the relaxation times tau_k."},
+     .flags = HAND | PD_KEY_MIN_OPEN,
      .size = PD_MAX_PRONY,
      .type_doc = "array of number",
+     .def_doc = "required (prony)",
      .range_doc = "as many as moduli, each > 0"},
+    {.p = {"shear_modulus", PD_PARAM_REAL, offsetof(pd_material_def, maxwell_shear_modulus), 0, 0,
+           INF, "Pa", NULL, "hencky_maxwell: mu_N of the branch (Eq. 6)."},
+     .def_doc = "required (hencky_maxwell)"},
+    {.p = {"bulk_modulus", PD_PARAM_REAL, offsetof(pd_material_def, maxwell_bulk_modulus), 0, 0,
+           INF, "Pa", NULL,
+           "hencky_maxwell: K_N of the branch; its lambda_N = K_N - 2 mu_N / 3 (Eq. 6)."},
+     .def_doc = "required (hencky_maxwell)"},
+    {.p = {"deviatoric_viscosity", PD_PARAM_REAL,
+           offsetof(pd_material_def, maxwell_deviatoric_viscosity), 0, POSITIVE, "Pa s", NULL,
+           "hencky_maxwell: nu_d of Eq. 7; the branch's shear relaxes with tau_d = nu_d / (2 "
+           "mu_N)."},
+     .flags = PD_KEY_MIN_OPEN,
+     .def_doc = "required (hencky_maxwell)"},
+    {.p = {"volumetric_viscosity", PD_PARAM_REAL,
+           offsetof(pd_material_def, maxwell_volumetric_viscosity), 0, POSITIVE, "Pa s", NULL,
+           "hencky_maxwell: nu_v of Eq. 7; the branch's volume relaxes at the rate 2 K_N / "
+           "nu_v."},
+     .flags = PD_KEY_MIN_OPEN,
+     .def_doc = "required (hencky_maxwell)"},
 };
 
 static const pd_scene_key k_body[] = {
@@ -421,8 +445,12 @@ const pd_scene_table pd_scene_plasticity_table = {
     "`cohesion` and `cone`, cam_clay `friction_angle` and `cohesion`, von_mises and "
     "herschel_bulkley `yield_stress`.",
     k_plasticity, COUNT(k_plasticity)};
-const pd_scene_table pd_scene_visco_table = {"`materials.<name>.viscoelasticity`", NULL, k_visco,
-                                             COUNT(k_visco)};
+const pd_scene_table pd_scene_visco_table = {
+    "`materials.<name>.viscoelasticity`",
+    "Only the keys of the chosen model are accepted: prony reads `moduli` and `times`, "
+    "hencky_maxwell `shear_modulus`, `bulk_modulus`, `deviatoric_viscosity` and "
+    "`volumetric_viscosity`.",
+    k_visco, COUNT(k_visco)};
 const pd_scene_table pd_scene_body_table = {"`bodies[i]`", NULL, k_body, COUNT(k_body)};
 const pd_scene_table pd_scene_shape_table = {
     "`shape` (`bodies[i].shape`, `bodies[i].pins[k].region`, "

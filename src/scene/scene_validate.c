@@ -65,12 +65,19 @@ static pd_status check_material_blocks(const pd_scene* s, pd_error* err) {
                            s->solver->name, plasticity_name(m->plasticity, name, sizeof name), list,
                            sup->plasticity ? "" : " (elastic materials only)");
         }
-        if (m->prony_count > 0 && !sup->viscoelasticity) {
-            pd_jpath_key(child, path, "viscoelasticity");
+        if (m->viscoelasticity != PD_VISCO_NONE &&
+            !(sup->viscoelasticity & (1u << m->viscoelasticity))) {
+            pd_jpath_key(child, path,
+                         sup->viscoelasticity ? "viscoelasticity.model" : "viscoelasticity");
             return pd_fail(err, PD_ERR_BAD_SCENE, child,
-                           "method %s does not implement viscoelasticity, so the block would be "
-                           "ignored; it supports elastic materials%s",
-                           s->solver->name, sup->plasticity ? " and plasticity" : " only");
+                           "method %s does not implement %s viscoelasticity, so the block would be "
+                           "ignored; it supports %s",
+                           s->solver->name,
+                           m->viscoelasticity == PD_VISCO_PRONY ? "prony" : "hencky_maxwell",
+                           (sup->viscoelasticity & (1u << PD_VISCO_PRONY)) ? "the prony model"
+                           : (sup->viscoelasticity & (1u << PD_VISCO_HENCKY_MAXWELL))
+                               ? "the hencky_maxwell model"
+                               : "no viscoelasticity");
         }
     }
     return PD_OK;

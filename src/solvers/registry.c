@@ -12,11 +12,7 @@ extern const pd_solver_vtable pd_sbpd_solver;
 extern const pd_solver_vtable pd_mpm_solver;
 
 static const pd_solver_vtable* const k_solvers[] = {
-    &pd_projective_pd_solver,
-    &pd_hyperelastic_pd_solver,
-    &pd_sbpd_solver,
-    &pd_mpm_solver,
-    NULL,
+    &pd_projective_pd_solver, &pd_hyperelastic_pd_solver, &pd_sbpd_solver, &pd_mpm_solver, NULL,
 };
 
 _Static_assert(sizeof k_solvers / sizeof k_solvers[0] - 1 <= PD_MAX_METHODS,
@@ -60,8 +56,10 @@ unsigned pd_solver_capabilities(const pd_solver_vtable* m) {
             c |= PD_CAP_DRUCKER_PRAGER;
         if (m->materials->plasticity & (1u << PD_PLASTICITY_VON_MISES))
             c |= PD_CAP_VON_MISES;
-        if (m->materials->viscoelasticity)
+        if (m->materials->viscoelasticity & (1u << PD_VISCO_PRONY))
             c |= PD_CAP_PRONY;
+        if (m->materials->viscoelasticity & (1u << PD_VISCO_HENCKY_MAXWELL))
+            c |= PD_CAP_MAXWELL;
     }
     if (m->change_materials)
         c |= PD_CAP_MATERIAL_CHANGES;
@@ -89,6 +87,7 @@ static const struct {
     {"material_changes", "`bodies[i].material_changes`"},
     {"pin_release", "`bodies[i].pins[k].release`"},
     {"checkpoints", "`output.checkpoint_every`"},
+    {"hencky_maxwell", "a Maxwell branch on the Hencky strain (`viscoelasticity` hencky_maxwell)"},
 };
 
 static int capability_index(unsigned cap) {

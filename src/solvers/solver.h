@@ -91,8 +91,8 @@ typedef struct pd_field_info {
  * block) the method does not implement is refused when the scene is validated, naming the
  * block and what the method supports: nothing is accepted that does nothing. */
 typedef struct pd_material_support {
-    unsigned plasticity; /* bit (1u << PD_PLASTICITY_*) for each model the method implements */
-    int viscoelasticity; /* 1: honours the `viscoelasticity` (Prony) block */
+    unsigned plasticity;      /* bit (1u << PD_PLASTICITY_*) for each model the method implements */
+    unsigned viscoelasticity; /* bit (1u << PD_VISCO_*) for each `viscoelasticity` model */
 } pd_material_support;
 
 /* What a method can simulate (docs/methods.md; the cross-method physics tests run a phenomenon
@@ -115,7 +115,8 @@ enum {
     PD_CAP_MATERIAL_CHANGES = 1u << 10, /* derived from change_materials */
     PD_CAP_PIN_RELEASE = 1u << 11,      /* derived from releases_pins */
     PD_CAP_CHECKPOINTS = 1u << 12,      /* derived from persistent */
-    PD_CAP_COUNT = 13
+    PD_CAP_MAXWELL = 1u << 13,          /* derived from materials->viscoelasticity */
+    PD_CAP_COUNT = 14
 };
 
 typedef struct pd_solver_vtable {

@@ -808,3 +808,38 @@ PD_TEST(nul_bytes_empty_files_and_deep_nesting_are_named) {
     rmdir(dir);
     free(good);
 }
+
+/* The hencky_maxwell model (Fang 2019's Maxwell branch): only its own keys, all four required
+ * and positive where a viscosity; refused with the path of the block's model by a method that
+ * does not implement it (sbpd: Prony only), as Prony is by one that does not (mpm). */
+PD_TEST(hencky_maxwell_block_is_checked_and_refused_where_not_honoured) {
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    const char* maxwell[] = {
+        "materials.gel.viscoelasticity={\"model\":\"hencky_maxwell\",\"shear_modulus\":1e3,"
+        "\"bulk_modulus\":2e3,\"deviatoric_viscosity\":10,\"volumetric_viscosity\":100}",
+        "method=sbpd", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, maxwell, 4, "materials.gel.viscoelasticity.model", 0,
+                     "hencky_maxwell under sbpd"));
+    PD_CHECK(strstr(last_message, "prony") != NULL);
+    const char* mixed[] = {"materials.gel.viscoelasticity={\"model\":\"hencky_maxwell\","
+                           "\"shear_modulus\":1e3,\"bulk_modulus\":2e3,\"deviatoric_viscosity\":"
+                           "10,\"volumetric_viscosity\":100,\"times\":[1]}"};
+    PD_CHECK(refused(good, mixed, 1, "materials.gel.viscoelasticity.times", 0,
+                     "a prony key in hencky_maxwell"));
+    const char* missing[] = {"materials.gel.viscoelasticity={\"model\":\"hencky_maxwell\","
+                             "\"shear_modulus\":1e3,\"bulk_modulus\":2e3,"
+                             "\"deviatoric_viscosity\":10}"};
+    PD_CHECK(refused(good, missing, 1, "materials.gel.viscoelasticity.volumetric_viscosity", 0,
+                     "volumetric_viscosity missing"));
+    const char* zero[] = {"materials.gel.viscoelasticity={\"model\":\"hencky_maxwell\","
+                          "\"shear_modulus\":1e3,\"bulk_modulus\":2e3,\"deviatoric_viscosity\":0,"
+                          "\"volumetric_viscosity\":100}"};
+    PD_CHECK(refused(good, zero, 1, "materials.gel.viscoelasticity.deviatoric_viscosity", 0,
+                     "a viscosity of 0"));
+    const char* prony_mpm[] = {"materials.gel.viscoelasticity={\"model\":\"prony\",\"moduli\":"
+                               "[1e3],\"times\":[0.1]}",
+                               "method=mpm", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, prony_mpm, 4, "materials.gel.viscoelasticity", 0, "prony under mpm"));
+    free(good);
+}

@@ -265,3 +265,50 @@ double pd_test_mpm_triaxial_ratio(double phi) {
     pd_test_sim_close(&t);
     return (tau[1] - tau[0]) / (-(tau[0] + tau[1] + tau[2]) / 3);
 }
+
+/* Fang 2019's Maxwell branch (viscoelasticity hencky_maxwell): a block held in a simple shear of
+ * 1 % (F = F_N given the shear, every particle pinned, so the grid stands still) relaxes its
+ * shear stress as G(t) / G(0) = (mu_E + mu_N exp(-t / tau_d)) / (mu_E + mu_N), tau_d = nu_d / (2
+ * mu_N), within 3 % at dt = tau_d / 50 (Eq. 8's implicit step decays by 1 / (1 + dt / tau_d) a
+ * step: 1 % below exp over tau_d); without the branch the stress would stay. */
+PD_TEST(maxwell_branch_relaxes_a_held_shear) {
+    const double mu_e = 1000 / 2.6, mu_n = 2 * mu_e, tau = 0.1;
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"version\": 1, \"method\": \"mpm\", \"time\": {\"dt\": 0.002, \"fps\": 50, "
+             "\"frames\": 15}, \"gravity\": [0, 0, 0], \"materials\": {\"m\": {\"density\": "
+             "1000, \"youngs_modulus\": 1000, \"poisson_ratio\": 0.3, \"viscoelasticity\": "
+             "{\"model\": \"hencky_maxwell\", \"shear_modulus\": %.17g, \"bulk_modulus\": %.17g, "
+             "\"deviatoric_viscosity\": %.17g, \"volumetric_viscosity\": 1e9}}}, \"bodies\": "
+             "[{\"name\": \"block\", \"material\": \"m\", \"spacing\": 0.02, \"shape\": {\"type\": "
+             "\"box\", \"min\": [0, 0, 0], \"max\": [0.1, 0.1, 0.1]}, \"pins\": [{\"region\": "
+             "{\"type\": \"box\", \"min\": [-1, -1, -1], \"max\": [1, 1, 1]}}]}], \"output\": "
+             "{\"dir\": \"unused\"}}",
+             mu_n, 2 * mu_n, 2 * mu_n * tau);
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, json, NULL, 0));
+    pd_mpm_state* s = t.world->solver_state;
+    for (size_t i = 0; i < s->n; ++i) { /* a simple shear of 1 % in both branches */
+        s->f[i] = pd_m3_identity(), s->f[i].m[0][1] = 0.01;
+        s->fn[i] = s->f[i];
+    }
+    double g0 = 0, worst = 0;
+    pd_error err = {0};
+    for (int step = 1; step <= 150; ++step) {
+        PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK);
+        double sxy = 0;
+        for (size_t i = 0; i < s->n; ++i)
+            sxy += s->stress[6 * i + 3];
+        sxy /= (double)s->n;
+        double when = (step - 1) * 0.002; /* the stress is the step's start's */
+        if (step == 1)
+            g0 = sxy;
+        double expected = (mu_e + mu_n * exp(-when / tau)) / (mu_e + mu_n);
+        worst = fmax(worst, fabs(sxy / g0 - expected));
+        if (step % 50 == 1)
+            printf("  t %.3f s: G(t) / G(0) %.4f, expected %.4f\n", when, sxy / g0, expected);
+    }
+    PD_CHECK(g0 > 0.9 * (mu_e + mu_n) * 0.01); /* the shear was held at the start */
+    PD_CHECK_NEAR(worst, 0, 0.03);
+    pd_test_sim_close(&t);
+}

@@ -16,11 +16,12 @@ PD_TEST(methods_declare_only_what_is_not_derived) {
         PD_CHECK((all & declared) == declared);
         /* derived from the material support and the vtable's entries */
         unsigned plastic = (*m)->materials ? (*m)->materials->plasticity : 0;
-        int visco = (*m)->materials ? (*m)->materials->viscoelasticity : 0;
+        unsigned visco = (*m)->materials ? (*m)->materials->viscoelasticity : 0;
         PD_CHECK(!(all & PD_CAP_DRUCKER_PRAGER) ==
                  !(plastic & (1u << PD_PLASTICITY_DRUCKER_PRAGER)));
         PD_CHECK(!(all & PD_CAP_VON_MISES) == !(plastic & (1u << PD_PLASTICITY_VON_MISES)));
-        PD_CHECK(!(all & PD_CAP_PRONY) == !visco);
+        PD_CHECK(!(all & PD_CAP_PRONY) == !(visco & (1u << PD_VISCO_PRONY)));
+        PD_CHECK(!(all & PD_CAP_MAXWELL) == !(visco & (1u << PD_VISCO_HENCKY_MAXWELL)));
         PD_CHECK(!(all & PD_CAP_MATERIAL_CHANGES) == !(*m)->change_materials);
         PD_CHECK(!(all & PD_CAP_PIN_RELEASE) == !(*m)->releases_pins);
         PD_CHECK(!(all & PD_CAP_CHECKPOINTS) == !(*m)->persistent);

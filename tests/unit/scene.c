@@ -986,13 +986,16 @@ PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
         "materials.metal.plasticity={\"model\": \"von_mises\", \"yield_stress\": 1e4}",
         "materials.rubber.viscoelasticity={\"model\": \"prony\", \"moduli\": [1e4], "
         "\"times\": [0.1]}",
+        "materials.metal.viscoelasticity={\"model\": \"hencky_maxwell\", \"shear_modulus\": "
+        "1e4, \"bulk_modulus\": 2e4, \"deviatoric_viscosity\": 50, \"volumetric_viscosity\": "
+        "500}",
         "colliders[2]={\"type\": \"mesh\", \"path\": \"ball.obj\", \"thickness\": 0.01}",
         "bodies[0].pins[1].release=2",
         "time.dt=auto"};
     char* json = dq(k_full);
     pd_scene s;
     pd_error err;
-    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 6, &s, &err);
+    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 7, &s, &err);
     free(json);
     if (st != PD_OK)
         printf("  error %s: %s\n", err.path, err.message);

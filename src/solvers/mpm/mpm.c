@@ -21,11 +21,11 @@
 
 /* Kirchhoff stress of StVK with Hencky strain (Eq. 6) at F = U Sigma V^T:
  * tau = U diag(tau_a) U^T (tau = P F^T), tau_a from the constitutive room. */
-static pd_mat3 hencky_kirchhoff(const pd_mpm_material* m, pd_mat3 f) {
+static pd_mat3 hencky_kirchhoff(pd_real mu, pd_real lambda, pd_mat3 f) {
     pd_mat3 u, v;
     pd_vec3 sig;
     pd_svd3(f, &u, &sig, &v);
-    pd_vec3 t = pd_hencky_kirchhoff(m->lambda, m->mu, pd_v3(fabs(sig.x), fabs(sig.y), fabs(sig.z)));
+    pd_vec3 t = pd_hencky_kirchhoff(lambda, mu, pd_v3(fabs(sig.x), fabs(sig.y), fabs(sig.z)));
     pd_real ta[3] = {t.x, t.y, t.z};
     pd_mat3 tau = pd_m3_zero();
     for (int a = 0; a < 3; ++a)
@@ -49,7 +49,10 @@ static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_mpm_state* s = job->s;
     pd_real scale = 4 / (s->dx * s->dx);
     for (size_t i = begin; i < end; ++i) {
-        pd_mat3 tau = hencky_kirchhoff(&s->mat[job->p->material[i]], s->f[i]);
+        const pd_mpm_material* m = &s->mat[job->p->material[i]];
+        pd_mat3 tau = hencky_kirchhoff(m->mu, m->lambda, s->f[i]);
+        if (m->maxwell) /* Eq. 2: Psi = Psi_E(F_E) + Psi_N(F_N) */
+            tau = pd_m3_add(tau, hencky_kirchhoff(m->branch.mu, m->branch.lambda, s->fn[i]));
         pd_real j = pd_m3_det(s->f[i]), inv_j = j != 0 ? 1 / j : 0;
         pd_real* out = &s->stress[6 * i];
         out[0] = tau.m[0][0] * inv_j, out[1] = tau.m[1][1] * inv_j, out[2] = tau.m[2][2] * inv_j;
@@ -101,6 +104,23 @@ static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* p
     return f;
 }
 
+/* Z_N of Eq. 8: F_N = U diag(Sigma^{n+1}) V^T with the Hencky strain of the trial's singular
+ * values relaxed in closed form (src/constitutive/hencky_viscoelastic.h). */
+static pd_mat3 viscous_return(const pd_mpm_material* m, pd_mat3 fn_tr) {
+    pd_mat3 u, v;
+    pd_vec3 st;
+    pd_svd3(fn_tr, &u, &st, &v);
+    pd_vec3 sn =
+        pd_hencky_maxwell_project(m->step, pd_v3(fabs(st.x), fabs(st.y), fabs(st.z)), NULL);
+    pd_real d[3] = {sn.x, sn.y, sn.z};
+    pd_mat3 f = pd_m3_zero();
+    for (int a = 0; a < 3; ++a)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                f.m[i][j] += u.m[i][a] * d[a] * v.m[j][a];
+    return f;
+}
+
 /* F <- Z_E((I + dt C) F) (Eq. 4's predictor with C, MLS-MPM's velocity gradient, then the
  * plastic corrector), x <- x + dt v; a pinned particle keeps the position and velocity its pin
  * gave it and leaves in `force` what the world's pin reaction m a - f - m g turns into its share
@@ -116,6 +136,8 @@ static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
         const pd_mpm_material* m = &s->mat[p->material[i]];
         if (m->plastic)
             s->f[i] = plastic_return(m, s->f[i], &s->plastic_strain[i]);
+        if (m->maxwell) /* Eq. 4's predictor for F_N, then Eq. 8's corrector */
+            s->fn[i] = viscous_return(m, pd_m3_mul(grow, s->fn[i]));
         if (p->flags[i] & PD_P_PINNED) {
             pd_vec3 ma =
                 pd_v3_scale(pd_v3_sub(p->vel[i], job->vel_before[i]), p->mass[i] / job->dt);
@@ -228,6 +250,9 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
     pd_particles* p = ctx->particles;
     pd_real dt = ctx->dt;
     double t0 = pd_now();
+    for (int k = 0; k < s->material_count; ++k) /* Eq. 8's A and B for this dt */
+        if (s->mat[k].maxwell)
+            s->mat[k].step = pd_hencky_maxwell_coefficients(&s->mat[k].branch, dt);
     pd_status st = pd_grid_fit(&s->grid, p->pos, s->n, 2,
                                (s->n + 1) * (size_t)MPM_MAX_NODES_PER_PARTICLE, NULL);
     if (st != PD_OK)
@@ -259,7 +284,8 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
 }
 
 static const pd_material_support k_materials = {.plasticity = (1u << PD_PLASTICITY_DRUCKER_PRAGER) |
-                                                              (1u << PD_PLASTICITY_VON_MISES)};
+                                                              (1u << PD_PLASTICITY_VON_MISES),
+                                                .viscoelasticity = 1u << PD_VISCO_HENCKY_MAXWELL};
 
 static const pd_field_info k_fields[] = {
     {PD_ATTR_STRESS,

@@ -5,6 +5,7 @@
 #define PD_MPM_DATA_H
 
 #include "constitutive/hencky_plasticity.h"
+#include "constitutive/hencky_viscoelastic.h"
 #include "core/param.h"
 #include "grid/grid.h"
 #include "neighbor/family.h"
@@ -41,6 +42,9 @@ typedef struct pd_mpm_material {
     pd_real density;    /* kg/m^3 */
     int plastic;        /* 1: Z_E projects F onto `yield` (drucker_prager, von_mises) */
     pd_hencky_yield yield;
+    int maxwell;                 /* 1: the non-equilibrated branch F_N of Eq. 1-8 */
+    pd_hencky_maxwell branch;    /* its mu_N, lambda_N, nu_d, nu_v */
+    pd_hencky_maxwell_step step; /* Eq. 8's A and B for this step's dt */
 } pd_mpm_material;
 
 typedef struct pd_mpm_state {
@@ -52,6 +56,7 @@ typedef struct pd_mpm_state {
     /* per particle, kept across steps (declared in persist) */
     pd_mat3* f;       /* the elastic deformation gradient F_E */
     pd_mat3* c;       /* APIC's affine velocity C (the velocity gradient of MLS-MPM) */
+    pd_mat3* fn;      /* the non-equilibrated elastic F_N (Eq. 1; identity without a branch) */
     pd_real* volume0; /* V_p^0 (m^3) */
     /* per particle, rebuilt every step */
     pd_mat3* affine; /* the P2G affine momentum */

@@ -11,7 +11,11 @@
 
 pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err) {
-    (void)params;
+    const pd_mpm_params* prm = params;
+    if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL && prm->integrator == PD_MPM_ADMM)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "mpm's admm integrator does not carry the viscoelastic branch yet (Sec. 7's "
+                       "second constraint): use solver.mpm.integrator \"explicit\"");
     pd_elastic el = pd_material_elastic(m);
     if (el.mu <= 0 || el.K <= 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
@@ -54,6 +58,13 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
             mm->plastic = 1, mm->yield.cone = pd_dp_material_cone(m);
         else if (m->plasticity == PD_PLASTICITY_VON_MISES)
             mm->plastic = 1, mm->yield.cone = pd_von_mises_cone(m->yield_stress);
+        if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL) { /* Eq. 6-7's constants */
+            mm->maxwell = 1;
+            mm->branch.mu = m->maxwell_shear_modulus;
+            mm->branch.lambda = m->maxwell_bulk_modulus - 2 * m->maxwell_shear_modulus / 3;
+            mm->branch.deviatoric_viscosity = m->maxwell_deviatoric_viscosity;
+            mm->branch.volumetric_viscosity = m->maxwell_volumetric_viscosity;
+        }
     }
     return PD_OK;
 }
@@ -62,6 +73,7 @@ static pd_status allocate(pd_mpm_state* s, pd_error* err) {
     size_t n = s->n + 1; /* one more: an empty world still has its arrays */
     s->f = PD_NEW_ARRAY(pd_mat3, n);
     s->c = PD_NEW_ARRAY(pd_mat3, n);
+    s->fn = PD_NEW_ARRAY(pd_mat3, n);
     s->volume0 = PD_NEW_ARRAY(pd_real, n);
     s->affine = PD_NEW_ARRAY(pd_mat3, n);
     s->v_grid = PD_NEW_ARRAY(pd_vec3, n);
@@ -69,13 +81,14 @@ static pd_status allocate(pd_mpm_state* s, pd_error* err) {
     s->pinned_mass = PD_NEW_ARRAY(pd_real, n);
     s->pin_reaction = PD_NEW_ARRAY(pd_vec3, n);
     s->stress = PD_NEW_ARRAY(pd_real, 6 * n);
-    if (!s->f || !s->c || !s->volume0 || !s->affine || !s->v_grid || !s->plastic_strain ||
+    if (!s->f || !s->c || !s->fn || !s->volume0 || !s->affine || !s->v_grid || !s->plastic_strain ||
         !s->pinned_mass || !s->pin_reaction || !s->stress ||
         pd_family_allocate(&s->none, s->n, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
     pd_state_arrays_init(&s->persist, &s->none);
     PD_STATE_PARTICLES(&s->persist, s, f);
     PD_STATE_PARTICLES(&s->persist, s, c);
+    PD_STATE_PARTICLES(&s->persist, s, fn);
     PD_STATE_PARTICLES(&s->persist, s, volume0);
     PD_STATE_PARTICLES(&s->persist, s, plastic_strain);
     return PD_OK;
@@ -105,6 +118,7 @@ pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error*
     for (size_t i = 0; i < s->n; ++i) { /* the sampled state is the rest state */
         s->has_pins |= (w->particles.flags[i] & PD_P_PINNED) != 0;
         s->f[i] = pd_m3_identity();
+        s->fn[i] = pd_m3_identity();
         s->volume0[i] = w->particles.volume[i];
     }
     s->dx = cell_size(s, w);
@@ -128,6 +142,7 @@ void pd_mpm_destroy(void* state) {
     size_t n = s->n + 1;
     PD_FREE_ARRAY(s->f, pd_mat3, n);
     PD_FREE_ARRAY(s->c, pd_mat3, n);
+    PD_FREE_ARRAY(s->fn, pd_mat3, n);
     PD_FREE_ARRAY(s->volume0, pd_real, n);
     PD_FREE_ARRAY(s->affine, pd_mat3, n);
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
@@ -158,7 +173,10 @@ pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
         const pd_mpm_material* m = &s->mat[p->material[i]];
         pd_real j = pd_m3_det(s->f[i]);
         pd_real rho = m->density * (j > 0 ? fmin(j, 1) : 1);
-        pd_real wave = sqrt((m->lambda + 2 * m->mu) / rho);
+        pd_real modulus = m->lambda + 2 * m->mu; /* P-wave modulus, with the Maxwell branch's */
+        if (m->maxwell)
+            modulus += m->branch.lambda + 2 * m->branch.mu;
+        pd_real wave = sqrt(modulus / rho);
         fastest = fmax(fastest, pd_v3_len(p->vel[i]) + wave);
     }
     pd_real bound = fastest > 0 ? s->prm.cfl * s->dx / fastest : INFINITY;

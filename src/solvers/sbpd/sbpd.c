@@ -342,7 +342,7 @@ static const void* sbpd_publish_fields(void* state, int k) {
 }
 
 static const pd_material_support k_materials = {.plasticity = 1u << PD_PLASTICITY_DRUCKER_PRAGER,
-                                                .viscoelasticity = 1};
+                                                .viscoelasticity = 1u << PD_VISCO_PRONY};
 
 const pd_solver_vtable pd_sbpd_solver = {
     .name = "sbpd",
