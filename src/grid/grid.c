@@ -128,6 +128,62 @@ pd_status pd_grid_fit(pd_grid* g, const pd_vec3* x, size_t n, int margin, size_t
     return PD_OK;
 }
 
+/* ------------------------------------------------------------ gathers */
+
+/* The particles whose stencils reach node n = (i, j, k), one after the other: those binned at
+ * base node n - (di, dj, dk), di, dj, dk in 0..2, in a fixed order. Each comes with its weight w
+ * at n and d = x_n - x_p. */
+typedef struct node_cursor {
+    int i, j, k;
+    int cell;           /* (di, dj, dk) as 9 di + 3 dj + dk; 27 at the end */
+    uint32_t at, until; /* the bin's range in sorted */
+} node_cursor;
+
+static node_cursor node_cursor_at(const pd_grid* g, size_t n) {
+    int ny = g->dim[1], nz = g->dim[2];
+    node_cursor c = {(int)(n / ((size_t)ny * nz)), (int)(n / nz % ny), (int)(n % nz), -1, 0, 0};
+    return c;
+}
+
+static int node_cursor_next(const pd_grid* g, node_cursor* c, uint32_t* p, pd_real* w, pd_vec3* d) {
+    while (c->at == c->until) { /* the next bin in range */
+        if (++c->cell >= 27)
+            return 0;
+        int di = c->cell / 9, dj = c->cell / 3 % 3, dk = c->cell % 3;
+        if (c->i - di < 0 || c->j - dj < 0 || c->k - dk < 0)
+            continue;
+        size_t b = pd_grid_index(g, c->i - di, c->j - dj, c->k - dk);
+        c->at = g->cell_start[b], c->until = g->cell_start[b + 1];
+    }
+    int di = c->cell / 9, dj = c->cell / 3 % 3, dk = c->cell % 3;
+    *p = g->sorted[c->at++];
+    *w = g->weights[*p][0][di] * g->weights[*p][1][dj] * g->weights[*p][2][dk];
+    *d = pd_v3_sub(pd_v3(di * g->dx, dj * g->dx, dk * g->dx), g->offset[*p]);
+    return 1;
+}
+
+/* Particle p's sums over its 27 nodes of a node field u: sum w u and sum w u d^T (d = x_i -
+ * x_p); outer NULL: the first only. */
+static pd_vec3 particle_sums(const pd_grid* g, size_t p, const pd_vec3* u, pd_mat3* outer) {
+    size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
+    const pd_real(*w)[3] = g->weights[p];
+    pd_vec3 sum = pd_v3(0, 0, 0);
+    if (outer)
+        *outer = pd_m3_zero();
+    for (int di = 0; di < 3; ++di)
+        for (int dj = 0; dj < 3; ++dj)
+            for (int dk = 0; dk < 3; ++dk) {
+                pd_vec3 ui = u[g->base[p] + di * si + dj * sj + (size_t)dk];
+                pd_real wi = w[0][di] * w[1][dj] * w[2][dk];
+                sum = pd_v3_add(sum, pd_v3_scale(ui, wi));
+                if (outer) {
+                    pd_vec3 d = pd_v3_sub(pd_v3(di * g->dx, dj * g->dx, dk * g->dx), g->offset[p]);
+                    pd_m3_add_outer(outer, wi, ui, d);
+                }
+            }
+    return sum;
+}
+
 /* ------------------------------------------------------------ particle to grid */
 
 typedef struct p2g_job {
@@ -137,35 +193,21 @@ typedef struct p2g_job {
     const pd_mat3* affine;
 } p2g_job;
 
-/* The particles binned at base node b add to node n = b + (di, dj, dk). */
-static void gather_cell(const p2g_job* job, size_t b, int di, int dj, int dk, pd_real* m,
-                        pd_vec3* mv) {
-    const pd_grid* g = job->g;
-    pd_vec3 node_off = pd_v3(di * g->dx, dj * g->dx, dk * g->dx);
-    for (uint32_t s = g->cell_start[b]; s < g->cell_start[b + 1]; ++s) {
-        uint32_t p = g->sorted[s];
-        pd_real w = g->weights[p][0][di] * g->weights[p][1][dj] * g->weights[p][2][dk];
-        pd_vec3 mom = pd_v3_scale(job->v[p], job->mass[p]);
-        if (job->affine) /* A_p (x_i - x_p) */
-            mom = pd_v3_add(mom, pd_m3_mulv(job->affine[p], pd_v3_sub(node_off, g->offset[p])));
-        *m += w * job->mass[p];
-        *mv = pd_v3_add(*mv, pd_v3_scale(mom, w));
-    }
-}
-
 static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const p2g_job* job = ctx;
     pd_grid* g = job->g;
-    int ny = g->dim[1], nz = g->dim[2];
     for (size_t n = begin; n < end; ++n) {
-        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
-        pd_real m = 0;
-        pd_vec3 mv = pd_v3(0, 0, 0);
-        for (int di = 0; di < 3 && i - di >= 0; ++di)
-            for (int dj = 0; dj < 3 && j - dj >= 0; ++dj)
-                for (int dk = 0; dk < 3 && k - dk >= 0; ++dk)
-                    gather_cell(job, pd_grid_index(g, i - di, j - dj, k - dk), di, dj, dk, &m, &mv);
+        pd_real m = 0, w;
+        pd_vec3 mv = pd_v3(0, 0, 0), d;
+        uint32_t p;
+        for (node_cursor c = node_cursor_at(g, n); node_cursor_next(g, &c, &p, &w, &d);) {
+            pd_vec3 mom = pd_v3_scale(job->v[p], job->mass[p]);
+            if (job->affine) /* A_p (x_i - x_p) */
+                mom = pd_v3_add(mom, pd_m3_mulv(job->affine[p], d));
+            m += w * job->mass[p];
+            mv = pd_v3_add(mv, pd_v3_scale(mom, w));
+        }
         g->mass[n] = m;
         g->momentum[n] = mv;
         g->velocity[n] = m > 0 ? pd_v3_scale(mv, 1 / m) : pd_v3(0, 0, 0);
@@ -182,40 +224,27 @@ void pd_grid_from_particles(pd_grid* g, const pd_real* mass, const pd_vec3* v,
 
 typedef struct g2p_job {
     const pd_grid* g;
-    pd_vec3* v;
-    pd_mat3* c;
+    const pd_vec3* u;
+    pd_vec3* v;   /* sum w u, or NULL */
+    pd_mat3* out; /* (4 / dx^2) sum w u d^T, or NULL */
 } g2p_job;
 
 static void g2p_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const g2p_job* job = ctx;
-    const pd_grid* g = job->g;
-    size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
-    pd_real scale = 4 / (g->dx * g->dx);
+    pd_real scale = 4 / (job->g->dx * job->g->dx);
     for (size_t p = begin; p < end; ++p) {
-        const pd_real(*w)[3] = g->weights[p];
-        pd_vec3 vp = pd_v3(0, 0, 0);
-        pd_mat3 b = pd_m3_zero();
-        for (int di = 0; di < 3; ++di)
-            for (int dj = 0; dj < 3; ++dj)
-                for (int dk = 0; dk < 3; ++dk) {
-                    pd_vec3 vi = g->velocity[g->base[p] + di * si + dj * sj + (size_t)dk];
-                    pd_real wi = w[0][di] * w[1][dj] * w[2][dk];
-                    vp = pd_v3_add(vp, pd_v3_scale(vi, wi));
-                    if (job->c) {
-                        pd_vec3 d =
-                            pd_v3_sub(pd_v3(di * g->dx, dj * g->dx, dk * g->dx), g->offset[p]);
-                        pd_m3_add_outer(&b, wi, vi, d);
-                    }
-                }
-        job->v[p] = vp;
-        if (job->c)
-            job->c[p] = pd_m3_scale(b, scale);
+        pd_mat3 b;
+        pd_vec3 v = particle_sums(job->g, p, job->u, job->out ? &b : NULL);
+        if (job->v)
+            job->v[p] = v;
+        if (job->out)
+            job->out[p] = pd_m3_scale(b, scale);
     }
 }
 
 void pd_grid_to_particles(const pd_grid* g, pd_vec3* v, pd_mat3* c) {
-    g2p_job job = {g, v, c};
+    g2p_job job = {g, g->velocity, v, c};
     pd_parallel_for(g->particles, 256, g2p_range, &job);
 }
 
@@ -229,107 +258,48 @@ void pd_grid_rpic_round_trip(pd_grid* g, const pd_real* mass, pd_vec3* v, pd_mat
 
 /* ------------------------------------------------------------ D and D^T */
 
-typedef struct gradient_job {
-    const pd_grid* g;
-    const pd_vec3* u;
-    pd_mat3* out;
-} gradient_job;
-
-static void gradient_range(void* ctx, size_t begin, size_t end, int thread) {
-    (void)thread;
-    const gradient_job* job = ctx;
-    const pd_grid* g = job->g;
-    size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
-    pd_real scale = 4 / (g->dx * g->dx);
-    for (size_t p = begin; p < end; ++p) {
-        const pd_real(*w)[3] = g->weights[p];
-        pd_mat3 b = pd_m3_zero();
-        for (int di = 0; di < 3; ++di)
-            for (int dj = 0; dj < 3; ++dj)
-                for (int dk = 0; dk < 3; ++dk) {
-                    pd_vec3 u = job->u[g->base[p] + di * si + dj * sj + (size_t)dk];
-                    pd_vec3 d = pd_v3_sub(pd_v3(di * g->dx, dj * g->dx, dk * g->dx), g->offset[p]);
-                    pd_m3_add_outer(&b, w[0][di] * w[1][dj] * w[2][dk], u, d);
-                }
-        job->out[p] = pd_m3_scale(b, scale);
-    }
-}
-
 void pd_grid_gradient(const pd_grid* g, const pd_vec3* node_field, pd_mat3* out) {
-    gradient_job job = {g, node_field, out};
-    pd_parallel_for(g->particles, 256, gradient_range, &job);
+    g2p_job job = {g, node_field, NULL, out};
+    pd_parallel_for(g->particles, 256, g2p_range, &job);
 }
 
 typedef struct divergence_job {
     const pd_grid* g;
     const pd_mat3* m;
     pd_vec3* out;
+    pd_real* quadratic;
 } divergence_job;
 
+/* sum_p w M_p d (D^T) or sum_p w^2 d . M_p d (its diagonal), times 4 / dx^2 once or twice. */
 static void divergence_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const divergence_job* job = ctx;
     const pd_grid* g = job->g;
-    int ny = g->dim[1], nz = g->dim[2];
     pd_real scale = 4 / (g->dx * g->dx);
     for (size_t n = begin; n < end; ++n) {
-        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
-        pd_vec3 sum = pd_v3(0, 0, 0);
-        for (int di = 0; di < 3 && i - di >= 0; ++di)
-            for (int dj = 0; dj < 3 && j - dj >= 0; ++dj)
-                for (int dk = 0; dk < 3 && k - dk >= 0; ++dk) {
-                    size_t b = pd_grid_index(g, i - di, j - dj, k - dk);
-                    pd_vec3 node_off = pd_v3(di * g->dx, dj * g->dx, dk * g->dx);
-                    for (uint32_t s = g->cell_start[b]; s < g->cell_start[b + 1]; ++s) {
-                        uint32_t p = g->sorted[s];
-                        pd_real w =
-                            g->weights[p][0][di] * g->weights[p][1][dj] * g->weights[p][2][dk];
-                        pd_vec3 d = pd_v3_sub(node_off, g->offset[p]);
-                        sum = pd_v3_add(sum, pd_v3_scale(pd_m3_mulv(job->m[p], d), w));
-                    }
-                }
-        job->out[n] = pd_v3_scale(sum, scale);
+        pd_vec3 sum = pd_v3(0, 0, 0), d;
+        pd_real quad = 0, w;
+        uint32_t p;
+        for (node_cursor c = node_cursor_at(g, n); node_cursor_next(g, &c, &p, &w, &d);) {
+            pd_vec3 md = pd_m3_mulv(job->m[p], d);
+            if (job->out)
+                sum = pd_v3_add(sum, pd_v3_scale(md, w));
+            else
+                quad += w * w * pd_v3_dot(d, md);
+        }
+        if (job->out)
+            job->out[n] = pd_v3_scale(sum, scale);
+        else
+            job->quadratic[n] = quad * scale * scale;
     }
 }
 
 void pd_grid_divergence(const pd_grid* g, const pd_mat3* particle_field, pd_vec3* out) {
-    divergence_job job = {g, particle_field, out};
+    divergence_job job = {g, particle_field, out, NULL};
     pd_parallel_for(g->nodes, 256, divergence_range, &job);
 }
 
-typedef struct quadratic_job {
-    const pd_grid* g;
-    const pd_mat3* m;
-    pd_real* out;
-} quadratic_job;
-
-static void quadratic_range(void* ctx, size_t begin, size_t end, int thread) {
-    (void)thread;
-    const quadratic_job* job = ctx;
-    const pd_grid* g = job->g;
-    int ny = g->dim[1], nz = g->dim[2];
-    pd_real scale = 4 / (g->dx * g->dx);
-    for (size_t n = begin; n < end; ++n) {
-        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
-        pd_real sum = 0;
-        for (int di = 0; di < 3 && i - di >= 0; ++di)
-            for (int dj = 0; dj < 3 && j - dj >= 0; ++dj)
-                for (int dk = 0; dk < 3 && k - dk >= 0; ++dk) {
-                    size_t b = pd_grid_index(g, i - di, j - dj, k - dk);
-                    pd_vec3 node_off = pd_v3(di * g->dx, dj * g->dx, dk * g->dx);
-                    for (uint32_t s = g->cell_start[b]; s < g->cell_start[b + 1]; ++s) {
-                        uint32_t p = g->sorted[s];
-                        pd_real w = g->weights[p][0][di] * g->weights[p][1][dj] *
-                                    g->weights[p][2][dk] * scale;
-                        pd_vec3 d = pd_v3_scale(pd_v3_sub(node_off, g->offset[p]), w);
-                        sum += pd_v3_dot(d, pd_m3_mulv(job->m[p], d));
-                    }
-                }
-        job->out[n] = sum;
-    }
-}
-
 void pd_grid_quadratic_sum(const pd_grid* g, const pd_mat3* particle_field, pd_real* out) {
-    quadratic_job job = {g, particle_field, out};
-    pd_parallel_for(g->nodes, 256, quadratic_range, &job);
+    divergence_job job = {g, particle_field, NULL, out};
+    pd_parallel_for(g->nodes, 256, divergence_range, &job);
 }

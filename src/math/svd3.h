@@ -9,6 +9,11 @@
  * matrices). Correct for singular, rank-deficient and zero matrices. */
 void pd_svd3(pd_mat3 a, pd_mat3* u, pd_vec3* s, pd_mat3* v);
 
+/* U diag(s) V^T: a matrix from its singular vectors and values (a return mapping's result). */
+static inline pd_mat3 pd_m3_from_svd(pd_mat3 u, pd_vec3 s, pd_mat3 v) {
+    return pd_m3_mul(pd_m3_mul(u, pd_m3_diag(s.x, s.y, s.z)), pd_m3_transpose(v));
+}
+
 /* A = R S with R a proper rotation and S symmetric (S is indefinite when det A < 0). */
 void pd_polar3(pd_mat3 a, pd_mat3* r, pd_mat3* s);
 

@@ -26,13 +26,7 @@ static pd_mat3 hencky_kirchhoff(pd_real mu, pd_real lambda, pd_mat3 f) {
     pd_vec3 sig;
     pd_svd3(f, &u, &sig, &v);
     pd_vec3 t = pd_hencky_kirchhoff(lambda, mu, pd_v3(fabs(sig.x), fabs(sig.y), fabs(sig.z)));
-    pd_real ta[3] = {t.x, t.y, t.z};
-    pd_mat3 tau = pd_m3_zero();
-    for (int a = 0; a < 3; ++a)
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j)
-                tau.m[i][j] += u.m[i][a] * ta[a] * u.m[j][a];
-    return tau;
+    return pd_m3_from_svd(u, pd_v3(t.x, t.y, t.z), u);
 }
 
 typedef struct stress_job {
@@ -95,13 +89,7 @@ static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* p
     if (pd_hencky_return(&m->yield, st, &sn, NULL) == PD_DP_ELASTIC)
         return f_tr;
     *plastic += fabs(log(st.x / sn.x)) + fabs(log(st.y / sn.y)) + fabs(log(st.z / sn.z));
-    pd_real d[3] = {sn.x, sn.y, sn.z};
-    pd_mat3 f = pd_m3_zero();
-    for (int a = 0; a < 3; ++a)
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j)
-                f.m[i][j] += u.m[i][a] * d[a] * v.m[j][a];
-    return f;
+    return pd_m3_from_svd(u, pd_v3(sn.x, sn.y, sn.z), v);
 }
 
 /* Z_N of Eq. 8: F_N = U diag(Sigma^{n+1}) V^T with the Hencky strain of the trial's singular
@@ -112,13 +100,7 @@ static pd_mat3 viscous_return(const pd_mpm_material* m, pd_mat3 fn_tr) {
     pd_svd3(fn_tr, &u, &st, &v);
     pd_vec3 sn =
         pd_hencky_maxwell_project(m->step, pd_v3(fabs(st.x), fabs(st.y), fabs(st.z)), NULL);
-    pd_real d[3] = {sn.x, sn.y, sn.z};
-    pd_mat3 f = pd_m3_zero();
-    for (int a = 0; a < 3; ++a)
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j)
-                f.m[i][j] += u.m[i][a] * d[a] * v.m[j][a];
-    return f;
+    return pd_m3_from_svd(u, pd_v3(sn.x, sn.y, sn.z), v);
 }
 
 /* F <- Z_E((I + dt C) F) (Eq. 4's predictor with C, MLS-MPM's velocity gradient, then the

@@ -113,12 +113,7 @@ static pd_mat3 particle_step(const pd_mpm_material* m, pd_real v0, pd_real k, pd
     pd_real r[3] = {k * sz.x, k * sz.y, k * sz.z};
     pd_real s[3] = {fmax(fabs(sz.x), 1e-3), fmax(fabs(sz.y), 1e-3), fmax(fabs(sz.z), 1e-3)};
     particle_newton(m, v0, k, r, s);
-    pd_mat3 f = pd_m3_zero();
-    for (int a = 0; a < 3; ++a)
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j)
-                f.m[i][j] += u.m[i][a] * s[a] * v.m[j][a];
-    return f;
+    return pd_m3_from_svd(u, pd_v3(s[0], s[1], s[2]), v);
 }
 
 typedef struct admm_ctx {
@@ -414,11 +409,7 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
         pd_svd3(f, &u, &sv, &v);
         pd_real sig[3] = {sv.x, sv.y, sv.z}, g[3], h[3][3];
         hencky_gradient_hessian(&s->mat[particles->material[p]], sig, g, h);
-        pd_mat3 piola = pd_m3_zero();
-        for (int a = 0; a < 3; ++a)
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j)
-                    piola.m[i][j] += u.m[i][a] * g[a] * v.m[j][a];
+        pd_mat3 piola = pd_m3_from_svd(u, pd_v3(g[0], g[1], g[2]), v);
         s->cg_m[p] = pd_m3_scale(piola, s->volume0[p]);
     }
     apply_dt(&c, s->cg_m, s->affine, s->cg_r);
