@@ -152,17 +152,25 @@ static pd_status body_bounds(const pd_body_def* b, const char* path, pd_vec3* lo
 
 /* A shell is one layer of particles: its shape is thinner than the spacing in exactly one
  * direction of the lattice; a rod, one line: thinner in exactly two (sampling.c). */
-static pd_status check_kind(const pd_body_def* b, const char* path, pd_vec3 lo, pd_vec3 hi,
-                            pd_error* err) {
+static pd_status check_kind(const pd_scene* s, const pd_body_def* b, const char* path, pd_vec3 lo,
+                            pd_vec3 hi, pd_error* err) {
     if (b->kind != PD_BODY_SHELL && b->kind != PD_BODY_ROD)
         return PD_OK;
+    char child[PD_JPATH_MAX];
+    pd_jpath_key(child, path, "kind");
+    /* a method that does not declare one-layer or one-line bodies would simulate them as loose
+     * particles: refused */
+    unsigned cap = b->kind == PD_BODY_SHELL ? PD_CAP_SHELL : PD_CAP_ROD;
+    if (!(pd_solver_capabilities(s->solver) & cap))
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "method %s does not simulate %s bodies (docs/methods.md lists what each "
+                       "method does)",
+                       s->solver->name, b->kind == PD_BODY_SHELL ? "shell" : "rod");
     pd_vec3 e = pd_v3_sub(hi, lo);
     int thin = (e.x < b->spacing) + (e.y < b->spacing) + (e.z < b->spacing);
     int want = b->kind == PD_BODY_SHELL ? 1 : 2;
     if (thin == want)
         return PD_OK;
-    char child[PD_JPATH_MAX];
-    pd_jpath_key(child, path, "kind");
     return pd_fail(err, PD_ERR_BAD_SCENE, child,
                    "a %s needs a shape thinner than the spacing (%g m) in exactly %s of x, y, z "
                    "(%s), but its bounding box is %g x %g x %g m",
@@ -236,7 +244,7 @@ static pd_status check_bodies(const pd_scene* s, pd_error* err) {
         pd_vec3 lo, hi;
         pd_jpath_index(path, "bodies", i);
         PD_JTRY(body_bounds(b, path, &lo, &hi, err));
-        PD_JTRY(check_kind(b, path, lo, hi, err));
+        PD_JTRY(check_kind(s, b, path, lo, hi, err));
         PD_JTRY(check_body_physics(s, b, b->material, path, lo, hi, err));
         for (int k = 0; k < b->material_change_count; ++k)
             PD_JTRY(check_body_physics(s, b, b->material_changes[k].material, path, lo, hi, err));

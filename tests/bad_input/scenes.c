@@ -840,6 +840,29 @@ PD_TEST(hencky_maxwell_block_is_checked_and_refused_where_not_honoured) {
     const char* prony_mpm[] = {"materials.gel.viscoelasticity={\"model\":\"prony\",\"moduli\":"
                                "[1e3],\"times\":[0.1]}",
                                "method=mpm", "solver={}", "time.dt=auto"};
-    PD_CHECK(refused(good, prony_mpm, 4, "materials.gel.viscoelasticity", 0, "prony under mpm"));
+    PD_CHECK(
+        refused(good, prony_mpm, 4, "materials.gel.viscoelasticity.model", 0, "prony under mpm"));
+    PD_CHECK(strstr(last_message, "hencky_maxwell") != NULL);
     free(good);
+}
+
+/* A method that does not declare one-line bodies refuses `kind: rod` at the body's kind (it
+ * would simulate a loose line of particles); projective_pd, which declares rods, takes it. */
+PD_TEST(rods_are_refused_by_methods_without_them) {
+    const char* rod =
+        "{\"version\":1,\"method\":\"sbpd\",\"time\":{\"dt\":\"auto\",\"fps\":30,\"frames\":1},"
+        "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},"
+        "\"bodies\":[{\"name\":\"r\",\"material\":\"m\",\"spacing\":0.01,\"kind\":\"rod\","
+        "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.2,0.005,0.005]}}]}";
+    PD_CHECK(refused(rod, NULL, 0, "bodies[0].kind", 0, "a rod under sbpd"));
+    PD_CHECK(strstr(last_message, "rod") != NULL);
+    const char* ppd[] = {"method=projective_pd", "time.dt=auto"};
+    pd_scene s;
+    pd_error err;
+    pd_status st = pd_scene_parse(rod, "rod.json", ".", ppd, 2, &s, &err);
+    if (st != PD_OK)
+        printf("  %s: %s\n", err.path, err.message);
+    PD_CHECK(st == PD_OK);
+    if (st == PD_OK)
+        pd_scene_free(&s);
 }
