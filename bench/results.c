@@ -166,7 +166,7 @@ static int latest_run_start(const history* h) {
 /* ---------------------------------------------------------------- latest.md */
 
 static int compare_names(const void* a, const void* b) {
-    return strcmp(*(char* const*)a, *(char* const*)b);
+    return strcmp((const char*)a, (const char*)b);
 }
 
 /* The case names (file stems) of dir's histories, sorted; their count. */
@@ -180,14 +180,7 @@ static int list_cases(const char* dir, char names[][128], int max) {
     }
     if (d)
         closedir(d);
-    char* order[MAX_CASES];
-    for (int k = 0; k < n; ++k)
-        order[k] = names[k];
-    qsort(order, (size_t)n, sizeof order[0], compare_names);
-    char sorted[MAX_CASES][128];
-    for (int k = 0; k < n; ++k)
-        snprintf(sorted[k], 128, "%s", order[k]);
-    memcpy(names, sorted, (size_t)n * 128);
+    qsort(names, (size_t)n, sizeof names[0], compare_names);
     return n;
 }
 

@@ -112,8 +112,6 @@ typedef struct pd_method_info {
     int explicit_step;     /* 1: time.dt "auto" follows its stability bound every frame */
     double auto_time_step; /* an implicit method's time.dt "auto" (s); 0 when explicit */
 } pd_method_info;
-/* The k-th registered method (k from 0); 0 past the last. */
-int pd_method_at(int k, pd_method_info* out);
 /* The method of that name; 0 when none is registered under it. */
 int pd_method_find(const char* name, pd_method_info* out);
 

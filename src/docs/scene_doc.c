@@ -241,6 +241,15 @@ static void print_params(const char* title, const pd_param_table* t) {
     printf("\n");
 }
 
+/* The `viscoelasticity` models a method honours (one today at most). */
+static const char* visco_models(unsigned visco) {
+    if (visco & (1u << PD_VISCO_PRONY))
+        return "`prony`";
+    if (visco & (1u << PD_VISCO_HENCKY_MAXWELL))
+        return "`hencky_maxwell`";
+    return "not implemented (a material with the block is refused)";
+}
+
 static void print_material_support(const pd_solver_vtable* m) {
     unsigned plasticity = m->materials ? m->materials->plasticity : 0;
     unsigned visco = m->materials ? m->materials->viscoelasticity : 0;
@@ -257,11 +266,7 @@ static void print_material_support(const pd_solver_vtable* m) {
         }
         s += len + (s[len] == '|');
     }
-    printf("; `viscoelasticity`: %s.\n\n", visco & (1u << PD_VISCO_PRONY) ? "`prony`"
-                                           : visco & (1u << PD_VISCO_HENCKY_MAXWELL)
-                                               ? "`hencky_maxwell`"
-                                               : "not implemented (a material with the "
-                                                 "block is refused)");
+    printf("; `viscoelasticity`: %s.\n\n", visco_models(visco));
     printf("`bodies[i].material_changes`: %s.\n\n",
            m->change_materials
                ? "implemented (what a changed particle keeps: the method's page in docs/methods/)"

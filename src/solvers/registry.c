@@ -33,15 +33,6 @@ static pd_method_info method_info(const pd_solver_vtable* v) {
     return (pd_method_info){v->name, v->paper, v->max_time_step != NULL, v->auto_time_step};
 }
 
-int pd_method_at(int k, pd_method_info* out) {
-    for (int i = 0; k_solvers[i]; ++i)
-        if (i == k) {
-            *out = method_info(k_solvers[i]);
-            return 1;
-        }
-    return 0;
-}
-
 int pd_method_find(const char* name, pd_method_info* out) {
     const pd_solver_vtable* v = pd_solver_find(name);
     if (v)
