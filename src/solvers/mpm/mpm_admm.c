@@ -126,20 +126,39 @@ typedef struct admm_ctx {
 
 /* out_p = dt G(u)_p F_p^n: D applied to a node field (F^n kept in admm_fn: the step's end
  * replaces s->f). */
+/* out_p = out_p F_p^n dt (right) or out_p F_p^n^T dt (left: m_p F_p^n^T into out), per particle
+ * in parallel. */
+typedef struct fn_job {
+    const admm_ctx* c;
+    const pd_mat3* m;
+    pd_mat3* out;
+    int transpose;
+} fn_job;
+
+static void fn_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const fn_job* job = ctx;
+    const pd_mat3* fn = job->c->s->admm_fn;
+    for (size_t p = begin; p < end; ++p)
+        job->out[p] = pd_m3_scale(
+            pd_m3_mul(job->m[p], job->transpose ? pd_m3_transpose(fn[p]) : fn[p]), job->c->dt);
+}
+
+static void times_fn(const admm_ctx* c, const pd_mat3* m, pd_mat3* out, int transpose) {
+    fn_job job = {c, m, out, transpose};
+    pd_parallel_for(c->s->n, 256, fn_range, &job);
+}
+
 static void apply_d(const admm_ctx* c, const pd_vec3* u, pd_mat3* out) {
-    pd_mpm_state* s = c->s;
-    pd_grid_gradient(&s->grid, u, out);
-    for (size_t p = 0; p < s->n; ++p)
-        out[p] = pd_m3_scale(pd_m3_mul(out[p], s->admm_fn[p]), c->dt);
+    pd_grid_gradient(&c->s->grid, u, out);
+    times_fn(c, out, out, 0);
 }
 
 /* out_i = dt sum_p (M_p F_p^n^T) grad w_ip: D^T applied to a matrix per particle (scratch holds
  * M F^T). */
 static void apply_dt(const admm_ctx* c, const pd_mat3* m, pd_mat3* scratch, pd_vec3* out) {
-    pd_mpm_state* s = c->s;
-    for (size_t p = 0; p < s->n; ++p)
-        scratch[p] = pd_m3_scale(pd_m3_mul(m[p], pd_m3_transpose(s->admm_fn[p])), c->dt);
-    pd_grid_divergence(&s->grid, scratch, out);
+    times_fn(c, m, scratch, 1);
+    pd_grid_divergence(&c->s->grid, scratch, out);
 }
 
 /* ---------------------------------------------------------------- boundary conditions */
@@ -327,17 +346,24 @@ static void start(admm_ctx* c) {
     }
 }
 
-/* One ADMM iteration; returns its residual (below). */
-static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
+static void particle_steps(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const admm_ctx* c = ctx;
     pd_mpm_state* s = c->s;
-    size_t nn = s->grid.nodes;
-    apply_d(c, s->admm_dv, s->admm_du); /* D dv^k */
-    for (size_t p = 0; p < s->n; ++p) { /* particle step, Eq. 10 */
+    for (size_t p = begin; p < end; ++p) {
         pd_real w = sqrt(s->admm_w2[p]), k = c->rho * s->admm_w2[p];
         pd_mat3 target = pd_m3_sub(pd_m3_add(s->admm_du[p], s->admm_b[p]),
                                    pd_m3_scale(s->admm_y[p], w > 0 ? 1 / (c->rho * w) : 0));
         s->admm_f[p] = particle_step(&s->mat[c->p->material[p]], s->volume0[p], k, target);
     }
+}
+
+/* One ADMM iteration; returns its residual (below). */
+static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
+    pd_mpm_state* s = c->s;
+    size_t nn = s->grid.nodes;
+    apply_d(c, s->admm_dv, s->admm_du);            /* D dv^k */
+    pd_parallel_for(s->n, 128, particle_steps, c); /* Eq. 10, each particle alone */
     /* grid step: rhs = dt M g + D^T (w y + rho w^2 (F_hat - b)), F_hat over-relaxed */
     for (size_t p = 0; p < s->n; ++p) {
         pd_mat3 dvb = pd_m3_add(s->admm_du[p], s->admm_b[p]);
