@@ -312,3 +312,103 @@ PD_TEST(maxwell_branch_relaxes_a_held_shear) {
     PD_CHECK_NEAR(worst, 0, 0.03);
     pd_test_sim_close(&t);
 }
+
+/* A small block for the solver keys' effects (tests below). */
+#define KEY_BLOCK                                                                                  \
+    "{\"version\": 1, \"method\": \"mpm\", \"time\": {\"dt\": \"auto\", \"fps\": 100, "            \
+    "\"frames\": 1}, \"gravity\": [0, -9.81, 0], \"materials\": {\"m\": {\"density\": 1000, "      \
+    "\"youngs_modulus\": 1e5, \"poisson_ratio\": 0.3}}, \"bodies\": [{\"name\": \"b\", "           \
+    "\"material\": \"m\", \"spacing\": 0.02, \"shape\": {\"type\": \"box\", \"min\": [0, 0.1, "    \
+    "0], \"max\": [0.1, 0.2, 0.1]}, \"angular_velocity\": [0, 0, 10]}], \"colliders\": "           \
+    "[{\"type\": \"plane\", \"point\": [0, 0, 0], \"normal\": [0, 1, 0]}], \"output\": {\"dir\": " \
+    "\"unused\"}}"
+
+/* The world's step after creation, or NAN. */
+static double key_dt(const char* const* sets, int count) {
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, KEY_BLOCK, sets, count))
+        return NAN;
+    pd_error err = {0};
+    double dt = pd_world_step(t.world, &err) == PD_OK ? t.world->def.dt : NAN;
+    pd_test_sim_close(&t);
+    return dt;
+}
+
+/* dx, cfl and (admm) auto_step_factor set the auto step as documented: the bound is cfl dx over
+ * the speeds, so doubling dx doubles it, halving cfl halves it, and admm takes auto_step_factor
+ * times it (within the rounding to whole steps per frame). */
+PD_TEST(solver_keys_set_the_cell_and_the_auto_step) {
+    const char* base[] = {"solver.mpm.cfl=0.3"};
+    const char* wide[] = {"solver.mpm.dx=4"};
+    const char* slow[] = {"solver.mpm.cfl=0.15"};
+    const char* admm[] = {"solver.mpm.integrator=admm", "solver.mpm.auto_step_factor=4"};
+    double dt = key_dt(base, 1), dt_wide = key_dt(wide, 1), dt_slow = key_dt(slow, 1),
+           dt_admm = key_dt(admm, 2);
+    printf("  dt %.4g s; dx 4: %.4g; cfl 0.15: %.4g; admm x 4: %.4g\n", dt, dt_wide, dt_slow,
+           dt_admm);
+    PD_CHECK_REL(dt_wide / dt, 2, 0.05);
+    PD_CHECK_REL(dt_slow / dt, 0.5, 0.05);
+    PD_CHECK_REL(dt_admm / dt, 4, 0.05);
+}
+
+/* damping_round_trips damps deformation: the block squeezed into vibration (v_y = -4 (y - 0.15)
+ * 1/s, no gravity, no spin) keeps less kinetic energy after 0.05 s with 5 round trips than
+ * with none. */
+PD_TEST(damping_round_trips_take_energy) {
+    double ke[2];
+    for (int k = 0; k < 2; ++k) {
+        const char* sets[] = {k ? "solver.mpm.damping_round_trips=5" : "solver.mpm.cfl=0.3",
+                              "gravity=[0, 0, 0]", "bodies[0].angular_velocity=[0, 0, 0]"};
+        pd_test_sim t;
+        PD_REQUIRE(pd_test_sim_open(&t, KEY_BLOCK, sets, 3));
+        pd_particles* p = &t.world->particles;
+        for (size_t i = 0; i < p->count; ++i)
+            p->vel[i].y -= 4 * (p->pos[i].y - 0.15);
+        PD_REQUIRE(pd_test_sim_run(&t, 0.05));
+        ke[k] = pd_world_frame_stats(t.world).kinetic_energy;
+        pd_test_sim_close(&t);
+    }
+    printf("  kinetic energy after 0.05 s: %.5g J without, %.5g J with 5 round trips\n", ke[0],
+           ke[1]);
+    PD_CHECK(ke[1] < 0.95 * ke[0]);
+}
+
+/* The ADMM's keys act: a tight tolerance takes more iterations than a loose one; rho and
+ * relaxation change where 8 iterations get; a conjugate gradient capped at 1 iteration a grid
+ * step, or stopped at a loose factor, takes fewer of them. */
+typedef struct admm_run {
+    int iterations, cg;
+    double residual;
+} admm_run;
+
+static admm_run admm_with(const char* extra) {
+    const char* sets[] = {"solver.mpm.integrator=admm", "solver.mpm.iterations=8", extra};
+    admm_run r = {-1, -1, NAN};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, KEY_BLOCK, sets, 3))
+        return r;
+    pd_error err = {0};
+    if (pd_world_step(t.world, &err) == PD_OK) {
+        pd_world_info in = pd_world_get_info(t.world);
+        r = (admm_run){in.iterations, ((pd_mpm_state*)t.world->solver_state)->last_cg_iterations,
+                       in.residual};
+    }
+    pd_test_sim_close(&t);
+    return r;
+}
+
+PD_TEST(admm_keys_change_the_solve) {
+    admm_run base = admm_with("solver.mpm.tolerance=0"),
+             loose = admm_with("solver.mpm.tolerance=0.5");
+    admm_run rho = admm_with("solver.mpm.rho=10"), relax = admm_with("solver.mpm.relaxation=1");
+    admm_run cg1 = admm_with("solver.mpm.cg_iterations=1");
+    admm_run cgloose = admm_with("solver.mpm.cg_tolerance=0.5");
+    printf("  base %d it, %d cg, residual %.4g; tolerance 0.5: %d it; rho 10: %.4g; relaxation "
+           "1: %.4g; cg cap 1: %d cg; cg_tolerance 0.5: %d cg\n",
+           base.iterations, base.cg, base.residual, loose.iterations, rho.residual, relax.residual,
+           cg1.cg, cgloose.cg);
+    PD_CHECK(base.iterations == 8 && loose.iterations < 8);
+    PD_CHECK(rho.residual != base.residual && relax.residual != base.residual);
+    PD_CHECK(cg1.cg <= 8 && cg1.cg < base.cg);
+    PD_CHECK(cgloose.cg < base.cg);
+}
