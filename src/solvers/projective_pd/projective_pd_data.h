@@ -7,6 +7,8 @@
 #include "optim/descent.h"
 
 enum { PD_PPD_CHEBYSHEV, PD_PPD_DIRECT, PD_PPD_POSITION_BASED };
+/* Where the yield test's I1 and J2 come from (projective_pd_plastic.c) */
+enum { PD_PPD_INVARIANTS_DEFORMATION_GRADIENT, PD_PPD_INVARIANTS_BOND_STRAINS };
 
 typedef struct pd_ppd_params {
     int iterations;
@@ -26,6 +28,7 @@ typedef struct pd_ppd_params {
     int redistribution_iterations; /* Jacobi iterations of Eq. 22-24 (src/sph) */
     int viscosity_iterations;      /* Jacobi iterations of the implicit viscosity (src/sph) */
     int plastic_passes;            /* plastic corrections per step, between parts of the solve */
+    int plastic_invariants;        /* PD_PPD_INVARIANTS_* */
     pd_real density_relaxation;
 } pd_ppd_params;
 

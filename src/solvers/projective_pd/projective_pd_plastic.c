@@ -5,7 +5,7 @@
  * its reference vectors: X <- R X + D_p (Sec. 5), R the rotation of F's polar decomposition,
  * D = Y - R X the co-rotational displacement state and D_p = alpha D_iso + beta D_dev its
  * plastic part (Eq. 18-19). `von_mises` is the cohesion-only limit: A = yield_stress / sqrt(3),
- * B = 0. Three readings where the paper's text is loose, each stated in
+ * B = 0. Three readings where the paper's text is loose and one departure, each stated in
  * docs/methods/projective_pd.md:
  * - Units of Eq. 17. With e = |Y|/|X| - 1 the bond strains, e_iso their weighted mean and
  *   e_dev = e - e_iso, the invariants are taken as I1 = -9 K e_iso and J2 = 15 G^2 <e_dev^2>
@@ -13,6 +13,11 @@
  *   homogeneous small strain of an isotropic family these are -tr sigma and the J2 of the
  *   Cauchy stress (<e_dev^2> = 2/15 eps_dev : eps_dev). The paper's -lambda e_iso and
  *   mu int e_dev^2 have the same form; as printed, sqrt(J2) is not a stress while A is.
+ * - Departure (solver.plastic_invariants, default deformation_gradient): e_iso and <e_dev^2>
+ *   from the principal stretches of the family's F, as an isotropic family's bonds would show
+ *   them. A cubic family's bond strains are not isotropic (along a lattice axis sqrt(J2) reads
+ *   8 % high, and sand yielded 7.7 % below Mohr-Coulomb's q / p in triaxial compression);
+ *   "bond_strains" keeps Eq. 16-17 as printed, and fluids (Sec. 6) always do.
  * - Eq. 18's first case, beta = sqrt(J2 - A - B I1) / sqrt(J2), read as
  *   (sqrt(J2) - A - B I1) / sqrt(J2): the text requires beta = 0 where A + B I1 = sqrt(J2), and
  *   this beta scales the deviatoric strain back onto the surface (radial return).
@@ -52,13 +57,17 @@ void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out) {
     }
 }
 
-/* The strain state of particle i's family at y (Eq. 16-17): e_iso, I1 and sqrt(J2). */
+/* The strain state of particle i's family at y: e_iso, I1 and sqrt(J2) (Eq. 16-17). */
 typedef struct strain_state {
     pd_real e_iso, i1, sqrt_j2;
 } strain_state;
 
-static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
-                              uint32_t i) {
+/* e_iso and <e_dev^2> as Eq. 16-17 print them: the weighted mean and spread of the bond
+ * strains e = |Y|/|X| - 1. On a cubic family the spread is not isotropic: along a lattice axis
+ * it reads 8 % above a homogeneous strain's 2/15 eps_dev : eps_dev. Returns 0 on an empty
+ * family. */
+static int bond_strain_moments(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* e_iso,
+                               pd_real* dev2) {
     const pd_family* f = &s->fam;
     pd_real sw = 0, se = 0, se2 = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
@@ -66,12 +75,49 @@ static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, c
         pd_real wv = f->w[i] * s->volume[f->j[b]];
         sw += wv, se += wv * e, se2 += wv * e * e;
     }
-    strain_state out = {0, 0, 0};
     if (!(sw > 0))
+        return 0;
+    *e_iso = se / sw;
+    *dev2 = fmax(se2 / sw - *e_iso * *e_iso, 0);
+    return 1;
+}
+
+/* The same moments from the family's deformation gradient (beyond the paper, the default for
+ * solids and sand): with eps_k = s_k - 1 the principal strains of F (first order in the bond
+ * strains, as e), e_iso = tr(eps) / 3 and <e_dev^2> = 2/15 eps_dev : eps_dev, what an isotropic
+ * family's bonds show; exact for a homogeneous strain on any family. An inverted or flat F has
+ * no principal strains: the bond strains stand in. */
+static int gradient_strain_moments(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
+                                   pd_real* e_iso, pd_real* dev2) {
+    pd_mat3 F = pd_ppd_deformation_gradient(s, y, i), u, v;
+    if (!(pd_m3_det(F) > 0))
+        return bond_strain_moments(s, y, i, e_iso, dev2);
+    pd_vec3 sv;
+    pd_svd3(F, &u, &sv, &v);
+    pd_real mean = (sv.x + sv.y + sv.z) / 3;
+    pd_vec3 d = pd_v3(sv.x - mean, sv.y - mean, sv.z - mean);
+    *e_iso = mean - 1;
+    *dev2 = 2.0 / 15.0 * pd_v3_len2(d);
+    return 1;
+}
+
+/* A fluid (Sec. 6) keeps Eq. 16-17: its renewed families hold their strain in the bonds'
+ * disorder, which F's affine fit does not see (read from F, an elastic cube turned fluid
+ * stood instead of slumping: material_change.c). */
+static int strain_moments(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
+                          uint32_t i, pd_real* e_iso, pd_real* dev2) {
+    if (m->fluid || s->prm.plastic_invariants == PD_PPD_INVARIANTS_BOND_STRAINS)
+        return bond_strain_moments(s, y, i, e_iso, dev2);
+    return gradient_strain_moments(s, y, i, e_iso, dev2);
+}
+
+static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
+                              uint32_t i) {
+    strain_state out = {0, 0, 0};
+    pd_real dev2 = 0;
+    if (!strain_moments(s, m, y, i, &out.e_iso, &dev2))
         return out;
-    out.e_iso = se / sw;
-    pd_real dev2 = fmax(se2 / sw - out.e_iso * out.e_iso, 0); /* <e_dev^2> */
-    out.i1 = -9 * m->bulk * pd_ppd_vscale(s, i) * out.e_iso;  /* granular: lambda = k_f + k_c */
+    out.i1 = -9 * m->bulk * pd_ppd_vscale(s, i) * out.e_iso; /* granular: lambda = k_f + k_c */
     if (m->granular) /* and the pressure the density constraints carry */
         out.i1 += 3 * s->dens_pressure[i];
     out.sqrt_j2 = sqrt(15 * dev2) * m->shear;
