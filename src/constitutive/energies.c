@@ -175,7 +175,73 @@ pd_mat3 pd_neo_hookean_kirchhoff_derivative(pd_real mu, pd_real kappa, pd_vec3 s
     return d;
 }
 
+/* ---- fixed corotated (principal) */
+
+pd_real pd_fixed_corotated_principal_energy(pd_real lambda, pd_real mu, pd_vec3 s) {
+    pd_real J = s.x * s.y * s.z, a = s.x - 1, b = s.y - 1, c = s.z - 1;
+    return mu * (a * a + b * b + c * c) + 0.5 * lambda * (J - 1) * (J - 1);
+}
+
+pd_vec3 pd_fixed_corotated_kirchhoff(pd_real lambda, pd_real mu, pd_vec3 s) {
+    pd_real J = s.x * s.y * s.z, vol = lambda * (J - 1) * J;
+    return pd_v3(2 * mu * (s.x - 1) * s.x + vol, 2 * mu * (s.y - 1) * s.y + vol,
+                 2 * mu * (s.z - 1) * s.z + vol);
+}
+
+pd_mat3 pd_fixed_corotated_kirchhoff_derivative(pd_real lambda, pd_real mu, pd_vec3 s) {
+    pd_real sv[3] = {s.x, s.y, s.z}, J = s.x * s.y * s.z;
+    pd_mat3 d;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+            d.m[a][b] = (a == b ? 2 * mu * (2 * sv[a] - 1) : 0) + lambda * (2 * J - 1) * J / sv[b];
+    return d;
+}
+
 pd_mat3 pd_principal_piola(pd_mat3 U, pd_vec3 s, pd_mat3 V, pd_vec3 tau) {
     pd_mat3 d = pd_m3_diag(tau.x / s.x, tau.y / s.y, tau.z / s.z);
     return pd_m3_mul(pd_m3_mul(U, d), pd_m3_transpose(V));
+}
+
+void pd_principal_gradient_hessian(pd_vec3 s, pd_vec3 tau, pd_mat3 dtau, pd_vec3* g, pd_mat3* h) {
+    pd_real sv[3] = {s.x, s.y, s.z}, tv[3] = {tau.x, tau.y, tau.z};
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+            h->m[a][b] = dtau.m[a][b] / sv[a] - (a == b) * tv[a] / (sv[a] * sv[a]);
+    *g = pd_v3(tv[0] / sv[0], tv[1] / sv[1], tv[2] / sv[2]);
+}
+
+/* h with its negative eigenvalues set to 0. */
+static pd_mat3 definite_part(pd_mat3 h) {
+    pd_vec3 l;
+    pd_mat3 q;
+    pd_eigen_sym3(h, &l, &q);
+    return pd_m3_mul(pd_m3_mul(q, pd_m3_diag(fmax(l.x, 0), fmax(l.y, 0), fmax(l.z, 0))),
+                     pd_m3_transpose(q));
+}
+
+/* Where two stretches meet, (g_a - g_b) / (s_a - s_b) loses its digits to cancellation; its
+ * limit h_aa - h_ab is taken below this relative gap. */
+#define PAIR_GAP 1e-6
+
+pd_mat3 pd_principal_piola_differential(pd_mat3 U, pd_vec3 s, pd_mat3 V, pd_vec3 g, pd_mat3 h,
+                                        pd_mat3 dF, int definite) {
+    pd_real sv[3] = {s.x, s.y, s.z}, gv[3] = {g.x, g.y, g.z};
+    pd_mat3 hd = definite ? definite_part(h) : h;
+    pd_mat3 d = pd_m3_mul(pd_m3_mul(pd_m3_transpose(U), dF), V), out = pd_m3_zero();
+    for (int a = 0; a < 3; ++a)
+        out.m[a][a] = hd.m[a][0] * d.m[0][0] + hd.m[a][1] * d.m[1][1] + hd.m[a][2] * d.m[2][2];
+    for (int a = 0; a < 3; ++a)
+        for (int b = a + 1; b < 3; ++b) {
+            pd_real gap = sv[a] - sv[b];
+            pd_real anti = (gv[a] + gv[b]) / (sv[a] + sv[b]); /* rotations: 0 at rest */
+            pd_real sym = fabs(gap) > PAIR_GAP * (fabs(sv[a]) + fabs(sv[b]))
+                              ? (gv[a] - gv[b]) / gap
+                              : h.m[a][a] - h.m[a][b];
+            if (definite)
+                sym = fmax(sym, 0), anti = fmax(anti, 0);
+            pd_real ds = 0.5 * (d.m[a][b] + d.m[b][a]), da = 0.5 * (d.m[a][b] - d.m[b][a]);
+            out.m[a][b] = sym * ds + anti * da;
+            out.m[b][a] = sym * ds - anti * da;
+        }
+    return pd_m3_mul(pd_m3_mul(U, out), pd_m3_transpose(V));
 }

@@ -51,7 +51,30 @@ pd_real pd_neo_hookean_energy(pd_real mu, pd_real kappa, pd_vec3 s);
 pd_vec3 pd_neo_hookean_kirchhoff(pd_real mu, pd_real kappa, pd_vec3 s);
 pd_mat3 pd_neo_hookean_kirchhoff_derivative(pd_real mu, pd_real kappa, pd_vec3 s);
 
+/* Fixed corotated (Stomakhin et al. 2012) in principal stretches, J = s_0 s_1 s_2:
+ * Psi = mu sum (s_a - 1)^2 + lambda / 2 (J - 1)^2, tau_a = 2 mu (s_a - 1) s_a + lambda (J - 1) J,
+ * d tau_a / d s_b = 2 mu (2 s_a - 1) [a = b] + lambda (2 J - 1) J / s_b. The same energy as
+ * pd_fixed_corotated_energy on F. */
+pd_real pd_fixed_corotated_principal_energy(pd_real lambda, pd_real mu, pd_vec3 s);
+pd_vec3 pd_fixed_corotated_kirchhoff(pd_real lambda, pd_real mu, pd_vec3 s);
+pd_mat3 pd_fixed_corotated_kirchhoff_derivative(pd_real lambda, pd_real mu, pd_vec3 s);
+
 /* P = U diag(tau_a / s_a) V^T of principal Kirchhoff stresses tau at F = U diag(s) V^T. */
 pd_mat3 pd_principal_piola(pd_mat3 U, pd_vec3 s, pd_mat3 V, pd_vec3 tau);
+
+/* Psi's gradient g_a = dPsi/ds_a = tau_a / s_a and Hessian H_ab = d^2 Psi / ds_a ds_b =
+ * (d tau_a / d s_b) / s_a - [a = b] tau_a / s_a^2 in the stretches, from tau and its
+ * derivative (any of the principal models above). */
+void pd_principal_gradient_hessian(pd_vec3 s, pd_vec3 tau, pd_mat3 dtau, pd_vec3* g, pd_mat3* h);
+
+/* dP = (dP/dF) : dF of an isotropic energy at F = U diag(s) V^T from its gradient g and Hessian
+ * h in the stretches (Teran et al. 2005; Stomakhin et al. 2012's technical report): with
+ * dF' = U^T dF V, dP'_aa = sum_b h_ab dF'_bb, and for a != b the symmetric part of (dF'_ab,
+ * dF'_ba) scales by (g_a - g_b) / (s_a - s_b) (its limit h_aa - h_ab where s_a and s_b meet),
+ * the antisymmetric part (a rotation's) by (g_a + g_b) / (s_a + s_b); dP = U dP' V^T. definite != 0
+ * clamps h's eigenvalues and the two pair factors at 0 from below: the projected Hessian, positive
+ * semi-definite, for Newton's method on a non-convex energy. Stretches s_a > 0. */
+pd_mat3 pd_principal_piola_differential(pd_mat3 U, pd_vec3 s, pd_mat3 V, pd_vec3 g, pd_mat3 h,
+                                        pd_mat3 dF, int definite);
 
 #endif

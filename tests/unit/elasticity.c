@@ -145,6 +145,8 @@ static const principal_model k_principal[] = {
     {"hencky", pd_hencky_energy, pd_hencky_kirchhoff, pd_hencky_kirchhoff_derivative},
     {"neo_hookean", pd_neo_hookean_energy, pd_neo_hookean_kirchhoff,
      pd_neo_hookean_kirchhoff_derivative},
+    {"fixed_corotated", pd_fixed_corotated_principal_energy, pd_fixed_corotated_kirchhoff,
+     pd_fixed_corotated_kirchhoff_derivative},
 };
 
 static pd_real comp(pd_vec3 v, int a) {
@@ -168,7 +170,7 @@ static pd_real energy_of_f(const principal_model* pm, pd_real c1, pd_real c2, pd
  * of Psi(F) entry by entry (Psi through F's own SVD), at 20 random states each. */
 PD_TEST(principal_stresses_and_derivatives_match_finite_differences) {
     const pd_real c1 = 3.0, c2 = 2.0, h = 1e-6; /* lambda, mu; or mu, kappa */
-    for (int m = 0; m < 2; ++m) {
+    for (int m = 0; m < 3; ++m) {
         const principal_model* pm = &k_principal[m];
         unsigned seed = 17 + m;
         pd_real worst_t = 0, worst_d = 0, worst_p = 0;
@@ -204,6 +206,78 @@ PD_TEST(principal_stresses_and_derivatives_match_finite_differences) {
         PD_CHECK(worst_d < 1e-6);
         PD_CHECK(worst_p < 1e-6);
     }
+}
+
+static pd_real ddot(pd_mat3 a, pd_mat3 b) {
+    pd_real sum = 0;
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            sum += a.m[r][c] * b.m[r][c];
+    return sum;
+}
+
+/* P of a principal model at F = U diag(s) V^T (s > 0). */
+static pd_mat3 principal_p(const principal_model* pm, pd_real c1, pd_real c2, pd_mat3 F) {
+    pd_mat3 U, V;
+    pd_vec3 s;
+    pd_svd3(F, &U, &s, &V);
+    return pd_principal_piola(U, s, V, pm->kirchhoff(c1, c2, s));
+}
+
+/* pd_principal_piola_differential from the stretches' gradient and Hessian against central
+ * differences of P along a random dF, at 20 random states per model and at two stretches that
+ * meet (the pair factor's limit); the fixed corotated energy in stretches equals the one on F;
+ * the projected (definite) differential gives dF : dP >= 0 at states compressed to 0.3, where
+ * the plain one does not, and equals the plain one at a state stretched a little (every mode
+ * stable). */
+PD_TEST(principal_differential_matches_finite_differences) {
+    const pd_real c1 = 3.0, c2 = 2.0, h = 1e-6;
+    for (int m = 0; m < 3; ++m) {
+        const principal_model* pm = &k_principal[m];
+        unsigned seed = 41 + m;
+        pd_real worst = 0, worst_def = 0, worst_plain = 0, near_rest = 0;
+        for (int k = 0; k < 21; ++k) {
+            pd_vec3 s = k == 20 ? pd_v3(1.1, 1.1, 0.9) : random_stretches(&seed, k);
+            pd_mat3 U = random_rotation(&seed), V = random_rotation(&seed), H;
+            pd_mat3 F = pd_m3_mul(pd_m3_mul(U, pd_m3_diag(s.x, s.y, s.z)), pd_m3_transpose(V));
+            pd_vec3 g;
+            pd_principal_gradient_hessian(s, pm->kirchhoff(c1, c2, s), pm->derivative(c1, c2, s),
+                                          &g, &H);
+            pd_mat3 dF = random_matrix(&seed);
+            pd_mat3 dP = pd_principal_piola_differential(U, s, V, g, H, dF, 0);
+            pd_mat3 fd =
+                pd_m3_scale(pd_m3_sub(principal_p(pm, c1, c2, pd_m3_add(F, pd_m3_scale(dF, h))),
+                                      principal_p(pm, c1, c2, pd_m3_sub(F, pd_m3_scale(dF, h)))),
+                            1 / (2 * h));
+            worst = fmax(worst, frob(pd_m3_sub(dP, fd)) / frob(dP));
+            pd_vec3 c = pd_v3(0.3 + 0.1 * uniform(&seed), 0.3, 1.0); /* squeezed */
+            pd_principal_gradient_hessian(c, pm->kirchhoff(c1, c2, c), pm->derivative(c1, c2, c),
+                                          &g, &H);
+            pd_mat3 dc = random_matrix(&seed);
+            worst_def =
+                fmin(worst_def, ddot(dc, pd_principal_piola_differential(U, c, V, g, H, dc, 1)));
+            worst_plain =
+                fmin(worst_plain, ddot(dc, pd_principal_piola_differential(U, c, V, g, H, dc, 0)));
+        }
+        pd_vec3 r = pd_v3(1.01, 1.005, 1.002), g; /* stretched a little: stable */
+        pd_mat3 H, dF = random_matrix(&seed), I = pd_m3_identity();
+        pd_principal_gradient_hessian(r, pm->kirchhoff(c1, c2, r), pm->derivative(c1, c2, r), &g,
+                                      &H);
+        near_rest = frob(pd_m3_sub(pd_principal_piola_differential(I, r, I, g, H, dF, 1),
+                                   pd_principal_piola_differential(I, r, I, g, H, dF, 0)));
+        printf("  %s: |dP - FD| / |dP| <= %.2e; min dF : dP squeezed %.3g projected, %.3g plain; "
+               "projection near rest changes dP by %.2e\n",
+               pm->name, worst, worst_def, worst_plain, near_rest);
+        PD_CHECK(worst < 1e-6);
+        PD_CHECK(worst_def >= -1e-12);
+        PD_CHECK(near_rest < 1e-12);
+    }
+    unsigned seed = 3;
+    pd_vec3 s = random_stretches(&seed, 1);
+    pd_mat3 F = pd_m3_mul(pd_m3_mul(random_rotation(&seed), pd_m3_diag(s.x, s.y, s.z)),
+                          random_rotation(&seed));
+    PD_CHECK_REL(pd_fixed_corotated_principal_energy(c1, c2, s),
+                 pd_fixed_corotated_energy(c1, c2, F), 1e-12);
 }
 
 /* Every model meets linear elasticity at small strain with the same lambda and mu (for
