@@ -846,6 +846,39 @@ PD_TEST(hencky_maxwell_block_is_checked_and_refused_where_not_honoured) {
     free(good);
 }
 
+/* mpm's material key elastic_energy: a plastic material with another law than hencky is refused
+ * at the key (the returns act on the Hencky strain), an unknown law at the key with the choices,
+ * and the key itself by a method that does not implement it (sbpd). */
+PD_TEST(mpm_elastic_energy_is_checked_and_refused_where_not_honoured) {
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    const char* plastic[] = {"method=mpm", "solver={}", "time.dt=auto",
+                             "materials.gel.elastic_energy=\"neo_hookean\"",
+                             "materials.gel.plasticity={\"model\":\"von_mises\","
+                             "\"yield_stress\":1e3}"};
+    PD_CHECK(refused(good, plastic, 5, "materials.gel.elastic_energy", 0,
+                     "neo_hookean with plasticity under mpm"));
+    PD_CHECK(strstr(last_message, "Hencky") != NULL);
+    const char* unknown[] = {"method=mpm", "solver={}", "time.dt=auto",
+                             "materials.gel.elastic_energy=\"ogden\""};
+    PD_CHECK(refused(good, unknown, 4, "materials.gel.elastic_energy", 0, "an unknown law"));
+    PD_CHECK(strstr(last_message, "fixed_corotated") != NULL);
+    const char* sbpd[] = {"method=sbpd", "solver={}", "time.dt=auto",
+                          "materials.gel.elastic_energy=\"neo_hookean\""};
+    PD_CHECK(
+        refused(good, sbpd, 4, "materials.gel.elastic_energy", 0, "elastic_energy under sbpd"));
+    PD_CHECK(strstr(last_message, "mpm") != NULL);
+    const char* fine[] = {"method=mpm", "solver={}", "time.dt=auto",
+                          "materials.gel.elastic_energy=\"fixed_corotated\""};
+    pd_scene sc;
+    pd_error err;
+    pd_status st = pd_scene_parse(good, "good.json", ".", fine, 4, &sc, &err);
+    PD_CHECK(st == PD_OK); /* the key itself is mpm's */
+    if (st == PD_OK)
+        pd_scene_free(&sc);
+    free(good);
+}
+
 /* A method that does not declare one-line bodies refuses `kind: rod` at the body's kind (it
  * would simulate a loose line of particles); projective_pd, which declares rods, takes it. */
 PD_TEST(rods_are_refused_by_methods_without_them) {

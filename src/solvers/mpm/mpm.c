@@ -19,14 +19,21 @@
 /* A grid this many times the particles' count is a runaway (a few flew apart). */
 #define MPM_MAX_NODES_PER_PARTICLE 4096
 
-/* Kirchhoff stress of StVK with Hencky strain (Eq. 6) at F = U Sigma V^T:
- * tau = U diag(tau_a) U^T (tau = P F^T), tau_a from the constitutive room. */
-static pd_mat3 hencky_kirchhoff(pd_real mu, pd_real lambda, pd_mat3 f) {
+/* Kirchhoff stress of a material's Psi_E (StVK with Hencky strain, Eq. 6, by default) at F = U
+ * Sigma V^T: tau = U diag(tau_a) U^T (tau = P F^T), tau_a from the constitutive room. */
+static pd_mat3 kirchhoff(const pd_mpm_material* m, pd_mat3 f) {
     pd_mat3 u, v;
     pd_vec3 sig;
     pd_svd3(f, &u, &sig, &v);
-    pd_vec3 t = pd_hencky_kirchhoff(lambda, mu, pd_v3(fabs(sig.x), fabs(sig.y), fabs(sig.z)));
+    pd_vec3 t = pd_mpm_kirchhoff(m, pd_v3(fabs(sig.x), fabs(sig.y), fabs(sig.z)));
     return pd_m3_from_svd(u, pd_v3(t.x, t.y, t.z), u);
+}
+
+/* The Maxwell branch's Psi_N: StVK with Hencky strain (Eq. 6) with mu_N and lambda_N. */
+static pd_mat3 branch_kirchhoff(const pd_mpm_material* m, pd_mat3 fn) {
+    pd_mpm_material branch = {
+        .energy = PD_MPM_HENCKY, .mu = m->branch.mu, .lambda = m->branch.lambda};
+    return kirchhoff(&branch, fn);
 }
 
 typedef struct stress_job {
@@ -44,9 +51,9 @@ static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_real scale = 4 / (s->dx * s->dx);
     for (size_t i = begin; i < end; ++i) {
         const pd_mpm_material* m = &s->mat[job->p->material[i]];
-        pd_mat3 tau = hencky_kirchhoff(m->mu, m->lambda, s->f[i]);
+        pd_mat3 tau = kirchhoff(m, s->f[i]);
         if (m->maxwell) /* Eq. 2: Psi = Psi_E(F_E) + Psi_N(F_N) */
-            tau = pd_m3_add(tau, hencky_kirchhoff(m->branch.mu, m->branch.lambda, s->fn[i]));
+            tau = pd_m3_add(tau, branch_kirchhoff(m, s->fn[i]));
         pd_real j = pd_m3_det(s->f[i]), inv_j = j != 0 ? 1 / j : 0;
         pd_real* out = &s->stress[6 * i];
         out[0] = tau.m[0][0] * inv_j, out[1] = tau.m[1][1] * inv_j, out[2] = tau.m[2][2] * inv_j;
@@ -275,8 +282,9 @@ static const pd_field_info k_fields[] = {
      6,
      PD_FIELD_REAL,
      "Pa",
-     "The Cauchy stress tau / det F of the particle's elastic F at the step's start (mpm: StVK "
-     "with Hencky strain, Fang 2019 Eq. 6), tension positive."},
+     "The Cauchy stress tau / det F of the particle's elastic F at the step's start (mpm: its "
+     "material's elastic_energy, StVK with Hencky strain by default, Fang 2019 Eq. 6), tension "
+     "positive."},
     {PD_ATTR_PLASTIC_STRAIN,
      {"plastic_strain"},
      1,
@@ -296,6 +304,7 @@ const pd_solver_vtable pd_mpm_solver = {
     .paper = "Fang, Li, Gao, Jiang 2019, Silly Rubber: An Implicit Material Point Method for "
              "Simulating Non-equilibrated Viscoelastic and Elastoplastic Solids",
     .params = &pd_mpm_param_table,
+    .material_params = &pd_mpm_material_table,
     .check_material = pd_mpm_check_material,
     .check_body_material = pd_mpm_check_body_material,
     .materials = &k_materials,

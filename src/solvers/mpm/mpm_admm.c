@@ -26,22 +26,6 @@
 
 /* ---------------------------------------------------------------- the particle step */
 
-/* Psi's gradient and Hessian in the singular values s (StVK with Hencky strain, Eq. 6), from the
- * principal Kirchhoff stress tau_a = s_a dPsi/ds_a of the constitutive room: dPsi/ds_a =
- * tau_a / s_a, d2Psi/ds_a ds_b = (d tau_a / d s_b) / s_a - [a = b] tau_a / s_a^2. */
-static void hencky_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_real g[3],
-                                    pd_real h[3][3]) {
-    pd_vec3 sv = pd_v3(s[0], s[1], s[2]);
-    pd_vec3 tv = pd_hencky_kirchhoff(m->lambda, m->mu, sv);
-    pd_mat3 dt = pd_hencky_kirchhoff_derivative(m->lambda, m->mu, sv);
-    pd_real tau[3] = {tv.x, tv.y, tv.z};
-    for (int a = 0; a < 3; ++a) {
-        g[a] = tau[a] / s[a];
-        for (int b = 0; b < 3; ++b)
-            h[a][b] = dt.m[a][b] / s[a] - (a == b) * tau[a] / (s[a] * s[a]);
-    }
-}
-
 /* Solves the 3 x 3 system h x = r (Cramer; h is the particle step's SPD-ish Hessian). */
 static int solve3(pd_real h[3][3], const pd_real r[3], pd_real x[3]) {
     pd_mat3 m = {
@@ -63,14 +47,14 @@ static int solve3(pd_real h[3][3], const pd_real r[3], pd_real x[3]) {
 static void projected_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_real g[3],
                                        pd_real h[3][3]) {
     if (!m->plastic) {
-        hencky_gradient_hessian(m, s, g, h);
+        pd_mpm_gradient_hessian(m, s, g, h);
         return;
     }
     pd_vec3 z;
     pd_mat3 dz;
     pd_hencky_return(&m->yield, pd_v3(s[0], s[1], s[2]), &z, &dz);
     pd_real zs[3] = {z.x, z.y, z.z}, hz[3][3];
-    hencky_gradient_hessian(m, zs, g, hz);
+    pd_mpm_gradient_hessian(m, zs, g, hz);
     for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b)
             h[a][b] = hz[a][0] * dz.m[0][b] + hz[a][1] * dz.m[1][b] + hz[a][2] * dz.m[2][b];
@@ -336,7 +320,7 @@ static void start(admm_ctx* c) {
         pd_svd3(s->f[p], &u, &sv, &v);
         pd_real sig[3] = {fmax(fabs(sv.x), 1e-3), fmax(fabs(sv.y), 1e-3), fmax(fabs(sv.z), 1e-3)};
         pd_real g[3], h[3][3], norm = 0;
-        hencky_gradient_hessian(&s->mat[c->p->material[p]], sig, g, h);
+        pd_mpm_gradient_hessian(&s->mat[c->p->material[p]], sig, g, h);
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b)
                 norm += h[a][b] * h[a][b];
@@ -434,7 +418,7 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
         pd_vec3 sv;
         pd_svd3(f, &u, &sv, &v);
         pd_real sig[3] = {sv.x, sv.y, sv.z}, g[3], h[3][3];
-        hencky_gradient_hessian(&s->mat[particles->material[p]], sig, g, h);
+        pd_mpm_gradient_hessian(&s->mat[particles->material[p]], sig, g, h);
         pd_mat3 piola = pd_m3_from_svd(u, pd_v3(g[0], g[1], g[2]), v);
         s->cg_m[p] = pd_m3_scale(piola, s->volume0[p]);
     }

@@ -36,8 +36,19 @@ typedef struct pd_mpm_params {
 
 extern const pd_param_table pd_mpm_param_table;
 
-/* One material: StVK with Hencky strain (Eq. 6) for Psi_E. */
+/* A material's elastic_energy: Psi_E (and the viscoelastic branch's Psi_N stays Eq. 6's). */
+enum { PD_MPM_HENCKY, PD_MPM_NEO_HOOKEAN, PD_MPM_FIXED_COROTATED };
+
+/* mpm's keys inside a material (docs/scene-format.md). */
+typedef struct pd_mpm_material_params {
+    int elastic_energy; /* PD_MPM_HENCKY ... */
+} pd_mpm_material_params;
+
+extern const pd_param_table pd_mpm_material_table;
+
+/* One material: Psi_E of `energy` (StVK with Hencky strain, Eq. 6, by default). */
 typedef struct pd_mpm_material {
+    int energy;         /* PD_MPM_HENCKY, PD_MPM_NEO_HOOKEAN or PD_MPM_FIXED_COROTATED */
     pd_real mu, lambda; /* Pa */
     pd_real density;    /* kg/m^3 */
     int plastic;        /* 1: Z_E projects F onto `yield` (drucker_prager, von_mises) */

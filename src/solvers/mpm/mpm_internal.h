@@ -4,6 +4,14 @@
 
 #include "solvers/mpm/mpm_data.h"
 
+/* Psi_E of a material in the stretches s > 0 of F_E (mpm_energy.c): the energy density (Pa), the
+ * principal Kirchhoff stress tau_a = s_a dPsi/ds_a (Pa), and the gradient dPsi/ds and Hessian
+ * d^2 Psi / ds^2 (the ADMM's particle step, Eq. 10, and the optimiser's step). */
+pd_real pd_mpm_energy(const pd_mpm_material* m, pd_vec3 s);
+pd_vec3 pd_mpm_kirchhoff(const pd_mpm_material* m, pd_vec3 s);
+void pd_mpm_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_real g[3],
+                             pd_real h[3][3]);
+
 /* Newton steps of the particle step (Eq. 10) at most. */
 #define PD_MPM_NEWTON_STEPS 12
 

@@ -45,3 +45,19 @@ static const pd_param_info k_params[] = {
 
 const pd_param_table pd_mpm_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
                                            sizeof(pd_mpm_params)};
+
+#define M(field) offsetof(pd_mpm_material_params, field)
+
+static const pd_param_info k_material_params[] = {
+    {"elastic_energy", PD_PARAM_ENUM, M(elastic_energy), PD_MPM_HENCKY, 0, 0, "-",
+     "hencky|neo_hookean|fixed_corotated",
+     "Psi_E, the elastic energy of F_E, with the material's lambda and mu: hencky, StVK with "
+     "Hencky strain (Fang 2019 Eq. 6); neo_hookean, mu / 2 (J^(-2/3) tr(F^T F) - 3) + K / 4 (J^2 "
+     "- 1 - 2 ln J), K = lambda + 2 mu / 3; fixed_corotated, mu |F - R|^2 + lambda / 2 (J - 1)^2 "
+     "(Stomakhin et al. 2012). All three are linear elasticity at small strain. Plasticity's "
+     "returns act on the Hencky strain, so a plastic material takes hencky."},
+};
+
+const pd_param_table pd_mpm_material_table = {
+    k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
+    sizeof(pd_mpm_material_params)};

@@ -6,12 +6,22 @@
 #include "core/alloc.h"
 #include "constitutive/elastic_constants.h"
 #include "core/error.h"
+#include "scene/scene_json.h"
 #include "solvers/mpm/mpm_internal.h"
 #include "world/world.h"
 
 pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err) {
     const pd_mpm_params* prm = params;
+    const pd_mpm_material_params* mp = (const pd_mpm_material_params*)m->method_params;
+    if (mp->elastic_energy != PD_MPM_HENCKY && m->plasticity != PD_PLASTICITY_NONE) {
+        char at[PD_JPATH_MAX];
+        pd_jpath_key(at, path, "elastic_energy");
+        return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                       "mpm's plastic returns act on the Hencky strain, where StVK's stress is "
+                       "linear (Klar et al. 2016): a plastic material takes elastic_energy "
+                       "\"hencky\"");
+    }
     if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL && prm->integrator == PD_MPM_ADMM)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "mpm's admm integrator does not carry the viscoelastic branch yet (Sec. 7's "
@@ -52,7 +62,9 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
         const pd_material_def* m = &w->scene->materials[k];
         pd_elastic el = pd_material_elastic(m);
         pd_mpm_material* mm = &s->mat[k];
-        *mm = (pd_mpm_material){.mu = el.mu, .lambda = el.lambda, .density = m->density};
+        const pd_mpm_material_params* mp = (const pd_mpm_material_params*)m->method_params;
+        *mm = (pd_mpm_material){
+            .energy = mp->elastic_energy, .mu = el.mu, .lambda = el.lambda, .density = m->density};
         mm->yield.mu = el.mu, mm->yield.kappa = el.K;
         if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
             mm->plastic = 1, mm->yield.cone = pd_dp_material_cone(m);
