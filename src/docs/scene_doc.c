@@ -460,7 +460,9 @@ static void print_stats_csv(void) {
            "25's relative error); 0 for explicit methods. `peridot run` prints the run's total "
            "and the worst step at its end. |\n");
     printf("| `dt` | s | The time step of the frame's steps: `time.dt` rounded to a whole number "
-           "of steps per frame, or with `\"auto\"` the step the method chose for the frame. |\n");
+           "of steps per frame, or with `\"auto\"` the step the method chose for the frame (a "
+           "method that follows its bound within a frame, `mpm`: the frame's last and shortest "
+           "step). |\n");
     printf("| `steps` | - | Steps the frame took (0 for frame 0 and for the frame a resumed run "
            "starts from). |\n");
     printf("| `<body>.pin<k>.force_x`, `_y`, `_z` | N | Three per pin, after the columns above, "

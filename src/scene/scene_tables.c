@@ -78,7 +78,8 @@ static const pd_scene_key k_time[] = {
            "The solver's time step; never longer than a frame, and a frame holds at most "
            "2147483647 steps (refused, not clamped). \"auto\": each method takes the step it "
            "can (an implicit method its documented default, an explicit one 0.9 of its "
-           "stability bound, recomputed at every frame's start). An object keyed by method "
+           "stability bound, recomputed at every frame's start, and by mpm before every step too). "
+           "An object keyed by method "
            "name gives a step per method, {\"projective_pd\": 0.001}; a method it does not name "
            "takes \"auto\"."},
      .flags = REQ | HAND | PD_KEY_MIN_OPEN,

@@ -168,6 +168,10 @@ typedef struct pd_solver_vtable {
      * (stiffness and families change); a numeric time.dt above it is refused at creation.
      * NULL: an implicit method. */
     pd_real (*max_time_step)(void* state, const struct pd_world* world);
+    /* 1: with time.dt "auto" the bound is also taken before every step within a frame, and a
+     * step above PD_AUTO_DT_SAFETY of it shortens the frame's remaining steps (a body that
+     * speeds up within a frame; the frame still ends on time). 0: at frames' starts only. */
+    int auto_step_each_step;
     /* The world changed the time step (world->def.dt): rebuild what depends on it. NULL: the
      * method takes any dt as it comes. */
     pd_status (*on_time_step)(void* state, struct pd_world* world, pd_error* err);

@@ -93,12 +93,37 @@ static pd_status follow_stability_bound(pd_world* w, pd_error* err) {
     pd_real bound = w->solver->max_time_step(w->solver_state, w);
     pd_real dt = fmin(PD_AUTO_DT_SAFETY * bound, 1 / w->def.fps);
     double steps = ceil(1.0 / (w->def.fps * dt) - 1e-9);
-    if (steps == w->steps_per_frame)
+    /* the same count with the frame's even step (a step shortened within the last frame,
+     * shorten_within_frame, is not) */
+    if (steps == w->steps_per_frame && w->def.dt == 1.0 / (w->def.fps * w->steps_per_frame))
         return PD_OK;
     pd_status st = pd_world_set_time_step(w, dt, err);
     if (st == PD_OK)
         w->def.dt_auto = 1; /* pd_world_set_time_step does not end "auto" here */
     return st;
+}
+
+/* time.dt "auto" within a frame (a method with auto_step_each_step): when the step has grown
+ * past PD_AUTO_DT_SAFETY of the bound now, the frame's remaining time, (steps left) dt, is split
+ * into the fewest equal steps within it; the frame still ends when it would have. Steps only
+ * shorten here; the next frame's start may lengthen them again. */
+static pd_status shorten_within_frame(pd_world* w, pd_error* err) {
+    if (!w->def.dt_auto || !w->solver->max_time_step || !w->solver->auto_step_each_step)
+        return PD_OK;
+    pd_real limit = PD_AUTO_DT_SAFETY * w->solver->max_time_step(w->solver_state, w);
+    if (!(w->def.dt > limit))
+        return PD_OK;
+    int left = w->steps_per_frame - w->step_in_frame;
+    pd_real rest = left * w->def.dt;
+    double steps = ceil(rest / limit - 1e-9);
+    if (!(steps >= 1 && steps <= (double)(INT_MAX - w->step_in_frame)))
+        return pd_fail(err, PD_ERR_UNSTABLE, "time.dt",
+                       "at t = %.6g s the stability bound fell to %.3g s: the rest of the frame "
+                       "would need %.3g steps",
+                       (double)w->time, (double)limit, steps);
+    w->steps_per_frame = w->step_in_frame + (int)steps;
+    w->def.dt = rest / steps;
+    return w->solver->on_time_step ? w->solver->on_time_step(w->solver_state, w, err) : PD_OK;
 }
 
 pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) {
@@ -291,8 +316,9 @@ pd_step_context pd_world_step_context(pd_world* w) {
 
 pd_status pd_world_step(pd_world* w, pd_error* err) {
     pd_particles* p = &w->particles;
-    if (w->step_in_frame == 0) {
-        pd_status st = follow_stability_bound(w, err);
+    {
+        pd_status st =
+            w->step_in_frame == 0 ? follow_stability_bound(w, err) : shorten_within_frame(w, err);
         if (st != PD_OK)
             return st;
     }

@@ -318,6 +318,7 @@ const pd_solver_vtable pd_mpm_solver = {
     .persistent = pd_mpm_persistent,
     .restored = pd_mpm_restored,
     .max_time_step = pd_mpm_max_time_step,
+    .auto_step_each_step = 1,
     .bytes_per_particle = pd_mpm_bytes_per_particle,
     .contact_in_solve = 1,
     .releases_pins = 1,

@@ -14,7 +14,8 @@ static const pd_param_info k_params[] = {
     {"cfl", PD_PARAM_REAL, P(cfl), 0.3, 0.01, 1.0, "1", NULL,
      "time.dt \"auto\": the step is at most this fraction of dx over the fastest speed a "
      "particle has plus the material's elastic P-wave speed sqrt((lambda + 2 mu) / rho), taken "
-     "at each frame's start."},
+     "at each frame's start and again before every step: a step above 0.9 of it splits the "
+     "frame's rest into shorter steps."},
     {"damping_round_trips", PD_PARAM_INT, P(damping_round_trips), 0, 0, 100, "1", NULL,
      "RPIC round trips before each step (Sec. 8): each is a Newtonian viscosity nu = dx^2 / (8 "
      "dt) (Eq. 11) that keeps linear and angular momentum. 0: none."},
@@ -24,7 +25,7 @@ static const pd_param_info k_params[] = {
      "steps), for steps well beyond it (docs/methods/mpm.md)."},
     {"auto_step_factor", PD_PARAM_REAL, P(auto_step_factor), 10, 1, 1000, "1", NULL,
      "admm: time.dt \"auto\" takes this many times the explicit bound (its CFL and P-wave "
-     "speed), taken at each frame's start."},
+     "speed), followed as the explicit step's is (cfl)."},
     {"rho", PD_PARAM_REAL, P(rho), 1, 1e-6, 1e6, "1", NULL,
      "admm: the penalty rho of the augmented Lagrangian (Eq. 9-10). The constraint weights w_p^2 "
      "= V_p^0 |d^2 Psi / d Sigma^2|_F (SEW, Sec. 7.3) carry the stiffness, so rho is a pure "
