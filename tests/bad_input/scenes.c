@@ -848,7 +848,8 @@ PD_TEST(hencky_maxwell_block_is_checked_and_refused_where_not_honoured) {
 
 /* mpm's material key elastic_energy: a plastic material with another law than hencky is refused
  * at the key (the returns act on the Hencky strain), an unknown law at the key with the choices,
- * and the key itself by a method that does not implement it (sbpd). */
+ * and the key itself by a method that does not implement it (sbpd); a plastic material under
+ * mpm's optimiser step (newton) is refused at the material. */
 PD_TEST(mpm_elastic_energy_is_checked_and_refused_where_not_honoured) {
     char* good = good_scene(NULL, NULL);
     PD_REQUIRE(good);
@@ -868,6 +869,12 @@ PD_TEST(mpm_elastic_energy_is_checked_and_refused_where_not_honoured) {
     PD_CHECK(
         refused(good, sbpd, 4, "materials.gel.elastic_energy", 0, "elastic_energy under sbpd"));
     PD_CHECK(strstr(last_message, "mpm") != NULL);
+    const char* newton[] = {"method=mpm", "solver={\"mpm\":{\"integrator\":\"newton\"}}",
+                            "time.dt=auto",
+                            "materials.gel.plasticity={\"model\":\"von_mises\","
+                            "\"yield_stress\":1e3}"};
+    PD_CHECK(refused(good, newton, 4, "materials.gel", 0, "plasticity under mpm's newton"));
+    PD_CHECK(strstr(last_message, "potential") != NULL);
     const char* fine[] = {"method=mpm", "solver={}", "time.dt=auto",
                           "materials.gel.elastic_energy=\"fixed_corotated\""};
     pd_scene sc;

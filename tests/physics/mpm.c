@@ -220,42 +220,55 @@ PD_TEST(admm_step_solves_backward_euler) {
 }
 
 /* A ball (E 1 MPa, spacing 0.025 m: the explicit bound is 4.1e-4 s) dropped 0.1 m onto a rough
- * floor with one ADMM step a frame of 1/20 s, over 100 times the explicit bound: the run stays
+ * floor with one implicit step a frame of 1/20 s, over 100 times the explicit bound: the run stays
  * stable, the ball never sinks into the floor by more than half a cell, and it is at rest (its
  * kinetic energy below 1e-3 of the drop's potential energy) 0.6 s after it was let go. */
-PD_TEST(admm_drop_is_stable_at_100_times_the_explicit_bound) {
+static void implicit_drop(const char* integrator) {
     const char* json =
-        "{\"version\": 1, \"method\": \"mpm\", \"solver\": {\"mpm\": {\"integrator\": \"admm\"}},"
-        " \"time\": {\"dt\": 0.05, \"fps\": 20, \"frames\": 12}, \"gravity\": [0, "
-        "-9.81, 0], \"materials\": {\"m\": {\"density\": 1000, \"youngs_modulus\": 1e6, "
-        "\"poisson_ratio\": 0.3}}, \"bodies\": [{\"name\": \"ball\", \"material\": \"m\", "
-        "\"spacing\": 0.025, \"shape\": {\"type\": \"sphere\", \"center\": [0, 0.2, 0], "
-        "\"radius\": 0.1}}], \"colliders\": [{\"type\": \"plane\", \"point\": [0, 0, 0], "
-        "\"normal\": [0, 1, 0], \"friction\": 0.5}], \"output\": {\"dir\": \"unused\"}}";
+        "{\"version\": 1, \"method\": \"mpm\", \"time\": {\"dt\": 0.05, \"fps\": 20, \"frames\": "
+        "12}, \"gravity\": [0, -9.81, 0], \"materials\": {\"m\": {\"density\": 1000, "
+        "\"youngs_modulus\": 1e6, \"poisson_ratio\": 0.3}}, \"bodies\": [{\"name\": \"ball\", "
+        "\"material\": \"m\", \"spacing\": 0.025, \"shape\": {\"type\": \"sphere\", \"center\": "
+        "[0, 0.2, 0], \"radius\": 0.1}}], \"colliders\": [{\"type\": \"plane\", \"point\": [0, 0, "
+        "0], \"normal\": [0, 1, 0], \"friction\": 0.5}], \"output\": {\"dir\": \"unused\"}}";
+    char set[64];
+    snprintf(set, sizeof set, "solver.mpm.integrator=%s", integrator);
+    const char* sets[] = {set};
     pd_test_sim t;
-    PD_REQUIRE(pd_test_sim_open(&t, json, NULL, 0));
+    PD_REQUIRE(pd_test_sim_open(&t, json, sets, 1));
     pd_mpm_state* s = t.world->solver_state;
     /* the explicit bound, as the explicit integrator would take it */
+    int chosen = s->prm.integrator;
     s->prm.integrator = PD_MPM_EXPLICIT;
     double bound = pd_mpm_max_time_step(s, t.world);
-    s->prm.integrator = PD_MPM_ADMM;
+    s->prm.integrator = chosen;
     double lowest = INFINITY;
     pd_error err = {0};
-    int ok = 1;
+    int ok = 1, iterations = 0;
     while (ok && t.world->time < 0.6 - 1e-9) {
         ok = pd_world_step(t.world, &err) == PD_OK;
+        iterations = (int)fmax(iterations, t.world->last_stats.iterations);
         for (size_t i = 0; ok && i < t.world->particles.count; ++i)
             lowest = fmin(lowest, t.world->particles.pos[i].y);
     }
     PD_REQUIRE(ok);
     pd_frame_stats fs = pd_world_frame_stats(t.world);
-    printf("  dt %.4g s = %.0f x the explicit bound %.3g s; lowest particle %.4f m; kinetic energy "
-           "after 0.6 s %.3g J\n",
-           t.world->def.dt, t.world->def.dt / bound, bound, lowest, fs.kinetic_energy);
+    printf("  %s: dt %.4g s = %.0f x the explicit bound %.3g s; lowest particle %.4f m; kinetic "
+           "energy after 0.6 s %.3g J; at most %d iterations a step\n",
+           integrator, t.world->def.dt, t.world->def.dt / bound, bound, lowest, fs.kinetic_energy,
+           iterations);
     PD_CHECK(t.world->def.dt / bound > 100);
     PD_CHECK(lowest > -0.02);
     PD_CHECK(fs.kinetic_energy < 1e-3 * 4.1 * 9.81 * 0.1); /* of the drop's potential energy */
     pd_test_sim_close(&t);
+}
+
+PD_TEST(admm_drop_is_stable_at_100_times_the_explicit_bound) {
+    implicit_drop("admm");
+}
+
+PD_TEST(newton_drop_is_stable_at_100_times_the_explicit_bound) {
+    implicit_drop("newton");
 }
 
 /* A von Mises bar (E 1e5 Pa, sigma_y 1000 Pa: yield at 1 % strain) pulled by a pin at one end
@@ -523,4 +536,152 @@ PD_TEST(auto_step_shortens_within_a_frame_as_a_body_speeds_up) {
     PD_CHECK(last_dt < 0.6 * first_dt);
     PD_CHECK_NEAR(t.world->time, 0.2, 1e-12);
     pd_test_sim_close(&t);
+}
+
+/* One implicit step of the spinning, squeezed ball of SPINNING_BALL at 10 times the explicit
+ * bound (one step a frame), with `integrator` and the extra overrides: the grid velocity change
+ * of the nodes with mass into dv (allocated), their count, the world's step stats. */
+typedef struct implicit_run {
+    double* dv;
+    size_t count;
+    int iterations, cg;
+    double residual, momentum; /* the step's own; backward Euler's (pd_mpm_implicit_residual) */
+} implicit_run;
+
+static void squeeze(pd_particles* p) {
+    for (size_t i = 0; i < p->count; ++i) /* vertical velocity towards the middle */
+        p->vel[i].y -= 4 * (p->pos[i].y - 0.3);
+}
+
+static double spinning_ball_bound(const char* energy) {
+    const char* sets[] = {"solver.mpm.integrator=explicit", energy};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, SPINNING_BALL, sets, 2))
+        return NAN;
+    squeeze(&t.world->particles);
+    double bound = pd_mpm_max_time_step(t.world->solver_state, t.world);
+    pd_test_sim_close(&t);
+    return bound;
+}
+
+static implicit_run implicit_step_of(double dt, const char* energy, const char* const* extra,
+                                     int nextra) {
+    implicit_run r = {NULL, 0, -1, -1, NAN, NAN};
+    char sdt[64], sfps[64];
+    snprintf(sdt, sizeof sdt, "time.dt=%.17g", dt);
+    snprintf(sfps, sizeof sfps, "time.fps=%.17g", 1 / dt);
+    const char* sets[8] = {sdt, sfps, energy};
+    for (int k = 0; k < nextra && k < 5; ++k)
+        sets[3 + k] = extra[k];
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, SPINNING_BALL, sets, 3 + nextra))
+        return r;
+    squeeze(&t.world->particles);
+    pd_error err = {0};
+    if (pd_world_step(t.world, &err) == PD_OK && t.world->steps_per_frame == 1) {
+        pd_mpm_state* s = t.world->solver_state;
+        r.dv = malloc(3 * s->grid.nodes * sizeof *r.dv);
+        for (size_t n = 0; r.dv && n < s->grid.nodes; ++n)
+            if (s->grid.mass[n] > 0) {
+                r.dv[3 * r.count] = s->admm_dv[n].x, r.dv[3 * r.count + 1] = s->admm_dv[n].y;
+                r.dv[3 * r.count + 2] = s->admm_dv[n].z, r.count++;
+            }
+        pd_world_info in = pd_world_get_info(t.world);
+        r.iterations = in.iterations, r.residual = in.residual, r.cg = s->last_cg_iterations;
+        if (s->prm.integrator == PD_MPM_ADMM)
+            r.momentum = pd_mpm_implicit_residual(s, &t.world->particles, t.world->def.gravity, dt,
+                                                  s->admm_dv);
+    }
+    pd_test_sim_close(&t);
+    return r;
+}
+
+static double dv_difference(const implicit_run* a, const implicit_run* b) {
+    if (!a->dv || !b->dv || a->count != b->count)
+        return INFINITY;
+    double diff = 0, norm = 0;
+    for (size_t k = 0; k < 3 * a->count; ++k)
+        diff += (a->dv[k] - b->dv[k]) * (a->dv[k] - b->dv[k]), norm += b->dv[k] * b->dv[k];
+    return sqrt(diff / norm);
+}
+
+/* The issue's check: one step of a pure-elastic scene at 10 times the explicit bound, the ADMM
+ * (60 iterations, tolerance 0) against the minimiser of the same incremental potential found by
+ * the shared optimiser (newton, tolerance 1e-10 of the momentum scale): the grid velocity change
+ * within 1e-3 relative, for each elastic_energy, and L-BFGS's minimiser (hencky) within 1e-6 of
+ * Newton's. A wrong
+ * Psi derivative in either (the ADMM's particle step, the optimiser's gradient), a D that is not
+ * the other's adjoint, or a boundary condition that differs, moves one minimiser off the other. */
+PD_TEST(admm_agrees_with_the_optimisers_minimiser) {
+    const char* laws[] = {"materials.m.elastic_energy=hencky",
+                          "materials.m.elastic_energy=neo_hookean",
+                          "materials.m.elastic_energy=fixed_corotated"};
+    const char* admm[] = {"solver.mpm.integrator=admm", "solver.mpm.iterations=60"};
+    const char* newton[] = {"solver.mpm.integrator=newton", "solver.mpm.optimiser_tolerance=1e-10",
+                            "solver.mpm.cg_tolerance=1e-8", "solver.mpm.cg_iterations=1000"};
+    const char* lbfgs[] = {"solver.mpm.integrator=lbfgs", "solver.mpm.optimiser_tolerance=1e-10",
+                           "solver.mpm.optimiser_iterations=5000", "solver.mpm.history=10"};
+    for (int law = 0; law < 3; ++law) {
+        double bound = spinning_ball_bound(laws[law]), dt = 10 * bound;
+        implicit_run a = implicit_step_of(dt, laws[law], admm, 2);
+        implicit_run n = implicit_step_of(dt, laws[law], newton, 4);
+        double diff = dv_difference(&a, &n);
+        printf("  %s, dt %.4g s = 10 x %.4g s: admm %d it (momentum residual %.2e); newton %d it, "
+               "%d cg, residual %.2e; |dv_admm - dv_newton| / |dv_newton| = %.2e over %zu nodes\n",
+               laws[law] + 27, dt, bound, a.iterations, a.momentum, n.iterations, n.cg, n.residual,
+               diff, n.count);
+        PD_CHECK(n.residual < 1e-9);
+        PD_CHECK(diff < 1e-3);
+        if (law == 0) {
+            implicit_run l = implicit_step_of(dt, laws[law], lbfgs, 4);
+            double dl = dv_difference(&l, &n);
+            printf("  lbfgs %d it, residual %.2e; |dv_lbfgs - dv_newton| / |dv_newton| = %.2e\n",
+                   l.iterations, l.residual, dl);
+            PD_CHECK(l.residual < 1e-7); /* it stops where E's round-off ends the line search */
+            PD_CHECK(dl < 1e-6);
+            free(l.dv);
+        }
+        free(a.dv), free(n.dv);
+    }
+}
+
+/* The optimiser's keys act (KEY_BLOCK, one step at the auto step, 10 times the explicit bound):
+ * tolerance 0 runs optimiser_iterations, a loose tolerance fewer; lbfgs's history changes where
+ * 8 iterations get; newton's conjugate gradients capped at 1 a step take fewer in all. */
+static admm_run optimiser_with(const char* const* sets, int count) {
+    admm_run r = {-1, -1, NAN};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, KEY_BLOCK, sets, count))
+        return r;
+    pd_error err = {0};
+    if (pd_world_step(t.world, &err) == PD_OK) {
+        pd_world_info in = pd_world_get_info(t.world);
+        r = (admm_run){in.iterations, ((pd_mpm_state*)t.world->solver_state)->last_cg_iterations,
+                       in.residual};
+    }
+    pd_test_sim_close(&t);
+    return r;
+}
+
+PD_TEST(optimiser_keys_change_the_solve) {
+#define NEWTON3 "solver.mpm.integrator=newton", "solver.mpm.optimiser_iterations=3"
+#define LBFGS8  "solver.mpm.integrator=lbfgs", "solver.mpm.optimiser_iterations=8"
+    const char* base_sets[] = {NEWTON3, "solver.mpm.optimiser_tolerance=0"};
+    const char* loose_sets[] = {NEWTON3, "solver.mpm.optimiser_tolerance=0.1"};
+    const char* cg1_sets[] = {NEWTON3, "solver.mpm.optimiser_tolerance=0",
+                              "solver.mpm.cg_iterations=1"};
+    const char* h1_sets[] = {LBFGS8, "solver.mpm.optimiser_tolerance=0", "solver.mpm.history=1"};
+    const char* h10_sets[] = {LBFGS8, "solver.mpm.optimiser_tolerance=0", "solver.mpm.history=10"};
+    admm_run base = optimiser_with(base_sets, 3), loose = optimiser_with(loose_sets, 3);
+    admm_run cg1 = optimiser_with(cg1_sets, 4);
+    admm_run h1 = optimiser_with(h1_sets, 4), h10 = optimiser_with(h10_sets, 4);
+    printf("  newton: tolerance 0 %d it, %d cg, residual %.3g; tolerance 0.1 %d it; cg cap 1: %d "
+           "cg; lbfgs 8 it: history 1 residual %.4g, history 10 %.4g\n",
+           base.iterations, base.cg, base.residual, loose.iterations, cg1.cg, h1.residual,
+           h10.residual);
+    PD_CHECK(base.iterations == 3 && loose.iterations < 3);
+    PD_CHECK(cg1.cg >= 0 && cg1.cg < base.cg);
+    PD_CHECK(h1.iterations == 8 && h10.iterations == 8 && h1.residual != h10.residual);
+#undef NEWTON3
+#undef LBFGS8
 }

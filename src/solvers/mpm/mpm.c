@@ -211,8 +211,8 @@ static void explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_s
     stats->residual = 0;
 }
 
-/* The implicit grid update (Sec. 7): the transfer without stress, then the ADMM's velocity
- * change; the stress published is the step's start's. */
+/* The implicit grid update (Sec. 7): the transfer without stress, then the velocity change of
+ * the ADMM or of the optimiser (mpm_implicit.c); the stress published is the step's start's. */
 static pd_status implicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_stats* stats) {
     stress_job sj = {s, ctx->particles, 0}; /* the stress for output; affine = m C */
     pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
@@ -220,12 +220,16 @@ static pd_status implicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
     if (s->has_pins)
         pd_mpm_pin_nodes(s);
     pd_real residual;
-    pd_status st = pd_mpm_admm_solve(s, ctx, &stats->iterations, &residual);
+    int admm = s->prm.integrator == PD_MPM_ADMM;
+    pd_status st = admm ? pd_mpm_admm_solve(s, ctx, &stats->iterations, &residual)
+                        : pd_mpm_optimiser_solve(s, ctx, &stats->iterations, &residual);
     if (st != PD_OK)
         return st;
     stats->residual = residual;
-    if (stats->iterations >= s->prm.iterations && residual > 10 * s->prm.tolerance)
-        stats->unconverged_by = residual / s->prm.tolerance;
+    int cap = admm ? s->prm.iterations : s->prm.optimiser_iterations;
+    pd_real tol = admm ? s->prm.tolerance : s->prm.optimiser_tolerance;
+    if (stats->iterations >= cap && residual > 10 * tol)
+        stats->unconverged_by = tol > 0 ? residual / tol : INFINITY;
     for (size_t n = 0; n < s->grid.nodes; ++n)
         if (s->grid.mass[n] > 0)
             s->grid.velocity[n] = pd_v3_add(s->grid.velocity[n], s->admm_dv[n]);
@@ -251,7 +255,7 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
     if (s->has_pins && (st = pin_share(s, p)) != PD_OK)
         return st;
     double t1 = pd_now();
-    if (s->prm.integrator == PD_MPM_ADMM) {
+    if (s->prm.integrator != PD_MPM_EXPLICIT) {
         st = implicit_grid(s, ctx, stats); /* the colliders inside (Sec. 7.2) */
         if (st != PD_OK)
             return st;

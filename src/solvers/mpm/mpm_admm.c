@@ -203,6 +203,20 @@ static void impose_constraints(const pd_mpm_state* s, pd_vec3* dv) {
             dv[n] = pd_v3_add(dv[n], s->bc_target[n]);
 }
 
+/* The conditions above for the optimiser's step (mpm_implicit.c), on the same node arrays. */
+void pd_mpm_find_constraints(pd_mpm_state* s, const pd_colliders* colliders) {
+    admm_ctx c = {.s = s};
+    find_constraints(&c, colliders);
+}
+
+void pd_mpm_project_free(const pd_mpm_state* s, pd_vec3* u) {
+    project_free(s, u);
+}
+
+void pd_mpm_impose_constraints(const pd_mpm_state* s, pd_vec3* dv) {
+    impose_constraints(s, dv);
+}
+
 /* ---------------------------------------------------------------- the grid step */
 
 /* out = A u = M u + rho D^T (w^2 D u). */

@@ -18,20 +18,25 @@ struct pd_world;
 #define PD_MPM_GRAIN 256
 
 /* solver.mpm.integrator */
-enum { PD_MPM_EXPLICIT, PD_MPM_ADMM };
+enum { PD_MPM_EXPLICIT, PD_MPM_ADMM, PD_MPM_NEWTON, PD_MPM_LBFGS };
+
+struct pd_mpm_optimiser; /* the optimiser's step (mpm_implicit.c) */
 
 typedef struct pd_mpm_params {
-    pd_real dx;               /* grid cell size in particle spacings */
-    pd_real cfl;              /* the auto step's fraction of dx per step at the fastest speed */
-    int damping_round_trips;  /* RPIC round trips before each step (Sec. 8) */
-    int integrator;           /* PD_MPM_EXPLICIT (Sec. 6) or PD_MPM_ADMM (Sec. 7) */
-    pd_real auto_step_factor; /* admm: time.dt "auto" is this times the explicit bound */
-    pd_real rho;              /* the ADMM penalty (1: the SEW weights carry the stiffness) */
-    pd_real relaxation;       /* over-relaxation alpha (Sec. 7.3) */
-    int iterations;           /* ADMM iterations at most */
-    pd_real tolerance;        /* ... until the primal residual is below this */
-    int cg_iterations;        /* conjugate gradient iterations of a grid step at most */
-    pd_real cg_tolerance;     /* ... until its residual fell by this factor */
+    pd_real dx;                  /* grid cell size in particle spacings */
+    pd_real cfl;                 /* the auto step's fraction of dx per step at the fastest speed */
+    int damping_round_trips;     /* RPIC round trips before each step (Sec. 8) */
+    int integrator;              /* PD_MPM_EXPLICIT (Sec. 6) or PD_MPM_ADMM (Sec. 7) */
+    pd_real auto_step_factor;    /* admm: time.dt "auto" is this times the explicit bound */
+    pd_real rho;                 /* the ADMM penalty (1: the SEW weights carry the stiffness) */
+    pd_real relaxation;          /* over-relaxation alpha (Sec. 7.3) */
+    int iterations;              /* ADMM iterations at most */
+    pd_real tolerance;           /* ... until the primal residual is below this */
+    int cg_iterations;           /* conjugate gradient iterations of a grid step at most */
+    pd_real cg_tolerance;        /* ... until its residual fell by this factor */
+    int optimiser_iterations;    /* newton, lbfgs: iterations per step at most */
+    pd_real optimiser_tolerance; /* ... until |dE/d dv| is below this times the momentum scale */
+    int history;                 /* lbfgs: pairs kept */
 } pd_mpm_params;
 
 extern const pd_param_table pd_mpm_param_table;
@@ -95,8 +100,9 @@ typedef struct pd_mpm_state {
     uint8_t* bc_kind;
     int32_t* bc_collider;
     int last_cg_iterations;
-    pd_family none; /* no bonds: an empty family lets the core's per-particle arrays,
-                     * reordering and checkpoints work as for the bonded methods */
+    struct pd_mpm_optimiser* opt; /* newton, lbfgs (NULL until their first step) */
+    pd_family none;               /* no bonds: an empty family lets the core's per-particle arrays,
+                                   * reordering and checkpoints work as for the bonded methods */
     pd_state_arrays persist;
 } pd_mpm_state;
 

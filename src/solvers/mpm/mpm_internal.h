@@ -2,6 +2,7 @@
 #ifndef PD_MPM_INTERNAL_H
 #define PD_MPM_INTERNAL_H
 
+#include "boundary/collider.h"
 #include "solvers/mpm/mpm_data.h"
 
 /* Psi_E of a material in the stretches s > 0 of F_E (mpm_energy.c): the energy density (Pa), the
@@ -32,6 +33,21 @@ void pd_mpm_admm_free(pd_mpm_state* s);
  * particles' transfer (mass and v^n) at the step's start. */
 pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* iterations,
                             pd_real* residual);
+/* The boundary conditions of an implicit step (Sec. 7.2), shared by the ADMM and the optimiser's
+ * step, in bc_kind, bc_normal, bc_target (room from pd_mpm_admm_reserve): find them on a grid
+ * that holds the step's start; remove what they fix from a node field (a direction, a residual);
+ * set what they fix in a velocity change. */
+void pd_mpm_find_constraints(pd_mpm_state* s, const pd_colliders* colliders);
+void pd_mpm_project_free(const pd_mpm_state* s, pd_vec3* u);
+void pd_mpm_impose_constraints(const pd_mpm_state* s, pd_vec3* dv);
+
+/* The optimiser's implicit step (mpm_implicit.c): backward Euler on the grid as the minimisation
+ * of the incremental potential over the grid velocity change, left in s->admm_dv, by the shared
+ * optimiser (src/optim/descent.h), Newton or L-BFGS (solver.mpm.integrator). */
+pd_status pd_mpm_optimiser_solve(pd_mpm_state* s, const pd_step_context* ctx, int* iterations,
+                                 pd_real* residual);
+void pd_mpm_optimiser_free(pd_mpm_state* s);
+
 /* Backward Euler's relative momentum residual at the grid velocity change dv (tests). */
 pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles, pd_vec3 gravity,
                                  pd_real dt, const pd_vec3* dv);

@@ -2,6 +2,7 @@
  * scene and docs/scene-format.md. */
 #include <stddef.h>
 
+#include "optim/descent.h"
 #include "solvers/mpm/mpm_data.h"
 
 #define P(field) offsetof(pd_mpm_params, field)
@@ -19,12 +20,17 @@ static const pd_param_info k_params[] = {
     {"damping_round_trips", PD_PARAM_INT, P(damping_round_trips), 0, 0, 100, "1", NULL,
      "RPIC round trips before each step (Sec. 8): each is a Newtonian viscosity nu = dx^2 / (8 "
      "dt) (Eq. 11) that keeps linear and angular momentum. 0: none."},
-    {"integrator", PD_PARAM_ENUM, P(integrator), PD_MPM_EXPLICIT, 0, 0, "-", "explicit|admm",
+    {"integrator", PD_PARAM_ENUM, P(integrator), PD_MPM_EXPLICIT, 0, 0, "-",
+     "explicit|admm|newton|lbfgs",
      "explicit: symplectic Euler with MLS-MPM forces (Sec. 6), a step within the CFL bound. admm: "
      "backward Euler solved by the augmented Lagrangian of Sec. 7 (particle, grid and dual "
-     "steps), for steps well beyond it (docs/methods/mpm.md)."},
+     "steps), for steps well beyond it. newton, lbfgs: the same backward Euler as the "
+     "minimisation of the incremental potential over the grid velocity change (Gast et al. "
+     "2015), by the shared optimiser: Newton with the projected Hessian solved by conjugate "
+     "gradients, or L-BFGS over a diagonal (docs/methods/mpm.md). Elastic materials only."},
     {"auto_step_factor", PD_PARAM_REAL, P(auto_step_factor), 10, 1, 1000, "1", NULL,
-     "admm: time.dt \"auto\" takes this many times the explicit bound (its CFL and P-wave "
+     "admm, newton, lbfgs: time.dt \"auto\" takes this many times the explicit bound (its CFL and "
+     "P-wave "
      "speed), followed as the explicit step's is (cfl)."},
     {"rho", PD_PARAM_REAL, P(rho), 1, 1e-6, 1e6, "1", NULL,
      "admm: the penalty rho of the augmented Lagrangian (Eq. 9-10). The constraint weights w_p^2 "
@@ -39,9 +45,19 @@ static const pd_param_info k_params[] = {
      "admm: a step ends once the larger of the primal residual |w (F - D dv - b)| and the dual "
      "residual |w D (dv^{k+1} - dv^k)|, over |w b|, is below this (docs/methods/mpm.md)."},
     {"cg_iterations", PD_PARAM_INT, P(cg_iterations), 50, 1, 10000, "1", NULL,
-     "admm: conjugate gradient iterations of a grid step at most."},
+     "admm, newton: conjugate gradient iterations of a grid step (a Newton step) at most."},
     {"cg_tolerance", PD_PARAM_REAL, P(cg_tolerance), 1e-3, 0, 1, "1", NULL,
-     "admm: a grid step's conjugate gradients stop once the residual fell by this factor."},
+     "admm, newton: a grid step's (a Newton step's) conjugate gradients stop once the residual "
+     "fell by this factor."},
+    {"optimiser_iterations", PD_PARAM_INT, P(optimiser_iterations), 50, 1, 10000, "1", NULL,
+     "newton, lbfgs: iterations of the optimiser per step at most."},
+    {"optimiser_tolerance", PD_PARAM_REAL, P(optimiser_tolerance), 1e-6, 0, 1, "1", NULL,
+     "newton, lbfgs: a step ends once |dE/d dv| (the momentum residual of backward Euler, free "
+     "directions) is below this times the momentum the step moves, sqrt(sum_i (m_i (|v_i| + dt "
+     "|g|))^2)."},
+    {"history", PD_PARAM_INT, P(history), 5, 1, PD_DESCENT_MAX_HISTORY, "1", NULL,
+     "lbfgs: curvature pairs kept (Nocedal and Wright Alg. 7.4) over the diagonal of the "
+     "incremental potential's Hessian."},
 };
 
 const pd_param_table pd_mpm_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

@@ -22,6 +22,13 @@ pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, co
                        "linear (Klar et al. 2016): a plastic material takes elastic_energy "
                        "\"hencky\"");
     }
+    int optimiser = prm->integrator == PD_MPM_NEWTON || prm->integrator == PD_MPM_LBFGS;
+    if (optimiser && (m->plasticity != PD_PLASTICITY_NONE || m->viscoelasticity != PD_VISCO_NONE))
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "mpm's %s integrator minimises an elastic energy: a plastic return or the "
+                       "viscoelastic branch inside it makes it no potential (use solver.mpm."
+                       "integrator \"admm\" or \"explicit\")",
+                       prm->integrator == PD_MPM_NEWTON ? "newton" : "lbfgs");
     if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL && prm->integrator == PD_MPM_ADMM)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "mpm's admm integrator does not carry the viscoelastic branch yet (Sec. 7's "
@@ -168,6 +175,7 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
     PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
     pd_mpm_admm_free(s);
+    pd_mpm_optimiser_free(s);
     pd_family_free(&s->none);
     pd_grid_free(&s->grid);
     pd_free(s, sizeof *s);
@@ -192,9 +200,9 @@ pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
         fastest = fmax(fastest, pd_v3_len(p->vel[i]) + wave);
     }
     pd_real bound = fastest > 0 ? s->prm.cfl * s->dx / fastest : INFINITY;
-    /* admm: "auto" takes auto_step_factor times the explicit bound (the world takes
+    /* implicit: "auto" takes auto_step_factor times the explicit bound (the world takes
      * PD_AUTO_DT_SAFETY of what this returns) */
-    return s->prm.integrator == PD_MPM_ADMM ? bound * s->prm.auto_step_factor : bound;
+    return s->prm.integrator != PD_MPM_EXPLICIT ? bound * s->prm.auto_step_factor : bound;
 }
 
 pd_state_arrays* pd_mpm_persistent(void* state) {
