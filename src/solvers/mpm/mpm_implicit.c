@@ -1,7 +1,7 @@
 /* mpm's implicit step by the shared optimiser (solver.mpm.integrator "newton" or "lbfgs"):
  * backward Euler on the grid as the minimisation of the incremental potential over the grid
- * velocity change dv (Gast et al. 2015, Sec. 4; Klar et al. 2016; Fang 2019 Eq. 9 without its
- * auxiliary F):
+ * velocity change dv (Gast et al. 2015, Optimization integrator for large time steps; Klar et
+ * al. 2016; Fang 2019 Eq. 9 without its auxiliary F):
  *   E(dv) = 1/2 dv^T M dv - dt g^T M dv + sum_p V_p^0 Psi(F_p(dv)),
  *   F_p(dv) = (D dv)_p + b_p,  (D dv)_p = dt (sum_i dv_i grad w_ip^T) F_p^n,
  *   b_p = (I + dt sum_i v_i^n grad w_ip^T) F_p^n,
@@ -10,12 +10,11 @@
  * backward Euler's momentum balance. The optimiser is src/optim/descent.h over one vec3 per node
  * (padded to its capacity with zeros): newton takes the direction of H z = r, H = M + D^T (V0
  * dP/dF) D with dP/dF projected onto positive semi-definite in the stretches
- * (pd_principal_piola_differential), by Jacobi-preconditioned conjugate gradients (Gast 2015
- * Sec. 5 solves the same system with its own line search); lbfgs keeps `history` pairs over the
- * diagonal of H at the step's start. Both with the Armijo line search on E. Coulomb friction at
- * slip nodes and the pins' reactions take the constraint's impulse, -dE/d dv there, after the
- * solve, as the ADMM's do. Plastic and viscoelastic materials are refused (Z inside E makes it no
- * potential). */
+ * (pd_principal_piola_differential), by Jacobi-preconditioned conjugate gradients; lbfgs keeps
+ * `history` pairs over the diagonal of H at the step's start. Both with the Armijo line search on
+ * E. Coulomb friction at slip nodes and the pins' reactions take the constraint's impulse, -dE/d dv
+ * there, after the solve, as the ADMM's do. Plastic and viscoelastic materials are refused (Z
+ * inside E makes it no potential). */
 #include <math.h>
 #include <string.h>
 
@@ -328,8 +327,8 @@ static void start_of_step(pd_mpm_optimiser* o) {
  * collider by the approach speed: at steps far beyond the explicit bound the cells between
  * constrained and free nodes would start crushed or inverted. So the start is the minimiser of
  * E's quadratic model at y_g over the free directions from y_c: y_c + z with
- * S H z = -S (dE/d dv(y_g) + H (y_c - y_g)), by the Newton step's conjugate gradients (Gast
- * et al. 2015 start from the explicit step likewise). */
+ * S H z = -S (dE/d dv(y_g) + H (y_c - y_g)), by the Newton step's conjugate gradients (for
+ * lbfgs too). */
 static void start_point(pd_mpm_optimiser* o, const pd_descent_problem* pr) {
     pd_mpm_state* s = o->st;
     size_t nodes = s->grid.nodes;
