@@ -7,6 +7,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "grid/bspline.h"
+#include "grid/grid_cursor.h"
 #include "parallel/parallel.h"
 
 void pd_grid_init(pd_grid* g, pd_real dx) {
@@ -130,60 +131,6 @@ pd_status pd_grid_fit(pd_grid* g, const pd_vec3* x, size_t n, int margin, size_t
 
 /* ------------------------------------------------------------ gathers */
 
-/* The particles whose stencils reach node n = (i, j, k), one after the other: those binned at
- * base node n - (di, dj, dk), di, dj, dk in 0..2, in a fixed order. Each comes with its weight w
- * at n and d = x_n - x_p. */
-typedef struct node_cursor {
-    int i, j, k;
-    int cell;           /* (di, dj, dk) as 9 di + 3 dj + dk; 27 at the end */
-    uint32_t at, until; /* the bin's range in sorted */
-} node_cursor;
-
-static node_cursor node_cursor_at(const pd_grid* g, size_t n) {
-    int ny = g->dim[1], nz = g->dim[2];
-    node_cursor c = {(int)(n / ((size_t)ny * nz)), (int)(n / nz % ny), (int)(n % nz), -1, 0, 0};
-    return c;
-}
-
-static int node_cursor_next(const pd_grid* g, node_cursor* c, uint32_t* p, pd_real* w, pd_vec3* d) {
-    while (c->at == c->until) { /* the next bin in range */
-        if (++c->cell >= 27)
-            return 0;
-        int di = c->cell / 9, dj = c->cell / 3 % 3, dk = c->cell % 3;
-        if (c->i - di < 0 || c->j - dj < 0 || c->k - dk < 0)
-            continue;
-        size_t b = pd_grid_index(g, c->i - di, c->j - dj, c->k - dk);
-        c->at = g->cell_start[b], c->until = g->cell_start[b + 1];
-    }
-    int di = c->cell / 9, dj = c->cell / 3 % 3, dk = c->cell % 3;
-    *p = g->sorted[c->at++];
-    *w = g->weights[*p][0][di] * g->weights[*p][1][dj] * g->weights[*p][2][dk];
-    *d = pd_v3_sub(pd_v3(di * g->dx, dj * g->dx, dk * g->dx), g->offset[*p]);
-    return 1;
-}
-
-/* Particle p's sums over its 27 nodes of a node field u: sum w u and sum w u d^T (d = x_i -
- * x_p); outer NULL: the first only. */
-static pd_vec3 particle_sums(const pd_grid* g, size_t p, const pd_vec3* u, pd_mat3* outer) {
-    size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
-    const pd_real(*w)[3] = g->weights[p];
-    pd_vec3 sum = pd_v3(0, 0, 0);
-    if (outer)
-        *outer = pd_m3_zero();
-    for (int di = 0; di < 3; ++di)
-        for (int dj = 0; dj < 3; ++dj)
-            for (int dk = 0; dk < 3; ++dk) {
-                pd_vec3 ui = u[g->base[p] + di * si + dj * sj + (size_t)dk];
-                pd_real wi = w[0][di] * w[1][dj] * w[2][dk];
-                sum = pd_v3_add(sum, pd_v3_scale(ui, wi));
-                if (outer) {
-                    pd_vec3 d = pd_v3_sub(pd_v3(di * g->dx, dj * g->dx, dk * g->dx), g->offset[p]);
-                    pd_m3_add_outer(outer, wi, ui, d);
-                }
-            }
-    return sum;
-}
-
 /* ------------------------------------------------------------ particle to grid */
 
 typedef struct p2g_job {
@@ -235,7 +182,7 @@ static void g2p_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_real scale = 4 / (job->g->dx * job->g->dx);
     for (size_t p = begin; p < end; ++p) {
         pd_mat3 b;
-        pd_vec3 v = particle_sums(job->g, p, job->u, job->out ? &b : NULL);
+        pd_vec3 v = pd_grid_particle_sums(job->g, p, job->u, 1, 0, job->out ? &b : NULL);
         if (job->v)
             job->v[p] = v;
         if (job->out)

@@ -12,10 +12,15 @@
 
 #include "boundary/collider.h"
 #include "grid/grid.h"
+#include "grid/grid_fields.h"
 
 /* Applies every collider, in the scene's order, to the velocities of the grid's nodes with mass
  * (the colliders posed for the step's end). */
 void pd_grid_apply_colliders(pd_grid* g, const pd_colliders* colliders);
+
+/* The same for every field of f (each body its own velocity, grid_fields.h). */
+void pd_grid_fields_apply_colliders(const pd_grid* g, pd_grid_fields* f,
+                                    const pd_colliders* colliders);
 
 /* The velocity a node at x with velocity v keeps against collider col (v itself when x lies
  * outside its solid). */

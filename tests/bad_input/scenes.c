@@ -886,6 +886,29 @@ PD_TEST(mpm_elastic_energy_is_checked_and_refused_where_not_honoured) {
     free(good);
 }
 
+/* mpm's contact between bodies (a velocity field per body) runs in its explicit integrator: the
+ * ADMM's one field cannot let two bodies part, so admm with two bodies is refused at the
+ * integrator; a contact_friction that solver.mpm.contact false would ignore is refused at its
+ * material; the same scene with contact on, explicit, is taken. */
+PD_TEST(mpm_refuses_two_bodies_under_admm_and_friction_without_contact) {
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    const char* admm[] = {"method=mpm", "solver={\"mpm\":{\"integrator\":\"admm\"}}",
+                          "time.dt=auto"};
+    PD_CHECK(refused(good, admm, 3, "solver.mpm.integrator", 0, "admm with three bodies"));
+    PD_CHECK(strstr(last_message, "explicit") != NULL);
+    const char* orphan[] = {"method=mpm", "solver={\"mpm\":{\"contact\":false}}", "time.dt=auto",
+                            "materials.rubber.contact_friction=0.3"};
+    PD_CHECK(refused(good, orphan, 4, "materials.rubber", 0, "contact_friction, contact off"));
+    const char* taken[] = {"method=mpm", "solver={}", "time.dt=auto",
+                           "materials.rubber.contact_friction=0.3"};
+    pd_scene s;
+    pd_error err;
+    PD_CHECK(pd_scene_parse(good, "good.json", ".", taken, 4, &s, &err) == PD_OK);
+    pd_scene_free(&s);
+    free(good);
+}
+
 /* A method that does not declare one-line bodies refuses `kind: rod` at the body's kind (it
  * would simulate a loose line of particles); projective_pd, which declares rods, takes it. */
 PD_TEST(rods_are_refused_by_methods_without_them) {

@@ -194,21 +194,38 @@ static void hold_pinned_nodes(pd_mpm_state* s) {
     }
 }
 
-/* The explicit grid update (Sec. 6): the stress came in with the transfer; gravity and the
- * colliders. */
-static void explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_stats* stats) {
+/* The explicit grid update (Sec. 6): the stress came in with the transfer; gravity, the pins,
+ * then (with a field per body) the contact between the bodies, and the colliders. */
+static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_stats* stats) {
     pd_real dt = ctx->dt;
-    stress_job sj = {s, ctx->particles, dt};
+    pd_particles* p = ctx->particles;
+    stress_job sj = {s, p, dt};
     pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
-    pd_grid_from_particles(&s->grid, ctx->particles->mass, ctx->particles->vel, s->affine);
+    int fields = s->fields.count > 0;
+    if (!fields)
+        pd_grid_from_particles(&s->grid, p->mass, p->vel, s->affine);
+    else if (pd_grid_fields_from_particles(&s->grid, &s->fields, p->body, p->mass, p->vel,
+                                           s->affine) != PD_OK)
+        return PD_ERR_OUT_OF_MEMORY;
     grid_job gj = {&s->grid, pd_v3_scale(ctx->gravity, dt)};
     pd_parallel_for(s->grid.nodes, 1024, gravity_range, &gj);
-    if (s->has_pins) {
+    if (s->has_pins) { /* the pins' impulse from the combined node (contact keeps momentum) */
         pd_mpm_pin_nodes(s);
         hold_pinned_nodes(s);
     }
     stats->iterations = 1;
     stats->residual = 0;
+    if (!fields) {
+        pd_grid_apply_colliders(&s->grid, ctx->colliders);
+        return PD_OK;
+    }
+    pd_grid_fields_add_velocity(&s->grid, &s->fields, gj.dv);
+    if (s->prm.contact) /* else each body its own way: they pass through each other */
+        pd_grid_fields_contact(&s->grid, &s->fields, s->field_friction);
+    pd_grid_fields_apply_colliders(&s->grid, &s->fields, ctx->colliders);
+    if (s->has_pins)
+        pd_grid_fields_hold(&s->grid, &s->fields, s->pin_node_held, s->pin_node_velocity);
+    return PD_OK;
 }
 
 /* The implicit grid update (Sec. 7): the transfer without stress, then the velocity change of
@@ -259,12 +276,14 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
         st = implicit_grid(s, ctx, stats); /* the colliders inside (Sec. 7.2) */
         if (st != PD_OK)
             return st;
-    } else {
-        explicit_grid(s, ctx, stats);
-        pd_grid_apply_colliders(&s->grid, ctx->colliders);
+    } else if ((st = explicit_grid(s, ctx, stats)) != PD_OK) {
+        return st;
     }
     double t2 = pd_now();
-    pd_grid_to_particles(&s->grid, s->v_grid, s->c);
+    if (s->fields.count > 0) /* each particle from its body's field */
+        pd_grid_fields_to_particles(&s->grid, &s->fields, p->body, s->v_grid, s->c);
+    else
+        pd_grid_to_particles(&s->grid, s->v_grid, s->c);
     if (s->has_pins)
         pin_reactions(s);
     advect_job aj = {s, p, dt, ctx->gravity, ctx->step_start_vel};
@@ -326,6 +345,6 @@ const pd_solver_vtable pd_mpm_solver = {
     .bytes_per_particle = pd_mpm_bytes_per_particle,
     .contact_in_solve = 1,
     .releases_pins = 1,
-    /* bodies meet on the shared grid: contact without a key */
+    /* contact between bodies: a velocity field per body (solver.mpm.contact) */
     .capabilities = PD_CAP_ELASTIC | PD_CAP_CONTACT | PD_CAP_COLLIDER_FRICTION,
 };

@@ -8,6 +8,7 @@
 #include "constitutive/hencky_viscoelastic.h"
 #include "core/param.h"
 #include "grid/grid.h"
+#include "grid/grid_fields.h"
 #include "neighbor/family.h"
 #include "solvers/solver.h"
 #include "world/state_arrays.h"
@@ -27,6 +28,7 @@ typedef struct pd_mpm_params {
     pd_real cfl;                 /* the auto step's fraction of dx per step at the fastest speed */
     int damping_round_trips;     /* RPIC round trips before each step (Sec. 8) */
     int integrator;              /* PD_MPM_EXPLICIT (Sec. 6) or PD_MPM_ADMM (Sec. 7) */
+    int contact;                 /* 1: a velocity field per body (grid_fields.h) */
     pd_real auto_step_factor;    /* admm: time.dt "auto" is this times the explicit bound */
     pd_real rho;                 /* the ADMM penalty (1: the SEW weights carry the stiffness) */
     pd_real relaxation;          /* over-relaxation alpha (Sec. 7.3) */
@@ -46,7 +48,8 @@ enum { PD_MPM_HENCKY, PD_MPM_NEO_HOOKEAN, PD_MPM_FIXED_COROTATED };
 
 /* mpm's keys inside a material (docs/scene-format.md). */
 typedef struct pd_mpm_material_params {
-    int elastic_energy; /* PD_MPM_HENCKY ... */
+    int elastic_energy;       /* PD_MPM_HENCKY ... */
+    pd_real contact_friction; /* Coulomb coefficient against other bodies (the core's row) */
 } pd_mpm_material_params;
 
 extern const pd_param_table pd_mpm_material_table;
@@ -67,6 +70,10 @@ typedef struct pd_mpm_state {
     pd_mpm_params prm;
     pd_real dx; /* m */
     pd_grid grid;
+    /* contact between bodies: a velocity field per body (fields.count 0: one shared field, the
+     * grid's own arrays) and each body's contact_friction */
+    pd_grid_fields fields;
+    pd_real* field_friction;
     int material_count;
     pd_mpm_material* mat;
     /* per particle, kept across steps (declared in persist) */

@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "optim/descent.h"
+#include "contact/contact.h"
 #include "solvers/mpm/mpm_data.h"
 
 #define P(field) offsetof(pd_mpm_params, field)
@@ -28,6 +29,15 @@ static const pd_param_info k_params[] = {
      "minimisation of the incremental potential over the grid velocity change (Gast et al. "
      "2015), by the shared optimiser: Newton with the projected Hessian solved by conjugate "
      "gradients, or L-BFGS over a diagonal (docs/methods/mpm.md). Elastic materials only."},
+    {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
+     "Contact between bodies by multi-field MPM (Bardenhagen et al. 2000; beyond the paper): "
+     "each body has its own velocity field on the grid, and where two meet at a node a field "
+     "that approaches the node's centre-of-mass velocity along its normal (from the mass "
+     "gradients) loses that normal part, with Coulomb friction (materials' `contact_friction`) "
+     "on the tangential one; fields moving apart are free, so bodies bounce and separate. "
+     "False: the fields do not meet, so bodies pass through each other. Explicit integrator "
+     "only: admm, newton and lbfgs have one field for all bodies (they would stick) and refuse "
+     "two or more."},
     {"auto_step_factor", PD_PARAM_REAL, P(auto_step_factor), 10, 1, 1000, "1", NULL,
      "admm, newton, lbfgs: time.dt \"auto\" takes this many times the explicit bound (its CFL and "
      "P-wave "
@@ -73,6 +83,7 @@ static const pd_param_info k_material_params[] = {
      "- 1 - 2 ln J), K = lambda + 2 mu / 3; fixed_corotated, mu |F - R|^2 + lambda / 2 (J - 1)^2 "
      "(Stomakhin et al. 2012). All three are linear elasticity at small strain. Plasticity's "
      "returns act on the Hencky strain, so a plastic material takes hencky."},
+    PD_CONTACT_MATERIAL_ROW(pd_mpm_material_params, contact_friction),
 };
 
 const pd_param_table pd_mpm_material_table = {

@@ -7,6 +7,7 @@
 #include "constitutive/elastic_constants.h"
 #include "core/error.h"
 #include "scene/scene_json.h"
+#include "contact/contact.h"
 #include "solvers/mpm/mpm_internal.h"
 #include "world/world.h"
 
@@ -29,6 +30,9 @@ pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, co
                        "viscoelastic branch inside it makes it no potential (use solver.mpm."
                        "integrator \"admm\" or \"explicit\")",
                        prm->integrator == PD_MPM_NEWTON ? "newton" : "lbfgs");
+    pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
+    if (st != PD_OK)
+        return st;
     if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL && prm->integrator == PD_MPM_ADMM)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "mpm's admm integrator does not carry the viscoelastic branch yet (Sec. 7's "
@@ -47,6 +51,15 @@ pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, co
 pd_status pd_mpm_check_body_material(const pd_scene* scene, int body, int material,
                                      const char* path, pd_error* err) {
     (void)material, (void)path;
+    const pd_mpm_params* prm = scene->solver_params;
+    static const char* const names[] = {"explicit", "admm", "newton", "lbfgs"};
+    if (body == 1 && prm->integrator != PD_MPM_EXPLICIT)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "solver.mpm.integrator",
+                       "mpm's %s integrator solves one velocity field for all bodies, on which "
+                       "two bodies stick where they meet: they can neither bounce (contact) nor "
+                       "pass through each other (contact false). A field per body runs in the "
+                       "explicit integrator: use solver.mpm.integrator \"explicit\", or one body",
+                       names[prm->integrator]);
     pd_body_kind kind = scene->bodies[body].kind;
     if (kind == PD_BODY_DYNAMIC)
         return PD_OK;
@@ -113,6 +126,25 @@ static pd_status allocate(pd_mpm_state* s, pd_error* err) {
     return PD_OK;
 }
 
+/* Bodies on the grid (grid_fields.h): with two or more a field per body, each with its
+ * material's contact_friction (the explicit step; admm with two bodies is refused); one body
+ * keeps fields.count 0: the grid's own field, at the cost of one. */
+static pd_status contact_fields(pd_mpm_state* s, const pd_world* w, pd_error* err) {
+    int bodies = w->scene->body_count;
+    pd_grid_fields_init(&s->fields, 0);
+    if (bodies < 2 || s->prm.integrator != PD_MPM_EXPLICIT)
+        return PD_OK;
+    s->field_friction = PD_NEW_ARRAY(pd_real, (size_t)bodies);
+    if (!s->field_friction)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %d contact fields", bodies);
+    for (int b = 0; b < bodies; ++b) {
+        const pd_material_def* m = &w->scene->materials[w->scene->bodies[b].material];
+        s->field_friction[b] = ((const pd_mpm_material_params*)m->method_params)->contact_friction;
+    }
+    pd_grid_fields_init(&s->fields, bodies);
+    return PD_OK;
+}
+
 /* The cell size: dx spacings of the finest body. */
 static pd_real cell_size(const pd_mpm_state* s, const pd_world* w) {
     pd_real h = INFINITY;
@@ -139,6 +171,10 @@ pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error*
         s->f[i] = pd_m3_identity();
         s->fn[i] = pd_m3_identity();
         s->volume0[i] = w->particles.volume[i];
+    }
+    if ((st = contact_fields(s, w, err)) != PD_OK) {
+        pd_mpm_destroy(s);
+        return st;
     }
     s->dx = cell_size(s, w);
     pd_grid_init(&s->grid, s->dx);
@@ -174,6 +210,8 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->pin_node_held, uint8_t, s->pin_nodes);
     PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
     PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
+    PD_FREE_ARRAY(s->field_friction, pd_real, (size_t)s->fields.count);
+    pd_grid_fields_free(&s->fields);
     pd_mpm_admm_free(s);
     pd_mpm_optimiser_free(s);
     pd_family_free(&s->none);

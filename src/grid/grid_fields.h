@@ -1,0 +1,58 @@
+/* Multi-field contact on the background grid (Bardenhagen, Brackbill, Sulsky 2000, "The
+ * material-point method for granular materials", Sec. 3; Homel and Herbold 2017): each body
+ * carries its own velocity field on the nodes its particles reach, so two bodies that meet can
+ * also part (on one shared field they stick: perfectly inelastic). At a node that two or more
+ * fields share, each field b has an outward normal n_b from the mass gradients, and it is in
+ * contact when it approaches the node's centre-of-mass velocity v_cm along n_b:
+ *   (v_b - v_cm) . n_b > 0:  v_b <- v_b - ((v_b - v_cm) . n_b) n_b, and Coulomb friction takes
+ *                            up to mu of that normal change off the tangential part of v_b - v_cm;
+ * a field moving away is left free (the bodies separate). With two fields the normals are equal
+ * and opposite and the changes m_a dv_a + m_b dv_b cancel: momentum is kept to round-off.
+ *
+ * Layout: node-major, field b of node i at [i * count + b]. Every node gathers its particles in
+ * the grid's fixed order (grid_cursor.h): no atomics, the same bytes on any thread count. */
+#ifndef PD_GRID_FIELDS_H
+#define PD_GRID_FIELDS_H
+
+#include <stdint.h>
+
+#include "grid/grid.h"
+
+typedef struct pd_grid_fields {
+    int count;         /* fields (2 or more) */
+    size_t cap;        /* nodes the arrays hold */
+    pd_real* mass;     /* [node * count + field] */
+    pd_vec3* velocity; /* its velocity (momentum / mass; 0 without mass) */
+    /* sum_p m_p w_ip (x_i - x_p) over the field's particles: the mass times node i's offset from
+     * the field's local centre of mass, along minus the gradient of its mass (with the MLS
+     * kernel gradient of pd_grid_gradient) */
+    pd_vec3* moment;
+} pd_grid_fields;
+
+void pd_grid_fields_init(pd_grid_fields* f, int count);
+void pd_grid_fields_free(pd_grid_fields* f);
+
+/* Particle to grid for every field (particle p in field field_of[p]), as pd_grid_from_particles
+ * (APIC / MLS-MPM with the affine momentum, NULL: PIC), which it also does for the grid's own
+ * combined arrays in the same pass. Grows f to the grid's nodes: PD_ERR_OUT_OF_MEMORY. */
+pd_status pd_grid_fields_from_particles(pd_grid* g, pd_grid_fields* f, const int32_t* field_of,
+                                        const pd_real* mass, const pd_vec3* v,
+                                        const pd_mat3* affine);
+
+/* v += dv at every field's node with mass (gravity). */
+void pd_grid_fields_add_velocity(const pd_grid* g, pd_grid_fields* f, pd_vec3 dv);
+
+/* The contact of the header at every node that fields share; friction[b] is field b's Coulomb
+ * coefficient (a pair takes sqrt(mu_a mu_b), with the heaviest other field at the node). */
+void pd_grid_fields_contact(const pd_grid* g, pd_grid_fields* f, const pd_real* friction);
+
+/* Sets every field's velocity at the nodes with held[i] to velocity[i] (pins). */
+void pd_grid_fields_hold(const pd_grid* g, pd_grid_fields* f, const uint8_t* held,
+                         const pd_vec3* velocity);
+
+/* Grid to particle from each particle's own field: v_p and, when c is not NULL, APIC's C_p, as
+ * pd_grid_to_particles. */
+void pd_grid_fields_to_particles(const pd_grid* g, const pd_grid_fields* f, const int32_t* field_of,
+                                 pd_vec3* v, pd_mat3* c);
+
+#endif
