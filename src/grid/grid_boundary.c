@@ -3,11 +3,12 @@
 
 #include <math.h>
 
+#include "grid/grid_cursor.h"
 #include "parallel/parallel.h"
 
-pd_vec3 pd_grid_collider_velocity(const pd_collider* col, pd_vec3 x, pd_vec3 v) {
+pd_vec3 pd_grid_collider_velocity(const pd_collider* col, pd_vec3 x, pd_real reach, pd_vec3 v) {
     pd_vec3 n;
-    if (pd_collider_sdf(col, x, &n) > 0)
+    if (pd_collider_sdf(col, x, &n) > reach)
         return v;
     pd_vec3 vc = pd_collider_velocity_at(col, x);
     if (col->def.boundary == PD_BOUNDARY_NO_SLIP)
@@ -23,46 +24,82 @@ pd_vec3 pd_grid_collider_velocity(const pd_collider* col, pd_vec3 x, pd_vec3 v) 
     return pd_v3_add(vc, pd_v3_scale(vt, keep));
 }
 
+pd_vec3 pd_grid_node_material_centre(const pd_grid* g, const pd_real* mass, size_t n) {
+    pd_vec3 moment = pd_v3(0, 0, 0), d;
+    pd_real w;
+    uint32_t p;
+    for (node_cursor c = node_cursor_at(g, n); node_cursor_next(g, &c, &p, &w, &d);)
+        moment = pd_v3_madd(moment, w * mass[p], d);
+    int ny = g->dim[1], nz = g->dim[2];
+    pd_vec3 x = pd_grid_node(g, (int)(n / ((size_t)ny * nz)), (int)(n / nz % ny), (int)(n % nz));
+    return g->mass[n] > 0 ? pd_v3_madd(x, -1 / g->mass[n], moment) : x;
+}
+
+/* 1 when no collider's solid comes within `margin` of x (the node's material lies within the
+ * stencil's reach of it, so a node farther than that from every solid keeps its velocity). */
+static int far_from_colliders(const pd_colliders* colliders, pd_vec3 x, pd_real margin) {
+    for (int c = 0; c < colliders->count; ++c)
+        if (pd_collider_sdf(&colliders->items[c], x, NULL) <= margin)
+            return 0;
+    return 1;
+}
+
 typedef struct boundary_job {
     const pd_grid* g;
-    const pd_real* mass; /* k values per node (fields), as velocity */
-    pd_vec3* velocity;
-    size_t k;
+    const pd_real* particle_mass; /* one field: the node's material centre by a gather */
+    const pd_grid_fields* f;      /* fields: each one's centre from its moment */
+    pd_vec3* velocity;            /* the grid's, or the fields' */
+    pd_real reach;
     const pd_colliders* colliders;
 } boundary_job;
+
+/* Where field b's material at node n lies, or the grid's (b = 0 without fields). */
+static pd_vec3 material_centre(const boundary_job* job, size_t n, size_t b, pd_vec3 x) {
+    if (!job->f)
+        return pd_grid_node_material_centre(job->g, job->particle_mass, n);
+    size_t i = n * (size_t)job->f->count + b;
+    return pd_v3_madd(x, -1 / job->f->mass[i], job->f->moment[i]);
+}
 
 static void boundary_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const boundary_job* job = ctx;
     const pd_grid* g = job->g;
     int ny = g->dim[1], nz = g->dim[2];
+    size_t k = job->f ? (size_t)job->f->count : 1;
+    const pd_real* mass = job->f ? job->f->mass : g->mass;
+    pd_real margin = job->reach + 1.5 * sqrt(3.0) * g->dx; /* a stencil's reach */
     for (size_t n = begin; n < end; ++n) {
-        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
-        pd_vec3 x = pd_grid_node(g, i, j, k);
-        for (size_t b = n * job->k; b < (n + 1) * job->k; ++b) {
-            if (!(job->mass[b] > 0))
+        if (!(g->mass[n] > 0))
+            continue;
+        pd_vec3 x =
+            pd_grid_node(g, (int)(n / ((size_t)ny * nz)), (int)(n / nz % ny), (int)(n % nz));
+        if (far_from_colliders(job->colliders, x, margin))
+            continue;
+        for (size_t b = 0; b < k; ++b) {
+            if (!(mass[n * k + b] > 0))
                 continue;
-            pd_vec3 v = job->velocity[b];
+            pd_vec3 centre = material_centre(job, n, b, x), v = job->velocity[n * k + b];
             for (int c = 0; c < job->colliders->count; ++c)
-                v = pd_grid_collider_velocity(&job->colliders->items[c], x, v);
-            job->velocity[b] = v;
+                v = pd_grid_collider_velocity(&job->colliders->items[c], centre, job->reach, v);
+            job->velocity[n * k + b] = v;
         }
     }
 }
 
-static void apply(const pd_grid* g, const pd_real* mass, pd_vec3* velocity, size_t k,
-                  const pd_colliders* colliders) {
-    if (colliders->count == 0)
-        return;
-    boundary_job job = {g, mass, velocity, k, colliders};
-    pd_parallel_for(g->nodes, 512, boundary_range, &job);
+static void apply(boundary_job* job) {
+    if (job->colliders->count > 0)
+        pd_parallel_for(job->g->nodes, 512, boundary_range, job);
 }
 
-void pd_grid_apply_colliders(pd_grid* g, const pd_colliders* colliders) {
-    apply(g, g->mass, g->velocity, 1, colliders);
+void pd_grid_apply_colliders(pd_grid* g, const pd_real* particle_mass, pd_real reach,
+                             const pd_colliders* colliders) {
+    boundary_job job = {g, particle_mass, NULL, g->velocity, reach, colliders};
+    apply(&job);
 }
 
-void pd_grid_fields_apply_colliders(const pd_grid* g, pd_grid_fields* f,
+void pd_grid_fields_apply_colliders(const pd_grid* g, pd_grid_fields* f, pd_real reach,
                                     const pd_colliders* colliders) {
-    apply(g, f->mass, f->velocity, (size_t)f->count, colliders);
+    boundary_job job = {g, NULL, f, f->velocity, reach, colliders};
+    apply(&job);
 }

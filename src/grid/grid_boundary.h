@@ -14,16 +14,33 @@
 #include "grid/grid.h"
 #include "grid/grid_fields.h"
 
-/* Applies every collider, in the scene's order, to the velocities of the grid's nodes with mass
- * (the colliders posed for the step's end). */
-void pd_grid_apply_colliders(pd_grid* g, const pd_colliders* colliders);
+/* The reach of a collider's condition, in cells: a body resting on a flat surface fills the
+ * half-space above it, and a node on the surface then carries material whose centre lies
+ * int_0^1.5 u N(u) du / int_0^1.5 N(u) du = (13/64) / (1/2) = 13/32 of a cell above it (N the
+ * quadratic B-spline). A node whose material comes that close to a solid carries its condition:
+ * a resting body is held by the nodes in the solid, as when the condition follows the nodes'
+ * own positions, but a falling one is held only once it has reached the surface, not once its
+ * stencil reaches a node in the solid (1.5 cells before; the bodies then rested about a cell
+ * above the surface). */
+#define PD_GRID_COLLIDER_REACH (13.0 / 32.0)
 
-/* The same for every field of f (each body its own velocity, grid_fields.h). */
-void pd_grid_fields_apply_colliders(const pd_grid* g, pd_grid_fields* f,
+/* Applies every collider, in the scene's order, to the velocities of the grid's nodes with mass
+ * (the colliders posed for the step's end), where the material a node carries lies within
+ * `reach` of a collider's solid: its local centre of mass, x_i - sum_p m_p w_ip (x_i - x_p) /
+ * m_i (particle_mass: the particles' masses of the last transfer). */
+void pd_grid_apply_colliders(pd_grid* g, const pd_real* particle_mass, pd_real reach,
+                             const pd_colliders* colliders);
+
+/* The same for every field of f (each body its own velocity, grid_fields.h), at each field's
+ * own centre of mass at the node. */
+void pd_grid_fields_apply_colliders(const pd_grid* g, pd_grid_fields* f, pd_real reach,
                                     const pd_colliders* colliders);
 
-/* The velocity a node at x with velocity v keeps against collider col (v itself when x lies
- * outside its solid). */
-pd_vec3 pd_grid_collider_velocity(const pd_collider* col, pd_vec3 x, pd_vec3 v);
+/* The local centre of mass of the material node n carries (its own position without mass). */
+pd_vec3 pd_grid_node_material_centre(const pd_grid* g, const pd_real* particle_mass, size_t n);
+
+/* The velocity a node whose material lies at x, with velocity v, keeps against collider col (v
+ * itself when x lies farther than reach outside its solid). */
+pd_vec3 pd_grid_collider_velocity(const pd_collider* col, pd_vec3 x, pd_real reach, pd_vec3 v);
 
 #endif

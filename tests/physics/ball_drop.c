@@ -64,8 +64,7 @@ static void drop(void) {
     PD_CHECK(lowest > -0.005 && lowest < 0.005); /* landed on the floor, not through it */
 }
 
-/* mpm: the ball keeps its shape and comes to rest, but its lowest particles rest 18 mm (0.9 of
- * a cell) above the floor: the floor acts on the grid nodes in its solid, which a particle's
- * quadratic stencil reaches from a cell away (docs/methods/mpm.md). */
-PD_TEST_EACH_METHOD_KNOWN(dropped_ball_recovers_its_shape_and_comes_to_rest, PD_CAP_ELASTIC, "mpm",
-                          drop)
+/* mpm: a collider holds the grid nodes whose material has reached its surface (src/grid/
+ * grid_boundary.h); holding those in its solid as soon as a stencil reached them left the ball
+ * resting 18 mm (0.9 of a cell) above the floor. */
+PD_TEST_EACH_METHOD(dropped_ball_recovers_its_shape_and_comes_to_rest, PD_CAP_ELASTIC, drop)

@@ -251,55 +251,79 @@ PD_TEST(colliders_constrain_grid_velocities_with_coulomb_friction) {
     pd_colliders slip = floor_collider(PD_BOUNDARY_SLIP, 0.5, pd_v3(0, 0, 0));
     const pd_collider* c = &slip.items[0];
     pd_vec3 in = pd_v3(0.3, -0.01, 0), above = pd_v3(0.3, 0.01, 0);
-    pd_vec3 v = pd_grid_collider_velocity(c, in, pd_v3(2, -1, 0)); /* |v_t| 2 > mu |v_n| 0.5 */
+    pd_vec3 v = pd_grid_collider_velocity(c, in, 0, pd_v3(2, -1, 0)); /* |v_t| 2 > mu |v_n| 0.5 */
     PD_CHECK_NEAR(v.x, 1.5, 1e-12);
     PD_CHECK_NEAR(v.y, 0, 1e-12);
-    v = pd_grid_collider_velocity(c, in, pd_v3(0.2, -1, 0.1)); /* friction stops it */
+    v = pd_grid_collider_velocity(c, in, 0, pd_v3(0.2, -1, 0.1)); /* friction stops it */
     PD_CHECK_NEAR(pd_v3_len(v), 0, 1e-12);
-    v = pd_grid_collider_velocity(c, in, pd_v3(2, 1, 0)); /* leaving */
+    v = pd_grid_collider_velocity(c, in, 0, pd_v3(2, 1, 0)); /* leaving */
     PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(2, 1, 0))), 0, 0);
-    v = pd_grid_collider_velocity(c, above, pd_v3(2, -1, 0)); /* outside the solid */
+    v = pd_grid_collider_velocity(c, above, 0, pd_v3(2, -1, 0)); /* outside the solid */
     PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(2, -1, 0))), 0, 0);
     pd_colliders_destroy(&slip);
     pd_colliders belt = floor_collider(PD_BOUNDARY_NO_SLIP, 0, pd_v3(0.7, 0, 0));
-    v = pd_grid_collider_velocity(&belt.items[0], in, pd_v3(2, -1, 3));
+    v = pd_grid_collider_velocity(&belt.items[0], in, 0, pd_v3(2, -1, 3));
     PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(0.7, 0, 0))), 0, 1e-12);
     pd_colliders_destroy(&belt);
 }
 
-/* The same on a grid: the nodes with mass at or below the floor slide at (0.5, 0, 0), the others
- * keep the particles' (1, -1, 0) (a node placed wrongly would get the other one). */
-PD_TEST(colliders_act_on_the_nodes_in_their_solid) {
-    cloud k = random_cloud(300, 13);
+/* A slab of particles 0.1 m thick on a lattice of spacing dx / 2 with its lowest layer at
+ * height h above the floor, all moving at (1, -1, 0), and the colliders applied with the reach
+ * of grid_boundary.h: returns the nodes with mass that slide at (0.5, 0, 0) (slip, mu 0.5) and
+ * counts in *wrong those whose velocity is neither that (when at or below the floor) nor the
+ * slab's own (above it). */
+static int held_nodes(double h, int* below, int* wrong) {
+    const double dx = 0.02, s = dx / 2;
+    cloud k = random_cloud(10 * 10 * 10, 13);
     for (size_t p = 0; p < k.n; ++p) {
-        k.x[p].y = 0.02 + 0.2 * (k.x[p].y + 0.2);
+        k.x[p] = pd_v3(s * (double)(p / 100), h + s * (double)(p / 10 % 10), s * (double)(p % 10));
         k.v[p] = pd_v3(1, -1, 0);
+        k.m[p] = 1e-3;
     }
     pd_grid g;
-    pd_grid_init(&g, 0.03);
+    pd_grid_init(&g, dx);
     pd_error err = {0};
-    PD_REQUIRE(pd_grid_fit(&g, k.x, k.n, 1, 1u << 24, &err) == PD_OK);
+    pd_grid_fit(&g, k.x, k.n, 1, 1u << 24, &err);
     pd_grid_from_particles(&g, k.m, k.v, NULL);
     pd_colliders floor = floor_collider(PD_BOUNDARY_SLIP, 0.5, pd_v3(0, 0, 0));
-    pd_grid_apply_colliders(&g, &floor);
-    int below = 0, wrong = 0;
+    pd_grid_apply_colliders(&g, k.m, PD_GRID_COLLIDER_REACH * dx, &floor);
+    int held = 0;
+    *below = *wrong = 0;
     for (int i = 0; i < g.dim[0]; ++i)
         for (int j = 0; j < g.dim[1]; ++j)
             for (int l = 0; l < g.dim[2]; ++l) {
                 size_t n = pd_grid_index(&g, i, j, l);
                 if (!(g.mass[n] > 0))
                     continue;
-                int in = pd_grid_node(&g, i, j, l).y <= 0;
-                pd_vec3 want = in ? pd_v3(0.5, 0, 0) : pd_v3(1, -1, 0);
-                below += in;
-                wrong += pd_v3_len(pd_v3_sub(g.velocity[n], want)) > 1e-12;
+                int in = pd_grid_node(&g, i, j, l).y <= 1e-12;
+                int slides = pd_v3_len(pd_v3_sub(g.velocity[n], pd_v3(0.5, 0, 0))) < 1e-12;
+                int free = pd_v3_len(pd_v3_sub(g.velocity[n], pd_v3(1, -1, 0))) < 1e-12;
+                *below += in;
+                held += slides;
+                *wrong += in ? !slides && !free : !free;
             }
-    printf("  %d nodes with mass in the floor, %d with the wrong velocity\n", below, wrong);
-    PD_CHECK(below > 0);
-    PD_CHECK(wrong == 0);
     pd_colliders_destroy(&floor);
     pd_grid_free(&g);
     free_cloud(&k);
+    return held;
+}
+
+/* The colliders on a grid (grid_boundary.h): a slab resting on the floor (its lowest layer 0.1
+ * cell up: the material of a node on the surface centred 0.33 cell above it, within the reach
+ * 13/32) is held by every node with mass at or below the floor and by none above; the same slab
+ * a cell higher (lowest layer 1.1 cells up, its stencils still reaching the nodes on the
+ * surface) by none: it falls on. A condition on the nodes in the solid regardless of where their
+ * material lies holds the second (49 nodes; a body then rests about a cell above the floor). */
+PD_TEST(colliders_hold_the_nodes_whose_material_reached_the_surface) {
+    int below, wrong;
+    int resting = held_nodes(0.1 * 0.02, &below, &wrong);
+    printf("  resting: %d nodes with mass at or below the floor, %d held, %d wrong\n", below,
+           resting, wrong);
+    PD_CHECK(below > 0 && resting == below && wrong == 0);
+    int above = held_nodes(1.1 * 0.02, &below, &wrong);
+    printf("  a cell up: %d nodes with mass at or below the floor, %d held, %d wrong\n", below,
+           above, wrong);
+    PD_CHECK(below > 0 && above == 0 && wrong == 0);
 }
 
 /* The particles' angular momentum under APIC: x_p x m_p v_p plus m_p (dx^2 / 4) times the axial

@@ -216,13 +216,14 @@ static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
     stats->iterations = 1;
     stats->residual = 0;
     if (!fields) {
-        pd_grid_apply_colliders(&s->grid, ctx->colliders);
+        pd_grid_apply_colliders(&s->grid, p->mass, PD_GRID_COLLIDER_REACH * s->dx, ctx->colliders);
         return PD_OK;
     }
     pd_grid_fields_add_velocity(&s->grid, &s->fields, gj.dv);
     if (s->prm.contact) /* else each body its own way: they pass through each other */
         pd_grid_fields_contact(&s->grid, &s->fields, s->field_friction);
-    pd_grid_fields_apply_colliders(&s->grid, &s->fields, ctx->colliders);
+    pd_grid_fields_apply_colliders(&s->grid, &s->fields, PD_GRID_COLLIDER_REACH * s->dx,
+                                   ctx->colliders);
     if (s->has_pins)
         pd_grid_fields_hold(&s->grid, &s->fields, s->pin_node_held, s->pin_node_velocity);
     return PD_OK;

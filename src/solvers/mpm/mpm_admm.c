@@ -147,13 +147,15 @@ static void apply_dt(const admm_ctx* c, const pd_mat3* m, pd_mat3* scratch, pd_v
 
 /* ---------------------------------------------------------------- boundary conditions */
 
-/* Sec. 7.2: the nodes in a collider's solid at the step's start keep, through the solve, the
- * collider's velocity along its normal (no_slip: all of it); Coulomb friction acts after the
+/* Sec. 7.2: the nodes whose material lies within reach of a collider's solid at the step's start
+ * (grid_boundary.h, as in the explicit step) keep, through the solve, the collider's velocity
+ * along its normal (no_slip: all of it); Coulomb friction acts after the
  * solve with the normal impulse the constraint took (friction_after_solve). */
 static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
     pd_mpm_state* s = c->s;
     const pd_grid* g = &s->grid;
     int ny = g->dim[1], nz = g->dim[2];
+    pd_real reach = PD_GRID_COLLIDER_REACH * g->dx, margin = reach + 1.5 * sqrt(3.0) * g->dx;
     for (size_t n = 0; n < g->nodes; ++n) {
         s->bc_kind[n] = PD_MPM_BC_FREE;
         if (!(g->mass[n] > 0))
@@ -164,13 +166,18 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
             continue;
         }
         int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
-        pd_vec3 x = pd_grid_node(g, i, j, k);
+        pd_vec3 x = pd_grid_node(g, i, j, k), centre = x;
+        int gathered = 0;
         for (int q = 0; q < colliders->count && s->bc_kind[n] == PD_MPM_BC_FREE; ++q) {
             const pd_collider* col = &colliders->items[q];
             pd_vec3 normal;
-            if (pd_collider_sdf(col, x, &normal) > 0)
+            if (pd_collider_sdf(col, x, NULL) > margin)
+                continue;    /* the node's material is out of reach */
+            if (!gathered++) /* where its material lies (grid_boundary.h) */
+                centre = pd_grid_node_material_centre(g, c->p->mass, n);
+            if (pd_collider_sdf(col, centre, &normal) > reach)
                 continue;
-            pd_vec3 vc = pd_collider_velocity_at(col, x);
+            pd_vec3 vc = pd_collider_velocity_at(col, centre);
             s->bc_collider[n] = q;
             if (col->def.boundary == PD_BOUNDARY_NO_SLIP) {
                 s->bc_kind[n] = PD_MPM_BC_FULL;
@@ -293,7 +300,6 @@ static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
 static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
     pd_mpm_state* s = c->s;
     const pd_grid* g = &s->grid;
-    int ny = g->dim[1], nz = g->dim[2];
     apply_a(c, s->admm_dv, s->cg_ad);
     for (size_t n = 0; n < g->nodes && s->has_pins; ++n) { /* a held node's impulse (rhs - A dv) */
         s->pin_node_impulse[n] = pd_v3(0, 0, 0);
@@ -305,8 +311,7 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
         if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
             continue;
         const pd_collider* col = &colliders->items[s->bc_collider[n]];
-        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
-        pd_vec3 vc = pd_collider_velocity_at(col, pd_grid_node(g, i, j, k));
+        pd_vec3 vc = pd_collider_velocity_at(col, pd_grid_node_material_centre(g, c->p->mass, n));
         pd_vec3 nrm = s->bc_normal[n];
         pd_real jn = pd_v3_dot(pd_v3_sub(s->admm_rhs[n], s->cg_ad[n]), nrm) / g->mass[n];
         pd_vec3 rel = pd_v3_sub(pd_v3_add(g->velocity[n], s->admm_dv[n]), vc);
