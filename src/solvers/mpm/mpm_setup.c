@@ -263,10 +263,13 @@ pd_status pd_mpm_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
 }
 
 size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
-    (void)scene, (void)bond_fraction;
+    (void)bond_fraction;
+    /* with two bodies or more, a field per body on each node: mass, velocity, moment */
+    size_t fields = scene->body_count >= 2 ? (size_t)scene->body_count : 0;
     /* F, C, the affine scratch, V0, the stress, the grid's weights, offset, base and bin, and
      * about one node per particle (mass, momentum, velocity, bin start) */
-    return 3 * sizeof(pd_mat3) + sizeof(pd_vec3) + 7 * sizeof(pd_real) + 9 * sizeof(pd_real) +
-           sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) +
-           sizeof(uint32_t) + sizeof(uint32_t);
+    return fields * (sizeof(pd_real) + 2 * sizeof(pd_vec3)) + 3 * sizeof(pd_mat3) +
+           sizeof(pd_vec3) + 7 * sizeof(pd_real) + 9 * sizeof(pd_real) + sizeof(pd_vec3) +
+           2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) + sizeof(uint32_t) +
+           sizeof(uint32_t);
 }
