@@ -1,6 +1,7 @@
 /* The scene's colliders as grid boundary conditions (Fang 2019 Sec. 6; Stomakhin et al. 2013
- * Sec. 8): at every node with mass that lies in a collider's solid (signed distance <= 0), the
- * velocity relative to the collider's surface is
+ * Sec. 8): at every node with mass whose material has reached a collider's surface (its local
+ * centre of mass within PD_GRID_COLLIDER_REACH cells of the solid, below), the velocity relative
+ * to the collider's surface is
  *   no_slip: zero (the node sticks, moving with a moving collider);
  *   slip:    when approaching (v_n < 0), its normal part removed and its tangential part
  *            reduced by Coulomb friction: v_t <- v_t max(0, 1 + mu v_n / |v_t|); a node moving
@@ -18,10 +19,10 @@
  * half-space above it, and a node on the surface then carries material whose centre lies
  * int_0^1.5 u N(u) du / int_0^1.5 N(u) du = (13/64) / (1/2) = 13/32 of a cell above it (N the
  * quadratic B-spline). A node whose material comes that close to a solid carries its condition:
- * a resting body is held by the nodes in the solid, as when the condition follows the nodes'
- * own positions, but a falling one is held only once it has reached the surface, not once its
- * stencil reaches a node in the solid (1.5 cells before; the bodies then rested about a cell
- * above the surface). */
+ * a body resting on the surface is held by the nodes in the solid (unit.grid: a slab whose
+ * lowest layer is 0.1 cell up), as when the condition followed the nodes' own positions, but a
+ * falling one only once it has come down to the surface, not once its stencil reaches a node
+ * in the solid (1.5 cells before: bodies rested about a cell above the surface). */
 #define PD_GRID_COLLIDER_REACH (13.0 / 32.0)
 
 /* Applies every collider, in the scene's order, to the velocities of the grid's nodes with mass

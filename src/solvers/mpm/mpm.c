@@ -2,8 +2,10 @@
  * Simulating Non-equilibrated Viscoelastic and Elastoplastic Solids". This file holds the
  * explicit step of Sec. 6 with MLS-MPM forces (Hu et al. 2018) and APIC transfers (the core's
  * src/grid/), symplectic Euler, and StVK with Hencky strain for Psi_E (Eq. 6); the RPIC damping
- * of Sec. 8 as round trips before the step. The implicit ADMM of Sec. 7, the viscoelastic branch
- * (Eq. 1-8) and the plastic return Z_E follow (docs/methods/mpm.md). */
+ * of Sec. 8 as round trips before the step; with two bodies or more a velocity field per body
+ * and the contact between them (Bardenhagen et al. 2000; src/grid/grid_fields.h). The implicit
+ * ADMM of Sec. 7, the viscoelastic branch (Eq. 1-8) and the plastic return Z_E follow
+ * (docs/methods/mpm.md). */
 #include <math.h>
 #include <string.h>
 
@@ -194,6 +196,18 @@ static void hold_pinned_nodes(pd_mpm_state* s) {
     }
 }
 
+/* The fields' share of the explicit grid update (a field per body): gravity dv, the contact
+ * between the bodies (grid_fields.h), the colliders on each field, the pins. */
+static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 dv) {
+    pd_grid_fields_add_velocity(&s->grid, &s->fields, dv);
+    if (s->prm.contact) /* else each body its own way: they pass through each other */
+        pd_grid_fields_contact(&s->grid, &s->fields, s->field_friction);
+    pd_grid_fields_apply_colliders(&s->grid, &s->fields, PD_GRID_COLLIDER_REACH * s->dx,
+                                   ctx->colliders);
+    if (s->has_pins)
+        pd_grid_fields_hold(&s->grid, &s->fields, s->pin_node_held, s->pin_node_velocity);
+}
+
 /* The explicit grid update (Sec. 6): the stress came in with the transfer; gravity, the pins,
  * then (with a field per body) the contact between the bodies, and the colliders. */
 static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_stats* stats) {
@@ -219,13 +233,7 @@ static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
         pd_grid_apply_colliders(&s->grid, p->mass, PD_GRID_COLLIDER_REACH * s->dx, ctx->colliders);
         return PD_OK;
     }
-    pd_grid_fields_add_velocity(&s->grid, &s->fields, gj.dv);
-    if (s->prm.contact) /* else each body its own way: they pass through each other */
-        pd_grid_fields_contact(&s->grid, &s->fields, s->field_friction);
-    pd_grid_fields_apply_colliders(&s->grid, &s->fields, PD_GRID_COLLIDER_REACH * s->dx,
-                                   ctx->colliders);
-    if (s->has_pins)
-        pd_grid_fields_hold(&s->grid, &s->fields, s->pin_node_held, s->pin_node_velocity);
+    fields_update(s, ctx, gj.dv);
     return PD_OK;
 }
 
