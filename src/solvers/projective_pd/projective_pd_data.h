@@ -8,7 +8,11 @@
 
 enum { PD_PPD_CHEBYSHEV, PD_PPD_DIRECT, PD_PPD_POSITION_BASED };
 /* Where the yield test's I1 and J2 come from (projective_pd_plastic.c) */
-enum { PD_PPD_INVARIANTS_DEFORMATION_GRADIENT, PD_PPD_INVARIANTS_BOND_STRAINS };
+enum {
+    PD_PPD_INVARIANTS_AUTO,
+    PD_PPD_INVARIANTS_DEFORMATION_GRADIENT,
+    PD_PPD_INVARIANTS_BOND_STRAINS
+};
 
 typedef struct pd_ppd_params {
     int iterations;

@@ -47,13 +47,15 @@ static const pd_param_info k_params[] = {
      "vectors at the iterate in between, so that the solve sees a stress bounded by the yield "
      "surface, not the step's elastic trial stress (which resists flow like a viscosity of "
      "about G h)."},
-    {"plastic_invariants", PD_PARAM_ENUM, P(plastic_invariants),
-     PD_PPD_INVARIANTS_DEFORMATION_GRADIENT, 0, 0, "-", "deformation_gradient|bond_strains",
+    {"plastic_invariants", PD_PARAM_ENUM, P(plastic_invariants), PD_PPD_INVARIANTS_AUTO, 0, 0, "-",
+     "auto|deformation_gradient|bond_strains",
      "Where the yield test (Eq. 14) takes I1 and J2: deformation_gradient from the principal "
      "stretches of the family's F (beyond the paper: exact for a homogeneous strain on any "
      "family, so triaxial compression yields on the friction angle's cone); bond_strains from "
      "the mean and spread of the bond strains (Eq. 16-17 as printed: along a lattice axis its "
-     "sqrt(J2) reads 8 % high and sand yields 7.7 % early)."},
+     "sqrt(J2) reads 8 % high and a solid yields 7.7 % early). auto: deformation_gradient for "
+     "plastic solids, bond_strains for granular matter (its tests are measured so; "
+     "docs/methods/projective_pd.md). A fluid always takes bond_strains."},
     {"density_iterations", PD_PARAM_INT, P(density_iterations), 4, 0, 100, "1", NULL,
      "Jacobi iterations per step of the position-based density constraints (Macklin and Mueller "
      "2013) that keep granular matter from compressing past its rest density (Sec. 8, Table 1's "
