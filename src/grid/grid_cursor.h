@@ -12,12 +12,23 @@
 typedef struct node_cursor {
     int i, j, k;
     int cell;           /* (di, dj, dk) as 9 di + 3 dj + dk; 27 at the end */
+    int di, dj, dk;     /* the cell's, kept while its bin is walked */
+    pd_vec3 node;       /* (di, dj, dk) dx: x_n less the bin's base node */
     uint32_t at, until; /* the bin's range in sorted */
 } node_cursor;
 
 static inline node_cursor node_cursor_at(const pd_grid* g, size_t n) {
     int ny = g->dim[1], nz = g->dim[2];
-    node_cursor c = {(int)(n / ((size_t)ny * nz)), (int)(n / nz % ny), (int)(n % nz), -1, 0, 0};
+    node_cursor c = {(int)(n / ((size_t)ny * nz)),
+                     (int)(n / nz % ny),
+                     (int)(n % nz),
+                     -1,
+                     0,
+                     0,
+                     0,
+                     pd_v3(0, 0, 0),
+                     0,
+                     0};
     return c;
 }
 
@@ -26,16 +37,17 @@ static inline int node_cursor_next(const pd_grid* g, node_cursor* c, uint32_t* p
     while (c->at == c->until) { /* the next bin in range */
         if (++c->cell >= 27)
             return 0;
-        int di = c->cell / 9, dj = c->cell / 3 % 3, dk = c->cell % 3;
-        if (c->i - di < 0 || c->j - dj < 0 || c->k - dk < 0)
+        c->di = c->cell / 9, c->dj = c->cell / 3 % 3, c->dk = c->cell % 3;
+        if (c->i - c->di < 0 || c->j - c->dj < 0 || c->k - c->dk < 0)
             continue;
-        size_t b = pd_grid_index(g, c->i - di, c->j - dj, c->k - dk);
+        size_t b = pd_grid_index(g, c->i - c->di, c->j - c->dj, c->k - c->dk);
         c->at = g->cell_start[b], c->until = g->cell_start[b + 1];
+        c->node = pd_v3(c->di * g->dx, c->dj * g->dx, c->dk * g->dx);
     }
-    int di = c->cell / 9, dj = c->cell / 3 % 3, dk = c->cell % 3;
     *p = g->sorted[c->at++];
-    *w = g->weights[*p][0][di] * g->weights[*p][1][dj] * g->weights[*p][2][dk];
-    *d = pd_v3_sub(pd_v3(di * g->dx, dj * g->dx, dk * g->dx), g->offset[*p]);
+    const pd_real(*wp)[3] = g->weights[*p];
+    *w = wp[0][c->di] * wp[1][c->dj] * wp[2][c->dk];
+    *d = pd_v3_sub(c->node, g->offset[*p]);
     return 1;
 }
 
