@@ -1,6 +1,6 @@
 /* mpm's implicit step: the augmented Lagrangian solver of Fang 2019 Sec. 7 (ADMM, after Overby
- * et al. 2017) for backward Euler on the grid, elastic branch Psi_E (the projections Z are the
- * identity until the plastic and viscoelastic returns join):
+ * et al. 2017) for backward Euler on the grid. This file holds the constraint on F_E (with the
+ * plastic return Z_E); the Maxwell branch's constraint on F_N is mpm_admm_maxwell.c's:
  *   min over dv, F:  1/2 dv^T M dv - dt dv^T M g + sum_p V_p^0 Psi(F_p)
  *   subject to  w_p (F_p - (D dv)_p - b_p) = 0,                                   (Eq. 9)
  * with (D dv)_p = dt (sum_i dv_i grad w_ip^T) F_p^n and b_p = (I + dt sum_i v_i^n grad w_ip^T)
@@ -138,13 +138,6 @@ static void apply_d(const admm_ctx* c, const pd_vec3* u, pd_mat3* out) {
     times_fn(c, out, out, 0);
 }
 
-/* out_i = dt sum_p (M_p F_p^n^T) grad w_ip: D^T applied to a matrix per particle (scratch holds
- * M F^T). */
-static void apply_dt(const admm_ctx* c, const pd_mat3* m, pd_mat3* scratch, pd_vec3* out) {
-    times_fn(c, m, scratch, 1);
-    pd_grid_divergence(&c->s->grid, scratch, out);
-}
-
 /* ---------------------------------------------------------------- boundary conditions */
 
 /* Sec. 7.2: the nodes whose material lies within reach of a collider's solid at the step's start
@@ -226,25 +219,35 @@ void pd_mpm_impose_constraints(const pd_mpm_state* s, pd_vec3* dv) {
 
 /* ---------------------------------------------------------------- the grid step */
 
-/* out = A u = M u + rho D^T (w^2 D u). */
+static void weight_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    pd_mpm_state* s = ((const admm_ctx*)ctx)->s;
+    for (size_t p = begin; p < end; ++p)
+        s->affine[p] = pd_m3_mul(s->admm_du[p], s->admm_k[p]);
+}
+
+/* out = A u = M u + rho sum over the constraints D^T (w^2 D u) = M u + G^T (G(u) k_p), k_p =
+ * rho dt^2 sum w^2 F^n F^n^T (D = dt G F^n for F_E and F_N alike). */
 static void apply_a(admm_ctx* c, const pd_vec3* u, pd_vec3* out) {
     pd_mpm_state* s = c->s;
-    apply_d(c, u, s->admm_du);
-    for (size_t p = 0; p < s->n; ++p)
-        s->admm_du[p] = pd_m3_scale(s->admm_du[p], c->rho * s->admm_w2[p]);
-    apply_dt(c, s->admm_du, s->affine, out);
+    pd_grid_gradient(&s->grid, u, s->admm_du);
+    pd_parallel_for(s->n, 256, weight_range, c);
+    pd_grid_divergence(&s->grid, s->affine, out);
     for (size_t n = 0; n < s->grid.nodes; ++n)
         out[n] = pd_v3_add(out[n], pd_v3_scale(u[n], s->grid.mass[n]));
 }
 
-/* The diagonal of A: m_i + rho dt^2 sum_p w_p^2 |F_p^n^T grad w_ip|^2 (the same for the three
- * components), for the Jacobi preconditioner. */
-static void diagonal_of_a(admm_ctx* c) {
+/* A's weight k_p (above) and its diagonal m_i + sum_p grad w_ip^T k_p grad w_ip (the same for
+ * the three components), for the Jacobi preconditioner. */
+static void weights_of_a(admm_ctx* c) {
     pd_mpm_state* s = c->s;
-    for (size_t p = 0; p < s->n; ++p) /* per particle: rho dt^2 w^2 F F^T */
-        s->affine[p] = pd_m3_scale(pd_m3_mul(s->admm_fn[p], pd_m3_transpose(s->admm_fn[p])),
-                                   c->rho * c->dt * c->dt * s->admm_w2[p]);
-    pd_grid_quadratic_sum(&s->grid, s->affine, s->admm_diag);
+    pd_real scale = c->rho * c->dt * c->dt;
+    for (size_t p = 0; p < s->n; ++p) /* F_E's constraint: rho dt^2 w^2 F F^T */
+        s->admm_k[p] = pd_m3_scale(pd_m3_mul(s->admm_fn[p], pd_m3_transpose(s->admm_fn[p])),
+                                   scale * s->admm_w2[p]);
+    if (s->has_maxwell) /* F_N's (Eq. 9's second constraint) */
+        pd_mpm_maxwell_add_weight(s, scale, s->admm_k);
+    pd_grid_quadratic_sum(&s->grid, s->admm_k, s->admm_diag);
     for (size_t n = 0; n < s->grid.nodes; ++n)
         s->admm_diag[n] += s->grid.mass[n];
 }
@@ -367,6 +370,8 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     size_t nn = s->grid.nodes;
     apply_d(c, s->admm_dv, s->admm_du);            /* D dv^k */
     pd_parallel_for(s->n, 128, particle_steps, c); /* Eq. 10, each particle alone */
+    if (s->has_maxwell)
+        pd_mpm_maxwell_particle_step(s, c->p, c->dt, c->rho);
     /* grid step: rhs = dt M g + D^T (w y + rho w^2 (F_hat - b)), F_hat over-relaxed */
     for (size_t p = 0; p < s->n; ++p) {
         pd_mat3 dvb = pd_m3_add(s->admm_du[p], s->admm_b[p]);
@@ -377,7 +382,10 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
         s->cg_m[p] = pd_m3_add(pd_m3_scale(s->admm_y[p], w),
                                pd_m3_scale(pd_m3_sub(fhat, s->admm_b[p]), c->rho * s->admm_w2[p]));
     }
-    apply_dt(c, s->cg_m, s->affine, s->admm_rhs);
+    times_fn(c, s->cg_m, s->affine, 1);
+    if (s->has_maxwell) /* + D_N^T (w_N y_N + rho w_N^2 (F_hat_N - b_N)) */
+        pd_mpm_maxwell_add_rhs(s, c->dt, c->rho, c->alpha, s->affine);
+    pd_grid_divergence(&s->grid, s->affine, s->admm_rhs);
     for (size_t n = 0; n < nn; ++n)
         s->admm_rhs[n] = pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n]));
     memcpy(s->cg_m, s->admm_du, s->n * sizeof *s->cg_m); /* D dv^k, for the dual residual */
@@ -394,6 +402,11 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
         dual += s->admm_w2[p] * pd_m3_frob2(pd_m3_sub(s->admm_du[p], s->cg_m[p]));
         scale += s->admm_w2[p] * pd_m3_frob2(s->admm_b[p]);
     }
+    if (s->has_maxwell) { /* F_N's dual step and its share of the residuals */
+        pd_real sums[3] = {primal, dual, scale};
+        pd_mpm_maxwell_dual_step(s, c->p, c->dt, c->rho, sums);
+        primal = sums[0], dual = sums[1], scale = sums[2];
+    }
     /* the larger of the primal residual |w (F - D dv - b)| and the dual one |w D (dv^{k+1} -
      * dv^k)| (Boyd et al. 2011 Sec. 3.3, with rho's scale taken out), over |w b| */
     return scale > 0 ? sqrt(fmax(primal, dual) / scale) : 0;
@@ -403,13 +416,17 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
                             pd_real* residual) {
     pd_real dt = ctx->dt;
     pd_status st = pd_mpm_admm_reserve(s, s->grid.nodes);
+    if (st == PD_OK && s->has_maxwell)
+        st = pd_mpm_maxwell_reserve(s);
     if (st != PD_OK)
         return st;
     admm_ctx c = {s, ctx->particles, dt, s->prm.rho, s->prm.relaxation};
     size_t nn = s->grid.nodes;
     find_constraints(&c, ctx->colliders);
     start(&c);
-    diagonal_of_a(&c);
+    if (s->has_maxwell)
+        pd_mpm_maxwell_start(s, c.p, dt, c.rho);
+    weights_of_a(&c);
     pd_vec3 gdv = pd_v3_scale(ctx->gravity, dt);
     for (size_t n = 0; n < nn; ++n) /* the explicit guess: gravity alone */
         s->admm_dv[n] = s->grid.mass[n] > 0 ? gdv : pd_v3(0, 0, 0);
@@ -441,7 +458,10 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
         pd_mat3 piola = pd_m3_from_svd(u, pd_v3(g[0], g[1], g[2]), v);
         s->cg_m[p] = pd_m3_scale(piola, s->volume0[p]);
     }
-    apply_dt(&c, s->cg_m, s->affine, s->cg_r);
+    times_fn(&c, s->cg_m, s->affine, 1);
+    if (s->has_maxwell) /* + D_N^T V0 P_N */
+        pd_mpm_maxwell_add_stress(s, particles, dt, dv, s->affine);
+    pd_grid_divergence(&s->grid, s->affine, s->cg_r);
     pd_vec3 gdv = pd_v3_scale(gravity, dt);
     for (size_t n = 0; n < s->grid.nodes; ++n)
         s->cg_z[n] = pd_v3_add(
@@ -463,7 +483,7 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
     X(admm_fn, pd_mat3)                                                                            \
     X(admm_f, pd_mat3)                                                                             \
     X(admm_fhat, pd_mat3)                                                                          \
-    X(admm_y, pd_mat3) X(admm_du, pd_mat3) X(cg_m, pd_mat3) X(admm_w2, pd_real)
+    X(admm_y, pd_mat3) X(admm_du, pd_mat3) X(cg_m, pd_mat3) X(admm_k, pd_mat3) X(admm_w2, pd_real)
 #define ADMM_NODE_ARRAYS(X)                                                                        \
     X(admm_dv, pd_vec3)                                                                            \
     X(admm_rhs, pd_vec3)                                                                           \
@@ -505,4 +525,5 @@ void pd_mpm_admm_free(pd_mpm_state* s) {
 #define FREE_NODE(field, T) PD_FREE_ARRAY(s->field, T, s->admm_nodes);
     ADMM_NODE_ARRAYS(FREE_NODE)
 #undef FREE_NODE
+    pd_mpm_maxwell_free(s);
 }

@@ -100,6 +100,12 @@ typedef struct pd_mpm_state {
     /* the implicit step (mpm_admm.c): per particle */
     pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;
     pd_real* admm_w2;
+    pd_mat3* admm_k; /* A's weight rho dt^2 (w_E^2 F_E^n F_E^n^T + w_N^2 F_N^n F_N^n^T) */
+    /* ... the F_N constraint (mpm_admm_maxwell.c; allocated when a material has the branch):
+     * b_N, F_N^n, F_N, F_hat_N, y_N, D_N dv, D_N dv of the previous iterate, w_N^2 */
+    int has_maxwell;
+    pd_mat3 *mx_b, *mx_fn, *mx_f, *mx_fhat, *mx_y, *mx_du, *mx_du_prev;
+    pd_real* mx_w2;
     /* ... and per node (capacity admm_nodes) */
     size_t admm_nodes;
     pd_vec3 *admm_dv, *admm_rhs, *cg_r, *cg_z, *cg_d, *cg_ad, *bc_normal, *bc_target;

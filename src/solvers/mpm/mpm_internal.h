@@ -52,4 +52,31 @@ void pd_mpm_optimiser_free(pd_mpm_state* s);
 pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles, pd_vec3 gravity,
                                  pd_real dt, const pd_vec3* dv);
 
+/* The ADMM's F_N constraint (mpm_admm_maxwell.c, Sec. 7 with Eq. 8's Z_N), called by
+ * mpm_admm.c when s->has_maxwell. Per particle arrays: */
+#define PD_MPM_MAXWELL_ARRAYS(X)                                                                   \
+    X(mx_b, pd_mat3)                                                                               \
+    X(mx_fn, pd_mat3)                                                                              \
+    X(mx_f, pd_mat3)                                                                               \
+    X(mx_fhat, pd_mat3) X(mx_y, pd_mat3) X(mx_du, pd_mat3) X(mx_du_prev, pd_mat3) X(mx_w2, pd_real)
+pd_status pd_mpm_maxwell_reserve(pd_mpm_state* s);
+void pd_mpm_maxwell_free(pd_mpm_state* s);
+/* At the step's start (the grid holds v^n): b_N, F_N^n, the SEW weight w_N^2, y_N = 0. */
+void pd_mpm_maxwell_start(pd_mpm_state* s, const pd_particles* p, pd_real dt, pd_real rho);
+/* k_p += scale w_N^2 F_N^n F_N^n^T: the branch's share of A = M + rho D^T W^T W D. */
+void pd_mpm_maxwell_add_weight(pd_mpm_state* s, pd_real scale, pd_mat3* k);
+/* The particle step (Eq. 10) for F_N at the current s->admm_dv. */
+void pd_mpm_maxwell_particle_step(pd_mpm_state* s, const pd_particles* p, pd_real dt, pd_real rho);
+/* affine_p += dt (w_N y_N + rho w_N^2 (F_hat_N - b_N)) F_N^n^T: D_N^T's argument in the grid
+ * step's right-hand side, F_hat_N over-relaxed by alpha. */
+void pd_mpm_maxwell_add_rhs(pd_mpm_state* s, pd_real dt, pd_real rho, pd_real alpha,
+                            pd_mat3* affine);
+/* The dual step at the new s->admm_dv; adds the branch's primal, dual and scale sums (squared,
+ * weighted) to sums[0..2]. */
+void pd_mpm_maxwell_dual_step(pd_mpm_state* s, const pd_particles* p, pd_real dt, pd_real rho,
+                              pd_real sums[3]);
+/* affine_p += dt V0 P_N(Z_N(D_N dv + b_N)) F_N^n^T (backward Euler's residual, tests). */
+void pd_mpm_maxwell_add_stress(pd_mpm_state* s, const pd_particles* p, pd_real dt,
+                               const pd_vec3* dv, pd_mat3* affine);
+
 #endif

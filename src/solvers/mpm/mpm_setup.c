@@ -33,10 +33,6 @@ pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, co
     pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
     if (st != PD_OK)
         return st;
-    if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL && prm->integrator == PD_MPM_ADMM)
-        return pd_fail(err, PD_ERR_BAD_SCENE, path,
-                       "mpm's admm integrator does not carry the viscoelastic branch yet (Sec. 7's "
-                       "second constraint): use solver.mpm.integrator \"explicit\"");
     pd_elastic el = pd_material_elastic(m);
     if (el.mu <= 0 || el.K <= 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
@@ -91,7 +87,7 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
         else if (m->plasticity == PD_PLASTICITY_VON_MISES)
             mm->plastic = 1, mm->yield.cone = pd_von_mises_cone(m->yield_stress);
         if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL) { /* Eq. 6-7's constants */
-            mm->maxwell = 1;
+            mm->maxwell = s->has_maxwell = 1;
             mm->branch.mu = m->maxwell_shear_modulus;
             mm->branch.lambda = m->maxwell_bulk_modulus - 2 * m->maxwell_shear_modulus / 3;
             mm->branch.deviatoric_viscosity = m->maxwell_deviatoric_viscosity;
