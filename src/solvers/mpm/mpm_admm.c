@@ -204,8 +204,9 @@ static void impose_constraints(const pd_mpm_state* s, pd_vec3* dv) {
 }
 
 /* The conditions above for the optimiser's step (mpm_implicit.c), on the same node arrays. */
-void pd_mpm_find_constraints(pd_mpm_state* s, const pd_colliders* colliders) {
-    admm_ctx c = {.s = s};
+void pd_mpm_find_constraints(pd_mpm_state* s, const pd_particles* p,
+                             const pd_colliders* colliders) {
+    admm_ctx c = {.s = s, .p = p}; /* p: the nodes' material centres (grid_boundary.h) */
     find_constraints(&c, colliders);
 }
 

@@ -400,7 +400,7 @@ pd_status pd_mpm_optimiser_solve(pd_mpm_state* s, const pd_step_context* ctx, in
     pd_mpm_optimiser* o = s->opt;
     o->st = s, o->p = ctx->particles, o->dt = ctx->dt, o->cg_total = 0;
     o->gdt = pd_v3_scale(ctx->gravity, ctx->dt);
-    pd_mpm_find_constraints(s, ctx->colliders);
+    pd_mpm_find_constraints(s, ctx->particles, ctx->colliders);
     start_of_step(o);
     diagonal(o);
     pd_descent_problem pr = {.ctx = o,

@@ -37,7 +37,7 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
  * step, in bc_kind, bc_normal, bc_target (room from pd_mpm_admm_reserve): find them on a grid
  * that holds the step's start; remove what they fix from a node field (a direction, a residual);
  * set what they fix in a velocity change. */
-void pd_mpm_find_constraints(pd_mpm_state* s, const pd_colliders* colliders);
+void pd_mpm_find_constraints(pd_mpm_state* s, const pd_particles* p, const pd_colliders* colliders);
 void pd_mpm_project_free(const pd_mpm_state* s, pd_vec3* u);
 void pd_mpm_impose_constraints(const pd_mpm_state* s, pd_vec3* dv);
 
