@@ -82,6 +82,7 @@ typedef struct pd_material_def {
     pd_real friction_angle;         /* degrees */
     pd_real cohesion;               /* Pa */
     pd_dp_cone_kind cone;           /* drucker_prager: the cone of friction_angle and cohesion */
+    int volume_correction;          /* drucker_prager: 1 on, 0 off, -1 the method's (not given) */
     pd_real yield_stress;           /* Pa */
     pd_visco_model viscoelasticity; /* the `viscoelasticity` block's model, or NONE */
     int prony_count;

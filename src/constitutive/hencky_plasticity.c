@@ -43,3 +43,16 @@ pd_dp_case pd_hencky_return(const pd_hencky_yield* y, pd_vec3 s_tr, pd_vec3* s, 
     }
     return PD_DP_CONE;
 }
+
+pd_dp_case pd_hencky_return_corrected(const pd_hencky_yield* y, pd_vec3 s_tr, pd_real dilation,
+                                      pd_vec3* s, pd_mat3* dz, pd_real* dilation_out) {
+    pd_real grow = exp(dilation / 3); /* eps_c = log s_tr + v / 3 */
+    pd_vec3 s_c = pd_v3_scale(s_tr, grow);
+    pd_dp_case c = pd_hencky_return(y, s_c, s, dz);
+    if (dz)
+        *dz = pd_m3_scale(*dz, grow);
+    if (dilation_out) /* v' = tr eps_c - tr eps: the volume the apex dropped, else 0 */
+        *dilation_out =
+            c == PD_DP_APEX ? fmax(log(s_c.x * s_c.y * s_c.z) - log(s->x * s->y * s->z), 0) : 0;
+    return c;
+}

@@ -21,4 +21,17 @@ typedef struct pd_hencky_yield {
  * gets ds / ds_tr (row i for s_i; zero at the apex, the identity inside). */
 pd_dp_case pd_hencky_return(const pd_hencky_yield* y, pd_vec3 s_tr, pd_vec3* s, pd_mat3* dz);
 
+/* The return with the volume correction of Tampubolon et al. 2017 (Sec. 4.3.1; ziran2019's
+ * Drucker-Prager `volume_correction`). Sand pulled past the apex goes there stress-free and its
+ * volume grows without a stress that remembers it; `dilation` v >= 0 is the log of the volume
+ * so gained, carried per particle. The next trial's Hencky strain gets it back on its trace,
+ * eps_c = log s_tr + v / 3 (a trial s_tr exp(v / 3)), so that compression first closes the
+ * dilated volume stress-free and the sand stiffens only past the volume it had: the return is
+ * pd_hencky_return of the corrected trial, and v' = tr eps_c - tr log s = v + ln J_tr - ln J
+ * (0 after an elastic or cone return, which keep the corrected volume; what the apex drops
+ * otherwise). dz is ds / ds_tr (the corrected one's times exp(v / 3)); *dilation_out, when not
+ * NULL, gets v'. */
+pd_dp_case pd_hencky_return_corrected(const pd_hencky_yield* y, pd_vec3 s_tr, pd_real dilation,
+                                      pd_vec3* s, pd_mat3* dz, pd_real* dilation_out);
+
 #endif

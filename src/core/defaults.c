@@ -31,7 +31,8 @@ pd_material_def pd_default_material_def(void) {
     m.plasticity = PD_PLASTICITY_NONE;
     m.friction_angle = 30;
     m.cohesion = 0;
-    m.yield_stress = 0; /* no default: von_mises and herschel_bulkley require it */
+    m.volume_correction = -1; /* not given: the method's (on where it is implemented) */
+    m.yield_stress = 0;       /* no default: von_mises and herschel_bulkley require it */
     return m;
 }
 

@@ -262,6 +262,8 @@ static void print_material_support(const pd_solver_vtable* m) {
         size_t len = strcspn(s, "|");
         if (plasticity & (1u << model)) {
             printf("%s`%.*s`", first ? "" : ", ", (int)len, s);
+            if (m->materials->volume_correction & (1u << model))
+                printf(" (with `volume_correction`)");
             first = 0;
         }
         s += len + (s[len] == '|');

@@ -58,7 +58,7 @@ static pd_status parse_elasticity(const cJSON* obj, const char* path, pd_materia
 static const char* plasticity_keys(pd_plasticity_model model) {
     switch (model) {
         case PD_PLASTICITY_DRUCKER_PRAGER:
-            return "model|friction_angle|cohesion|cone";
+            return "model|friction_angle|cohesion|cone|volume_correction";
         case PD_PLASTICITY_CAM_CLAY:
             return "model|friction_angle|cohesion";
         case PD_PLASTICITY_VON_MISES:
@@ -86,8 +86,10 @@ static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_materia
     PD_JTRY(pd_json_check_object(item, p, plasticity_keys(m->plasticity), NULL, err));
     PD_JTRY(pd_scene_read_key(t, "friction_angle", item, p, 0, m, err));
     PD_JTRY(pd_scene_read_key(t, "cohesion", item, p, 0, m, err));
-    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
+    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) {
         PD_JTRY(pd_scene_read_key(t, "cone", item, p, 0, m, err));
+        PD_JTRY(pd_scene_read_key(t, "volume_correction", item, p, 0, m, err));
+    }
     int needs_yield =
         m->plasticity == PD_PLASTICITY_VON_MISES || m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY;
     return pd_scene_read_key(t, "yield_stress", item, p, needs_yield, m, err);

@@ -172,21 +172,24 @@ static void add_keyframes(cJSON* obj, const pd_keyframe* k, int count) {
     }
 }
 
-static void add_plasticity(cJSON* obj, const pd_material_def* m) {
+static void add_plasticity(cJSON* obj, const pd_material_def* m, const pd_material_support* sup) {
     if (m->plasticity == PD_PLASTICITY_NONE)
         return;
     cJSON* p = cJSON_AddObjectToObject(obj, "plasticity");
     const pd_scene_table* t = &pd_scene_plasticity_table;
     add_choice(p, "model", pd_scene_key_find(t, "model")->p.choices, (int)m->plasticity - 1);
-    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
+    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) {
         WRITE_KEYS(p, t, m, "friction_angle", "cohesion", "cone");
-    else if (m->plasticity == PD_PLASTICITY_CAM_CLAY)
+        /* what the running method does (a key left out: its own default) */
+        cJSON_AddBoolToObject(p, "volume_correction", pd_material_volume_correction(m, sup));
+    } else if (m->plasticity == PD_PLASTICITY_CAM_CLAY)
         WRITE_KEYS(p, t, m, "friction_angle", "cohesion");
     else
         pd_scene_write_key(p, t, "yield_stress", m);
 }
 
-static cJSON* material_json(const pd_material_def* m, const pd_param_table* method_params) {
+static cJSON* material_json(const pd_material_def* m, const pd_solver_vtable* method) {
+    const pd_param_table* method_params = method->material_params;
     cJSON* o = cJSON_CreateObject();
     pd_scene_write_key(o, &pd_scene_material_table, "density", m);
     if (m->has_lame) {
@@ -195,7 +198,7 @@ static cJSON* material_json(const pd_material_def* m, const pd_param_table* meth
     } else {
         WRITE_KEYS(o, &pd_scene_material_table, m, "youngs_modulus", "poisson_ratio");
     }
-    add_plasticity(o, m);
+    add_plasticity(o, m, method->materials);
     if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL) {
         cJSON* v = cJSON_AddObjectToObject(o, "viscoelasticity");
         cJSON_AddStringToObject(v, "model", "hencky_maxwell");
@@ -340,7 +343,7 @@ cJSON* pd_scene_to_json(const pd_scene* s) {
     cJSON* materials = cJSON_AddObjectToObject(root, "materials");
     for (int i = 0; i < s->material_count; ++i)
         cJSON_AddItemToObject(materials, s->materials[i].name,
-                              material_json(&s->materials[i], s->solver->material_params));
+                              material_json(&s->materials[i], s->solver));
     cJSON* bodies = cJSON_AddArrayToObject(root, "bodies");
     for (int i = 0; i < s->body_count; ++i)
         cJSON_AddItemToArray(bodies, body_json(s, &s->bodies[i]));

@@ -149,6 +149,14 @@ static const pd_scene_key k_plasticity[] = {
            "triaxial-compression corners (Klar et al. 2016; a triaxial test fails at q = 6 sin "
            "phi / (3 - sin phi) p); extension: through its extension corners (3 + sin phi, He "
            "2017 Eq. 15 as printed), a narrower cone."}},
+    {.p = {"volume_correction", PD_PARAM_BOOL, offsetof(pd_material_def, volume_correction), 1, 0,
+           1, "-", NULL,
+           "drucker_prager: the volume correction of Tampubolon et al. 2017 (Sec. 4.3.1): the "
+           "volume sand gains when pulled apart is kept per particle and given back to the next "
+           "trial strain, so that sand pushed back together closes it stress-free and does not "
+           "compact beyond the volume it had. Implemented by mpm (on by default there); true is "
+           "refused by the methods without it."},
+     .def_doc = "the method's (mpm: true)"},
     {.p = {"yield_stress", PD_PARAM_REAL, offsetof(pd_material_def, yield_stress), 0, POSITIVE,
            "Pa", NULL, "Yield stress (von_mises, herschel_bulkley; required there)."},
      .flags = PD_KEY_MIN_OPEN,
@@ -443,7 +451,8 @@ const pd_scene_table pd_scene_material_table = {
 const pd_scene_table pd_scene_plasticity_table = {
     "`materials.<name>.plasticity`",
     "Only the keys of the chosen model are accepted: drucker_prager reads `friction_angle`, "
-    "`cohesion` and `cone`, cam_clay `friction_angle` and `cohesion`, von_mises and "
+    "`cohesion`, `cone` and `volume_correction`, cam_clay `friction_angle` and `cohesion`, "
+    "von_mises and "
     "herschel_bulkley `yield_stress`.",
     k_plasticity, COUNT(k_plasticity)};
 const pd_scene_table pd_scene_visco_table = {

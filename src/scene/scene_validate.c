@@ -50,7 +50,7 @@ static const char* plasticity_name(pd_plasticity_model model, char* out, size_t 
 }
 
 static pd_status check_material_blocks(const pd_scene* s, pd_error* err) {
-    static const pd_material_support none = {0, 0};
+    static const pd_material_support none = {0, 0, 0};
     const pd_material_support* sup = s->solver->materials ? s->solver->materials : &none;
     for (int i = 0; i < s->material_count; ++i) {
         const pd_material_def* m = &s->materials[i];
@@ -64,6 +64,13 @@ static pd_status check_material_blocks(const pd_scene* s, pd_error* err) {
                            "ignored; it supports %s%s",
                            s->solver->name, plasticity_name(m->plasticity, name, sizeof name), list,
                            sup->plasticity ? "" : " (elastic materials only)");
+        }
+        if (m->volume_correction == 1 && !(sup->volume_correction & (1u << m->plasticity))) {
+            pd_jpath_key(child, path, "plasticity.volume_correction");
+            return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                           "method %s's %s return has no volume correction, so the key would be "
+                           "ignored (leave it out or give false; mpm implements it)",
+                           s->solver->name, plasticity_name(m->plasticity, name, sizeof name));
         }
         if (m->viscoelasticity != PD_VISCO_NONE &&
             !(sup->viscoelasticity & (1u << m->viscoelasticity))) {

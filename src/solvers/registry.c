@@ -40,6 +40,13 @@ int pd_method_find(const char* name, pd_method_info* out) {
     return v != NULL;
 }
 
+int pd_material_volume_correction(const pd_material_def* m, const pd_material_support* sup) {
+    if (m->plasticity == PD_PLASTICITY_NONE || m->volume_correction == 0)
+        return 0;
+    return m->volume_correction == 1 ||
+           (sup && (sup->volume_correction & (1u << m->plasticity)) != 0);
+}
+
 unsigned pd_solver_capabilities(const pd_solver_vtable* m) {
     unsigned c = m->capabilities & PD_CAP_DECLARED;
     if (m->materials) {

@@ -93,7 +93,13 @@ typedef struct pd_field_info {
 typedef struct pd_material_support {
     unsigned plasticity;      /* bit (1u << PD_PLASTICITY_*) for each model the method implements */
     unsigned viscoelasticity; /* bit (1u << PD_VISCO_*) for each `viscoelasticity` model */
+    unsigned volume_correction; /* bit (1u << PD_PLASTICITY_*) for each model whose return has
+                                 * the volume correction (`plasticity.volume_correction`) */
 } pd_material_support;
+
+/* 1 when material m's return takes the volume correction under the method whose support is
+ * `sup` (NULL: none): given true, or not given where the method implements it. */
+int pd_material_volume_correction(const pd_material_def* m, const pd_material_support* sup);
 
 /* What a method can simulate (docs/methods.md; the cross-method physics tests run a phenomenon
  * for every method that has its capability). A method declares the PD_CAP_DECLARED bits in its

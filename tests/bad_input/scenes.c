@@ -909,6 +909,47 @@ PD_TEST(mpm_refuses_two_bodies_under_admm_and_friction_without_contact) {
     free(good);
 }
 
+/* drucker_prager's volume_correction (Tampubolon 2017): true is refused, at its path, by a
+ * method whose return has none (projective_pd, sbpd); false is what they do and passes; mpm
+ * takes either; a von_mises block has no such key. */
+PD_TEST(volume_correction_is_refused_where_not_implemented) {
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    const char* dp = "materials.sand.plasticity={\"model\":\"drucker_prager\","
+                     "\"volume_correction\":true}";
+    const char* ppd[] = {dp};
+    PD_CHECK(refused(good, ppd, 1, "materials.sand.plasticity.volume_correction", 0,
+                     "volume_correction under projective_pd"));
+    PD_CHECK(strstr(last_message, "mpm") != NULL);
+    const char* sbpd[] = {dp, "method=sbpd", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, sbpd, 4, "materials.sand.plasticity.volume_correction", 0,
+                     "volume_correction under sbpd"));
+    const char* vm[] = {"materials.sand.plasticity={\"model\":\"von_mises\",\"yield_stress\":"
+                        "1e3,\"volume_correction\":true}",
+                        "method=mpm", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, vm, 4, "materials.sand.plasticity.volume_correction", 0,
+                     "volume_correction in von_mises"));
+    const char* off[] = {"materials.sand.plasticity={\"model\":\"drucker_prager\","
+                         "\"volume_correction\":false}"};
+    const char* on_mpm[] = {dp, "method=mpm", "solver={}", "time.dt=auto"};
+    const char* const* accepted[] = {off, on_mpm};
+    int counts[] = {1, 4};
+    for (int k = 0; k < 2; ++k) {
+        pd_scene s;
+        pd_error err = {0};
+        pd_status st = pd_scene_parse(good, "good.json", ".", accepted[k], counts[k], &s, &err);
+        printf("  %s: %s %s\n", k ? "true under mpm" : "false under projective_pd",
+               st == PD_OK ? "accepted" : "refused:", err.message);
+        PD_CHECK(st == PD_OK);
+        if (st == PD_OK) {
+            PD_CHECK(strstr(s.resolved_json, k ? "\"volume_correction\":\ttrue"
+                                               : "\"volume_correction\":\tfalse") != NULL);
+            pd_scene_free(&s);
+        }
+    }
+    free(good);
+}
+
 /* A method that does not declare one-line bodies refuses `kind: rod` at the body's kind (it
  * would simulate a loose line of particles); projective_pd, which declares rods, takes it. */
 PD_TEST(rods_are_refused_by_methods_without_them) {

@@ -1,6 +1,7 @@
 /* Plastic returns on the Hencky strain (src/constitutive/hencky_plasticity.h): a state outside
  * lands on the cone with its volume kept, one inside is untouched, sand in tension goes to the
- * apex, von Mises keeps det F, and ds/ds_tr matches finite differences. */
+ * apex, von Mises keeps det F, ds/ds_tr matches finite differences, and the volume correction
+ * (Tampubolon 2017) gives back the volume sand gained past the apex. */
 #include <math.h>
 
 #include "constitutive/hencky_plasticity.h"
@@ -70,4 +71,71 @@ PD_TEST(return_derivative_matches_finite_differences) {
     printf("  largest entry %.4f, worst difference %.2e\n", scale, worst);
     PD_CHECK(worst < 1e-6 * scale);
     PD_CHECK(fabs(dz.m[0][1]) > 1e-3);
+}
+
+/* Tampubolon 2017 Sec. 4.3.1: sand stretched isotropically by 2 % past the apex (stress-free,
+ * its volume gained) and then pushed back to the volume it had. With the correction the
+ * dilation closes stress-free: F_E's volume is 1 (the sand has the volume it had, unstressed)
+ * and nothing is left to close; a further 1 % squeeze is then elastic, det F_E = 0.99^3.
+ * Without it the same push compacts F_E to 1 / 1.02^3 = 0.942, a pressure of K 0.059 the sand
+ * never had (the bug the correction removes). */
+PD_TEST(volume_correction_gives_back_the_dilation) {
+    pd_hencky_yield y = sand();
+    pd_real v = 0, v_half, v_back, v_squeezed;
+    pd_vec3 pulled, half, back, squeezed, plain;
+    double g = 1.02, gained = 3 * log(g);
+    PD_CHECK(pd_hencky_return_corrected(&y, pd_v3(g, g, g), v, &pulled, NULL, &v) == PD_DP_APEX);
+    PD_CHECK_NEAR(pulled.x * pulled.y * pulled.z, 1, 1e-14); /* at the cohesionless apex */
+    PD_CHECK_REL(v, gained, 1e-12);
+    /* half way back: still loose, at the apex, half the dilation left */
+    double h = 1 / sqrt(g);
+    PD_CHECK(pd_hencky_return_corrected(&y, pd_v3(h * pulled.x, h * pulled.y, h * pulled.z), v,
+                                        &half, NULL, &v_half) == PD_DP_APEX);
+    PD_CHECK_REL(v_half, gained / 2, 1e-12);
+    /* the rest of the way: the volume it had, unstressed */
+    pd_dp_case c = pd_hencky_return_corrected(&y, pd_v3(h * half.x, h * half.y, h * half.z), v_half,
+                                              &back, NULL, &v_back);
+    double j_back = back.x * back.y * back.z;
+    PD_CHECK_NEAR(j_back, 1, 1e-12);
+    PD_CHECK_NEAR(v_back, 0, 1e-12);
+    /* one more percent: elastic, and only that percent is felt */
+    c = pd_hencky_return_corrected(&y, pd_v3(0.99 * back.x, 0.99 * back.y, 0.99 * back.z), v_back,
+                                   &squeezed, NULL, &v_squeezed);
+    PD_CHECK(c == PD_DP_ELASTIC);
+    PD_CHECK_REL(squeezed.x * squeezed.y * squeezed.z, 0.99 * 0.99 * 0.99, 1e-12);
+    PD_CHECK(v_squeezed == 0);
+    /* without the correction: the same push back compacts the sand */
+    PD_CHECK(pd_hencky_return(&y, pd_v3(1 / g, 1 / g, 1 / g), &plain, NULL) == PD_DP_ELASTIC);
+    double j_plain = plain.x * plain.y * plain.z;
+    PD_CHECK_REL(j_plain, 1 / (g * g * g), 1e-12);
+    printf("  dilation %.5f; back at the volume it had: det F_E %.6f with the correction, %.6f "
+           "without (pressure %.0f Pa)\n",
+           gained, j_back, j_plain, -y.kappa * log(j_plain));
+}
+
+/* A sheared trial with dilation left over: the cone return keeps the corrected volume (Klar's
+ * flow), so the dilation is used up; ds/ds_tr of the corrected return matches finite
+ * differences (the ADMM's particle step reads it). */
+PD_TEST(volume_correction_cone_keeps_the_corrected_volume) {
+    pd_hencky_yield y = sand();
+    pd_vec3 trial = pd_v3(1.05, 0.95, 0.92), s;
+    pd_real v = 0.02, after = -1;
+    pd_mat3 dz;
+    PD_REQUIRE(pd_hencky_return_corrected(&y, trial, v, &s, &dz, &after) == PD_DP_CONE);
+    PD_CHECK_REL(s.x * s.y * s.z, trial.x * trial.y * trial.z * exp(v), 1e-12);
+    PD_CHECK(after == 0);
+    double step = 1e-7, worst = 0, scale = 0;
+    for (int j = 0; j < 3; ++j) {
+        pd_vec3 up = trial, down = trial, su, sd;
+        (&up.x)[j] += step, (&down.x)[j] -= step;
+        pd_hencky_return_corrected(&y, up, v, &su, NULL, NULL);
+        pd_hencky_return_corrected(&y, down, v, &sd, NULL, NULL);
+        for (int i = 0; i < 3; ++i) {
+            worst = fmax(worst, fabs(((&su.x)[i] - (&sd.x)[i]) / (2 * step) - dz.m[i][j]));
+            scale = fmax(scale, fabs(dz.m[i][j]));
+        }
+    }
+    printf("  det F_E %.6f for %.6f; derivative: largest entry %.4f, worst difference %.2e\n",
+           s.x * s.y * s.z, trial.x * trial.y * trial.z * exp(v), scale, worst);
+    PD_CHECK(worst < 1e-6 * scale);
 }

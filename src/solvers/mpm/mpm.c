@@ -89,13 +89,20 @@ typedef struct advect_job {
 } advect_job;
 
 /* The corrector Z_E (Sec. 5.2) of a plastic material: F = U diag(Z(Sigma)) V^T, the return of
- * the constitutive room on the Hencky strain; the plastic strain grows by |ln s_tr - ln s|. */
-static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* plastic) {
+ * the constitutive room on the Hencky strain, with Tampubolon 2017's volume correction where the
+ * material has it (the dilation v carried and updated); the plastic strain grows by |ln s_tr -
+ * ln s| (the dilation a compression closes counts: a plastic change of volume). */
+static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* plastic,
+                              pd_real* dilation) {
     pd_mat3 u, v;
     pd_vec3 st, sn;
     pd_svd3(f_tr, &u, &st, &v);
     st = pd_v3(fabs(st.x), fabs(st.y), fabs(st.z));
-    if (pd_hencky_return(&m->yield, st, &sn, NULL) == PD_DP_ELASTIC)
+    pd_real gained = *dilation;
+    pd_dp_case c = m->volume_correction
+                       ? pd_hencky_return_corrected(&m->yield, st, gained, &sn, NULL, dilation)
+                       : pd_hencky_return(&m->yield, st, &sn, NULL);
+    if (c == PD_DP_ELASTIC && gained == 0)
         return f_tr;
     *plastic += fabs(log(st.x / sn.x)) + fabs(log(st.y / sn.y)) + fabs(log(st.z / sn.z));
     return pd_m3_from_svd(u, pd_v3(sn.x, sn.y, sn.z), v);
@@ -126,7 +133,7 @@ static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
         s->f[i] = pd_m3_mul(grow, s->f[i]);
         const pd_mpm_material* m = &s->mat[p->material[i]];
         if (m->plastic)
-            s->f[i] = plastic_return(m, s->f[i], &s->plastic_strain[i]);
+            s->f[i] = plastic_return(m, s->f[i], &s->plastic_strain[i], &s->dilation[i]);
         if (m->maxwell) /* Eq. 4's predictor for F_N, then Eq. 8's corrector */
             s->fn[i] = viscous_return(m, pd_m3_mul(grow, s->fn[i]));
         if (p->flags[i] & PD_P_PINNED) {
@@ -304,9 +311,10 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
     return PD_OK;
 }
 
-static const pd_material_support k_materials = {.plasticity = (1u << PD_PLASTICITY_DRUCKER_PRAGER) |
-                                                              (1u << PD_PLASTICITY_VON_MISES),
-                                                .viscoelasticity = 1u << PD_VISCO_HENCKY_MAXWELL};
+const pd_material_support pd_mpm_material_support = {
+    .plasticity = (1u << PD_PLASTICITY_DRUCKER_PRAGER) | (1u << PD_PLASTICITY_VON_MISES),
+    .viscoelasticity = 1u << PD_VISCO_HENCKY_MAXWELL,
+    .volume_correction = 1u << PD_PLASTICITY_DRUCKER_PRAGER}; /* Tampubolon 2017 Sec. 4.3.1 */
 
 static const pd_field_info k_fields[] = {
     {PD_ATTR_STRESS,
@@ -339,7 +347,7 @@ const pd_solver_vtable pd_mpm_solver = {
     .material_params = &pd_mpm_material_table,
     .check_material = pd_mpm_check_material,
     .check_body_material = pd_mpm_check_body_material,
-    .materials = &k_materials,
+    .materials = &pd_mpm_material_support,
     .fields = k_fields,
     .field_count = 2,
     .publish_fields = mpm_publish_fields,

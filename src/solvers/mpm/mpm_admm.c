@@ -43,16 +43,20 @@ static int solve3(pd_real h[3][3], const pd_real r[3], pd_real x[3]) {
 }
 
 /* dPsi/ds at Z(s) and its derivative in s, H(Z(s)) dZ/ds (Eq. 10's Hessian, Sec. 7.1), for a
- * material with a plastic return; the elastic ones when Z is the identity. */
-static void projected_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_real g[3],
-                                       pd_real h[3][3]) {
+ * material with a plastic return (Z with the particle's volume correction, its dilation as at
+ * the step's start: the step's end updates it); the elastic ones when Z is the identity. */
+static void projected_gradient_hessian(const pd_mpm_material* m, pd_real dilation,
+                                       const pd_real s[3], pd_real g[3], pd_real h[3][3]) {
     if (!m->plastic) {
         pd_mpm_gradient_hessian(m, s, g, h);
         return;
     }
     pd_vec3 z;
     pd_mat3 dz;
-    pd_hencky_return(&m->yield, pd_v3(s[0], s[1], s[2]), &z, &dz);
+    if (m->volume_correction)
+        pd_hencky_return_corrected(&m->yield, pd_v3(s[0], s[1], s[2]), dilation, &z, &dz, NULL);
+    else
+        pd_hencky_return(&m->yield, pd_v3(s[0], s[1], s[2]), &z, &dz);
     pd_real zs[3] = {z.x, z.y, z.z}, hz[3][3];
     pd_mpm_gradient_hessian(m, zs, g, hz);
     for (int a = 0; a < 3; ++a)
@@ -63,12 +67,12 @@ static void projected_gradient_hessian(const pd_mpm_material* m, const pd_real s
 /* Eq. 10 in the singular values: V0 dPsi/ds(Z(s)) + k s = r (k = rho w^2), by Newton from s0,
  * at most PD_MPM_NEWTON_STEPS steps, each halved until every s stays > 0. Returns the steps
  * taken. */
-static int particle_newton(const pd_mpm_material* m, pd_real v0, pd_real k, const pd_real r[3],
-                           pd_real s[3]) {
+static int particle_newton(const pd_mpm_material* m, pd_real dilation, pd_real v0, pd_real k,
+                           const pd_real r[3], pd_real s[3]) {
     int step = 0;
     for (; step < PD_MPM_NEWTON_STEPS; ++step) {
         pd_real g[3], h[3][3], res[3], dx[3], norm = 0, scale = 0;
-        projected_gradient_hessian(m, s, g, h);
+        projected_gradient_hessian(m, dilation, s, g, h);
         for (int a = 0; a < 3; ++a) {
             res[a] = r[a] - v0 * g[a] - k * s[a];
             norm += res[a] * res[a], scale += r[a] * r[a] + k * k * s[a] * s[a];
@@ -90,13 +94,14 @@ static int particle_newton(const pd_mpm_material* m, pd_real v0, pd_real k, cons
 
 /* F_p = argmin V0 Xi(F) + rho w^2 / 2 |F - Z|^2 with Z = D dv + b - y / (rho w): the minimiser
  * shares Z's singular vectors (Klar 2016, Overby 2017). */
-static pd_mat3 particle_step(const pd_mpm_material* m, pd_real v0, pd_real k, pd_mat3 target) {
+static pd_mat3 particle_step(const pd_mpm_material* m, pd_real dilation, pd_real v0, pd_real k,
+                             pd_mat3 target) {
     pd_mat3 u, v;
     pd_vec3 sz;
     pd_svd3(target, &u, &sz, &v);
     pd_real r[3] = {k * sz.x, k * sz.y, k * sz.z};
     pd_real s[3] = {fmax(fabs(sz.x), 1e-3), fmax(fabs(sz.y), 1e-3), fmax(fabs(sz.z), 1e-3)};
-    particle_newton(m, v0, k, r, s);
+    particle_newton(m, dilation, v0, k, r, s);
     return pd_m3_from_svd(u, pd_v3(s[0], s[1], s[2]), v);
 }
 
@@ -361,7 +366,8 @@ static void particle_steps(void* ctx, size_t begin, size_t end, int thread) {
         pd_real w = sqrt(s->admm_w2[p]), k = c->rho * s->admm_w2[p];
         pd_mat3 target = pd_m3_sub(pd_m3_add(s->admm_du[p], s->admm_b[p]),
                                    pd_m3_scale(s->admm_y[p], w > 0 ? 1 / (c->rho * w) : 0));
-        s->admm_f[p] = particle_step(&s->mat[c->p->material[p]], s->volume0[p], k, target);
+        s->admm_f[p] =
+            particle_step(&s->mat[c->p->material[p]], s->dilation[p], s->volume0[p], k, target);
     }
 }
 

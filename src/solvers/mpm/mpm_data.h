@@ -42,6 +42,7 @@ typedef struct pd_mpm_params {
 } pd_mpm_params;
 
 extern const pd_param_table pd_mpm_param_table;
+extern const pd_material_support pd_mpm_material_support;
 
 /* A material's elastic_energy: Psi_E (and the viscoelastic branch's Psi_N stays Eq. 6's). */
 enum { PD_MPM_HENCKY, PD_MPM_NEO_HOOKEAN, PD_MPM_FIXED_COROTATED };
@@ -61,6 +62,7 @@ typedef struct pd_mpm_material {
     pd_real density;    /* kg/m^3 */
     int plastic;        /* 1: Z_E projects F onto `yield` (drucker_prager, von_mises) */
     pd_hencky_yield yield;
+    int volume_correction;       /* 1: Z_E with Tampubolon 2017's volume correction (dilation) */
     int maxwell;                 /* 1: the non-equilibrated branch F_N of Eq. 1-8 */
     pd_hencky_maxwell branch;    /* its mu_N, lambda_N, nu_d, nu_v */
     pd_hencky_maxwell_step step; /* Eq. 8's A and B for this step's dt */
@@ -77,10 +79,12 @@ typedef struct pd_mpm_state {
     int material_count;
     pd_mpm_material* mat;
     /* per particle, kept across steps (declared in persist) */
-    pd_mat3* f;       /* the elastic deformation gradient F_E */
-    pd_mat3* c;       /* APIC's affine velocity C (the velocity gradient of MLS-MPM) */
-    pd_mat3* fn;      /* the non-equilibrated elastic F_N (Eq. 1; identity without a branch) */
-    pd_real* volume0; /* V_p^0 (m^3) */
+    pd_mat3* f;        /* the elastic deformation gradient F_E */
+    pd_mat3* c;        /* APIC's affine velocity C (the velocity gradient of MLS-MPM) */
+    pd_mat3* fn;       /* the non-equilibrated elastic F_N (Eq. 1; identity without a branch) */
+    pd_real* volume0;  /* V_p^0 (m^3) */
+    pd_real* dilation; /* log of the volume gained past the apex, given back to the next trial
+                        * (Tampubolon 2017 Sec. 4.3.1; 0 without the volume correction) */
     /* per particle, rebuilt every step */
     pd_mat3* affine; /* the P2G affine momentum */
     pd_vec3* v_grid; /* the velocity the grid gives each particle (pinned ones keep their own) */

@@ -83,7 +83,8 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
             .energy = mp->elastic_energy, .mu = el.mu, .lambda = el.lambda, .density = m->density};
         mm->yield.mu = el.mu, mm->yield.kappa = el.K;
         if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
-            mm->plastic = 1, mm->yield.cone = pd_dp_material_cone(m);
+            mm->plastic = 1, mm->yield.cone = pd_dp_material_cone(m),
+            mm->volume_correction = pd_material_volume_correction(m, &pd_mpm_material_support);
         else if (m->plasticity == PD_PLASTICITY_VON_MISES)
             mm->plastic = 1, mm->yield.cone = pd_von_mises_cone(m->yield_stress);
         if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL) { /* Eq. 6-7's constants */
@@ -103,14 +104,15 @@ static pd_status allocate(pd_mpm_state* s, pd_error* err) {
     s->c = PD_NEW_ARRAY(pd_mat3, n);
     s->fn = PD_NEW_ARRAY(pd_mat3, n);
     s->volume0 = PD_NEW_ARRAY(pd_real, n);
+    s->dilation = PD_NEW_ARRAY(pd_real, n);
     s->affine = PD_NEW_ARRAY(pd_mat3, n);
     s->v_grid = PD_NEW_ARRAY(pd_vec3, n);
     s->plastic_strain = PD_NEW_ARRAY(pd_real, n);
     s->pinned_mass = PD_NEW_ARRAY(pd_real, n);
     s->pin_reaction = PD_NEW_ARRAY(pd_vec3, n);
     s->stress = PD_NEW_ARRAY(pd_real, 6 * n);
-    if (!s->f || !s->c || !s->fn || !s->volume0 || !s->affine || !s->v_grid || !s->plastic_strain ||
-        !s->pinned_mass || !s->pin_reaction || !s->stress ||
+    if (!s->f || !s->c || !s->fn || !s->volume0 || !s->dilation || !s->affine || !s->v_grid ||
+        !s->plastic_strain || !s->pinned_mass || !s->pin_reaction || !s->stress ||
         pd_family_allocate(&s->none, s->n, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
     pd_state_arrays_init(&s->persist, &s->none);
@@ -118,6 +120,7 @@ static pd_status allocate(pd_mpm_state* s, pd_error* err) {
     PD_STATE_PARTICLES(&s->persist, s, c);
     PD_STATE_PARTICLES(&s->persist, s, fn);
     PD_STATE_PARTICLES(&s->persist, s, volume0);
+    PD_STATE_PARTICLES(&s->persist, s, dilation);
     PD_STATE_PARTICLES(&s->persist, s, plastic_strain);
     return PD_OK;
 }
@@ -195,6 +198,7 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->c, pd_mat3, n);
     PD_FREE_ARRAY(s->fn, pd_mat3, n);
     PD_FREE_ARRAY(s->volume0, pd_real, n);
+    PD_FREE_ARRAY(s->dilation, pd_real, n);
     PD_FREE_ARRAY(s->affine, pd_mat3, n);
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
     PD_FREE_ARRAY(s->plastic_strain, pd_real, n);
@@ -262,10 +266,10 @@ size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     (void)bond_fraction;
     /* with two bodies or more, a field per body on each node: mass, velocity, moment */
     size_t fields = scene->body_count >= 2 ? (size_t)scene->body_count : 0;
-    /* F, C, the affine scratch, V0, the stress, the grid's weights, offset, base and bin, and
-     * about one node per particle (mass, momentum, velocity, bin start) */
+    /* F, C, the affine scratch, V0, the dilation, the stress, the grid's weights, offset, base and
+     * bin, and about one node per particle (mass, momentum, velocity, bin start) */
     return fields * (sizeof(pd_real) + 2 * sizeof(pd_vec3)) + 3 * sizeof(pd_mat3) +
-           sizeof(pd_vec3) + 7 * sizeof(pd_real) + 9 * sizeof(pd_real) + sizeof(pd_vec3) +
+           sizeof(pd_vec3) + 8 * sizeof(pd_real) + 9 * sizeof(pd_real) + sizeof(pd_vec3) +
            2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) + sizeof(uint32_t) +
            sizeof(uint32_t);
 }
