@@ -83,21 +83,39 @@ static int bond_strain_moments(const pd_ppd_state* s, const pd_vec3* y, uint32_t
     return 1;
 }
 
+/* The range of i's bond strains e = |Y|/|X| - 1. */
+static void bond_strain_range(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* lo,
+                              pd_real* hi) {
+    const pd_family* f = &s->fam;
+    *lo = INFINITY, *hi = -INFINITY;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_real e = pd_v3_len(pd_v3_sub(y[f->j[b]], y[i])) / pd_v3_len(pd_family_xi(f, i, b)) - 1;
+        *lo = fmin(*lo, e), *hi = fmax(*hi, e);
+    }
+}
+
 /* The same moments from the family's deformation gradient (beyond the paper, the default for
- * solids and sand): with eps_k = s_k - 1 the principal strains of F (first order in the bond
- * strains, as e), e_iso = tr(eps) / 3 and <e_dev^2> = 2/15 eps_dev : eps_dev, what an isotropic
- * family's bonds show; exact for a homogeneous strain on any family. An inverted or flat F has
- * no principal strains: the bond strains stand in. */
+ * solids): with eps_k = s_k - 1 the principal strains of F (first order in the bond strains, as
+ * e), e_iso = tr(eps) / 3 and <e_dev^2> = 2/15 eps_dev : eps_dev, what an isotropic family's
+ * bonds show; exact for a homogeneous strain on any family. A renewed family's F is a least-
+ * squares fit that can stretch far beyond any of its bonds (Eq. 20's references need not agree),
+ * so each s_k - 1 is held within the range of the bond strains, where a homogeneous strain's lie
+ * (unclamped, two colliding clay bunnies blew up after the impact: he2017_fig9). An inverted or
+ * flat F has no principal strains: the bond strains stand in. */
 static int gradient_strain_moments(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
                                    pd_real* e_iso, pd_real* dev2) {
     pd_mat3 F = pd_ppd_deformation_gradient(s, y, i), u, v;
-    if (!(pd_m3_det(F) > 0))
+    if (!(pd_m3_det(F) > 0) || s->fam.offsets[i] == s->fam.offsets[i + 1])
         return bond_strain_moments(s, y, i, e_iso, dev2);
+    pd_real lo, hi;
+    bond_strain_range(s, y, i, &lo, &hi);
     pd_vec3 sv;
     pd_svd3(F, &u, &sv, &v);
+    sv = pd_v3(fmin(fmax(sv.x - 1, lo), hi), fmin(fmax(sv.y - 1, lo), hi),
+               fmin(fmax(sv.z - 1, lo), hi)); /* the principal strains */
     pd_real mean = (sv.x + sv.y + sv.z) / 3;
     pd_vec3 d = pd_v3(sv.x - mean, sv.y - mean, sv.z - mean);
-    *e_iso = mean - 1;
+    *e_iso = mean;
     *dev2 = 2.0 / 15.0 * pd_v3_len2(d);
     return 1;
 }
