@@ -42,16 +42,29 @@ typedef struct stress_job {
     pd_mpm_state* s;
     const pd_particles* p;
     pd_real dt;
+    int records; /* 1: P2G records for one field (p2g); 0: the affine momenta (affine) */
 } stress_job;
 
-/* Per particle: the stress, published as Cauchy tau / J, and the affine momentum of the P2G,
- * m_p C_p - dt V_p^0 (4 / dx^2) tau_p (MLS-MPM, Hu 2018 Eq. 16 with D_p^-1 = 4 / dx^2). */
+/* Particle p's P2G record (mpm_data.h) from its affine momentum a. */
+static void write_record(const pd_grid* g, uint32_t p, pd_real mass, pd_vec3 v, pd_mat3 a,
+                         pd_mpm_p2g* r) {
+    memcpy(r->w, g->weights[p], sizeof r->w);
+    r->m = mass;
+    r->q = pd_v3_sub(pd_v3_scale(v, mass), pd_m3_mulv(a, g->offset[p]));
+    r->a_dx = pd_m3_scale(a, g->dx);
+}
+
+/* Per particle, in the grid's bin order (k-th binned particle i): the stress, published as
+ * Cauchy tau / J, and the affine momentum of the P2G, A_i = m_i C_i - dt V_i^0 (4 / dx^2) tau_i
+ * (MLS-MPM, Hu 2018 Eq. 16 with D_p^-1 = 4 / dx^2), as i's record at k or as affine[i]. */
 static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const stress_job* job = ctx;
     pd_mpm_state* s = job->s;
+    const pd_grid* g = &s->grid;
     pd_real scale = 4 / (s->dx * s->dx);
-    for (size_t i = begin; i < end; ++i) {
+    for (size_t k = begin; k < end; ++k) {
+        uint32_t i = g->sorted[k];
         const pd_mpm_material* m = &s->mat[job->p->material[i]];
         pd_mat3 tau = kirchhoff(m, s->f[i]);
         if (m->maxwell) /* Eq. 2: Psi = Psi_E(F_E) + Psi_N(F_N) */
@@ -60,8 +73,46 @@ static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
         pd_real* out = &s->stress[6 * i];
         out[0] = tau.m[0][0] * inv_j, out[1] = tau.m[1][1] * inv_j, out[2] = tau.m[2][2] * inv_j;
         out[3] = tau.m[0][1] * inv_j, out[4] = tau.m[1][2] * inv_j, out[5] = tau.m[0][2] * inv_j;
-        s->affine[i] = pd_m3_sub(pd_m3_scale(s->c[i], job->p->mass[i]),
-                                 pd_m3_scale(tau, job->dt * s->volume0[i] * scale));
+        pd_real mass = job->p->mass[i];
+        pd_mat3 a = pd_m3_sub(pd_m3_scale(s->c[i], mass),
+                              pd_m3_scale(tau, job->dt * s->volume0[i] * scale));
+        if (job->records)
+            write_record(g, i, mass, job->p->vel[i], a, &s->p2g[k]);
+        else
+            s->affine[i] = a;
+    }
+}
+
+/* One field's transfer to the grid (APIC, Jiang 2015; src/grid/grid.h states it) from the
+ * records: node n = base + (di, dj, dk) of a particle gets w m and w (q + A dx (di, dj, dk)),
+ * that is w (m v + A (x_n - x_p)). Each node gathers its 27 bins in the grid's fixed order, that
+ * of pd_grid_from_particles (no atomics). */
+static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const stress_job* job = ctx;
+    pd_grid* g = &job->s->grid;
+    const pd_mpm_p2g* rec = job->s->p2g;
+    int ny = g->dim[1], nz = g->dim[2];
+    for (size_t n = begin; n < end; ++n) {
+        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
+        pd_real m = 0, mx = 0, my = 0, mz = 0;
+        for (int di = 0; di < 3 && di <= i; ++di)
+            for (int dj = 0; dj < 3 && dj <= j; ++dj)
+                for (int dk = 0; dk < 3 && dk <= k; ++dk) {
+                    size_t b = pd_grid_index(g, i - di, j - dj, k - dk);
+                    for (uint32_t q = g->cell_start[b]; q < g->cell_start[b + 1]; ++q) {
+                        const pd_mpm_p2g* r = &rec[q];
+                        pd_real w = r->w[0][di] * r->w[1][dj] * r->w[2][dk];
+                        const pd_real(*a)[3] = r->a_dx.m;
+                        m += w * r->m;
+                        mx += w * (r->q.x + a[0][0] * di + a[0][1] * dj + a[0][2] * dk);
+                        my += w * (r->q.y + a[1][0] * di + a[1][1] * dj + a[1][2] * dk);
+                        mz += w * (r->q.z + a[2][0] * di + a[2][1] * dj + a[2][2] * dk);
+                    }
+                }
+        g->mass[n] = m;
+        g->momentum[n] = pd_v3(mx, my, mz);
+        g->velocity[n] = m > 0 ? pd_v3_scale(g->momentum[n], 1 / m) : pd_v3(0, 0, 0);
     }
 }
 
@@ -119,10 +170,11 @@ static pd_mat3 viscous_return(const pd_mpm_material* m, pd_mat3 fn_tr) {
     return pd_m3_from_svd(u, pd_v3(sn.x, sn.y, sn.z), v);
 }
 
-/* F <- Z_E((I + dt C) F) (Eq. 4's predictor with C, MLS-MPM's velocity gradient, then the
- * plastic corrector), x <- x + dt v; a pinned particle keeps the position and velocity its pin
- * gave it and leaves in `force` what the world's pin reaction m a - f - m g turns into its share
- * of the impulse its held nodes took, m_p sum_i w_ip j_i / dt. */
+/* With v_p and C_p from the grid (in v_grid and c), F <- (I + dt C) F (Eq. 4's predictor with C,
+ * MLS-MPM's velocity gradient; the correctors follow in return_range), x <- x + dt v; a pinned
+ * particle keeps the position and velocity its pin gave it and leaves in `force` what the world's
+ * pin reaction m a
+ * - f - m g turns into its share of the impulse its held nodes took, m_p sum_i w_ip j_i / dt. */
 static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const advect_job* job = ctx;
@@ -131,11 +183,8 @@ static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
     for (size_t i = begin; i < end; ++i) {
         pd_mat3 grow = pd_m3_add(pd_m3_identity(), pd_m3_scale(s->c[i], job->dt));
         s->f[i] = pd_m3_mul(grow, s->f[i]);
-        const pd_mpm_material* m = &s->mat[p->material[i]];
-        if (m->plastic)
-            s->f[i] = plastic_return(m, s->f[i], &s->plastic_strain[i], &s->dilation[i]);
-        if (m->maxwell) /* Eq. 4's predictor for F_N, then Eq. 8's corrector */
-            s->fn[i] = viscous_return(m, pd_m3_mul(grow, s->fn[i]));
+        if (s->mat[p->material[i]].maxwell) /* Eq. 4's predictor for F_N */
+            s->fn[i] = pd_m3_mul(grow, s->fn[i]);
         if (p->flags[i] & PD_P_PINNED) {
             pd_vec3 ma =
                 pd_v3_scale(pd_v3_sub(p->vel[i], job->vel_before[i]), p->mass[i] / job->dt);
@@ -145,6 +194,21 @@ static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
         }
         p->vel[i] = s->v_grid[i];
         p->pos[i] = pd_v3_add(p->pos[i], pd_v3_scale(p->vel[i], job->dt));
+    }
+}
+
+/* The correctors after the predictors: Z_E (Sec. 5.2) on F of a plastic material, Eq. 8's Z_N
+ * on F_N of one with the Maxwell branch. */
+static void return_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const advect_job* job = ctx;
+    pd_mpm_state* s = job->s;
+    for (size_t i = begin; i < end; ++i) {
+        const pd_mpm_material* m = &s->mat[job->p->material[i]];
+        if (m->plastic)
+            s->f[i] = plastic_return(m, s->f[i], &s->plastic_strain[i], &s->dilation[i]);
+        if (m->maxwell)
+            s->fn[i] = viscous_return(m, s->fn[i]);
     }
 }
 
@@ -215,19 +279,27 @@ static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 d
         pd_grid_fields_hold(&s->grid, &s->fields, s->pin_node_held, s->pin_node_velocity);
 }
 
+/* Particle to grid (APIC with MLS-MPM's stress in the affine momentum, Sec. 6; dt 0: the
+ * implicit step's, affine = m C, which publishes the step start's stress): one field from the
+ * bin-ordered records, a field per body through pd_grid_fields_from_particles. */
+static pd_status transfer_to_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_real dt) {
+    pd_particles* p = ctx->particles;
+    int fields = s->fields.count > 0;
+    stress_job sj = {s, p, dt, !fields};
+    pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
+    if (!fields) {
+        pd_parallel_for(s->grid.nodes, 256, p2g_range, &sj);
+        return PD_OK;
+    }
+    return pd_grid_fields_from_particles(&s->grid, &s->fields, p->body, p->mass, p->vel, s->affine);
+}
+
 /* The explicit grid update (Sec. 6): the stress came in with the transfer; gravity, the pins,
  * then (with a field per body) the contact between the bodies, and the colliders. */
 static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_stats* stats) {
     pd_real dt = ctx->dt;
     pd_particles* p = ctx->particles;
-    stress_job sj = {s, p, dt};
-    pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
     int fields = s->fields.count > 0;
-    if (!fields)
-        pd_grid_from_particles(&s->grid, p->mass, p->vel, s->affine);
-    else if (pd_grid_fields_from_particles(&s->grid, &s->fields, p->body, p->mass, p->vel,
-                                           s->affine) != PD_OK)
-        return PD_ERR_OUT_OF_MEMORY;
     grid_job gj = {&s->grid, pd_v3_scale(ctx->gravity, dt)};
     pd_parallel_for(s->grid.nodes, 1024, gravity_range, &gj);
     if (s->has_pins) { /* the pins' impulse from the combined node (contact keeps momentum) */
@@ -244,12 +316,9 @@ static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
     return PD_OK;
 }
 
-/* The implicit grid update (Sec. 7): the transfer without stress, then the velocity change of
- * the ADMM or of the optimiser (mpm_implicit.c); the stress published is the step's start's. */
+/* The implicit grid update (Sec. 7) after the transfer without stress: the velocity change of
+ * the ADMM or of the optimiser (mpm_implicit.c). */
 static pd_status implicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_stats* stats) {
-    stress_job sj = {s, ctx->particles, 0}; /* the stress for output; affine = m C */
-    pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
-    pd_grid_from_particles(&s->grid, ctx->particles->mass, ctx->particles->vel, s->affine);
     if (s->has_pins)
         pd_mpm_pin_nodes(s);
     pd_real residual;
@@ -267,6 +336,32 @@ static pd_status implicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
         if (s->grid.mass[n] > 0)
             s->grid.velocity[n] = pd_v3_add(s->grid.velocity[n], s->admm_dv[n]);
     return PD_OK;
+}
+
+/* The step's stages for peridot_bench (docs/benchmarks.md): fit (the grid's fit and binning,
+ * RPIC round trips, the pins' share), p2g (stress and transfer), the grid update (explicit:
+ * gravity, pins, contact, colliders; newton, lbfgs: their solve; admm: its start with A
+ * assembled, particle, grid and dual steps), g2p (transfer back, F's predictor, x) and return
+ * (the plastic and viscous correctors). */
+static void report_stages(const pd_mpm_state* s, pd_step_stats* stats, const double t[6]) {
+    static const char* const names[] = {"fit", "p2g", "grid", "g2p", "return"};
+    static const char* const admm_names[] = {"fit", "p2g",  "assemble", "particle",
+                                             "cg",  "dual", "g2p",      "return"};
+    if (s->prm.integrator != PD_MPM_ADMM) {
+        double seconds[] = {t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4]};
+        pd_step_stats_stages(stats, names, seconds, 5);
+        return;
+    }
+    const double* a = s->admm_seconds;
+    double seconds[] = {t[1] - t[0],
+                        t[2] - t[1],
+                        a[PD_MPM_ADMM_ASSEMBLE],
+                        a[PD_MPM_ADMM_PARTICLE],
+                        a[PD_MPM_ADMM_GRID],
+                        a[PD_MPM_ADMM_DUAL],
+                        t[4] - t[3],
+                        t[5] - t[4]};
+    pd_step_stats_stages(stats, admm_names, seconds, 8);
 }
 
 static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
@@ -288,14 +383,15 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
     if (s->has_pins && (st = pin_share(s, p)) != PD_OK)
         return st;
     double t1 = pd_now();
-    if (s->prm.integrator != PD_MPM_EXPLICIT) {
-        st = implicit_grid(s, ctx, stats); /* the colliders inside (Sec. 7.2) */
-        if (st != PD_OK)
-            return st;
-    } else if ((st = explicit_grid(s, ctx, stats)) != PD_OK) {
+    int explicit_step = s->prm.integrator == PD_MPM_EXPLICIT;
+    if ((st = transfer_to_grid(s, ctx, explicit_step ? dt : 0)) != PD_OK)
         return st;
-    }
     double t2 = pd_now();
+    st = explicit_step ? explicit_grid(s, ctx, stats)
+                       : implicit_grid(s, ctx, stats); /* the colliders inside (Sec. 7.2) */
+    if (st != PD_OK)
+        return st;
+    double t3 = pd_now();
     if (s->fields.count > 0) /* each particle from its body's field */
         pd_grid_fields_to_particles(&s->grid, &s->fields, p->body, s->v_grid, s->c);
     else
@@ -304,10 +400,11 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
         pin_reactions(s);
     advect_job aj = {s, p, dt, ctx->gravity, ctx->step_start_vel};
     pd_parallel_for(s->n, PD_MPM_GRAIN, advect_range, &aj);
-    double t3 = pd_now();
-    static const char* const names[] = {"damping", "grid", "g2p"};
-    double seconds[] = {t1 - t0, t2 - t1, t3 - t2};
-    pd_step_stats_stages(stats, names, seconds, 3);
+    double t4 = pd_now();
+    if (s->has_returns)
+        pd_parallel_for(s->n, PD_MPM_GRAIN, return_range, &aj);
+    double t5 = pd_now();
+    report_stages(s, stats, (double[]){t0, t1, t2, t3, t4, t5});
     return PD_OK;
 }
 

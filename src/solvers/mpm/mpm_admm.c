@@ -6,7 +6,7 @@
  * with (D dv)_p = dt (sum_i dv_i grad w_ip^T) F_p^n and b_p = (I + dt sum_i v_i^n grad w_ip^T)
  * F_p^n. Each iteration: the particle step (Eq. 10: V0 P(F) + rho w^2 F = rho w^2 (D dv + b) -
  * w y, solved per particle by Newton on the singular values of the right-hand side), the grid
- * step (A dv = dt M g + D^T (w y + rho w^2 (F - b)), A = M + rho D^T w^2 D, by conjugate
+ * step (A dv = dt M g + D^T (w y + rho w^2 (F - b)), A = M + rho D^T w^2 D stored, by conjugate
  * gradients with a diagonal preconditioner and the boundary conditions projected inside), the
  * dual step (y += rho w (F - D dv - b)); over-relaxation alpha in the last two (Sec. 7.3); the
  * weights w_p^2 = V_p^0 |d^2 Psi / d Sigma^2|_F at the step's start (SEW, Sec. 7.3). At the end
@@ -225,27 +225,119 @@ void pd_mpm_impose_constraints(const pd_mpm_state* s, pd_vec3* dv) {
 
 /* ---------------------------------------------------------------- the grid step */
 
-static void weight_range(void* ctx, size_t begin, size_t end, int thread) {
+/* A = M + rho sum over the constraints D^T w^2 D, stored (the paper stores A, Sec. 7.1). D =
+ * dt G F^n for F_E and F_N alike, so A u = M u + G^T (G(u) k_p) with one weight per particle,
+ * k_p = rho dt^2 (w_E^2 F_E^n F_E^n^T + w_N^2 F_N^n F_N^n^T) (symmetric). With G(u)_p = sum_j u_j
+ * grad w_jp^T, node i's row is sum_j u_j (grad w_jp^T k_p grad w_ip): k_p acts on the kernel
+ * gradients, not on u's components, so A's block between nodes i and j stays a multiple of the
+ * identity even with a full 3 x 3 k_p:
+ *   A_ij = m_i delta_ij + sum_p grad w_ip^T k_p grad w_jp,   grad w_ip = (4 / dx^2) w_ip (x_i -
+ * x_p), and j lies within 2 nodes of i on every axis: 125 numbers a node, A_ij at node_row_slot(j -
+ * i). A is fixed through the step's iterations, so a conjugate gradient product costs 125
+ * multiply-adds a node instead of a transfer to the particles and back. Each node sums its own
+ * row over the particles in its 27 bins, in the grid's fixed order: no atomics, the same bits
+ * on any thread count. */
+static int node_row_slot(int a, int b, int c) {
+    return (a + 2) * 25 + (b + 2) * 5 + (c + 2);
+}
+
+typedef struct assemble_job {
+    pd_mpm_state* s;
+    pd_real scale; /* (4 / dx^2)^2: the two kernel gradients' factor */
+} assemble_job;
+
+/* Row n of A: for each particle p near n, v = w_np k_p (x_n - x_p) (times the scale), then
+ * w_jp (x_j - x_p) . v for p's 27 nodes j. */
+static void assemble_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
-    pd_mpm_state* s = ((const admm_ctx*)ctx)->s;
-    for (size_t p = begin; p < end; ++p)
-        s->affine[p] = pd_m3_mul(s->admm_du[p], s->admm_k[p]);
+    const assemble_job* job = ctx;
+    pd_mpm_state* s = job->s;
+    const pd_grid* g = &s->grid;
+    int ny = g->dim[1], nz = g->dim[2];
+    pd_real dx = g->dx;
+    for (size_t n = begin; n < end; ++n) {
+        pd_real* row = s->admm_a[n].a;
+        memset(row, 0, sizeof s->admm_a[n].a);
+        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
+        for (int di = 0; di < 3 && di <= i; ++di)
+            for (int dj = 0; dj < 3 && dj <= j; ++dj)
+                for (int dk = 0; dk < 3 && dk <= k; ++dk) {
+                    size_t b = pd_grid_index(g, i - di, j - dj, k - dk);
+                    for (uint32_t q = g->cell_start[b]; q < g->cell_start[b + 1]; ++q) {
+                        uint32_t p = g->sorted[q];
+                        const pd_real(*w)[3] = g->weights[p];
+                        pd_vec3 off = g->offset[p];
+                        pd_vec3 d = pd_v3_sub(pd_v3(di * dx, dj * dx, dk * dx), off);
+                        pd_real wi = w[0][di] * w[1][dj] * w[2][dk] * job->scale;
+                        pd_vec3 v = pd_v3_scale(pd_m3_mulv(s->admm_k[p], d), wi);
+                        pd_real v0 = -pd_v3_dot(v, off);
+                        for (int a = 0; a < 3; ++a)
+                            for (int bb = 0; bb < 3; ++bb) {
+                                pd_real wab = w[0][a] * w[1][bb],
+                                        vab = v0 + dx * (a * v.x + bb * v.y);
+                                pd_real* out = &row[node_row_slot(a - di, bb - dj, -dk)];
+                                for (int cc = 0; cc < 3; ++cc)
+                                    out[cc] += wab * w[2][cc] * (vab + dx * cc * v.z);
+                            }
+                    }
+                }
+        row[node_row_slot(0, 0, 0)] += g->mass[n];
+    }
 }
 
-/* out = A u = M u + rho sum over the constraints D^T (w^2 D u) = M u + G^T (G(u) k_p), k_p =
- * rho dt^2 sum w^2 F^n F^n^T (D = dt G F^n for F_E and F_N alike). */
+typedef struct apply_job {
+    const pd_mpm_state* s;
+    const pd_vec3* u;
+    pd_vec3* out;
+} apply_job;
+
+static void apply_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const apply_job* job = ctx;
+    const pd_grid* g = &job->s->grid;
+    int nx = g->dim[0], ny = g->dim[1], nz = g->dim[2];
+    for (size_t n = begin; n < end; ++n) {
+        const pd_real* row = job->s->admm_a[n].a;
+        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
+        pd_vec3 sum = pd_v3(0, 0, 0);
+        if (g->mass[n] > 0) /* a node without mass has an empty row */
+            for (int a = -2; a <= 2; ++a) {
+                if (i + a < 0 || i + a >= nx)
+                    continue;
+                for (int b = -2; b <= 2; ++b) {
+                    if (j + b < 0 || j + b >= ny)
+                        continue;
+                    int c0 = k >= 2 ? -2 : -k, c1 = k + 2 < nz ? 2 : nz - 1 - k;
+                    const pd_real* r = &row[node_row_slot(a, b, 0)];
+                    const pd_vec3* u = &job->u[pd_grid_index(g, i + a, j + b, k)];
+                    for (int c = c0; c <= c1; ++c)
+                        sum = pd_v3_add(sum, pd_v3_scale(u[c], r[c]));
+                }
+            }
+        job->out[n] = sum;
+    }
+}
+
+/* out = A u from the stored rows. */
 static void apply_a(admm_ctx* c, const pd_vec3* u, pd_vec3* out) {
-    pd_mpm_state* s = c->s;
-    pd_grid_gradient(&s->grid, u, s->admm_du);
-    pd_parallel_for(s->n, 256, weight_range, c);
-    pd_grid_divergence(&s->grid, s->affine, out);
-    for (size_t n = 0; n < s->grid.nodes; ++n)
-        out[n] = pd_v3_add(out[n], pd_v3_scale(u[n], s->grid.mass[n]));
+    apply_job job = {c->s, u, out};
+    pd_parallel_for(c->s->grid.nodes, 256, apply_range, &job);
 }
 
-/* A's weight k_p (above) and its diagonal m_i + sum_p grad w_ip^T k_p grad w_ip (the same for
- * the three components), for the Jacobi preconditioner. */
-static void weights_of_a(admm_ctx* c) {
+/* Room for A's rows: the ADMM's alone (the optimiser shares the other node arrays). */
+static pd_status reserve_rows(pd_mpm_state* s, size_t nodes) {
+    if (nodes <= s->admm_rows)
+        return PD_OK;
+    size_t cap = nodes + nodes / 2;
+    PD_FREE_ARRAY(s->admm_a, pd_mpm_row, s->admm_rows);
+    s->admm_a = PD_NEW_ARRAY(pd_mpm_row, cap);
+    s->admm_rows = s->admm_a ? cap : 0;
+    return s->admm_a ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+}
+
+/* A's weight k_p and A (above), and A's diagonal m_i + sum_p grad w_ip^T k_p grad w_ip (the
+ * same for the three components) for the Jacobi preconditioner. */
+static void assemble_a(admm_ctx* c) {
     pd_mpm_state* s = c->s;
     pd_real scale = c->rho * c->dt * c->dt;
     for (size_t p = 0; p < s->n; ++p) /* F_E's constraint: rho dt^2 w^2 F F^T */
@@ -253,9 +345,11 @@ static void weights_of_a(admm_ctx* c) {
                                    scale * s->admm_w2[p]);
     if (s->has_maxwell) /* F_N's (Eq. 9's second constraint) */
         pd_mpm_maxwell_add_weight(s, scale, s->admm_k);
-    pd_grid_quadratic_sum(&s->grid, s->admm_k, s->admm_diag);
+    pd_real k = 4 / (s->grid.dx * s->grid.dx);
+    assemble_job job = {s, k * k};
+    pd_parallel_for(s->grid.nodes, 64, assemble_range, &job);
     for (size_t n = 0; n < s->grid.nodes; ++n)
-        s->admm_diag[n] += s->grid.mass[n];
+        s->admm_diag[n] = s->admm_a[n].a[node_row_slot(0, 0, 0)];
 }
 
 static pd_real dot_nodes(const pd_vec3* a, const pd_vec3* b, size_t n) {
@@ -375,10 +469,12 @@ static void particle_steps(void* ctx, size_t begin, size_t end, int thread) {
 static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     pd_mpm_state* s = c->s;
     size_t nn = s->grid.nodes;
+    double t0 = pd_now();
     apply_d(c, s->admm_dv, s->admm_du);            /* D dv^k */
     pd_parallel_for(s->n, 128, particle_steps, c); /* Eq. 10, each particle alone */
     if (s->has_maxwell)
         pd_mpm_maxwell_particle_step(s, c->p, c->dt, c->rho);
+    double t1 = pd_now();
     /* grid step: rhs = dt M g + D^T (w y + rho w^2 (F_hat - b)), F_hat over-relaxed */
     for (size_t p = 0; p < s->n; ++p) {
         pd_mat3 dvb = pd_m3_add(s->admm_du[p], s->admm_b[p]);
@@ -397,6 +493,7 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
         s->admm_rhs[n] = pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n]));
     memcpy(s->cg_m, s->admm_du, s->n * sizeof *s->cg_m); /* D dv^k, for the dual residual */
     *cg_total += grid_solve(c, s->admm_rhs, s->admm_dv);
+    double t2 = pd_now();
     /* dual step with the same F_hat */
     apply_d(c, s->admm_dv, s->admm_du);
     pd_real primal = 0, dual = 0, scale = 0;
@@ -414,6 +511,9 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
         pd_mpm_maxwell_dual_step(s, c->p, c->dt, c->rho, sums);
         primal = sums[0], dual = sums[1], scale = sums[2];
     }
+    s->admm_seconds[PD_MPM_ADMM_PARTICLE] += t1 - t0;
+    s->admm_seconds[PD_MPM_ADMM_GRID] += t2 - t1;
+    s->admm_seconds[PD_MPM_ADMM_DUAL] += pd_now() - t2;
     /* the larger of the primal residual |w (F - D dv - b)| and the dual one |w D (dv^{k+1} -
      * dv^k)| (Boyd et al. 2011 Sec. 3.3, with rho's scale taken out), over |w b| */
     return scale > 0 ? sqrt(fmax(primal, dual) / scale) : 0;
@@ -423,17 +523,22 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
                             pd_real* residual) {
     pd_real dt = ctx->dt;
     pd_status st = pd_mpm_admm_reserve(s, s->grid.nodes);
+    if (st == PD_OK)
+        st = reserve_rows(s, s->grid.nodes);
     if (st == PD_OK && s->has_maxwell)
         st = pd_mpm_maxwell_reserve(s);
     if (st != PD_OK)
         return st;
     admm_ctx c = {s, ctx->particles, dt, s->prm.rho, s->prm.relaxation};
     size_t nn = s->grid.nodes;
+    double t0 = pd_now();
+    memset(s->admm_seconds, 0, sizeof s->admm_seconds);
     find_constraints(&c, ctx->colliders);
     start(&c);
     if (s->has_maxwell)
         pd_mpm_maxwell_start(s, c.p, dt, c.rho);
-    weights_of_a(&c);
+    assemble_a(&c);
+    s->admm_seconds[PD_MPM_ADMM_ASSEMBLE] = pd_now() - t0;
     pd_vec3 gdv = pd_v3_scale(ctx->gravity, dt);
     for (size_t n = 0; n < nn; ++n) /* the explicit guess: gravity alone */
         s->admm_dv[n] = s->grid.mass[n] > 0 ? gdv : pd_v3(0, 0, 0);
@@ -442,7 +547,9 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
     pd_real r = INFINITY;
     for (; k < s->prm.iterations && !(r <= s->prm.tolerance); ++k)
         r = iterate(&c, gdv, &cg);
+    double t1 = pd_now();
     friction_after_solve(&c, ctx->colliders);
+    s->admm_seconds[PD_MPM_ADMM_GRID] += pd_now() - t1;
     *iterations = k;
     *residual = r;
     s->last_cg_iterations = cg;
@@ -532,5 +639,6 @@ void pd_mpm_admm_free(pd_mpm_state* s) {
 #define FREE_NODE(field, T) PD_FREE_ARRAY(s->field, T, s->admm_nodes);
     ADMM_NODE_ARRAYS(FREE_NODE)
 #undef FREE_NODE
+    PD_FREE_ARRAY(s->admm_a, pd_mpm_row, s->admm_rows);
     pd_mpm_maxwell_free(s);
 }

@@ -23,6 +23,16 @@ enum { PD_MPM_EXPLICIT, PD_MPM_ADMM, PD_MPM_NEWTON, PD_MPM_LBFGS };
 
 struct pd_mpm_optimiser; /* the optimiser's step (mpm_implicit.c) */
 
+/* The ADMM's stages (Sec. 7): the start (SEW weights, b, A assembled), the particle steps
+ * (Eq. 10), the grid steps (right-hand side, conjugate gradients, friction) and the dual steps. */
+enum {
+    PD_MPM_ADMM_ASSEMBLE,
+    PD_MPM_ADMM_PARTICLE,
+    PD_MPM_ADMM_GRID,
+    PD_MPM_ADMM_DUAL,
+    PD_MPM_ADMM_STAGES
+};
+
 typedef struct pd_mpm_params {
     pd_real dx;                  /* grid cell size in particle spacings */
     pd_real cfl;                 /* the auto step's fraction of dx per step at the fastest speed */
@@ -68,6 +78,23 @@ typedef struct pd_mpm_material {
     pd_hencky_maxwell_step step; /* Eq. 8's A and B for this step's dt */
 } pd_mpm_material;
 
+/* One row of the ADMM's stored A (mpm_admm.c): the multiples of the identity that couple a
+ * node to the 5 x 5 x 5 nodes around it. */
+typedef struct pd_mpm_row {
+    pd_real a[125];
+} pd_mpm_row;
+
+/* One particle's share of the explicit transfer to the grid (mpm.c), stored in the grid's bin
+ * order so that a node gathers its 27 bins from contiguous memory: its B-spline weights, its
+ * mass, its momentum at its bin's base node q = m v - A (x_p - x_base) and A dx, the change of
+ * that momentum per node along each axis (A the affine momentum, MLS-MPM's stress inside). */
+typedef struct pd_mpm_p2g {
+    pd_real w[3][3];
+    pd_real m;
+    pd_vec3 q;
+    pd_mat3 a_dx;
+} pd_mpm_p2g;
+
 typedef struct pd_mpm_state {
     pd_mpm_params prm;
     pd_real dx; /* m */
@@ -85,8 +112,12 @@ typedef struct pd_mpm_state {
     pd_real* volume0;  /* V_p^0 (m^3) */
     pd_real* dilation; /* log of the volume gained past the apex, given back to the next trial
                         * (Tampubolon 2017 Sec. 4.3.1; 0 without the volume correction) */
-    /* per particle, rebuilt every step */
-    pd_mat3* affine; /* the P2G affine momentum */
+    /* scratch, rebuilt every step: one field's P2G records in bin order (p2g) or, for the
+     * fields' transfer, the RPIC round trips and the implicit solves, which run when the records
+     * are not in use, one matrix per particle (affine); one block for both */
+    void* scratch;
+    pd_mpm_p2g* p2g;
+    pd_mat3* affine;
     pd_vec3* v_grid; /* the velocity the grid gives each particle (pinned ones keep their own) */
     pd_real* stress; /* Cauchy stress, 6 per particle (xx, yy, zz, xy, yz, xz), published */
     pd_real* plastic_strain; /* the sum of |ln s_tr - ln s| of the returns (kept, published) */
@@ -101,6 +132,7 @@ typedef struct pd_mpm_state {
     pd_vec3* pin_reaction;     /* per particle: that impulse per mass where it is (G2P) */
     uint8_t* pin_node_held;
     int has_pins;
+    int has_returns; /* a material has Z_E or the Maxwell branch: the correctors' pass runs */
     /* the implicit step (mpm_admm.c): per particle */
     pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;
     pd_real* admm_w2;
@@ -113,13 +145,16 @@ typedef struct pd_mpm_state {
     /* ... and per node (capacity admm_nodes) */
     size_t admm_nodes;
     pd_vec3 *admm_dv, *admm_rhs, *cg_r, *cg_z, *cg_d, *cg_ad, *bc_normal, *bc_target;
+    pd_mpm_row* admm_a; /* A = M + rho D^T W^T W D, stored (mpm_admm.c; capacity admm_rows) */
+    size_t admm_rows;
     pd_real* admm_diag;
     uint8_t* bc_kind;
     int32_t* bc_collider;
     int last_cg_iterations;
-    struct pd_mpm_optimiser* opt; /* newton, lbfgs (NULL until their first step) */
-    pd_family none;               /* no bonds: an empty family lets the core's per-particle arrays,
-                                   * reordering and checkpoints work as for the bonded methods */
+    double admm_seconds[PD_MPM_ADMM_STAGES]; /* the last solve's stages (s) */
+    struct pd_mpm_optimiser* opt;            /* newton, lbfgs (NULL until their first step) */
+    pd_family none; /* no bonds: an empty family lets the core's per-particle arrays,
+                     * reordering and checkpoints work as for the bonded methods */
     pd_state_arrays persist;
 } pd_mpm_state;
 

@@ -94,6 +94,7 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
             mm->branch.deviatoric_viscosity = m->maxwell_deviatoric_viscosity;
             mm->branch.volumetric_viscosity = m->maxwell_volumetric_viscosity;
         }
+        s->has_returns |= mm->plastic || mm->maxwell;
     }
     return PD_OK;
 }
@@ -105,13 +106,15 @@ static pd_status allocate(pd_mpm_state* s, pd_error* err) {
     s->fn = PD_NEW_ARRAY(pd_mat3, n);
     s->volume0 = PD_NEW_ARRAY(pd_real, n);
     s->dilation = PD_NEW_ARRAY(pd_real, n);
-    s->affine = PD_NEW_ARRAY(pd_mat3, n);
+    s->scratch = pd_calloc(n, sizeof(pd_mpm_p2g)); /* holds either use (mpm_data.h) */
+    s->p2g = s->scratch;
+    s->affine = s->scratch;
     s->v_grid = PD_NEW_ARRAY(pd_vec3, n);
     s->plastic_strain = PD_NEW_ARRAY(pd_real, n);
     s->pinned_mass = PD_NEW_ARRAY(pd_real, n);
     s->pin_reaction = PD_NEW_ARRAY(pd_vec3, n);
     s->stress = PD_NEW_ARRAY(pd_real, 6 * n);
-    if (!s->f || !s->c || !s->fn || !s->volume0 || !s->dilation || !s->affine || !s->v_grid ||
+    if (!s->f || !s->c || !s->fn || !s->volume0 || !s->dilation || !s->scratch || !s->v_grid ||
         !s->plastic_strain || !s->pinned_mass || !s->pin_reaction || !s->stress ||
         pd_family_allocate(&s->none, s->n, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
@@ -199,7 +202,7 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->fn, pd_mat3, n);
     PD_FREE_ARRAY(s->volume0, pd_real, n);
     PD_FREE_ARRAY(s->dilation, pd_real, n);
-    PD_FREE_ARRAY(s->affine, pd_mat3, n);
+    pd_free(s->scratch, n * sizeof(pd_mpm_p2g));
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
     PD_FREE_ARRAY(s->plastic_strain, pd_real, n);
     PD_FREE_ARRAY(s->pinned_mass, pd_real, n);
@@ -266,10 +269,11 @@ size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     (void)bond_fraction;
     /* with two bodies or more, a field per body on each node: mass, velocity, moment */
     size_t fields = scene->body_count >= 2 ? (size_t)scene->body_count : 0;
-    /* F, C, the affine scratch, V0, the dilation, the stress, the grid's weights, offset, base and
-     * bin, and about one node per particle (mass, momentum, velocity, bin start) */
-    return fields * (sizeof(pd_real) + 2 * sizeof(pd_vec3)) + 3 * sizeof(pd_mat3) +
-           sizeof(pd_vec3) + 8 * sizeof(pd_real) + 9 * sizeof(pd_real) + sizeof(pd_vec3) +
-           2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) + sizeof(uint32_t) +
-           sizeof(uint32_t);
+    /* F, C, the P2G records (the affine scratch within), V0, the dilation, the stress, the
+     * grid's weights, offset, base and bin, and about one node per particle (mass, momentum,
+     * velocity, bin start); the velocity from the grid */
+    return fields * (sizeof(pd_real) + 2 * sizeof(pd_vec3)) + sizeof(pd_vec3) +
+           2 * sizeof(pd_mat3) + sizeof(pd_mpm_p2g) + 8 * sizeof(pd_real) + 9 * sizeof(pd_real) +
+           sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) +
+           sizeof(uint32_t) + sizeof(uint32_t);
 }
