@@ -118,8 +118,8 @@ typedef struct pd_mpm_state {
     void* scratch;
     pd_mpm_p2g* p2g;
     pd_mat3* affine;
-    pd_vec3* v_grid; /* the velocity the grid gives each particle (pinned ones keep their own) */
-    pd_real* stress; /* Cauchy stress, 6 per particle (xx, yy, zz, xy, yz, xz), published */
+    pd_vec3* v_grid;         /* fields only: the velocity each particle's field gives it (G2P) */
+    pd_real* stress;         /* Cauchy stress, 6 per particle (xx, yy, zz, xy, yz, xz), published */
     pd_real* plastic_strain; /* the sum of |ln s_tr - ln s| of the returns (kept, published) */
     size_t n;
     /* pins: per particle its mass when pinned (else 0); per node (capacity pin_nodes) the mass

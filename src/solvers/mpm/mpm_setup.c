@@ -109,12 +109,11 @@ static pd_status allocate(pd_mpm_state* s, pd_error* err) {
     s->scratch = pd_calloc(n, sizeof(pd_mpm_p2g)); /* holds either use (mpm_data.h) */
     s->p2g = s->scratch;
     s->affine = s->scratch;
-    s->v_grid = PD_NEW_ARRAY(pd_vec3, n);
     s->plastic_strain = PD_NEW_ARRAY(pd_real, n);
     s->pinned_mass = PD_NEW_ARRAY(pd_real, n);
     s->pin_reaction = PD_NEW_ARRAY(pd_vec3, n);
     s->stress = PD_NEW_ARRAY(pd_real, 6 * n);
-    if (!s->f || !s->c || !s->fn || !s->volume0 || !s->dilation || !s->scratch || !s->v_grid ||
+    if (!s->f || !s->c || !s->fn || !s->volume0 || !s->dilation || !s->scratch ||
         !s->plastic_strain || !s->pinned_mass || !s->pin_reaction || !s->stress ||
         pd_family_allocate(&s->none, s->n, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
@@ -137,7 +136,8 @@ static pd_status contact_fields(pd_mpm_state* s, const pd_world* w, pd_error* er
     if (bodies < 2 || s->prm.integrator != PD_MPM_EXPLICIT)
         return PD_OK;
     s->field_friction = PD_NEW_ARRAY(pd_real, (size_t)bodies);
-    if (!s->field_friction)
+    s->v_grid = PD_NEW_ARRAY(pd_vec3, s->n + 1);
+    if (!s->field_friction || !s->v_grid)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %d contact fields", bodies);
     for (int b = 0; b < bodies; ++b) {
         const pd_material_def* m = &w->scene->materials[w->scene->bodies[b].material];
@@ -271,8 +271,8 @@ size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     size_t fields = scene->body_count >= 2 ? (size_t)scene->body_count : 0;
     /* F, C, the P2G records (the affine scratch within), V0, the dilation, the stress, the
      * grid's weights, offset, base and bin, and about one node per particle (mass, momentum,
-     * velocity, bin start); the velocity from the grid */
-    return fields * (sizeof(pd_real) + 2 * sizeof(pd_vec3)) + sizeof(pd_vec3) +
+     * velocity, bin start); with fields each particle's velocity from its field */
+    return fields * (sizeof(pd_real) + 2 * sizeof(pd_vec3)) + (fields ? sizeof(pd_vec3) : 0) +
            2 * sizeof(pd_mat3) + sizeof(pd_mpm_p2g) + 8 * sizeof(pd_real) + 9 * sizeof(pd_real) +
            sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) +
            sizeof(uint32_t) + sizeof(uint32_t);
