@@ -64,15 +64,16 @@ static void projected_gradient_hessian(const pd_mpm_material* m, pd_real dilatio
             h[a][b] = hz[a][0] * dz.m[0][b] + hz[a][1] * dz.m[1][b] + hz[a][2] * dz.m[2][b];
 }
 
-/* Eq. 10 in the singular values: V0 dPsi/ds(Z(s)) + k s = r (k = rho w^2), by Newton from s0,
- * at most PD_MPM_NEWTON_STEPS steps, each halved until every s stays > 0. Returns the steps
- * taken. */
-static int particle_newton(const pd_mpm_material* m, pd_real dilation, pd_real v0, pd_real k,
-                           const pd_real r[3], pd_real s[3]) {
+/* Eq. 10 in the singular values for one constraint: V0 dPsi/ds(Z(s)) + k s = r (k = rho w^2),
+ * by Newton from s, at most PD_MPM_NEWTON_STEPS steps, each halved until every s stays > 0;
+ * `law` gives dPsi/ds at Z(s) and its derivative (F_E's here, F_N's in mpm_admm_maxwell.c).
+ * Returns the steps taken. */
+int pd_mpm_principal_newton(pd_mpm_principal_law law, const void* ctx, pd_real v0, pd_real k,
+                            const pd_real r[3], pd_real s[3]) {
     int step = 0;
     for (; step < PD_MPM_NEWTON_STEPS; ++step) {
         pd_real g[3], h[3][3], res[3], dx[3], norm = 0, scale = 0;
-        projected_gradient_hessian(m, dilation, s, g, h);
+        law(ctx, s, g, h);
         for (int a = 0; a < 3; ++a) {
             res[a] = r[a] - v0 * g[a] - k * s[a];
             norm += res[a] * res[a], scale += r[a] * r[a] + k * k * s[a] * s[a];
@@ -92,6 +93,17 @@ static int particle_newton(const pd_mpm_material* m, pd_real dilation, pd_real v
     return step;
 }
 
+/* F_E's law for the Newton above: the material and the particle's dilation. */
+typedef struct elastic_law {
+    const pd_mpm_material* m;
+    pd_real dilation;
+} elastic_law;
+
+static void elastic_law_at(const void* ctx, const pd_real s[3], pd_real g[3], pd_real h[3][3]) {
+    const elastic_law* e = ctx;
+    projected_gradient_hessian(e->m, e->dilation, s, g, h);
+}
+
 /* F_p = argmin V0 Xi(F) + rho w^2 / 2 |F - Z|^2 with Z = D dv + b - y / (rho w): the minimiser
  * shares Z's singular vectors (Klar 2016, Overby 2017). */
 static pd_mat3 particle_step(const pd_mpm_material* m, pd_real dilation, pd_real v0, pd_real k,
@@ -101,7 +113,8 @@ static pd_mat3 particle_step(const pd_mpm_material* m, pd_real dilation, pd_real
     pd_svd3(target, &u, &sz, &v);
     pd_real r[3] = {k * sz.x, k * sz.y, k * sz.z};
     pd_real s[3] = {fmax(fabs(sz.x), 1e-3), fmax(fabs(sz.y), 1e-3), fmax(fabs(sz.z), 1e-3)};
-    particle_newton(m, dilation, v0, k, r, s);
+    elastic_law law = {m, dilation};
+    pd_mpm_principal_newton(elastic_law_at, &law, v0, k, r, s);
     return pd_m3_from_svd(u, pd_v3(s[0], s[1], s[2]), v);
 }
 

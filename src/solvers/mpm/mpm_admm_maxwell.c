@@ -40,48 +40,11 @@ static void branch_gradient_hessian(const pd_mpm_material* m, const pd_real s[3]
             h[a][b] = hz[a][0] * dz.m[0][b] + hz[a][1] * dz.m[1][b] + hz[a][2] * dz.m[2][b];
 }
 
-/* x = h^-1 r (Cramer); 0 when h is singular. */
-static int solve3(const pd_real h[3][3], const pd_real r[3], pd_real x[3]) {
-    pd_mat3 m = {
-        {{h[0][0], h[0][1], h[0][2]}, {h[1][0], h[1][1], h[1][2]}, {h[2][0], h[2][1], h[2][2]}}};
-    pd_real det = pd_m3_det(m);
-    if (!(fabs(det) > 0))
-        return 0;
-    for (int c = 0; c < 3; ++c) {
-        pd_mat3 mc = m;
-        for (int a = 0; a < 3; ++a)
-            mc.m[a][c] = r[a];
-        x[c] = pd_m3_det(mc) / det;
-    }
-    return 1;
+/* F_N's law for pd_mpm_principal_newton (mpm_admm.c). */
+static void branch_law(const void* ctx, const pd_real s[3], pd_real g[3], pd_real h[3][3]) {
+    branch_gradient_hessian(ctx, s, g, h);
 }
 
-/* Eq. 10 in the singular values for F_N: V0 dPsi_N/ds(Z_N(s)) + k s = r (k = rho w_N^2), by
- * Newton from s, at most PD_MPM_NEWTON_STEPS steps, each halved until every s stays > 0. */
-static void branch_newton(const pd_mpm_material* m, pd_real v0, pd_real k, const pd_real r[3],
-                          pd_real s[3]) {
-    for (int step = 0; step < PD_MPM_NEWTON_STEPS; ++step) {
-        pd_real g[3], h[3][3], res[3], dx[3], norm = 0, scale = 0;
-        branch_gradient_hessian(m, s, g, h);
-        for (int a = 0; a < 3; ++a) {
-            res[a] = r[a] - v0 * g[a] - k * s[a];
-            norm += res[a] * res[a], scale += r[a] * r[a] + k * k * s[a] * s[a];
-            for (int b = 0; b < 3; ++b)
-                h[a][b] *= v0;
-            h[a][a] += k;
-        }
-        if (norm <= 1e-24 * scale || !solve3(h, res, dx))
-            return;
-        pd_real t = 1;
-        for (int a = 0; a < 3; ++a)
-            while (s[a] + t * dx[a] <= 0.05 * s[a])
-                t *= 0.5;
-        for (int a = 0; a < 3; ++a)
-            s[a] += t * dx[a];
-    }
-}
-
-/* The absolute singular values of f, at least 1e-3 (a start for Newton, a point for SEW). */
 static void stretches(pd_mat3 f, pd_mat3* u, pd_real s[3], pd_mat3* v) {
     pd_vec3 sv;
     pd_svd3(f, u, &sv, v);
@@ -187,7 +150,7 @@ static void particle_range(void* ctx, size_t begin, size_t end, int thread) {
         stretches(target, &u, sz, &v);
         memcpy(sv, sz, sizeof sv);
         pd_real r[3] = {k * sz[0], k * sz[1], k * sz[2]};
-        branch_newton(m, s->volume0[p], k, r, sv);
+        pd_mpm_principal_newton(branch_law, m, s->volume0[p], k, r, sv);
         s->mx_f[p] = pd_m3_from_svd(u, pd_v3(sv[0], sv[1], sv[2]), v);
     }
 }

@@ -33,6 +33,12 @@ void pd_mpm_admm_free(pd_mpm_state* s);
  * particles' transfer (mass and v^n) at the step's start. */
 pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* iterations,
                             pd_real* residual);
+/* dPsi/ds at Z(s) and its derivative in s, for the particle steps' Newton (Eq. 10). */
+typedef void (*pd_mpm_principal_law)(const void* ctx, const pd_real s[3], pd_real g[3],
+                                     pd_real h[3][3]);
+int pd_mpm_principal_newton(pd_mpm_principal_law law, const void* ctx, pd_real v0, pd_real k,
+                            const pd_real r[3], pd_real s[3]);
+
 /* The boundary conditions of an implicit step (Sec. 7.2), shared by the ADMM and the optimiser's
  * step, in bc_kind, bc_normal, bc_target (room from pd_mpm_admm_reserve): find them on a grid
  * that holds the step's start; remove what they fix from a node field (a direction, a residual);
