@@ -71,6 +71,17 @@ static int wait_for_file(const char* path) {
     return 0;
 }
 
+/* Waits for a run's lock file to hold its pid: the run creates the file, then writes the pid,
+ * and a run killed in between leaves an empty file (no pid to name). */
+static int wait_for_lock_pid(const char* path) {
+    for (int i = 0; i < 2000; ++i, sleep_ms(10)) {
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_size > 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int open_err_file(const char* path) {
     return open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 }
@@ -125,7 +136,7 @@ PD_TEST(second_run_into_a_held_folder_is_refused) {
     folder f;
     PD_REQUIRE(make_folder(&f, LONG_BALL));
     pid_t first = spawn_run(f.scene, f.out, LONG_EVERY, open_err_file(f.err), 0, 1);
-    PD_REQUIRE(wait_for_file(f.lock));
+    PD_REQUIRE(wait_for_lock_pid(f.lock));
     char args[600], want[64];
     char* err = NULL;
     snprintf(args, sizeof args, "run '%s' -o '%s' --quiet --frames 3", f.scene, f.out);
@@ -150,7 +161,7 @@ PD_TEST(lock_of_a_killed_run_is_taken_over) {
     folder f;
     PD_REQUIRE(make_folder(&f, LONG_BALL));
     pid_t first = spawn_run(f.scene, f.out, LONG_EVERY, open_err_file(f.err), 0, 1);
-    PD_REQUIRE(wait_for_file(f.lock));
+    PD_REQUIRE(wait_for_lock_pid(f.lock));
     kill(first, SIGKILL);
     PD_CHECK_NEAR(exit_code(first), 1000 + SIGKILL, 0);
     PD_CHECK(exists(f.lock));
