@@ -19,6 +19,7 @@
 #include "core/alloc.h"
 #include "core/timer.h"
 #include "grid/grid_boundary.h"
+#include "grid/grid_cg.h"
 #include "math/svd3.h"
 #include "parallel/parallel.h"
 #include "solvers/mpm/mpm_internal.h"
@@ -365,49 +366,26 @@ static void assemble_a(admm_ctx* c) {
         s->admm_diag[n] = s->admm_a[n].a[node_row_slot(0, 0, 0)];
 }
 
-static pd_real dot_nodes(const pd_vec3* a, const pd_vec3* b, size_t n) {
-    pd_real sum = 0;
-    for (size_t i = 0; i < n; ++i)
-        sum += pd_v3_dot(a[i], b[i]);
-    return sum;
+/* A u with the constraints' directions removed, for the conjugate gradients. */
+static void apply_a_free(void* ctx, const pd_vec3* u, pd_vec3* out) {
+    admm_ctx* c = ctx;
+    apply_a(c, u, out);
+    project_free(c->s, out);
 }
 
 /* Preconditioned conjugate gradients on A dv = rhs in the constraints' free subspace, from the
- * dv given (which satisfies them). Returns the iterations taken. */
+ * dv given (which satisfies them). Returns the products with A taken. */
 static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
     pd_mpm_state* s = c->s;
     size_t nn = s->grid.nodes;
-    pd_vec3 *r = s->cg_r, *z = s->cg_z, *d = s->cg_d, *ad = s->cg_ad;
-    apply_a(c, dv, ad);
+    pd_vec3* r = s->cg_r;
+    apply_a(c, dv, s->cg_ad);
     for (size_t i = 0; i < nn; ++i)
-        r[i] = pd_v3_sub(rhs[i], ad[i]);
+        r[i] = pd_v3_sub(rhs[i], s->cg_ad[i]);
     project_free(s, r);
-    pd_real r0 = sqrt(dot_nodes(r, r, nn)), rz = 0;
-    int it = 0;
-    for (; it < s->prm.cg_iterations && r0 > 0; ++it) {
-        for (size_t i = 0; i < nn; ++i)
-            z[i] = s->admm_diag[i] > 0 ? pd_v3_scale(r[i], 1 / s->admm_diag[i]) : pd_v3(0, 0, 0);
-        pd_real rz_new = dot_nodes(r, z, nn);
-        if (it == 0)
-            memcpy(d, z, nn * sizeof *d);
-        else
-            for (size_t i = 0; i < nn; ++i)
-                d[i] = pd_v3_add(z[i], pd_v3_scale(d[i], rz_new / rz));
-        rz = rz_new;
-        apply_a(c, d, ad);
-        project_free(s, ad);
-        pd_real dad = dot_nodes(d, ad, nn);
-        if (!(dad > 0))
-            break;
-        pd_real step = rz / dad;
-        for (size_t i = 0; i < nn; ++i) {
-            dv[i] = pd_v3_add(dv[i], pd_v3_scale(d[i], step));
-            r[i] = pd_v3_sub(r[i], pd_v3_scale(ad[i], step));
-        }
-        if (sqrt(dot_nodes(r, r, nn)) <= s->prm.cg_tolerance * r0)
-            return it + 1;
-    }
-    return it;
+    pd_grid_cg cg = {apply_a_free,        c,       s->admm_diag, s->prm.cg_iterations,
+                     s->prm.cg_tolerance, s->cg_z, s->cg_d,      s->cg_ad};
+    return pd_grid_cg_solve(&cg, nn, r, dv);
 }
 
 /* Coulomb friction at the constrained nodes of a slip collider: the constraint's normal impulse

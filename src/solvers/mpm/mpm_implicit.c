@@ -21,6 +21,7 @@
 #include "constitutive/energies.h"
 #include "core/alloc.h"
 #include "grid/grid_boundary.h"
+#include "grid/grid_cg.h"
 #include "math/svd3.h"
 #include "optim/descent.h"
 #include "parallel/parallel.h"
@@ -265,11 +266,8 @@ static void apply_hessian(pd_mpm_optimiser* o, const pd_vec3* u, pd_vec3* out) {
     pd_mpm_project_free(s, out);
 }
 
-static pd_real dot_nodes(const pd_vec3* a, const pd_vec3* b, size_t n) {
-    pd_real sum = 0;
-    for (size_t i = 0; i < n; ++i)
-        sum += pd_v3_dot(a[i], b[i]);
-    return sum;
+static void apply_hessian_cg(void* ctx, const pd_vec3* u, pd_vec3* out) {
+    apply_hessian(ctx, u, out);
 }
 
 /* newton: z = H^-1 b by Jacobi-preconditioned conjugate gradients from 0, at most cg_iterations,
@@ -278,30 +276,12 @@ static pd_real dot_nodes(const pd_vec3* a, const pd_vec3* b, size_t n) {
 static pd_status newton_direction(pd_mpm_optimiser* o, const pd_vec3* b, pd_vec3* z) {
     pd_mpm_state* s = o->st;
     size_t nn = s->grid.nodes;
-    pd_vec3 *r = o->cg_r, *q = o->cg_z, *d = o->cg_d, *ad = o->cg_ad;
     memset(z, 0, o->cap * sizeof *z);
-    memcpy(r, b, nn * sizeof *r);
-    pd_mpm_project_free(s, r);
-    pd_real r0 = sqrt(dot_nodes(r, r, nn)), rq = 0;
-    for (int it = 0; it < s->prm.cg_iterations && r0 > 0; ++it) {
-        jacobi(o, r, q);
-        pd_real rq_new = dot_nodes(r, q, nn);
-        for (size_t i = 0; i < nn; ++i)
-            d[i] = it == 0 ? q[i] : pd_v3_add(q[i], pd_v3_scale(d[i], rq_new / rq));
-        rq = rq_new;
-        apply_hessian(o, d, ad);
-        pd_real dad = dot_nodes(d, ad, nn);
-        o->cg_total++;
-        if (!(dad > 0))
-            break;
-        pd_real step = rq / dad;
-        for (size_t i = 0; i < nn; ++i) {
-            z[i] = pd_v3_add(z[i], pd_v3_scale(d[i], step));
-            r[i] = pd_v3_sub(r[i], pd_v3_scale(ad[i], step));
-        }
-        if (sqrt(dot_nodes(r, r, nn)) <= s->prm.cg_tolerance * r0)
-            break;
-    }
+    memcpy(o->cg_r, b, nn * sizeof *o->cg_r);
+    pd_mpm_project_free(s, o->cg_r);
+    pd_grid_cg cg = {apply_hessian_cg,    o,       o->diag, s->prm.cg_iterations,
+                     s->prm.cg_tolerance, o->cg_z, o->cg_d, o->cg_ad};
+    o->cg_total += pd_grid_cg_solve(&cg, nn, o->cg_r, z);
     return PD_OK;
 }
 
