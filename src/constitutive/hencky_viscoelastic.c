@@ -22,7 +22,7 @@ pd_vec3 pd_hencky_maxwell_project(pd_hencky_maxwell_step k, pd_vec3 sigma_trial,
     pd_real tr = eps[0] + eps[1] + eps[2];
     for (int i = 0; i < 3; ++i) /* Eq. 8 */
         out[i] = exp(k.a * (eps[i] - k.b * tr));
-    if (dz)
+    if (dz) /* the derivative after Eq. 8 */
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 3; ++j) /* d out_i / d s_j = out_i A (delta_ij - B) / s_j */
                 dz->m[i][j] = out[i] * k.a * ((i == j) - k.b) / s[j];

@@ -195,6 +195,8 @@ void pd_grid_to_particles(const pd_grid* g, pd_vec3* v, pd_mat3* c) {
     pd_parallel_for(g->particles, 256, g2p_range, &job);
 }
 
+/* RPIC (Fang 2019 Sec. 8): APIC's transfer with C's rotational part alone, that is APIC's plus
+ * the impulse I_i of Eq. 11, and back. */
 void pd_grid_rpic_round_trip(pd_grid* g, const pd_real* mass, pd_vec3* v, pd_mat3* c,
                              pd_mat3* affine) {
     for (size_t p = 0; p < g->particles; ++p)

@@ -105,8 +105,8 @@ static void elastic_law_at(const void* ctx, const pd_real s[3], pd_real g[3], pd
     projected_gradient_hessian(e->m, e->dilation, s, g, h);
 }
 
-/* F_p = argmin V0 Xi(F) + rho w^2 / 2 |F - Z|^2 with Z = D dv + b - y / (rho w): the minimiser
- * shares Z's singular vectors (Klar 2016, Overby 2017). */
+/* Eq. 10 for one particle: F_p = argmin V0 Xi(F) + rho w^2 / 2 |F - Z|^2 with Z = D dv + b - y /
+ * (rho w): the minimiser shares Z's singular vectors (Klar 2016, Overby 2017). */
 static pd_mat3 particle_step(const pd_mpm_material* m, pd_real dilation, pd_real v0, pd_real k,
                              pd_mat3 target) {
     pd_mat3 u, v;
@@ -127,7 +127,7 @@ typedef struct admm_ctx {
 
 /* ---------------------------------------------------------------- D and D^T with F^n */
 
-/* out_p = dt G(u)_p F_p^n: D applied to a node field (F^n kept in admm_fn: the step's end
+/* out_p = dt G(u)_p F_p^n: Eq. 9's D applied to a node field (F^n kept in admm_fn: the step's end
  * replaces s->f). */
 /* out_p = out_p F_p^n dt (right) or out_p F_p^n^T dt (left: m_p F_p^n^T into out), per particle
  * in parallel. */
@@ -374,7 +374,8 @@ static void apply_a_free(void* ctx, const pd_vec3* u, pd_vec3* out) {
 }
 
 /* Preconditioned conjugate gradients on A dv = rhs in the constraints' free subspace, from the
- * dv given (which satisfies them). Returns the products with A taken. */
+ * dv given (which satisfies them): the grid step of Sec. 7.1 (a diagonal preconditioner) with
+ * the boundary conditions projected inside (Sec. 7.2). Returns the products with A taken. */
 static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
     pd_mpm_state* s = c->s;
     size_t nn = s->grid.nodes;
@@ -420,7 +421,8 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
 
 /* ---------------------------------------------------------------- the iteration */
 
-/* SEW (Sec. 7.3): w_p^2 = V_p^0 |d^2 Psi / d Sigma^2|_F at F_p^n; b_p; y = 0; F = b. */
+/* SEW (Sec. 7.3): w_p^2 = V_p^0 |d^2 Psi / d Sigma^2|_F at F_p^n; Eq. 9's b_p (Eq. 4's predictor
+ * at v^n); y = 0; F = b. */
 static void start(admm_ctx* c) {
     pd_mpm_state* s = c->s;
     pd_grid_gradient(&s->grid, s->grid.velocity, s->admm_b);
@@ -443,6 +445,7 @@ static void start(admm_ctx* c) {
     }
 }
 
+/* The particle step (Eq. 10) for F_E, each particle alone: R / (rho w^2) is the target. */
 static void particle_steps(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const admm_ctx* c = ctx;
@@ -466,7 +469,8 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     if (s->has_maxwell)
         pd_mpm_maxwell_particle_step(s, c->p, c->dt, c->rho);
     double t1 = pd_now();
-    /* grid step: rhs = dt M g + D^T (w y + rho w^2 (F_hat - b)), F_hat over-relaxed */
+    /* grid step (Sec. 7.1): rhs = dt M g + D^T (w y + rho w^2 (F_hat - b)), F_hat over-relaxed
+     * (Sec. 7.3) */
     for (size_t p = 0; p < s->n; ++p) {
         pd_mat3 dvb = pd_m3_add(s->admm_du[p], s->admm_b[p]);
         pd_mat3 fhat =
@@ -485,7 +489,7 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     memcpy(s->cg_m, s->admm_du, s->n * sizeof *s->cg_m); /* D dv^k, for the dual residual */
     *cg_total += grid_solve(c, s->admm_rhs, s->admm_dv);
     double t2 = pd_now();
-    /* dual step with the same F_hat */
+    /* dual step (Sec. 7.1) with the same F_hat (Sec. 7.3) */
     apply_d(c, s->admm_dv, s->admm_du);
     pd_real primal = 0, dual = 0, scale = 0;
     for (size_t p = 0; p < s->n; ++p) {

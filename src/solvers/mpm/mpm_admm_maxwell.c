@@ -66,7 +66,7 @@ static void times_fn_range(void* ctx, size_t begin, size_t end, int thread) {
         s->mx_du[p] = pd_m3_scale(pd_m3_mul(s->mx_du[p], s->mx_fn[p]), job->dt);
 }
 
-/* mx_du = D_N u. */
+/* mx_du = D_N u (Eq. 9). */
 static void apply_dn(const branch_job* job, const pd_vec3* u) {
     pd_grid_gradient(&job->s->grid, u, job->s->mx_du);
     pd_parallel_for(job->s->n, 256, times_fn_range, (void*)job);
@@ -178,6 +178,7 @@ void pd_mpm_maxwell_add_rhs(pd_mpm_state* s, pd_real dt, pd_real rho, pd_real al
     }
 }
 
+/* The dual step (Sec. 7.1) for y_N with F_hat_N over-relaxed (Sec. 7.3), and the residuals. */
 void pd_mpm_maxwell_dual_step(pd_mpm_state* s, const pd_particles* p, pd_real dt, pd_real rho,
                               pd_real sums[3]) {
     branch_job job = {s, p, dt, rho};
