@@ -848,8 +848,9 @@ PD_TEST(hencky_maxwell_block_is_checked_and_refused_where_not_honoured) {
 
 /* mpm's material key elastic_energy: a plastic material with another law than hencky is refused
  * at the key (the returns act on the Hencky strain), an unknown law at the key with the choices,
- * and the key itself by a method that does not implement it (sbpd); a plastic material under
- * mpm's optimiser step (newton) is refused at the material. */
+ * and the key itself by a method that does not implement it (sbpd); Drucker-Prager under mpm's
+ * optimiser step (newton) is refused at its model (its flow has no incremental potential), von
+ * Mises is taken. */
 PD_TEST(mpm_elastic_energy_is_checked_and_refused_where_not_honoured) {
     char* good = good_scene(NULL, NULL);
     PD_REQUIRE(good);
@@ -871,9 +872,9 @@ PD_TEST(mpm_elastic_energy_is_checked_and_refused_where_not_honoured) {
     PD_CHECK(strstr(last_message, "mpm") != NULL);
     const char* newton[] = {"method=mpm", "solver={\"mpm\":{\"integrator\":\"newton\"}}",
                             "time.dt=auto",
-                            "materials.gel.plasticity={\"model\":\"von_mises\","
-                            "\"yield_stress\":1e3}"};
-    PD_CHECK(refused(good, newton, 4, "materials.gel", 0, "plasticity under mpm's newton"));
+                            "materials.gel.plasticity={\"model\":\"drucker_prager\"}"};
+    PD_CHECK(refused(good, newton, 4, "materials.gel.plasticity.model", 0,
+                     "drucker_prager under mpm's newton"));
     PD_CHECK(strstr(last_message, "potential") != NULL);
     const char* fine[] = {"method=mpm", "solver={}", "time.dt=auto",
                           "materials.gel.elastic_energy=\"fixed_corotated\""};
@@ -881,6 +882,16 @@ PD_TEST(mpm_elastic_energy_is_checked_and_refused_where_not_honoured) {
     pd_error err;
     pd_status st = pd_scene_parse(good, "good.json", ".", fine, 4, &sc, &err);
     PD_CHECK(st == PD_OK); /* the key itself is mpm's */
+    if (st == PD_OK)
+        pd_scene_free(&sc);
+    const char* von_mises[] = {"method=mpm", "solver={\"mpm\":{\"integrator\":\"lbfgs\"}}",
+                               "time.dt=auto",
+                               "materials.gel.plasticity={\"model\":\"von_mises\","
+                               "\"yield_stress\":1e3}"};
+    st = pd_scene_parse(good, "good.json", ".", von_mises, 4, &sc, &err);
+    printf("  von Mises under lbfgs: %s\n", st == PD_OK ? "taken" : err.path);
+    /* the material passes; the good scene's two bodies are refused at the integrator */
+    PD_CHECK(st == PD_OK || strcmp(err.path, "solver.mpm.integrator") == 0);
     if (st == PD_OK)
         pd_scene_free(&sc);
     free(good);

@@ -13,8 +13,9 @@
  * (pd_principal_piola_differential), by Jacobi-preconditioned conjugate gradients; lbfgs keeps
  * `history` pairs over the diagonal of H at the step's start. Both with the Armijo line search on
  * E. Coulomb friction at slip nodes and the pins' reactions take the constraint's impulse, -dE/d dv
- * there, after the solve, as the ADMM's do. Plastic and viscoelastic materials are refused (Z
- * inside E makes it no potential). */
+ * there, after the solve, as the ADMM's do. A von Mises material enters E by the incremental
+ * potential of its return (incremental_density: Ortiz and Stainier 1999); Drucker-Prager and the
+ * Maxwell branch are refused (their correctors inside E make it no potential). */
 #include <math.h>
 #include <string.h>
 
@@ -129,10 +130,45 @@ static pd_status reserve(pd_mpm_state* s, size_t nodes) {
 
 /* ---------------------------------------------------------------- E and its gradient */
 
-/* Per particle at F = D dv + b (D dv's G in pm): V0 Psi(F) summed per chunk, F's SVD with Psi's
- * gradient and Hessian in the stretches kept for the Hessian, and pm <- dt V0 P F^n^T (what
- * pd_grid_divergence turns into D^T (V0 P)). Psi of |Sigma| with F's rotation, as the explicit
- * step and the ADMM take it. */
+/* The incremental potential's density at F's stretches s (> 0), with its gradient g and
+ * Hessian h in s. Elastic: Psi_E(s). Plastic (von Mises): the variational constitutive update of
+ * Ortiz and Stainier 1999, which Fang 2019 Sec. 7.1 names as the potential its Xi_E stands for,
+ * with Z_E the Hencky return (hencky_plasticity.h): W(s) = Psi(Z(s)) + tau(Z(s)) . (ln s - ln
+ * Z(s)), the elastic energy the return leaves plus the work the step's flow dissipates. In the
+ * Hencky strain e = ln s, dW/de = tau(Z) + dZ_e^T C (e - ln Z) and the second term vanishes for
+ * von Mises: e - ln Z lies along the deviator's normal n, and the return's derivative dZ_e =
+ * 1/3 1 1^T + c (P_dev - n n^T) maps n to 0. So dW/ds_a = tau_a(Z(s)) / s_a, P = tau(Z(F)) F^-T:
+ * the returned Kirchhoff stress (Eq. 6 at Z, Sec. 5.2), pulled back by the trial F, where Eq. 10
+ * takes P(Z(F)) = tau(Z) Z^-T (the two differ by the step's plastic stretch). W is the Moreau
+ * envelope of a convex Psi over the yield set, C^1 and convex in e, with the symmetric Hessian
+ * d tau / de = C dZ_e (h below, from d tau / ds = C diag(1 / Z) dZ). Drucker-Prager's return
+ * keeps the volume (non-associated): dZ_e^T n != 0 and no W has its stress (refused,
+ * mpm_setup.c). */
+static pd_real incremental_density(const pd_mpm_material* m, pd_vec3 s, pd_real g[3],
+                                   pd_real h[3][3]) {
+    pd_real sa[3] = {s.x, s.y, s.z};
+    if (!m->plastic) {
+        pd_mpm_gradient_hessian(m, sa, g, h);
+        return pd_mpm_energy(m, s);
+    }
+    pd_vec3 z, gv;
+    pd_mat3 dz, hm;
+    pd_hencky_return(&m->yield, s, &z, &dz);
+    pd_vec3 tau = pd_hencky_kirchhoff(m->lambda, m->mu, z);
+    pd_mat3 dtau = pd_m3_mul(pd_hencky_kirchhoff_derivative(m->lambda, m->mu, z), dz);
+    pd_principal_gradient_hessian(s, tau, dtau, &gv, &hm);
+    g[0] = gv.x, g[1] = gv.y, g[2] = gv.z;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+            h[a][b] = 0.5 * (hm.m[a][b] + hm.m[b][a]); /* symmetric but for round-off */
+    return pd_hencky_energy(m->lambda, m->mu, z) + tau.x * log(s.x / z.x) + tau.y * log(s.y / z.y) +
+           tau.z * log(s.z / z.z);
+}
+
+/* Per particle at F = D dv + b (D dv's G in pm): V0 W(F) summed per chunk (the density above),
+ * F's SVD with W's gradient and Hessian in the stretches kept for the Hessian, and pm <- dt V0 P
+ * F^n^T (what pd_grid_divergence turns into D^T (V0 P)). W of |Sigma| with F's rotation, as the
+ * explicit step and the ADMM take it. */
 static void particle_energy(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     pd_mpm_optimiser* o = ctx;
@@ -147,13 +183,12 @@ static void particle_energy(void* ctx, size_t begin, size_t end, int thread) {
         pd_svd3(f, &o->u[i], &sv, &o->v[i]);
         inverted += !(sv.z > 0);
         sv = pd_v3(fmax(fabs(sv.x), 1e-6), fmax(fabs(sv.y), 1e-6), fmax(fabs(sv.z), 1e-6));
-        pd_real sa[3] = {sv.x, sv.y, sv.z}, ga[3], ha[3][3];
-        pd_mpm_gradient_hessian(m, sa, ga, ha);
+        pd_real ga[3], ha[3][3];
+        sum += s->volume0[i] * incremental_density(m, sv, ga, ha);
         o->s[i] = sv, o->g[i] = pd_v3(ga[0], ga[1], ga[2]);
         for (int a = 0; a < 3; ++a)
             for (int c = 0; c < 3; ++c)
                 o->h[i].m[a][c] = ha[a][c];
-        sum += s->volume0[i] * pd_mpm_energy(m, sv);
         pd_mat3 piola = pd_m3_from_svd(o->u[i], o->g[i], o->v[i]);
         o->pm[i] = pd_m3_scale(pd_m3_mul(piola, pd_m3_transpose(s->f[i])), o->dt * s->volume0[i]);
     }

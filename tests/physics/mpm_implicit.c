@@ -1,0 +1,141 @@
+/* mpm's optimiser step (solver.mpm.integrator newton and lbfgs, src/solvers/mpm/mpm_implicit.c)
+ * with plasticity inside it, against the yield limit and against the ADMM. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solvers/mpm/mpm_internal.h"
+#include "support.h"
+
+/* A von Mises block (E 1e5 Pa, nu 0.3, sigma_y 1000 Pa) 0.2 x 0.04 x 0.04 m, spacing 5 mm,
+ * without gravity: the particles below y = 6 mm pinned still, those above 34 mm pinned and
+ * moved along x by 2.4 mm over 0.2 s (a simple shear of about 8 % between the pins; the elastic
+ * limit is tau_y / mu = 1.5 %). */
+#define SHEARED_BLOCK                                                                              \
+    "{\"version\": 1, \"method\": \"mpm\", \"time\": {\"dt\": \"auto\", \"fps\": 50, "             \
+    "\"frames\": 10}, \"gravity\": [0, 0, 0], \"materials\": {\"metal\": {\"density\": 1000, "     \
+    "\"youngs_modulus\": 1e5, \"poisson_ratio\": 0.3, \"plasticity\": {\"model\": "                \
+    "\"von_mises\", \"yield_stress\": 1000}}}, \"bodies\": [{\"name\": \"block\", \"material\": "  \
+    "\"metal\", \"spacing\": 0.005, \"shape\": {\"type\": \"box\", \"min\": [0, 0, 0], \"max\": "  \
+    "[0.2, 0.04, 0.04]}, \"pins\": [{\"region\": {\"type\": \"box\", \"min\": [-1, -1, -1], "      \
+    "\"max\": [1, 0.006, 1]}}, {\"region\": {\"type\": \"box\", \"min\": [-1, 0.034, -1], "        \
+    "\"max\": [1, 1, 1]}, \"keyframes\": [{\"t\": 0, \"translate\": [0, 0, 0]}, {\"t\": 0.2, "     \
+    "\"translate\": [0.0024, 0, 0]}]}]}], \"output\": {\"dir\": \"unused\"}}"
+
+typedef struct sheared {
+    double sxy, j2, plastic, bound, dt, pin; /* the middle's mean Cauchy sigma_xy, sqrt(J2), plastic
+                                                strain; the top pin's force over its area */
+    double residual;                         /* the largest a step ended with */
+    int iterations;                          /* the most a step took */
+    pd_vec3* pos;                            /* the particles by id at the end (allocated) */
+    size_t count;
+} sheared;
+
+/* Mean over the middle (0.06 < x < 0.14, 0.01 < y < 0.03: four particle layers, away from the
+ * free ends and the pins) of the published Cauchy stress's sigma_xy and sqrt(J2). */
+static void middle_stress(const pd_particles* p, const pd_mpm_state* s, sheared* out) {
+    int n = 0;
+    for (size_t i = 0; i < p->count; ++i) {
+        if (!(p->pos[i].x > 0.06 && p->pos[i].x < 0.14 && p->pos[i].y > 0.01 && p->pos[i].y < 0.03))
+            continue;
+        const double* q = &s->stress[6 * i];
+        double tr = (q[0] + q[1] + q[2]) / 3, d0 = q[0] - tr, d1 = q[1] - tr, d2 = q[2] - tr;
+        double j2 = 0.5 * (d0 * d0 + d1 * d1 + d2 * d2) + q[3] * q[3] + q[4] * q[4] + q[5] * q[5];
+        out->sxy += q[3], out->j2 += sqrt(j2), out->plastic += s->plastic_strain[i], n++;
+    }
+    out->sxy /= n, out->j2 /= n, out->plastic /= n;
+}
+
+static int shear_run(const char* const* sets, int count, double t_end, sheared* out) {
+    memset(out, 0, sizeof *out);
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, SHEARED_BLOCK, sets, count))
+        return 0;
+    pd_mpm_state* s = t.world->solver_state;
+    int integ = s->prm.integrator; /* the explicit bound, as the explicit integrator takes it */
+    s->prm.integrator = PD_MPM_EXPLICIT;
+    out->bound = pd_mpm_max_time_step(s, t.world);
+    s->prm.integrator = integ;
+    pd_error err = {0};
+    int ok = 1;
+    while (ok && t.world->time < t_end - 1e-9) {
+        ok = pd_world_step(t.world, &err) == PD_OK;
+        out->iterations = (int)fmax(out->iterations, t.world->last_stats.iterations);
+        out->residual = fmax(out->residual, t.world->last_stats.residual);
+    }
+    out->dt = t.world->def.dt;
+    const pd_particles* p = &t.world->particles;
+    middle_stress(p, s, out);
+    out->pin = pd_world_pin(t.world, 1).force.x / (0.2 * 0.04);
+    out->count = p->count;
+    out->pos = malloc(p->count * sizeof *out->pos);
+    for (size_t id = 0; out->pos && id < p->count; ++id) /* by id: the order is the world's */
+        out->pos[id] = p->pos[t.world->order[id]];
+    pd_test_sim_close(&t);
+    return ok && out->pos;
+}
+
+static double rms_apart(const sheared* a, const sheared* b) {
+    double sum = 0;
+    for (size_t i = 0; i < a->count; ++i)
+        sum += pd_v3_len2(pd_v3_sub(a->pos[i], b->pos[i]));
+    return sqrt(sum / (double)a->count);
+}
+
+static const double k_tau_y = 1000 / 1.7320508075688772; /* sigma_y / sqrt(3): pure shear */
+
+/* The block sheared 0.2 s at the implicit auto step (about 9 x the explicit bound) by newton,
+ * lbfgs and the ADMM (100 iterations a step at most). lbfgs and newton minimise one potential:
+ * the same particles within 1e-6 mm. The ADMM's Eq. 10 takes the projected Piola P(Z(F)) where
+ * the potential's gradient is tau(Z(F)) F^-T (mpm_implicit.c): they differ by the step's plastic
+ * stretch, so the ADMM's positions within 0.1 mm rms of newton's (the shear moved the top
+ * 2.4 mm) and its middle sqrt(J2) within 2 %. The middle has flowed and carries sqrt(J2) within
+ * 10 % of the yield limit tau_y = sigma_y / sqrt(3) (the measured shortfall, 6 %, is the
+ * known failure below). A gradient without the return (the elastic stress, far above tau_y),
+ * one that does not match W (lbfgs's line search stalls, off newton), or a return on the wrong
+ * surface fails it. */
+PD_TEST(sheared_von_mises_block_under_the_optimiser_matches_the_admm) {
+    const char* newton[] = {"solver.mpm.integrator=newton"};
+    const char* lbfgs[] = {"solver.mpm.integrator=lbfgs"};
+    const char* admm[] = {"solver.mpm.integrator=admm", "solver.mpm.iterations=100"};
+    const char* const* sets[] = {newton, lbfgs, admm};
+    const int counts[] = {1, 1, 2};
+    const char* names[] = {"newton", "lbfgs", "admm"};
+    sheared r[3];
+    for (int k = 0; k < 3; ++k) {
+        PD_REQUIRE(shear_run(sets[k], counts[k], 0.2, &r[k]));
+        printf("  %s: dt %.3g s (%.1f x the explicit bound %.3g s), at most %d iterations a step, "
+               "residual at most %.2g: middle sigma_xy %.1f Pa, sqrt(J2) %.1f Pa (tau_y %.1f), "
+               "plastic strain %.4f; top pin's force over its area %.1f Pa\n",
+               names[k], r[k].dt, r[k].dt / r[k].bound, r[k].bound, r[k].iterations, r[k].residual,
+               r[k].sxy, r[k].j2, k_tau_y, r[k].plastic, r[k].pin);
+    }
+    double dl = rms_apart(&r[1], &r[0]), da = rms_apart(&r[2], &r[0]);
+    printf("  rms apart from newton: lbfgs %.3g mm, admm %.3g mm\n", 1e3 * dl, 1e3 * da);
+    PD_CHECK(r[0].dt / r[0].bound > 8);
+    PD_CHECK(dl < 1e-9);
+    PD_CHECK(da < 1e-4);
+    PD_CHECK_REL(r[0].j2, r[2].j2, 0.02);
+    PD_CHECK(r[0].plastic > 0.003);
+    PD_CHECK_REL(r[0].j2, k_tau_y, 0.10);
+    for (int k = 0; k < 3; ++k)
+        free(r[k].pos);
+}
+
+/* The yield limit itself: the middle's sqrt(J2) within 3 % of tau_y under newton at the
+ * implicit auto step. Measured 542 Pa for 577 (-6.1 %), the ADMM 548 (-5.1 %), the explicit step
+ * (0.9 x its bound, 870 steps) 576: the implicit runs leave the two middle particle layers
+ * below the yield surface (507 Pa) while the outer two sit on it (577), a pattern that grows
+ * with the step (539 / 518 / 507 Pa at 1.8 / 3.5 / 8.6 x the bound) and that the grid's nodal
+ * forces do not see (with two particle layers a cell, the layers' stresses enter each node's
+ * force in symmetric pairs: MLS-MPM's stress null space); the explicit step's dynamics even it
+ * out, backward Euler's damping does not. */
+PD_TEST(known_failure_sheared_von_mises_block_under_newton_at_its_yield_limit) {
+    const char* newton[] = {"solver.mpm.integrator=newton"};
+    sheared r;
+    PD_REQUIRE(shear_run(newton, 1, 0.2, &r));
+    printf("  newton: middle sqrt(J2) %.1f Pa for tau_y %.1f (%+.1f %%)\n", r.j2, k_tau_y,
+           100 * (r.j2 / k_tau_y - 1));
+    PD_CHECK_REL(r.j2, k_tau_y, 0.03);
+    free(r.pos);
+}
