@@ -421,15 +421,10 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
 
 /* ---------------------------------------------------------------- the iteration */
 
-/* SEW (Sec. 7.3): w_p^2 = V_p^0 |d^2 Psi / d Sigma^2|_F at F_p^n; Eq. 9's b_p (Eq. 4's predictor
- * at v^n); y = 0; F = b. */
-static void start(admm_ctx* c) {
+/* SEW (Sec. 7.3): w_p^2 = V_p^0 |d^2 Psi / d Sigma^2|_F at F_p^n. */
+static void sew_weights(admm_ctx* c) {
     pd_mpm_state* s = c->s;
-    pd_grid_gradient(&s->grid, s->grid.velocity, s->admm_b);
-    memcpy(s->admm_fn, s->f, s->n * sizeof *s->f);
     for (size_t p = 0; p < s->n; ++p) {
-        s->admm_b[p] =
-            pd_m3_mul(pd_m3_add(pd_m3_identity(), pd_m3_scale(s->admm_b[p], c->dt)), s->f[p]);
         pd_mat3 u, v;
         pd_vec3 sv;
         pd_svd3(s->f[p], &u, &sv, &v);
@@ -440,6 +435,18 @@ static void start(admm_ctx* c) {
             for (int b = 0; b < 3; ++b)
                 norm += h[a][b] * h[a][b];
         s->admm_w2[p] = s->volume0[p] * sqrt(norm);
+    }
+}
+
+/* The SEW weights (above); Eq. 9's b_p (Eq. 4's predictor at v^n); y = 0; F = b. */
+static void start(admm_ctx* c) {
+    pd_mpm_state* s = c->s;
+    pd_grid_gradient(&s->grid, s->grid.velocity, s->admm_b);
+    memcpy(s->admm_fn, s->f, s->n * sizeof *s->f);
+    sew_weights(c);
+    for (size_t p = 0; p < s->n; ++p) {
+        s->admm_b[p] =
+            pd_m3_mul(pd_m3_add(pd_m3_identity(), pd_m3_scale(s->admm_b[p], c->dt)), s->f[p]);
         s->admm_y[p] = pd_m3_zero();
         s->admm_f[p] = s->admm_b[p];
     }
@@ -549,6 +556,35 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
     *residual = r;
     s->last_cg_iterations = cg;
     return PD_OK;
+}
+
+/* The grid step's A = M + D^T w^2 D (rho 1, SEW weights at F^n; the optimiser refuses the
+ * Maxwell branch) stored for the step about to run, for the optimiser's L-BFGS (mpm_implicit.c):
+ * the incremental potential's Hessian M + D^T (V0 dP/dF) D with V0 dP/dF stood in for by w^2 = V0
+ * |d^2 Psi / d Sigma^2|_F, SPD and fixed through the step. */
+pd_status pd_mpm_grid_matrix(pd_mpm_state* s, const pd_particles* particles, pd_real dt) {
+    pd_status st = reserve_rows(s, s->grid.nodes);
+    if (st != PD_OK)
+        return st;
+    admm_ctx c = {s, particles, dt, 1, 1};
+    memcpy(s->admm_fn, s->f, s->n * sizeof *s->f);
+    sew_weights(&c);
+    assemble_a(&c);
+    return PD_OK;
+}
+
+/* z = A^-1 b in the constraints' free subspace (b's constrained parts dropped) by the grid
+ * step's Jacobi-preconditioned conjugate gradients from 0 (cg_iterations, cg_tolerance);
+ * returns the products with A taken. */
+int pd_mpm_grid_matrix_solve(pd_mpm_state* s, const pd_vec3* b, pd_vec3* z) {
+    admm_ctx c = {s, NULL, 0, 1, 1};
+    size_t nn = s->grid.nodes;
+    memcpy(s->cg_r, b, nn * sizeof *s->cg_r);
+    project_free(s, s->cg_r);
+    memset(z, 0, nn * sizeof *z);
+    pd_grid_cg cg = {apply_a_free,        &c,      s->admm_diag, s->prm.cg_iterations,
+                     s->prm.cg_tolerance, s->cg_z, s->cg_d,      s->cg_ad};
+    return pd_grid_cg_solve(&cg, nn, s->cg_r, z);
 }
 
 /* The residual of backward Euler's momentum balance at the grid velocity change dv:

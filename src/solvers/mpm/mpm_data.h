@@ -49,7 +49,12 @@ typedef struct pd_mpm_params {
     int optimiser_iterations;    /* newton, lbfgs: iterations per step at most */
     pd_real optimiser_tolerance; /* ... until |dE/d dv| is below this times the momentum scale */
     int history;                 /* lbfgs: pairs kept */
+    int lbfgs_preconditioner;    /* PD_MPM_LBFGS_DIAGONAL or PD_MPM_LBFGS_GRID_MATRIX */
 } pd_mpm_params;
+
+/* lbfgs's initial Hessian: the diagonal of the grid matrix, or the matrix by conjugate
+ * gradients (mpm_implicit.c). */
+enum { PD_MPM_LBFGS_DIAGONAL, PD_MPM_LBFGS_GRID_MATRIX };
 
 extern const pd_param_table pd_mpm_param_table;
 extern const pd_material_support pd_mpm_material_support;

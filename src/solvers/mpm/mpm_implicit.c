@@ -11,11 +11,12 @@
  * (padded to its capacity with zeros): newton takes the direction of H z = r, H = M + D^T (V0
  * dP/dF) D with dP/dF projected onto positive semi-definite in the stretches
  * (pd_principal_piola_differential), by Jacobi-preconditioned conjugate gradients; lbfgs keeps
- * `history` pairs over the diagonal of H at the step's start. Both with the Armijo line search on
- * E. Coulomb friction at slip nodes and the pins' reactions take the constraint's impulse, -dE/d dv
- * there, after the solve, as the ADMM's do. A von Mises material enters E by the incremental
- * potential of its return (incremental_density: Ortiz and Stainier 1999); Drucker-Prager and the
- * Maxwell branch are refused (their correctors inside E make it no potential). */
+ * `history` pairs over the ADMM's grid matrix (by conjugate gradients) or its diagonal. Both with
+ * the Armijo line search on E. Coulomb friction at slip nodes and the pins' reactions take the
+ * constraint's impulse, -dE/d dv there, after the solve, as the ADMM's do. A von Mises material
+ * enters E by the incremental potential of its return (incremental_density: Ortiz and Stainier
+ * 1999); Drucker-Prager and the Maxwell branch are refused (their correctors inside E make it no
+ * potential). */
 #include <math.h>
 #include <string.h>
 
@@ -320,11 +321,22 @@ static pd_status newton_direction(pd_mpm_optimiser* o, const pd_vec3* b, pd_vec3
     return PD_OK;
 }
 
+/* lbfgs's initial Hessian H0 (Nocedal and Wright Alg. 7.4; Liu et al. 2017 take a fixed SPD
+ * matrix there): grid_matrix solves A z = b with the ADMM's stored A = M + D^T w^2 D (Fang 2019
+ * Sec. 7.1), which has the incremental potential's Hessian's structure and scale (w^2 = V0
+ * |d^2 Psi / d Sigma^2|_F for V0 dP/dF), so the pairs need only correct its stand-in for dP/dF;
+ * diagonal divides by A's diagonal. */
 static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
     pd_mpm_optimiser* o = ctx;
     if (o->st->prm.integrator == PD_MPM_NEWTON)
         return newton_direction(o, b, z);
-    jacobi(o, b, z);
+    if (o->st->prm.lbfgs_preconditioner == PD_MPM_LBFGS_DIAGONAL) {
+        jacobi(o, b, z);
+        return PD_OK;
+    }
+    size_t nodes = o->st->grid.nodes;
+    o->cg_total += pd_mpm_grid_matrix_solve(o->st, b, z);
+    memset(z + nodes, 0, (o->cap - nodes) * sizeof *z);
     return PD_OK;
 }
 
@@ -418,6 +430,10 @@ pd_status pd_mpm_optimiser_solve(pd_mpm_state* s, const pd_step_context* ctx, in
     pd_mpm_find_constraints(s, ctx->particles, ctx->colliders);
     start_of_step(o);
     diagonal(o);
+    if (s->prm.integrator == PD_MPM_LBFGS &&
+        s->prm.lbfgs_preconditioner == PD_MPM_LBFGS_GRID_MATRIX &&
+        (st = pd_mpm_grid_matrix(s, ctx->particles, ctx->dt)) != PD_OK)
+        return st;
     pd_descent_problem pr = {.ctx = o,
                              .evaluate = evaluate,
                              .precondition = precondition,

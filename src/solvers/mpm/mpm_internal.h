@@ -33,6 +33,12 @@ void pd_mpm_admm_free(pd_mpm_state* s);
  * particles' transfer (mass and v^n) at the step's start. */
 pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* iterations,
                             pd_real* residual);
+/* The ADMM's grid matrix A = M + D^T w^2 D (rho 1) stored for the step about to run (its grid
+ * holds the step's start, the constraints found), and z = A^-1 b in the constraints' free
+ * subspace by conjugate gradients (returns the products taken): the optimiser's L-BFGS takes it
+ * as its initial Hessian (solver.mpm.lbfgs_preconditioner grid_matrix). */
+pd_status pd_mpm_grid_matrix(pd_mpm_state* s, const pd_particles* particles, pd_real dt);
+int pd_mpm_grid_matrix_solve(pd_mpm_state* s, const pd_vec3* b, pd_vec3* z);
 /* dPsi/ds at Z(s) and its derivative in s, for the particle steps' Newton (Eq. 10). */
 typedef void (*pd_mpm_principal_law)(const void* ctx, const pd_real s[3], pd_real g[3],
                                      pd_real h[3][3]);

@@ -28,7 +28,8 @@ static const pd_param_info k_params[] = {
      "steps), for steps well beyond it. newton, lbfgs: the same backward Euler as the "
      "minimisation of the incremental potential over the grid velocity change (Gast et al. "
      "2015), by the shared optimiser: Newton with the projected Hessian solved by conjugate "
-     "gradients, or L-BFGS over a diagonal (docs/methods/mpm.md). Elastic materials only."},
+     "gradients, or L-BFGS over the grid matrix (docs/methods/mpm.md). Elastic and von Mises "
+     "materials (Drucker-Prager and the Maxwell branch are refused)."},
     {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
      "Contact between bodies by multi-field MPM (Bardenhagen et al. 2000; beyond the paper): "
      "each body has its own velocity field on the grid, and where two meet at a node a field "
@@ -70,6 +71,12 @@ static const pd_param_info k_params[] = {
     {"history", PD_PARAM_INT, P(history), 5, 1, PD_DESCENT_MAX_HISTORY, "1", NULL,
      "lbfgs: curvature pairs kept (Nocedal and Wright Alg. 7.4) over the diagonal of the "
      "incremental potential's Hessian."},
+    {"lbfgs_preconditioner", PD_PARAM_ENUM, P(lbfgs_preconditioner), PD_MPM_LBFGS_GRID_MATRIX, 0, 0,
+     "-", "diagonal|grid_matrix",
+     "lbfgs: the initial Hessian of its two-loop recursion. grid_matrix: the ADMM's stored grid "
+     "matrix M + D^T w^2 D (Sec. 7.1, SEW weights w^2 = V0 |d^2 Psi / d Sigma^2|_F at the step's "
+     "start) solved by conjugate gradients (cg_iterations, cg_tolerance) at every iteration; "
+     "diagonal: its diagonal."},
 };
 
 const pd_param_table pd_mpm_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
