@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "constitutive/energies.h"
+#include "math/svd3.h"
 #include "solvers/mpm/mpm_internal.h"
 #include "support.h"
 
@@ -210,4 +212,59 @@ PD_TEST(lbfgs_over_the_grid_matrix_converges_in_fewer_iterations) {
     }
     PD_CHECK(matrix[0] < diag[0]);
     PD_CHECK(matrix[1] < 100 && diag[1] >= 100);
+}
+
+/* dPsi/ds at Z(s) (Eq. 10's projected gradient in the stretches) from the return alone, for
+ * the finite differences below: tau(Z(s)) / Z(s), Z without its derivative. */
+static void projected_gradient(const pd_mpm_material* m, const double s[3], double g[3]) {
+    pd_vec3 z;
+    pd_hencky_return(&m->yield, pd_v3(s[0], s[1], s[2]), &z, NULL);
+    pd_vec3 tau = pd_hencky_kirchhoff(m->lambda, m->mu, z);
+    g[0] = tau.x / z.x, g[1] = tau.y / z.y, g[2] = tau.z / z.z;
+}
+
+/* SEW for a plastic material (Fang 2019 Sec. 7.3): the ADMM's weight w^2 of a particle held in a
+ * simple shear of 3 % (twice the von Mises block's elastic limit; every particle pinned, so the
+ * step's trial b is that F) against V0 |J|_F, J the central finite difference (1e-6) of the
+ * projected gradient tau(Z(s)) / Z(s) in the stretches: within 1e-5. The elastic Hessian's
+ * weight (the unprojected, what the ADMM took before) is printed beside it; it differs by
+ * several % and fails the check. */
+PD_TEST(admm_weight_of_a_yielding_particle_is_its_projected_stiffness) {
+    const char* sets[] = {"solver.mpm.integrator=admm", "time.dt=0.001",
+                          "bodies[0].pins=[{\"region\": {\"type\": \"box\", \"min\": [-1, -1, "
+                          "-1], \"max\": [1, 1, 1]}}]"};
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, SHEARED_BLOCK, sets, 3));
+    pd_mpm_state* s = t.world->solver_state;
+    for (size_t i = 0; i < s->n; ++i)
+        s->f[i] = pd_m3_identity(), s->f[i].m[0][1] = 0.03;
+    pd_mat3 f = s->f[0], u, v;
+    pd_vec3 sv;
+    pd_svd3(f, &u, &sv, &v);
+    pd_error err = {0};
+    PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK);
+    const pd_mpm_material* m = &s->mat[0];
+    double sa[3] = {sv.x, sv.y, sv.z}, j2 = 0, eh = 1e-6;
+    for (int b = 0; b < 3; ++b) {
+        double up[3] = {sa[0], sa[1], sa[2]}, dn[3] = {sa[0], sa[1], sa[2]}, gu[3], gd[3];
+        up[b] += eh, dn[b] -= eh;
+        projected_gradient(m, up, gu), projected_gradient(m, dn, gd);
+        for (int a = 0; a < 3; ++a)
+            j2 += pow((gu[a] - gd[a]) / (2 * eh), 2);
+    }
+    double g[3], h[3][3], e2 = 0;
+    pd_mpm_gradient_hessian(m, sa, g, h);
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+            e2 += h[a][b] * h[a][b];
+    pd_vec3 z;
+    double v0 = s->volume0[0], w2 = s->admm_w2[0];
+    pd_dp_case yielded = pd_hencky_return(&m->yield, sv, &z, NULL);
+    printf("  stretches %.5f %.5f %.5f (%s): w^2 %.6g, V0 |J|_F by finite differences %.6g "
+           "(%.2g apart); the elastic Hessian's %.6g (%+.1f %%)\n",
+           sv.x, sv.y, sv.z, yielded == PD_DP_CONE ? "past yield" : "elastic", w2, v0 * sqrt(j2),
+           fabs(w2 / (v0 * sqrt(j2)) - 1), v0 * sqrt(e2), 100 * (sqrt(e2) / sqrt(j2) - 1));
+    PD_CHECK(yielded == PD_DP_CONE);
+    PD_CHECK_REL(w2, v0 * sqrt(j2), 1e-5);
+    pd_test_sim_close(&t);
 }

@@ -421,35 +421,50 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
 
 /* ---------------------------------------------------------------- the iteration */
 
-/* SEW (Sec. 7.3): w_p^2 = V_p^0 |d^2 Psi / d Sigma^2|_F at F_p^n. */
-static void sew_weights(admm_ctx* c) {
-    pd_mpm_state* s = c->s;
-    for (size_t p = 0; p < s->n; ++p) {
-        pd_mat3 u, v;
-        pd_vec3 sv;
-        pd_svd3(s->f[p], &u, &sv, &v);
-        pd_real sig[3] = {fmax(fabs(sv.x), 1e-3), fmax(fabs(sv.y), 1e-3), fmax(fabs(sv.z), 1e-3)};
-        pd_real g[3], h[3][3], norm = 0;
-        pd_mpm_gradient_hessian(&s->mat[c->p->material[p]], sig, g, h);
+/* SEW (Sec. 7.3): w_p^2 = V_p^0 |d^2 Psi / d Sigma^2|_F at F_p^n for an elastic material. A
+ * plastic one takes the projected stiffness the paper asks for, V_p^0 |H(Z(Sigma)) dZ/dSigma|_F
+ * (Eq. 10's Hessian without rho w^2, projected_gradient_hessian), at the stretches of the trial
+ * b_p = (I + dt G(v^n)) F^n: F^n itself sits on the yield surface after a return, where dZ/dSigma
+ * is the identity or the cone's by round-off, and b_p is where the particle step starts; where
+ * dZ/dSigma is 0 (Drucker-Prager's apex) the unprojected Hessian there, as the paper does. */
+static pd_real sew_weight(const pd_mpm_material* m, pd_real dilation, pd_real v0, pd_mat3 f,
+                          pd_mat3 trial) {
+    pd_mat3 u, v;
+    pd_vec3 sv;
+    pd_svd3(m->plastic ? trial : f, &u, &sv, &v);
+    pd_real sig[3] = {fmax(fabs(sv.x), 1e-3), fmax(fabs(sv.y), 1e-3), fmax(fabs(sv.z), 1e-3)};
+    pd_real g[3], h[3][3], norm = 0;
+    projected_gradient_hessian(m, dilation, sig, g, h);
+    for (int pass = 0; pass < 2 && !(norm > 0); ++pass) {
+        if (pass == 1) /* the apex: dZ/dSigma = 0 */
+            pd_mpm_gradient_hessian(m, sig, g, h);
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b)
                 norm += h[a][b] * h[a][b];
-        s->admm_w2[p] = s->volume0[p] * sqrt(norm);
     }
+    return v0 * sqrt(norm);
 }
 
-/* The SEW weights (above); Eq. 9's b_p (Eq. 4's predictor at v^n); y = 0; F = b. */
+/* The weights above for every particle, plastic ones at `trial` (b). */
+static void sew_weights(admm_ctx* c, const pd_mat3* trial) {
+    pd_mpm_state* s = c->s;
+    for (size_t p = 0; p < s->n; ++p)
+        s->admm_w2[p] = sew_weight(&s->mat[c->p->material[p]], s->dilation[p], s->volume0[p],
+                                   s->f[p], trial[p]);
+}
+
+/* Eq. 9's b_p (Eq. 4's predictor at v^n); the SEW weights (above); y = 0; F = b. */
 static void start(admm_ctx* c) {
     pd_mpm_state* s = c->s;
     pd_grid_gradient(&s->grid, s->grid.velocity, s->admm_b);
     memcpy(s->admm_fn, s->f, s->n * sizeof *s->f);
-    sew_weights(c);
     for (size_t p = 0; p < s->n; ++p) {
         s->admm_b[p] =
             pd_m3_mul(pd_m3_add(pd_m3_identity(), pd_m3_scale(s->admm_b[p], c->dt)), s->f[p]);
         s->admm_y[p] = pd_m3_zero();
         s->admm_f[p] = s->admm_b[p];
     }
+    sew_weights(c, s->admm_b);
 }
 
 /* The particle step (Eq. 10) for F_E, each particle alone: R / (rho w^2) is the target. */
@@ -562,13 +577,14 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
  * Maxwell branch) stored for the step about to run, for the optimiser's L-BFGS (mpm_implicit.c):
  * the incremental potential's Hessian M + D^T (V0 dP/dF) D with V0 dP/dF stood in for by w^2 = V0
  * |d^2 Psi / d Sigma^2|_F, SPD and fixed through the step. */
-pd_status pd_mpm_grid_matrix(pd_mpm_state* s, const pd_particles* particles, pd_real dt) {
+pd_status pd_mpm_grid_matrix(pd_mpm_state* s, const pd_particles* particles, pd_real dt,
+                             const pd_mat3* trial) {
     pd_status st = reserve_rows(s, s->grid.nodes);
     if (st != PD_OK)
         return st;
     admm_ctx c = {s, particles, dt, 1, 1};
     memcpy(s->admm_fn, s->f, s->n * sizeof *s->f);
-    sew_weights(&c);
+    sew_weights(&c, trial);
     assemble_a(&c);
     return PD_OK;
 }

@@ -432,7 +432,7 @@ pd_status pd_mpm_optimiser_solve(pd_mpm_state* s, const pd_step_context* ctx, in
     diagonal(o);
     if (s->prm.integrator == PD_MPM_LBFGS &&
         s->prm.lbfgs_preconditioner == PD_MPM_LBFGS_GRID_MATRIX &&
-        (st = pd_mpm_grid_matrix(s, ctx->particles, ctx->dt)) != PD_OK)
+        (st = pd_mpm_grid_matrix(s, ctx->particles, ctx->dt, o->b)) != PD_OK)
         return st;
     pd_descent_problem pr = {.ctx = o,
                              .evaluate = evaluate,

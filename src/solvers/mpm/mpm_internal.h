@@ -36,8 +36,10 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
 /* The ADMM's grid matrix A = M + D^T w^2 D (rho 1) stored for the step about to run (its grid
  * holds the step's start, the constraints found), and z = A^-1 b in the constraints' free
  * subspace by conjugate gradients (returns the products taken): the optimiser's L-BFGS takes it
- * as its initial Hessian (solver.mpm.lbfgs_preconditioner grid_matrix). */
-pd_status pd_mpm_grid_matrix(pd_mpm_state* s, const pd_particles* particles, pd_real dt);
+ * as its initial Hessian (solver.mpm.lbfgs_preconditioner grid_matrix). trial: the step's b_p
+ * = (I + dt G(v^n)) F^n, where plastic materials' weights are taken. */
+pd_status pd_mpm_grid_matrix(pd_mpm_state* s, const pd_particles* particles, pd_real dt,
+                             const pd_mat3* trial);
 int pd_mpm_grid_matrix_solve(pd_mpm_state* s, const pd_vec3* b, pd_vec3* z);
 /* dPsi/ds at Z(s) and its derivative in s, for the particle steps' Newton (Eq. 10). */
 typedef void (*pd_mpm_principal_law)(const void* ctx, const pd_real s[3], pd_real g[3],
