@@ -390,17 +390,18 @@ static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
 }
 
 /* Coulomb friction at the constrained nodes of a slip collider: the constraint's normal impulse
- * per mass, j = (rhs - A dv) . n / m (the reaction of the last grid step), takes up to mu j of
- * the tangential speed relative to the collider (all of it when less). */
+ * per mass, j = (A dv - rhs) . n / m (the reaction of the last grid step: A dv = rhs + j m where
+ * the constraint holds dv), takes up to mu j of the tangential speed relative to the collider
+ * (all of it when less). */
 static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
     pd_mpm_state* s = c->s;
     const pd_grid* g = &s->grid;
     apply_a(c, s->admm_dv, s->cg_ad);
-    for (size_t n = 0; n < g->nodes && s->has_pins; ++n) { /* a held node's impulse (rhs - A dv) */
+    for (size_t n = 0; n < g->nodes && s->has_pins; ++n) { /* a held node's impulse (A dv - rhs) */
         s->pin_node_impulse[n] = pd_v3(0, 0, 0);
         if (s->pin_node_held[n])
             s->pin_node_impulse[n] =
-                pd_v3_scale(pd_v3_sub(s->admm_rhs[n], s->cg_ad[n]), 1 / s->pin_node_mass[n]);
+                pd_v3_scale(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), 1 / s->pin_node_mass[n]);
     }
     for (size_t n = 0; n < g->nodes; ++n) {
         if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
@@ -408,7 +409,7 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
         const pd_collider* col = &colliders->items[s->bc_collider[n]];
         pd_vec3 vc = pd_collider_velocity_at(col, pd_grid_node_material_centre(g, c->p->mass, n));
         pd_vec3 nrm = s->bc_normal[n];
-        pd_real jn = pd_v3_dot(pd_v3_sub(s->admm_rhs[n], s->cg_ad[n]), nrm) / g->mass[n];
+        pd_real jn = pd_v3_dot(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), nrm) / g->mass[n];
         pd_vec3 rel = pd_v3_sub(pd_v3_add(g->velocity[n], s->admm_dv[n]), vc);
         pd_vec3 vt = pd_v3_sub(rel, pd_v3_scale(nrm, pd_v3_dot(rel, nrm)));
         pd_real speed = pd_v3_len(vt);

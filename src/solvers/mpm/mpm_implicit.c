@@ -13,7 +13,7 @@
  * (pd_principal_piola_differential), by Jacobi-preconditioned conjugate gradients; lbfgs keeps
  * `history` pairs over the ADMM's grid matrix (by conjugate gradients) or its diagonal. Both with
  * the Armijo line search on E. Coulomb friction at slip nodes and the pins' reactions take the
- * constraint's impulse, -dE/d dv there, after the solve, as the ADMM's do. A von Mises material
+ * constraint's impulse, +dE/d dv there, after the solve, as the ADMM's do. A von Mises material
  * enters E by the incremental potential of its return (incremental_density: Ortiz and Stainier
  * 1999); Drucker-Prager and the Maxwell branch are refused (their correctors inside E make it no
  * potential). */
@@ -388,15 +388,16 @@ static pd_real momentum_scale(const pd_mpm_optimiser* o) {
 }
 
 /* After the solve, as the ADMM's friction_after_solve: a held node's impulse per mass of its
- * pins is the constraint's, -dE/d dv there; at a slip node Coulomb friction takes up to mu j_n of
- * the tangential speed relative to the collider, j_n = -dE/d dv . n / m. */
+ * pins is the constraint's, +dE/d dv there (M dv = dt M g - D^T V0 P + j: the impulse j that
+ * holds the node is the residual the free equation leaves); at a slip node Coulomb friction takes
+ * up to mu j_n of the tangential speed relative to the collider, j_n = dE/d dv . n / m. */
 static void friction_and_pins(pd_mpm_optimiser* o, const pd_colliders* colliders, pd_vec3* dv) {
     pd_mpm_state* s = o->st;
     const pd_grid* g = &s->grid;
     int ny = g->dim[1], nz = g->dim[2];
     for (size_t n = 0; n < g->nodes && s->has_pins; ++n)
         s->pin_node_impulse[n] = s->pin_node_held[n]
-                                     ? pd_v3_scale(o->gradient[n], -1 / s->pin_node_mass[n])
+                                     ? pd_v3_scale(o->gradient[n], 1 / s->pin_node_mass[n])
                                      : pd_v3(0, 0, 0);
     for (size_t n = 0; n < g->nodes; ++n) {
         if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
@@ -405,7 +406,7 @@ static void friction_and_pins(pd_mpm_optimiser* o, const pd_colliders* colliders
         int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
         pd_vec3 vc = pd_collider_velocity_at(col, pd_grid_node(g, i, j, k));
         pd_vec3 nrm = s->bc_normal[n];
-        pd_real jn = -pd_v3_dot(o->gradient[n], nrm) / g->mass[n];
+        pd_real jn = pd_v3_dot(o->gradient[n], nrm) / g->mass[n];
         pd_vec3 rel = pd_v3_sub(pd_v3_add(g->velocity[n], dv[n]), vc);
         pd_vec3 vt = pd_v3_sub(rel, pd_v3_scale(nrm, pd_v3_dot(rel, nrm)));
         pd_real speed = pd_v3_len(vt);
