@@ -1006,7 +1006,8 @@ PD_TEST(explicit_step_keeps_momentum_and_angular_momentum) {
 }
 
 /* Every per-particle and per-node loop of a step writes its own entries and sums in a fixed
- * order: the plastic block's 30 explicit steps and 3 ADMM steps (its stored A) give the same
+ * order: the plastic block's 30 explicit steps, 3 ADMM steps (its stored A) and 3 steps of
+ * newton and of lbfgs (von Mises' incremental potential, lbfgs over the stored A) give the same
  * bytes on 1 and 2 threads. */
 static int positions_on(int threads, const char* integrator, int steps, pd_vec3* out, size_t cap) {
     const char* sets[] = {k_free_plastic_block[0], k_free_plastic_block[1], k_free_plastic_block[2],
@@ -1028,9 +1029,10 @@ static int positions_on(int threads, const char* integrator, int steps, pd_vec3*
 
 PD_TEST(step_is_the_same_on_any_thread_count) {
     static pd_vec3 one[1024], two[1024];
-    const char* integrators[] = {"solver.mpm.integrator=explicit", "solver.mpm.integrator=admm"};
-    int steps[] = {30, 3};
-    for (int k = 0; k < 2; ++k) {
+    const char* integrators[] = {"solver.mpm.integrator=explicit", "solver.mpm.integrator=admm",
+                                 "solver.mpm.integrator=newton", "solver.mpm.integrator=lbfgs"};
+    int steps[] = {30, 3, 3, 3};
+    for (int k = 0; k < 4; ++k) {
         PD_REQUIRE(positions_on(1, integrators[k], steps[k], one, 1024));
         PD_REQUIRE(positions_on(2, integrators[k], steps[k], two, 1024));
         int same = memcmp(one, two, sizeof one) == 0;
