@@ -216,3 +216,14 @@ void pd_grid_fields_to_particles(const pd_grid* g, const pd_grid_fields* f, cons
     g2p_job job = {g, f, field_of, v, c};
     pd_parallel_for(g->particles, 256, g2p_range, &job);
 }
+
+pd_status pd_grid_fields_rpic_round_trip(pd_grid* g, pd_grid_fields* f, const int32_t* field_of,
+                                         const pd_real* mass, pd_vec3* v, pd_mat3* c,
+                                         pd_mat3* affine) {
+    for (size_t p = 0; p < g->particles; ++p) /* Sec. 8: only C's rotational part goes over */
+        affine[p] = pd_m3_scale(pd_m3_sub(c[p], pd_m3_transpose(c[p])), mass[p] / 2);
+    pd_status st = pd_grid_fields_from_particles(g, f, field_of, mass, v, affine);
+    if (st == PD_OK)
+        pd_grid_fields_to_particles(g, f, field_of, v, c);
+    return st;
+}

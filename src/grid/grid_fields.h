@@ -55,4 +55,13 @@ void pd_grid_fields_hold(const pd_grid* g, pd_grid_fields* f, const uint8_t* hel
 void pd_grid_fields_to_particles(const pd_grid* g, const pd_grid_fields* f, const int32_t* field_of,
                                  pd_vec3* v, pd_mat3* c);
 
+/* One RPIC round trip (Jiang et al. 2015; Fang 2019 Sec. 8; pd_grid_rpic_round_trip) through
+ * each particle's own field: to the fields with the affine momentum m_p (C_p - C_p^T) / 2 and
+ * back, giving new v and C. Each field keeps its own linear and angular momentum, so bodies
+ * within a stencil of each other exchange none (through the one shared field they would).
+ * affine: scratch of one matrix per particle. PD_ERR_OUT_OF_MEMORY as the transfer. */
+pd_status pd_grid_fields_rpic_round_trip(pd_grid* g, pd_grid_fields* f, const int32_t* field_of,
+                                         const pd_real* mass, pd_vec3* v, pd_mat3* c,
+                                         pd_mat3* affine);
+
 #endif

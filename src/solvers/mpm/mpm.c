@@ -411,8 +411,14 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
                                (s->n + 1) * (size_t)MPM_MAX_NODES_PER_PARTICLE, NULL);
     if (st != PD_OK)
         return st;
-    for (int k = 0; k < s->prm.damping_round_trips; ++k) /* Sec. 8 */
-        pd_grid_rpic_round_trip(&s->grid, p->mass, p->vel, s->c, s->affine);
+    for (int k = 0; k < s->prm.damping_round_trips && st == PD_OK; ++k) /* Sec. 8 */
+        if (s->fields.count > 0) /* each body through its own field: no exchange between them */
+            st = pd_grid_fields_rpic_round_trip(&s->grid, &s->fields, p->body, p->mass, p->vel,
+                                                s->c, s->affine);
+        else
+            pd_grid_rpic_round_trip(&s->grid, p->mass, p->vel, s->c, s->affine);
+    if (st != PD_OK)
+        return st;
     if (s->has_pins && (st = pin_share(s, p)) != PD_OK)
         return st;
     double t1 = pd_now();
