@@ -1,13 +1,29 @@
 /* Multi-field contact on the background grid (Bardenhagen, Brackbill, Sulsky 2000, "The
- * material-point method for granular materials", Sec. 3; Homel and Herbold 2017): each body
- * carries its own velocity field on the nodes its particles reach, so two bodies that meet can
- * also part (on one shared field they stick: perfectly inelastic). At a node that two or more
- * fields share, each field b has an outward normal n_b from the mass gradients, and it is in
- * contact when it approaches the node's centre-of-mass velocity v_cm along n_b:
- *   (v_b - v_cm) . n_b > 0:  v_b <- v_b - ((v_b - v_cm) . n_b) n_b, and Coulomb friction takes
- *                            up to mu of that normal change off the tangential part of v_b - v_cm;
- * a field moving away is left free (the bodies separate). With two fields the normals are equal
- * and opposite and the changes m_a dv_a + m_b dv_b cancel: momentum is kept to round-off.
+ * material-point method for granular materials", Sec. 3; Bardenhagen et al. 2001, "An improved
+ * contact algorithm for the material point method"): each body carries its own velocity field on
+ * the nodes its particles reach, so two bodies that meet can also part (on one shared field they
+ * stick: perfectly inelastic). At a node that two or more fields share:
+ *   normal:  n, outward of the field L of the largest body there, along g_L, the mass times the
+ *            node's offset from L's local centre of mass (minus L's mass gradient; Nairn's
+ *            "maximum volume" normal, NairnMPM docs "Surface Normals", taken per body: a block's
+ *            corner tilts its own gradient, the slab it slides on gives the interface's);
+ *   gap:     field b (not L) is in contact with L when the particles' extents, each particle
+ *            reaching its half spacing r about its position, overlap by the step's end along
+ *            u, the unit vector across the pair (M_L n_L - M_o n_o over its length: n the
+ *            fields' own outward normals, M their bodies' masses, o the heaviest other field):
+ *              min_{p in b} (x_p - x_i) . u - r_b - max_{p in L} ((x_p - x_i) . u + r_L)
+ *                - dt (v_L - v_b) . u  <=  0,
+ *            over the particles with weight at the node within a spacing (at least half a
+ *            cell) of the line through the node along u (a displacement check: Lemiale et al.
+ *            2010, Nairn 2013; the separation from the particles' positions and sizes as
+ *            Nairn, Hammerquist, Smith 2020 take it, here the extreme particles along u rather
+ *            than a fitted plane);
+ *   contact: for L and the fields in contact with it, when field b approaches their
+ *            centre-of-mass velocity v_cm along its normal (n_L = n, n_b = -n),
+ *              (v_b - v_cm) . n_b > 0:  v_b <- v_b - ((v_b - v_cm) . n_b) n_b, and Coulomb
+ *              friction takes up to mu of that normal change off the tangential part of v_b - v_cm;
+ *            a field moving away is left free (the bodies separate). With two fields the changes
+ *            m_L dv_L + m_b dv_b cancel: momentum is kept to round-off.
  *
  * Layout: node-major, field b of node i at [i * count + b]. Every node gathers its particles in
  * the grid's fixed order (grid_cursor.h): no atomics, the same bytes on any thread count. */
@@ -27,7 +43,18 @@ typedef struct pd_grid_fields {
      * the field's local centre of mass, along minus the gradient of its mass (with the MLS
      * kernel gradient of pd_grid_gradient) */
     pd_vec3* moment;
+    pd_real* extent; /* contact's scratch: a field's particles' extent along the normal */
 } pd_grid_fields;
+
+/* What the contact needs besides the fields (per field b: friction[b], body_mass[b],
+ * half_spacing[b]). */
+typedef struct pd_grid_contact {
+    const int32_t* field_of;     /* per particle: its field */
+    const pd_real* friction;     /* Coulomb's coefficient (a pair takes sqrt(mu_a mu_b)) */
+    const pd_real* body_mass;    /* the body's mass (kg): the largest present gives the normal */
+    const pd_real* half_spacing; /* how far a particle reaches about its position (m) */
+    pd_real dt;                  /* the step (s): the gap may close within it */
+} pd_grid_contact;
 
 void pd_grid_fields_init(pd_grid_fields* f, int count);
 void pd_grid_fields_free(pd_grid_fields* f);
@@ -42,9 +69,9 @@ pd_status pd_grid_fields_from_particles(pd_grid* g, pd_grid_fields* f, const int
 /* v += dv at every field's node with mass (gravity). */
 void pd_grid_fields_add_velocity(const pd_grid* g, pd_grid_fields* f, pd_vec3 dv);
 
-/* The contact of the header at every node that fields share; friction[b] is field b's Coulomb
- * coefficient (a pair takes sqrt(mu_a mu_b), with the heaviest other field at the node). */
-void pd_grid_fields_contact(const pd_grid* g, pd_grid_fields* f, const pd_real* friction);
+/* The contact of the header at every node that fields share, from the fields of the last
+ * transfer and the positions of the last fit. */
+void pd_grid_fields_contact(const pd_grid* g, pd_grid_fields* f, const pd_grid_contact* c);
 
 /* Sets every field's velocity at the nodes with held[i] to velocity[i] (pins). */
 void pd_grid_fields_hold(const pd_grid* g, pd_grid_fields* f, const uint8_t* held,

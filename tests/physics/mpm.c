@@ -928,17 +928,72 @@ static double block_on_slab(double mu, double* moved) {
     return (k * stv - st * sv) / (k * stt - st * st);
 }
 
-/* mu 0.2: the block should slide at g (sin 20 - 0.2 cos 20) = 1.5115 m/s^2 within 10 %
- * (sticking fields give 0, frictionless ones 3.355). It is dragged: at the block's front and
- * back faces the normal between the two fields' local centres of mass tilts along the slope,
- * and the block's motion there reads as an approach, whose normal part the contact takes every
- * step (measured once with mu 0: 0.405 m/s^2 for 3.355; docs/validation.md). */
-PD_TEST(known_failure_block_slides_on_another_body_at_the_coulomb_rate) {
+/* mu 0.2: the block slides at g (sin 20 - 0.2 cos 20) = 1.5115 m/s^2 within 10 % (sticking
+ * fields give 0, frictionless ones 3.355). With the contact normal between the two fields'
+ * local centres of mass, which tilts along the slope at the block's front and back faces, it was
+ * dragged to 0.0000 (with mu 0, 0.405); the normal is now the larger body's (the slab's) and the
+ * contact waits for the particles' surfaces (grid_fields.h). */
+PD_TEST(block_slides_on_another_body_at_the_coulomb_rate) {
     double th = 20 * PD_PI / 180, moved;
     double a = block_on_slab(0.2, &moved);
     printf("  mu 0.2: %.4f m/s^2 (Coulomb %.4f), moved %.4f m in 0.6 s\n", a,
            9.81 * (sin(th) - 0.2 * cos(th)), moved);
     PD_CHECK_REL(a, 9.81 * (sin(th) - 0.2 * cos(th)), 0.10);
+}
+
+/* Contact that waits for the surfaces (grid_fields.h's gap rule): two spheres of radius 0.05 m
+ * (spacing 0.01 m, 2 cm grid, E 1e5 Pa) approaching at 0.1 m/s each, no gravity. A body's
+ * momentum changes only through the contact; the step in which sphere a's first changes (by
+ * 1e-9 of itself) is the first contact, and the particles' gap then, b's lowest x less a's
+ * highest at that step's start, is where the surfaces met: touching particles of spacing h
+ * reaching h / 2 each are h apart. Within 0.25 h of h (a contact on the fields' shared nodes
+ * alone, which acted once the particles were within the stencil's reach, began at 2.2 h). */
+static double spheres_first_contact_gap(double* approach) {
+    const char* json =
+        "{\"version\": 1, \"method\": \"mpm\", \"time\": {\"dt\": \"auto\", \"fps\": 50, "
+        "\"frames\": 10}, \"gravity\": [0, 0, 0], \"materials\": {\"m\": {\"density\": 1000, "
+        "\"youngs_modulus\": 1e5, \"poisson_ratio\": 0.3}}, \"bodies\": [{\"name\": \"a\", "
+        "\"material\": \"m\", \"spacing\": 0.01, \"velocity\": [0.1, 0, 0], \"shape\": {\"type\": "
+        "\"sphere\", \"center\": [-0.06, 0, 0], \"radius\": 0.05}}, {\"name\": \"b\", "
+        "\"material\": \"m\", \"spacing\": 0.01, \"velocity\": [-0.1, 0, 0], \"shape\": {\"type\": "
+        "\"sphere\", \"center\": [0.06, 0, 0], \"radius\": 0.05}}], \"output\": {\"dir\": "
+        "\"unused\"}}";
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, NULL, 0))
+        return NAN;
+    const pd_particles* p = &t.world->particles;
+    double gap = NAN, p0 = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        p0 += p->body[i] == 0 ? p->mass[i] * p->vel[i].x : 0;
+    *approach = NAN;
+    pd_error err = {0};
+    for (int step = 0; step < 2000 && isnan(gap); ++step) {
+        double hi = -INFINITY, lo = INFINITY, px = 0;
+        for (size_t i = 0; i < p->count; ++i)
+            if (p->body[i] == 0)
+                hi = fmax(hi, p->pos[i].x);
+            else
+                lo = fmin(lo, p->pos[i].x);
+        if (step == 0)
+            *approach = lo - hi;
+        if (pd_world_step(t.world, &err) != PD_OK)
+            break;
+        for (size_t i = 0; i < p->count; ++i)
+            px += p->body[i] == 0 ? p->mass[i] * p->vel[i].x : 0;
+        if (fabs(px - p0) > 1e-9 * fabs(p0))
+            gap = lo - hi;
+    }
+    pd_test_sim_close(&t);
+    return gap;
+}
+
+PD_TEST(spheres_touch_when_their_surfaces_meet) {
+    double start, gap = spheres_first_contact_gap(&start);
+    printf("  facing particle layers %.4f m apart at the start, %.4f m at the first contact "
+           "(touching: the spacing 0.01 m)\n",
+           start, gap);
+    PD_CHECK(start > 0.02);
+    PD_CHECK_NEAR(gap, 0.01, 0.0025);
 }
 
 /* The step's own transfers (mpm.c: P2G from bin-ordered records, G2P with C factored) keep

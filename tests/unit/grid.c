@@ -512,7 +512,8 @@ PD_TEST(fields_add_up_to_the_shared_grid_on_any_thread_count) {
     PD_REQUIRE(pd_grid_fit(&g, k.x, k.n, 2, 1u << 24, &err) == PD_OK);
     pd_grid_fields f;
     pd_grid_fields_init(&f, 2);
-    pd_real friction[2] = {0.3, 0.6};
+    pd_real friction[2] = {0.3, 0.6}, body_mass[2] = {1, 1}, half[2] = {0.005, 0.005};
+    pd_grid_contact contact = {field, friction, body_mass, half, 0.01};
     pd_vec3* v[2] = {malloc(k.n * sizeof(pd_vec3)), malloc(k.n * sizeof(pd_vec3))};
     pd_vec3* nodes[2] = {malloc(2 * g.nodes * sizeof(pd_vec3)),
                          malloc(2 * g.nodes * sizeof(pd_vec3))};
@@ -529,7 +530,7 @@ PD_TEST(fields_add_up_to_the_shared_grid_on_any_thread_count) {
             worst_p = fmax(worst_p, pd_v3_len(pd_v3_sub(mv, g.momentum[n])));
             shared += f.mass[2 * n] > 0 && f.mass[2 * n + 1] > 0;
         }
-        pd_grid_fields_contact(&g, &f, friction);
+        pd_grid_fields_contact(&g, &f, &contact);
         memcpy(nodes[t], f.velocity, 2 * g.nodes * sizeof(pd_vec3));
         pd_grid_fields_to_particles(&g, &f, field, v[t], NULL);
     }
@@ -548,19 +549,44 @@ PD_TEST(fields_add_up_to_the_shared_grid_on_any_thread_count) {
 }
 
 typedef struct contact_check {
-    int contacts;    /* shared nodes where the fields approached */
-    double approach; /* the largest (v_0 - v_1) . n_0 left after contact (m/s) */
+    int shared;      /* nodes both fields reach */
+    int contacts;    /* shared nodes in contact by the gap rule, recomputed here */
+    int faces;       /* of which those with the normal within 10 degrees of x (not at an edge) */
+    double approach; /* the largest (v_0 - v_1) . n left after contact there (m/s) */
     double momentum; /* the largest change of a node's momentum (kg m/s) */
     double coulomb;  /* the largest | |dv_t| - min(mu |dv_n|, |rel_t|) | (m/s) */
     double changed;  /* the largest change of a field's velocity (m/s) */
+    double apart;    /* the largest change of a field's velocity at a node not in contact */
 } contact_check;
 
-/* Runs the contact on two blocks `gap` apart (mu for both) and measures it at every shared
- * node against Bardenhagen's rule, from the velocities before: the approach along the normal
- * n_0 (from field 0's local centre of mass x_i - g_0 / m_0 to field 1's) is gone, each field's
- * tangential velocity relative to the centre of mass lost min(mu |dv_n|, |rel_t|), and the node's
- * momentum is unchanged. */
-static contact_check run_contact(pd_vec3 va, pd_vec3 vb, pd_real mu) {
+/* Node x's gap rule of grid_fields.h, from the particles directly: along u (equal bodies: u =
+ * n_0 - n_1 over its length, n_b = g_b / |g_b|), field 1's lowest particle less field 0's
+ * highest among those within a spacing (0.01 m, half a cell) of the node's line along u, less
+ * the two half spacings (0.005 m each) and the approach within dt. */
+static int in_contact(const cloud* k, const int32_t* field, pd_vec3 x, double dx, pd_vec3 n,
+                      pd_vec3 v0, pd_vec3 v1, double dt) {
+    double hi = -INFINITY, lo = INFINITY;
+    for (size_t p = 0; p < k->n; ++p) {
+        pd_vec3 d = pd_v3_sub(k->x[p], x);
+        if (fabs(d.x) >= 1.5 * dx || fabs(d.y) >= 1.5 * dx || fabs(d.z) >= 1.5 * dx)
+            continue; /* outside the quadratic stencil's reach of the node */
+        double along = pd_v3_dot(d, n);
+        if (pd_v3_len(pd_v3_madd(d, -along, n)) >= 0.01)
+            continue; /* more than a spacing from the node's line along u */
+        if (field[p] == 0)
+            hi = fmax(hi, along);
+        else
+            lo = fmin(lo, along);
+    }
+    return lo - 0.005 - (hi + 0.005) - dt * pd_v3_dot(pd_v3_sub(v0, v1), n) <= 0;
+}
+
+/* Runs the contact on two blocks `gap` apart (mu for both, step dt) and measures it at every
+ * shared node against Bardenhagen's rule with the gap rule, from the velocities before: where
+ * the gap closes within dt the approach along the normal n_0 is gone, each field's tangential
+ * velocity relative to the centre of mass lost min(mu |dv_n|, |rel_t|), and the node's momentum
+ * is unchanged; elsewhere nothing changed. */
+static contact_check run_contact(pd_vec3 va, pd_vec3 vb, pd_real mu, pd_real dt) {
     int32_t* field;
     cloud k = two_blocks(0.01, va, vb, &field);
     pd_grid g;
@@ -572,31 +598,42 @@ static contact_check run_contact(pd_vec3 va, pd_vec3 vb, pd_real mu) {
     pd_grid_fields_from_particles(&g, &f, field, k.m, k.v, NULL);
     pd_vec3* before = malloc(2 * g.nodes * sizeof *before);
     memcpy(before, f.velocity, 2 * g.nodes * sizeof *before);
-    pd_real friction[2] = {mu, mu};
-    pd_grid_fields_contact(&g, &f, friction);
+    pd_real friction[2] = {mu, mu}, body_mass[2] = {1, 1}, half[2] = {0.005, 0.005};
+    pd_grid_contact contact = {field, friction, body_mass, half, dt};
+    pd_grid_fields_contact(&g, &f, &contact);
     contact_check r = {0};
     for (size_t n = 0; n < g.nodes; ++n) {
         const pd_real* m = &f.mass[2 * n];
         if (!(m[0] > 0 && m[1] > 0))
             continue;
-        pd_vec3 nrm = pd_v3_sub(pd_v3_scale(f.moment[2 * n], 1 / m[0]),
-                                pd_v3_scale(f.moment[2 * n + 1], 1 / m[1]));
-        nrm = pd_v3_scale(nrm, 1 / pd_v3_len(nrm));
+        ++r.shared;
+        pd_vec3 nrm = pd_v3_scale(f.moment[2 * n], 1 / pd_v3_len(f.moment[2 * n]));
+        pd_vec3 u =
+            pd_v3_sub(nrm, pd_v3_scale(f.moment[2 * n + 1], 1 / pd_v3_len(f.moment[2 * n + 1])));
+        u = pd_v3_scale(u, 1 / pd_v3_len(u));
         const pd_vec3 *v0 = &before[2 * n], *v1 = &f.velocity[2 * n];
+        int i = (int)(n / ((size_t)g.dim[1] * g.dim[2])), j = (int)(n / g.dim[2] % g.dim[1]);
+        pd_vec3 x = pd_grid_node(&g, i, j, (int)(n % g.dim[2]));
+        if (!in_contact(&k, field, x, g.dx, u, v0[0], v0[1], dt)) {
+            for (int b = 0; b < 2; ++b)
+                r.apart = fmax(r.apart, pd_v3_len(pd_v3_sub(v1[b], v0[b])));
+            continue;
+        }
+        r.contacts += pd_v3_dot(pd_v3_sub(v0[0], v0[1]), nrm) > 0;
+        r.faces += pd_v3_dot(pd_v3_sub(v0[0], v0[1]), nrm) > 0 && nrm.x > cos(10 * PD_PI / 180);
         pd_vec3 vcm = pd_v3_scale(pd_v3_add(pd_v3_scale(v0[0], m[0]), pd_v3_scale(v0[1], m[1])),
                                   1 / (m[0] + m[1]));
         pd_vec3 p0 = pd_v3_add(pd_v3_scale(v0[0], m[0]), pd_v3_scale(v0[1], m[1]));
         pd_vec3 p1 = pd_v3_add(pd_v3_scale(v1[0], m[0]), pd_v3_scale(v1[1], m[1]));
         r.momentum = fmax(r.momentum, pd_v3_len(pd_v3_sub(p1, p0)));
         r.approach = fmax(r.approach, pd_v3_dot(pd_v3_sub(v1[0], v1[1]), nrm));
-        r.contacts += pd_v3_dot(pd_v3_sub(v0[0], v0[1]), nrm) > 0;
         for (int b = 0; b < 2; ++b) {
             pd_vec3 nb = pd_v3_scale(nrm, b ? -1 : 1), rel = pd_v3_sub(v0[b], vcm);
             pd_vec3 dv = pd_v3_sub(v1[b], v0[b]);
             double dn = pd_v3_dot(dv, nb);
             pd_vec3 rel_t = pd_v3_madd(rel, -pd_v3_dot(rel, nb), nb);
-            double dt = pd_v3_len(pd_v3_madd(dv, -dn, nb));
-            r.coulomb = fmax(r.coulomb, fabs(dt - fmin(mu * fabs(dn), pd_v3_len(rel_t))));
+            double dt_len = pd_v3_len(pd_v3_madd(dv, -dn, nb));
+            r.coulomb = fmax(r.coulomb, fabs(dt_len - fmin(mu * fabs(dn), pd_v3_len(rel_t))));
             r.changed = fmax(r.changed, pd_v3_len(dv));
         }
     }
@@ -607,31 +644,42 @@ static contact_check run_contact(pd_vec3 va, pd_vec3 vb, pd_real mu) {
     return r;
 }
 
-/* Bardenhagen et al. 2000 Sec. 3 at every node two fields share: approaching cubes (1 m/s
- * each, sliding past each other at 0.8 m/s) keep no approach along the normal, keep each
- * node's momentum, and lose tangential speed by Coulomb's mu times the normal change (mu 0.3;
- * 0 and 10: none, and all where mu |dv_n| exceeds it); the same cubes moving apart are left
- * alone (the normals, between the fields' local centres of mass, are along x at every node of
- * these mirror images). A contact that takes the whole velocity (sticking), misses the friction cap
- * or acts on separating fields fails one of these. */
+/* Bardenhagen et al. 2000 Sec. 3 with the gap rule of grid_fields.h at every node two fields
+ * share: cubes whose surfaces are 1 cm apart, approaching at 1 m/s each (sliding past each other
+ * at 0.8 m/s), at dt = 0.01 s (they would overlap by 1 cm at its end): where the particles'
+ * extents close within the step no approach is left along the normal, each node's momentum is
+ * kept, and tangential speed is lost by Coulomb's mu times the normal change (mu 0.3; 0 and 10:
+ * none, and all where mu |dv_n| exceeds it); other nodes are untouched. At dt = 0.002 s (2 of the
+ * 10 mm) no node is in contact and nothing changes (measured along cube 0's own normal, which
+ * tilts at the cubes' edges, 28 of the 64 shared nodes would be); the same cubes moving apart are
+ * left alone.
+ * A contact that takes the whole velocity (sticking), misses the friction cap, acts before the
+ * surfaces meet or on separating fields fails one of these. */
 PD_TEST(field_contact_stops_approach_keeps_momentum_and_lets_fields_part) {
     pd_vec3 va = pd_v3(1, 0.4, 0), vb = pd_v3(-1, -0.4, 0.1);
     double mus[3] = {0, 0.3, 10};
     for (int q = 0; q < 3; ++q) {
-        contact_check r = run_contact(va, vb, mus[q]);
-        printf("  approaching, mu %g: %d nodes in contact; approach left %.2e m/s, momentum "
-               "change %.2e kg m/s, Coulomb's rule off by %.2e m/s\n",
-               mus[q], r.contacts, r.approach, r.momentum, r.coulomb);
-        PD_CHECK(r.contacts > 10);
+        contact_check r = run_contact(va, vb, mus[q], 0.01);
+        printf("  approaching, mu %g, dt 0.01 s: %d of %d shared nodes in contact (%d on the "
+               "faces); approach left %.2e m/s, momentum change %.2e kg m/s, Coulomb's rule off by "
+               "%.2e m/s, others changed %.2e m/s\n",
+               mus[q], r.contacts, r.shared, r.faces, r.approach, r.momentum, r.coulomb, r.apart);
+        PD_CHECK(r.faces > 10);
         PD_CHECK(r.approach < 1e-12);
         PD_CHECK(r.momentum < 1e-12);
         PD_CHECK(r.coulomb < 1e-12);
+        PD_CHECK(r.apart == 0);
     }
-    contact_check apart = run_contact(vb, va, 0.3);
+    contact_check early = run_contact(va, vb, 0.3, 0.002);
+    printf("  approaching, dt 0.002 s: %d of %d shared nodes in contact, %d of them on the faces; "
+           "others changed %.2e m/s\n",
+           early.contacts, early.shared, early.faces, early.apart);
+    PD_CHECK(early.shared > 10 && early.contacts == 0 && early.apart == 0);
+    contact_check apart = run_contact(vb, va, 0.3, 0.01);
     printf("  moving apart: %d nodes approaching, largest change %.2e m/s\n", apart.contacts,
-           apart.changed);
+           fmax(apart.changed, apart.apart));
     PD_CHECK(apart.contacts == 0);
-    PD_CHECK(apart.changed == 0);
+    PD_CHECK(apart.changed == 0 && apart.apart == 0);
 }
 
 /* Body b's linear momentum and APIC angular momentum sum m (x x v + (dx^2 / 4) axial(C - C^T))

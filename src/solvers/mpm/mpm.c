@@ -304,8 +304,10 @@ static void hold_pinned_nodes(pd_mpm_state* s) {
  * between the bodies (grid_fields.h), the colliders on each field, the pins. */
 static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 dv) {
     pd_grid_fields_add_velocity(&s->grid, &s->fields, dv);
+    pd_grid_contact contact = {ctx->particles->body, s->field_friction, s->field_body_mass,
+                               s->field_half_spacing, ctx->dt};
     if (s->prm.contact) /* else each body its own way: they pass through each other */
-        pd_grid_fields_contact(&s->grid, &s->fields, s->field_friction);
+        pd_grid_fields_contact(&s->grid, &s->fields, &contact);
     pd_grid_fields_apply_colliders(&s->grid, &s->fields, PD_GRID_COLLIDER_REACH * s->dx,
                                    ctx->colliders);
     if (s->has_pins)

@@ -105,9 +105,12 @@ typedef struct pd_mpm_state {
     pd_real dx; /* m */
     pd_grid grid;
     /* contact between bodies: a velocity field per body (fields.count 0: one shared field, the
-     * grid's own arrays) and each body's contact_friction */
+     * grid's own arrays) and each body's contact_friction, mass and its particles' largest
+     * half spacing */
     pd_grid_fields fields;
     pd_real* field_friction;
+    pd_real* field_body_mass;
+    pd_real* field_half_spacing;
     int material_count;
     pd_mpm_material* mat;
     /* per particle, kept across steps (declared in persist) */

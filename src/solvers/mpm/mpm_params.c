@@ -32,10 +32,12 @@ static const pd_param_info k_params[] = {
      "materials (Drucker-Prager and the Maxwell branch are refused)."},
     {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
      "Contact between bodies by multi-field MPM (Bardenhagen et al. 2000; beyond the paper): "
-     "each body has its own velocity field on the grid, and where two meet at a node a field "
-     "that approaches the node's centre-of-mass velocity along its normal (from the mass "
-     "gradients) loses that normal part, with Coulomb friction (materials' `contact_friction`) "
-     "on the tangential one; fields moving apart are free, so bodies bounce and separate. "
+     "each body has its own velocity field on the grid, and where two meet at a node whose "
+     "particles' surfaces (each particle reaching half its spacing) overlap by the step's end, "
+     "a field that approaches the node's centre-of-mass velocity along the normal (the larger "
+     "body's, from its mass gradient) loses that normal part, with Coulomb friction (materials' "
+     "`contact_friction`) on the tangential one; fields moving apart are free, so bodies bounce "
+     "and separate. "
      "False: the fields do not meet, so bodies pass through each other. Explicit integrator "
      "only: admm, newton and lbfgs have one field for all bodies (they would stick) and refuse "
      "two or more."},

@@ -149,12 +149,21 @@ static pd_status contact_fields(pd_mpm_state* s, const pd_world* w, pd_error* er
     if (bodies < 2 || s->prm.integrator != PD_MPM_EXPLICIT)
         return PD_OK;
     s->field_friction = PD_NEW_ARRAY(pd_real, (size_t)bodies);
+    s->field_body_mass = PD_NEW_ARRAY(pd_real, (size_t)bodies);
+    s->field_half_spacing = PD_NEW_ARRAY(pd_real, (size_t)bodies);
     s->v_grid = PD_NEW_ARRAY(pd_vec3, s->n + 1);
-    if (!s->field_friction || !s->v_grid)
+    if (!s->field_friction || !s->field_body_mass || !s->field_half_spacing || !s->v_grid)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %d contact fields", bodies);
     for (int b = 0; b < bodies; ++b) {
         const pd_material_def* m = &w->scene->materials[w->scene->bodies[b].material];
         s->field_friction[b] = ((const pd_mpm_material_params*)m->method_params)->contact_friction;
+        s->field_body_mass[b] = s->field_half_spacing[b] = 0;
+    }
+    const pd_particles* p = &w->particles;
+    for (size_t i = 0; i < s->n; ++i) { /* the contact's normal and gap (grid_fields.h) */
+        s->field_body_mass[p->body[i]] += p->mass[i];
+        s->field_half_spacing[p->body[i]] =
+            fmax(s->field_half_spacing[p->body[i]], p->spacing[i] / 2);
     }
     pd_grid_fields_init(&s->fields, bodies);
     return PD_OK;
@@ -227,6 +236,8 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
     PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->field_friction, pd_real, (size_t)s->fields.count);
+    PD_FREE_ARRAY(s->field_body_mass, pd_real, (size_t)s->fields.count);
+    PD_FREE_ARRAY(s->field_half_spacing, pd_real, (size_t)s->fields.count);
     pd_grid_fields_free(&s->fields);
     pd_mpm_admm_free(s);
     pd_mpm_optimiser_free(s);
@@ -280,12 +291,12 @@ pd_status pd_mpm_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
 
 size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     (void)bond_fraction;
-    /* with two bodies or more, a field per body on each node: mass, velocity, moment */
+    /* with two bodies or more, a field per body on each node: mass, velocity, moment, extent */
     size_t fields = scene->body_count >= 2 ? (size_t)scene->body_count : 0;
     /* F, C, the P2G records (the affine scratch within), V0, the dilation, the stress, the
      * grid's weights, offset, base and bin, and about one node per particle (mass, momentum,
      * velocity, bin start); with fields each particle's velocity from its field */
-    return fields * (sizeof(pd_real) + 2 * sizeof(pd_vec3)) + (fields ? sizeof(pd_vec3) : 0) +
+    return fields * (2 * sizeof(pd_real) + 2 * sizeof(pd_vec3)) + (fields ? sizeof(pd_vec3) : 0) +
            2 * sizeof(pd_mat3) + sizeof(pd_mpm_p2g) + 8 * sizeof(pd_real) + 9 * sizeof(pd_real) +
            sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) +
            sizeof(uint32_t) + sizeof(uint32_t);
