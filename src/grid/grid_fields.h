@@ -73,8 +73,9 @@ void pd_grid_fields_add_velocity(const pd_grid* g, pd_grid_fields* f, pd_vec3 dv
  * transfer and the positions of the last fit. */
 void pd_grid_fields_contact(const pd_grid* g, pd_grid_fields* f, const pd_grid_contact* c);
 
-/* Sets every field's velocity at the nodes with held[i] to velocity[i] (pins). */
-void pd_grid_fields_hold(const pd_grid* g, pd_grid_fields* f, const uint8_t* held,
+/* Moves the share[i] of every field's velocity at node i to velocity[i] (pins): v <- v +
+ * share[i] (velocity[i] - v). */
+void pd_grid_fields_hold(const pd_grid* g, pd_grid_fields* f, const pd_real* share,
                          const pd_vec3* velocity);
 
 /* Grid to particle from each particle's own field: v_p and, when c is not NULL, APIC's C_p, as

@@ -246,9 +246,9 @@ static void return_range(void* ctx, size_t begin, size_t end, int thread) {
 }
 
 /* Pins on the grid: the pinned particles transferred alone (PIC) give each node the mass and
- * velocity of their share; a node where that share is at least PD_MPM_PIN_SHARE of the node's
- * mass moves with them (a kinematic condition: pinned particles' momentum mixed into the
- * grid's would let the body slip past them). Called before the full transfer. */
+ * velocity of their share; that share of the node moves with them (mpm_internal.h: a kinematic
+ * condition after the grid update; the pinned particles' momentum only mixed into the grid's
+ * would let the body slip past them). Called before the full transfer. */
 static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
     size_t nodes = s->grid.nodes;
     if (nodes > s->pin_nodes) {
@@ -256,13 +256,13 @@ static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
         PD_FREE_ARRAY(s->pin_node_mass, pd_real, s->pin_nodes);
         PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
         PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, s->pin_nodes);
-        PD_FREE_ARRAY(s->pin_node_held, uint8_t, s->pin_nodes);
+        PD_FREE_ARRAY(s->pin_node_hold, pd_real, s->pin_nodes);
         s->pin_nodes = cap;
         s->pin_node_mass = PD_NEW_ARRAY(pd_real, cap);
         s->pin_node_velocity = PD_NEW_ARRAY(pd_vec3, cap);
         s->pin_node_impulse = PD_NEW_ARRAY(pd_vec3, cap);
-        s->pin_node_held = PD_NEW_ARRAY(uint8_t, cap);
-        if (!s->pin_node_mass || !s->pin_node_velocity || !s->pin_node_impulse || !s->pin_node_held)
+        s->pin_node_hold = PD_NEW_ARRAY(pd_real, cap);
+        if (!s->pin_node_mass || !s->pin_node_velocity || !s->pin_node_impulse || !s->pin_node_hold)
             return PD_ERR_OUT_OF_MEMORY;
     }
     for (size_t i = 0; i < s->n; ++i)
@@ -274,9 +274,11 @@ static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
 }
 
 void pd_mpm_pin_nodes(pd_mpm_state* s) {
-    for (size_t n = 0; n < s->grid.nodes; ++n)
-        s->pin_node_held[n] =
-            s->grid.mass[n] > 0 && s->pin_node_mass[n] >= PD_MPM_PIN_SHARE * s->grid.mass[n];
+    pd_real lo = PD_MPM_PIN_SHARE - PD_MPM_PIN_RAMP / 2;
+    for (size_t n = 0; n < s->grid.nodes; ++n) {
+        pd_real share = s->grid.mass[n] > 0 ? s->pin_node_mass[n] / s->grid.mass[n] : 0;
+        s->pin_node_hold[n] = fmin(1, fmax(0, (share - lo) / PD_MPM_PIN_RAMP));
+    }
 }
 
 /* The held nodes' impulses back at the particles: j_p = sum_i w_ip j_i (pinned ones use it). */
@@ -287,16 +289,17 @@ static void pin_reactions(pd_mpm_state* s) {
     s->grid.velocity = saved;
 }
 
-/* Holds the held nodes at their pins' velocity; the impulse that takes (per mass of the pins
- * there) is their reaction. */
+/* The pinned share s of each node moves with its pins: v <- v + s (v_pin - v) (mpm_internal.h);
+ * the impulse m s (v_pin - v) that takes, per mass of the pins there, is their reaction. */
 static void hold_pinned_nodes(pd_mpm_state* s) {
     for (size_t n = 0; n < s->grid.nodes; ++n) {
         s->pin_node_impulse[n] = pd_v3(0, 0, 0);
-        if (!s->pin_node_held[n])
+        if (!(s->pin_node_hold[n] > 0))
             continue;
-        pd_vec3 dv = pd_v3_sub(s->pin_node_velocity[n], s->grid.velocity[n]);
+        pd_vec3 dv = pd_v3_scale(pd_v3_sub(s->pin_node_velocity[n], s->grid.velocity[n]),
+                                 s->pin_node_hold[n]);
         s->pin_node_impulse[n] = pd_v3_scale(dv, s->grid.mass[n] / s->pin_node_mass[n]);
-        s->grid.velocity[n] = s->pin_node_velocity[n];
+        s->grid.velocity[n] = pd_v3_add(s->grid.velocity[n], dv);
     }
 }
 
@@ -311,7 +314,7 @@ static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 d
     pd_grid_fields_apply_colliders(&s->grid, &s->fields, PD_GRID_COLLIDER_REACH * s->dx,
                                    ctx->colliders);
     if (s->has_pins)
-        pd_grid_fields_hold(&s->grid, &s->fields, s->pin_node_held, s->pin_node_velocity);
+        pd_grid_fields_hold(&s->grid, &s->fields, s->pin_node_hold, s->pin_node_velocity);
 }
 
 /* Particle to grid (APIC with MLS-MPM's stress in the affine momentum, Sec. 6; dt 0: the

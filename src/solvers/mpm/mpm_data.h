@@ -131,14 +131,14 @@ typedef struct pd_mpm_state {
     pd_real* plastic_strain; /* the sum of |ln s_tr - ln s| of the returns (kept, published) */
     size_t n;
     /* pins: per particle its mass when pinned (else 0); per node (capacity pin_nodes) the mass
-     * and velocity the pinned particles alone give it, and whether they hold it */
+     * and velocity the pinned particles alone give it, and their share of its mass */
     pd_real* pinned_mass;
     size_t pin_nodes;
     pd_real* pin_node_mass;
     pd_vec3* pin_node_velocity;
     pd_vec3* pin_node_impulse; /* a held node's impulse from its pins, over their mass there */
     pd_vec3* pin_reaction;     /* per particle: that impulse per mass where it is (G2P) */
-    uint8_t* pin_node_held;
+    pd_real* pin_node_hold;    /* the pins' share of the node's mass, m_pin / m (0 to 1) */
     int has_pins;
     int has_returns; /* a material has Z_E or the Maxwell branch: the correctors' pass runs */
     /* the implicit step (mpm_admm.c): per particle */

@@ -232,7 +232,7 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_mass, pd_real, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
-    PD_FREE_ARRAY(s->pin_node_held, uint8_t, s->pin_nodes);
+    PD_FREE_ARRAY(s->pin_node_hold, pd_real, s->pin_nodes);
     PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
     PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->field_friction, pd_real, (size_t)s->fields.count);
