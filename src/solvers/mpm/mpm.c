@@ -274,10 +274,9 @@ static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
 }
 
 void pd_mpm_pin_nodes(pd_mpm_state* s) {
-    pd_real lo = PD_MPM_PIN_SHARE - PD_MPM_PIN_RAMP / 2;
     for (size_t n = 0; n < s->grid.nodes; ++n) {
         pd_real share = s->grid.mass[n] > 0 ? s->pin_node_mass[n] / s->grid.mass[n] : 0;
-        s->pin_node_hold[n] = fmin(1, fmax(0, (share - lo) / PD_MPM_PIN_RAMP));
+        s->pin_node_hold[n] = fmin(1, share / PD_MPM_PIN_SHARE);
     }
 }
 
