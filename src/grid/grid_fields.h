@@ -73,9 +73,9 @@ void pd_grid_fields_add_velocity(const pd_grid* g, pd_grid_fields* f, pd_vec3 dv
  * transfer and the positions of the last fit. */
 void pd_grid_fields_contact(const pd_grid* g, pd_grid_fields* f, const pd_grid_contact* c);
 
-/* Moves the share[i] of every field's velocity at node i to velocity[i] (pins): v <- v +
- * share[i] (velocity[i] - v). */
-void pd_grid_fields_hold(const pd_grid* g, pd_grid_fields* f, const pd_real* share,
+/* Moves every field's velocity at node i by the part hold[i] (0 to 1) towards velocity[i]
+ * (pins): v <- v + hold[i] (velocity[i] - v). */
+void pd_grid_fields_hold(const pd_grid* g, pd_grid_fields* f, const pd_real* hold,
                          const pd_vec3* velocity);
 
 /* Grid to particle from each particle's own field: v_p and, when c is not NULL, APIC's C_p, as

@@ -246,9 +246,9 @@ static void return_range(void* ctx, size_t begin, size_t end, int thread) {
 }
 
 /* Pins on the grid: the pinned particles transferred alone (PIC) give each node the mass and
- * velocity of their share; that share of the node moves with them (mpm_internal.h: a kinematic
- * condition after the grid update; the pinned particles' momentum only mixed into the grid's
- * would let the body slip past them). Called before the full transfer. */
+ * velocity of their share, which sets how much of the node they hold (mpm_internal.h: a
+ * kinematic condition after the grid update; the pinned particles' momentum only mixed into the
+ * grid's would let the body slip past them). Called before the full transfer. */
 static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
     size_t nodes = s->grid.nodes;
     if (nodes > s->pin_nodes) {
@@ -288,8 +288,8 @@ static void pin_reactions(pd_mpm_state* s) {
     s->grid.velocity = saved;
 }
 
-/* The pinned share s of each node moves with its pins: v <- v + s (v_pin - v) (mpm_internal.h);
- * the impulse m s (v_pin - v) that takes, per mass of the pins there, is their reaction. */
+/* The held part h of each node moves with its pins: v <- v + h (v_pin - v) (mpm_internal.h);
+ * the impulse m h (v_pin - v) that takes, per mass of the pins there, is their reaction. */
 static void hold_pinned_nodes(pd_mpm_state* s) {
     for (size_t n = 0; n < s->grid.nodes; ++n) {
         s->pin_node_impulse[n] = pd_v3(0, 0, 0);
