@@ -118,6 +118,13 @@ static void radix_sort(uint64_t* codes, uint32_t* perm, uint64_t* codes2, uint32
     }
 }
 
+void pd_sort_by_key_with(uint64_t* keys, size_t n, uint32_t* perm, uint64_t* keys_scratch,
+                         uint32_t* perm_scratch) {
+    for (size_t i = 0; i < n; ++i)
+        perm[i] = (uint32_t)i;
+    radix_sort(keys, perm, keys_scratch, perm_scratch, n);
+}
+
 pd_status pd_sort_by_key(uint64_t* keys, size_t n, uint32_t* perm) {
     if (n == 0)
         return PD_OK;

@@ -22,5 +22,8 @@ pd_status pd_morton_order(const pd_vec3* pos, size_t n, pd_real cell, uint32_t* 
 /* Sorts keys in place, stably, and sets perm[k] to the index the k-th key had (ties keep their
  * index order). */
 pd_status pd_sort_by_key(uint64_t* keys, size_t n, uint32_t* perm);
+/* The same with the caller's scratch of n keys and n indices (no allocation: a sort every step). */
+void pd_sort_by_key_with(uint64_t* keys, size_t n, uint32_t* perm, uint64_t* keys_scratch,
+                         uint32_t* perm_scratch);
 
 #endif

@@ -10,9 +10,12 @@ extern const pd_solver_vtable pd_projective_pd_solver;
 extern const pd_solver_vtable pd_hyperelastic_pd_solver;
 extern const pd_solver_vtable pd_sbpd_solver;
 extern const pd_solver_vtable pd_mpm_solver;
+extern const pd_solver_vtable pd_xpbi_solver;
 
 static const pd_solver_vtable* const k_solvers[] = {
-    &pd_projective_pd_solver, &pd_hyperelastic_pd_solver, &pd_sbpd_solver, &pd_mpm_solver, NULL,
+    &pd_projective_pd_solver, &pd_hyperelastic_pd_solver,
+    &pd_sbpd_solver,          &pd_mpm_solver,
+    &pd_xpbi_solver,          NULL,
 };
 
 _Static_assert(sizeof k_solvers / sizeof k_solvers[0] - 1 <= PD_MAX_METHODS,

@@ -57,4 +57,15 @@ static inline pd_real pd_sph_wendland_c2(pd_real r, pd_real H) {
     return 21.0 / (2.0 * PD_PI * H * H * H) * pd_sph_wendland_c2_shape(r / H);
 }
 
+/* Its derivative dW/dr = 21 / (2 pi H^3) (-20 q (1 - q)^3) / H (1/m^4): 0 at r = 0 and r >= H.
+ * The gradient with respect to x_i of W(|x_i - x_j|) is dW/dr (x_i - x_j) / |x_i - x_j| (xpbi,
+ * Yu et al. 2024 Eq. 10-11). */
+static inline pd_real pd_sph_wendland_c2_derivative(pd_real r, pd_real H) {
+    pd_real q = r / H;
+    if (q >= 1 || q <= 0)
+        return 0;
+    pd_real a = 1 - q;
+    return 21.0 / (2.0 * PD_PI * H * H * H * H) * (-20.0 * q * a * a * a);
+}
+
 #endif

@@ -1,0 +1,131 @@
+/* Data of the xpbi method (Yu, Li, Lan, Yang, Jiang 2024, "XPBI: Position-Based Dynamics with
+ * Smoothing Kernels Handles Continuum Inelasticity"): options, per-material constants and the
+ * per-particle state. The step (Alg. 1) is in yu2024_xpbi.c, the neighbourhoods, kernels and
+ * colouring of a step's start (Sec. 3.2, 4.2, 4.3) in xpbi_neighbors.c, the set-up in
+ * xpbi_setup.c. */
+#ifndef PD_XPBI_DATA_H
+#define PD_XPBI_DATA_H
+
+#include "constitutive/hencky_plasticity.h"
+#include "core/param.h"
+#include "neighbor/family.h"
+#include "neighbor/hash_grid.h"
+#include "solvers/solver.h"
+#include "world/state_arrays.h"
+
+struct pd_world;
+
+/* Particles per chunk of the per-particle loops. */
+#define PD_XPBI_GRAIN 256
+
+/* solver.xpbi.solver */
+enum { PD_XPBI_GAUSS_SEIDEL, PD_XPBI_JACOBI };
+
+typedef struct pd_xpbi_params {
+    int iterations;            /* XPBD iterations per step (the cap when tolerance > 0) */
+    pd_real tolerance;         /* > 0: stop once |h| / |h^(0)| is below it (Fig. 18) */
+    pd_real radius;            /* r in particle spacings; the kernel's support is k = 2 r */
+    pd_real svd_cutoff;        /* L_p's pseudo-inverse drops singular values below this x max */
+    pd_real xsph;              /* c of Eq. 20 */
+    pd_real distance_epsilon;  /* epsilon of Eq. 21 in r */
+    int solver;                /* PD_XPBI_GAUSS_SEIDEL or PD_XPBI_JACOBI */
+    pd_real jacobi_relaxation; /* jacobi: the summed velocity changes are scaled by this */
+} pd_xpbi_params;
+
+extern const pd_param_table pd_xpbi_param_table;
+extern const pd_material_support pd_xpbi_material_support;
+
+/* One material: StVK with Hencky strain (Eq. 3) and its plastic return Z (Eq. 14, 22). */
+typedef struct pd_xpbi_material {
+    pd_real mu, lambda; /* Pa */
+    int plastic;        /* 1: Z projects F onto `yield` (drucker_prager, von_mises) */
+    pd_hencky_yield yield;
+} pd_xpbi_material;
+
+/* One neighbour b of a particle p at the step's start (Sec. 4.2): its index, the corrected
+ * kernel gradient times its volume, g = V_b^n L_p grad W_b(x_p^n) (Eq. 10-11; zero for a
+ * particle of another body, whose velocity the continuum does not see), and V_b^n W_b(x_p^n)
+ * (Eq. 20's weight). */
+typedef struct pd_xpbi_neighbor {
+    uint32_t j;
+    pd_real w; /* V_b^n W_b(x_p^n) (1) */
+    pd_vec3 g; /* V_b^n L_p grad W_b(x_p^n) (1/m) */
+} pd_xpbi_neighbor;
+
+/* Constraint sets of one colour that touch disjoint particles (Sec. 4.3): tasks of whole cells
+ * of one parity colour, cells at least 2 k wide. */
+#define PD_XPBI_COLORS 8
+
+typedef struct pd_xpbi_state {
+    pd_xpbi_params prm;
+    int material_count;
+    pd_xpbi_material* mat;
+    size_t n;
+    pd_real r;       /* the kernel radius r (m); support k = 2 r */
+    pd_real spacing; /* the finest body's spacing (m) */
+    int collider_count;
+    /* per particle, kept across steps (declared in persist) */
+    pd_mat3* f;              /* F_p^n: the elastic deformation gradient (Eq. 9, 22) */
+    pd_real* volume0;        /* V_p^0 (m^3) */
+    pd_real* plastic_strain; /* sum of |ln s_tr - ln s| of the returns at the steps' ends */
+    /* rebuilt every step */
+    pd_real* volume;    /* V_p^n = V_p^0 det F_p^n (m^3) */
+    pd_real* inv_mass;  /* 1 / m, 0 for pinned and fixed particles */
+    pd_real* lambda;    /* the multiplier of C_p (Eq. 17, 19) */
+    pd_real* dlambda;   /* jacobi: this sweep's change of it */
+    pd_mat3* dcdf_ft;   /* jacobi: dC_p/dF F_p^n^T of this sweep */
+    pd_vec3* v_start;   /* v^n + dt g (Alg. 1's third line) */
+    pd_vec3* dv;        /* jacobi: summed changes; xsph: the smoothed velocities */
+    pd_vec3* impulse;   /* what the constraints gave a pinned particle this step (N s) */
+    pd_real* contact_n; /* per particle and collider: the normal dv accumulated (m/s) */
+    pd_vec3* contact_t; /* ... and the friction's tangential dv accumulated (m/s) */
+    pd_real* sweep_h2;  /* per task (per chunk: jacobi): the sum of h^2 of the last sweep */
+    pd_hash_grid grid;
+    pd_neighbor_list near; /* within k at the step's start, all bodies */
+    pd_xpbi_neighbor* nb;  /* per entry of near: the kernel data */
+    size_t nb_capacity;
+    /* the colouring (Sec. 4.3): particles by colour and cell, tasks of whole cells */
+    uint32_t* order;
+    uint32_t* task;
+    uint64_t* keys;
+    size_t tasks;
+    size_t color_task[PD_XPBI_COLORS + 1];
+    /* the last step's residual |h| / |h^(0)| after each iteration (tests, Fig. 14) */
+    pd_real* history;
+    int history_count;
+    pd_family none; /* no bonds: an empty family for the per-particle arrays, reordering and
+                     * checkpoints */
+    pd_state_arrays persist;
+    const pd_step_context* step; /* valid during a step */
+} pd_xpbi_state;
+
+pd_status pd_xpbi_create(struct pd_world* w, const void* params, void** state, pd_error* err);
+void pd_xpbi_destroy(void* state);
+pd_status pd_xpbi_check_material(const pd_material_def* m, const void* params, const char* path,
+                                 pd_error* err);
+pd_status pd_xpbi_check_body_material(const struct pd_scene* scene, int body, int material,
+                                      const char* path, pd_error* err);
+pd_state_arrays* pd_xpbi_persistent(void* state);
+pd_status pd_xpbi_restored(void* state, struct pd_world* w, struct pd_ckpt_reader* r,
+                           pd_error* err);
+pd_status pd_xpbi_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
+size_t pd_xpbi_bytes_per_particle(const struct pd_scene* scene, double bond_fraction);
+
+/* The step's start (xpbi_neighbors.c): V^n, the neighbours within k = 2 r of x^n (Sec. 4.2),
+ * the corrected kernel gradients (Eq. 10) and the colouring (Sec. 4.3). */
+pd_status pd_xpbi_neighborhoods(pd_xpbi_state* s, const pd_particles* p);
+/* L_p of Eq. 10: the SVD pseudo-inverse of A = sum_b V_b grad W_b(x_p) (x_b - x_p)^T, singular
+ * values below cutoff times the largest dropped. */
+pd_mat3 pd_xpbi_correction(pd_mat3 a, pd_real cutoff);
+/* Eq. 11: grad v at x_p^n from the velocities v and p's neighbour data. */
+pd_mat3 pd_xpbi_velocity_gradient(const pd_xpbi_state* s, uint32_t p, const pd_vec3* v);
+/* The constraint of Eq. 6 at F: C = sqrt(2 Psi) with Psi of Eq. 3, and dC/dF = P / C (0 at
+ * C = 0). */
+pd_real pd_xpbi_constraint(const pd_xpbi_material* m, pd_mat3 f, pd_mat3* dcdf);
+/* C_p at the velocities v (Eq. 9, 11, the return of Eq. 14, Eq. 6) and m = dC/dF F_p^n^T, so
+ * that grad_{x_b} C_p = m g_b for p's neighbour b (Eq. 12, g = V_b L_p grad W_b) and
+ * grad_{x_p} C_p = -sum_b m g_b (Eq. 13). */
+pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
+                                    const pd_vec3* v, pd_real dt, pd_mat3* m);
+
+#endif

@@ -1,0 +1,45 @@
+/* Options of the xpbi method (Yu et al. 2024). One table drives parsing, `--set`, the resolved
+ * scene and docs/scene-format.md. */
+#include <stddef.h>
+
+#include "solvers/xpbi/xpbi_data.h"
+
+#define P(field) offsetof(pd_xpbi_params, field)
+
+static const pd_param_info k_params[] = {
+    {"iterations", PD_PARAM_INT, P(iterations), 10, 1, 10000, "1", NULL,
+     "XPBD iterations per step (Alg. 1; Table 2: 5 to 10), each a sweep over the particle "
+     "constraints (Eq. 17-19) then over the distance constraints (Eq. 21) and the colliders. "
+     "With a tolerance, the most a step takes."},
+    {"tolerance", PD_PARAM_REAL, P(tolerance), 0, 0, 1, "1", NULL,
+     "0: every step takes `iterations`. Above 0: a step stops once the residual |h| of Fig. 14, "
+     "h_p = C_p + alpha~ lambda_p over the particle constraints as the last sweep met them, is "
+     "below this times that of the first sweep (Fig. 18's adaptive iterations)."},
+    {"radius", PD_PARAM_REAL, P(radius), 1.0, 0.75, 3.0, "spacing", NULL,
+     "The particle kernel radius r in particle spacings (of the body with the smallest "
+     "spacing); the Wendland C2 kernel's support is k = 2 r (Sec. 4.2). 1: r is the spacing, as "
+     "in Sec. 5.1 (\"each particle was initially positioned at intervals equal to the particle "
+     "radius\"), about 26 neighbours with a weight inside a body (Table 2: about 24)."},
+    {"svd_cutoff", PD_PARAM_REAL, P(svd_cutoff), 1e-2, 0, 0.5, "1", NULL,
+     "The kernel gradient correction L_p of Eq. 10 is an SVD pseudo-inverse: singular values of "
+     "sum_b V_b grad W_b (x_b - x_p)^T below this times the largest are dropped (a flat or "
+     "linear neighbourhood; the paper gives no value)."},
+    {"xsph", PD_PARAM_REAL, P(xsph), 0.01, 0, 1, "1", NULL,
+     "c of XSPH smoothing, Eq. 20 (Sec. 4.4: 0.01 in all examples). 0: none."},
+    {"distance_epsilon", PD_PARAM_REAL, P(distance_epsilon), 0.25, 0, 1, "r", NULL,
+     "epsilon of the point-point distance constraints, Eq. 21, in r (Sec. 4.4: 0.25 r): every "
+     "pair of neighbours (any bodies) is kept at least r - epsilon apart at the candidate "
+     "positions. 1: off."},
+    {"solver", PD_PARAM_ENUM, P(solver), PD_XPBI_GAUSS_SEIDEL, 0, 0, "-", "gauss_seidel|jacobi",
+     "gauss_seidel: coloured Gauss-Seidel over cells with 8 colours (Sec. 4.3; cells of 2 k, "
+     "not the paper's 2 r, so that the constraints a colour runs at once share no particle and "
+     "results do not depend on the thread count). jacobi: every multiplier of a sweep from the "
+     "same velocities, their velocity changes summed and scaled by jacobi_relaxation (Fig. 14's "
+     "comparison)."},
+    {"jacobi_relaxation", PD_PARAM_REAL, P(jacobi_relaxation), 0.2, 0.01, 1, "1", NULL,
+     "jacobi: the factor on a sweep's summed velocity changes (a particle takes changes from "
+     "each of its about 27 neighbours' constraints: 1 overshoots)."},
+};
+
+const pd_param_table pd_xpbi_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
+                                            sizeof(pd_xpbi_params)};

@@ -1,0 +1,180 @@
+/* xpbi set-up (Yu et al. 2024): materials, the kernel radius, the per-particle state,
+ * checkpoints and reordering. */
+#include <math.h>
+#include <string.h>
+
+#include "constitutive/elastic_constants.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "scene/scene_json.h"
+#include "solvers/xpbi/xpbi_data.h"
+#include "world/world.h"
+
+pd_status pd_xpbi_check_material(const pd_material_def* m, const void* params, const char* path,
+                                 pd_error* err) {
+    (void)params;
+    pd_elastic el = pd_material_elastic(m);
+    if (el.mu <= 0 || el.K <= 0)
+        return pd_fail(err, PD_ERR_BAD_SCENE, path,
+                       "xpbi needs a positive shear and bulk modulus (got mu %g Pa, K %g Pa)",
+                       el.mu, el.K);
+    return PD_OK;
+}
+
+/* The particle constraints are a volume's (Eq. 10 needs a neighbourhood that spans 3D): a
+ * one-layer shell or a rod has none, and fixed bodies (obstacles) are not implemented yet. */
+pd_status pd_xpbi_check_body_material(const pd_scene* scene, int body, int material,
+                                      const char* path, pd_error* err) {
+    (void)material, (void)path;
+    pd_body_kind kind = scene->bodies[body].kind;
+    if (kind == PD_BODY_DYNAMIC)
+        return PD_OK;
+    char at[64];
+    snprintf(at, sizeof at, "bodies[%d].kind", body);
+    return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                   "xpbi simulates solid volumes of particles: a %s body is not implemented (use "
+                   "`dynamic`, and a collider for an obstacle)",
+                   kind == PD_BODY_FIXED   ? "fixed"
+                   : kind == PD_BODY_SHELL ? "shell"
+                                           : "rod");
+}
+
+static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
+    s->material_count = w->scene->material_count;
+    s->mat = PD_NEW_ARRAY(pd_xpbi_material, (size_t)s->material_count + 1);
+    if (!s->mat)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "xpbi's materials");
+    for (int k = 0; k < s->material_count; ++k) {
+        const pd_material_def* m = &w->scene->materials[k];
+        pd_elastic el = pd_material_elastic(m);
+        pd_xpbi_material* xm = &s->mat[k];
+        *xm = (pd_xpbi_material){.mu = el.mu, .lambda = el.lambda};
+        xm->yield.mu = el.mu, xm->yield.kappa = el.K;
+        if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
+            xm->plastic = 1, xm->yield.cone = pd_dp_material_cone(m);
+        else if (m->plasticity == PD_PLASTICITY_VON_MISES)
+            xm->plastic = 1, xm->yield.cone = pd_von_mises_cone(m->yield_stress);
+    }
+    return PD_OK;
+}
+
+/* Every array at once; sizes n + 1 so that an empty world still has its arrays. */
+#define XPBI_PARTICLE_ARRAYS(X)                                                                    \
+    X(f, pd_mat3, 1)                                                                               \
+    X(volume0, pd_real, 1)                                                                         \
+    X(plastic_strain, pd_real, 1)                                                                  \
+    X(volume, pd_real, 1)                                                                          \
+    X(inv_mass, pd_real, 1)                                                                        \
+    X(lambda, pd_real, 1)                                                                          \
+    X(dlambda, pd_real, 1)                                                                         \
+    X(dcdf_ft, pd_mat3, 1)                                                                         \
+    X(dv, pd_vec3, 1)                                                                              \
+    X(impulse, pd_vec3, 1)                                                                         \
+    X(sweep_h2, pd_real, 1)                                                                        \
+    X(order, uint32_t, 1)                                                                          \
+    X(task, uint32_t, 1)                                                                           \
+    X(keys, uint64_t, 2)
+
+static size_t array_count(const pd_xpbi_state* s, int per) {
+    return (s->n + 2) * (size_t)per;
+}
+
+static pd_status allocate(pd_xpbi_state* s, pd_error* err) {
+    int ok = 1;
+#define XPBI_ALLOC(name, T, per)                                                                   \
+    s->name = PD_NEW_ARRAY(T, array_count(s, per));                                                \
+    ok &= s->name != NULL;
+    XPBI_PARTICLE_ARRAYS(XPBI_ALLOC)
+#undef XPBI_ALLOC
+    size_t contacts = (s->n + 1) * (size_t)(s->collider_count > 0 ? s->collider_count : 1);
+    s->contact_n = PD_NEW_ARRAY(pd_real, contacts);
+    s->contact_t = PD_NEW_ARRAY(pd_vec3, contacts);
+    s->history = PD_NEW_ARRAY(pd_real, (size_t)s->prm.iterations + 1);
+    if (!ok || !s->contact_n || !s->contact_t || !s->history ||
+        pd_family_allocate(&s->none, s->n, 0) != PD_OK)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "xpbi's %zu particles", s->n);
+    pd_state_arrays_init(&s->persist, &s->none);
+    PD_STATE_PARTICLES(&s->persist, s, f);
+    PD_STATE_PARTICLES(&s->persist, s, volume0);
+    PD_STATE_PARTICLES(&s->persist, s, plastic_strain);
+    return PD_OK;
+}
+
+/* r: `radius` spacings of the finest body. */
+static pd_real finest_spacing(const pd_xpbi_state* s, const pd_world* w) {
+    pd_real h = INFINITY;
+    for (size_t i = 0; i < s->n; ++i)
+        h = fmin(h, w->particles.spacing[i]);
+    return isfinite(h) ? h : 1;
+}
+
+pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error* err) {
+    pd_xpbi_state* s = pd_calloc(1, sizeof *s);
+    if (!s)
+        return PD_ERR_OUT_OF_MEMORY;
+    memcpy(&s->prm, params, sizeof s->prm);
+    s->n = w->particles.count;
+    s->collider_count = w->colliders.count;
+    pd_status st = materials(s, w, err);
+    if (st == PD_OK)
+        st = allocate(s, err);
+    if (st != PD_OK) {
+        pd_xpbi_destroy(s);
+        return st;
+    }
+    for (size_t i = 0; i < s->n; ++i) { /* the sampled state is the rest state */
+        s->f[i] = pd_m3_identity();
+        s->volume0[i] = w->particles.volume[i];
+    }
+    s->spacing = finest_spacing(s, w);
+    s->r = s->prm.radius * s->spacing;
+    w->bond_count = 0;
+    *state = s;
+    return PD_OK;
+}
+
+void pd_xpbi_destroy(void* state) {
+    pd_xpbi_state* s = state;
+#define XPBI_FREE(name, T, per) PD_FREE_ARRAY(s->name, T, array_count(s, per));
+    XPBI_PARTICLE_ARRAYS(XPBI_FREE)
+#undef XPBI_FREE
+    size_t contacts = (s->n + 1) * (size_t)(s->collider_count > 0 ? s->collider_count : 1);
+    PD_FREE_ARRAY(s->contact_n, pd_real, contacts);
+    PD_FREE_ARRAY(s->contact_t, pd_vec3, contacts);
+    PD_FREE_ARRAY(s->history, pd_real, (size_t)s->prm.iterations + 1);
+    PD_FREE_ARRAY(s->nb, pd_xpbi_neighbor, s->nb_capacity);
+    PD_FREE_ARRAY(s->mat, pd_xpbi_material, (size_t)s->material_count + 1);
+    pd_hash_grid_destroy(&s->grid);
+    pd_neighbor_list_destroy(&s->near);
+    pd_family_free(&s->none);
+    pd_free(s, sizeof *s);
+}
+
+pd_state_arrays* pd_xpbi_persistent(void* state) {
+    return &((pd_xpbi_state*)state)->persist;
+}
+
+/* After a checkpoint was read: neighbours, kernels and colours are rebuilt every step. */
+pd_status pd_xpbi_restored(void* state, pd_world* w, struct pd_ckpt_reader* r, pd_error* err) {
+    (void)state, (void)w, (void)r, (void)err;
+    return PD_OK;
+}
+
+pd_status pd_xpbi_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
+    (void)w;
+    pd_xpbi_state* s = state;
+    pd_reorder r;
+    pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r);
+    pd_reorder_end(&r);
+    return st;
+}
+
+size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
+    (void)bond_fraction;
+    /* the arrays above, about 32 neighbour entries (list index and kernel data), the hash
+     * grid's and each collider's contact */
+    size_t colliders = (size_t)(scene->collider_count > 0 ? scene->collider_count : 1);
+    return 2 * sizeof(pd_mat3) + 6 * sizeof(pd_real) + sizeof(pd_vec3) + 2 * sizeof(uint32_t) +
+           2 * sizeof(uint64_t) + 32 * (sizeof(pd_xpbi_neighbor) + sizeof(uint32_t)) +
+           4 * sizeof(uint32_t) + sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
+}

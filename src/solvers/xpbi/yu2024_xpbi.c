@@ -1,0 +1,487 @@
+/* xpbi: Yu, Li, Lan, Yang, Jiang 2024, "XPBI: Position-Based Dynamics with Smoothing Kernels
+ * Handles Continuum Inelasticity". This file holds the step of Alg. 1: velocity-based XPBD with
+ * one constraint per particle C_p = sqrt(2 Psi(F_p)) (Eq. 6) on StVK with Hencky strain (Eq. 3),
+ * F_p updated Lagrangian from the corrected SPH velocity gradient (Eq. 9-11), the plastic return
+ * inside the iterations (Eq. 14), multipliers and velocities by coloured Gauss-Seidel (Eq. 17-19,
+ * Sec. 4.3) or Jacobi, the point-point distance constraints (Eq. 21) and the colliders at the
+ * candidate positions x^n + dt v with Coulomb friction (Alg. 1's loop over C_i, Sec. 4.4), XSPH
+ * (Eq. 20), and F and x from the same post-XSPH velocity (Eq. 22). The step's start (neighbours,
+ * L_p, colours) is in xpbi_neighbors.c. */
+#include <math.h>
+#include <string.h>
+
+#include "boundary/collider.h"
+#include "constitutive/energies.h"
+#include "core/timer.h"
+#include "math/svd3.h"
+#include "parallel/parallel.h"
+#include "solvers/xpbi/xpbi_data.h"
+#include "world/world.h"
+
+/* Below this C (sqrt(Pa)) the constraint holds: its gradient P / C has no direction (Alg. 1:
+ * "if C_p != 0"). */
+#define XPBI_C_FLOOR 1e-12
+
+/* F = U diag(s) V^T (s signed as pd_svd3 gives it) through the return Z of Eq. 14 where the
+ * material is plastic: the Hencky strain's return (src/constitutive/hencky_plasticity.h) on
+ * |s|, the sign kept. */
+static pd_vec3 plastic_stretches(const pd_xpbi_material* m, pd_vec3 s) {
+    if (!m->plastic)
+        return s;
+    pd_vec3 a = pd_v3(fabs(s.x), fabs(s.y), fabs(s.z)), z;
+    pd_hencky_return(&m->yield, a, &z, NULL);
+    return pd_v3(z.x, z.y, s.z < 0 ? -z.z : z.z);
+}
+
+/* Psi of Eq. 3 depends on |s|: dPsi/ds_a = tau_a(|s|) / s_a, so P = U diag(tau_a / s_a) V^T
+ * holds for an inverted F (s_2 < 0) too. */
+static pd_real constraint_of_stretches(const pd_xpbi_material* m, pd_mat3 u, pd_vec3 s, pd_mat3 v,
+                                       pd_mat3* dcdf) {
+    pd_vec3 a = pd_v3(fmax(fabs(s.x), 1e-300), fmax(fabs(s.y), 1e-300), fmax(fabs(s.z), 1e-300));
+    pd_real psi = pd_hencky_energy(m->lambda, m->mu, a); /* Eq. 3 */
+    pd_real c = psi > 0 ? sqrt(2 * psi) : 0;             /* Eq. 6 */
+    if (!(c > XPBI_C_FLOOR)) {
+        *dcdf = pd_m3_zero();
+        return c;
+    }
+    pd_vec3 tau = pd_hencky_kirchhoff(m->lambda, m->mu, a);
+    pd_vec3 signed_s = pd_v3(a.x, a.y, s.z < 0 ? -a.z : a.z);
+    *dcdf = pd_m3_scale(pd_principal_piola(u, signed_s, v, tau), 1 / c); /* dC/dF = P / C */
+    return c;
+}
+
+pd_real pd_xpbi_constraint(const pd_xpbi_material* m, pd_mat3 f, pd_mat3* dcdf) {
+    pd_mat3 u, v;
+    pd_vec3 s;
+    pd_svd3(f, &u, &s, &v);
+    return constraint_of_stretches(m, u, s, v, dcdf);
+}
+
+pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
+                                    const pd_vec3* v, pd_real dt, pd_mat3* m_out) {
+    const pd_xpbi_material* m = &s->mat[pt->material[p]];
+    pd_mat3 grow = pd_m3_scale(pd_xpbi_velocity_gradient(s, p, v), dt); /* Eq. 11 */
+    for (int k = 0; k < 3; ++k)
+        grow.m[k][k] += 1;
+    pd_mat3 f = pd_m3_mul(grow, s->f[p]); /* Eq. 9 */
+    pd_mat3 u, w;
+    pd_vec3 sv;
+    pd_svd3(f, &u, &sv, &w);
+    sv = plastic_stretches(m, sv); /* Eq. 14: F^(k+1) = Z(F^E,tr(v^(k))) */
+    pd_mat3 dcdf;
+    pd_real c = constraint_of_stretches(m, u, sv, w, &dcdf);
+    *m_out = pd_m3_mul(dcdf, pd_m3_transpose(s->f[p])); /* Eq. 12 without V_b L_p grad W_b */
+    return c;
+}
+
+typedef struct sweep_job {
+    pd_xpbi_state* s;
+    const pd_particles* p;
+    pd_vec3* v;
+    pd_vec3* impulse; /* per particle: what the constraints gave the pinned ones (N s) */
+    pd_real dt;
+    size_t first; /* the colour's first task */
+    void (*fn)(struct sweep_job* job, const uint32_t* particles, size_t count, size_t task);
+} sweep_job;
+
+/* v_b += dv where b moves; a pinned or fixed particle (inverse mass 0) keeps its prescribed
+ * velocity and takes the impulse m dv it was given instead, for its pin's reaction. */
+static inline void give(sweep_job* job, uint32_t b, pd_vec3 grad, pd_real scale) {
+    pd_real w = job->s->inv_mass[b];
+    if (w > 0)
+        job->v[b] = pd_v3_madd(job->v[b], w * scale, grad);
+    else
+        job->impulse[b] = pd_v3_madd(job->impulse[b], scale, grad);
+}
+
+/* sum_b w_b |grad_b C_p|^2 with grad_b = M g_b (Eq. 12) and grad_p = -sum_b grad_b (Eq. 13):
+ * the denominator of Eq. 17 without alpha~. */
+static pd_real weighted_gradient_norm(const pd_xpbi_state* s, uint32_t p, pd_mat3 m) {
+    pd_vec3 gp = pd_v3(0, 0, 0);
+    pd_real sum = 0;
+    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+        pd_vec3 gb = pd_m3_mulv(m, s->nb[e].g);
+        gp = pd_v3_sub(gp, gb);
+        sum += s->inv_mass[s->nb[e].j] * pd_v3_len2(gb);
+    }
+    return sum + s->inv_mass[p] * pd_v3_len2(gp);
+}
+
+/* Alg. 1's update of one particle constraint after its dlambda: dv = M^-1 grad C dlambda / dt
+ * (Eq. 18) to p's neighbours and p. */
+static void apply_constraint(sweep_job* job, uint32_t p, pd_mat3 m, pd_real dlambda) {
+    const pd_xpbi_state* s = job->s;
+    pd_real scale = dlambda / job->dt;
+    pd_vec3 gp = pd_v3(0, 0, 0);
+    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+        pd_vec3 gb = pd_m3_mulv(m, s->nb[e].g);
+        gp = pd_v3_sub(gp, gb);
+        give(job, s->nb[e].j, gb, scale);
+    }
+    give(job, p, gp, scale);
+}
+
+/* The multiplier's change of Eq. 17 at p for the current velocities; *h gets the residual
+ * h_p = C_p + alpha~ lambda_p (Fig. 14) before it, *m the matrix of p's gradients. */
+static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, pd_real* h) {
+    const pd_xpbi_state* s = job->s;
+    pd_real c = pd_xpbi_particle_constraint(s, job->p, p, job->v, job->dt, m);
+    pd_real alpha = 1 / (s->volume0[p] * job->dt * job->dt); /* alpha = 1 / V^0 (Eq. 6) / dt^2 */
+    *h = c + alpha * s->lambda[p];
+    if (!(c > XPBI_C_FLOOR))
+        return 0;
+    return -*h / (weighted_gradient_norm(s, p, *m) + alpha);
+}
+
+/* Gauss-Seidel over one task's particle constraints (Alg. 1, Eq. 17-19). */
+static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count, size_t task) {
+    pd_xpbi_state* s = job->s;
+    pd_real h2 = 0;
+    for (size_t k = 0; k < count; ++k) {
+        uint32_t p = particles[k];
+        pd_mat3 m;
+        pd_real h, dl = multiplier_change(job, p, &m, &h);
+        h2 += h * h;
+        if (dl == 0)
+            continue;
+        s->lambda[p] += dl;
+        apply_constraint(job, p, m, dl);
+    }
+    s->sweep_h2[task] = h2;
+}
+
+/* The point-point distance constraints of Eq. 21 over one task's particles, each pair once
+ * (b > p), at the candidate positions x^n + dt v: C = |x_p - x_b| - r + epsilon >= 0, hard
+ * (alpha 0), solved where it is violated. Pairs of different bodies count too (the paper's
+ * "all the neighborhood particle pairs"). */
+static void distance_task(sweep_job* job, const uint32_t* particles, size_t count, size_t task) {
+    (void)task;
+    pd_xpbi_state* s = job->s;
+    const pd_vec3* x0 = s->step->step_start;
+    pd_real rest = s->r * (1 - s->prm.distance_epsilon), dt = job->dt;
+    for (size_t k = 0; k < count; ++k) {
+        uint32_t p = particles[k];
+        for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+            uint32_t b = s->near.indices[e];
+            pd_real wsum = s->inv_mass[p] + s->inv_mass[b];
+            if (b < p || wsum == 0)
+                continue;
+            pd_vec3 d =
+                pd_v3_sub(pd_v3_madd(x0[p], dt, job->v[p]), pd_v3_madd(x0[b], dt, job->v[b]));
+            pd_real len = pd_v3_len(d), c = len - rest;
+            if (!(c < 0) || !(len > 0))
+                continue;
+            pd_vec3 n = pd_v3_scale(d, 1 / len); /* grad_p C; grad_b C = -n */
+            pd_real scale = -c / wsum / dt;      /* dlambda / dt */
+            give(job, p, n, scale);
+            give(job, b, pd_v3_scale(n, -1), scale);
+        }
+    }
+}
+
+static void run_tasks(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    sweep_job* job = ctx;
+    const pd_xpbi_state* s = job->s;
+    for (size_t t = job->first + begin; t < job->first + end; ++t)
+        job->fn(job, s->order + s->task[t], s->task[t + 1] - s->task[t], t);
+}
+
+/* The colours in turn, the tasks of a colour at once (Sec. 4.3). */
+static void colored_sweep(sweep_job* job) {
+    const pd_xpbi_state* s = job->s;
+    for (int c = 0; c < PD_XPBI_COLORS; ++c) {
+        job->first = s->color_task[c];
+        pd_parallel_for(s->color_task[c + 1] - s->color_task[c], 1, run_tasks, job);
+    }
+}
+
+/* Jacobi (Sec. 5.1, Fig. 14's comparison): every dlambda_p from the same velocities ... */
+static void jacobi_multipliers(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    sweep_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    pd_real h2 = 0;
+    for (size_t p = begin; p < end; ++p) {
+        pd_real h;
+        s->dlambda[p] = multiplier_change(job, (uint32_t)p, &s->dcdf_ft[p], &h);
+        s->lambda[p] += s->dlambda[p];
+        h2 += h * h;
+    }
+    s->sweep_h2[begin / PD_XPBI_GRAIN] = h2;
+}
+
+/* ... their velocity changes summed into dv in the colours' order (the same sums on any
+ * number of threads) ... */
+static void jacobi_gather_task(sweep_job* job, const uint32_t* particles, size_t count,
+                               size_t task) {
+    (void)task;
+    for (size_t k = 0; k < count; ++k)
+        if (job->s->dlambda[particles[k]] != 0)
+            apply_constraint(job, particles[k], job->s->dcdf_ft[particles[k]],
+                             job->s->dlambda[particles[k]]);
+}
+
+/* ... then v += omega dv. */
+static void jacobi_apply(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    sweep_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    for (size_t i = begin; i < end; ++i) {
+        job->v[i] = pd_v3_madd(job->v[i], s->prm.jacobi_relaxation, s->dv[i]);
+        s->dv[i] = pd_v3(0, 0, 0);
+    }
+}
+
+static pd_real sum_partials(const pd_real* a, size_t count) {
+    pd_real sum = 0;
+    for (size_t k = 0; k < count; ++k)
+        sum += a[k];
+    return sum;
+}
+
+/* One sweep over the particle constraints; returns sum_p h_p^2 as the sweep met them. */
+static pd_real elastic_sweep(pd_xpbi_state* s, const pd_particles* p, pd_vec3* impulse) {
+    sweep_job job = {s, p, p->vel, impulse, s->step->dt, 0, elastic_task};
+    if (s->prm.solver == PD_XPBI_GAUSS_SEIDEL) {
+        colored_sweep(&job);
+        return sum_partials(s->sweep_h2, s->tasks);
+    }
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, jacobi_multipliers, &job);
+    pd_real h2 = sum_partials(s->sweep_h2, (s->n + PD_XPBI_GRAIN - 1) / PD_XPBI_GRAIN);
+    sweep_job gather = {s, p, s->dv, impulse, s->step->dt, 0, jacobi_gather_task};
+    for (size_t i = 0; i < s->n; ++i) /* dv from 0 (give() adds to it) */
+        s->dv[i] = pd_v3(0, 0, 0);
+    colored_sweep(&gather);
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, jacobi_apply, &job);
+    return h2;
+}
+
+/* dv of collider contact at the candidate position (Sec. 4.4, Alg. 1's C_i): the normal change
+ * accumulated over the iterations jn >= 0 brings x^n + dt v onto the surface (a hard
+ * inequality, its multiplier clamped at 0 as projected Gauss-Seidel), and the tangential change
+ * jt that stops the slip relative to the collider is held to |jt| <= mu jn (Coulomb; no_slip:
+ * unbounded). */
+static pd_vec3 collider_contact(const pd_collider* col, pd_vec3 x0, pd_vec3 v, pd_real dt,
+                                pd_real* jn, pd_vec3* jt) {
+    pd_vec3 x = pd_v3_madd(x0, dt, v), n;
+    if (*jn == 0 && pd_collider_clear_of(col, x, 0))
+        return v;
+    pd_real d = pd_collider_sdf(col, x, &n);
+    if (d >= 0 && *jn == 0)
+        return v;
+    pd_real jn_new = fmax(*jn - d / dt, 0);
+    v = pd_v3_madd(v, jn_new - *jn, n);
+    *jn = jn_new;
+    pd_vec3 vr = pd_v3_sub(v, pd_collider_velocity_at(col, x));
+    pd_vec3 vt = pd_v3_madd(vr, -pd_v3_dot(vr, n), n);
+    pd_vec3 target = pd_v3_sub(*jt, vt);
+    pd_real len = pd_v3_len(target), limit = col->def.friction * jn_new;
+    if (col->def.boundary != PD_BOUNDARY_NO_SLIP && len > limit)
+        target = pd_v3_scale(target, len > 0 ? limit / len : 0);
+    v = pd_v3_add(v, pd_v3_sub(target, *jt));
+    *jt = target;
+    return v;
+}
+
+static void collider_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    sweep_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    const pd_step_context* c = s->step;
+    int k_count = s->collider_count;
+    for (size_t i = begin; i < end; ++i) {
+        if (s->inv_mass[i] == 0 || (c->contact_skip && c->contact_skip[i]))
+            continue;
+        for (int k = 0; k < k_count; ++k) {
+            size_t a = i * (size_t)k_count + (size_t)k;
+            job->v[i] = collider_contact(&c->colliders->items[k], c->step_start[i], job->v[i],
+                                         job->dt, &s->contact_n[a], &s->contact_t[a]);
+        }
+    }
+}
+
+typedef struct update_job {
+    pd_xpbi_state* s;
+    pd_particles* p;
+    pd_vec3* impulse;
+    pd_real dt;
+    pd_vec3 gravity;
+} update_job;
+
+/* Alg. 1's third line: v = v^n + dt g (pinned and fixed particles keep the velocity the world
+ * gave them); lambda = 0; no contact yet. */
+static void start_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    update_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    pd_particles* p = job->p;
+    size_t k = (size_t)s->collider_count;
+    for (size_t i = begin; i < end; ++i) {
+        s->inv_mass[i] = (p->flags[i] & PD_P_CONSTRAINED) || !(p->mass[i] > 0) ? 0 : 1 / p->mass[i];
+        if (s->inv_mass[i] > 0)
+            p->vel[i] = pd_v3_madd(p->vel[i], job->dt, job->gravity);
+        s->lambda[i] = 0;
+        job->impulse[i] = pd_v3(0, 0, 0);
+        for (size_t c = 0; c < k; ++c)
+            s->contact_n[i * k + c] = 0, s->contact_t[i * k + c] = pd_v3(0, 0, 0);
+    }
+}
+
+/* XSPH (Eq. 20): v_p + c sum_b V_b W_b(x_p^n) (v_b - v_p) of the same body, into dv. */
+static void xsph_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    update_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    const pd_vec3* v = job->p->vel;
+    for (size_t p = begin; p < end; ++p) {
+        pd_vec3 sum = pd_v3(0, 0, 0);
+        for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e)
+            sum = pd_v3_madd(sum, s->nb[e].w, pd_v3_sub(v[s->nb[e].j], v[p]));
+        s->dv[p] = s->inv_mass[p] > 0 ? pd_v3_madd(v[p], s->prm.xsph, sum) : v[p];
+    }
+}
+
+/* XSPH's result becomes v^{n+1} (a pinned particle's is the world's). */
+static void adopt_smoothed_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    update_job* job = ctx;
+    for (size_t i = begin; i < end; ++i)
+        job->p->vel[i] = job->s->dv[i];
+}
+
+/* Eq. 22: F^{n+1} = Z((I + dt grad v^{n+1}) F^n) with the post-XSPH velocity (the plastic
+ * strain grows by sum |ln s_tr - ln s|), x^{n+1} = x^n + dt v^{n+1}; a pinned particle stays
+ * where the world put it and leaves the constraints' force on it, impulse / dt, in `force`. */
+static void deformation_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    update_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    pd_particles* p = job->p;
+    for (size_t i = begin; i < end; ++i) {
+        pd_mat3 grow = pd_m3_scale(pd_xpbi_velocity_gradient(s, (uint32_t)i, p->vel), job->dt);
+        for (int k = 0; k < 3; ++k)
+            grow.m[k][k] += 1;
+        pd_mat3 f = pd_m3_mul(grow, s->f[i]), u, w;
+        pd_vec3 st;
+        pd_svd3(f, &u, &st, &w);
+        const pd_xpbi_material* m = &s->mat[p->material[i]];
+        pd_vec3 sn = plastic_stretches(m, st);
+        if (m->plastic && (sn.x != st.x || sn.y != st.y || sn.z != st.z)) {
+            s->plastic_strain[i] += fabs(log(fabs(st.x) / sn.x)) + fabs(log(fabs(st.y) / sn.y)) +
+                                    fabs(log(fabs(st.z / sn.z)));
+            f = pd_m3_from_svd(u, sn, w);
+        }
+        s->f[i] = f;
+        if (s->inv_mass[i] > 0)
+            p->pos[i] = pd_v3_madd(s->step->step_start[i], job->dt, p->vel[i]);
+        else if (p->flags[i] & PD_P_PINNED)
+            p->force[i] = pd_v3_scale(job->impulse[i], 1 / job->dt);
+    }
+}
+
+/* One XPBD iteration (Alg. 1's loop body): the particle constraints, then the other ones
+ * (distance, colliders). Returns sum h^2 of the particle constraints. */
+static pd_real iterate(pd_xpbi_state* s, pd_particles* p, pd_vec3* impulse) {
+    pd_real h2 = elastic_sweep(s, p, impulse);
+    sweep_job job = {s, p, p->vel, impulse, s->step->dt, 0, distance_task};
+    if (s->prm.distance_epsilon < 1)
+        colored_sweep(&job);
+    if (s->collider_count > 0)
+        pd_parallel_for(s->n, PD_XPBI_GRAIN, collider_range, &job);
+    return h2;
+}
+
+/* The iterations, fixed or until |h| / |h^(0)| <= tolerance (Fig. 18); the residual of the
+ * last in stats. */
+static void solve(pd_xpbi_state* s, pd_particles* p, pd_vec3* impulse, pd_step_stats* stats) {
+    pd_real h0 = 0, rel = 0;
+    int it = 0;
+    s->history_count = 0;
+    while (it < s->prm.iterations) {
+        pd_real h = sqrt(iterate(s, p, impulse));
+        if (it == 0)
+            h0 = h;
+        rel = h0 > 0 ? h / h0 : 0;
+        s->history[it++] = rel;
+        s->history_count = it;
+        if (s->step->on_iteration)
+            s->step->on_iteration(s->step->on_iteration_ctx, it, rel);
+        if (s->prm.tolerance > 0 && rel <= s->prm.tolerance)
+            break;
+    }
+    stats->iterations = it;
+    stats->residual = rel;
+    if (s->prm.tolerance > 0 && rel > 10 * s->prm.tolerance)
+        stats->unconverged_by = rel / s->prm.tolerance;
+}
+
+static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
+                           pd_step_stats* stats) {
+    (void)w;
+    pd_xpbi_state* s = state;
+    pd_particles* p = ctx->particles;
+    s->step = ctx;
+    pd_vec3* impulse = s->impulse;
+    double t0 = pd_now();
+    pd_status st = pd_xpbi_neighborhoods(s, p);
+    if (st != PD_OK) {
+        s->step = NULL;
+        return st;
+    }
+    double t1 = pd_now();
+    update_job uj = {s, p, impulse, ctx->dt, ctx->gravity};
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, start_range, &uj);
+    solve(s, p, impulse, stats);
+    double t2 = pd_now();
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, xsph_range, &uj);
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, adopt_smoothed_range, &uj);
+    double t3 = pd_now();
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, deformation_range, &uj);
+    double t4 = pd_now();
+    static const char* const names[] = {"neighbors", "iterations", "xsph", "update"};
+    pd_step_stats_stages(stats, names, (double[]){t1 - t0, t2 - t1, t3 - t2, t4 - t3}, 4);
+    s->step = NULL;
+    return PD_OK;
+}
+
+const pd_material_support pd_xpbi_material_support = {
+    .plasticity = (1u << PD_PLASTICITY_DRUCKER_PRAGER) | (1u << PD_PLASTICITY_VON_MISES)};
+
+static const pd_field_info k_fields[] = {
+    {PD_ATTR_PLASTIC_STRAIN,
+     {"plastic_strain"},
+     1,
+     PD_FIELD_REAL,
+     "1",
+     "xpbi: the sum over the steps of the end-of-step return's (Eq. 22) |ln s_tr - ln s| over "
+     "the principal stretches of the trial and the returned F; 0 for elastic materials."},
+};
+
+static const void* xpbi_publish_fields(void* state, int k) {
+    return k == 0 ? (const void*)((pd_xpbi_state*)state)->plastic_strain : NULL;
+}
+
+const pd_solver_vtable pd_xpbi_solver = {
+    .name = "xpbi",
+    .paper = "Yu, Li, Lan, Yang, Jiang 2024, XPBI: Position-Based Dynamics with Smoothing Kernels "
+             "Handles Continuum Inelasticity",
+    .params = &pd_xpbi_param_table,
+    .check_material = pd_xpbi_check_material,
+    .check_body_material = pd_xpbi_check_body_material,
+    .materials = &pd_xpbi_material_support,
+    .fields = k_fields,
+    .field_count = 1,
+    .publish_fields = xpbi_publish_fields,
+    .create = pd_xpbi_create,
+    .destroy = pd_xpbi_destroy,
+    .step = xpbi_step,
+    .on_reorder = pd_xpbi_on_reorder,
+    .persistent = pd_xpbi_persistent,
+    .restored = pd_xpbi_restored,
+    .auto_time_step = 1e-3,
+    .bytes_per_particle = pd_xpbi_bytes_per_particle,
+    .contact_in_solve = 1,
+    .releases_pins = 1,
+    .capabilities = PD_CAP_ELASTIC | PD_CAP_COLLIDER_FRICTION,
+};
