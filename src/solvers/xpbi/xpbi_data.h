@@ -30,6 +30,7 @@ typedef struct pd_xpbi_params {
     pd_real distance_epsilon;  /* epsilon of Eq. 21 in r */
     int solver;                /* PD_XPBI_GAUSS_SEIDEL or PD_XPBI_JACOBI */
     pd_real jacobi_relaxation; /* jacobi: the summed velocity changes are scaled by this */
+    pd_real courant;           /* time.dt "auto": dt (c_P + |v|) / r at most */
 } pd_xpbi_params;
 
 extern const pd_param_table pd_xpbi_param_table;
@@ -105,6 +106,7 @@ pd_status pd_xpbi_check_material(const pd_material_def* m, const void* params, c
                                  pd_error* err);
 pd_status pd_xpbi_check_body_material(const struct pd_scene* scene, int body, int material,
                                       const char* path, pd_error* err);
+pd_real pd_xpbi_max_time_step(void* state, const struct pd_world* w);
 pd_state_arrays* pd_xpbi_persistent(void* state);
 pd_status pd_xpbi_restored(void* state, struct pd_world* w, struct pd_ckpt_reader* r,
                            pd_error* err);

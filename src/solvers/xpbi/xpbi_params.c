@@ -39,6 +39,12 @@ static const pd_param_info k_params[] = {
     {"jacobi_relaxation", PD_PARAM_REAL, P(jacobi_relaxation), 0.2, 0.01, 1, "1", NULL,
      "jacobi: the factor on a sweep's summed velocity changes (a particle takes changes from "
      "each of its about 27 neighbours' constraints: 1 overshoots)."},
+    {"courant", PD_PARAM_REAL, P(courant), 1.0, 0.01, 100, "1", NULL,
+     "time.dt \"auto\": the step is this many times r over the fastest speed a particle has "
+     "plus its material's P-wave speed sqrt((lambda + 2 mu) / rho), taken at each frame's "
+     "start: an accuracy choice, not a stability bound (XPBD is stable at any step, but with "
+     "`iterations` 10 a body's constraints converge only while a wave crosses about r a step: "
+     "measured, docs/methods/xpbi.md). A numeric time.dt is taken as given."},
 };
 
 const pd_param_table pd_xpbi_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
