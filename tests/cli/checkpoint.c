@@ -191,6 +191,20 @@ PD_TEST(resumed_mpm_newton_matches_bit_for_bit) {
     check_resume("mpm_newton", MPM_NEWTON_DROP, 4, (const int[]){2}, 1);
 }
 
+/* xpbi: the same ball, time.dt "auto" (solver.xpbi.courant), resumed at frame 4: F, V0 and the
+ * plastic strain per particle; neighbours, kernels and colours are rebuilt every step. */
+#define XPBI_DROP                                                                                  \
+    "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":\"auto\",\"fps\":25,"                     \
+    "\"frames\":8},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":2e5,"                 \
+    "\"poisson_ratio\":0.3}},\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],"                \
+    "\"normal\":[0,1,0],\"friction\":0.5}],\"bodies\":[{\"name\":\"ball\",\"material\":\"m\","     \
+    "\"spacing\":0.02,\"shape\":{\"type\":\"sphere\",\"center\":[0,0.12,0],\"radius\":0.1},"       \
+    "\"velocity\":[0.5,0,0]}],\"output\":{\"checkpoint_every\":4}}"
+
+PD_TEST(resumed_xpbi_matches_bit_for_bit) {
+    check_resume("xpbi", XPBI_DROP, 8, (const int[]){4}, 1);
+}
+
 /* Refused with exit 2 and why: a folder without a checkpoint; a checkpoint whose scene was
  * changed since (the density); one of another format. */
 PD_TEST(checkpoints_of_another_scene_format_or_method_are_refused) {
