@@ -19,7 +19,9 @@ static const pd_param_info k_params[] = {
      "The particle kernel radius r in particle spacings (of the body with the smallest "
      "spacing); the Wendland C2 kernel's support is k = 2 r (Sec. 4.2). 1: r is the spacing, as "
      "in Sec. 5.1 (\"each particle was initially positioned at intervals equal to the particle "
-     "radius\"), about 26 neighbours with a weight inside a body (Table 2: about 24)."},
+     "radius\"), about 26 neighbours with a weight inside a body (Table 2: about 24). Above 1 / "
+     "(1 - distance_epsilon) spacings (4/3) it is refused: Eq. 21 would push nearest neighbours "
+     "apart."},
     {"svd_cutoff", PD_PARAM_REAL, P(svd_cutoff), 1e-2, 0, 0.5, "1", NULL,
      "The kernel gradient correction L_p of Eq. 10 is an SVD pseudo-inverse: singular values of "
      "sum_b V_b grad W_b (x_b - x_p)^T below this times the largest are dropped (a flat or "

@@ -128,6 +128,18 @@ pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error
     }
     s->spacing = finest_spacing(s, w);
     s->r = s->prm.radius * s->spacing;
+    if (s->prm.distance_epsilon < 1 && s->r * (1 - s->prm.distance_epsilon) > s->spacing) {
+        /* Eq. 21 would push a body's nearest neighbours apart at rest (measured: r = 1.5
+         * spacings inflated the bar by 7 %) */
+        pd_real r = s->prm.radius, eps = s->prm.distance_epsilon;
+        pd_xpbi_destroy(s);
+        return pd_fail(err, PD_ERR_BAD_SCENE, "solver.xpbi.radius",
+                       "xpbi's distance constraints (Eq. 21) keep neighbours r - epsilon = %g "
+                       "spacings apart, more than the spacing of the sampled particles: they "
+                       "would push a body apart at rest; give a radius of at most %g spacings "
+                       "(or distance_epsilon 1: no distance constraints)",
+                       r * (1 - eps), 1 / (1 - eps));
+    }
     w->bond_count = 0;
     *state = s;
     return PD_OK;
