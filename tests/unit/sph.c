@@ -414,3 +414,20 @@ PD_TEST(implicit_viscosity_solves_backward_euler) {
     scratch_free(&sc, L.n);
     lattice_free(&L);
 }
+
+/* Wendland C2's derivative (xpbi's kernel gradient) against central differences of the kernel,
+ * across the support, and 0 at r = 0 and beyond H. */
+PD_TEST(wendland_c2_derivative_matches_finite_differences) {
+    double H = 0.02, worst = 0, h = 1e-7;
+    for (int k = 1; k < 100; ++k) {
+        double r = H * k / 100.0;
+        double fd = (pd_sph_wendland_c2(r + h, H) - pd_sph_wendland_c2(r - h, H)) / (2 * h);
+        double scale = 21.0 / (2.0 * PD_PI * H * H * H * H);
+        worst = fmax(worst, fabs(pd_sph_wendland_c2_derivative(r, H) - fd) / scale);
+    }
+    printf("  worst |dW/dr - central difference| over 21 / (2 pi H^4): %.3g\n", worst);
+    PD_CHECK(worst < 1e-6);
+    PD_CHECK(pd_sph_wendland_c2_derivative(0, H) == 0);
+    PD_CHECK(pd_sph_wendland_c2_derivative(H, H) == 0);
+    PD_CHECK(pd_sph_wendland_c2_derivative(1.5 * H, H) == 0);
+}
