@@ -42,7 +42,8 @@ static const pd_param_info k_params[] = {
      "jacobi: the factor on a sweep's summed velocity changes (a particle takes changes from "
      "each of its about 27 neighbours' constraints: 1 overshoots)."},
     {"courant", PD_PARAM_REAL, P(courant), 1.0, 0.01, 100, "1", NULL,
-     "time.dt \"auto\": the step is this many times r over the fastest speed a particle has "
+     "time.dt \"auto\": the step is 0.9 (the world's margin) of this many times r over the "
+     "fastest speed a particle has "
      "plus its material's P-wave speed sqrt((lambda + 2 mu) / rho), taken at each frame's "
      "start: an accuracy choice, not a stability bound (XPBD is stable at any step, but with "
      "`iterations` 10 a body's constraints converge only while a wave crosses about r a step: "
