@@ -326,9 +326,12 @@ static void print_limits(void) {
            "next to the stiffness (double keeps 16); the He 2017 scenes stay below 1e4 |\n");
     printf("| 1/2 density V (\\|v\\| + \\|omega\\| r)^2 finite (V, r of the bounding box) | "
            "`bodies[i].velocity` / `angular_velocity` | the kinetic energy stats.csv sums |\n");
-    printf("| density \\|gravity\\| height / E <= 1 | `gravity` | at rest, a body's own "
-           "weight would compress it by more than 100 %% (height along gravity, at least one "
-           "spacing); no elastic body represents that |\n");
+    printf("| density \\|gravity\\| height / E <= 1, E the instantaneous Young's modulus "
+           "(a `prony` material's `youngs_modulus`; with a `hencky_maxwell` branch, E of the "
+           "summed Lame constants of the material and the branch) | `gravity` | at rest, a "
+           "body's own weight would compress it at once by more than 100 %% (height along "
+           "gravity, at least one spacing); no elastic body represents that. A viscoelastic "
+           "body that then creeps or flows (mu_E near 0) is the method's to simulate |\n");
     printf("| the two rules above for every material a body takes (its own and its "
            "`material_changes`) | as above | a body is that material after the change |\n");
     printf("| the method implements material changes; the body's material and each change's "

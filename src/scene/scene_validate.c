@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "constitutive/elastic_constants.h"
 #include "geometry/mesh.h"
 #include "geometry/sampling.h"
 #include "scene/scene_json.h"
@@ -185,6 +186,21 @@ static pd_status check_kind(const pd_scene* s, const pd_body_def* b, const char*
                    want == 1 ? "one layer of particles" : "one line of particles", e.x, e.y, e.z);
 }
 
+/* The Young's modulus a body meets when a load comes on: a prony material's youngs_modulus is
+ * already E_0, its value before any relaxation; a hencky_maxwell branch (Fang 2019 Eq. 2, 6)
+ * adds its stress to the equilibrated one at the same strain while F_N = F, so the body's Lame
+ * constants are the two branches' sums (E_E + E_N when their Poisson ratios agree, above it
+ * otherwise). Over time the branch relaxes and the body flows under its weight, as a
+ * viscoelastic fluid (mu_E near 0, Fig. 14) should. */
+static pd_real instantaneous_modulus(const pd_material_def* m) {
+    if (m->viscoelasticity != PD_VISCO_HENCKY_MAXWELL)
+        return m->youngs_modulus;
+    pd_elastic e = pd_material_elastic(m);
+    pd_real mu = e.mu + m->maxwell_shear_modulus;
+    pd_real lambda = e.lambda + m->maxwell_bulk_modulus - 2 * m->maxwell_shear_modulus / 3;
+    return pd_elastic_from_lame(lambda, mu).E;
+}
+
 /* What one body's material (its own, or one a material change gives it), spacing, time step
  * and gravity ask of the method. */
 static pd_status check_body_physics(const pd_scene* s, const pd_body_def* b, int material,
@@ -232,14 +248,19 @@ static pd_status check_body_physics(const pd_scene* s, const pd_body_def* b, int
         pd_vec3 dir = pd_v3_scale(gv, 1 / big); /* |g| without overflow, even for 1e308 */
         pd_real g = big * pd_v3_len(dir);
         pd_real height = extent_along(lo, hi, pd_v3_scale(dir, 1 / pd_v3_len(dir)));
-        pd_real strain = rho * fmax(height, h) * (g / e);
+        /* the weight comes on at once: a viscoelastic body meets it with its instantaneous
+         * modulus, and what it does after (creeps, flows) is the method's to simulate */
+        pd_real e0 = instantaneous_modulus(m);
+        pd_real strain = rho * fmax(height, h) * (g / e0);
         if (!(strain <= 1))
             return pd_fail(err, PD_ERR_BAD_SCENE, "gravity",
                            "at rest under |gravity| = %g m/s^2 the weight of %s (%g m tall, "
                            "material %s) would compress it by density |g| height / E = %.3g, "
-                           "more than 100 %%, which no elastic body represents; the "
-                           "representable range is |gravity| <= %.3g m/s^2",
-                           g, path, height, m->name, strain, e / (rho * fmax(height, h)));
+                           "more than 100 %%, which no elastic body represents (E = %g Pa, the "
+                           "instantaneous Young's modulus: with a hencky_maxwell branch that of "
+                           "both branches' summed Lame constants); the representable range is "
+                           "|gravity| <= %.3g m/s^2",
+                           g, path, height, m->name, strain, e0, e0 / (rho * fmax(height, h)));
     }
     return PD_OK;
 }

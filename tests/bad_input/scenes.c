@@ -846,6 +846,55 @@ PD_TEST(hencky_maxwell_block_is_checked_and_refused_where_not_honoured) {
     free(good);
 }
 
+/* The weight check counts a hencky_maxwell material's instantaneous modulus: the gel tube (0.1
+ * m tall, 1000 kg/m^3) with E_E 3000 Pa, nu 0.49 (mu_E 1006.7, lambda_E 49329 Pa) and a branch
+ * mu_N 1000, K_N 666.67 Pa (lambda_N 0, E_N 2000 Pa) meets its weight with the summed Lame
+ * constants' E = 5941.7 Pa: rho |g| h / E <= 1 up to |g| = 59.42 m/s^2. At 40 it was refused while
+ * E_E alone counted (1.33); at 56 a check with E_E + E_N = 5000 Pa would refuse (1.12); at 62 it
+ * is refused (1.043), as is the same tube without the branch at 40. */
+PD_TEST(weight_check_counts_the_maxwell_branch) {
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    const char* gel = "materials.gel={\"density\":1000,\"youngs_modulus\":3000,"
+                      "\"poisson_ratio\":0.49,\"viscoelasticity\":{\"model\":"
+                      "\"hencky_maxwell\",\"shear_modulus\":1000,\"bulk_modulus\":"
+                      "666.6666666666666,\"deviatoric_viscosity\":10,"
+                      "\"volumetric_viscosity\":10}}";
+    const char* elastic = "materials.gel={\"density\":1000,\"youngs_modulus\":3000,"
+                          "\"poisson_ratio\":0.49}";
+    const struct {
+        const char* material;
+        const char* gravity;
+        int accepted;
+    } cases[] = {
+        {gel, "gravity=[0,-40,0]", 1},      /* 0.673 of the instantaneous, 1.33 of E_E's */
+        {gel, "gravity=[0,-56,0]", 1},      /* 0.942; 1.12 of E_E + E_N's */
+        {gel, "gravity=[0,-62,0]", 0},      /* 1.043 */
+        {elastic, "gravity=[0,-40,0]", 0},  /* 1.33 */
+        {elastic, "gravity=[0,-29.5,0]", 1} /* 0.983 */
+    };
+    for (int i = 0; i < 5; ++i) {
+        const char* sets[] = {"method=mpm", "solver={}", "time.dt=auto", cases[i].material,
+                              cases[i].gravity};
+        if (!cases[i].accepted) {
+            PD_CHECK(refused(good, sets, 5, "gravity", 0, cases[i].gravity));
+            PD_CHECK(strstr(last_message, "instantaneous") != NULL);
+            continue;
+        }
+        pd_scene s;
+        pd_error err;
+        pd_status st = pd_scene_parse(good, "good.json", ".", sets, 5, &s, &err);
+        printf("  %s %s %s -> %s%s%s\n", st == PD_OK ? "ok  " : "FAIL",
+               cases[i].material == gel ? "branch" : "no branch", cases[i].gravity,
+               st == PD_OK ? "accepted" : err.path, st == PD_OK ? "" : ": ",
+               st == PD_OK ? "" : err.message);
+        PD_CHECK(st == PD_OK);
+        if (st == PD_OK)
+            pd_scene_free(&s);
+    }
+    free(good);
+}
+
 /* mpm's material key elastic_energy: a plastic material with another law than hencky is refused
  * at the key (the returns act on the Hencky strain), an unknown law at the key with the choices,
  * and the key itself by a method that does not implement it (sbpd); Drucker-Prager under mpm's
