@@ -152,6 +152,13 @@ typedef struct pd_solver_vtable {
                       pd_step_stats* stats);
     /* The world reordered its particles: new index i holds old particle perm[i]. */
     pd_status (*on_reorder)(void* state, struct pd_world* world, const uint32_t* perm);
+    /* The order the method wants its particles in, in place of the world's Z-curve: perm[i] =
+     * the index of the particle that goes to place i, by the positions x (a grid method: by
+     * grid cell, the order its transfers walk, so that they read memory in sequence). NULL: the
+     * Z-curve. Needs on_reorder. */
+    pd_status (*order)(void* state, const struct pd_world* world, const pd_vec3* x, uint32_t* perm);
+    /* Steps between the world's reorderings of this method's particles (0: PD_REORDER_EVERY). */
+    int reorder_every;
     /* Checkpoints (world/checkpoint.h): the arrays the method keeps across steps and their
      * family (the world writes and reads them), and, after a checkpoint was read into a fresh
      * state brought into its particle order, a rebuild of what the method derives from them

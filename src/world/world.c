@@ -23,7 +23,9 @@
  * the sampled positions, then every reorder_every steps by the current ones (bodies that flow
  * or tumble drift from their creation order). The solver permutes its own per-particle and
  * per-bond data (on_reorder); frames are written by particle id, so their order never
- * changes. Infrequent: its scratch is allocated here, not per step. */
+ * changes. A method with its own order (solver.h's `order`: mpm's grid cells) takes it instead,
+ * from its creation on, every reorder_every steps (the method's or PD_REORDER_EVERY).
+ * Infrequent: its scratch is allocated here, not per step. */
 pd_real pd_world_order_cell(const pd_world* w) {
     const pd_particles* p = &w->particles;
     pd_real cell = p->count ? p->spacing[0] : 1;
@@ -52,7 +54,9 @@ pd_status pd_world_reorder(pd_world* w, const pd_vec3* key) {
     uint32_t* perm = PD_NEW_ARRAY(uint32_t, n);
     pd_status st = perm ? PD_OK : PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK)
-        st = pd_morton_order(key, n, pd_world_order_cell(w), perm);
+        st = w->solver_state && w->solver->order
+                 ? w->solver->order(w->solver_state, w, key, perm)
+                 : pd_morton_order(key, n, pd_world_order_cell(w), perm);
     if (st == PD_OK)
         st = pd_world_permute(w, perm);
     PD_FREE_ARRAY(perm, uint32_t, n);
@@ -169,6 +173,10 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
         st = PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK)
         st = w->solver->create(w, scene->solver_params, &w->solver_state, err);
+    if (st == PD_OK && w->solver->order) /* the method's own order from the first step on */
+        st = pd_world_reorder(w, w->particles.pos);
+    if (w->solver->reorder_every > 0)
+        w->reorder_every = w->solver->reorder_every;
     if (st == PD_OK)
         st = follow_stability_bound(w, err);
     if (st != PD_OK) {

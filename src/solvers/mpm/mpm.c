@@ -449,6 +449,20 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
     return PD_OK;
 }
 
+/* The particles in the grid's bin order (base node by base node, the order of
+ * pd_grid_from_particles' stable counting sort), so that the stress pass and the transfer back,
+ * which walk that order, read the particle arrays in sequence (they drift out of it by a bin
+ * as particles cross cells between reorderings). */
+static pd_status mpm_order(void* state, const pd_world* w, const pd_vec3* x, uint32_t* perm) {
+    (void)w;
+    pd_mpm_state* s = state;
+    pd_status st =
+        pd_grid_fit(&s->grid, x, s->n, 2, (s->n + 1) * (size_t)MPM_MAX_NODES_PER_PARTICLE, NULL);
+    if (st == PD_OK)
+        memcpy(perm, s->grid.sorted, s->n * sizeof *perm);
+    return st;
+}
+
 const pd_material_support pd_mpm_material_support = {
     .plasticity = (1u << PD_PLASTICITY_DRUCKER_PRAGER) | (1u << PD_PLASTICITY_VON_MISES),
     .viscoelasticity = 1u << PD_VISCO_HENCKY_MAXWELL,
@@ -493,6 +507,8 @@ const pd_solver_vtable pd_mpm_solver = {
     .destroy = pd_mpm_destroy,
     .step = mpm_step,
     .on_reorder = pd_mpm_on_reorder,
+    .order = mpm_order,
+    .reorder_every = PD_MPM_REORDER_EVERY,
     .persistent = pd_mpm_persistent,
     .restored = pd_mpm_restored,
     .max_time_step = pd_mpm_max_time_step,

@@ -17,6 +17,10 @@ struct pd_world;
 
 /* Particles per chunk of the per-particle loops. */
 #define PD_MPM_GRAIN 256
+/* Steps between the world's reorderings of the particles into the grid's bin order (mpm.c's
+ * mpm_order): a particle moves a fraction of a cell a step (the CFL), so few leave their bin
+ * within this many. */
+#define PD_MPM_REORDER_EVERY 16
 
 /* solver.mpm.integrator */
 enum { PD_MPM_EXPLICIT, PD_MPM_ADMM, PD_MPM_NEWTON, PD_MPM_LBFGS };
