@@ -217,6 +217,26 @@ void pd_svd3(pd_mat3 a, pd_mat3* u, pd_vec3* s, pd_mat3* v) {
     *s = pd_v3((pd_real)(sv[0] * scale), (pd_real)(sv[1] * scale), (pd_real)(sv[2] * scale));
 }
 
+void pd_left_singular3(pd_mat3 a, pd_mat3* u, pd_vec3* s) {
+    double scale = max_abs_entry(a);
+    dvec3 col[3], uc[3]; /* col: the columns of A^T U, rotated towards V diag(s) */
+    for (int j = 0; j < 3; ++j)
+        for (int i = 0; i < 3; ++i) {
+            col[j].e[i] = scale > 0 ? (double)a.m[j][i] / scale : 0.0;
+            uc[j].e[i] = i == j ? 1.0 : 0.0;
+        }
+    double sv[3] = {0, 0, 0};
+    if (!isfinite(scale)) {
+        sv[0] = sv[1] = sv[2] = NAN;
+    } else if (scale > 0) {
+        orthogonalize_columns(col, uc);
+        for (int j = 0; j < 3; ++j)
+            sv[j] = d_norm(col[j].e);
+    }
+    *u = columns_to_mat(uc);
+    *s = pd_v3((pd_real)(sv[0] * scale), (pd_real)(sv[1] * scale), (pd_real)(sv[2] * scale));
+}
+
 void pd_polar3(pd_mat3 a, pd_mat3* r, pd_mat3* s) {
     pd_mat3 u, v;
     pd_vec3 sig;

@@ -9,6 +9,24 @@
  * matrices). Correct for singular, rank-deficient and zero matrices. */
 void pd_svd3(pd_mat3 a, pd_mat3* u, pd_vec3* s, pd_mat3* v);
 
+/* A = U diag(s) V^T's U and s >= 0 alone, without V: one-sided Jacobi on the columns of A^T
+ * (A^T U = V diag(s)), so small singular values keep their relative accuracy as in pd_svd3. The
+ * s are unsorted and U is orthogonal but not always proper (det -1 possible), which is all an
+ * isotropic function of A A^T needs (a Kirchhoff stress U diag(tau(s)) U^T). NaN s for a
+ * non-finite A. About half pd_svd3's work. */
+void pd_left_singular3(pd_mat3 a, pd_mat3* u, pd_vec3* s);
+
+/* Q diag(l) Q^T, exactly symmetric (its upper triangle mirrored). */
+static inline pd_mat3 pd_m3_from_eigen(pd_mat3 q, pd_vec3 l) {
+    pd_real d[3] = {l.x, l.y, l.z};
+    pd_mat3 r;
+    for (int i = 0; i < 3; ++i)
+        for (int j = i; j < 3; ++j)
+            r.m[i][j] = r.m[j][i] = q.m[i][0] * d[0] * q.m[j][0] + q.m[i][1] * d[1] * q.m[j][1] +
+                                    q.m[i][2] * d[2] * q.m[j][2];
+    return r;
+}
+
 /* U diag(s) V^T: a matrix from its singular vectors and values (a return mapping's result). */
 static inline pd_mat3 pd_m3_from_svd(pd_mat3 u, pd_vec3 s, pd_mat3 v) {
     return pd_m3_mul(pd_m3_mul(u, pd_m3_diag(s.x, s.y, s.z)), pd_m3_transpose(v));

@@ -528,3 +528,71 @@ PD_TEST(non_finite_input) {
     PD_CHECK(isnan(s.x));
     PD_CHECK(!pd_m3_inverse(a, &inv));
 }
+
+/* pd_left_singular3 against pd_svd3 (the same one-sided Jacobi, run on A^T): U orthogonal,
+ * U diag(s^2) U^T = A A^T, the sorted s equal to |pd_svd3's|, and the small values of a graded
+ * spectrum (1, 1e-12, 1e-13) to 1e-14 as pd_svd3's (a route through A A^T's eigenvalues, whose
+ * 1e-24 and 1e-26 drown in the rounding of 1, would miss them by about 1e-8). */
+static void left_check(pd_mat3 a, double* orth, double* recon, double* vs_svd) {
+    pd_mat3 u, us, vs;
+    pd_vec3 s, ss;
+    pd_left_singular3(a, &u, &s);
+    pd_svd3(a, &us, &ss, &vs);
+    double na2 = fmax(pd_m3_frob2(a), 1e-300);
+    pd_mat3 aat = pd_m3_mul(a, pd_m3_transpose(a));
+    *orth = fmax(*orth, orth_error(u));
+    pd_mat3 back = pd_m3_from_eigen(u, pd_v3(s.x * s.x, s.y * s.y, s.z * s.z));
+    *recon = fmax(*recon, frob(pd_m3_sub(back, aat)) / na2);
+    double v[3] = {s.x, s.y, s.z};
+    for (int pass = 0; pass < 2; ++pass) /* decreasing, as pd_svd3's */
+        for (int i = 0; i < 2 - pass; ++i)
+            if (v[i] < v[i + 1]) {
+                double t = v[i];
+                v[i] = v[i + 1], v[i + 1] = t;
+            }
+    double e[3] = {ss.x, ss.y, fabs(ss.z)};
+    for (int k = 0; k < 3; ++k)
+        *vs_svd = fmax(*vs_svd, fabs(v[k] - e[k]) / fmax(e[0], 1e-300));
+}
+
+PD_TEST(left_singular_vectors_agree_with_the_svd) {
+    rng r = {4242};
+    double orth = 0, recon = 0, vs_svd = 0, near_id = 0, graded = 0;
+    for (int n = 0; n < 20000; ++n)
+        left_check(rand_mat(&r), &orth, &recon, &vs_svd);
+    for (int n = 0; n < 20000; ++n) { /* a deformation gradient near a rotation, as mpm's */
+        pd_mat3 f =
+            pd_m3_mul(rand_rot(&r), pd_m3_add(pd_m3_identity(), pd_m3_scale(rand_mat(&r), 1e-3)));
+        left_check(f, &orth, &recon, &near_id);
+    }
+    for (int n = 0; n < 10000; ++n) {
+        pd_mat3 u;
+        pd_vec3 s;
+        pd_left_singular3(with_spectrum(&r, 1, 1e-12, -1e-13), &u, &s);
+        double v[3] = {s.x, s.y, s.z};
+        for (int pass = 0; pass < 2; ++pass)
+            for (int i = 0; i < 2 - pass; ++i)
+                if (v[i] < v[i + 1]) {
+                    double t = v[i];
+                    v[i] = v[i + 1], v[i + 1] = t;
+                }
+        graded = fmax(graded, fmax(fabs(v[1] - 1e-12), fabs(v[2] - 1e-13)));
+    }
+    pd_mat3 u;
+    pd_vec3 s;
+    pd_left_singular3(pd_m3_zero(), &u, &s);
+    double zero = fabs(s.x) + fabs(s.y) + fabs(s.z) + orth_error(u);
+    pd_mat3 bad = pd_m3_identity();
+    bad.m[0][1] = NAN;
+    pd_left_singular3(bad, &u, &s);
+    printf("  orth %.3g, A A^T back %.3g, s against pd_svd3 %.3g (near a rotation %.3g), graded "
+           "spectrum's small values %.3g, zero %g, NaN in: s %g\n",
+           orth, recon, vs_svd, near_id, graded, zero, s.x);
+    PD_CHECK_NEAR(orth, 0, 1e-13);
+    PD_CHECK_NEAR(recon, 0, 1e-13);
+    PD_CHECK_NEAR(vs_svd, 0, 1e-13);
+    PD_CHECK_NEAR(near_id, 0, 1e-14);
+    PD_CHECK_NEAR(graded, 0, 1e-14);
+    PD_CHECK_NEAR(zero, 0, 0);
+    PD_CHECK(isnan(s.x) && isnan(s.y) && isnan(s.z));
+}

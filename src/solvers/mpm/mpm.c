@@ -22,13 +22,14 @@
 #define MPM_MAX_NODES_PER_PARTICLE 4096
 
 /* Kirchhoff stress of a material's Psi_E (StVK with Hencky strain, Eq. 6, by default) at F = U
- * Sigma V^T: tau = U diag(tau_a) U^T (tau = P F^T), tau_a from the constitutive room. */
+ * Sigma V^T: tau = U diag(tau_a) U^T (tau = P F^T), tau_a from the constitutive room at the
+ * stretches |Sigma|. An isotropic function of F F^T: V is not needed, nor Sigma's order or
+ * signs (pd_left_singular3). */
 static pd_mat3 kirchhoff(const pd_mpm_material* m, pd_mat3 f) {
-    pd_mat3 u, v;
+    pd_mat3 u;
     pd_vec3 sig;
-    pd_svd3(f, &u, &sig, &v);
-    pd_vec3 t = pd_mpm_kirchhoff(m, pd_v3(fabs(sig.x), fabs(sig.y), fabs(sig.z)));
-    return pd_m3_from_svd(u, pd_v3(t.x, t.y, t.z), u);
+    pd_left_singular3(f, &u, &sig);
+    return pd_m3_from_eigen(u, pd_mpm_kirchhoff(m, sig));
 }
 
 /* The Maxwell branch's Psi_N: StVK with Hencky strain (Eq. 6) with mu_N and lambda_N. */
