@@ -173,24 +173,30 @@ static pd_mat3 viscous_return(const pd_mpm_material* m, pd_mat3 fn_tr) {
 
 /* Grid to particle for one field (APIC; src/grid/grid.h states it): v_p = sum_i w_ip v_i and
  * C_p = (4 / dx^2) sum_i w_ip v_i (x_i - x_p)^T, the latter as (4 / dx^2) (dx sum_i w_ip v_i
- * (di, dj, dk)^T - v_p (x_p - x_base)^T) so that the 27 nodes cost a scaled add and three
- * multiply-adds each. */
+ * (di, dj, dk)^T - v_p (x_p - x_base)^T). The weight is a product over the axes, w_ip =
+ * w0[di] w1[dj] w2[dk], so the sums go axis by axis: along k first (each row of 3 nodes to its
+ * sum and its sum times dk), then along j, then i. */
 static pd_vec3 grid_to_particle(const pd_grid* g, size_t p, pd_mat3* c) {
     size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
     const pd_real(*w)[3] = g->weights[p];
-    pd_vec3 v = pd_v3(0, 0, 0), ui = v, uj = v, uk = v; /* sum w v_i, times di, dj, dk */
-    for (int di = 0; di < 3; ++di)
+    pd_vec3 zero = pd_v3(0, 0, 0), v = zero, ui = zero, uj = zero, uk = zero; /* sum w v_i,
+                                                                               * times di, dj, dk */
+    for (int di = 0; di < 3; ++di) {
+        pd_vec3 a = zero, aj = zero, ak = zero; /* over j and k: w1 w2 v_i, times dj, dk */
         for (int dj = 0; dj < 3; ++dj) {
             const pd_vec3* u = &g->velocity[g->base[p] + di * si + dj * sj];
-            pd_real wij = w[0][di] * w[1][dj];
-            for (int dk = 0; dk < 3; ++dk) {
-                pd_vec3 wu = pd_v3_scale(u[dk], wij * w[2][dk]);
-                v = pd_v3_add(v, wu);
-                ui = pd_v3_add(ui, pd_v3_scale(wu, di));
-                uj = pd_v3_add(uj, pd_v3_scale(wu, dj));
-                uk = pd_v3_add(uk, pd_v3_scale(wu, dk));
-            }
+            pd_vec3 r1 = pd_v3_scale(u[1], w[2][1]), r2 = pd_v3_scale(u[2], w[2][2]);
+            pd_vec3 row = pd_v3_add(pd_v3_madd(r1, w[2][0], u[0]), r2);
+            pd_vec3 row_k = pd_v3_madd(r1, 2, r2); /* sum over dk of dk w2 v_i */
+            a = pd_v3_madd(a, w[1][dj], row);
+            aj = pd_v3_madd(aj, w[1][dj] * dj, row);
+            ak = pd_v3_madd(ak, w[1][dj], row_k);
         }
+        v = pd_v3_madd(v, w[0][di], a);
+        ui = pd_v3_madd(ui, w[0][di] * di, a);
+        uj = pd_v3_madd(uj, w[0][di], aj);
+        uk = pd_v3_madd(uk, w[0][di], ak);
+    }
     pd_real scale = 4 / (g->dx * g->dx), dx = g->dx;
     pd_vec3 off = g->offset[p], col[3] = {ui, uj, uk};
     pd_real vr[3] = {v.x, v.y, v.z}, offr[3] = {off.x, off.y, off.z};
