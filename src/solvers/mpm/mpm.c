@@ -20,6 +20,9 @@
 
 /* A grid this many times the particles' count is a runaway (a few flew apart). */
 #define MPM_MAX_NODES_PER_PARTICLE 4096
+/* A return's smallest stretch at least this times its largest: the result from F without V
+ * (return_frame), its rounding magnified at most this much less. */
+#define MPM_FLAT 1e-3
 
 /* Kirchhoff stress of a material's Psi_E (StVK with Hencky strain, Eq. 6, by default) at F = U
  * Sigma V^T: tau = U diag(tau_a) U^T (tau = P F^T), tau_a from the constitutive room at the
@@ -140,6 +143,29 @@ typedef struct advect_job {
     const pd_vec3* vel_before; /* the step's start, before the pins */
 } advect_job;
 
+/* A return's trial F = U diag(s) V^T, s its stretches |Sigma|: U and s alone
+ * (pd_left_singular3, about half the work) where F is not inverted and its stretches are within
+ * MPM_FLAT of each other, since then U diag(s') V^T = U diag(s' / s) U^T F needs no V (returns
+ * 1); else pd_svd3's U, |Sigma| and V (returns 0), where s' / s would magnify F's rounding. */
+static int return_frame(pd_mat3 f, pd_mat3* u, pd_vec3* s, pd_mat3* v) {
+    if (pd_m3_det(f) > 0) {
+        pd_left_singular3(f, u, s);
+        if (fmin(s->x, fmin(s->y, s->z)) >= MPM_FLAT * fmax(s->x, fmax(s->y, s->z)))
+            return 1;
+    }
+    pd_svd3(f, u, s, v);
+    *s = pd_v3(fabs(s->x), fabs(s->y), fabs(s->z));
+    return 0;
+}
+
+/* The returned U diag(s_new) V^T in return_frame's frame (left: without V, from f). */
+static pd_mat3 returned(int left, pd_mat3 f, pd_mat3 u, pd_vec3 s, pd_mat3 v, pd_vec3 s_new) {
+    if (!left)
+        return pd_m3_from_svd(u, s_new, v);
+    pd_vec3 ratio = pd_v3(s_new.x / s.x, s_new.y / s.y, s_new.z / s.z);
+    return pd_m3_mul(pd_m3_from_eigen(u, ratio), f);
+}
+
 /* The corrector Z_E (Sec. 5.2) of a plastic material: F = U diag(Z(Sigma)) V^T, the return of
  * the constitutive room on the Hencky strain, with Tampubolon 2017's volume correction where the
  * material has it (the dilation v carried and updated); the plastic strain grows by |ln s_tr -
@@ -148,8 +174,7 @@ static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* p
                               pd_real* dilation) {
     pd_mat3 u, v;
     pd_vec3 st, sn;
-    pd_svd3(f_tr, &u, &st, &v);
-    st = pd_v3(fabs(st.x), fabs(st.y), fabs(st.z));
+    int left = return_frame(f_tr, &u, &st, &v);
     pd_real gained = *dilation;
     pd_dp_case c = m->volume_correction
                        ? pd_hencky_return_corrected(&m->yield, st, gained, &sn, NULL, dilation)
@@ -157,7 +182,7 @@ static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* p
     if (c == PD_DP_ELASTIC && gained == 0)
         return f_tr;
     *plastic += fabs(log(st.x / sn.x)) + fabs(log(st.y / sn.y)) + fabs(log(st.z / sn.z));
-    return pd_m3_from_svd(u, pd_v3(sn.x, sn.y, sn.z), v);
+    return returned(left, f_tr, u, st, v, sn);
 }
 
 /* Z_N of Eq. 8: F_N = U diag(Sigma^{n+1}) V^T with the Hencky strain of the trial's singular
@@ -165,10 +190,8 @@ static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* p
 static pd_mat3 viscous_return(const pd_mpm_material* m, pd_mat3 fn_tr) {
     pd_mat3 u, v;
     pd_vec3 st;
-    pd_svd3(fn_tr, &u, &st, &v);
-    pd_vec3 sn =
-        pd_hencky_maxwell_project(m->step, pd_v3(fabs(st.x), fabs(st.y), fabs(st.z)), NULL);
-    return pd_m3_from_svd(u, pd_v3(sn.x, sn.y, sn.z), v);
+    int left = return_frame(fn_tr, &u, &st, &v);
+    return returned(left, fn_tr, u, st, v, pd_hencky_maxwell_project(m->step, st, NULL));
 }
 
 /* Grid to particle for one field (APIC; src/grid/grid.h states it): v_p = sum_i w_ip v_i and
