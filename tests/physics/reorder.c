@@ -5,6 +5,7 @@
 #include "io/output.h"
 #include "neighbor/morton.h"
 #include "projective_pd_support.h"
+#include "solvers/mpm/mpm_data.h"
 
 static const char* k_tumble =
     "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{\"tolerance\":1e-9,"
@@ -152,5 +153,37 @@ PD_TEST(reordering_sorts_by_current_position) {
     PD_CHECK_NEAR(unsorted, 0, 0);
     PD_CHECK(moved > 0);
     PD_CHECK_NEAR(broken, 0, 0);
+    pd_test_sim_close(&t);
+}
+
+/* Particles whose base node (the grid's fit at the last step's start) comes before the one of
+ * the particle before them. */
+static int out_of_bin_order(const pd_world* w) {
+    const pd_grid* g = &((const pd_mpm_state*)w->solver_state)->grid;
+    int unsorted = 0;
+    for (size_t i = 1; i < g->particles; ++i)
+        unsorted += g->base[i] < g->base[i - 1];
+    return unsorted;
+}
+
+/* mpm takes its grid's bin order instead of the Z-curve (solver.h's `order`): every
+ * PD_MPM_REORDER_EVERY steps the particles are sorted by their base node, which the grid fitted
+ * at the reordering step's start shows (none out of order), while the tumble had moved some out
+ * of it by the step before (else the check proves nothing). */
+PD_TEST(mpm_reordering_sorts_by_grid_bin) {
+    const char* sets[] = {"method=mpm", "solver={}", "time.dt=2e-4"};
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_tumble, sets, 3));
+    PD_CHECK_NEAR(t.world->reorder_every, PD_MPM_REORDER_EVERY, 0);
+    pd_error err = {0};
+    for (int k = 1; k < 10 * PD_MPM_REORDER_EVERY; ++k)
+        PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK);
+    int before = out_of_bin_order(t.world);
+    PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK); /* reorders first */
+    int after = out_of_bin_order(t.world);
+    printf("  %zu particles: %d out of bin order the step before the reordering, %d after\n",
+           t.world->particles.count, before, after);
+    PD_CHECK(before > 0);
+    PD_CHECK_NEAR(after, 0, 0);
     pd_test_sim_close(&t);
 }

@@ -46,56 +46,49 @@ typedef struct stress_job {
     pd_mpm_state* s;
     const pd_particles* p;
     pd_real dt;
-    int records; /* 1: P2G records for one field (p2g); 0: the affine momenta (affine) */
+    int one_field; /* 1: A dx and q for p2g_range; 0: A (a field per body, grid_fields.h) */
 } stress_job;
 
-/* Particle p's P2G record (mpm_data.h) from its affine momentum a. */
-static void write_record(const pd_grid* g, uint32_t p, pd_real mass, pd_vec3 v, pd_mat3 a,
-                         pd_mpm_p2g* r) {
-    memcpy(r->w, g->weights[p], sizeof r->w);
-    r->m = mass;
-    r->q = pd_v3_sub(pd_v3_scale(v, mass), pd_m3_mulv(a, g->offset[p]));
-    r->a_dx = pd_m3_scale(a, g->dx);
-}
-
-/* Per particle, in the grid's bin order (k-th binned particle i): the stress, published as
- * Cauchy tau / J, and the affine momentum of the P2G, A_i = m_i C_i - dt V_i^0 (4 / dx^2) tau_i
- * (MLS-MPM, Hu 2018 Eq. 16 with D_p^-1 = 4 / dx^2), as i's record at k or as affine[i]. */
+/* Per particle: the affine momentum of the P2G, A_i = m_i C_i - dt V_i^0 (4 / dx^2) tau_i
+ * (MLS-MPM, Hu 2018 Eq. 16 with D_p^-1 = 4 / dx^2), written over C_i (the transfer back gives
+ * C anew; mpm_data.h); for one field as A_i dx and q_i = m_i v_i - A_i (x_i - x_base), the
+ * momentum at the bin's base node and its change per node along each axis. */
 static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const stress_job* job = ctx;
     pd_mpm_state* s = job->s;
     const pd_grid* g = &s->grid;
     pd_real scale = 4 / (s->dx * s->dx);
-    for (size_t k = begin; k < end; ++k) {
-        uint32_t i = g->sorted[k];
+    for (size_t i = begin; i < end; ++i) {
         const pd_mpm_material* m = &s->mat[job->p->material[i]];
         pd_mat3 tau = kirchhoff(m, s->f[i]);
         if (m->maxwell) /* Eq. 2: Psi = Psi_E(F_E) + Psi_N(F_N) */
             tau = pd_m3_add(tau, branch_kirchhoff(m, s->fn[i]));
-        pd_real j = pd_m3_det(s->f[i]), inv_j = j != 0 ? 1 / j : 0;
-        pd_real* out = &s->stress[6 * i];
-        out[0] = tau.m[0][0] * inv_j, out[1] = tau.m[1][1] * inv_j, out[2] = tau.m[2][2] * inv_j;
-        out[3] = tau.m[0][1] * inv_j, out[4] = tau.m[1][2] * inv_j, out[5] = tau.m[0][2] * inv_j;
         pd_real mass = job->p->mass[i];
         pd_mat3 a = pd_m3_sub(pd_m3_scale(s->c[i], mass),
                               pd_m3_scale(tau, job->dt * s->volume0[i] * scale));
-        if (job->records)
-            write_record(g, i, mass, job->p->vel[i], a, &s->p2g[k]);
-        else
+        if (!job->one_field) {
             s->affine[i] = a;
+            continue;
+        }
+        s->base_momentum[i] =
+            pd_v3_sub(pd_v3_scale(job->p->vel[i], mass), pd_m3_mulv(a, g->offset[i]));
+        s->affine[i] = pd_m3_scale(a, g->dx);
     }
 }
 
-/* One field's transfer to the grid (APIC, Jiang 2015; src/grid/grid.h states it) from the
- * records: node n = base + (di, dj, dk) of a particle gets w m and w (q + A dx (di, dj, dk)),
- * that is w (m v + A (x_n - x_p)). Each node gathers its 27 bins in the grid's fixed order, that
- * of pd_grid_from_particles (no atomics). */
+/* One field's transfer to the grid (APIC, Jiang 2015; src/grid/grid.h states it): a particle
+ * gives node base + (di, dj, dk) w m and w (q + A dx (di, dj, dk)), that is w (m v + A (x_n -
+ * x_p)). Each node gathers its 27 bins in the grid's fixed order, that of
+ * pd_grid_from_particles (no atomics), whose particles are near in memory in the grid's order
+ * (mpm_order). */
 static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const stress_job* job = ctx;
     pd_grid* g = &job->s->grid;
-    const pd_mpm_p2g* rec = job->s->p2g;
+    const pd_mat3* a_dx = job->s->affine;
+    const pd_vec3* q = job->s->base_momentum;
+    const pd_real* mass = job->p->mass;
     int ny = g->dim[1], nz = g->dim[2];
     for (size_t n = begin; n < end; ++n) {
         int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
@@ -104,14 +97,15 @@ static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
             for (int dj = 0; dj < 3 && dj <= j; ++dj)
                 for (int dk = 0; dk < 3 && dk <= k; ++dk) {
                     size_t b = pd_grid_index(g, i - di, j - dj, k - dk);
-                    for (uint32_t q = g->cell_start[b]; q < g->cell_start[b + 1]; ++q) {
-                        const pd_mpm_p2g* r = &rec[q];
-                        pd_real w = r->w[0][di] * r->w[1][dj] * r->w[2][dk];
-                        const pd_real(*a)[3] = r->a_dx.m;
-                        m += w * r->m;
-                        mx += w * (r->q.x + a[0][0] * di + a[0][1] * dj + a[0][2] * dk);
-                        my += w * (r->q.y + a[1][0] * di + a[1][1] * dj + a[1][2] * dk);
-                        mz += w * (r->q.z + a[2][0] * di + a[2][1] * dj + a[2][2] * dk);
+                    for (uint32_t at = g->cell_start[b]; at < g->cell_start[b + 1]; ++at) {
+                        uint32_t p = g->sorted[at];
+                        const pd_real(*wp)[3] = g->weights[p];
+                        const pd_real(*a)[3] = a_dx[p].m;
+                        pd_real w = wp[0][di] * wp[1][dj] * wp[2][dk];
+                        m += w * mass[p];
+                        mx += w * (q[p].x + a[0][0] * di + a[0][1] * dj + a[0][2] * dk);
+                        my += w * (q[p].y + a[1][0] * di + a[1][1] * dj + a[1][2] * dk);
+                        mz += w * (q[p].z + a[2][0] * di + a[2][1] * dj + a[2][2] * dk);
                     }
                 }
         g->mass[n] = m;
@@ -175,7 +169,7 @@ static pd_mat3 plastic_return(const pd_mpm_material* m, pd_mat3 f_tr, pd_real* p
     pd_mat3 u, v;
     pd_vec3 st, sn;
     int left = return_frame(f_tr, &u, &st, &v);
-    pd_real gained = *dilation;
+    pd_real gained = m->volume_correction ? *dilation : 0; /* the array only then (mpm_setup.c) */
     pd_dp_case c = m->volume_correction
                        ? pd_hencky_return_corrected(&m->yield, st, gained, &sn, NULL, dilation)
                        : pd_hencky_return(&m->yield, st, &sn, NULL);
@@ -347,14 +341,13 @@ static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 d
 }
 
 /* Particle to grid (APIC with MLS-MPM's stress in the affine momentum, Sec. 6; dt 0: the
- * implicit step's, affine = m C, which publishes the step start's stress): one field from the
- * bin-ordered records, a field per body through pd_grid_fields_from_particles. */
+ * implicit step's, affine = m C): one field by p2g_range, a field per body through
+ * pd_grid_fields_from_particles. */
 static pd_status transfer_to_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_real dt) {
     pd_particles* p = ctx->particles;
-    int fields = s->fields.count > 0;
-    stress_job sj = {s, p, dt, !fields};
+    stress_job sj = {s, p, dt, s->fields.count == 0};
     pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
-    if (!fields) {
+    if (s->fields.count == 0) {
         pd_parallel_for(s->grid.nodes, 256, p2g_range, &sj);
         return PD_OK;
     }
@@ -504,9 +497,9 @@ static const pd_field_info k_fields[] = {
      6,
      PD_FIELD_REAL,
      "Pa",
-     "The Cauchy stress tau / det F of the particle's elastic F at the step's start (mpm: its "
-     "material's elastic_energy, StVK with Hencky strain by default, Fang 2019 Eq. 6), tension "
-     "positive."},
+     "The Cauchy stress tau / det F of the particle's elastic F after the last step (mpm: its "
+     "material's elastic_energy, StVK with Hencky strain by default, Fang 2019 Eq. 6, plus the "
+     "Maxwell branch's on F_N), tension positive."},
     {PD_ATTR_PLASTIC_STRAIN,
      {"plastic_strain"},
      1,
@@ -516,9 +509,37 @@ static const pd_field_info k_fields[] = {
      "stretches of the trial and the returned F_E; 0 for elastic materials."},
 };
 
+/* The published Cauchy stress tau / J of F (and F_N, Eq. 2), 6 per particle. */
+static void cauchy_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    pd_mpm_state* s = ctx;
+    for (size_t i = begin; i < end; ++i) {
+        const pd_mpm_material* m = &s->mat[s->particles->material[i]];
+        pd_mat3 tau = kirchhoff(m, s->f[i]);
+        if (m->maxwell)
+            tau = pd_m3_add(tau, branch_kirchhoff(m, s->fn[i]));
+        pd_real j = pd_m3_det(s->f[i]), inv_j = j != 0 ? 1 / j : 0;
+        pd_real* out = &s->stress[6 * i];
+        out[0] = tau.m[0][0] * inv_j, out[1] = tau.m[1][1] * inv_j, out[2] = tau.m[2][2] * inv_j;
+        out[3] = tau.m[0][1] * inv_j, out[4] = tau.m[1][2] * inv_j, out[5] = tau.m[0][2] * inv_j;
+    }
+}
+
+/* The fields when asked (a frame written): the stress computed then, into an array allocated at
+ * the first request (a run without it keeps none); the plastic strain kept by the returns, or
+ * zeros (allocated then) when no material is plastic. */
 static const void* mpm_publish_fields(void* state, int k) {
-    const pd_mpm_state* s = state;
-    return k == 0 ? (const void*)s->stress : k == 1 ? (const void*)s->plastic_strain : NULL;
+    pd_mpm_state* s = state;
+    size_t n = s->n + 1;
+    if (k == 0) {
+        if (!s->stress && !(s->stress = PD_NEW_ARRAY(pd_real, 6 * n)))
+            return NULL;
+        pd_parallel_for(s->n, PD_MPM_GRAIN, cauchy_range, s);
+        return s->stress;
+    }
+    if (k == 1 && !s->plastic_strain)
+        s->plastic_strain = PD_NEW_ARRAY(pd_real, n); /* zeroed */
+    return k == 1 ? (const void*)s->plastic_strain : NULL;
 }
 
 const pd_solver_vtable pd_mpm_solver = {

@@ -457,8 +457,8 @@ static pd_real sew_weight(const pd_mpm_material* m, pd_real dilation, pd_real v0
 static void sew_weights(admm_ctx* c, const pd_mat3* trial) {
     pd_mpm_state* s = c->s;
     for (size_t p = 0; p < s->n; ++p)
-        s->admm_w2[p] = sew_weight(&s->mat[c->p->material[p]], s->dilation[p], s->volume0[p],
-                                   s->f[p], trial[p]);
+        s->admm_w2[p] = sew_weight(&s->mat[c->p->material[p]], s->dilation ? s->dilation[p] : 0,
+                                   s->volume0[p], s->f[p], trial[p]);
 }
 
 /* Eq. 9's b_p (Eq. 4's predictor at v^n); the SEW weights (above); y = 0; F = b. */
@@ -484,8 +484,8 @@ static void particle_steps(void* ctx, size_t begin, size_t end, int thread) {
         pd_real w = sqrt(s->admm_w2[p]), k = c->rho * s->admm_w2[p];
         pd_mat3 target = pd_m3_sub(pd_m3_add(s->admm_du[p], s->admm_b[p]),
                                    pd_m3_scale(s->admm_y[p], w > 0 ? 1 / (c->rho * w) : 0));
-        s->admm_f[p] =
-            particle_step(&s->mat[c->p->material[p]], s->dilation[p], s->volume0[p], k, target);
+        s->admm_f[p] = particle_step(&s->mat[c->p->material[p]], s->dilation ? s->dilation[p] : 0,
+                                     s->volume0[p], k, target);
     }
 }
 

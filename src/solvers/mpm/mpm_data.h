@@ -93,17 +93,6 @@ typedef struct pd_mpm_row {
     pd_real a[125];
 } pd_mpm_row;
 
-/* One particle's share of the explicit transfer to the grid (mpm.c), stored in the grid's bin
- * order so that a node gathers its 27 bins from contiguous memory: its B-spline weights, its
- * mass, its momentum at its bin's base node q = m v - A (x_p - x_base) and A dx, the change of
- * that momentum per node along each axis (A the affine momentum, MLS-MPM's stress inside). */
-typedef struct pd_mpm_p2g {
-    pd_real w[3][3];
-    pd_real m;
-    pd_vec3 q;
-    pd_mat3 a_dx;
-} pd_mpm_p2g;
-
 typedef struct pd_mpm_state {
     pd_mpm_params prm;
     pd_real dx; /* m */
@@ -117,21 +106,23 @@ typedef struct pd_mpm_state {
     pd_real* field_half_spacing;
     int material_count;
     pd_mpm_material* mat;
-    /* per particle, kept across steps (declared in persist) */
+    const pd_particles* particles; /* the world's (their materials, for the published stress) */
+    /* per particle, kept across steps (declared in persist); NULL where no material needs it */
     pd_mat3* f;        /* the elastic deformation gradient F_E */
     pd_mat3* c;        /* APIC's affine velocity C (the velocity gradient of MLS-MPM) */
-    pd_mat3* fn;       /* the non-equilibrated elastic F_N (Eq. 1; identity without a branch) */
+    pd_mat3* fn;       /* the non-equilibrated elastic F_N (Eq. 1; with the Maxwell branch) */
     pd_real* volume0;  /* V_p^0 (m^3) */
     pd_real* dilation; /* log of the volume gained past the apex, given back to the next trial
-                        * (Tampubolon 2017 Sec. 4.3.1; 0 without the volume correction) */
-    /* scratch, rebuilt every step: one field's P2G records in bin order (p2g) or, for the
-     * fields' transfer, the RPIC round trips and the implicit solves, which run when the records
-     * are not in use, one matrix per particle (affine); one block for both */
-    void* scratch;
-    pd_mpm_p2g* p2g;
+                        * (Tampubolon 2017 Sec. 4.3.1; with the volume correction) */
+    /* the affine momenta of the transfer to the grid (MLS-MPM's stress inside), and the scratch
+     * of the RPIC round trips and the implicit solves: C's array, whose C is spent once the
+     * stress pass has read it and given anew by the transfer back */
     pd_mat3* affine;
-    pd_vec3* v_grid;         /* fields only: the velocity each particle's field gives it (G2P) */
-    pd_real* stress;         /* Cauchy stress, 6 per particle (xx, yy, zz, xy, yz, xz), published */
+    pd_vec3* base_momentum; /* one field only: m v - A (x_p - x_base) (mpm.c's stress_range) */
+    pd_vec3* v_grid;        /* fields only: the velocity each particle's field gives it (G2P) */
+    /* Cauchy stress, 6 per particle (xx, yy, zz, xy, yz, xz), computed when published (NULL until
+     * asked for) */
+    pd_real* stress;
     pd_real* plastic_strain; /* the sum of |ln s_tr - ln s| of the returns (kept, published) */
     size_t n;
     /* pins: per particle its mass when pinned (else 0); per node (capacity pin_nodes) the mass

@@ -112,31 +112,44 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
     return PD_OK;
 }
 
-static pd_status allocate(pd_mpm_state* s, pd_error* err) {
+/* The per-particle state, each array only where a material or a pin needs it: F_N with the
+ * Maxwell branch, the dilation with the volume correction, the plastic strain with a plastic
+ * material, the pins' masses and reactions with pins (the published stress is allocated when
+ * first asked for: mpm_publish_fields). The affine momenta of the transfer are written over C
+ * (mpm_data.h). */
+static pd_status allocate(pd_mpm_state* s, const pd_world* w, pd_error* err) {
     size_t n = s->n + 1; /* one more: an empty world still has its arrays */
+    int plastic = 0, corrected = 0;
+    for (int k = 0; k < s->material_count; ++k)
+        plastic |= s->mat[k].plastic, corrected |= s->mat[k].volume_correction;
+    for (size_t i = 0; i < s->n; ++i)
+        s->has_pins |= (w->particles.flags[i] & PD_P_PINNED) != 0;
     s->f = PD_NEW_ARRAY(pd_mat3, n);
     s->c = PD_NEW_ARRAY(pd_mat3, n);
-    s->fn = PD_NEW_ARRAY(pd_mat3, n);
+    s->affine = s->c;
     s->volume0 = PD_NEW_ARRAY(pd_real, n);
-    s->dilation = PD_NEW_ARRAY(pd_real, n);
-    s->scratch = pd_calloc(n, sizeof(pd_mpm_p2g)); /* holds either use (mpm_data.h) */
-    s->p2g = s->scratch;
-    s->affine = s->scratch;
-    s->plastic_strain = PD_NEW_ARRAY(pd_real, n);
-    s->pinned_mass = PD_NEW_ARRAY(pd_real, n);
-    s->pin_reaction = PD_NEW_ARRAY(pd_vec3, n);
-    s->stress = PD_NEW_ARRAY(pd_real, 6 * n);
-    if (!s->f || !s->c || !s->fn || !s->volume0 || !s->dilation || !s->scratch ||
-        !s->plastic_strain || !s->pinned_mass || !s->pin_reaction || !s->stress ||
+    s->fn = s->has_maxwell ? PD_NEW_ARRAY(pd_mat3, n) : NULL;
+    s->dilation = corrected ? PD_NEW_ARRAY(pd_real, n) : NULL;
+    s->plastic_strain = plastic ? PD_NEW_ARRAY(pd_real, n) : NULL;
+    s->pinned_mass = s->has_pins ? PD_NEW_ARRAY(pd_real, n) : NULL;
+    s->pin_reaction = s->has_pins ? PD_NEW_ARRAY(pd_vec3, n) : NULL;
+    int one_field = w->scene->body_count < 2 || s->prm.integrator != PD_MPM_EXPLICIT;
+    s->base_momentum = one_field ? PD_NEW_ARRAY(pd_vec3, n) : NULL; /* contact_fields' rule */
+    if (!s->f || !s->c || !s->volume0 || (s->has_maxwell && !s->fn) ||
+        (one_field && !s->base_momentum) || (corrected && !s->dilation) ||
+        (plastic && !s->plastic_strain) || (s->has_pins && (!s->pinned_mass || !s->pin_reaction)) ||
         pd_family_allocate(&s->none, s->n, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
     pd_state_arrays_init(&s->persist, &s->none);
     PD_STATE_PARTICLES(&s->persist, s, f);
     PD_STATE_PARTICLES(&s->persist, s, c);
-    PD_STATE_PARTICLES(&s->persist, s, fn);
     PD_STATE_PARTICLES(&s->persist, s, volume0);
-    PD_STATE_PARTICLES(&s->persist, s, dilation);
-    PD_STATE_PARTICLES(&s->persist, s, plastic_strain);
+    if (s->fn)
+        PD_STATE_PARTICLES(&s->persist, s, fn);
+    if (s->dilation)
+        PD_STATE_PARTICLES(&s->persist, s, dilation);
+    if (s->plastic_strain)
+        PD_STATE_PARTICLES(&s->persist, s, plastic_strain);
     return PD_OK;
 }
 
@@ -183,17 +196,18 @@ pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error*
         return PD_ERR_OUT_OF_MEMORY;
     memcpy(&s->prm, params, sizeof s->prm);
     s->n = w->particles.count;
+    s->particles = &w->particles;
     pd_status st = materials(s, w, err);
     if (st == PD_OK)
-        st = allocate(s, err);
+        st = allocate(s, w, err);
     if (st != PD_OK) {
         pd_mpm_destroy(s);
         return st;
     }
     for (size_t i = 0; i < s->n; ++i) { /* the sampled state is the rest state */
-        s->has_pins |= (w->particles.flags[i] & PD_P_PINNED) != 0;
         s->f[i] = pd_m3_identity();
-        s->fn[i] = pd_m3_identity();
+        if (s->fn)
+            s->fn[i] = pd_m3_identity();
         s->volume0[i] = w->particles.volume[i];
     }
     if ((st = contact_fields(s, w, err)) != PD_OK) {
@@ -224,7 +238,7 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->fn, pd_mat3, n);
     PD_FREE_ARRAY(s->volume0, pd_real, n);
     PD_FREE_ARRAY(s->dilation, pd_real, n);
-    pd_free(s->scratch, n * sizeof(pd_mpm_p2g));
+    PD_FREE_ARRAY(s->base_momentum, pd_vec3, n);
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
     PD_FREE_ARRAY(s->plastic_strain, pd_real, n);
     PD_FREE_ARRAY(s->pinned_mass, pd_real, n);
@@ -293,11 +307,15 @@ size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     (void)bond_fraction;
     /* with two bodies or more, a field per body on each node: mass, velocity, moment, extent */
     size_t fields = scene->body_count >= 2 ? (size_t)scene->body_count : 0;
-    /* F, C, the P2G records (the affine scratch within), V0, the dilation, the stress, the
+    int maxwell = 0;
+    for (int k = 0; k < scene->material_count; ++k)
+        maxwell |= scene->materials[k].viscoelasticity == PD_VISCO_HENCKY_MAXWELL;
+    /* F, C (the affine momenta over it), F_N with the Maxwell branch, V0, the dilation, the
+     * plastic strain, the published stress, the base momenta (one field; counted always), the
      * grid's weights, offset, base and bin, and about one node per particle (mass, momentum,
      * velocity, bin start); with fields each particle's velocity from its field */
     return fields * (2 * sizeof(pd_real) + 2 * sizeof(pd_vec3)) + (fields ? sizeof(pd_vec3) : 0) +
-           2 * sizeof(pd_mat3) + sizeof(pd_mpm_p2g) + 8 * sizeof(pd_real) + 9 * sizeof(pd_real) +
-           sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) +
-           sizeof(uint32_t) + sizeof(uint32_t);
+           (2 + (size_t)maxwell) * sizeof(pd_mat3) + 9 * sizeof(pd_real) + sizeof(pd_vec3) +
+           9 * sizeof(pd_real) + sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) +
+           2 * sizeof(pd_vec3) + sizeof(uint32_t);
 }
