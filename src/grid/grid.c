@@ -73,8 +73,8 @@ static pd_status base_bounds(const pd_grid* g, const pd_vec3* x, size_t n, doubl
             if (!isfinite(c[a]))
                 return pd_fail(err, PD_ERR_UNSTABLE, "", "particle %zu is not at a finite position",
                                p);
-            double b = floor(c[a] - 0.5);
-            lo[a] = fmin(lo[a], b), hi[a] = fmax(hi[a], b);
+            double b = floor(c[a] - 0.5); /* finite: compared directly (fmin is a call) */
+            lo[a] = b < lo[a] ? b : lo[a], hi[a] = b > hi[a] ? b : hi[a];
         }
     }
     return PD_OK;

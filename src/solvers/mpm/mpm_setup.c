@@ -275,8 +275,8 @@ pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
         pd_real modulus = m->lambda + 2 * m->mu; /* P-wave modulus, with the Maxwell branch's */
         if (m->maxwell)
             modulus += m->branch.lambda + 2 * m->branch.mu;
-        pd_real wave = sqrt(modulus / rho);
-        fastest = fmax(fastest, pd_v3_len(p->vel[i]) + wave);
+        pd_real speed = pd_v3_len(p->vel[i]) + sqrt(modulus / rho);
+        fastest = speed > fastest ? speed : fastest; /* a NaN speed: stability's to find */
     }
     pd_real bound = fastest > 0 ? s->prm.cfl * s->dx / fastest : INFINITY;
     /* implicit: "auto" takes auto_step_factor times the explicit bound (the world takes
