@@ -77,11 +77,30 @@ static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
     }
 }
 
+/* Particle p's share of the nodes base + (di, dj, 0..2), a row along k from its base node's
+ * column shifted by (di, dj), added to the column's mass m and momentum mv at row kb (its base
+ * node's): w (q + A dx (di, dj, dk)) with w = w0[di] w1[dj] w2[dk]. */
+static void p2g_row(const pd_real (*w)[3], pd_real mass, pd_vec3 q, const pd_real (*a)[3], int di,
+                    int dj, pd_real* m, pd_vec3* mv) {
+    pd_real w01 = w[0][di] * w[1][dj];
+    pd_real bx = q.x + a[0][0] * di + a[0][1] * dj, by = q.y + a[1][0] * di + a[1][1] * dj,
+            bz = q.z + a[2][0] * di + a[2][1] * dj;
+    for (int dk = 0; dk < 3; ++dk) {
+        pd_real wk = w01 * w[2][dk];
+        m[dk] += wk * mass;
+        mv[dk].x += wk * (bx + a[0][2] * dk);
+        mv[dk].y += wk * (by + a[1][2] * dk);
+        mv[dk].z += wk * (bz + a[2][2] * dk);
+    }
+}
+
 /* One field's transfer to the grid (APIC, Jiang 2015; src/grid/grid.h states it): a particle
  * gives node base + (di, dj, dk) w m and w (q + A dx (di, dj, dk)), that is w (m v + A (x_n -
- * x_p)). Each node gathers its 27 bins in the grid's fixed order, that of
- * pd_grid_from_particles (no atomics), whose particles are near in memory in the grid's order
- * (mpm_order). */
+ * x_p)). By columns of nodes along k (i, j fixed; contiguous in the node arrays), each column
+ * its own (no atomics, the same sums for any thread count): the 9 columns of bins (i - di, j -
+ * dj) are walked once each, in the grid's bin order (near in memory after mpm_order), each
+ * particle giving its 3 nodes of the column at once; a node's sum runs over (di, dj), then the
+ * bins from k - 2 to k. */
 static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const stress_job* job = ctx;
@@ -89,28 +108,25 @@ static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
     const pd_mat3* a_dx = job->s->affine;
     const pd_vec3* q = job->s->base_momentum;
     const pd_real* mass = job->p->mass;
-    int ny = g->dim[1], nz = g->dim[2];
-    for (size_t n = begin; n < end; ++n) {
-        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
-        pd_real m = 0, mx = 0, my = 0, mz = 0;
+    int ny = g->dim[1];
+    size_t nz = (size_t)g->dim[2];
+    for (size_t c = begin; c < end; ++c) {
+        int i = (int)(c / (size_t)ny), j = (int)(c % (size_t)ny);
+        pd_real* m = &g->mass[c * nz];
+        pd_vec3* mv = &g->momentum[c * nz];
+        memset(m, 0, nz * sizeof *m);
+        memset(mv, 0, nz * sizeof *mv);
         for (int di = 0; di < 3 && di <= i; ++di)
-            for (int dj = 0; dj < 3 && dj <= j; ++dj)
-                for (int dk = 0; dk < 3 && dk <= k; ++dk) {
-                    size_t b = pd_grid_index(g, i - di, j - dj, k - dk);
-                    for (uint32_t at = g->cell_start[b]; at < g->cell_start[b + 1]; ++at) {
-                        uint32_t p = g->sorted[at];
-                        const pd_real(*wp)[3] = g->weights[p];
-                        const pd_real(*a)[3] = a_dx[p].m;
-                        pd_real w = wp[0][di] * wp[1][dj] * wp[2][dk];
-                        m += w * mass[p];
-                        mx += w * (q[p].x + a[0][0] * di + a[0][1] * dj + a[0][2] * dk);
-                        my += w * (q[p].y + a[1][0] * di + a[1][1] * dj + a[1][2] * dk);
-                        mz += w * (q[p].z + a[2][0] * di + a[2][1] * dj + a[2][2] * dk);
-                    }
+            for (int dj = 0; dj < 3 && dj <= j; ++dj) {
+                size_t b0 = pd_grid_index(g, i - di, j - dj, 0);
+                for (uint32_t at = g->cell_start[b0]; at < g->cell_start[b0 + nz]; ++at) {
+                    uint32_t p = g->sorted[at];
+                    size_t kb = g->base[p] - b0;
+                    p2g_row(g->weights[p], mass[p], q[p], a_dx[p].m, di, dj, &m[kb], &mv[kb]);
                 }
-        g->mass[n] = m;
-        g->momentum[n] = pd_v3(mx, my, mz);
-        g->velocity[n] = m > 0 ? pd_v3_scale(g->momentum[n], 1 / m) : pd_v3(0, 0, 0);
+            }
+        for (size_t k = 0; k < nz; ++k)
+            g->velocity[c * nz + k] = m[k] > 0 ? pd_v3_scale(mv[k], 1 / m[k]) : pd_v3(0, 0, 0);
     }
 }
 
@@ -348,7 +364,7 @@ static pd_status transfer_to_grid(pd_mpm_state* s, const pd_step_context* ctx, p
     stress_job sj = {s, p, dt, s->fields.count == 0};
     pd_parallel_for(s->n, PD_MPM_GRAIN, stress_range, &sj);
     if (s->fields.count == 0) {
-        pd_parallel_for(s->grid.nodes, 256, p2g_range, &sj);
+        pd_parallel_for((size_t)s->grid.dim[0] * (size_t)s->grid.dim[1], 8, p2g_range, &sj);
         return PD_OK;
     }
     return pd_grid_fields_from_particles(&s->grid, &s->fields, p->body, p->mass, p->vel, s->affine);
