@@ -80,16 +80,31 @@ static pd_status base_bounds(const pd_grid* g, const pd_vec3* x, size_t n, doubl
     return PD_OK;
 }
 
-/* Weights and offsets of each particle, its base node, and the stable counting sort. */
-static void bin_particles(pd_grid* g, const pd_vec3* x, size_t n) {
-    memset(g->cell_start, 0, (g->nodes + 1) * sizeof *g->cell_start);
-    for (size_t p = 0; p < n; ++p) {
-        pd_bspline s = pd_bspline_at(x[p], g->origin, g->dx);
+typedef struct stencil_job {
+    pd_grid* g;
+    const pd_vec3* x;
+} stencil_job;
+
+/* Weights and offsets of each particle and its base node (each particle its own: in parallel). */
+static void stencil_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const stencil_job* job = ctx;
+    pd_grid* g = job->g;
+    for (size_t p = begin; p < end; ++p) {
+        pd_bspline s = pd_bspline_at(job->x[p], g->origin, g->dx);
         memcpy(g->weights[p], s.w, sizeof s.w);
-        g->offset[p] = pd_v3_sub(x[p], pd_grid_node(g, s.base[0], s.base[1], s.base[2]));
+        g->offset[p] = pd_v3_sub(job->x[p], pd_grid_node(g, s.base[0], s.base[1], s.base[2]));
         g->base[p] = (uint32_t)pd_grid_index(g, s.base[0], s.base[1], s.base[2]);
-        g->cell_start[g->base[p] + 1]++;
     }
+}
+
+/* The stencils, then the stable counting sort by base node. */
+static void bin_particles(pd_grid* g, const pd_vec3* x, size_t n) {
+    stencil_job job = {g, x};
+    pd_parallel_for(n, 1024, stencil_range, &job);
+    memset(g->cell_start, 0, (g->nodes + 1) * sizeof *g->cell_start);
+    for (size_t p = 0; p < n; ++p)
+        g->cell_start[g->base[p] + 1]++;
     for (size_t c = 0; c < g->nodes; ++c)
         g->cell_start[c + 1] += g->cell_start[c];
     for (size_t p = 0; p < n; ++p) /* cell_start[c] runs ahead while filling ... */
