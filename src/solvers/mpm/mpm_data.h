@@ -17,6 +17,8 @@ struct pd_world;
 
 /* Particles per chunk of the per-particle loops. */
 #define PD_MPM_GRAIN 256
+/* The explicit step's bound is reduced over at most this many chunks (pd_mpm_max_time_step). */
+#define PD_MPM_BOUND_CHUNKS 256
 /* Steps between the world's reorderings of the particles into the grid's bin order (mpm.c's
  * mpm_order): a particle moves a fraction of a cell a step (the CFL), so few leave their bin
  * within this many. */
@@ -154,8 +156,9 @@ typedef struct pd_mpm_state {
     uint8_t* bc_kind;
     int32_t* bc_collider;
     int last_cg_iterations;
-    double admm_seconds[PD_MPM_ADMM_STAGES]; /* the last solve's stages (s) */
-    struct pd_mpm_optimiser* opt;            /* newton, lbfgs (NULL until their first step) */
+    pd_real bound_chunk[PD_MPM_BOUND_CHUNKS]; /* each chunk's fastest signal (m/s) */
+    double admm_seconds[PD_MPM_ADMM_STAGES];  /* the last solve's stages (s) */
+    struct pd_mpm_optimiser* opt;             /* newton, lbfgs (NULL until their first step) */
     pd_family none; /* no bonds: an empty family lets the core's per-particle arrays,
                      * reordering and checkpoints work as for the bonded methods */
     pd_state_arrays persist;

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "scene/scene_json.h"
 #include "contact/contact.h"
+#include "parallel/parallel.h"
 #include "solvers/mpm/mpm_internal.h"
 #include "world/world.h"
 
@@ -264,20 +265,41 @@ void pd_mpm_destroy(void* state) {
  * P-wave speed sqrt((lambda + 2 mu) / rho) of its material (the stiffest signal the grid
  * carries; a compressed particle's density is rho / det F, so the wave speed there is taken at
  * rho det F). */
-pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
-    const pd_mpm_state* s = state;
-    const pd_particles* p = &w->particles;
+typedef struct bound_job {
+    pd_mpm_state* s;
+    const pd_particles* p;
+    size_t grain;
+} bound_job;
+
+/* Each chunk's fastest signal: a particle's speed plus its material's P-wave speed. */
+static void bound_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const bound_job* job = ctx;
+    const pd_mpm_state* s = job->s;
     pd_real fastest = 0;
-    for (size_t i = 0; i < s->n; ++i) {
-        const pd_mpm_material* m = &s->mat[p->material[i]];
+    for (size_t i = begin; i < end; ++i) {
+        const pd_mpm_material* m = &s->mat[job->p->material[i]];
         pd_real j = pd_m3_det(s->f[i]);
         pd_real rho = m->density * (j > 0 ? fmin(j, 1) : 1);
         pd_real modulus = m->lambda + 2 * m->mu; /* P-wave modulus, with the Maxwell branch's */
         if (m->maxwell)
             modulus += m->branch.lambda + 2 * m->branch.mu;
-        pd_real speed = pd_v3_len(p->vel[i]) + sqrt(modulus / rho);
+        pd_real speed = pd_v3_len(job->p->vel[i]) + sqrt(modulus / rho);
         fastest = speed > fastest ? speed : fastest; /* a NaN speed: stability's to find */
     }
+    job->s->bound_chunk[begin / job->grain] = fastest;
+}
+
+pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
+    pd_mpm_state* s = state;
+    /* at most PD_MPM_BOUND_CHUNKS chunks, whose maxima any order combines exactly */
+    size_t grain = (s->n + PD_MPM_BOUND_CHUNKS - 1) / PD_MPM_BOUND_CHUNKS;
+    bound_job job = {s, &w->particles, grain > 1024 ? grain : 1024};
+    size_t chunks = (s->n + job.grain - 1) / job.grain;
+    pd_parallel_for(s->n, job.grain, bound_range, &job);
+    pd_real fastest = 0;
+    for (size_t c = 0; c < chunks; ++c)
+        fastest = s->bound_chunk[c] > fastest ? s->bound_chunk[c] : fastest;
     pd_real bound = fastest > 0 ? s->prm.cfl * s->dx / fastest : INFINITY;
     /* implicit: "auto" takes auto_step_factor times the explicit bound (the world takes
      * PD_AUTO_DT_SAFETY of what this returns) */
