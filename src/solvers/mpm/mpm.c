@@ -14,6 +14,7 @@
 #include "core/timer.h"
 #include "grid/grid_boundary.h"
 #include "math/svd3.h"
+#include "neighbor/morton.h"
 #include "parallel/parallel.h"
 #include "solvers/mpm/mpm_internal.h"
 #include "world/world.h"
@@ -491,14 +492,15 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
 /* The particles in the grid's bin order (base node by base node, the order of
  * pd_grid_from_particles' stable counting sort), so that the stress pass and the transfer back,
  * which walk that order, read the particle arrays in sequence (they drift out of it by a bin
- * as particles cross cells between reorderings). */
+ * as particles cross cells between reorderings). A spread the grid refuses takes the Z-curve. */
 static pd_status mpm_order(void* state, const pd_world* w, const pd_vec3* x, uint32_t* perm) {
-    (void)w;
     pd_mpm_state* s = state;
     pd_status st =
         pd_grid_fit(&s->grid, x, s->n, 2, (s->n + 1) * (size_t)MPM_MAX_NODES_PER_PARTICLE, NULL);
     if (st == PD_OK)
         memcpy(perm, s->grid.sorted, s->n * sizeof *perm);
+    else if (st == PD_ERR_UNSTABLE) /* a runaway: the Z-curve, and the step says what went wrong */
+        st = pd_morton_order(x, s->n, pd_world_order_cell(w), perm);
     return st;
 }
 
