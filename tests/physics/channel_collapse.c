@@ -143,8 +143,12 @@ static void low_column(void) {
 
 /* a = 3: the runout regime 1.9 a^(2/3) = 3.95. mpm ran out 3.88 where this test was written,
  * before the colliders' reach (a no_slip floor holds the nodes whose material reached it) and
- * the per-step auto dt were merged; 2.56 with them, at rest at 1.43 s: which one shortens it is
- * still to find (docs/validation.md). */
+ * the per-step auto dt were merged; 2.56 with them, at rest at 1.43 s. The reach shortens it
+ * (2.56 without the per-step dt; 3.88 with the old rule): the old rule held the floor's nodes
+ * once a grain's stencil reached them, and the sand ran out half a cell above the floor; the floor
+ * at this resolution (zero velocity and a ramp over the bottom cell, two grains) is what is
+ * left short: at half the spacing the same column runs out 3.25, in the band (docs/methods/
+ * mpm.md, "The collapse and the floor"). */
 PD_TEST_EACH_METHOD_KNOWN(channel_collapse_tall_column_runs_out_as_lube2005, PD_CAP_DRUCKER_PRAGER,
                           "mpm", tall_column)
 
