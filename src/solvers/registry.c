@@ -1,7 +1,9 @@
 /* Every method, by its scene key. Add a method here and in its own folder
  * (docs/adding-a-solver.md). */
+#include <stdio.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "peridot/scene.h"
 #include "peridot/world.h"
 #include "solvers/solver.h"
@@ -48,6 +50,22 @@ int pd_material_volume_correction(const pd_material_def* m, const pd_material_su
         return 0;
     return m->volume_correction == 1 ||
            (sup && (sup->volume_correction & (1u << m->plasticity)) != 0);
+}
+
+pd_status pd_solver_require_volume_body(const pd_scene* scene, int body, const char* method,
+                                        pd_error* err) {
+    pd_body_kind kind = scene->bodies[body].kind;
+    if (kind == PD_BODY_DYNAMIC)
+        return PD_OK;
+    char at[64];
+    snprintf(at, sizeof at, "bodies[%d].kind", body);
+    return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                   "%s simulates solid volumes: a %s body is not one (use `dynamic`, and a "
+                   "collider for an obstacle)",
+                   method,
+                   kind == PD_BODY_FIXED   ? "fixed"
+                   : kind == PD_BODY_SHELL ? "shell"
+                                           : "rod");
 }
 
 unsigned pd_solver_capabilities(const pd_solver_vtable* m) {

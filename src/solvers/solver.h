@@ -101,6 +101,11 @@ typedef struct pd_material_support {
  * `sup` (NULL: none): given true, or not given where the method implements it. */
 int pd_material_volume_correction(const pd_material_def* m, const pd_material_support* sup);
 
+/* For a method that simulates volumes only (a grid or a kernel needs a 3D neighbourhood):
+ * PD_OK for a dynamic body, else refuses bodies[body].kind naming `method` and the kind. */
+pd_status pd_solver_require_volume_body(const struct pd_scene* scene, int body, const char* method,
+                                        pd_error* err);
+
 /* What a method can simulate (docs/methods.md; the cross-method physics tests run a phenomenon
  * for every method that has its capability). A method declares the PD_CAP_DECLARED bits in its
  * vtable's `capabilities`; the others are read from what it already states (the plasticity

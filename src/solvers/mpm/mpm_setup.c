@@ -70,17 +70,7 @@ pd_status pd_mpm_check_body_material(const pd_scene* scene, int body, int materi
                        "pass through each other (contact false). A field per body runs in the "
                        "explicit integrator: use solver.mpm.integrator \"explicit\", or one body",
                        names[prm->integrator]);
-    pd_body_kind kind = scene->bodies[body].kind;
-    if (kind == PD_BODY_DYNAMIC)
-        return PD_OK;
-    char at[64];
-    snprintf(at, sizeof at, "bodies[%d].kind", body);
-    return pd_fail(err, PD_ERR_BAD_SCENE, at,
-                   "mpm simulates solid volumes on its grid: a %s body is not one (use `dynamic`, "
-                   "and a collider for an obstacle)",
-                   kind == PD_BODY_FIXED   ? "fixed"
-                   : kind == PD_BODY_SHELL ? "shell"
-                                           : "rod");
+    return pd_solver_require_volume_body(scene, body, "mpm", err);
 }
 
 static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {

@@ -26,17 +26,7 @@ pd_status pd_xpbi_check_material(const pd_material_def* m, const void* params, c
 pd_status pd_xpbi_check_body_material(const pd_scene* scene, int body, int material,
                                       const char* path, pd_error* err) {
     (void)material, (void)path;
-    pd_body_kind kind = scene->bodies[body].kind;
-    if (kind == PD_BODY_DYNAMIC)
-        return PD_OK;
-    char at[64];
-    snprintf(at, sizeof at, "bodies[%d].kind", body);
-    return pd_fail(err, PD_ERR_BAD_SCENE, at,
-                   "xpbi simulates solid volumes of particles: a %s body is not implemented (use "
-                   "`dynamic`, and a collider for an obstacle)",
-                   kind == PD_BODY_FIXED   ? "fixed"
-                   : kind == PD_BODY_SHELL ? "shell"
-                                           : "rod");
+    return pd_solver_require_volume_body(scene, body, "xpbi", err);
 }
 
 static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
