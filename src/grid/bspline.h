@@ -18,6 +18,12 @@ typedef struct pd_bspline {
     pd_real dw[3][3]; /* [axis][k]: dN/dx along that axis (1/m) */
 } pd_bspline;
 
+/* Node k's (0..2) weight along one axis at f = x / dx - base in [0.5, 1.5): N0, N1, N2 above. */
+static inline pd_real pd_bspline_w(pd_real f, int k) {
+    pd_real t = k == 0 ? (pd_real)1.5 - f : k == 1 ? f - 1 : f - (pd_real)0.5;
+    return k == 1 ? (pd_real)0.75 - t * t : (pd_real)0.5 * t * t;
+}
+
 /* The stencil of position x on a grid with origin `origin` (the position of node 0) and cell
  * size dx. */
 static inline pd_bspline pd_bspline_at(pd_vec3 x, pd_vec3 origin, pd_real dx) {
@@ -27,9 +33,8 @@ static inline pd_bspline pd_bspline_at(pd_vec3 x, pd_vec3 origin, pd_real dx) {
     for (int a = 0; a < 3; ++a) {
         pd_real b = floor(g[a] - (pd_real)0.5), f = g[a] - b;
         s.base[a] = (int)b;
-        s.w[a][0] = (pd_real)0.5 * ((pd_real)1.5 - f) * ((pd_real)1.5 - f);
-        s.w[a][1] = (pd_real)0.75 - (f - 1) * (f - 1);
-        s.w[a][2] = (pd_real)0.5 * (f - (pd_real)0.5) * (f - (pd_real)0.5);
+        for (int k = 0; k < 3; ++k)
+            s.w[a][k] = pd_bspline_w(f, k);
         s.dw[a][0] = (f - (pd_real)1.5) * inv;
         s.dw[a][1] = -2 * (f - 1) * inv;
         s.dw[a][2] = (f - (pd_real)0.5) * inv;

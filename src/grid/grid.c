@@ -13,6 +13,7 @@
 void pd_grid_init(pd_grid* g, pd_real dx) {
     memset(g, 0, sizeof *g);
     g->dx = dx;
+    g->inv_dx = 1 / dx;
 }
 
 void pd_grid_free(pd_grid* g) {
@@ -22,7 +23,6 @@ void pd_grid_free(pd_grid* g) {
     PD_FREE_ARRAY(g->cell_start, uint32_t, g->node_cap + 1);
     PD_FREE_ARRAY(g->sorted, uint32_t, g->particle_cap);
     PD_FREE_ARRAY(g->base, uint32_t, g->particle_cap);
-    pd_free(g->weights, g->particle_cap * sizeof *g->weights);
     PD_FREE_ARRAY(g->offset, pd_vec3, g->particle_cap);
     pd_grid_init(g, g->dx);
 }
@@ -48,14 +48,12 @@ static pd_status reserve(pd_grid* g, size_t nodes, size_t n, pd_error* err) {
         size_t old = g->particle_cap;
         PD_FREE_ARRAY(g->sorted, uint32_t, old);
         PD_FREE_ARRAY(g->base, uint32_t, old);
-        pd_free(g->weights, old * sizeof *g->weights);
         PD_FREE_ARRAY(g->offset, pd_vec3, old);
         g->particle_cap = n;
         g->sorted = PD_NEW_ARRAY(uint32_t, n);
         g->base = PD_NEW_ARRAY(uint32_t, n);
-        g->weights = pd_calloc(n, sizeof *g->weights);
         g->offset = PD_NEW_ARRAY(pd_vec3, n);
-        if (!g->sorted || !g->base || !g->weights || !g->offset)
+        if (!g->sorted || !g->base || !g->offset)
             return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "the grid's %zu particles", n);
     }
     return PD_OK;
@@ -85,14 +83,13 @@ typedef struct stencil_job {
     const pd_vec3* x;
 } stencil_job;
 
-/* Weights and offsets of each particle and its base node (each particle its own: in parallel). */
+/* Offsets of each particle and its base node (each particle its own: in parallel). */
 static void stencil_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const stencil_job* job = ctx;
     pd_grid* g = job->g;
     for (size_t p = begin; p < end; ++p) {
         pd_bspline s = pd_bspline_at(job->x[p], g->origin, g->dx);
-        memcpy(g->weights[p], s.w, sizeof s.w);
         g->offset[p] = pd_v3_sub(job->x[p], pd_grid_node(g, s.base[0], s.base[1], s.base[2]));
         g->base[p] = (uint32_t)pd_grid_index(g, s.base[0], s.base[1], s.base[2]);
     }

@@ -9,10 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "grid/bspline.h"
 #include "peridot/types.h"
 
 typedef struct pd_grid {
-    pd_real dx;
+    pd_real dx, inv_dx;
     pd_vec3 origin; /* position of node (0, 0, 0) */
     int dim[3];     /* nodes per axis */
     size_t nodes;   /* dim[0] dim[1] dim[2] */
@@ -25,9 +26,9 @@ typedef struct pd_grid {
     uint32_t* cell_start; /* nodes + 1 */
     uint32_t* sorted;
     uint32_t* base;
-    /* per particle, from the positions of the last fit: the B-spline weights per axis
-     * (pd_bspline.w) and its position relative to its base node (m) */
-    pd_real (*weights)[3][3];
+    /* per particle, from the positions of the last fit: its position relative to its base node
+     * (m); its B-spline weights follow from it (pd_grid_weight; computed where they are used,
+     * not stored: 72 bytes a particle less) */
     pd_vec3* offset;
     size_t node_cap, particle_cap, particles;
 } pd_grid;
@@ -40,6 +41,21 @@ static inline size_t pd_grid_index(const pd_grid* g, int i, int j, int k) {
 /* Position of node (i, j, k). */
 static inline pd_vec3 pd_grid_node(const pd_grid* g, int i, int j, int k) {
     return pd_v3(g->origin.x + i * g->dx, g->origin.y + j * g->dx, g->origin.z + k * g->dx);
+}
+
+/* Particle p's weight along axis a at node base + k (k 0..2): pd_bspline_w at f = offset / dx. */
+static inline pd_real pd_grid_weight(const pd_grid* g, size_t p, int a, int k) {
+    pd_vec3 o = g->offset[p];
+    return pd_bspline_w((a == 0 ? o.x : a == 1 ? o.y : o.z) * g->inv_dx, k);
+}
+
+/* All 9 of particle p's weights, w[axis][k]. */
+static inline void pd_grid_weights(const pd_grid* g, size_t p, pd_real w[3][3]) {
+    pd_real f[3] = {g->offset[p].x * g->inv_dx, g->offset[p].y * g->inv_dx,
+                    g->offset[p].z * g->inv_dx};
+    for (int a = 0; a < 3; ++a)
+        for (int k = 0; k < 3; ++k)
+            w[a][k] = pd_bspline_w(f[a], k);
 }
 
 void pd_grid_init(pd_grid* g, pd_real dx);

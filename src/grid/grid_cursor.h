@@ -45,9 +45,10 @@ static inline int node_cursor_next(const pd_grid* g, node_cursor* c, uint32_t* p
         c->node = pd_v3(c->di * g->dx, c->dj * g->dx, c->dk * g->dx);
     }
     *p = g->sorted[c->at++];
-    const pd_real(*wp)[3] = g->weights[*p];
-    *w = wp[0][c->di] * wp[1][c->dj] * wp[2][c->dk];
-    *d = pd_v3_sub(c->node, g->offset[*p]);
+    pd_vec3 o = g->offset[*p];
+    *w = pd_bspline_w(o.x * g->inv_dx, c->di) * pd_bspline_w(o.y * g->inv_dx, c->dj) *
+         pd_bspline_w(o.z * g->inv_dx, c->dk);
+    *d = pd_v3_sub(c->node, o);
     return 1;
 }
 
@@ -57,7 +58,8 @@ static inline int node_cursor_next(const pd_grid* g, node_cursor* c, uint32_t* p
 static inline pd_vec3 pd_grid_particle_sums(const pd_grid* g, size_t p, const pd_vec3* u,
                                             size_t stride, size_t offset, pd_mat3* outer) {
     size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
-    const pd_real(*w)[3] = g->weights[p];
+    pd_real w[3][3];
+    pd_grid_weights(g, p, w);
     pd_vec3 sum = pd_v3(0, 0, 0);
     if (outer)
         *outer = pd_m3_zero();

@@ -80,14 +80,15 @@ static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
 
 /* Particle p's share of the nodes base + (di, dj, 0..2), a row along k from its base node's
  * column shifted by (di, dj), added to the column's mass m and momentum mv at row kb (its base
- * node's): w (q + A dx (di, dj, dk)) with w = w0[di] w1[dj] w2[dk]. */
-static void p2g_row(const pd_real (*w)[3], pd_real mass, pd_vec3 q, const pd_real (*a)[3], int di,
-                    int dj, pd_real* m, pd_vec3* mv) {
-    pd_real w01 = w[0][di] * w[1][dj];
+ * node's): w (q + A dx (di, dj, dk)) with w = w0[di] w1[dj] w2[dk], each the B-spline at f =
+ * (x_p - x_base) / dx (computed here, not stored: grid.h). */
+static void p2g_row(pd_vec3 f, pd_real mass, pd_vec3 q, const pd_real (*a)[3], int di, int dj,
+                    pd_real* m, pd_vec3* mv) {
+    pd_real w01 = pd_bspline_w(f.x, di) * pd_bspline_w(f.y, dj);
     pd_real bx = q.x + a[0][0] * di + a[0][1] * dj, by = q.y + a[1][0] * di + a[1][1] * dj,
             bz = q.z + a[2][0] * di + a[2][1] * dj;
     for (int dk = 0; dk < 3; ++dk) {
-        pd_real wk = w01 * w[2][dk];
+        pd_real wk = w01 * pd_bspline_w(f.z, dk);
         m[dk] += wk * mass;
         mv[dk].x += wk * (bx + a[0][2] * dk);
         mv[dk].y += wk * (by + a[1][2] * dk);
@@ -123,7 +124,8 @@ static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
                 for (uint32_t at = g->cell_start[b0]; at < g->cell_start[b0 + nz]; ++at) {
                     uint32_t p = g->sorted[at];
                     size_t kb = g->base[p] - b0;
-                    p2g_row(g->weights[p], mass[p], q[p], a_dx[p].m, di, dj, &m[kb], &mv[kb]);
+                    p2g_row(pd_v3_scale(g->offset[p], g->inv_dx), mass[p], q[p], a_dx[p].m, di, dj,
+                            &m[kb], &mv[kb]);
                 }
             }
         for (size_t k = 0; k < nz; ++k)
@@ -212,7 +214,8 @@ static pd_mat3 viscous_return(const pd_mpm_material* m, pd_mat3 fn_tr) {
  * sum and its sum times dk), then along j, then i. */
 static pd_vec3 grid_to_particle(const pd_grid* g, size_t p, pd_mat3* c) {
     size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
-    const pd_real(*w)[3] = g->weights[p];
+    pd_real w[3][3];
+    pd_grid_weights(g, p, w);
     pd_vec3 zero = pd_v3(0, 0, 0), v = zero, ui = zero, uj = zero, uk = zero; /* sum w v_i,
                                                                                * times di, dj, dk */
     for (int di = 0; di < 3; ++di) {

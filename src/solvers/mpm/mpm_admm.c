@@ -279,7 +279,8 @@ static void assemble_range(void* ctx, size_t begin, size_t end, int thread) {
                     size_t b = pd_grid_index(g, i - di, j - dj, k - dk);
                     for (uint32_t q = g->cell_start[b]; q < g->cell_start[b + 1]; ++q) {
                         uint32_t p = g->sorted[q];
-                        const pd_real(*w)[3] = g->weights[p];
+                        pd_real w[3][3];
+                        pd_grid_weights(g, p, w);
                         pd_vec3 off = g->offset[p];
                         pd_vec3 d = pd_v3_sub(pd_v3(di * dx, dj * dx, dk * dx), off);
                         pd_real wi = w[0][di] * w[1][dj] * w[2][dk] * job->scale;

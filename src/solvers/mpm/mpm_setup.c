@@ -324,10 +324,11 @@ size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
         maxwell |= scene->materials[k].viscoelasticity == PD_VISCO_HENCKY_MAXWELL;
     /* F, C (the affine momenta over it), F_N with the Maxwell branch, V0, the dilation, the
      * plastic strain, the published stress, the base momenta (one field; counted always), the
-     * grid's weights, offset, base and bin, and about one node per particle (mass, momentum,
-     * velocity, bin start); with fields each particle's velocity from its field */
+     * grid's offset, base and bin (the weights follow from the offset), and about one node per
+     * particle (mass, momentum, velocity, bin start); with fields each particle's velocity from
+     * its field */
     return fields * (2 * sizeof(pd_real) + 2 * sizeof(pd_vec3)) + (fields ? sizeof(pd_vec3) : 0) +
            (2 + (size_t)maxwell) * sizeof(pd_mat3) + 9 * sizeof(pd_real) + sizeof(pd_vec3) +
-           9 * sizeof(pd_real) + sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) +
-           2 * sizeof(pd_vec3) + sizeof(uint32_t);
+           sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) +
+           sizeof(uint32_t);
 }
