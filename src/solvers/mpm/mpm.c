@@ -47,18 +47,17 @@ typedef struct stress_job {
     pd_mpm_state* s;
     const pd_particles* p;
     pd_real dt;
-    int one_field; /* 1: A dx and q for p2g_range; 0: A (a field per body, grid_fields.h) */
+    int one_field; /* 1: A dx for p2g_range; 0: A (a field per body, grid_fields.h) */
 } stress_job;
 
 /* Per particle: the affine momentum of the P2G, A_i = m_i C_i - dt V_i^0 (4 / dx^2) tau_i
  * (MLS-MPM, Hu 2018 Eq. 16 with D_p^-1 = 4 / dx^2), written over C_i (the transfer back gives
- * C anew; mpm_data.h); for one field as A_i dx and q_i = m_i v_i - A_i (x_i - x_base), the
- * momentum at the bin's base node and its change per node along each axis. */
+ * C anew; mpm_data.h); for one field as A_i dx, the change of A_i (x_n - x_i) per node along
+ * each axis (p2g_row). */
 static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const stress_job* job = ctx;
     pd_mpm_state* s = job->s;
-    const pd_grid* g = &s->grid;
     pd_real scale = 4 / (s->dx * s->dx);
     for (size_t i = begin; i < end; ++i) {
         const pd_mpm_material* m = &s->mat[job->p->material[i]];
@@ -68,47 +67,43 @@ static void stress_range(void* ctx, size_t begin, size_t end, int thread) {
         pd_real mass = job->p->mass[i];
         pd_mat3 a = pd_m3_sub(pd_m3_scale(s->c[i], mass),
                               pd_m3_scale(tau, job->dt * s->volume0[i] * scale));
-        if (!job->one_field) {
-            s->affine[i] = a;
-            continue;
-        }
-        s->base_momentum[i] =
-            pd_v3_sub(pd_v3_scale(job->p->vel[i], mass), pd_m3_mulv(a, g->offset[i]));
-        s->affine[i] = pd_m3_scale(a, g->dx);
+        s->affine[i] = job->one_field ? pd_m3_scale(a, s->grid.dx) : a;
     }
 }
 
 /* Particle p's share of the nodes base + (di, dj, 0..2), a row along k from its base node's
  * column shifted by (di, dj), added to the column's mass m and momentum mv at row kb (its base
- * node's): w (q + A dx (di, dj, dk)) with w = w0[di] w1[dj] w2[dk], each the B-spline at f =
- * (x_p - x_base) / dx (computed here, not stored: grid.h). */
-static void p2g_row(pd_vec3 f, pd_real mass, pd_vec3 q, const pd_real (*a)[3], int di, int dj,
+ * node's): w (m v + A dx ((di, dj, dk) - f)), that is w (m v + A (x_n - x_p)), with f = (x_p -
+ * x_base) / dx and w = w0[di] w1[dj] w2[dk], each the B-spline at f (the weights and the
+ * momentum at the base node are computed here, not stored: grid.h). */
+static void p2g_row(pd_vec3 f, pd_real mass, pd_vec3 v, const pd_real (*a)[3], int di, int dj,
                     pd_real* m, pd_vec3* mv) {
     pd_real w01 = pd_bspline_w(f.x, di) * pd_bspline_w(f.y, dj);
-    pd_real bx = q.x + a[0][0] * di + a[0][1] * dj, by = q.y + a[1][0] * di + a[1][1] * dj,
-            bz = q.z + a[2][0] * di + a[2][1] * dj;
+    pd_real ex = di - f.x, ey = dj - f.y; /* (x_n - x_p) / dx along i and j */
+    pd_real bx = mass * v.x + a[0][0] * ex + a[0][1] * ey,
+            by = mass * v.y + a[1][0] * ex + a[1][1] * ey,
+            bz = mass * v.z + a[2][0] * ex + a[2][1] * ey;
     for (int dk = 0; dk < 3; ++dk) {
-        pd_real wk = w01 * pd_bspline_w(f.z, dk);
+        pd_real wk = w01 * pd_bspline_w(f.z, dk), ez = dk - f.z;
         m[dk] += wk * mass;
-        mv[dk].x += wk * (bx + a[0][2] * dk);
-        mv[dk].y += wk * (by + a[1][2] * dk);
-        mv[dk].z += wk * (bz + a[2][2] * dk);
+        mv[dk].x += wk * (bx + a[0][2] * ez);
+        mv[dk].y += wk * (by + a[1][2] * ez);
+        mv[dk].z += wk * (bz + a[2][2] * ez);
     }
 }
 
 /* One field's transfer to the grid (APIC, Jiang 2015; src/grid/grid.h states it): a particle
- * gives node base + (di, dj, dk) w m and w (q + A dx (di, dj, dk)), that is w (m v + A (x_n -
- * x_p)). By columns of nodes along k (i, j fixed; contiguous in the node arrays), each column
- * its own (no atomics, the same sums for any thread count): the 9 columns of bins (i - di, j -
- * dj) are walked once each, in the grid's bin order (near in memory after mpm_order), each
- * particle giving its 3 nodes of the column at once; a node's sum runs over (di, dj), then the
- * bins from k - 2 to k. */
+ * gives node base + (di, dj, dk) w m and w (m v + A (x_n - x_p)). By columns of nodes along k (i, j
+ * fixed; contiguous in the node arrays), each column its own (no atomics, the same sums for any
+ * thread count): the 9 columns of bins (i - di, j - dj) are walked once each, in the grid's bin
+ * order (near in memory after mpm_order), each particle giving its 3 nodes of the column at once; a
+ * node's sum runs over (di, dj), then the bins from k - 2 to k. */
 static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const stress_job* job = ctx;
     pd_grid* g = &job->s->grid;
     const pd_mat3* a_dx = job->s->affine;
-    const pd_vec3* q = job->s->base_momentum;
+    const pd_vec3* vel = job->p->vel;
     const pd_real* mass = job->p->mass;
     int ny = g->dim[1];
     size_t nz = (size_t)g->dim[2];
@@ -124,8 +119,8 @@ static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
                 for (uint32_t at = g->cell_start[b0]; at < g->cell_start[b0 + nz]; ++at) {
                     uint32_t p = g->sorted[at];
                     size_t kb = g->base[p] - b0;
-                    p2g_row(pd_v3_scale(g->offset[p], g->inv_dx), mass[p], q[p], a_dx[p].m, di, dj,
-                            &m[kb], &mv[kb]);
+                    p2g_row(pd_v3_scale(g->offset[p], g->inv_dx), mass[p], vel[p], a_dx[p].m, di,
+                            dj, &m[kb], &mv[kb]);
                 }
             }
         for (size_t k = 0; k < nz; ++k)

@@ -110,18 +110,17 @@ typedef struct pd_mpm_state {
     pd_mpm_material* mat;
     const pd_particles* particles; /* the world's (their materials, for the published stress) */
     /* per particle, kept across steps (declared in persist); NULL where no material needs it */
-    pd_mat3* f;        /* the elastic deformation gradient F_E */
-    pd_mat3* c;        /* APIC's affine velocity C (the velocity gradient of MLS-MPM) */
-    pd_mat3* fn;       /* the non-equilibrated elastic F_N (Eq. 1; with the Maxwell branch) */
-    pd_real* volume0;  /* V_p^0 (m^3) */
-    pd_real* dilation; /* log of the volume gained past the apex, given back to the next trial
-                        * (Tampubolon 2017 Sec. 4.3.1; with the volume correction) */
+    pd_mat3* f;             /* the elastic deformation gradient F_E */
+    pd_mat3* c;             /* APIC's affine velocity C (the velocity gradient of MLS-MPM) */
+    pd_mat3* fn;            /* the non-equilibrated elastic F_N (Eq. 1; with the Maxwell branch) */
+    const pd_real* volume0; /* V_p^0 (m^3): the world's sampled volumes (particles.volume) */
+    pd_real* dilation;      /* log of the volume gained past the apex, given back to the next trial
+                             * (Tampubolon 2017 Sec. 4.3.1; with the volume correction) */
     /* the affine momenta of the transfer to the grid (MLS-MPM's stress inside), and the scratch
      * of the RPIC round trips and the implicit solves: C's array, whose C is spent once the
      * stress pass has read it and given anew by the transfer back */
     pd_mat3* affine;
-    pd_vec3* base_momentum; /* one field only: m v - A (x_p - x_base) (mpm.c's stress_range) */
-    pd_vec3* v_grid;        /* fields only: the velocity each particle's field gives it (G2P) */
+    pd_vec3* v_grid; /* fields only: the velocity each particle's field gives it (G2P) */
     /* Cauchy stress, 6 per particle (xx, yy, zz, xy, yz, xz), computed when published (NULL until
      * asked for) */
     pd_real* stress;

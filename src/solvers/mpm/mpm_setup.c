@@ -118,23 +118,19 @@ static pd_status allocate(pd_mpm_state* s, const pd_world* w, pd_error* err) {
     s->f = PD_NEW_ARRAY(pd_mat3, n);
     s->c = PD_NEW_ARRAY(pd_mat3, n);
     s->affine = s->c;
-    s->volume0 = PD_NEW_ARRAY(pd_real, n);
+    s->volume0 = w->particles.volume; /* the world's, reordered and checkpointed with it */
     s->fn = s->has_maxwell ? PD_NEW_ARRAY(pd_mat3, n) : NULL;
     s->dilation = corrected ? PD_NEW_ARRAY(pd_real, n) : NULL;
     s->plastic_strain = plastic ? PD_NEW_ARRAY(pd_real, n) : NULL;
     s->pinned_mass = s->has_pins ? PD_NEW_ARRAY(pd_real, n) : NULL;
     s->pin_reaction = s->has_pins ? PD_NEW_ARRAY(pd_vec3, n) : NULL;
-    int one_field = w->scene->body_count < 2 || s->prm.integrator != PD_MPM_EXPLICIT;
-    s->base_momentum = one_field ? PD_NEW_ARRAY(pd_vec3, n) : NULL; /* contact_fields' rule */
-    if (!s->f || !s->c || !s->volume0 || (s->has_maxwell && !s->fn) ||
-        (one_field && !s->base_momentum) || (corrected && !s->dilation) ||
+    if (!s->f || !s->c || (s->has_maxwell && !s->fn) || (corrected && !s->dilation) ||
         (plastic && !s->plastic_strain) || (s->has_pins && (!s->pinned_mass || !s->pin_reaction)) ||
         pd_family_allocate(&s->none, s->n, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
     pd_state_arrays_init(&s->persist, &s->none);
     PD_STATE_PARTICLES(&s->persist, s, f);
     PD_STATE_PARTICLES(&s->persist, s, c);
-    PD_STATE_PARTICLES(&s->persist, s, volume0);
     if (s->fn)
         PD_STATE_PARTICLES(&s->persist, s, fn);
     if (s->dilation)
@@ -199,7 +195,6 @@ pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error*
         s->f[i] = pd_m3_identity();
         if (s->fn)
             s->fn[i] = pd_m3_identity();
-        s->volume0[i] = w->particles.volume[i];
     }
     if ((st = contact_fields(s, w, err)) != PD_OK) {
         pd_mpm_destroy(s);
@@ -227,9 +222,7 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->f, pd_mat3, n);
     PD_FREE_ARRAY(s->c, pd_mat3, n);
     PD_FREE_ARRAY(s->fn, pd_mat3, n);
-    PD_FREE_ARRAY(s->volume0, pd_real, n);
     PD_FREE_ARRAY(s->dilation, pd_real, n);
-    PD_FREE_ARRAY(s->base_momentum, pd_vec3, n);
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
     PD_FREE_ARRAY(s->plastic_strain, pd_real, n);
     PD_FREE_ARRAY(s->pinned_mass, pd_real, n);
@@ -322,13 +315,11 @@ size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     int maxwell = 0;
     for (int k = 0; k < scene->material_count; ++k)
         maxwell |= scene->materials[k].viscoelasticity == PD_VISCO_HENCKY_MAXWELL;
-    /* F, C (the affine momenta over it), F_N with the Maxwell branch, V0, the dilation, the
-     * plastic strain, the published stress, the base momenta (one field; counted always), the
-     * grid's offset, base and bin (the weights follow from the offset), and about one node per
-     * particle (mass, momentum, velocity, bin start); with fields each particle's velocity from
-     * its field */
+    /* F, C (the affine momenta over it), F_N with the Maxwell branch, the dilation, the plastic
+     * strain, the published stress (V0 is the world's volume), the grid's offset, base and bin
+     * (the weights follow from the offset), and about one node per particle (mass, momentum,
+     * velocity, bin start); with fields each particle's velocity from its field */
     return fields * (2 * sizeof(pd_real) + 2 * sizeof(pd_vec3)) + (fields ? sizeof(pd_vec3) : 0) +
-           (2 + (size_t)maxwell) * sizeof(pd_mat3) + 9 * sizeof(pd_real) + sizeof(pd_vec3) +
-           sizeof(pd_vec3) + 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) +
-           sizeof(uint32_t);
+           (2 + (size_t)maxwell) * sizeof(pd_mat3) + 8 * sizeof(pd_real) + sizeof(pd_vec3) +
+           2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) + sizeof(uint32_t);
 }
