@@ -18,7 +18,6 @@ void pd_grid_init(pd_grid* g, pd_real dx) {
 
 void pd_grid_free(pd_grid* g) {
     PD_FREE_ARRAY(g->mass, pd_real, g->node_cap);
-    PD_FREE_ARRAY(g->momentum, pd_vec3, g->node_cap);
     PD_FREE_ARRAY(g->velocity, pd_vec3, g->node_cap);
     PD_FREE_ARRAY(g->cell_start, uint32_t, g->node_cap + 1);
     PD_FREE_ARRAY(g->sorted, uint32_t, g->particle_cap);
@@ -33,15 +32,13 @@ static pd_status reserve(pd_grid* g, size_t nodes, size_t n, pd_error* err) {
     if (nodes > g->node_cap) {
         size_t cap = nodes + nodes / 2;
         PD_FREE_ARRAY(g->mass, pd_real, g->node_cap);
-        PD_FREE_ARRAY(g->momentum, pd_vec3, g->node_cap);
         PD_FREE_ARRAY(g->velocity, pd_vec3, g->node_cap);
         PD_FREE_ARRAY(g->cell_start, uint32_t, g->node_cap + 1);
         g->node_cap = cap;
         g->mass = PD_NEW_ARRAY(pd_real, cap);
-        g->momentum = PD_NEW_ARRAY(pd_vec3, cap);
         g->velocity = PD_NEW_ARRAY(pd_vec3, cap);
         g->cell_start = PD_NEW_ARRAY(uint32_t, cap + 1);
-        if (!g->mass || !g->momentum || !g->velocity || !g->cell_start)
+        if (!g->mass || !g->velocity || !g->cell_start)
             return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "the grid's %zu nodes", cap);
     }
     if (n > g->particle_cap) {
@@ -168,7 +165,6 @@ static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
             mv = pd_v3_add(mv, pd_v3_scale(mom, w));
         }
         g->mass[n] = m;
-        g->momentum[n] = mv;
         g->velocity[n] = m > 0 ? pd_v3_scale(mv, 1 / m) : pd_v3(0, 0, 0);
     }
 }

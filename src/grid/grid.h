@@ -19,8 +19,8 @@ typedef struct pd_grid {
     size_t nodes;   /* dim[0] dim[1] dim[2] */
     /* per node (capacity node_cap) */
     pd_real* mass;
-    pd_vec3* momentum; /* after a transfer to the grid */
-    pd_vec3* velocity; /* momentum / mass where mass > 0, else 0 */
+    pd_vec3* velocity; /* momentum / mass where mass > 0, else 0 (the momentum is not kept:
+                        * mass times velocity) */
     /* particles binned by base node: those of node c are sorted[cell_start[c] .. cell_start[c +
      * 1]); base[p] is particle p's base node */
     uint32_t* cell_start; /* nodes + 1 */
@@ -72,7 +72,7 @@ pd_status pd_grid_fit(pd_grid* g, const pd_vec3* x, size_t n, int margin, size_t
  * B-spline weights w_ip,
  *   m_i = sum_p w_ip m_p,   (m v)_i = sum_p w_ip (m_p v_p + A_p (x_i - x_p)),
  * where A_p is the caller's affine momentum (APIC: m_p C_p; MLS-MPM adds the force term
- * -dt V_p (4 / dx^2) P_p F_p^T); affine NULL: PIC. Then velocity = momentum / mass. At the
+ * -dt V_p (4 / dx^2) P_p F_p^T); affine NULL: PIC. Then velocity = (m v)_i / m_i. At the
  * positions of the last pd_grid_fit. */
 void pd_grid_from_particles(pd_grid* g, const pd_real* mass, const pd_vec3* v,
                             const pd_mat3* affine);

@@ -78,7 +78,6 @@ static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
         for (size_t b = 0; b < k; ++b)
             fv[b] = fm[b] > 0 ? pd_v3_scale(fv[b], 1 / fm[b]) : pd_v3(0, 0, 0);
         g->mass[n] = m;
-        g->momentum[n] = mv;
         g->velocity[n] = m > 0 ? pd_v3_scale(mv, 1 / m) : pd_v3(0, 0, 0);
     }
 }

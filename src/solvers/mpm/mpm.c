@@ -110,7 +110,7 @@ static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
     for (size_t c = begin; c < end; ++c) {
         int i = (int)(c / (size_t)ny), j = (int)(c % (size_t)ny);
         pd_real* m = &g->mass[c * nz];
-        pd_vec3* mv = &g->momentum[c * nz];
+        pd_vec3* mv = &g->velocity[c * nz]; /* the momentum, until divided by the mass */
         memset(m, 0, nz * sizeof *m);
         memset(mv, 0, nz * sizeof *mv);
         for (int di = 0; di < 3 && di <= i; ++di)
@@ -124,7 +124,7 @@ static void p2g_range(void* ctx, size_t begin, size_t end, int thread) {
                 }
             }
         for (size_t k = 0; k < nz; ++k)
-            g->velocity[c * nz + k] = m[k] > 0 ? pd_v3_scale(mv[k], 1 / m[k]) : pd_v3(0, 0, 0);
+            mv[k] = m[k] > 0 ? pd_v3_scale(mv[k], 1 / m[k]) : pd_v3(0, 0, 0);
     }
 }
 

@@ -317,9 +317,9 @@ size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
         maxwell |= scene->materials[k].viscoelasticity == PD_VISCO_HENCKY_MAXWELL;
     /* F, C (the affine momenta over it), F_N with the Maxwell branch, the dilation, the plastic
      * strain, the published stress (V0 is the world's volume), the grid's offset, base and bin
-     * (the weights follow from the offset), and about one node per particle (mass, momentum,
-     * velocity, bin start); with fields each particle's velocity from its field */
+     * (the weights follow from the offset), and about one node per particle (mass, velocity,
+     * bin start); with fields each particle's velocity from its field */
     return fields * (2 * sizeof(pd_real) + 2 * sizeof(pd_vec3)) + (fields ? sizeof(pd_vec3) : 0) +
            (2 + (size_t)maxwell) * sizeof(pd_mat3) + 8 * sizeof(pd_real) + sizeof(pd_vec3) +
-           2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(pd_vec3) + sizeof(uint32_t);
+           2 * sizeof(uint32_t) + sizeof(pd_real) + sizeof(pd_vec3) + sizeof(uint32_t);
 }
