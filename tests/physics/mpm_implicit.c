@@ -154,12 +154,16 @@ PD_TEST(known_failure_sheared_von_mises_block_under_newton_at_its_yield_limit) {
 
 /* A ball (E 1e6 Pa, radius 0.1 m, spacing 0.025 m) dropped 0.1 m onto a rough floor, stepped
  * for 0.3 s (the impact at about 0.12 s) at `factor` times the explicit bound by lbfgs (at most
- * 2000 iterations a step, the default tolerance: 1e-6 of the momentum) with `preconditioner`.
+ * 2000 iterations a step, to 1e-5 of the momentum) with `preconditioner`. Not the default 1e-6:
+ * there lbfgs's stop is round-off's (its line search finds no decrease once the energy's change
+ * is below the energy's rounding: asked for 1e-8, the steps stop between 2.8e-7 and 2.6e-6), so
+ * whether the diagonal's worst step ended below 1e-6 flipped with the transfers' rounding.
  * Returns the most iterations a step took, the largest residual a step ended with, and the
  * conjugate gradient products of the worst step. */
 #define DROPPED_BALL                                                                               \
     "{\"version\": 1, \"method\": \"mpm\", \"solver\": {\"mpm\": {\"integrator\": \"lbfgs\", "     \
-    "\"optimiser_iterations\": 2000}}, \"time\": {\"dt\": 0.01, \"fps\": 10, \"frames\": 3}, "     \
+    "\"optimiser_iterations\": 2000, \"optimiser_tolerance\": 1e-5}}, \"time\": {\"dt\": 0.01, "   \
+    "\"fps\": 10, \"frames\": 3}, "                                                                \
     "\"gravity\": [0, -9.81, 0], \"materials\": {\"m\": {\"density\": 1000, \"youngs_modulus\": "  \
     "1e6, \"poisson_ratio\": 0.3}}, \"bodies\": [{\"name\": \"ball\", \"material\": \"m\", "       \
     "\"spacing\": 0.025, \"shape\": {\"type\": \"sphere\", \"center\": [0, 0.2, 0], \"radius\": "  \
@@ -199,8 +203,8 @@ static int lbfgs_iterations(double factor, const char* preconditioner, double* r
 
 /* lbfgs to the tolerance at 10 and 100 times the explicit bound, over the grid matrix and over
  * its diagonal. Over the diagonal the worst step (the impact) needs far more than 50 iterations
- * at 100 x (the issue's observation: 350 measured); over the matrix the worst step must take
- * fewer than 100 at 100 x, to the tolerance, which the diagonal's fails, and fewer than the
+ * at 100 x (the issue's observation: 260 measured to 1e-5); over the matrix the worst step must
+ * take fewer than 100 at 100 x, to the tolerance, which the diagonal's fails, and fewer than the
  * diagonal's at 10 x (a matrix that is not the Hessian's stand-in, e.g. without D^T w^2 D or
  * with its weights off by dt^2, fails it). */
 PD_TEST(lbfgs_over_the_grid_matrix_converges_in_fewer_iterations) {
@@ -215,7 +219,7 @@ PD_TEST(lbfgs_over_the_grid_matrix_converges_in_fewer_iterations) {
                "%.2g; %.2f s CPU for 0.3 s), grid matrix %d (residual at most %.2g, %d conjugate "
                "gradient products in that step; %.2f s CPU)\n",
                factors[k], diag[k], rd, sd, matrix[k], rm, cgm, sm);
-        PD_CHECK(matrix[k] > 0 && rm <= 1e-6 && rd <= 1e-6);
+        PD_CHECK(matrix[k] > 0 && rm <= 1e-5 && rd <= 1e-5);
     }
     PD_CHECK(matrix[0] < diag[0]);
     PD_CHECK(matrix[1] < 100 && diag[1] >= 100);
