@@ -6,12 +6,12 @@
 #include <stdlib.h>
 
 #include "methods.h"
+#include "runout.h"
 
 #define SPACING 0.005
 #define ACROSS  16                 /* particles across the column's length L0 */
 #define L0      (ACROSS * SPACING) /* 8 cm */
 #define DEPTH   (4 * SPACING)      /* the channel: four particles deep */
-#define BINS    256
 
 /* Friction angle 30 degrees, no cohesion, E 3e5 Pa, nu 0.3, 1600 kg/m^3; a no-slip floor and
  * the channel's walls (a box collider open upward, the sand inside) slip without friction. The
@@ -42,26 +42,6 @@ typedef struct runout {
     double seconds; /* simulated until at rest */
 } runout;
 
-/* The runout: the far edge of the last slice (one spacing wide, along the channel) where the
- * deposit is at least two spacings thick (its highest grain above its lowest by a spacing or
- * more), less L0 (VALIDATION.md). Measured from the deposit's own bottom, not the floor: a
- * grid method's grains rest up to a cell above a collider. */
-static double deposit_runout(const pd_particles* p) {
-    static double lo[BINS], hi[BINS];
-    for (int c = 0; c < BINS; ++c)
-        lo[c] = INFINITY, hi[c] = -INFINITY;
-    for (size_t i = 0; i < p->count; ++i) {
-        int c = (int)floor(p->pos[i].x / SPACING);
-        if (c >= 0 && c < BINS)
-            lo[c] = fmin(lo[c], p->pos[i].y), hi[c] = fmax(hi[c], p->pos[i].y);
-    }
-    int last = 0;
-    for (int c = 0; c < BINS; ++c)
-        if (hi[c] - lo[c] >= SPACING - 1e-9)
-            last = c;
-    return ((last + 1) * SPACING - L0) / L0;
-}
-
 /* Runs the collapse of aspect ratio a until the kinetic energy is below 1e-6 of the initial
  * potential energy (after 0.2 s; at most 2 s). */
 static runout collapse(double a) {
@@ -90,7 +70,7 @@ static runout collapse(double a) {
         if (t.world->time > 0.2 && ke < 1e-6 * pe0)
             break;
     }
-    r = (runout){1, deposit_runout(p), t.world->time};
+    r = (runout){1, pd_channel_runout(p, SPACING, L0), t.world->time};
     printf("  %s a = %.1f: %zu grains, dt %.3g s, %s at %.2f s (KE / PE0 %.1e): dL/L0 = %.2f\n",
            g_pd_method.method->name, a, p->count, t.world->def.dt,
            ke < 1e-6 * pe0 ? "at rest" : "stopped", r.seconds, ke / pe0, r.dl);
