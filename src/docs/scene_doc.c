@@ -321,7 +321,8 @@ static void print_limits(void) {
            "of a frame are counted in an int |\n");
     printf("| density spacing^3 a normal double (>= 2.2e-308 kg) | `bodies[i].spacing` | a "
            "particle's mass |\n");
-    printf("| dt^2 E / (density spacing^2) <= 1e12 | `materials.<m>.youngs_modulus` (or `lame`) "
+    printf("| dt^2 E / (density spacing^2) <= 1e12, E the instantaneous Young's modulus (as "
+           "below) | `materials.<m>.youngs_modulus` (or `lame`) "
            "| the inertia term M/dt^2 of the implicit step must stay 4 digits above rounding "
            "next to the stiffness (double keeps 16); the He 2017 scenes stay below 1e4 |\n");
     printf("| 1/2 density V (\\|v\\| + \\|omega\\| r)^2 finite (V, r of the bounding box) | "

@@ -208,7 +208,7 @@ static pd_status check_body_physics(const pd_scene* s, const pd_body_def* b, int
     const pd_material_def* m = &s->materials[material];
     char mpath[PD_JPATH_MAX], child[PD_JPATH_MAX];
     pd_jpath_key(mpath, "materials", m->name);
-    pd_real h = b->spacing, rho = m->density, e = m->youngs_modulus, dt = s->world.dt;
+    pd_real h = b->spacing, rho = m->density, dt = s->world.dt;
     pd_real mass = rho * h * h * h;
     if (!(mass >= DBL_MIN) || !isfinite(mass)) {
         pd_jpath_key(child, path, "spacing");
@@ -232,14 +232,17 @@ static pd_status check_body_physics(const pd_scene* s, const pd_body_def* b, int
                        speed,
                        sqrt(DBL_MAX / (rho * fmax(e3.x, h) * fmax(e3.y, h) * fmax(e3.z, h))));
     }
-    pd_real ratio = dt * dt * e / (rho * h * h);
+    /* the stiffness the implicit step meets is the instantaneous one (a Maxwell branch's too) */
+    pd_real ratio = dt * dt * instantaneous_modulus(m) / (rho * h * h);
     if (!(ratio <= PD_MAX_STIFFNESS_RATIO)) {
         pd_jpath_key(child, mpath, m->has_lame ? "lame" : "youngs_modulus");
         return pd_fail(err, PD_ERR_BAD_SCENE, child,
                        "with %s (spacing %g m) and time.dt = %g s, dt^2 E / (density spacing^2) "
-                       "= %.3g exceeds %g: the inertia of the implicit step would be lost to "
-                       "rounding; the representable range is E <= %.3g Pa at this dt and spacing",
-                       path, h, dt, ratio, PD_MAX_STIFFNESS_RATIO,
+                       "= %.3g exceeds %g (E the instantaneous Young's modulus, %g Pa, with the "
+                       "material's viscoelastic branch if it has one): the inertia of the implicit "
+                       "step would be lost to rounding; the representable range is E <= %.3g Pa "
+                       "at this dt and spacing",
+                       path, h, dt, ratio, PD_MAX_STIFFNESS_RATIO, instantaneous_modulus(m),
                        PD_MAX_STIFFNESS_RATIO * rho * h * h / (dt * dt));
     }
     pd_vec3 gv = s->world.gravity;

@@ -895,6 +895,34 @@ PD_TEST(weight_check_counts_the_maxwell_branch) {
     free(good);
 }
 
+/* The stiffness check (dt^2 E / (density spacing^2) at most 1e12) counts the instantaneous
+ * modulus too: the tube (gel, spacing 1 cm, dt 4 ms: the ratio is 1.6e-4 E) with E_E 1e15 Pa
+ * alone is taken (1.6e11), and refused with a Maxwell branch of shear modulus 1e16 Pa (E about
+ * 2.7e16: 4.3e12), which E_E alone would pass. */
+PD_TEST(stiffness_check_counts_the_maxwell_branch) {
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    const char* stiff = "materials.gel={\"density\":1000,\"youngs_modulus\":1e15,"
+                        "\"poisson_ratio\":0.3}";
+    const char* branch = "materials.gel={\"density\":1000,\"youngs_modulus\":1e15,"
+                         "\"poisson_ratio\":0.3,\"viscoelasticity\":{\"model\":"
+                         "\"hencky_maxwell\",\"shear_modulus\":1e16,\"bulk_modulus\":"
+                         "2e16,\"deviatoric_viscosity\":10,\"volumetric_viscosity\":10}}";
+    const char* alone[] = {"method=mpm", "solver={}", stiff};
+    pd_scene s;
+    pd_error err;
+    pd_status st = pd_scene_parse(good, "good.json", ".", alone, 3, &s, &err);
+    printf("  E_E 1e15 alone: %s%s\n",
+           st == PD_OK ? "accepted" : "refused: ", st == PD_OK ? "" : err.message);
+    PD_CHECK(st == PD_OK);
+    if (st == PD_OK)
+        pd_scene_free(&s);
+    const char* with[] = {"method=mpm", "solver={}", branch};
+    PD_CHECK(refused(good, with, 3, "materials.gel.youngs_modulus", 0, "a stiff branch"));
+    PD_CHECK(strstr(last_message, "instantaneous") != NULL);
+    free(good);
+}
+
 /* mpm's material key elastic_energy: a plastic material with another law than hencky is refused
  * at the key (the returns act on the Hencky strain), an unknown law at the key with the choices,
  * and the key itself by a method that does not implement it (sbpd); Drucker-Prager under mpm's
