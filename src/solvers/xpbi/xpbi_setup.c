@@ -22,7 +22,7 @@ pd_status pd_xpbi_check_material(const pd_material_def* m, const void* params, c
 }
 
 /* The particle constraints are a volume's (Eq. 10 needs a neighbourhood that spans 3D): a
- * one-layer shell or a rod has none, and fixed bodies (obstacles) are not implemented yet. */
+ * one-layer shell or a rod has none; a fixed body is refused too: an obstacle is a collider. */
 pd_status pd_xpbi_check_body_material(const pd_scene* scene, int body, int material,
                                       const char* path, pd_error* err) {
     (void)material, (void)path;
