@@ -8,12 +8,12 @@
  * Why the ADMM at 10 x the explicit bound runs out farther (docs/methods/mpm.md, "The ADMM's
  * collapse and the time step"): not its solve nor its plastic step, but the transfers. Each step
  * takes one round trip particles -> grid -> particles (Fig. 8's steps 2 and 5), and a round trip
- * damps what the grid cannot carry (Sec. 8 derives RPIC's as a viscosity nu = dx^2 / (8 dt):
- * a damping per step, so per second it falls as dt grows; APIC's is smaller, of the modes
- * beyond the affine, and scales alike). At 10 x the step the ADMM takes a tenth of the
- * explicit step's round trips a second. The tests below measure it: at the explicit bound the
- * ADMM runs out with the explicit step; at 10 x, given 9 more APIC round trips a step without
- * force (the explicit step's count a second), within the issue's 20 %. */
+ * damps what the grid cannot carry (Sec. 8 derives RPIC's as a viscosity nu = dx^2 / (8 dt): a
+ * damping per step, so per second it falls as dt grows; APIC's, of the modes beyond the affine,
+ * is per step too: round trips added move the runout as the step does). At 10 x the step the
+ * ADMM takes a tenth of the explicit step's round trips a second. The tests below measure it: at
+ * the explicit bound the ADMM runs out with the explicit step; at 10 x, given 9 more APIC round
+ * trips a step without force (the explicit step's count a second), within the issue's 20 %. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -71,7 +71,8 @@ static double kinetic_energy(const pd_particles* p) {
 static int apic_round_trips(pd_world* w, int trips) {
     pd_mpm_state* s = w->solver_state;
     pd_particles* p = &w->particles;
-    if (pd_grid_fit(&s->grid, p->pos, s->n, 2, (s->n + 1) * (size_t)4096, NULL) != PD_OK)
+    size_t runaway = (s->n + 1) * (size_t)4096; /* mpm.c's bound on the grid's nodes */
+    if (pd_grid_fit(&s->grid, p->pos, s->n, 2, runaway, NULL) != PD_OK)
         return 0;
     for (int k = 0; k < trips; ++k) {
         for (size_t i = 0; i < s->n; ++i)
@@ -135,11 +136,11 @@ static collapse_run collapse(const char* const* sets, int count) {
  * of the explicit one (the issue's). A known failure: measured 2.500 against 1.875 (+33 %), the
  * farthest grain 2.53 against 1.91 (2.250, +20.0 %, where the test was written; 51.9 and 10.7 s
  * of CPU). The gap is the transfers' damping, a tenth as many round trips a second (above, and
- * the two tests below): the ADMM converged (80 iterations to 1.5e-7) runs as with 15 (its farthest
- * grain 1.172 for 1.163 at 0.2 s); at 1 / 2 / 5 / 10 x the bound it runs out 1.750 / 1.875 / 2.125
- * / 2.500 by 0.8 s (the explicit step 1.750), and the explicit step itself at a half / a quarter of
- * its bound 1.750 / 1.625, its farthest grain 1.78 / 1.70 for 1.87: neither is converged in dt
- * (docs/validation.md). */
+ * the two tests below). The ADMM converged (80 iterations to 1.5e-7) runs as with 15 (its
+ * farthest grain 1.172 for 1.163 at 0.2 s). By 0.8 s the ADMM at 1, 2, 5 and 10 x the bound
+ * runs out 1.750, 1.875, 2.125 and 2.500 (the explicit step 1.750), and the explicit step at a
+ * half and a quarter of its bound 1.750 and 1.625, its farthest grain 1.78 and 1.70 for 1.87:
+ * neither is converged in dt (docs/validation.md). */
 PD_TEST(known_failure_admm_collapse_runs_out_within_20_percent_of_the_explicit_step) {
     collapse_run ex = collapse(NULL, 0);
     const char* admm[] = {"solver.mpm.integrator=admm", "solver.mpm.iterations=15"};
