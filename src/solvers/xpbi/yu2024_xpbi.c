@@ -445,11 +445,10 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
     return PD_OK;
 }
 
-/* No block yet: Eq. 14's returns run in the iterations (plastic_stretches) for von Mises and
- * Drucker-Prager materials, but no test measures them under xpbi, and declaring them would
- * enter the suite's Drucker-Prager tests (triaxial, heap, channel collapse): `plasticity` is
- * refused until they run (docs/methods/xpbi.md, "Not yet"). */
-const pd_material_support pd_xpbi_material_support = {0};
+/* Eq. 14's returns (plastic_stretches) for the models a test measures under xpbi: von Mises
+ * (tests/physics/xpbi.c, the sheared slab). Drucker-Prager's return runs the same code but is
+ * declared only with the suite's Drucker-Prager tests (triaxial, heap, channel collapse). */
+const pd_material_support pd_xpbi_material_support = {.plasticity = 1u << PD_PLASTICITY_VON_MISES};
 
 static const pd_field_info k_fields[] = {
     {PD_ATTR_PLASTIC_STRAIN,
