@@ -5,7 +5,8 @@
  * and 40 degrees. q / p is read where each method's yield function first flows under a
  * confining strain of 1e-3 and a growing isochoric axial one (p and q Hooke's for the imposed
  * strain, or the method's stress of it): each method's own probe (plasticity.c, sbpd_sand.c,
- * mpm.c), called per method here; a method that declares Drucker-Prager without a probe fails. */
+ * mpm.c, xpbi.c), called per method here; a method that declares Drucker-Prager without a probe
+ * fails. */
 #include "methods.h"
 #include "triaxial.h"
 
@@ -16,6 +17,7 @@ static const struct {
     {"projective_pd", pd_test_ppd_triaxial_ratio},
     {"sbpd", pd_test_sbpd_triaxial_ratio},
     {"mpm", pd_test_mpm_triaxial_ratio},
+    {"xpbi", pd_test_xpbi_triaxial_ratio},
 };
 
 static void triaxial(void) {

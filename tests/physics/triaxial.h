@@ -7,5 +7,6 @@
 double pd_test_ppd_triaxial_ratio(double phi);  /* plasticity.c, the compression cone */
 double pd_test_sbpd_triaxial_ratio(double phi); /* sbpd_sand.c */
 double pd_test_mpm_triaxial_ratio(double phi);  /* mpm.c */
+double pd_test_xpbi_triaxial_ratio(double phi); /* xpbi.c */
 
 #endif

@@ -9,6 +9,7 @@
 #include "peridot/parallel.h"
 
 #include "bar.h"
+#include "triaxial.h"
 #include "support.h"
 #include "solvers/xpbi/xpbi_data.h"
 
@@ -281,8 +282,7 @@ PD_TEST(gauss_seidel_residual_falls_with_iterations) {
 }
 
 /* What xpbi does not implement yet is refused at its JSON path, never ignored: a plasticity
- * model it does not declare (Drucker-Prager's return is written but not yet measured), a shell
- * body, contact keys of other methods,
+ * model it does not implement (Cam-clay), a shell body, contact keys of other methods,
  * a key of no method, a kernel radius whose distance constraints (Eq. 21) would push nearest
  * neighbours apart (r = 1.5 spacings inflated the bar by 7 %). */
 PD_TEST(refuses_what_it_does_not_implement) {
@@ -290,8 +290,7 @@ PD_TEST(refuses_what_it_does_not_implement) {
         const char* set;
         const char* path;
     } cases[] = {
-        {"materials.m.plasticity={\"model\":\"drucker_prager\",\"friction_angle\":30}",
-         "materials.m.plasticity.model"},
+        {"materials.m.plasticity={\"model\":\"cam_clay\"}", "materials.m.plasticity.model"},
         {"bodies[0].kind=shell", "bodies[0].kind"},
         {"solver.contact=true", "solver.xpbi.contact"},
         {"solver.xsph_strength=1", "solver.xpbi.xsph_strength"},
@@ -414,3 +413,40 @@ PD_TEST(von_mises_slab_shears_at_its_yield_stress) {
     PD_CHECK(s.elastic_plastic == 0);
     PD_CHECK(s.plastic > 0.03); /* 6 % shear less 0.75 % elastic: about 0.05 of Hencky strain */
 }
+
+/* The triaxial probe (triaxial.c): xpbi's return of Eq. 14 (the material's Hencky return, as
+ * plastic_stretches applies it) at the stretches of a confining strain of 1e-3 and a growing
+ * isochoric axial one, the onset of flow by bisection, q / p of the Hencky StVK stress there. */
+double pd_test_xpbi_triaxial_ratio(double phi) {
+    char set[160];
+    snprintf(set, sizeof set, "materials.sand.plasticity.friction_angle=%g", phi);
+    const char* json =
+        "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":\"auto\",\"fps\":50,"
+        "\"frames\":1},\"materials\":{\"sand\":{\"density\":1600,\"youngs_modulus\":3e5,"
+        "\"poisson_ratio\":0.3,\"plasticity\":{\"model\":\"drucker_prager\"}}},"
+        "\"bodies\":[{\"name\":\"sand\",\"material\":\"sand\",\"spacing\":0.025,"
+        "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.1,0.1,0.1]}}]}";
+    const char* sets[] = {set};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, sets, 1))
+        return -1;
+    const pd_xpbi_material* m = &((const pd_xpbi_state*)t.world->solver_state)->mat[0];
+    double er = 1e-3, lo = 0, hi = 0.01;
+    for (int it = 0; it < 60; ++it) {
+        double mid = 0.5 * (lo + hi);
+        pd_vec3 s;
+        pd_vec3 trial = pd_v3(1 - er - mid, 1 - er + mid / 2, 1 - er + mid / 2);
+        if (pd_hencky_return(&m->yield, trial, &s, NULL) != PD_DP_ELASTIC)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    double ta = 0.5 * (lo + hi);
+    double e[3] = {log(1 - er - ta), log(1 - er + ta / 2), log(1 - er + ta / 2)};
+    double tr = e[0] + e[1] + e[2], tau[3];
+    for (int a = 0; a < 3; ++a)
+        tau[a] = 2 * m->mu * e[a] + m->lambda * tr;
+    pd_test_sim_close(&t);
+    return (tau[1] - tau[0]) / (-(tau[0] + tau[1] + tau[2]) / 3);
+}
+

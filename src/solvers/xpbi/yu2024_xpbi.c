@@ -445,10 +445,11 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
     return PD_OK;
 }
 
-/* Eq. 14's returns (plastic_stretches) for the models a test measures under xpbi: von Mises
- * (tests/physics/xpbi.c, the sheared slab). Drucker-Prager's return runs the same code but is
- * declared only with the suite's Drucker-Prager tests (triaxial, heap, channel collapse). */
-const pd_material_support pd_xpbi_material_support = {.plasticity = 1u << PD_PLASTICITY_VON_MISES};
+/* Eq. 14's returns (plastic_stretches), each measured under xpbi: von Mises by the sheared slab
+ * (tests/physics/xpbi.c), Drucker-Prager by the suite's triaxial probe, heap and channel
+ * collapse. No volume correction (mpm's Tampubolon 2017 option): refused if asked for. */
+const pd_material_support pd_xpbi_material_support = {
+    .plasticity = 1u << PD_PLASTICITY_VON_MISES | 1u << PD_PLASTICITY_DRUCKER_PRAGER};
 
 static const pd_field_info k_fields[] = {
     {PD_ATTR_PLASTIC_STRAIN,
