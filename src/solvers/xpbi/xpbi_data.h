@@ -21,6 +21,10 @@ struct pd_world;
 /* solver.xpbi.solver */
 enum { PD_XPBI_GAUSS_SEIDEL, PD_XPBI_JACOBI };
 
+/* solver.xpbi.plasticity: the return of Eq. 14 in every constraint evaluation (implicit) or at
+ * the step's end only (semi_implicit, Sec. 5.1's comparison, Fig. 9) */
+enum { PD_XPBI_PLASTIC_IMPLICIT, PD_XPBI_PLASTIC_SEMI_IMPLICIT };
+
 typedef struct pd_xpbi_params {
     int iterations;            /* XPBD iterations per step (the cap when tolerance > 0) */
     pd_real tolerance;         /* > 0: stop once |h| / |h^(0)| is below it (Fig. 18) */
@@ -31,6 +35,7 @@ typedef struct pd_xpbi_params {
     int solver;                /* PD_XPBI_GAUSS_SEIDEL or PD_XPBI_JACOBI */
     pd_real jacobi_relaxation; /* jacobi: the summed velocity changes are scaled by this */
     pd_real courant;           /* time.dt "auto": dt (c_P + |v|) / r at most */
+    int plasticity;            /* PD_XPBI_PLASTIC_IMPLICIT or PD_XPBI_PLASTIC_SEMI_IMPLICIT */
 } pd_xpbi_params;
 
 extern const pd_param_table pd_xpbi_param_table;

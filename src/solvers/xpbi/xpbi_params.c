@@ -48,6 +48,12 @@ static const pd_param_info k_params[] = {
      "start: an accuracy choice, not a stability bound (XPBD is stable at any step, but with "
      "`iterations` 10 a body's constraints converge only while a wave crosses about r a step: "
      "measured, docs/methods/xpbi.md). A numeric time.dt is taken as given."},
+    {"plasticity", PD_PARAM_ENUM, P(plasticity), PD_XPBI_PLASTIC_IMPLICIT, 0, 0, "-",
+     "implicit|semi_implicit",
+     "Where a plastic material's return mapping (Eq. 14) runs. implicit: in every evaluation of "
+     "a particle constraint, on the trial F of the iteration's velocities (Alg. 1, Sec. 3.3), and "
+     "again at the step's end. semi_implicit: at the step's end only (Eq. 22), the iterations "
+     "solving elasticity alone (Sec. 5.1's comparison, Fig. 9, as in Stomakhin et al. 2013)."},
 };
 
 const pd_param_table pd_xpbi_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

@@ -67,7 +67,8 @@ pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* 
     pd_mat3 u, w;
     pd_vec3 sv;
     pd_svd3(f, &u, &sv, &w);
-    sv = plastic_stretches(m, sv); /* Eq. 14: F^(k+1) = Z(F^E,tr(v^(k))) */
+    if (s->prm.plasticity == PD_XPBI_PLASTIC_IMPLICIT)
+        sv = plastic_stretches(m, sv); /* Eq. 14: F^(k+1) = Z(F^E,tr(v^(k))) */
     pd_mat3 dcdf;
     pd_real c = constraint_of_stretches(m, u, sv, w, &dcdf);
     *m_out = pd_m3_mul(dcdf, pd_m3_transpose(s->f[p])); /* Eq. 12 without V_b L_p grad W_b */
