@@ -36,6 +36,7 @@ typedef struct pd_xpbi_params {
     pd_real jacobi_relaxation; /* jacobi: the summed velocity changes are scaled by this */
     pd_real courant;           /* time.dt "auto": dt (c_P + |v|) / r at most */
     int plasticity;            /* PD_XPBI_PLASTIC_IMPLICIT or PD_XPBI_PLASTIC_SEMI_IMPLICIT */
+    pd_real hourglass;         /* beta: the hourglass constraint's stiffness in E (0: off) */
 } pd_xpbi_params;
 
 extern const pd_param_table pd_xpbi_param_table;
@@ -45,6 +46,7 @@ extern const pd_material_support pd_xpbi_material_support;
 typedef struct pd_xpbi_material {
     pd_real mu, lambda; /* Pa */
     int plastic;        /* 1: Z projects F onto `yield` (drucker_prager, von_mises) */
+    pd_real hourglass;  /* beta E (Pa): 0 where off, and for a plastic material */
     pd_hencky_yield yield;
 } pd_xpbi_material;
 
@@ -57,6 +59,15 @@ typedef struct pd_xpbi_neighbor {
     pd_real w; /* V_b^n W_b(x_p^n) (1) */
     pd_vec3 g; /* V_b^n L_p grad W_b(x_p^n) (1/m) */
 } pd_xpbi_neighbor;
+
+/* One neighbour entry's hourglass data (xpbi_hourglass.c): y = F_p^n X_pb with the rest offset
+ * X_pb = X_b - X_p, k = beta E V_b^0 W(|X_pb|) / |X_pb|^2, and the constraint's last gradient
+ * with respect to b's position. */
+typedef struct pd_xpbi_hourglass {
+    pd_vec3 y;    /* m */
+    pd_real k;    /* Pa m (energy density per m^2 of eps) */
+    pd_vec3 grad; /* sqrt(Pa) / m */
+} pd_xpbi_hourglass;
 
 /* Constraint sets of one colour that touch disjoint particles (Sec. 4.3): tasks of whole cells
  * of one parity colour, cells at least 2 k wide. */
@@ -78,6 +89,8 @@ typedef struct pd_xpbi_state {
     pd_real* volume;    /* V_p^n = V_p^0 det F_p^n (m^3) */
     pd_real* inv_mass;  /* 1 / m, 0 for pinned and fixed particles */
     pd_real* lambda;    /* the multiplier of C_p (Eq. 17, 19) */
+    pd_real* lambda_h;  /* the multiplier of the hourglass constraint C_h,p */
+    pd_real* dlambda_h; /* jacobi: this sweep's change of it */
     pd_real* dlambda;   /* jacobi: this sweep's change of it */
     pd_mat3* dcdf_ft;   /* jacobi: dC_p/dF F_p^n^T of this sweep */
     pd_vec3* v_start;   /* v^n + dt g (Alg. 1's third line) */
@@ -90,6 +103,8 @@ typedef struct pd_xpbi_state {
     pd_neighbor_list near; /* within k at the step's start, all bodies */
     pd_xpbi_neighbor* nb;  /* per entry of near: the kernel data */
     size_t nb_capacity;
+    pd_xpbi_hourglass* hg; /* per entry of near when hourglass > 0 */
+    size_t hg_capacity;
     /* the colouring (Sec. 4.3): particles by colour and cell, tasks of whole cells */
     uint32_t* order;
     uint32_t* task;
@@ -134,5 +149,13 @@ pd_real pd_xpbi_constraint(const pd_xpbi_material* m, pd_mat3 f, pd_mat3* dcdf);
  * grad_{x_p} C_p = -sum_b m g_b (Eq. 13). */
 pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
                                     const pd_vec3* v, pd_real dt, pd_mat3* m);
+/* The hourglass constraint (xpbi_hourglass.c): the per-entry y and k of the step's start
+ * (after pd_xpbi_neighborhoods; nothing when solver.xpbi.hourglass is 0), and C_h,p at the
+ * velocities v from the step-start positions x0, its gradients with respect to p's neighbours
+ * left in s->hg[e].grad and that with respect to p in *grad_p (0 where C_h is 0), and *norm
+ * = sum over them of w |grad|^2 with the inverse masses w (Eq. 17's denominator). */
+pd_status pd_xpbi_hourglass_prepare(pd_xpbi_state* s, const pd_particles* p);
+pd_real pd_xpbi_hourglass_constraint(pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
+                                     const pd_vec3* v, pd_real dt, pd_vec3* grad_p, pd_real* norm);
 
 #endif

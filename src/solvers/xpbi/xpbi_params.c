@@ -54,6 +54,14 @@ static const pd_param_info k_params[] = {
      "a particle constraint, on the trial F of the iteration's velocities (Alg. 1, Sec. 3.3), and "
      "again at the step's end. semi_implicit: at the step's end only (Eq. 22), the iterations "
      "solving elasticity alone (Sec. 5.1's comparison, Fig. 9, as in Stomakhin et al. 2013)."},
+    {"hourglass", PD_PARAM_REAL, P(hourglass), 1.0, 0, 100, "E", NULL,
+     "beta: the stiffness of the hourglass constraint (beyond the paper; docs/methods/xpbi.md), "
+     "one more XPBD constraint per particle on the part of its neighbours' relative positions "
+     "that its F does not predict, eps = x_b - x_p - F_p (X_b - X_p) with the rest offsets X: "
+     "energy density beta E / 2 sum_b V_b W_b |eps|^2 / |X_b - X_p|^2. It holds the "
+     "layer-by-layer alternation Eq. 11 cannot see (under tension it grows and F stops "
+     "following the positions: the bar showed E x 0.36) and vanishes for any affine motion. "
+     "Off for a plastic material. 0: off (the paper)."},
 };
 
 const pd_param_table pd_xpbi_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

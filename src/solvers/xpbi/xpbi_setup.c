@@ -44,6 +44,8 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
             xm->plastic = 1, xm->yield.cone = pd_dp_material_cone(m);
         else if (m->plasticity == PD_PLASTICITY_VON_MISES)
             xm->plastic = 1, xm->yield.cone = pd_von_mises_cone(m->yield_stress);
+        /* the hourglass constraint's rest offsets mean nothing once the material flows */
+        xm->hourglass = xm->plastic ? 0 : s->prm.hourglass * el.E;
     }
     return PD_OK;
 }
@@ -56,6 +58,8 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
     X(volume, pd_real, 1)                                                                          \
     X(inv_mass, pd_real, 1)                                                                        \
     X(lambda, pd_real, 1)                                                                          \
+    X(lambda_h, pd_real, 1)                                                                        \
+    X(dlambda_h, pd_real, 1)                                                                       \
     X(dlambda, pd_real, 1)                                                                         \
     X(dcdf_ft, pd_mat3, 1)                                                                         \
     X(dv, pd_vec3, 1)                                                                              \
@@ -145,6 +149,7 @@ void pd_xpbi_destroy(void* state) {
     PD_FREE_ARRAY(s->contact_t, pd_vec3, contacts);
     PD_FREE_ARRAY(s->history, pd_real, (size_t)s->prm.iterations + 1);
     PD_FREE_ARRAY(s->nb, pd_xpbi_neighbor, s->nb_capacity);
+    PD_FREE_ARRAY(s->hg, pd_xpbi_hourglass, s->hg_capacity);
     PD_FREE_ARRAY(s->mat, pd_xpbi_material, (size_t)s->material_count + 1);
     pd_hash_grid_destroy(&s->grid);
     pd_neighbor_list_destroy(&s->near);
@@ -191,7 +196,9 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     /* the arrays above, about 32 neighbour entries (list index and kernel data), the hash
      * grid's and each collider's contact */
     size_t colliders = (size_t)(scene->collider_count > 0 ? scene->collider_count : 1);
-    return 2 * sizeof(pd_mat3) + 6 * sizeof(pd_real) + sizeof(pd_vec3) + 2 * sizeof(uint32_t) +
-           2 * sizeof(uint64_t) + 32 * (sizeof(pd_xpbi_neighbor) + sizeof(uint32_t)) +
-           4 * sizeof(uint32_t) + sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
+    size_t hourglass = 32 * sizeof(pd_xpbi_hourglass); /* solver.xpbi.hourglass > 0 */
+    return hourglass + 2 * sizeof(pd_mat3) + 8 * sizeof(pd_real) + sizeof(pd_vec3) +
+           2 * sizeof(uint32_t) + 2 * sizeof(uint64_t) +
+           32 * (sizeof(pd_xpbi_neighbor) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
+           sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
 }

@@ -134,7 +134,34 @@ static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, p
     return -*h / (weighted_gradient_norm(s, p, *m) + alpha);
 }
 
-/* Gauss-Seidel over one task's particle constraints (Alg. 1, Eq. 17-19). */
+/* The hourglass constraint's multiplier change at p (Eq. 17 for C_h,p of xpbi_hourglass.c,
+ * alpha = 1 / V^0); *h its residual C_h + alpha~ lambda_h. Its gradients are left in s->hg. */
+static pd_real hourglass_change(const sweep_job* job, uint32_t p, pd_real* h) {
+    pd_xpbi_state* s = job->s;
+    pd_vec3 gp;
+    pd_real norm,
+        c = pd_xpbi_hourglass_constraint(s, s->step->step_start, p, job->v, job->dt, &gp, &norm);
+    pd_real alpha = 1 / (s->volume0[p] * job->dt * job->dt);
+    *h = c + alpha * s->lambda_h[p];
+    if (!(c > XPBI_C_FLOOR))
+        return 0;
+    return -*h / (norm + alpha);
+}
+
+/* Eq. 18 for the hourglass constraint: its gradients from s->hg, p's their negated sum. */
+static void apply_hourglass(sweep_job* job, uint32_t p, pd_real dlambda) {
+    const pd_xpbi_state* s = job->s;
+    pd_real scale = dlambda / job->dt;
+    pd_vec3 gp = pd_v3(0, 0, 0);
+    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+        gp = pd_v3_sub(gp, s->hg[e].grad);
+        give(job, s->near.indices[e], s->hg[e].grad, scale);
+    }
+    give(job, p, gp, scale);
+}
+
+/* Gauss-Seidel over one task's particle constraints (Alg. 1, Eq. 17-19), each particle's
+ * hourglass constraint right after its elastic one. */
 static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count, size_t task) {
     pd_xpbi_state* s = job->s;
     pd_real h2 = 0;
@@ -143,10 +170,18 @@ static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count
         pd_mat3 m;
         pd_real h, dl = multiplier_change(job, p, &m, &h);
         h2 += h * h;
-        if (dl == 0)
+        if (dl != 0) {
+            s->lambda[p] += dl;
+            apply_constraint(job, p, m, dl);
+        }
+        if (!(s->prm.hourglass > 0))
             continue;
-        s->lambda[p] += dl;
-        apply_constraint(job, p, m, dl);
+        dl = hourglass_change(job, p, &h);
+        h2 += h * h;
+        if (dl != 0) {
+            s->lambda_h[p] += dl;
+            apply_hourglass(job, p, dl);
+        }
     }
     s->sweep_h2[task] = h2;
 }
@@ -208,6 +243,11 @@ static void jacobi_multipliers(void* ctx, size_t begin, size_t end, int thread) 
         s->dlambda[p] = multiplier_change(job, (uint32_t)p, &s->dcdf_ft[p], &h);
         s->lambda[p] += s->dlambda[p];
         h2 += h * h;
+        if (s->prm.hourglass > 0) {
+            s->dlambda_h[p] = hourglass_change(job, (uint32_t)p, &h);
+            s->lambda_h[p] += s->dlambda_h[p];
+            h2 += h * h;
+        }
     }
     s->sweep_h2[begin / PD_XPBI_GRAIN] = h2;
 }
@@ -217,10 +257,14 @@ static void jacobi_multipliers(void* ctx, size_t begin, size_t end, int thread) 
 static void jacobi_gather_task(sweep_job* job, const uint32_t* particles, size_t count,
                                size_t task) {
     (void)task;
-    for (size_t k = 0; k < count; ++k)
-        if (job->s->dlambda[particles[k]] != 0)
-            apply_constraint(job, particles[k], job->s->dcdf_ft[particles[k]],
-                             job->s->dlambda[particles[k]]);
+    const pd_xpbi_state* s = job->s;
+    for (size_t k = 0; k < count; ++k) {
+        uint32_t p = particles[k];
+        if (s->dlambda[p] != 0)
+            apply_constraint(job, p, s->dcdf_ft[p], s->dlambda[p]);
+        if (s->prm.hourglass > 0 && s->dlambda_h[p] != 0)
+            apply_hourglass(job, p, s->dlambda_h[p]);
+    }
 }
 
 /* ... then v += omega dv. */
@@ -322,7 +366,7 @@ static void start_range(void* ctx, size_t begin, size_t end, int thread) {
         s->inv_mass[i] = (p->flags[i] & PD_P_CONSTRAINED) || !(p->mass[i] > 0) ? 0 : 1 / p->mass[i];
         if (s->inv_mass[i] > 0)
             p->vel[i] = pd_v3_madd(p->vel[i], job->dt, job->gravity);
-        s->lambda[i] = 0;
+        s->lambda[i] = 0, s->lambda_h[i] = 0;
         job->impulse[i] = pd_v3(0, 0, 0);
         for (size_t c = 0; c < k; ++c)
             s->contact_n[i * k + c] = 0, s->contact_t[i * k + c] = pd_v3(0, 0, 0);
@@ -426,6 +470,8 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
     pd_vec3* impulse = s->impulse;
     double t0 = pd_now();
     pd_status st = pd_xpbi_neighborhoods(s, p);
+    if (st == PD_OK)
+        st = pd_xpbi_hourglass_prepare(s, p);
     if (st != PD_OK) {
         s->step = NULL;
         return st;

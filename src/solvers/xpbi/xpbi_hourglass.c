@@ -1,0 +1,116 @@
+/* xpbi's hourglass constraint (beyond Yu et al. 2024; docs/methods/xpbi.md, "Departures"): one
+ * more XPBD constraint per particle, inside Alg. 1's iterations beside the elastic one, on the
+ * part of the neighbours' relative positions that the particle's deformation gradient does not
+ * predict (after Ganzenmueller 2015, "An hourglass control algorithm for Lagrangian Smooth
+ * Particle Hydrodynamics", Eq. 18-20, posed as an energy instead of his projected pair force).
+ *
+ * Eq. 11's gradient cannot see a displacement that alternates layer by layer; under tension
+ * such a mode grows (the corrected kernel of the displaced neighbourhood reads its growth as a
+ * compression), so F stops following the positions. With the candidate positions
+ * x~ = x^n + dt v and the candidate F~_p = (I + dt L_p(v)) F_p^n of Eq. 9, for p's neighbour b
+ * of the same body with rest offset X_pb = X_b - X_p,
+ *   eps_pb = x~_b - x~_p - F~_p X_pb,
+ *   Psi_h,p = 1/2 sum_b k_pb |eps_pb|^2,  k_pb = beta E V_b^0 W(|X_pb|) / |X_pb|^2,
+ *   C_h,p = sqrt(2 Psi_h,p), alpha_h = 1 / V_p^0 (the form of Eq. 6).
+ * eps = 0 for any affine motion x = A X + c (F~ X = A X: F^{n+1} = (I + dt L) F^n integrates the
+ * exact L of a linear field, Eq. 10), so a rigid rotation or a uniform stretch feels nothing.
+ * With y_pb = F_p^n X_pb, a_pb = k_pb eps_pb, M = sum_b a_pb y_pb^T and g_c = V_c L_p grad W_c
+ * (Eq. 11: d(F~ X_pb)/dx~_c = (g_c . y_pb) I):
+ *   grad_c C_h = (a_pc - M g_c) / C_h,   grad_p C_h = -sum_c grad_c C_h,
+ * so the constraint keeps linear momentum. */
+#include <math.h>
+
+#include "core/alloc.h"
+#include "parallel/parallel.h"
+#include "solvers/xpbi/xpbi_data.h"
+#include "sph/kernels.h"
+
+/* Below this C_h (sqrt(Pa)) the constraint holds: its gradient has no direction. */
+#define XPBI_HG_FLOOR 1e-12
+
+static pd_status reserve(pd_xpbi_state* s, size_t entries) {
+    if (entries <= s->hg_capacity && s->hg)
+        return PD_OK;
+    size_t grown = entries + entries / 4 + 64;
+    pd_xpbi_hourglass* hg = PD_NEW_ARRAY(pd_xpbi_hourglass, grown);
+    if (!hg)
+        return PD_ERR_OUT_OF_MEMORY;
+    PD_FREE_ARRAY(s->hg, pd_xpbi_hourglass, s->hg_capacity);
+    s->hg = hg;
+    s->hg_capacity = grown;
+    return PD_OK;
+}
+
+typedef struct prepare_job {
+    pd_xpbi_state* s;
+    const pd_particles* p;
+} prepare_job;
+
+/* Per entry: y = F_p^n X_pb and k_pb (0 for another body, outside the rest support k = 2 r, or
+ * where p's material has no hourglass stiffness). */
+static void prepare_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const prepare_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    const pd_particles* pt = job->p;
+    pd_real H = 2 * s->r;
+    for (size_t p = begin; p < end; ++p) {
+        pd_real stiff = s->mat[pt->material[p]].hourglass;
+        for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+            uint32_t b = s->near.indices[e];
+            pd_vec3 x = pd_v3_sub(pt->rest[b], pt->rest[p]);
+            pd_real d2 = pd_v3_len2(x), w = 0;
+            if (stiff > 0 && pt->body[b] == pt->body[p] && d2 > 0)
+                w = pd_sph_wendland_c2(sqrt(d2), H);
+            s->hg[e].y = pd_m3_mulv(s->f[p], x);
+            s->hg[e].k = w > 0 ? stiff * s->volume0[b] * w / d2 : 0;
+            s->hg[e].grad = pd_v3(0, 0, 0);
+        }
+    }
+}
+
+pd_status pd_xpbi_hourglass_prepare(pd_xpbi_state* s, const pd_particles* p) {
+    if (!(s->prm.hourglass > 0) || s->n == 0)
+        return PD_OK;
+    pd_status st = reserve(s, s->near.offsets[s->n]);
+    if (st != PD_OK)
+        return st;
+    prepare_job job = {s, p};
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, prepare_range, &job);
+    return PD_OK;
+}
+
+pd_real pd_xpbi_hourglass_constraint(pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
+                                     const pd_vec3* v, pd_real dt, pd_vec3* grad_p, pd_real* norm) {
+    pd_mat3 l = pd_m3_scale(pd_xpbi_velocity_gradient(s, p, v), dt); /* dt L_p, Eq. 11 */
+    pd_vec3 xp = pd_v3_madd(x0[p], dt, v[p]);
+    pd_mat3 m = pd_m3_zero();
+    pd_real psi2 = 0; /* 2 Psi_h */
+    uint32_t first = s->near.offsets[p], last = s->near.offsets[p + 1];
+    for (uint32_t e = first; e < last; ++e) {
+        pd_xpbi_hourglass* h = &s->hg[e];
+        if (h->k == 0)
+            continue;
+        uint32_t b = s->near.indices[e];
+        pd_vec3 xb = pd_v3_madd(x0[b], dt, v[b]);
+        /* eps = x~_pb - (I + dt L) y */
+        pd_vec3 eps = pd_v3_sub(pd_v3_sub(xb, xp), pd_v3_add(h->y, pd_m3_mulv(l, h->y)));
+        h->grad = pd_v3_scale(eps, h->k); /* a_pb for now */
+        psi2 += h->k * pd_v3_len2(eps);
+        pd_m3_add_outer(&m, 1, h->grad, h->y);
+    }
+    pd_real c = sqrt(psi2);
+    pd_vec3 gp = pd_v3(0, 0, 0);
+    pd_real sum = 0;
+    if (c > XPBI_HG_FLOOR)
+        for (uint32_t e = first; e < last; ++e) {
+            pd_xpbi_hourglass* h = &s->hg[e];
+            pd_vec3 a = h->k == 0 ? pd_v3(0, 0, 0) : h->grad;
+            h->grad = pd_v3_scale(pd_v3_sub(a, pd_m3_mulv(m, s->nb[e].g)), 1 / c);
+            gp = pd_v3_sub(gp, h->grad);
+            sum += s->inv_mass[s->near.indices[e]] * pd_v3_len2(h->grad);
+        }
+    *grad_p = gp;
+    *norm = sum + s->inv_mass[p] * pd_v3_len2(gp);
+    return c;
+}
