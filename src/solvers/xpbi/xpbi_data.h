@@ -60,9 +60,9 @@ typedef struct pd_xpbi_neighbor {
     pd_vec3 g; /* V_b^n L_p grad W_b(x_p^n) (1/m) */
 } pd_xpbi_neighbor;
 
-/* One neighbour entry's hourglass data (xpbi_hourglass.c): y = F_p^n X_pb with the rest offset
- * X_pb = X_b - X_p, k = beta E V_b^0 W(|X_pb|) / |X_pb|^2, and the constraint's last gradient
- * with respect to b's position. */
+/* One neighbour entry's hourglass data (xpbi_hourglass.c): y = F_p^n X_pb with the reference
+ * offset X_pb = X_b - X_p (x_ref), k = beta E V_b^0 W(|X_pb|) / |X_pb|^2, and the constraint's last
+ * gradient with respect to b's position. */
 typedef struct pd_xpbi_hourglass {
     pd_vec3 y;    /* m */
     pd_real k;    /* Pa m (energy density per m^2 of eps) */
@@ -85,6 +85,9 @@ typedef struct pd_xpbi_state {
     pd_mat3* f;              /* F_p^n: the elastic deformation gradient (Eq. 9, 22) */
     pd_real* volume0;        /* V_p^0 (m^3) */
     pd_real* plastic_strain; /* sum of |ln s_tr - ln s| of the returns at the steps' ends */
+    pd_vec3* x_ref;          /* the positions of the first step, where F = I: the reference X of
+                              * the hourglass constraint (the sampled ones until then) */
+    int have_ref;            /* x_ref holds the first step's positions */
     /* rebuilt every step */
     pd_real* volume;    /* V_p^n = V_p^0 det F_p^n (m^3) */
     pd_real* inv_mass;  /* 1 / m, 0 for pinned and fixed particles */

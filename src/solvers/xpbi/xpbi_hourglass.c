@@ -8,7 +8,8 @@
  * such a mode grows (the corrected kernel of the displaced neighbourhood reads its growth as a
  * compression), so F stops following the positions. With the candidate positions
  * x~ = x^n + dt v and the candidate F~_p = (I + dt L_p(v)) F_p^n of Eq. 9, for p's neighbour b
- * of the same body with rest offset X_pb = X_b - X_p,
+ * of the same body with reference offset X_pb = X_b - X_p (the positions of the first step,
+ * where F = I: the sampled ones unless a caller moved the particles before stepping),
  *   eps_pb = x~_b - x~_p - F~_p X_pb,
  *   Psi_h,p = 1/2 sum_b k_pb |eps_pb|^2,  k_pb = beta E V_b^0 W(|X_pb|) / |X_pb|^2,
  *   C_h,p = sqrt(2 Psi_h,p), alpha_h = 1 / V_p^0 (the form of Eq. 6).
@@ -17,8 +18,10 @@
  * With y_pb = F_p^n X_pb, a_pb = k_pb eps_pb, M = sum_b a_pb y_pb^T and g_c = V_c L_p grad W_c
  * (Eq. 11: d(F~ X_pb)/dx~_c = (g_c . y_pb) I):
  *   grad_c C_h = (a_pc - M g_c) / C_h,   grad_p C_h = -sum_c grad_c C_h,
- * so the constraint keeps linear momentum. */
+ * so the constraint keeps linear momentum. The reference offsets mean nothing once a material
+ * flows: a plastic material gets k = 0. */
 #include <math.h>
+#include <string.h>
 
 #include "core/alloc.h"
 #include "parallel/parallel.h"
@@ -46,8 +49,8 @@ typedef struct prepare_job {
     const pd_particles* p;
 } prepare_job;
 
-/* Per entry: y = F_p^n X_pb and k_pb (0 for another body, outside the rest support k = 2 r, or
- * where p's material has no hourglass stiffness). */
+/* Per entry: y = F_p^n X_pb and k_pb (0 for another body, outside the support k = 2 r in the
+ * reference, or where p's material has no hourglass stiffness). */
 static void prepare_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const prepare_job* job = ctx;
@@ -58,7 +61,7 @@ static void prepare_range(void* ctx, size_t begin, size_t end, int thread) {
         pd_real stiff = s->mat[pt->material[p]].hourglass;
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
             uint32_t b = s->near.indices[e];
-            pd_vec3 x = pd_v3_sub(pt->rest[b], pt->rest[p]);
+            pd_vec3 x = pd_v3_sub(s->x_ref[b], s->x_ref[p]);
             pd_real d2 = pd_v3_len2(x), w = 0;
             if (stiff > 0 && pt->body[b] == pt->body[p] && d2 > 0)
                 w = pd_sph_wendland_c2(sqrt(d2), H);
@@ -72,6 +75,10 @@ static void prepare_range(void* ctx, size_t begin, size_t end, int thread) {
 pd_status pd_xpbi_hourglass_prepare(pd_xpbi_state* s, const pd_particles* p) {
     if (!(s->prm.hourglass > 0) || s->n == 0)
         return PD_OK;
+    if (s->step && !s->have_ref) { /* F = I at the first step: its positions are the reference */
+        memcpy(s->x_ref, s->step->step_start, s->n * sizeof *s->x_ref);
+        s->have_ref = 1;
+    }
     pd_status st = reserve(s, s->near.offsets[s->n]);
     if (st != PD_OK)
         return st;

@@ -57,7 +57,8 @@ static const pd_param_info k_params[] = {
     {"hourglass", PD_PARAM_REAL, P(hourglass), 1.0, 0, 100, "E", NULL,
      "beta: the stiffness of the hourglass constraint (beyond the paper; docs/methods/xpbi.md), "
      "one more XPBD constraint per particle on the part of its neighbours' relative positions "
-     "that its F does not predict, eps = x_b - x_p - F_p (X_b - X_p) with the rest offsets X: "
+     "that its F does not predict, eps = x_b - x_p - F_p (X_b - X_p) with X the positions of the "
+     "first step (F = I there): "
      "energy density beta E / 2 sum_b V_b W_b |eps|^2 / |X_b - X_p|^2. It holds the "
      "layer-by-layer alternation Eq. 11 cannot see (under tension it grows and F stops "
      "following the positions: the bar showed E x 0.36) and vanishes for any affine motion. "

@@ -55,6 +55,7 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
     X(f, pd_mat3, 1)                                                                               \
     X(volume0, pd_real, 1)                                                                         \
     X(plastic_strain, pd_real, 1)                                                                  \
+    X(x_ref, pd_vec3, 1)                                                                           \
     X(volume, pd_real, 1)                                                                          \
     X(inv_mass, pd_real, 1)                                                                        \
     X(lambda, pd_real, 1)                                                                          \
@@ -91,6 +92,7 @@ static pd_status allocate(pd_xpbi_state* s, pd_error* err) {
     PD_STATE_PARTICLES(&s->persist, s, f);
     PD_STATE_PARTICLES(&s->persist, s, volume0);
     PD_STATE_PARTICLES(&s->persist, s, plastic_strain);
+    PD_STATE_PARTICLES(&s->persist, s, x_ref);
     return PD_OK;
 }
 
@@ -119,6 +121,7 @@ pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error
     for (size_t i = 0; i < s->n; ++i) { /* the sampled state is the rest state */
         s->f[i] = pd_m3_identity();
         s->volume0[i] = w->particles.volume[i];
+        s->x_ref[i] = w->particles.pos[i];
     }
     s->spacing = finest_spacing(s, w);
     s->r = s->prm.radius * s->spacing;
@@ -176,9 +179,11 @@ pd_state_arrays* pd_xpbi_persistent(void* state) {
     return &((pd_xpbi_state*)state)->persist;
 }
 
-/* After a checkpoint was read: neighbours, kernels and colours are rebuilt every step. */
+/* After a checkpoint was read: neighbours, kernels and colours are rebuilt every step; the
+ * hourglass constraint's reference positions were read with F. */
 pd_status pd_xpbi_restored(void* state, pd_world* w, struct pd_ckpt_reader* r, pd_error* err) {
-    (void)state, (void)w, (void)r, (void)err;
+    (void)w, (void)r, (void)err;
+    ((pd_xpbi_state*)state)->have_ref = 1; /* x_ref came with the checkpoint */
     return PD_OK;
 }
 
@@ -197,7 +202,7 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
      * grid's and each collider's contact */
     size_t colliders = (size_t)(scene->collider_count > 0 ? scene->collider_count : 1);
     size_t hourglass = 32 * sizeof(pd_xpbi_hourglass); /* solver.xpbi.hourglass > 0 */
-    return hourglass + 2 * sizeof(pd_mat3) + 8 * sizeof(pd_real) + sizeof(pd_vec3) +
+    return hourglass + 2 * sizeof(pd_mat3) + 8 * sizeof(pd_real) + 2 * sizeof(pd_vec3) +
            2 * sizeof(uint32_t) + 2 * sizeof(uint64_t) +
            32 * (sizeof(pd_xpbi_neighbor) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
            sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
