@@ -44,7 +44,7 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
             xm->plastic = 1, xm->yield.cone = pd_dp_material_cone(m);
         else if (m->plasticity == PD_PLASTICITY_VON_MISES)
             xm->plastic = 1, xm->yield.cone = pd_von_mises_cone(m->yield_stress);
-        /* the hourglass constraint's rest offsets mean nothing once the material flows */
+        /* the hourglass constraint's reference offsets mean nothing once the material flows */
         xm->hourglass = xm->plastic ? 0 : s->prm.hourglass * el.E;
     }
     return PD_OK;
