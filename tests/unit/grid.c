@@ -247,49 +247,68 @@ static pd_colliders floor_collider(pd_boundary boundary, pd_real friction, pd_ve
 
 /* A node in the floor moving into it loses its normal velocity and mu |v_n| of its tangential
  * speed (all of it when that is less); one moving away keeps everything; one above the floor is
- * not touched; no_slip takes the floor's own velocity. */
+ * not touched; no_slip takes the floor's own velocity, and against a material of wall friction
+ * 0.5 (grid_boundary.h) acts as the slip floor of friction 0.5 does. */
 PD_TEST(colliders_constrain_grid_velocities_with_coulomb_friction) {
     pd_colliders slip = floor_collider(PD_BOUNDARY_SLIP, 0.5, pd_v3(0, 0, 0));
     const pd_collider* c = &slip.items[0];
     pd_vec3 in = pd_v3(0.3, -0.01, 0), above = pd_v3(0.3, 0.01, 0);
-    pd_vec3 v = pd_grid_collider_velocity(c, in, 0, pd_v3(2, -1, 0)); /* |v_t| 2 > mu |v_n| 0.5 */
+    pd_vec3 v =
+        pd_grid_collider_velocity(c, in, 0, pd_v3(2, -1, 0), INFINITY); /* |v_t| 2 > mu |v_n| 0.5 */
     PD_CHECK_NEAR(v.x, 1.5, 1e-12);
     PD_CHECK_NEAR(v.y, 0, 1e-12);
-    v = pd_grid_collider_velocity(c, in, 0, pd_v3(0.2, -1, 0.1)); /* friction stops it */
+    v = pd_grid_collider_velocity(c, in, 0, pd_v3(0.2, -1, 0.1), INFINITY); /* friction stops it */
     PD_CHECK_NEAR(pd_v3_len(v), 0, 1e-12);
-    v = pd_grid_collider_velocity(c, in, 0, pd_v3(2, 1, 0)); /* leaving */
+    v = pd_grid_collider_velocity(c, in, 0, pd_v3(2, 1, 0), INFINITY); /* leaving */
     PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(2, 1, 0))), 0, 0);
-    v = pd_grid_collider_velocity(c, above, 0, pd_v3(2, -1, 0)); /* outside the solid */
+    v = pd_grid_collider_velocity(c, above, 0, pd_v3(2, -1, 0), INFINITY); /* outside the solid */
     PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(2, -1, 0))), 0, 0);
     pd_colliders_destroy(&slip);
     pd_colliders belt = floor_collider(PD_BOUNDARY_NO_SLIP, 0, pd_v3(0.7, 0, 0));
-    v = pd_grid_collider_velocity(&belt.items[0], in, 0, pd_v3(2, -1, 3));
+    v = pd_grid_collider_velocity(&belt.items[0], in, 0, pd_v3(2, -1, 3), INFINITY);
     PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(0.7, 0, 0))), 0, 1e-12);
+    v = pd_grid_collider_velocity(&belt.items[0], in, 0, pd_v3(2.7, -1, 0), 0.5);
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(2.2, 0, 0))), 0, 1e-12); /* 0.5 off 2 */
+    v = pd_grid_collider_velocity(&belt.items[0], in, 0, pd_v3(0.9, -1, 0.1), 0.5);
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(0.7, 0, 0))), 0, 1e-12);        /* sticks */
+    v = pd_grid_collider_velocity(&belt.items[0], in, 0, pd_v3(2, 1, 0), 0.5); /* lifts off */
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(v, pd_v3(2, 1, 0))), 0, 0);
     pd_colliders_destroy(&belt);
 }
 
 /* A slab of particles 0.1 m thick on a lattice of spacing dx / 2 with its lowest layer at
  * height h above the floor, all moving at (1, -1, 0), and the colliders applied with the reach
- * of grid_boundary.h: returns the nodes with mass that slide at (0.5, 0, 0) (slip, mu 0.5) and
- * counts in *wrong those whose velocity is neither that (when at or below the floor) nor the
- * slab's own (above it). */
-static int held_nodes(double h, int* below, int* wrong) {
+ * of grid_boundary.h: a slip floor with mu 0.5 (wall NULL), or a no_slip one against the
+ * materials of wall (the particles' materials: 0, or 1 for the one at index `odd`). Returns the
+ * nodes with mass that slide at (0.5, 0, 0); counts in *stopped those at rest and in *wrong
+ * those whose velocity is none of these (when at or below the floor) or not the slab's own
+ * (above it). */
+typedef struct floor_count {
+    int below, stopped, wrong;
+} floor_count;
+
+static int floor_nodes(double h, const pd_grid_wall* wall, size_t odd, floor_count* out) {
     const double dx = 0.02, s = dx / 2;
     cloud k = random_cloud(10 * 10 * 10, 13);
+    int32_t* material = calloc(k.n, sizeof *material);
     for (size_t p = 0; p < k.n; ++p) {
         k.x[p] = pd_v3(s * (double)(p / 100), h + s * (double)(p / 10 % 10), s * (double)(p % 10));
         k.v[p] = pd_v3(1, -1, 0);
         k.m[p] = 1e-3;
+        material[p] = p == odd;
     }
     pd_grid g;
     pd_grid_init(&g, dx);
     pd_error err = {0};
     pd_grid_fit(&g, k.x, k.n, 1, 1u << 24, &err);
     pd_grid_from_particles(&g, k.m, k.v, NULL);
-    pd_colliders floor = floor_collider(PD_BOUNDARY_SLIP, 0.5, pd_v3(0, 0, 0));
-    pd_grid_apply_colliders(&g, k.m, PD_GRID_COLLIDER_REACH * dx, &floor);
+    pd_grid_wall w = wall ? *wall : (pd_grid_wall){0};
+    w.particle_material = material;
+    pd_colliders floor =
+        floor_collider(wall ? PD_BOUNDARY_NO_SLIP : PD_BOUNDARY_SLIP, 0.5, pd_v3(0, 0, 0));
+    pd_grid_apply_colliders(&g, k.m, wall ? &w : NULL, PD_GRID_COLLIDER_REACH * dx, &floor);
     int held = 0;
-    *below = *wrong = 0;
+    *out = (floor_count){0, 0, 0};
     for (int i = 0; i < g.dim[0]; ++i)
         for (int j = 0; j < g.dim[1]; ++j)
             for (int l = 0; l < g.dim[2]; ++l) {
@@ -298,23 +317,27 @@ static int held_nodes(double h, int* below, int* wrong) {
                     continue;
                 int in = pd_grid_node(&g, i, j, l).y <= 1e-12;
                 int slides = pd_v3_len(pd_v3_sub(g.velocity[n], pd_v3(0.5, 0, 0))) < 1e-12;
+                int stopped = pd_v3_len(g.velocity[n]) == 0;
                 int free = pd_v3_len(pd_v3_sub(g.velocity[n], pd_v3(1, -1, 0))) < 1e-12;
-                *below += in;
+                out->below += in;
                 held += slides;
-                *wrong += in ? !slides && !free : !free;
+                out->stopped += stopped;
+                out->wrong += in ? !slides && !stopped && !free : !free;
             }
     pd_colliders_destroy(&floor);
     pd_grid_free(&g);
+    free(material);
     free_cloud(&k);
     return held;
 }
 
-/* The colliders on a grid (grid_boundary.h): a slab resting on the floor (its lowest layer 0.1
- * cell up: the material of a node on the surface centred 0.33 cell above it, within the reach
- * 13/32) is held by every node with mass at or below the floor and by none above; the same slab
- * a cell higher (lowest layer 1.1 cells up, its stencils still reaching the nodes on the
- * surface) by none: it falls on. A condition on the nodes in the solid regardless of where their
- * material lies holds the second (49 nodes; a body then rests about a cell above the floor). */
+static int held_nodes(double h, int* below, int* wrong) {
+    floor_count c;
+    int held = floor_nodes(h, NULL, (size_t)-1, &c);
+    *below = c.below, *wrong = c.wrong + c.stopped;
+    return held;
+}
+
 PD_TEST(colliders_hold_the_nodes_whose_material_reached_the_surface) {
     int below, wrong;
     int resting = held_nodes(0.1 * 0.02, &below, &wrong);
@@ -325,6 +348,26 @@ PD_TEST(colliders_hold_the_nodes_whose_material_reached_the_surface) {
     printf("  a cell up: %d nodes with mass at or below the floor, %d held, %d wrong\n", below,
            above, wrong);
     PD_CHECK(below > 0 && above == 0 && wrong == 0);
+}
+
+/* A no_slip floor against a material of wall friction 0.5 (a sand of friction angle 26.6
+ * degrees, grid_boundary.h's pd_grid_wall): the resting slab's nodes at or below the floor slide
+ * at (0.5, 0, 0) as on a slip floor of friction 0.5 (Coulomb: mu |v_n| = 0.5 off |v_t| = 1),
+ * none stopped; with one particle of a held material (wall friction INFINITY) in the lowest
+ * layer, the floor's nodes its stencil reaches (3 x 2 x 3 at and below the floor) stop, the
+ * others slide. Both at the single-velocity rule's cost: no node above the floor touched. */
+PD_TEST(no_slip_floor_bears_what_the_material_bears) {
+    const pd_real friction[2] = {0.5, INFINITY};
+    pd_grid_wall wall = {NULL, friction, NULL};
+    floor_count sand, mixed;
+    int slid = floor_nodes(0.1 * 0.02, &wall, (size_t)-1, &sand);
+    int with_held = floor_nodes(0.1 * 0.02, &wall, 5 * 100 + 5, &mixed); /* x, z mid-slab */
+    printf("  sand: %d nodes at or below the floor, %d slide, %d stopped, %d wrong\n", sand.below,
+           slid, sand.stopped, sand.wrong);
+    printf("  one held grain: %d slide, %d stopped, %d wrong\n", with_held, mixed.stopped,
+           mixed.wrong);
+    PD_CHECK(sand.below > 0 && slid == sand.below && sand.stopped == 0 && sand.wrong == 0);
+    PD_CHECK(mixed.stopped == 18 && with_held == sand.below - 18 && mixed.wrong == 0);
 }
 
 /* The particles' angular momentum under APIC: x_p x m_p v_p plus m_p (dx^2 / 4) times the axial

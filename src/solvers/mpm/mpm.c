@@ -343,13 +343,14 @@ static void hold_pinned_nodes(pd_mpm_state* s) {
 
 /* The fields' share of the explicit grid update (a field per body): gravity dv, the contact
  * between the bodies (grid_fields.h), the colliders on each field, the pins. */
-static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 dv) {
+static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 dv,
+                          const pd_grid_wall* wall) {
     pd_grid_fields_add_velocity(&s->grid, &s->fields, dv);
     pd_grid_contact contact = {ctx->particles->body, s->field_friction, s->field_body_mass,
                                s->field_half_spacing, ctx->dt};
     if (s->prm.contact) /* else each body its own way: they pass through each other */
         pd_grid_fields_contact(&s->grid, &s->fields, &contact);
-    pd_grid_fields_apply_colliders(&s->grid, &s->fields, PD_GRID_COLLIDER_REACH * s->dx,
+    pd_grid_fields_apply_colliders(&s->grid, &s->fields, wall, PD_GRID_COLLIDER_REACH * s->dx,
                                    ctx->colliders);
     if (s->has_pins)
         pd_grid_fields_hold(&s->grid, &s->fields, s->pin_node_hold, s->pin_node_velocity);
@@ -383,11 +384,14 @@ static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
     }
     stats->iterations = 1;
     stats->residual = 0;
+    /* no_slip bears what the materials bear along it (grid_boundary.h) */
+    pd_grid_wall wall = {p->material, s->wall_friction, s->field_wall_friction};
     if (!fields) {
-        pd_grid_apply_colliders(&s->grid, p->mass, PD_GRID_COLLIDER_REACH * s->dx, ctx->colliders);
+        pd_grid_apply_colliders(&s->grid, p->mass, &wall, PD_GRID_COLLIDER_REACH * s->dx,
+                                ctx->colliders);
         return PD_OK;
     }
-    fields_update(s, ctx, gj.dv);
+    fields_update(s, ctx, gj.dv, &wall);
     return PD_OK;
 }
 

@@ -104,10 +104,12 @@ typedef struct pd_mpm_state {
      * half spacing */
     pd_grid_fields fields;
     pd_real* field_friction;
+    pd_real* field_wall_friction; /* each body's material's (grid_boundary.h's pd_grid_wall) */
     pd_real* field_body_mass;
     pd_real* field_half_spacing;
     int material_count;
     pd_mpm_material* mat;
+    pd_real* wall_friction;        /* per material: what a no_slip collider bears (pd_grid_wall) */
     const pd_particles* particles; /* the world's (their materials, for the published stress) */
     /* per particle, kept across steps (declared in persist); NULL where no material needs it */
     pd_mat3* f;             /* the elastic deformation gradient F_E */

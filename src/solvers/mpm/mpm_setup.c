@@ -73,13 +73,24 @@ pd_status pd_mpm_check_body_material(const pd_scene* scene, int body, int materi
     return pd_solver_require_volume_body(scene, body, "mpm", err);
 }
 
+/* The friction a no_slip collider bears against material m (grid_boundary.h's pd_grid_wall):
+ * tan phi for a cohesionless Drucker-Prager sand, which slides on its own grains at the wall;
+ * INFINITY (held) for any other (a cohesive one's c + tan phi sigma_n is no ratio). */
+static pd_real wall_friction(const pd_material_def* m) {
+    if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER && m->cohesion == 0)
+        return tan(m->friction_angle * PD_PI / 180);
+    return INFINITY;
+}
+
 static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
     s->material_count = w->scene->material_count;
     s->mat = PD_NEW_ARRAY(pd_mpm_material, (size_t)s->material_count + 1);
-    if (!s->mat)
+    s->wall_friction = PD_NEW_ARRAY(pd_real, (size_t)s->material_count + 1);
+    if (!s->mat || !s->wall_friction)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's materials");
     for (int k = 0; k < s->material_count; ++k) {
         const pd_material_def* m = &w->scene->materials[k];
+        s->wall_friction[k] = wall_friction(m);
         pd_elastic el = pd_material_elastic(m);
         pd_mpm_material* mm = &s->mat[k];
         const pd_mpm_material_params* mp = (const pd_mpm_material_params*)m->method_params;
@@ -149,14 +160,17 @@ static pd_status contact_fields(pd_mpm_state* s, const pd_world* w, pd_error* er
     if (bodies < 2 || s->prm.integrator != PD_MPM_EXPLICIT)
         return PD_OK;
     s->field_friction = PD_NEW_ARRAY(pd_real, (size_t)bodies);
+    s->field_wall_friction = PD_NEW_ARRAY(pd_real, (size_t)bodies);
     s->field_body_mass = PD_NEW_ARRAY(pd_real, (size_t)bodies);
     s->field_half_spacing = PD_NEW_ARRAY(pd_real, (size_t)bodies);
     s->v_grid = PD_NEW_ARRAY(pd_vec3, s->n + 1);
-    if (!s->field_friction || !s->field_body_mass || !s->field_half_spacing || !s->v_grid)
+    if (!s->field_friction || !s->field_wall_friction || !s->field_body_mass ||
+        !s->field_half_spacing || !s->v_grid)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %d contact fields", bodies);
     for (int b = 0; b < bodies; ++b) {
         const pd_material_def* m = &w->scene->materials[w->scene->bodies[b].material];
         s->field_friction[b] = ((const pd_mpm_material_params*)m->method_params)->contact_friction;
+        s->field_wall_friction[b] = wall_friction(m);
         s->field_body_mass[b] = s->field_half_spacing[b] = 0;
     }
     const pd_particles* p = &w->particles;
@@ -233,7 +247,9 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->pin_node_hold, pd_real, s->pin_nodes);
     PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
     PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
+    PD_FREE_ARRAY(s->wall_friction, pd_real, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->field_friction, pd_real, (size_t)s->fields.count);
+    PD_FREE_ARRAY(s->field_wall_friction, pd_real, (size_t)s->fields.count);
     PD_FREE_ARRAY(s->field_body_mass, pd_real, (size_t)s->fields.count);
     PD_FREE_ARRAY(s->field_half_spacing, pd_real, (size_t)s->fields.count);
     pd_grid_fields_free(&s->fields);
