@@ -952,6 +952,70 @@ PD_TEST(block_slides_on_another_body_at_the_coulomb_rate) {
     PD_CHECK_REL(a, 9.81 * (sin(th) - 0.2 * cos(th)), 0.10);
 }
 
+/* A rough floor under sand (grid_boundary.h's pd_grid_wall): a layer of cohesionless sand (phi
+ * 30 degrees, 0.16 x 0.02 m, 4 grains thick, spacing 5 mm, in a frictionless channel 4 grains
+ * deep) on a no_slip floor, gravity tilted theta along x. The floor bears at most tan phi times
+ * the normal load along it, so past phi the whole base slides and the layer's centre of mass
+ * runs down at Coulomb's g (sin theta - tan phi cos theta) (any stuck part of the base would
+ * bear less and speed it up; a held floor, more, and slow it); below phi the base stays. Returns
+ * the slope of a least-squares line through the mean velocity along x over 0.1-0.3 s, and in
+ * *base how far the middle of the bottom layer (x 6-10 cm) moved along x over that time. */
+static double sand_on_tilted_floor(double theta_degrees, double* base) {
+    double th = theta_degrees * PD_PI / 180;
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"version\": 1, \"method\": \"mpm\", \"time\": {\"dt\": \"auto\", \"fps\": 50, "
+             "\"frames\": 15}, \"gravity\": [%.17g, %.17g, 0], \"materials\": {\"sand\": {"
+             "\"density\": 1600, \"youngs_modulus\": 3e5, \"poisson_ratio\": 0.3, "
+             "\"plasticity\": {\"model\": \"drucker_prager\", \"friction_angle\": 30, "
+             "\"cohesion\": 0, \"cone\": \"extension\"}}}, \"bodies\": [{\"name\": \"layer\", "
+             "\"material\": \"sand\", \"spacing\": 0.005, \"shape\": {\"type\": \"box\", "
+             "\"min\": [0, 0, 0], \"max\": [0.16, 0.02, 0.02]}}], \"colliders\": [{\"type\": "
+             "\"plane\", \"normal\": [0, 1, 0], \"boundary\": \"no_slip\"}, {\"type\": \"box\", "
+             "\"min\": [-1, -1, 0], \"max\": [2, 2, 0.02], \"inside\": true, \"boundary\": "
+             "\"slip\", \"friction\": 0}]}",
+             9.81 * sin(th), -9.81 * cos(th));
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, NULL, 0))
+        return NAN;
+    const pd_particles* p = &t.world->particles;
+    double st = 0, sv = 0, stt = 0, stv = 0, x0 = 0, x1 = 0;
+    int k = 0, middle = 0;
+    for (int frame = 1; frame <= 15; ++frame) {
+        if (!pd_test_sim_run(&t, frame / 50.0))
+            return NAN;
+        double v = 0, time = frame / 50.0;
+        for (size_t i = 0; i < p->count; ++i)
+            v += p->vel[i].x / (double)p->count;
+        if (time > 0.1 - 1e-9)
+            st += time, sv += v, stt += time * time, stv += time * v, ++k;
+        for (size_t i = 0; i < p->count && (frame == 5 || frame == 15); ++i)
+            if (p->rest[i].y < 0.005 && p->rest[i].x > 0.06 && p->rest[i].x < 0.1) {
+                x0 += frame == 5 ? p->pos[i].x : 0, x1 += frame == 15 ? p->pos[i].x : 0;
+                middle += frame == 5;
+            }
+    }
+    pd_test_sim_close(&t);
+    *base = (x1 - x0) / middle;
+    return (k * stv - st * sv) / (k * stt - st * st);
+}
+
+/* At 40 degrees: g (sin 40 - tan 30 cos 40) = 1.966 m/s^2 within 10 % (a floor bearing sin phi
+ * = 0.5 of the load, the plane of largest shear stress, runs at 2.55; a held floor keeps the
+ * bottom cell and slows the layer). At 20 degrees the middle of the base moves under a tenth of a
+ * spacing in 0.3 s. */
+PD_TEST(sand_slides_on_a_rough_floor_at_its_own_friction) {
+    double steep_base, flat_base;
+    double a = sand_on_tilted_floor(40, &steep_base);
+    double th = 40 * PD_PI / 180, want = 9.81 * (sin(th) - tan(PD_PI / 6) * cos(th));
+    double a20 = sand_on_tilted_floor(20, &flat_base);
+    printf("  40 degrees: %.4f m/s^2 (Coulomb at tan 30: %.4f), base moved %.2f mm\n", a, want,
+           steep_base * 1e3);
+    printf("  20 degrees: %.4f m/s^2, base moved %.3f mm\n", a20, flat_base * 1e3);
+    PD_CHECK_REL(a, want, 0.10);
+    PD_CHECK(fabs(flat_base) < 0.0005);
+}
+
 /* Contact that waits for the surfaces (grid_fields.h's gap rule): two spheres of radius 0.05 m
  * (spacing 0.01 m, 2 cm grid, E 1e5 Pa) approaching at 0.1 m/s each, no gravity. A body's
  * momentum changes only through the contact; the step in which sphere a's first changes (by
