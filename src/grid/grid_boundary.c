@@ -29,10 +29,8 @@ pd_vec3 pd_grid_collider_velocity(const pd_collider* col, pd_vec3 x, pd_real rea
     return pd_v3_add(vc, pd_v3_scale(vt, keep));
 }
 
-/* Node n's material centre (pd_grid_node_material_centre) and, when wall is not NULL, its wall
- * friction in *mu (grid_boundary.h: the mass-weighted mean; INFINITY where any is held). */
-static pd_vec3 node_material(const pd_grid* g, const pd_real* mass, const pd_grid_wall* wall,
-                             size_t n, pd_real* mu) {
+pd_vec3 pd_grid_node_material(const pd_grid* g, const pd_real* mass, const pd_grid_wall* wall,
+                              size_t n, pd_real* mu) {
     pd_vec3 moment = pd_v3(0, 0, 0), d;
     pd_real w, weighted = 0;
     uint32_t p;
@@ -57,7 +55,7 @@ static pd_vec3 node_material(const pd_grid* g, const pd_real* mass, const pd_gri
 
 pd_vec3 pd_grid_node_material_centre(const pd_grid* g, const pd_real* mass, size_t n) {
     pd_real mu;
-    return node_material(g, mass, NULL, n, &mu);
+    return pd_grid_node_material(g, mass, NULL, n, &mu);
 }
 
 /* 1 when no collider's solid comes within `margin` of x (the node's material lies within the
@@ -84,7 +82,7 @@ typedef struct boundary_job {
 static pd_vec3 material_centre(const boundary_job* job, size_t n, size_t b, pd_vec3 x,
                                pd_real* mu) {
     if (!job->f)
-        return node_material(job->g, job->particle_mass, job->wall, n, mu);
+        return pd_grid_node_material(job->g, job->particle_mass, job->wall, n, mu);
     size_t i = n * (size_t)job->f->count + b;
     *mu = job->wall ? job->wall->field_friction[b] : INFINITY;
     return pd_v3_madd(x, -1 / job->f->mass[i], job->f->moment[i]);

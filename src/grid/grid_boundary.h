@@ -61,6 +61,11 @@ void pd_grid_fields_apply_colliders(const pd_grid* g, pd_grid_fields* f, const p
 /* The local centre of mass of the material node n carries (its own position without mass). */
 pd_vec3 pd_grid_node_material_centre(const pd_grid* g, const pd_real* particle_mass, size_t n);
 
+/* The same, and in *wall_friction the wall friction of that material (pd_grid_wall, one field:
+ * its particles' mass-weighted mean; INFINITY where any of it is held, or wall NULL). */
+pd_vec3 pd_grid_node_material(const pd_grid* g, const pd_real* particle_mass,
+                              const pd_grid_wall* wall, size_t n, pd_real* wall_friction);
+
 /* The velocity a node whose material lies at x, with velocity v, keeps against collider col (v
  * itself when x lies farther than reach outside its solid); a material of wall friction mu
  * (finite, pd_grid_wall) slips on a no_slip collider with Coulomb's mu. */

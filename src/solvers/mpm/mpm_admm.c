@@ -159,10 +159,20 @@ static void apply_d(const admm_ctx* c, const pd_vec3* u, pd_mat3* out) {
 
 /* ---------------------------------------------------------------- boundary conditions */
 
+pd_real pd_mpm_node_friction(const pd_mpm_state* s, const pd_collider* col, size_t n) {
+    if (col->def.boundary != PD_BOUNDARY_NO_SLIP)
+        return col->def.friction;
+    pd_grid_wall wall = {s->particles->material, s->wall_friction, NULL};
+    pd_real mu;
+    pd_grid_node_material(&s->grid, s->particles->mass, &wall, n, &mu);
+    return mu;
+}
+
 /* Sec. 7.2: the nodes whose material lies within reach of a collider's solid at the step's start
  * (grid_boundary.h, as in the explicit step) keep, through the solve, the collider's velocity
- * along its normal (no_slip: all of it); Coulomb friction acts after the
- * solve with the normal impulse the constraint took (friction_after_solve). */
+ * along its normal (no_slip: all of it, but a sand's node only the normal part, as the explicit
+ * step's floor bears no more than tan phi of the sand's load along it); Coulomb friction acts
+ * after the solve with the normal impulse the constraint took (friction_after_solve). */
 static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
     pd_mpm_state* s = c->s;
     const pd_grid* g = &s->grid;
@@ -191,7 +201,8 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
                 continue;
             pd_vec3 vc = pd_collider_velocity_at(col, centre);
             s->bc_collider[n] = q;
-            if (col->def.boundary == PD_BOUNDARY_NO_SLIP) {
+            if (col->def.boundary == PD_BOUNDARY_NO_SLIP &&
+                !isfinite(pd_mpm_node_friction(s, col, n))) {
                 s->bc_kind[n] = PD_MPM_BC_FULL;
                 s->bc_target[n] = pd_v3_sub(vc, g->velocity[n]); /* dv that sticks */
             } else {
@@ -423,7 +434,7 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
         pd_real speed = pd_v3_len(vt);
         if (jn <= 0 || speed == 0)
             continue;
-        pd_real keep = fmax(0, 1 - col->def.friction * jn / speed);
+        pd_real keep = fmax(0, 1 - pd_mpm_node_friction(s, col, n) * jn / speed);
         s->admm_dv[n] = pd_v3_sub(s->admm_dv[n], pd_v3_scale(vt, 1 - keep));
     }
 }

@@ -422,7 +422,7 @@ static void friction_and_pins(pd_mpm_optimiser* o, const pd_colliders* colliders
         pd_real speed = pd_v3_len(vt);
         if (jn <= 0 || speed == 0)
             continue;
-        pd_real keep = fmax(0, 1 - col->def.friction * jn / speed);
+        pd_real keep = fmax(0, 1 - pd_mpm_node_friction(s, col, n) * jn / speed);
         dv[n] = pd_v3_sub(dv[n], pd_v3_scale(vt, 1 - keep));
     }
 }
