@@ -744,6 +744,67 @@ PD_TEST(all_zero_energy_terms_are_refused) {
     }
 }
 
+/* hyperelastic_pd's consistent Lame mapping gives lambda < 0 below nu = 1/4, bounded below
+ * only through the bond term when g = h (W_i >= (lambda + mu) h(theta_i)): with g != h it is
+ * refused at the material's `hyperelastic` block, naming lambda; g = h, nu = 0.25 and Eq. 26's
+ * mapping are accepted. An anisotropy whose smallest bond factor G falls below -lambda / mu
+ * (0.6 at nu = 0; stretches [4, 0.25, 1] have G down to 0.25) is refused at the material when
+ * the world is made. */
+PD_TEST(negative_lambda_without_g_equal_h_is_refused) {
+    const char* head = "{ 'version': 1, 'method': 'hyperelastic_pd', 'time': { 'dt': 0.01 },\n"
+                       "  'materials': { 'm': { 'density': 1000, 'youngs_modulus': 1e5, "
+                       "'poisson_ratio': %g, 'hyperelastic': %s } },\n"
+                       "  'bodies': [ { 'material': 'm', 'spacing': 0.01,\n"
+                       "    'shape': { 'type': 'box', 'min': [0, 0, 0], 'max': [0.05, 0.05, "
+                       "0.05] } } ] }";
+    const char* eq26[] = {"solver.lame_mapping=paper_eq26"};
+    const struct {
+        double nu;
+        const char* block;
+        int eq26, refused;
+    } cases[] = {
+        {0.1, "{ 'g': { 'A1': 1 }, 'h': { 'B1': 1 } }", 0, 1},
+        {0.1, "{ 'g': { 'A1': 1 }, 'h': { 'B1': 1 } }", 1, 0},
+        {0.25, "{ 'g': { 'A1': 1 }, 'h': { 'B1': 1 } }", 0, 0},
+        {0, "{ 'preset': 'neo_hookean' }", 0, 0},
+        {0, "{ 'g': { 'A4': 0.5, 'B1': 0.5 }, 'h': { 'B1': 0.5, 'A4': 0.5 } }", 0, 0},
+    };
+    for (int i = 0; i < 5; ++i) {
+        char text[1024];
+        snprintf(text, sizeof text, head, cases[i].nu, cases[i].block);
+        char* json = dq(text);
+        const char* const* sets = cases[i].eq26 ? eq26 : NULL;
+        if (cases[i].refused) {
+            PD_CHECK(
+                refused(json, sets, cases[i].eq26, "materials.m.hyperelastic", 1, cases[i].block));
+            PD_CHECK(strstr(last_message, "lambda = -") != NULL);
+        } else {
+            pd_error err = {0};
+            pd_status st = world_status(json, sets, cases[i].eq26, &err);
+            printf("  %s nu %g %s%s -> %s %s\n", st == PD_OK ? "ok  " : "FAIL", cases[i].nu,
+                   cases[i].block, cases[i].eq26 ? " (paper_eq26)" : "",
+                   st == PD_OK ? "accepted" : err.path, st == PD_OK ? "" : err.message);
+            PD_CHECK(st == PD_OK);
+        }
+        free(json);
+    }
+    char text[1024];
+    snprintf(text, sizeof text, head, 0.0,
+             "{ 'preset': 'linear' }, 'anisotropy': { 'direction1': [1, 0, 0], 'direction2': "
+             "[0, 1, 0], 'stretches': [4, 0.25, 1] }");
+    char* json = dq(text);
+    pd_error err = {0};
+    pd_status st = world_status(json, NULL, 0, &err);
+    printf("  nu 0, stretches [4, 0.25, 1] -> %s: %s\n", err.path, err.message);
+    PD_CHECK(st == PD_ERR_BAD_SCENE && strcmp(err.path, "materials.m") == 0);
+    PD_CHECK(strstr(err.message, "0.6") != NULL);
+    const char* mild[] = {"materials.m.poisson_ratio=0.25"};
+    st = world_status(json, mild, 1, &err);
+    printf("  nu 0.25, the same stretches -> %s\n", st == PD_OK ? "accepted" : err.message);
+    PD_CHECK(st == PD_OK);
+    free(json);
+}
+
 /* Scene files the JSON parser would misread: text after a NUL byte was ignored (exit 0), an
  * empty file got a generic syntax error, and so did a scene nested deeper than cJSON's
  * CJSON_NESTING_LIMIT. Each is refused, saying which. */

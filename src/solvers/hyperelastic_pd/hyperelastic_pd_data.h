@@ -24,6 +24,10 @@ struct pd_particles;
 /* Weight functions w(|xi|/delta) before normalisation (Sec. 6, Fig. 9). */
 enum { PD_HPD_WEIGHT_CONSTANT, PD_HPD_WEIGHT_INVERSE, PD_HPD_WEIGHT_LINEAR };
 
+/* solver.lame_mapping: E, nu to lambda, mu of Eq. 12 so that the bulk shows them
+ * (docs/methods/hyperelastic_pd.md), or the paper's Eq. 26. */
+enum { PD_HPD_LAME_CONSISTENT, PD_HPD_LAME_PAPER_EQ26 };
+
 /* Presets of the `hyperelastic` block: g = h = B_1, A_1, (3 B_3 - B_1)/2, A_4. */
 enum { PD_HPD_LINEAR, PD_HPD_NEO_HOOKEAN, PD_HPD_STVK, PD_HPD_A4 };
 
@@ -44,6 +48,7 @@ typedef struct pd_hpd_params {
     int line_search;
     int isotropic_weights;       /* direction factors making a lattice's families isotropic */
     pd_real inversion_stiffness; /* multiplies k_ij of Eq. 24 (0: no inversion force) */
+    int lame_mapping;            /* PD_HPD_LAME_* */
     int contact;                 /* contact between bodies (src/contact) */
     pd_real contact_stiffness;
 } pd_hpd_params;
@@ -83,7 +88,10 @@ pd_real pd_hpd_basis_curvature(const pd_hpd_basis* f, pd_real s);
 /* The g or h of a material: its own coefficients when any is non-zero, else its preset's. */
 pd_hpd_basis pd_hpd_basis_of(const pd_hpd_material_params* mp, int which_h);
 
-/* One material's constants: lambda, mu of Eq. 12 mapped from E, nu by Eq. 26, and g, h. */
+/* lambda, mu of Eq. 12 for a material of E, nu under solver.lame_mapping (Pa). */
+void pd_hpd_lame(int mapping, pd_real E, pd_real nu, pd_real* lambda, pd_real* mu);
+
+/* One material's constants: lambda, mu of Eq. 12 mapped from E, nu (pd_hpd_lame), and g, h. */
 typedef struct pd_hpd_material {
     pd_real lambda, mu; /* Pa */
     pd_hpd_basis g, h;

@@ -35,6 +35,15 @@ static const pd_param_info k_params[] = {
      "Multiplies k_ij of the inversion force of Eq. 24, k_ij (y_ij - F_i xi_ij) with F_i's first "
      "two rows exchanged where det F_i < 0 (1: the paper's; 0: none). It vanishes under an "
      "affine deformation; one-layer families (cloth) take none."},
+    {"lame_mapping", PD_PARAM_ENUM, P(lame_mapping), PD_HPD_LAME_CONSISTENT, 0, 0, "-",
+     "consistent|paper_eq26",
+     "E, nu to lambda, mu of Eq. 12. consistent: lambda = 9 E (4 nu - 1) / (4 (1 + nu) (1 - 2 "
+     "nu)), mu = 15 E / (4 (1 + nu)), which the bulk shows as E and nu (the bond term's "
+     "volumetric part counted; docs/methods/hyperelastic_pd.md); lambda < 0 below nu = 1/4 is "
+     "refused unless g = h. paper_eq26: Eq. 26, lambda = 9 E nu / (2 (1 + nu) (1 - 2 nu)), "
+     "whose bulk shows the Lame constants (lambda_0 + mu_0, mu_0) of the asked (lambda_0, mu_0): "
+     "nu "
+     "0.25 when 0 is asked, never below 1/4."},
     PD_CONTACT_SOLVER_ROWS(pd_hpd_params, contact, contact_stiffness),
 };
 

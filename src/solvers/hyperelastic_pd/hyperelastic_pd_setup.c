@@ -1,5 +1,6 @@
-/* hyperelastic_pd set-up (Xu 2018): materials mapped by Eq. 26, families with the normalised
- * weights of Eq. 19, and the constant matrix L + M/h^2 of Eq. 23 factored once. */
+/* hyperelastic_pd set-up (Xu 2018): materials mapped to lambda, mu (consistently or by Eq. 26),
+ * families with the normalised weights of Eq. 19, and the constant matrix L + M/h^2 of Eq. 23
+ * factored once. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 #include "world/bodies.h"
 #include "world/world.h"
 
-/* Eq. 26 diverges at nu = 1/2; above this the matrix is too stiff to factor usefully. */
+/* Both mappings diverge at nu = 1/2; above this the matrix is too stiff to factor usefully. */
 #define HPD_NU_MAX 0.49
 
 /* Eq. 18 needs two orthogonal directions and sigma_1 sigma_2 sigma_3 = 1 (Sec. 4.2: G then
@@ -49,6 +50,50 @@ static pd_status check_anisotropy(const pd_material_def* m, const char* path, pd
     return PD_OK;
 }
 
+/* Under a small strain e, with sum_j w_ij V_j = 1, isotropic families and g''(1) = h''(1) = 2
+ * (every A_n, B_n), Eq. 12-14 give W = lambda (tr e)^2 / 9 + mu (2 e:e + (tr e)^2) / 15: Lame
+ * constants lambda_0 = 2 lambda / 9 + 2 mu / 15 and mu_0 = 2 mu / 15 (the bond term carries a
+ * volumetric part, as Eq. 10's k/2 - alpha m / 18 does). Solved for lambda and mu, the
+ * consistent mapping; Eq. 26 sets 2 lambda / 9 = lambda_0 and counts that part twice. */
+void pd_hpd_lame(int mapping, pd_real E, pd_real nu, pd_real* lambda, pd_real* mu) {
+    *mu = 15 * E / (4 * (1 + nu)); /* both: mu_0 = 2 mu / 15 */
+    if (mapping == PD_HPD_LAME_PAPER_EQ26)
+        *lambda = 9 * E * nu / (2 * (1 + nu) * (1 - 2 * nu)); /* Eq. 26 */
+    else
+        *lambda =
+            9 * E * (4 * nu - 1) / (4 * (1 + nu) * (1 - 2 * nu)); /* 9 (lambda_0 - mu_0) / 2 */
+}
+
+static int same_basis(const pd_hpd_basis* f, const pd_hpd_basis* g) {
+    for (int n = 0; n < PD_HPD_ORDERS; ++n)
+        if (f->a[n] != g->a[n] || f->b[n] != g->b[n])
+            return 0;
+    return 1;
+}
+
+/* lambda < 0 (the consistent mapping below nu = 1/4) keeps the energy bounded below only
+ * through the bond term: with g = h convex and sum_j w_ij V_j = 1, Jensen gives
+ * sum_j w_ij V_j h(tau_ij) >= h(theta_i), so W_i >= (lambda + mu) h(theta_i), lambda / mu >=
+ * -0.6. With g != h nothing bounds lambda g(theta) from below: a particle could gain energy
+ * without end by changing its volume. */
+static pd_status check_negative_lambda(const pd_material_def* m, const pd_hpd_params* prm,
+                                       const char* path, pd_error* err) {
+    const pd_hpd_material_params* mp = (const pd_hpd_material_params*)m->method_params;
+    pd_elastic el = pd_material_elastic(m);
+    pd_real lambda, mu;
+    pd_hpd_lame(prm->lame_mapping, el.E, el.nu, &lambda, &mu);
+    pd_hpd_basis g = pd_hpd_basis_of(mp, 0), h = pd_hpd_basis_of(mp, 1);
+    if (lambda >= 0 || same_basis(&g, &h))
+        return PD_OK;
+    char at[PD_PATH_MAX];
+    snprintf(at, sizeof at, "%s.hyperelastic", path);
+    return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                   "nu = %.3g maps to lambda = %.3g E < 0 (solver.lame_mapping consistent, below "
+                   "nu = 1/4), which is bounded below only when g = h (then W >= (lambda + mu) "
+                   "h(theta)); here g != h: give g = h, nu >= 0.25, or lame_mapping paper_eq26",
+                   el.nu, lambda / el.E);
+}
+
 pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err) {
     const pd_hpd_params* prm = params;
@@ -56,30 +101,33 @@ pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, co
     pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
     if (st != PD_OK)
         return st;
-    pd_real nu = pd_material_elastic(m).nu;
+    pd_elastic el = pd_material_elastic(m);
+    pd_real nu = el.nu, lambda = 0, mu = 0;
     if (nu < 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
-                       "hyperelastic_pd maps Poisson ratios in [0, %.2f] (Eq. 26; got %.3g): a "
-                       "negative one gives lambda < 0, which breaks g'' > 0 (Sec. 4)",
+                       "hyperelastic_pd maps Poisson ratios in [0, %.2f] (got %.3g): below 0 "
+                       "lambda / mu < -0.6 (the consistent mapping) or lambda < 0 with any g "
+                       "(Eq. 26), neither checked for stability",
                        HPD_NU_MAX, nu);
-    if (nu > HPD_NU_MAX)
+    if (nu > HPD_NU_MAX) {
+        if (nu < 0.5)
+            pd_hpd_lame(prm->lame_mapping, 1, nu, &lambda, &mu);
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
-                       "hyperelastic_pd maps Poisson ratios in [0, %.2f] (Eq. 26; got %.3g): "
-                       "lambda = 9 E nu / (2 (1 + nu)(1 - 2 nu)) grows without bound as nu nears "
-                       "1/2 (%.0f times E at nu = %.3g), and the factored matrix of Sec. 5.2 "
-                       "drowns the inertia",
-                       HPD_NU_MAX, nu, nu < 0.5 ? 9 * nu / (2 * (1 + nu) * (1 - 2 * nu)) : INFINITY,
-                       nu);
-    return check_anisotropy(m, path, err);
+                       "hyperelastic_pd maps Poisson ratios in [0, %.2f] (got %.3g): lambda "
+                       "grows without bound as nu nears 1/2 (%.0f times E at nu = %.3g), and "
+                       "the factored matrix of Sec. 5.2 drowns the inertia",
+                       HPD_NU_MAX, nu, nu < 0.5 ? lambda : INFINITY, nu);
+    }
+    st = check_negative_lambda(m, prm, path, err);
+    return st == PD_OK ? check_anisotropy(m, path, err) : st;
 }
 
-/* Eq. 26 and the material's g and h (hyperelastic_pd_basis.c). */
-static pd_hpd_material map_material(const pd_material_def* m) {
+/* The mapping (pd_hpd_lame) and the material's g and h (hyperelastic_pd_basis.c). */
+static pd_hpd_material map_material(const pd_material_def* m, int mapping) {
     const pd_hpd_material_params* mp = (const pd_hpd_material_params*)m->method_params;
     pd_elastic el = pd_material_elastic(m);
     pd_hpd_material out;
-    out.lambda = 4.5 * el.lambda; /* Eq. 26: 9 E nu / (2 (1 + nu)(1 - 2 nu)) */
-    out.mu = 7.5 * el.mu;         /* Eq. 26: 15 E / (4 (1 + nu)) */
+    pd_hpd_lame(mapping, el.E, el.nu, &out.lambda, &out.mu);
     out.g = pd_hpd_basis_of(mp, 0);
     out.h = pd_hpd_basis_of(mp, 1);
     out.g2 = pd_hpd_basis_curvature(&out.g, 1);
@@ -188,6 +236,30 @@ static pd_status direction_weights(pd_hpd_state* s, const pd_particles* p) {
     return PD_OK;
 }
 
+/* With lambda < 0 the coupling of Eq. 23 per bond, lambda g''(1) + mu G h''(1), is positive
+ * only where G > -lambda g''(1) / (mu h''(1)) (0.6 at nu = 0): a strong anisotropy (Eq. 18)
+ * with a small sigma breaks it, and with it the bound W_i >= (lambda + mu min G) h(theta_i)
+ * and the factor. Refused at the material, naming the first such G. */
+static pd_status check_bond_couplings(const pd_hpd_state* s, const pd_scene* scene, pd_error* err) {
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const pd_hpd_material* m = &s->mat[s->material[i]];
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+            if (m->lambda * m->g2 + m->mu * s->bond_g[b] * m->h2 > 0)
+                continue;
+            char at[PD_PATH_MAX];
+            snprintf(at, sizeof at, "materials.%s", scene->materials[s->material[i]].name);
+            return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                           "lambda = %.3g mu (nu below 1/4, solver.lame_mapping consistent) needs "
+                           "every bond's factor G above %.3g, and a bond has G = %.3g (its "
+                           "anisotropy's stretches times the lattice's direction factor): the "
+                           "energy would not be bounded below; give "
+                           "nu >= 0.25 or milder stretches",
+                           m->lambda / m->mu, -m->lambda * m->g2 / (m->mu * m->h2), s->bond_g[b]);
+        }
+    }
+    return PD_OK;
+}
+
 /* k_ij of Eq. 23 with the volumes of the energy sum_i V_i W_i:
  * V_i V_j w_ij / |xi|^2 (lambda g''(1) + mu h''(1)). */
 static pd_real bond_stiffness(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_real len,
@@ -267,7 +339,8 @@ pd_status pd_hpd_change_materials(void* state, pd_world* w, const uint8_t* chang
     pd_status st = direction_weights(s, &w->particles);
     if (st != PD_OK)
         return pd_fail(err, st, "", "changing materials failed (%s)", pd_status_string(st));
-    return pd_hpd_factor(s, w->def.dt, err);
+    st = check_bond_couplings(s, w->scene, err);
+    return st == PD_OK ? pd_hpd_factor(s, w->def.dt, err) : st;
 }
 
 #define HPD_PARTICLE_ARRAYS(X)                                                                     \
@@ -342,12 +415,14 @@ static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
     if (st != PD_OK)
         return st;
     for (int m = 0; m < s->material_count; ++m) {
-        s->mat[m] = map_material(&w->scene->materials[m]);
+        s->mat[m] = map_material(&w->scene->materials[m], s->prm.lame_mapping);
         s->fractures |= isfinite(s->mat[m].critical_stretch);
     }
     pd_hpd_normalise_weights(s, p);
     st = direction_weights(s, p);
     if (st != PD_OK)
+        return st;
+    if ((st = check_bond_couplings(s, w->scene, err)) != PD_OK)
         return st;
     size_t free_count = 0;
     for (size_t i = 0; i < s->n; ++i) {
