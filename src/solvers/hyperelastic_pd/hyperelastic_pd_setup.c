@@ -105,9 +105,10 @@ pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, co
     pd_real nu = el.nu, lambda = 0, mu = 0;
     if (nu < 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
-                       "hyperelastic_pd maps Poisson ratios in [0, %.2f] (got %.3g): below 0 "
-                       "lambda / mu < -0.6 (the consistent mapping) or lambda < 0 with any g "
-                       "(Eq. 26), neither checked for stability",
+                       "hyperelastic_pd maps Poisson ratios in [0, %.2f] (got %.3g): a negative "
+                       "one gives lambda < 0 under Eq. 26 (which breaks g'' > 0, Sec. 4) and "
+                       "lambda / mu below -0.6 under the consistent mapping, past the bound "
+                       "W >= (lambda + mu) h(theta) was checked for",
                        HPD_NU_MAX, nu);
     if (nu > HPD_NU_MAX) {
         if (nu < 0.5)
