@@ -73,9 +73,15 @@ PD_TEST(reordering_does_not_change_the_motion_direct) {
     check_same_motion("solver.global_solve=direct");
 }
 
-/* hyperelastic_pd renumbers its family, per-bond G and weights, and keeps its factor's rows. */
+/* hyperelastic_pd renumbers its family, per-bond G and weights, and keeps its factor's rows.
+ * Its steps stop on Eq. 25's relative decrease of E, which the scene's 1e-9 (projective_pd's
+ * residual) puts below round-off for this free block: every step ran to the cap of 60 on
+ * decreases of rounding size, and the two runs' last iterates wandered apart (5e-9 m under
+ * Eq. 26's mapping, 1.0e-6 m under the consistent one, 1.8e-6 m with 200 iterations). At 1e-7
+ * the steps end converged: 1.4e-13 m. */
 PD_TEST(reordering_does_not_change_the_motion_hyperelastic_pd) {
-    check_same_motion("method=hyperelastic_pd");
+    const char* sets[] = {"method=hyperelastic_pd", "solver.tolerance=1e-7"};
+    check_same_motion_with(sets, 2);
 }
 
 /* sbpd renumbers its family, per-bond weights and Prony histories (one mode, so that they
