@@ -176,6 +176,21 @@ int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x,
     return switched || change > 0.01 * total;
 }
 
+void pd_collider_contact_lag_friction(pd_collider_contact* c, const pd_vec3* x, const pd_real* fn) {
+    if (!c->colliders || !c->colliders->count)
+        return;
+    for (size_t i = 0; i < c->n; ++i) {
+        if (isinf(c->limit[i]) || c->skip[i])
+            continue; /* no_slip: held whatever the force */
+        if (!touching_at_start(c, i, x[i]))
+            c->limit[i] = 0;
+        else if (!isnan(fn[i])) /* anchor and normal: set by the renewal of step 3 */
+            c->limit[i] = pd_friction_limit(
+                &c->colliders->items[pd_colliders_nearest(c->colliders, x[i], NULL, NULL)].def,
+                fn[i]);
+    }
+}
+
 static int nonzero(pd_vec3 v) {
     return v.x != 0 || v.y != 0 || v.z != 0;
 }

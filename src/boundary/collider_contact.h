@@ -79,6 +79,16 @@ pd_vec3 pd_collider_contact_filter(const pd_collider_contact* c, size_t i, pd_ve
 int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x, const pd_vec3* y,
                                        const pd_vec3* r);
 
+/* Friction's limits lagged from the last step's solution instead of the start guess: a
+ * particle touching a Coulomb (slip) collider at the step's start position x gets mu fn[i],
+ * fn[i] the normal force its contact took at the end of the last step (cc.push then), or keeps
+ * the guess where fn[i] is NaN (no last step); one that does not touch at x gets none (a
+ * contact that begins during the step: a renewal at an iterate gives it its force). The guess
+ * from x + h v (optim/implicit_step.c) holds the touching particles alone where the projection
+ * put them, so that a body still moving into the floor counts the elastic force of its bottom
+ * layer lifted against the next (implicit_step.h's step 3 holds for a body at rest). */
+void pd_collider_contact_lag_friction(pd_collider_contact* c, const pd_vec3* x, const pd_real* fn);
+
 /* Points the sweeps' constraint arrays (blocked, line) and tangential stiffness at c, and
  * marks the particles that have any of them in c->active (the sweeps skip the rest). */
 void pd_collider_contact_sweeps(pd_collider_contact* c, struct pd_chebyshev_def* def);

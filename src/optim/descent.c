@@ -257,7 +257,7 @@ static int iterate(pd_descent* d, const pd_descent_problem* p, pd_real* merit, p
  * solution's: the paper stops at 1e-4 ("5 ~ 25 iterations"). */
 static int decreased_enough(const pd_descent* d, pd_descent_report* rep, pd_real merit0,
                             pd_real merit_before, pd_real merit) {
-    pd_real total = merit0 - merit;
+    pd_real total = d->decrease_before + merit0 - merit;
     rep->relative_error = total > 0 ? (merit_before - merit) / total : 0;
     return d->def.decrease_tolerance > 0 && total > 0 &&
            rep->relative_error <= d->def.decrease_tolerance;
@@ -293,5 +293,6 @@ pd_status pd_descent_solve(pd_descent* d, const pd_descent_problem* p, pd_real m
     rep->iterations = it;
     rep->residual = r_norm;
     rep->merit = merit;
+    d->decrease_before = 0;
     return st;
 }

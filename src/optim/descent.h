@@ -94,6 +94,10 @@ typedef struct pd_descent {
     int hist_head, hist_count;
     int not_gradient; /* the last evaluation's residual is no gradient */
     int keep_history; /* set before a solve: it goes on with the pairs of the last one */
+    /* set before a solve: the decrease of the merit earlier solves of the same step made
+     * (J), which Eq. 25's whole decrease counts beside this solve's (a solve continued after
+     * the merit changed, e.g. friction's normal forces renewed); reset to 0 by the solve */
+    pd_real decrease_before;
     pd_real* partial; /* one per chunk: reductions in a fixed order */
     size_t chunks;
     /* Called after every iteration of a solve with its count and |r| / r_scale (NULL: not

@@ -8,7 +8,9 @@
  *      the contact between bodies with its friction pairs lagged at x (contact/contact.h);
  *   3. Coulomb friction's limits mu lambda from x + h v, where a body resting on a collider
  *      presses on it with its weight as at the end of the last step (y* would deform it by
- *      h^2 g);
+ *      h^2 g); a body still moving into the collider is lifted there by its touching layer
+ *      alone, whose elastic force the guess then counts (hyperelastic_pd lags and renews
+ *      lambda instead: pd_collider_contact_lag_friction);
  *   4. the method's start point, then what it does before the solve (a start moved off a
  *      contact, a refactorisation);
  *   5. the method's solve, told the force the step has to produce anyway,

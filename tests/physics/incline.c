@@ -115,10 +115,9 @@ static void sticks(void) {
     pd_test_method_check("slide (m) in 1 s at mu 1 on 20 deg", moved, 0, 0.01, 0);
 }
 
-/* hyperelastic_pd: its steps end at Eq. 25's tolerance (1e-4) with friction's sticking
- * contacts unconverged, and the block stops: 0.09 m/s^2 with 100 iterations (-0.016 with the
- * default 25); with 200 iterations and tolerance 1e-7 it slides at 1.518 m/s^2 (measured, not
- * in the test). */
-PD_TEST_EACH_METHOD_KNOWN(block_slides_at_the_coulomb_rate, PD_CAP_COLLIDER_FRICTION,
-                          "hyperelastic_pd", slides)
+/* hyperelastic_pd stopped here (0.09 m/s^2 with 100 iterations, -0.016 with the default 25)
+ * until its solve started a sliding body at x + h v rather than stuck at x, with friction's
+ * normal forces lagged from the last step and renewed from the solution (issue 34,
+ * docs/methods/hyperelastic_pd.md): 1.509. */
+PD_TEST_EACH_METHOD(block_slides_at_the_coulomb_rate, PD_CAP_COLLIDER_FRICTION, slides)
 PD_TEST_EACH_METHOD(block_sticks_when_mu_exceeds_tan_theta, PD_CAP_COLLIDER_FRICTION, sticks)

@@ -15,6 +15,11 @@
 #include "solvers/solver.h"
 #include "world/world.h"
 
+/* Solves again after friction's normal forces were renewed from the solution, at most; and
+ * the part of their sum they must move by for that. */
+#define HPD_FRICTION_RENEWALS 3
+#define HPD_FRICTION_RENEWAL  0.1
+
 typedef struct hpd_ctx {
     pd_hpd_state* s;
     const pd_vec3* y;
@@ -189,27 +194,54 @@ static pd_descent_problem problem(pd_hpd_state* s) {
                                 &s->hooks};
 }
 
-/* Where the iterations start (the paper leaves q^0 open): q* or, if its merit is lower or it
- * brings contact pairs closer than PD_CONTACT_FLOOR, the step's start positions x. Projected
- * out of a collider, q* of a body landing fast puts a column of particles onto one point of the
- * floor, where tau -> 0 and an A_n energy diverges (measured: two bunnies landing at 2 m/s were
- * flattened, every later step ending after one refused line search); q* of two bodies meeting
- * fast lies inside each other, where the line search, keeping pairs from coming closer, would
- * hold them. x is always admissible and keeps the particles apart. Returns the merit; the
- * state is that of the optimiser's y. */
+/* Start candidates: the step's start positions x, x + h v (y* without gravity's h^2 g) and
+ * y* itself. */
+enum { HPD_START_X, HPD_START_MOTION, HPD_START_STAR, HPD_STARTS };
+
+/* Candidate k into y, projected out of the colliders (y* holds a constrained particle where
+ * the world put it, x + h v too: its velocity is the keyframes'). */
+static void start_candidate(pd_hpd_state* s, const pd_particles* p, int k, pd_vec3* y) {
+    for (size_t i = 0; i < s->n; ++i) {
+        if (k == HPD_START_STAR || (k == HPD_START_MOTION && s->fixed[i]))
+            y[i] = s->ystar[i];
+        else if (k == HPD_START_MOTION)
+            y[i] = pd_v3_madd(p->pos[i], s->step->dt, p->vel[i]);
+        else
+            y[i] = p->pos[i];
+    }
+    pd_collider_contact_project(&s->cc, y);
+}
+
+/* Where the iterations start (the paper leaves q^0 open): of x, x + h v and y*, projected,
+ * the one of the lowest merit, x where the others bring contact pairs closer than
+ * PD_CONTACT_FLOOR. Projected out of a collider, y* of a body landing fast puts a column of
+ * particles onto one point of the floor, where tau -> 0 and an A_n energy diverges (measured:
+ * two bunnies landing at 2 m/s were flattened, every later step ending after one refused line
+ * search); y* of two bodies meeting fast lies inside each other, where the line search,
+ * keeping pairs from coming closer, would hold them. x is always admissible and keeps the
+ * particles apart, but a body sliding on a floor starts there with every contact stuck (its
+ * anchor is x): friction's stiffness, up to 2 mu lambda / eps, then went into the factor and
+ * the solve could not slide it within 25 iterations (a box landing at 2 m/s sideways lost
+ * 0.84 m/s in the step after the landing where Coulomb allows 0.16); x + h v starts it
+ * sliding, and for a body at rest it is x again without y*'s sag of h^2 g. Returns the merit;
+ * the state is that of the optimiser's y. */
 static pd_real start_point(pd_hpd_state* s, const pd_particles* p, pd_real* r) {
     pd_descent* d = &s->opt;
     pd_descent_problem pr = problem(s);
-    memcpy(d->y, p->pos, s->n * sizeof(pd_vec3));
-    pd_collider_contact_project(&s->cc, d->y);
-    pd_real r_x, m_x = pd_descent_evaluate(d, &pr, &r_x);
-    memcpy(d->y, s->ystar, s->n * sizeof(pd_vec3));
-    pd_collider_contact_project(&s->cc, d->y);
-    pd_real m_star = pd_descent_evaluate(d, &pr, r);
-    if (m_star <= m_x && (!s->prm.contact || s->contact.closest >= PD_CONTACT_FLOOR))
-        return m_star;
-    memcpy(d->y, p->pos, s->n * sizeof(pd_vec3));
-    pd_collider_contact_project(&s->cc, d->y);
+    int best = HPD_START_X;
+    pd_real best_merit = INFINITY, best_r = 0;
+    for (int k = 0; k < HPD_STARTS; ++k) {
+        start_candidate(s, p, k, d->y);
+        pd_real rk, mk = pd_descent_evaluate(d, &pr, &rk);
+        int apart = k == HPD_START_X || !s->prm.contact || s->contact.closest >= PD_CONTACT_FLOOR;
+        if (apart && mk < best_merit)
+            best = k, best_merit = mk, best_r = rk;
+    }
+    if (best == HPD_STARTS - 1) {
+        *r = best_r;
+        return best_merit;
+    }
+    start_candidate(s, p, best, d->y);
     return pd_descent_evaluate(d, &pr, r);
 }
 
@@ -259,6 +291,7 @@ typedef struct hpd_step_hooks {
 
 static pd_real hook_start_point(void* ctx, pd_real* r) {
     hpd_step_hooks* h = ctx;
+    pd_collider_contact_lag_friction(&h->s->cc, h->s->step->particles->pos, h->s->last_push);
     return start_point(h->s, h->s->step->particles, r);
 }
 
@@ -269,13 +302,88 @@ static pd_status hook_before_solve(void* ctx, pd_real* merit, pd_real* r) {
     return factor_friction(h->s, &err);
 }
 
+/* Adds a continued solve's report to the step's. */
+static void report_add(pd_descent_report* total, const pd_descent_report* part) {
+    total->iterations += part->iterations;
+    total->residual = part->residual;
+    total->merit = part->merit;
+    total->line_search_failures += part->line_search_failures;
+    total->residual_increases += part->residual_increases;
+    total->merit_increases += part->merit_increases;
+    total->history_resets += part->history_resets;
+    total->shortest_step = fmin(total->shortest_step, part->shortest_step);
+    total->relative_error = part->relative_error;
+}
+
+/* 1 when a collider has Coulomb friction (slip with friction > 0): no_slip holds its contacts
+ * whatever their normal force. */
+static int coulomb_colliders(const pd_colliders* c) {
+    for (int k = 0; c && k < c->count; ++k)
+        if (c->items[k].def.boundary != PD_BOUNDARY_NO_SLIP && c->items[k].def.friction > 0)
+            return 1;
+    return 0;
+}
+
+/* Renews friction's limits from the iterate (pd_collider_contact_renew_friction) and says
+ * whether they moved by more than HPD_FRICTION_RENEWAL of their sum (a contact that came or
+ * went counts with its whole limit): a settling body's limits move by a few per cent from pass
+ * to pass, which is not worth a new solve, a landing's from nothing to all its weight. */
+static int friction_moved(pd_hpd_state* s, const pd_particles* p) {
+    pd_real* old = s->limit_prev;
+    memcpy(old, s->cc.limit, s->n * sizeof *old);
+    pd_collider_contact_renew_friction(&s->cc, p->pos, s->opt.y, s->opt.r);
+    pd_real change = 0, total = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        pd_real a = isfinite(old[i]) ? old[i] : 0,
+                b = isfinite(s->cc.limit[i]) ? s->cc.limit[i] : 0;
+        change += fabs(b - a), total += fmax(a, b);
+        if (isinf(old[i]) != isinf(s->cc.limit[i]))
+            return 1; /* a no_slip contact came or went */
+    }
+    return change > HPD_FRICTION_RENEWAL * total;
+}
+
+/* The quasi-Newton solve of Sec. 5.2 with Coulomb friction's normal forces renewed from the
+ * solution and the step solved again while they move (friction_moved), at most
+ * HPD_FRICTION_RENEWALS times, within the step's budget of iterations. The normal forces a
+ * step starts with are the last step's (pd_collider_contact_lag_friction): none for a contact
+ * that begins in the step, and a landing's impact force one step late without the renewal
+ * (the core's guess from x + h v counted the lifted bottom layer's elastic force: a box landing
+ * at 2 m/s sideways stopped dead, docs/methods/hyperelastic_pd.md). Eq. 25's whole decrease
+ * counts every pass's: per pass, a short renewal pass ran to the cap. */
+static pd_status solve_renewing_friction(hpd_step_hooks* h, pd_real merit, pd_real r) {
+    pd_hpd_state* s = h->s;
+    pd_descent* d = &s->opt;
+    pd_descent_problem pr = problem(s);
+    pd_descent_report part;
+    int budget = s->prm.iterations, friction = coulomb_colliders(s->cc.colliders);
+    s->report = (pd_descent_report){.shortest_step = 1};
+    pd_status st = PD_OK;
+    pd_real decrease = 0; /* of the passes so far, each in its own merit (Eq. 25's whole) */
+    for (int pass = 0;; ++pass) {
+        d->def.iterations = budget - s->report.iterations;
+        d->decrease_before = decrease;
+        st = pd_descent_solve(d, &pr, merit, r, h->r0, &part);
+        decrease += merit - part.merit;
+        report_add(&s->report, &part);
+        if (st == PD_OK)
+            st = s->contact_status; /* a contact buffer that could not grow */
+        if (st != PD_OK || !friction || s->report.iterations >= budget ||
+            pass >= HPD_FRICTION_RENEWALS || !friction_moved(s, s->step->particles))
+            break;
+        pd_collider_contact_project(&s->cc, d->y); /* a new no_slip contact at its anchor */
+        merit = pd_descent_evaluate(d, &pr, &r);
+        d->keep_history = 1;
+    }
+    d->def.iterations = budget;
+    memcpy(s->last_push, s->cc.push, s->n * sizeof *s->last_push); /* at the accepted y */
+    return st;
+}
+
 static pd_status hook_solve(void* ctx, pd_real merit, pd_real r, pd_real force_scale) {
     hpd_step_hooks* h = ctx;
-    pd_hpd_state* s = h->s;
     h->r0 = fmax(force_scale, r);
-    pd_descent_problem pr = problem(s);
-    pd_status st = pd_descent_solve(&s->opt, &pr, merit, r, h->r0, &s->report);
-    return st == PD_OK ? s->contact_status : st; /* a contact buffer that could not grow */
+    return solve_renewing_friction(h, merit, r);
 }
 
 static pd_status advance(pd_hpd_state* s, pd_world* w, pd_step_stats* stats) {

@@ -122,6 +122,9 @@ typedef struct pd_hpd_state {
     pd_real* diag;          /* m/h^2 + sum of i's couplings in L (Eq. 23) (N/m) */
     pd_real* diag_extra;    /* diag plus friction's stiffness (pd_hpd_refactor) */
     pd_real* ktan_factored; /* friction's tangential stiffness the factor holds (N/m) */
+    pd_real* last_push;     /* normal force of i's collider contact at the end of the last step
+                             * (N; NaN before the first): friction's lagged lambda */
+    pd_real* limit_prev;    /* friction's limits before a renewal (scratch of the step) */
     int refactors;          /* numeric refactorisations for friction so far */
     pd_vec3* ystar;         /* q* of Eq. 21 */
     pd_vec3* grad;          /* dE/dy of the elastic energy (N) */

@@ -350,6 +350,8 @@ pd_status pd_hpd_change_materials(void* state, pd_world* w, const uint8_t* chang
     X(diag, pd_real)                                                                               \
     X(diag_extra, pd_real)                                                                         \
     X(ktan_factored, pd_real)                                                                      \
+    X(last_push, pd_real)                                                                          \
+    X(limit_prev, pd_real)                                                                         \
     X(delta, pd_real)                                                                              \
     X(ystar, pd_vec3)                                                                              \
     X(grad, pd_vec3)                                                                               \
@@ -373,6 +375,7 @@ static void declare_persistent(pd_hpd_state* s) {
     PD_STATE_PARTICLES(a, s, delta);
     PD_STATE_PARTICLES(a, s, diag);
     PD_STATE_PARTICLES(a, s, ktan_factored);
+    PD_STATE_PARTICLES(a, s, last_push);
     PD_STATE_PARTICLES(a, s, fixed);
     /* the factor's numbering of the points: a reordering permutes it (the factor keeps its
      * rows), a checkpoint restores it so that the factor is rebuilt with the same rows */
@@ -427,6 +430,7 @@ static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
         return st;
     size_t free_count = 0;
     for (size_t i = 0; i < s->n; ++i) {
+        s->last_push[i] = NAN; /* no last step: friction starts from the step's guess */
         s->fixed[i] = (p->flags[i] & PD_P_CONSTRAINED) != 0;
         free_count += !s->fixed[i];
     }
