@@ -118,6 +118,6 @@ static void sticks(void) {
 /* hyperelastic_pd stopped here (0.09 m/s^2 with 100 iterations, -0.016 with the default 25)
  * until its solve started a sliding body at x + h v rather than stuck at x, with friction's
  * normal forces lagged from the last step and renewed from the solution (issue 34,
- * docs/methods/hyperelastic_pd.md): 1.509. */
+ * docs/methods/hyperelastic_pd.md): 1.510. */
 PD_TEST_EACH_METHOD(block_slides_at_the_coulomb_rate, PD_CAP_COLLIDER_FRICTION, slides)
 PD_TEST_EACH_METHOD(block_sticks_when_mu_exceeds_tan_theta, PD_CAP_COLLIDER_FRICTION, sticks)
