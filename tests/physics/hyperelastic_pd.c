@@ -750,10 +750,10 @@ PD_TEST(known_failure_anisotropic_ratio_within_10_percent_of_the_family_analysis
     PD_CHECK_REL(r->measured[0] / r->measured[1], r->lattice[0] / r->lattice[1], 0.10);
 }
 
-/* Against the continuum limit of the same analysis (2.13): the 32 directions of a family of
- * 2.01 spacings sample G's peak along d1 too coarsely (the lattice sum without the isotropy
- * factor gives 3.09; over the 122 directions of 3.01 it gives 2.12, and a bar at 3.01 measures
- * 2.52: docs/methods/hyperelastic_pd.md). */
+/* Against the continuum limit of the same analysis (2.27; 2.13 under Eq. 26): the 32 directions of
+ * a family of 2.01 spacings sample G's peak along d1 too coarsely (the lattice sum without the
+ * isotropy factor gives 3.09; over the 122 directions of 3.01 it gives 2.12, and a bar at 3.01
+ * measures 2.52: docs/methods/hyperelastic_pd.md). */
 PD_TEST(known_failure_anisotropic_ratio_within_15_percent_of_the_continuum) {
     const aniso_bars* r = anisotropic_bars();
     PD_CHECK_REL(r->measured[0] / r->measured[1], r->continuum[0] / r->continuum[1], 0.15);
