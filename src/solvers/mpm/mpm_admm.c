@@ -215,14 +215,19 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
     }
 }
 
+/* u at node n without what the constraints fix there. */
+static pd_vec3 free_part(const pd_mpm_state* s, size_t n, pd_vec3 u) {
+    if (s->bc_kind[n] == PD_MPM_BC_FULL)
+        return pd_v3(0, 0, 0);
+    if (s->bc_kind[n] == PD_MPM_BC_NORMAL)
+        return pd_v3_sub(u, pd_v3_scale(s->bc_normal[n], pd_v3_dot(u, s->bc_normal[n])));
+    return u;
+}
+
 /* Removes from u what the constraints fix (a search direction or a residual). */
 static void project_free(const pd_mpm_state* s, pd_vec3* u) {
-    for (size_t n = 0; n < s->grid.nodes; ++n) {
-        if (s->bc_kind[n] == PD_MPM_BC_FULL)
-            u[n] = pd_v3(0, 0, 0);
-        else if (s->bc_kind[n] == PD_MPM_BC_NORMAL)
-            u[n] = pd_v3_sub(u[n], pd_v3_scale(s->bc_normal[n], pd_v3_dot(u[n], s->bc_normal[n])));
-    }
+    for (size_t n = 0; n < s->grid.nodes; ++n)
+        u[n] = free_part(s, n, u[n]);
 }
 
 /* dv with the constrained parts set to what the constraints fix. */
@@ -315,6 +320,7 @@ typedef struct apply_job {
     const pd_mpm_state* s;
     const pd_vec3* u;
     pd_vec3* out;
+    int free_only; /* drop what the constraints fix (the conjugate gradients' product) */
 } apply_job;
 
 static void apply_range(void* ctx, size_t begin, size_t end, int thread) {
@@ -340,13 +346,13 @@ static void apply_range(void* ctx, size_t begin, size_t end, int thread) {
                         sum = pd_v3_add(sum, pd_v3_scale(u[c], r[c]));
                 }
             }
-        job->out[n] = sum;
+        job->out[n] = job->free_only ? free_part(job->s, n, sum) : sum;
     }
 }
 
 /* out = A u from the stored rows. */
 static void apply_a(admm_ctx* c, const pd_vec3* u, pd_vec3* out) {
-    apply_job job = {c->s, u, out};
+    apply_job job = {c->s, u, out, 0};
     pd_parallel_for(c->s->grid.nodes, 256, apply_range, &job);
 }
 
@@ -381,8 +387,8 @@ static void assemble_a(admm_ctx* c) {
 /* A u with the constraints' directions removed, for the conjugate gradients. */
 static void apply_a_free(void* ctx, const pd_vec3* u, pd_vec3* out) {
     admm_ctx* c = ctx;
-    apply_a(c, u, out);
-    project_free(c->s, out);
+    apply_job job = {c->s, u, out, 1};
+    pd_parallel_for(c->s->grid.nodes, 256, apply_range, &job);
 }
 
 /* Preconditioned conjugate gradients on A dv = rhs in the constraints' free subspace, from the
@@ -466,11 +472,36 @@ static pd_real sew_weight(const pd_mpm_material* m, pd_real dilation, pd_real v0
 }
 
 /* The weights above for every particle, plastic ones at `trial` (b). */
+typedef struct sew_job {
+    const admm_ctx* c;
+    const pd_mat3* trial;
+} sew_job;
+
+static void sew_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const sew_job* job = ctx;
+    pd_mpm_state* s = job->c->s;
+    for (size_t p = begin; p < end; ++p)
+        s->admm_w2[p] =
+            sew_weight(&s->mat[job->c->p->material[p]], s->dilation ? s->dilation[p] : 0,
+                       s->volume0[p], s->f[p], job->trial[p]);
+}
+
 static void sew_weights(admm_ctx* c, const pd_mat3* trial) {
+    sew_job job = {c, trial};
+    pd_parallel_for(c->s->n, 256, sew_range, &job);
+}
+
+static void start_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const admm_ctx* c = ctx;
     pd_mpm_state* s = c->s;
-    for (size_t p = 0; p < s->n; ++p)
-        s->admm_w2[p] = sew_weight(&s->mat[c->p->material[p]], s->dilation ? s->dilation[p] : 0,
-                                   s->volume0[p], s->f[p], trial[p]);
+    for (size_t p = begin; p < end; ++p) {
+        s->admm_b[p] =
+            pd_m3_mul(pd_m3_add(pd_m3_identity(), pd_m3_scale(s->admm_b[p], c->dt)), s->f[p]);
+        s->admm_y[p] = pd_m3_zero();
+        s->admm_f[p] = s->admm_b[p];
+    }
 }
 
 /* Eq. 9's b_p (Eq. 4's predictor at v^n); the SEW weights (above); y = 0; F = b. */
@@ -478,12 +509,7 @@ static void start(admm_ctx* c) {
     pd_mpm_state* s = c->s;
     pd_grid_gradient(&s->grid, s->grid.velocity, s->admm_b);
     memcpy(s->admm_fn, s->f, s->n * sizeof *s->f);
-    for (size_t p = 0; p < s->n; ++p) {
-        s->admm_b[p] =
-            pd_m3_mul(pd_m3_add(pd_m3_identity(), pd_m3_scale(s->admm_b[p], c->dt)), s->f[p]);
-        s->admm_y[p] = pd_m3_zero();
-        s->admm_f[p] = s->admm_b[p];
-    }
+    pd_parallel_for(s->n, 256, start_range, c);
     sew_weights(c, s->admm_b);
 }
 
@@ -501,43 +527,33 @@ static void particle_steps(void* ctx, size_t begin, size_t end, int thread) {
     }
 }
 
-/* One ADMM iteration; returns its residual (below). */
-static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
+/* The grid step's right-hand side per particle: F_hat over-relaxed (Sec. 7.3) and kept for the
+ * dual step, and D^T's particle term (w y + rho w^2 (F_hat - b)) F^n^T dt into `affine`. */
+static void rhs_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const admm_ctx* c = ctx;
     pd_mpm_state* s = c->s;
-    size_t nn = s->grid.nodes;
-    double t0 = pd_now();
-    apply_d(c, s->admm_dv, s->admm_du);            /* D dv^k */
-    pd_parallel_for(s->n, 128, particle_steps, c); /* Eq. 10, each particle alone */
-    if (s->has_maxwell)
-        pd_mpm_maxwell_particle_step(s, c->p, c->dt, c->rho);
-    double t1 = pd_now();
-    /* grid step (Sec. 7.1): rhs = dt M g + D^T (w y + rho w^2 (F_hat - b)), F_hat over-relaxed
-     * (Sec. 7.3) */
-    for (size_t p = 0; p < s->n; ++p) {
+    for (size_t p = begin; p < end; ++p) {
         pd_mat3 dvb = pd_m3_add(s->admm_du[p], s->admm_b[p]);
         pd_mat3 fhat =
             pd_m3_add(pd_m3_scale(s->admm_f[p], c->alpha), pd_m3_scale(dvb, 1 - c->alpha));
         s->admm_fhat[p] = fhat;
         pd_real w = sqrt(s->admm_w2[p]);
-        s->cg_m[p] = pd_m3_add(pd_m3_scale(s->admm_y[p], w),
-                               pd_m3_scale(pd_m3_sub(fhat, s->admm_b[p]), c->rho * s->admm_w2[p]));
+        pd_mat3 m = pd_m3_add(pd_m3_scale(s->admm_y[p], w),
+                              pd_m3_scale(pd_m3_sub(fhat, s->admm_b[p]), c->rho * s->admm_w2[p]));
+        s->affine[p] = pd_m3_scale(pd_m3_mul(m, pd_m3_transpose(s->admm_fn[p])), c->dt);
     }
-    times_fn(c, s->cg_m, s->affine, 1);
-    if (s->has_maxwell) /* + D_N^T (w_N y_N + rho w_N^2 (F_hat_N - b_N)) */
-        pd_mpm_maxwell_add_rhs(s, c->dt, c->rho, c->alpha, s->affine);
-    pd_grid_divergence(&s->grid, s->affine, s->admm_rhs);
-    for (size_t n = 0; n < nn; ++n) /* + the pins' penalty k (v_pin - v^n) (mpm_internal.h) */
-        s->admm_rhs[n] =
-            pd_v3_add(pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n])),
-                      pd_v3_scale(s->has_pins ? pd_mpm_pin_target(s, n) : pd_v3(0, 0, 0),
-                                  pd_mpm_pin_stiffness(s, n)));
-    memcpy(s->cg_m, s->admm_du, s->n * sizeof *s->cg_m); /* D dv^k, for the dual residual */
-    *cg_total += grid_solve(c, s->admm_rhs, s->admm_dv);
-    double t2 = pd_now();
-    /* dual step (Sec. 7.1) with the same F_hat (Sec. 7.3) */
-    apply_d(c, s->admm_dv, s->admm_du);
+}
+
+/* The dual step (Sec. 7.1) with F_hat (Sec. 7.3), admm_du = D dv^{k+1} and cg_m = D dv^k;
+ * each chunk of PD_MPM_ADMM_GRAIN particles writes its sums of the residuals' squares (below)
+ * to admm_sums: summed in order after, the same bytes on any thread count. */
+static void dual_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const admm_ctx* c = ctx;
+    pd_mpm_state* s = c->s;
     pd_real primal = 0, dual = 0, scale = 0;
-    for (size_t p = 0; p < s->n; ++p) {
+    for (size_t p = begin; p < end; ++p) {
         pd_real w = sqrt(s->admm_w2[p]);
         pd_mat3 gap = pd_m3_sub(pd_m3_sub(s->admm_fhat[p], s->admm_du[p]), s->admm_b[p]);
         s->admm_y[p] = pd_m3_add(s->admm_y[p], pd_m3_scale(gap, c->rho * w));
@@ -546,11 +562,42 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
         dual += s->admm_w2[p] * pd_m3_frob2(pd_m3_sub(s->admm_du[p], s->cg_m[p]));
         scale += s->admm_w2[p] * pd_m3_frob2(s->admm_b[p]);
     }
-    if (s->has_maxwell) { /* F_N's dual step and its share of the residuals */
-        pd_real sums[3] = {primal, dual, scale};
+    pd_real* out = &s->admm_sums[3 * (begin / PD_MPM_ADMM_GRAIN)];
+    out[0] = primal, out[1] = dual, out[2] = scale;
+}
+
+/* One ADMM iteration from admm_du = D dv^k; returns its residual (below). */
+static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
+    pd_mpm_state* s = c->s;
+    size_t nn = s->grid.nodes;
+    double t0 = pd_now();
+    pd_parallel_for(s->n, 128, particle_steps, c); /* Eq. 10, each particle alone */
+    if (s->has_maxwell)
+        pd_mpm_maxwell_particle_step(s, c->p, c->dt, c->rho);
+    double t1 = pd_now();
+    /* grid step (Sec. 7.1): rhs = dt M g + D^T (w y + rho w^2 (F_hat - b)) */
+    pd_parallel_for(s->n, 256, rhs_range, c);
+    if (s->has_maxwell) /* + D_N^T (w_N y_N + rho w_N^2 (F_hat_N - b_N)) */
+        pd_mpm_maxwell_add_rhs(s, c->dt, c->rho, c->alpha, s->affine);
+    pd_grid_divergence(&s->grid, s->affine, s->admm_rhs);
+    for (size_t n = 0; n < nn; ++n) /* + the pins' penalty k (v_pin - v^n) (mpm_internal.h) */
+        s->admm_rhs[n] =
+            pd_v3_add(pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n])),
+                      pd_v3_scale(s->has_pins ? pd_mpm_pin_target(s, n) : pd_v3(0, 0, 0),
+                                  pd_mpm_pin_stiffness(s, n)));
+    *cg_total += grid_solve(c, s->admm_rhs, s->admm_dv);
+    double t2 = pd_now();
+    pd_mat3* previous = s->admm_du; /* D dv^k, for the dual residual: kept, not copied */
+    s->admm_du = s->cg_m, s->cg_m = previous;
+    apply_d(c, s->admm_dv, s->admm_du); /* D dv^{k+1}: the next iteration's D dv^k too */
+    pd_parallel_for(s->n, PD_MPM_ADMM_GRAIN, dual_range, c);
+    pd_real sums[3] = {0, 0, 0};
+    for (size_t q = 0; q < (s->n + PD_MPM_ADMM_GRAIN - 1) / PD_MPM_ADMM_GRAIN; ++q)
+        for (int a = 0; a < 3; ++a)
+            sums[a] += s->admm_sums[3 * q + a];
+    if (s->has_maxwell) /* F_N's dual step and its share of the residuals */
         pd_mpm_maxwell_dual_step(s, c->p, c->dt, c->rho, sums);
-        primal = sums[0], dual = sums[1], scale = sums[2];
-    }
+    pd_real primal = sums[0], dual = sums[1], scale = sums[2];
     s->admm_seconds[PD_MPM_ADMM_PARTICLE] += t1 - t0;
     s->admm_seconds[PD_MPM_ADMM_GRID] += t2 - t1;
     s->admm_seconds[PD_MPM_ADMM_DUAL] += pd_now() - t2;
@@ -583,6 +630,7 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
     for (size_t n = 0; n < nn; ++n) /* the explicit guess: gravity alone */
         s->admm_dv[n] = s->grid.mass[n] > 0 ? gdv : pd_v3(0, 0, 0);
     impose_constraints(s, s->admm_dv);
+    apply_d(&c, s->admm_dv, s->admm_du); /* D dv^0; each iteration leaves D dv^{k+1} there */
     int cg = 0, k = 0;
     pd_real r = INFINITY;
     for (; k < s->prm.iterations && !(r <= s->prm.tolerance); ++k)
@@ -678,13 +726,19 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
     X(bc_normal, pd_vec3)                                                                          \
     X(bc_target, pd_vec3) X(admm_diag, pd_real) X(bc_kind, uint8_t) X(bc_collider, int32_t)
 
+/* The dual step's three sums per chunk of PD_MPM_ADMM_GRAIN particles. */
+static size_t admm_sum_count(size_t n) {
+    return 3 * (n / PD_MPM_ADMM_GRAIN + 1);
+}
+
 pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes) {
     if (!s->admm_b) {
 #define ALLOC_ONE(field, T) s->field = PD_NEW_ARRAY(T, s->n + 1);
         ADMM_PARTICLE_ARRAYS(ALLOC_ONE)
 #undef ALLOC_ONE
+        s->admm_sums = PD_NEW_ARRAY(pd_real, admm_sum_count(s->n));
 #define CHECK_ONE(field, T) || !s->field
-        if (0 ADMM_PARTICLE_ARRAYS(CHECK_ONE))
+        if (!s->admm_sums ADMM_PARTICLE_ARRAYS(CHECK_ONE))
             return PD_ERR_OUT_OF_MEMORY;
 #undef CHECK_ONE
     }
@@ -706,6 +760,7 @@ void pd_mpm_admm_free(pd_mpm_state* s) {
 #define FREE_ONE(field, T) PD_FREE_ARRAY(s->field, T, s->n + 1);
     ADMM_PARTICLE_ARRAYS(FREE_ONE)
 #undef FREE_ONE
+    PD_FREE_ARRAY(s->admm_sums, pd_real, admm_sum_count(s->n));
 #define FREE_NODE(field, T) PD_FREE_ARRAY(s->field, T, s->admm_nodes);
     ADMM_NODE_ARRAYS(FREE_NODE)
 #undef FREE_NODE

@@ -23,6 +23,8 @@ struct pd_world;
  * mpm_order): a particle moves a fraction of a cell a step (the CFL), so few leave their bin
  * within this many. */
 #define PD_MPM_REORDER_EVERY 16
+/* particles per chunk of the ADMM's dual step, whose residual sums are taken per chunk */
+#define PD_MPM_ADMM_GRAIN 1024
 
 /* solver.mpm.integrator */
 enum { PD_MPM_EXPLICIT, PD_MPM_ADMM, PD_MPM_NEWTON, PD_MPM_LBFGS };
@@ -142,7 +144,8 @@ typedef struct pd_mpm_state {
     /* the implicit step (mpm_admm.c): per particle */
     pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;
     pd_real* admm_w2;
-    pd_mat3* admm_k; /* A's weight rho dt^2 (w_E^2 F_E^n F_E^n^T + w_N^2 F_N^n F_N^n^T) */
+    pd_real* admm_sums; /* the dual step's residual sums per chunk of PD_MPM_ADMM_GRAIN */
+    pd_mat3* admm_k;    /* A's weight rho dt^2 (w_E^2 F_E^n F_E^n^T + w_N^2 F_N^n F_N^n^T) */
     /* ... the F_N constraint (mpm_admm_maxwell.c; allocated when a material has the branch):
      * b_N, F_N^n, F_N, F_hat_N, y_N, D_N dv, D_N dv of the previous iterate, w_N^2 */
     int has_maxwell;
