@@ -271,6 +271,17 @@ static int node_row_slot(int a, int b, int c) {
     return (a + 2) * 25 + (b + 2) * 5 + (c + 2);
 }
 
+/* Where A's slot q of node n is stored: by blocks of 4 nodes, each block's slots one after
+ * the other and each slot's 4 numbers side by side (a product reads a block in sequence). */
+static size_t row_at(size_t n, int q) {
+    return (n / 4 * PD_MPM_ROW + (size_t)q) * 4 + n % 4;
+}
+
+/* How far (in node indices) a row's slots reach either side: 2 nodes on each axis. */
+static size_t admm_row_reach(const pd_grid* g) {
+    return (size_t)2 * g->dim[1] * g->dim[2] + (size_t)2 * g->dim[2] + 2;
+}
+
 typedef struct assemble_job {
     pd_mpm_state* s;
     pd_real scale; /* (4 / dx^2)^2: the two kernel gradients' factor */
@@ -286,8 +297,7 @@ static void assemble_range(void* ctx, size_t begin, size_t end, int thread) {
     int ny = g->dim[1], nz = g->dim[2];
     pd_real dx = g->dx;
     for (size_t n = begin; n < end; ++n) {
-        pd_real* row = s->admm_a[n].a;
-        memset(row, 0, sizeof s->admm_a[n].a);
+        pd_real row[PD_MPM_ROW] = {0}; /* summed here, then stored by slot */
         int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
         for (int di = 0; di < 3 && di <= i; ++di)
             for (int dj = 0; dj < 3 && dj <= j; ++dj)
@@ -313,47 +323,101 @@ static void assemble_range(void* ctx, size_t begin, size_t end, int thread) {
                     }
                 }
         row[node_row_slot(0, 0, 0)] += g->mass[n] + pd_mpm_pin_stiffness(s, n); /* + pins' k */
+        for (int q = 0; q < PD_MPM_ROW; ++q)
+            s->admm_a[row_at(n, q)] = row[q];
     }
 }
+
+/* A u: u's components apart (admm_u, zeros PD_MPM_ROW_REACH nodes either side) so that slot q
+ * of nodes n..n+3 and their neighbours u[n + offset_q] are each 4 consecutive numbers: the
+ * product is 125 4-wide multiply-adds per component for 4 nodes. The sum over q runs in slot
+ * order as a row's did (slots out of the grid hold 0: no particle reaches both nodes). */
+typedef double pd_admm_v4 __attribute__((vector_size(32)));
 
 typedef struct apply_job {
     const pd_mpm_state* s;
     const pd_vec3* u;
     pd_vec3* out;
-    int free_only; /* drop what the constraints fix (the conjugate gradients' product) */
+    int free_only;          /* drop what the constraints fix (the conjugate gradients' product) */
+    const pd_real* comp[3]; /* u's components, node n at comp[a][n] */
+    ptrdiff_t off[PD_MPM_ROW]; /* slot q's neighbour of node n is n + off[q] */
 } apply_job;
+
+static pd_admm_v4 load4(const pd_real* x) {
+    pd_admm_v4 v;
+    memcpy(&v, x, sizeof v);
+    return v;
+}
+
+static void split_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const apply_job* job = ctx;
+    pd_real *x = (pd_real*)job->comp[0], *y = (pd_real*)job->comp[1], *z = (pd_real*)job->comp[2];
+    for (size_t n = begin; n < end; ++n)
+        x[n] = job->u[n].x, y[n] = job->u[n].y, z[n] = job->u[n].z;
+}
 
 static void apply_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const apply_job* job = ctx;
-    const pd_grid* g = &job->s->grid;
-    int nx = g->dim[0], ny = g->dim[1], nz = g->dim[2];
-    for (size_t n = begin; n < end; ++n) {
-        const pd_real* row = job->s->admm_a[n].a;
-        int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
-        pd_vec3 sum = pd_v3(0, 0, 0);
-        if (g->mass[n] > 0) /* a node without mass has an empty row */
-            for (int a = -2; a <= 2; ++a) {
-                if (i + a < 0 || i + a >= nx)
-                    continue;
-                for (int b = -2; b <= 2; ++b) {
-                    if (j + b < 0 || j + b >= ny)
-                        continue;
-                    int c0 = k >= 2 ? -2 : -k, c1 = k + 2 < nz ? 2 : nz - 1 - k;
-                    const pd_real* r = &row[node_row_slot(a, b, 0)];
-                    const pd_vec3* u = &job->u[pd_grid_index(g, i + a, j + b, k)];
-                    for (int c = c0; c <= c1; ++c)
-                        sum = pd_v3_add(sum, pd_v3_scale(u[c], r[c]));
-                }
+    const pd_mpm_state* s = job->s;
+    const pd_real* mass = s->grid.mass;
+    for (size_t n = begin; n < end; n += 4) {
+        size_t width = end - n < 4 ? end - n : 4;
+        pd_admm_v4 sx = {0, 0, 0, 0}, sy = sx, sz = sx;
+        int empty = 1; /* a node without mass has an empty row */
+        for (size_t t = 0; t < width; ++t)
+            empty &= !(mass[n + t] > 0);
+        if (empty) {
+        } else if (width == 4) {
+            const pd_real* block = &s->admm_a[row_at(n, 0)];
+            for (int q = 0; q < PD_MPM_ROW; ++q) {
+                pd_admm_v4 a = load4(&block[4 * q]);
+                size_t m = n + (size_t)job->off[q];
+                sx += a * load4(&job->comp[0][m]);
+                sy += a * load4(&job->comp[1][m]);
+                sz += a * load4(&job->comp[2][m]);
             }
-        job->out[n] = job->free_only ? free_part(job->s, n, sum) : sum;
+        } else {
+            for (size_t t = 0; t < width; ++t)
+                for (int q = 0; q < PD_MPM_ROW; ++q) {
+                    pd_real a = s->admm_a[row_at(n + t, q)];
+                    size_t m = n + t + (size_t)job->off[q];
+                    sx[t] += a * job->comp[0][m], sy[t] += a * job->comp[1][m];
+                    sz[t] += a * job->comp[2][m];
+                }
+        }
+        for (size_t t = 0; t < width; ++t) {
+            pd_vec3 sum = pd_v3(sx[t], sy[t], sz[t]);
+            job->out[n + t] = job->free_only ? free_part(s, n + t, sum) : sum;
+        }
     }
+}
+
+/* out = A u (free_only: without what the constraints fix). */
+static void product(admm_ctx* c, const pd_vec3* u, pd_vec3* out, int free_only) {
+    const pd_mpm_state* s = c->s;
+    const pd_grid* g = &s->grid;
+    size_t nn = g->nodes, reach = admm_row_reach(g);
+    apply_job job = {s, u, out, free_only, {NULL, NULL, NULL}, {0}};
+    for (int a = 0; a < 3; ++a) {
+        pd_real* comp = s->admm_u + (size_t)a * (s->admm_rows + 2 * reach) + reach;
+        memset(comp - reach, 0, reach * sizeof *comp); /* the zeros beyond the grid */
+        memset(comp + nn, 0, reach * sizeof *comp);
+        job.comp[a] = comp;
+    }
+    ptrdiff_t ny = g->dim[1], nz = g->dim[2];
+    for (int a = -2; a <= 2; ++a)
+        for (int b = -2; b <= 2; ++b)
+            for (int cc = -2; cc <= 2; ++cc)
+                job.off[node_row_slot(a, b, cc)] = a * ny * nz + b * nz + cc;
+    pd_parallel_for(nn, 1024, split_range, &job);
+    pd_parallel_for(nn, 256, apply_range, &job);
 }
 
 /* out = A u from the stored rows. */
 static void apply_a(admm_ctx* c, const pd_vec3* u, pd_vec3* out) {
-    apply_job job = {c->s, u, out, 0};
-    pd_parallel_for(c->s->grid.nodes, 256, apply_range, &job);
+    product(c, u, out, 0);
 }
 
 /* Room for A's rows: the ADMM's alone (the optimiser shares the other node arrays). */
@@ -361,10 +425,13 @@ static pd_status reserve_rows(pd_mpm_state* s, size_t nodes) {
     if (nodes <= s->admm_rows)
         return PD_OK;
     size_t cap = nodes + nodes / 2;
-    PD_FREE_ARRAY(s->admm_a, pd_mpm_row, s->admm_rows);
-    s->admm_a = PD_NEW_ARRAY(pd_mpm_row, cap);
-    s->admm_rows = s->admm_a ? cap : 0;
-    return s->admm_a ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+    PD_FREE_ARRAY(s->admm_a, pd_real, PD_MPM_ROW * s->admm_rows);
+    PD_FREE_ARRAY(s->admm_u, pd_real, 9 * s->admm_rows);
+    cap = (cap + 3) / 4 * 4; /* whole blocks of 4 rows */
+    s->admm_a = PD_NEW_ARRAY(pd_real, PD_MPM_ROW * cap);
+    s->admm_u = PD_NEW_ARRAY(pd_real, 9 * cap); /* 3 x (nodes + 2 reach), reach < nodes */
+    s->admm_rows = s->admm_a && s->admm_u ? cap : 0;
+    return s->admm_rows ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 
 /* A's weight k_p and A (above), and A's diagonal m_i + sum_p grad w_ip^T k_p grad w_ip (the
@@ -381,14 +448,12 @@ static void assemble_a(admm_ctx* c) {
     assemble_job job = {s, k * k};
     pd_parallel_for(s->grid.nodes, 64, assemble_range, &job);
     for (size_t n = 0; n < s->grid.nodes; ++n)
-        s->admm_diag[n] = s->admm_a[n].a[node_row_slot(0, 0, 0)];
+        s->admm_diag[n] = s->admm_a[row_at(n, node_row_slot(0, 0, 0))];
 }
 
 /* A u with the constraints' directions removed, for the conjugate gradients. */
 static void apply_a_free(void* ctx, const pd_vec3* u, pd_vec3* out) {
-    admm_ctx* c = ctx;
-    apply_job job = {c->s, u, out, 1};
-    pd_parallel_for(c->s->grid.nodes, 256, apply_range, &job);
+    product(ctx, u, out, 1);
 }
 
 /* Preconditioned conjugate gradients on A dv = rhs in the constraints' free subspace, from the
@@ -764,6 +829,7 @@ void pd_mpm_admm_free(pd_mpm_state* s) {
 #define FREE_NODE(field, T) PD_FREE_ARRAY(s->field, T, s->admm_nodes);
     ADMM_NODE_ARRAYS(FREE_NODE)
 #undef FREE_NODE
-    PD_FREE_ARRAY(s->admm_a, pd_mpm_row, s->admm_rows);
+    PD_FREE_ARRAY(s->admm_a, pd_real, PD_MPM_ROW * s->admm_rows);
+    PD_FREE_ARRAY(s->admm_u, pd_real, 9 * s->admm_rows);
     pd_mpm_maxwell_free(s);
 }

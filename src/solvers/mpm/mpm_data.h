@@ -91,11 +91,9 @@ typedef struct pd_mpm_material {
     pd_hencky_maxwell_step step; /* Eq. 8's A and B for this step's dt */
 } pd_mpm_material;
 
-/* One row of the ADMM's stored A (mpm_admm.c): the multiples of the identity that couple a
- * node to the 5 x 5 x 5 nodes around it. */
-typedef struct pd_mpm_row {
-    pd_real a[125];
-} pd_mpm_row;
+/* The slots of a row of the ADMM's stored A (mpm_admm.c): the multiples of the identity that
+ * couple a node to the 5 x 5 x 5 nodes around it. */
+#define PD_MPM_ROW 125
 
 typedef struct pd_mpm_state {
     pd_mpm_params prm;
@@ -154,7 +152,9 @@ typedef struct pd_mpm_state {
     /* ... and per node (capacity admm_nodes) */
     size_t admm_nodes;
     pd_vec3 *admm_dv, *admm_rhs, *cg_r, *cg_z, *cg_d, *cg_ad, *bc_normal, *bc_target;
-    pd_mpm_row* admm_a; /* A = M + rho D^T W^T W D, stored (mpm_admm.c; capacity admm_rows) */
+    /* A = M + rho D^T W^T W D, stored by blocks of 4 nodes (mpm_admm.c's row_at; capacity
+     * admm_rows); admm_u: a product's u by component */
+    pd_real *admm_a, *admm_u;
     size_t admm_rows;
     pd_real* admm_diag;
     uint8_t* bc_kind;
