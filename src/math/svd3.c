@@ -11,6 +11,7 @@
 #include "math/svd3.h"
 
 #include <float.h>
+#include <stddef.h>
 
 /* Columns are |c_i . c_j| <= this * |c_i| |c_j| apart when the one-sided sweep stops. */
 #define SVD_ORTHO_TOL     1e-15
@@ -191,14 +192,21 @@ static pd_mat3 columns_to_mat(const dvec3 col[3]) {
     return r;
 }
 
-void pd_svd3(pd_mat3 a, pd_mat3* u, pd_vec3* s, pd_mat3* v) {
+/* The SVD from the rotation v0 (NULL: the identity, pd_svd3's start): C = A v0 is rotated on. */
+static void svd_from(pd_mat3 a, const dvec3* v0, pd_mat3* u, pd_vec3* s, pd_mat3* v) {
     double scale = max_abs_entry(a);
     dvec3 col[3], vc[3], uc[3];
     for (int j = 0; j < 3; ++j)
         for (int i = 0; i < 3; ++i) {
+            vc[j].e[i] = v0 ? v0[j].e[i] : i == j ? 1.0 : 0.0;
             col[j].e[i] = scale > 0 ? (double)a.m[i][j] / scale : 0.0;
-            vc[j].e[i] = i == j ? 1.0 : 0.0;
         }
+    if (v0 && scale > 0) /* C = (A / scale) v0 */
+        for (int j = 0; j < 3; ++j)
+            for (int i = 0; i < 3; ++i)
+                col[j].e[i] = ((double)a.m[i][0] * v0[j].e[0] + (double)a.m[i][1] * v0[j].e[1] +
+                               (double)a.m[i][2] * v0[j].e[2]) /
+                              scale;
     double sv[3] = {0, 0, 0};
     if (!isfinite(scale)) { /* NaN or infinite input: report it, with valid U and V */
         sv[0] = sv[1] = sv[2] = NAN;
@@ -215,6 +223,18 @@ void pd_svd3(pd_mat3 a, pd_mat3* u, pd_vec3* s, pd_mat3* v) {
     *u = columns_to_mat(uc);
     *v = columns_to_mat(vc);
     *s = pd_v3((pd_real)(sv[0] * scale), (pd_real)(sv[1] * scale), (pd_real)(sv[2] * scale));
+}
+
+void pd_svd3(pd_mat3 a, pd_mat3* u, pd_vec3* s, pd_mat3* v) {
+    svd_from(a, NULL, u, s, v);
+}
+
+void pd_svd3_near(pd_mat3 a, pd_mat3 v_near, pd_mat3* u, pd_vec3* s, pd_mat3* v) {
+    dvec3 v0[3];
+    for (int j = 0; j < 3; ++j)
+        for (int i = 0; i < 3; ++i)
+            v0[j].e[i] = (double)v_near.m[i][j];
+    svd_from(a, v0, u, s, v);
 }
 
 void pd_left_singular3(pd_mat3 a, pd_mat3* u, pd_vec3* s) {

@@ -9,6 +9,11 @@
  * matrices). Correct for singular, rank-deficient and zero matrices. */
 void pd_svd3(pd_mat3 a, pd_mat3* u, pd_vec3* s, pd_mat3* v);
 
+/* pd_svd3 with its Jacobi rotations started from the rotation v_near (det +1) instead of the
+ * identity: the same decomposition to the sweep's tolerance, in fewer sweeps when v_near is
+ * close to A's V (the V of a nearby matrix: an iteration's last). */
+void pd_svd3_near(pd_mat3 a, pd_mat3 v_near, pd_mat3* u, pd_vec3* s, pd_mat3* v);
+
 /* A = U diag(s) V^T's U and s >= 0 alone, without V: one-sided Jacobi on the columns of A^T
  * (A^T U = V diag(s)), so small singular values keep their relative accuracy as in pd_svd3. The
  * s are unsorted and U is orthogonal but not always proper (det -1 possible), which is all an

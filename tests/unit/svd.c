@@ -313,6 +313,37 @@ PD_TEST(svd_scales) {
     svd_report(&mixed, "diag(1e8,1,1e-8) * random", 1e-13);
 }
 
+PD_TEST(svd_started_near_its_v) {
+    /* pd_svd3_near (the ADMM's particle step: Z's rotations from the last iteration's V): from
+     * a nearby matrix's V and from any rotation, the same singular values as pd_svd3 and A back. */
+    rng r = {2718};
+    double worst_s = 0, worst_recon = 0, worst_orth = 0;
+    for (int n = 0; n < 10000; ++n) {
+        pd_mat3 a = rand_mat(&r), near = pd_m3_add(a, pd_m3_scale(rand_mat(&r), 1e-3)), u, v, un,
+                vn, start;
+        pd_vec3 s, sn, sk;
+        pd_svd3(near, &un, &sn, &vn);
+        pd_svd3(a, &u, &s, &v);
+        for (int pass = 0; pass < 2; ++pass) {
+            start = pass == 0 ? vn : rand_rot(&r);
+            pd_svd3_near(a, start, &u, &sk, &v);
+            pd_mat3 back =
+                pd_m3_mul(pd_m3_mul(u, pd_m3_diag(sk.x, sk.y, sk.z)), pd_m3_transpose(v));
+            worst_recon = fmax(worst_recon, frob(pd_m3_sub(back, a)) / frob(a));
+            worst_s = fmax(worst_s,
+                           fmax(fabs(sk.x - s.x), fmax(fabs(sk.y - s.y), fabs(sk.z - s.z))) / s.x);
+            worst_orth = fmax(worst_orth, fmax(orth_error(u), orth_error(v)));
+            PD_CHECK(pd_m3_det(u) > 0 && pd_m3_det(v) > 0);
+        }
+    }
+    printf("  started near: |s - pd_svd3's s| / s0 %.2e, |U S V^T - A| / |A| %.2e, orthogonality "
+           "%.2e\n",
+           worst_s, worst_recon, worst_orth);
+    PD_CHECK(worst_s < 1e-13);
+    PD_CHECK(worst_recon < 1e-13);
+    PD_CHECK(worst_orth < 1e-13);
+}
+
 PD_TEST(polar_decomposition) {
     rng r = {55};
     double recon = 0, orth = 0, det = 0, sym = 0, recover = 0;

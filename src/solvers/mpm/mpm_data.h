@@ -142,6 +142,7 @@ typedef struct pd_mpm_state {
     /* the implicit step (mpm_admm.c): per particle */
     pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;
     pd_real* admm_w2;
+    pd_mat3* admm_v;    /* the particle step's last V (its SVD's start at the next iteration) */
     pd_real* admm_sums; /* the dual step's residual sums per chunk of PD_MPM_ADMM_GRAIN */
     pd_mat3* admm_k;    /* A's weight rho dt^2 (w_E^2 F_E^n F_E^n^T + w_N^2 F_N^n F_N^n^T) */
     /* ... the F_N constraint (mpm_admm_maxwell.c; allocated when a material has the branch):
