@@ -206,8 +206,9 @@ static pd_mat3 viscous_return(const pd_mpm_material* m, pd_mat3 fn_tr) {
  * C_p = (4 / dx^2) sum_i w_ip v_i (x_i - x_p)^T, the latter as (4 / dx^2) (dx sum_i w_ip v_i
  * (di, dj, dk)^T - v_p (x_p - x_base)^T). The weight is a product over the axes, w_ip =
  * w0[di] w1[dj] w2[dk], so the sums go axis by axis: along k first (each row of 3 nodes to its
- * sum and its sum times dk), then along j, then i. */
-static pd_vec3 grid_to_particle(const pd_grid* g, size_t p, pd_mat3* c) {
+ * sum and its sum times dk), then along j, then i. Any node field in place of v_i (the ADMM's D:
+ * mpm_internal.h). */
+pd_vec3 pd_mpm_grid_to_particle(const pd_grid* g, const pd_vec3* field, size_t p, pd_mat3* c) {
     size_t sj = (size_t)g->dim[2], si = (size_t)g->dim[1] * sj;
     pd_real w[3][3];
     pd_grid_weights(g, p, w);
@@ -216,7 +217,7 @@ static pd_vec3 grid_to_particle(const pd_grid* g, size_t p, pd_mat3* c) {
     for (int di = 0; di < 3; ++di) {
         pd_vec3 a = zero, aj = zero, ak = zero; /* over j and k: w1 w2 v_i, times dj, dk */
         for (int dj = 0; dj < 3; ++dj) {
-            const pd_vec3* u = &g->velocity[g->base[p] + di * si + dj * sj];
+            const pd_vec3* u = &field[g->base[p] + di * si + dj * sj];
             pd_vec3 r1 = pd_v3_scale(u[1], w[2][1]), r2 = pd_v3_scale(u[2], w[2][2]);
             pd_vec3 row = pd_v3_add(pd_v3_madd(r1, w[2][0], u[0]), r2);
             pd_vec3 row_k = pd_v3_madd(r1, 2, r2); /* sum over dk of dk w2 v_i */
@@ -252,7 +253,8 @@ static void advect_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_particles* p = job->p;
     int one_field = s->fields.count == 0;
     for (size_t i = begin; i < end; ++i) {
-        pd_vec3 v = one_field ? grid_to_particle(&s->grid, i, &s->c[i]) : s->v_grid[i];
+        pd_vec3 v = one_field ? pd_mpm_grid_to_particle(&s->grid, s->grid.velocity, i, &s->c[i])
+                              : s->v_grid[i];
         pd_mat3 grow = pd_m3_add(pd_m3_identity(), pd_m3_scale(s->c[i], job->dt));
         s->f[i] = pd_m3_mul(grow, s->f[i]);
         if (s->mat[p->material[i]].maxwell) /* Eq. 4's predictor for F_N */

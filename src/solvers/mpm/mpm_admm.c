@@ -18,6 +18,7 @@
 #include "constitutive/energies.h"
 #include "core/alloc.h"
 #include "core/timer.h"
+#include "grid/bspline.h"
 #include "grid/grid_boundary.h"
 #include "grid/grid_cg.h"
 #include "math/svd3.h"
@@ -155,9 +156,78 @@ static void times_fn(const admm_ctx* c, const pd_mat3* m, pd_mat3* out, int tran
     pd_parallel_for(c->s->n, 256, fn_range, &job);
 }
 
+/* out_p = dt G(u)_p F_p^n, G(u)_p = (4 / dx^2) sum_i w_ip u_i (x_i - x_p)^T by the explicit
+ * step's transfer back (mpm.c, axis by axis), in one pass per particle. */
+typedef struct gradient_job {
+    const admm_ctx* c;
+    const pd_vec3* u;
+    pd_mat3* out;
+} gradient_job;
+
+static void gradient_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const gradient_job* job = ctx;
+    const pd_mpm_state* s = job->c->s;
+    for (size_t p = begin; p < end; ++p) {
+        pd_mat3 g;
+        pd_mpm_grid_to_particle(&s->grid, job->u, p, &g);
+        job->out[p] = pd_m3_scale(pd_m3_mul(g, s->admm_fn[p]), job->c->dt);
+    }
+}
+
 static void apply_d(const admm_ctx* c, const pd_vec3* u, pd_mat3* out) {
-    pd_grid_gradient(&c->s->grid, u, out);
-    times_fn(c, out, out, 0);
+    gradient_job job = {c, u, out};
+    pd_parallel_for(c->s->n, 256, gradient_range, &job);
+}
+
+/* D^T's sum, out_n = (4 / dx^2) sum_p w_np M_p (x_n - x_p), by columns of nodes along k as the
+ * explicit step's transfer to the grid (mpm.c's p2g_range): each column its own, the 9 columns of
+ * bins that reach it walked once, a particle giving its 3 nodes there at once. */
+typedef struct divergence_job {
+    const pd_grid* g;
+    const pd_mat3* m;
+    pd_vec3* out;
+} divergence_job;
+
+static void divergence_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const divergence_job* job = ctx;
+    const pd_grid* g = job->g;
+    int ny = g->dim[1];
+    size_t nz = (size_t)g->dim[2];
+    pd_real dx = g->dx, scale = 4 / (dx * dx);
+    for (size_t c = begin; c < end; ++c) {
+        int i = (int)(c / (size_t)ny), j = (int)(c % (size_t)ny);
+        pd_vec3* out = &job->out[c * nz];
+        memset(out, 0, nz * sizeof *out);
+        for (int di = 0; di < 3 && di <= i; ++di)
+            for (int dj = 0; dj < 3 && dj <= j; ++dj) {
+                size_t b0 = pd_grid_index(g, i - di, j - dj, 0);
+                for (uint32_t at = g->cell_start[b0]; at < g->cell_start[b0 + nz]; ++at) {
+                    uint32_t p = g->sorted[at];
+                    const pd_real(*a)[3] = job->m[p].m;
+                    pd_vec3 off = g->offset[p], f = pd_v3_scale(off, g->inv_dx);
+                    pd_real w01 = pd_bspline_w(f.x, di) * pd_bspline_w(f.y, dj);
+                    pd_real ex = di * dx - off.x, ey = dj * dx - off.y; /* x_n - x_p */
+                    pd_real bx = a[0][0] * ex + a[0][1] * ey, by = a[1][0] * ex + a[1][1] * ey,
+                            bz = a[2][0] * ex + a[2][1] * ey;
+                    pd_vec3* o = &out[g->base[p] - b0];
+                    for (int dk = 0; dk < 3; ++dk) {
+                        pd_real wk = w01 * pd_bspline_w(f.z, dk), ez = dk * dx - off.z;
+                        o[dk].x += wk * (bx + a[0][2] * ez);
+                        o[dk].y += wk * (by + a[1][2] * ez);
+                        o[dk].z += wk * (bz + a[2][2] * ez);
+                    }
+                }
+            }
+        for (size_t k = 0; k < nz; ++k)
+            out[k] = pd_v3_scale(out[k], scale);
+    }
+}
+
+static void divergence(const pd_grid* g, const pd_mat3* m, pd_vec3* out) {
+    divergence_job job = {g, m, out};
+    pd_parallel_for((size_t)g->dim[0] * (size_t)g->dim[1], 8, divergence_range, &job);
 }
 
 /* ---------------------------------------------------------------- boundary conditions */
@@ -648,7 +718,7 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     pd_parallel_for(s->n, 256, rhs_range, c);
     if (s->has_maxwell) /* + D_N^T (w_N y_N + rho w_N^2 (F_hat_N - b_N)) */
         pd_mpm_maxwell_add_rhs(s, c->dt, c->rho, c->alpha, s->affine);
-    pd_grid_divergence(&s->grid, s->affine, s->admm_rhs);
+    divergence(&s->grid, s->affine, s->admm_rhs);
     for (size_t n = 0; n < nn; ++n) /* + the pins' penalty k (v_pin - v^n) (mpm_internal.h) */
         s->admm_rhs[n] =
             pd_v3_add(pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n])),
@@ -762,7 +832,7 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
     times_fn(&c, s->cg_m, s->affine, 1);
     if (s->has_maxwell) /* + D_N^T V0 P_N */
         pd_mpm_maxwell_add_stress(s, particles, dt, dv, s->affine);
-    pd_grid_divergence(&s->grid, s->affine, s->cg_r);
+    divergence(&s->grid, s->affine, s->cg_r);
     pd_vec3 gdv = pd_v3_scale(gravity, dt);
     for (size_t n = 0; n < s->grid.nodes; ++n)
         s->cg_z[n] = pd_v3_add(

@@ -119,4 +119,8 @@ void pd_mpm_maxwell_dual_step(pd_mpm_state* s, const pd_particles* p, pd_real dt
 void pd_mpm_maxwell_add_stress(pd_mpm_state* s, const pd_particles* p, pd_real dt,
                                const pd_vec3* dv, pd_mat3* affine);
 
+/* One field's transfer back at particle p (mpm.c): returns sum_i w_ip u_i and sets *c = (4 /
+ * dx^2) sum_i w_ip u_i (x_i - x_p)^T, u = field (the velocity, or the ADMM's dv: its D). */
+pd_vec3 pd_mpm_grid_to_particle(const pd_grid* g, const pd_vec3* field, size_t p, pd_mat3* c);
+
 #endif
