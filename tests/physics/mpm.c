@@ -637,6 +637,27 @@ PD_TEST(solver_keys_set_the_cell_and_the_auto_step) {
     PD_CHECK_REL(dt_admm / dt, 4, 0.05);
 }
 
+/* auto_step_cfl (admm): time.dt "auto" is the velocity CFL c dx / max |v_p| (no P-wave speed),
+ * taken as the explicit bound is (0.9 of it, whole steps per frame): the spinning block (at most
+ * 0.57 m/s) at c 0.05 and dx 4 cm takes 3.5 ms, so 4 steps a 10 ms frame; with the P-wave speed
+ * (11.6 m/s) counted it would take 0.16 ms. */
+PD_TEST(auto_step_cfl_bounds_the_implicit_step_by_the_speed) {
+    const char* sets[] = {"solver.mpm.integrator=admm", "solver.mpm.auto_step_cfl=0.05"};
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, KEY_BLOCK, sets, 2));
+    double fastest = 0;
+    for (size_t i = 0; i < t.world->particles.count; ++i)
+        fastest = fmax(fastest, pd_v3_len(t.world->particles.vel[i]));
+    double frame = 0.01, bound = 0.05 * 0.04 / fastest;
+    double expect = frame / ceil(frame / (PD_AUTO_DT_SAFETY * bound) - 1e-9);
+    pd_error err = {0};
+    PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK);
+    printf("  fastest %.4f m/s, bound %.4g s: dt %.6g s (expected %.6g)\n", fastest, bound,
+           (double)t.world->def.dt, expect);
+    PD_CHECK_REL(t.world->def.dt, expect, 1e-9);
+    pd_test_sim_close(&t);
+}
+
 /* damping_round_trips damps deformation: the block squeezed into vibration (v_y = -4 (y - 0.15)
  * 1/s, no gravity, no spin) keeps less kinetic energy after 0.05 s with 5 round trips than
  * with none. */

@@ -268,6 +268,7 @@ typedef struct bound_job {
     pd_mpm_state* s;
     const pd_particles* p;
     size_t grain;
+    int speed_only; /* the implicit velocity CFL (auto_step_cfl): the particles' speed alone */
 } bound_job;
 
 /* Each chunk's fastest signal: a particle's speed plus its material's P-wave speed. */
@@ -283,7 +284,7 @@ static void bound_range(void* ctx, size_t begin, size_t end, int thread) {
         pd_real modulus = m->lambda + 2 * m->mu; /* P-wave modulus, with the Maxwell branch's */
         if (m->maxwell)
             modulus += m->branch.lambda + 2 * m->branch.mu;
-        pd_real speed = pd_v3_len(job->p->vel[i]) + sqrt(modulus / rho);
+        pd_real speed = pd_v3_len(job->p->vel[i]) + (job->speed_only ? 0 : sqrt(modulus / rho));
         fastest = speed > fastest ? speed : fastest; /* a NaN speed: stability's to find */
     }
     job->s->bound_chunk[begin / job->grain] = fastest;
@@ -293,12 +294,15 @@ pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
     pd_mpm_state* s = state;
     /* at most PD_MPM_BOUND_CHUNKS chunks, whose maxima any order combines exactly */
     size_t grain = (s->n + PD_MPM_BOUND_CHUNKS - 1) / PD_MPM_BOUND_CHUNKS;
-    bound_job job = {s, &w->particles, grain > 1024 ? grain : 1024};
+    int velocity_cfl = s->prm.integrator != PD_MPM_EXPLICIT && s->prm.auto_step_cfl > 0;
+    bound_job job = {s, &w->particles, grain > 1024 ? grain : 1024, velocity_cfl};
     size_t chunks = (s->n + job.grain - 1) / job.grain;
     pd_parallel_for(s->n, job.grain, bound_range, &job);
     pd_real fastest = 0;
     for (size_t c = 0; c < chunks; ++c)
         fastest = s->bound_chunk[c] > fastest ? s->bound_chunk[c] : fastest;
+    if (velocity_cfl) /* dt <= c dx / max |v_p| (the world keeps a step within a frame) */
+        return fastest > 0 ? s->prm.auto_step_cfl * s->dx / fastest : INFINITY;
     pd_real bound = fastest > 0 ? s->prm.cfl * s->dx / fastest : INFINITY;
     /* implicit: "auto" takes auto_step_factor times the explicit bound (the world takes
      * PD_AUTO_DT_SAFETY of what this returns) */
