@@ -637,14 +637,15 @@ PD_TEST(solver_keys_set_the_cell_and_the_auto_step) {
     PD_CHECK_REL(dt_admm / dt, 4, 0.05);
 }
 
-/* auto_step_cfl (admm): time.dt "auto" is the velocity CFL c dx / max |v_p| (no P-wave speed),
- * taken as the explicit bound is (0.9 of it, whole steps per frame): the spinning block (at most
- * 0.57 m/s) at c 0.05 and dx 4 cm takes 3.5 ms, so 4 steps a 10 ms frame; with the P-wave speed
- * (11.6 m/s) counted it would take 0.16 ms. */
+/* auto_step_cfl (admm): time.dt "auto" at most the velocity CFL c dx / max |v_p| (no P-wave
+ * speed), taken as the explicit bound is (0.9 of it, whole steps per frame): the spinning block
+ * (at most 0.57 m/s) at c 0.05 and dx 4 cm, auto_step_factor 1000 (1 s), is bound to 3.5 ms, so
+ * 4 steps a 10 ms frame; with the P-wave speed (11.6 m/s) counted the bound would be 0.16 ms. */
 PD_TEST(auto_step_cfl_bounds_the_implicit_step_by_the_speed) {
-    const char* sets[] = {"solver.mpm.integrator=admm", "solver.mpm.auto_step_cfl=0.05"};
+    const char* sets[] = {"solver.mpm.integrator=admm", "solver.mpm.auto_step_cfl=0.05",
+                          "solver.mpm.auto_step_factor=1000"};
     pd_test_sim t;
-    PD_REQUIRE(pd_test_sim_open(&t, KEY_BLOCK, sets, 2));
+    PD_REQUIRE(pd_test_sim_open(&t, KEY_BLOCK, sets, 3));
     double fastest = 0;
     for (size_t i = 0; i < t.world->particles.count; ++i)
         fastest = fmax(fastest, pd_v3_len(t.world->particles.vel[i]));

@@ -48,7 +48,7 @@ typedef struct pd_mpm_params {
     int integrator;              /* PD_MPM_EXPLICIT (Sec. 6) or PD_MPM_ADMM (Sec. 7) */
     int contact;                 /* 1: a velocity field per body (grid_fields.h) */
     pd_real auto_step_factor;    /* admm: time.dt "auto" is this times the explicit bound */
-    pd_real auto_step_cfl;       /* > 0: implicit dt "auto" = this dx / max |v_p| (velocity CFL) */
+    pd_real auto_step_cfl;       /* > 0: implicit dt "auto" <= this dx / max |v_p| too */
     pd_real rho;                 /* the ADMM penalty (1: the SEW weights carry the stiffness) */
     pd_real relaxation;          /* over-relaxation alpha (Sec. 7.3) */
     int iterations;              /* ADMM iterations at most */

@@ -46,10 +46,10 @@ static const pd_param_info k_params[] = {
      "P-wave "
      "speed), followed as the explicit step's is (cfl)."},
     {"auto_step_cfl", PD_PARAM_REAL, P(auto_step_cfl), 0, 0, 10, "1", NULL,
-     "admm, newton, lbfgs: above 0, time.dt \"auto\" is instead this fraction of dx over the "
-     "fastest particle's speed (a velocity CFL, without the P-wave speed: Table 2's steps are "
-     "about dx / (1 m/s)), at most a frame, followed as the explicit step's is (cfl). 0: "
-     "auto_step_factor's."},
+     "admm, newton, lbfgs: above 0, time.dt \"auto\" is also at most this fraction of dx over "
+     "the fastest particle's speed (a velocity CFL, without the P-wave speed: Table 2's steps "
+     "are about dx / (1 m/s)), so that auto_step_factor may be large while the flow is slow. 0: "
+     "auto_step_factor's alone."},
     {"rho", PD_PARAM_REAL, P(rho), 1, 1e-6, 1e6, "1", NULL,
      "admm: the penalty rho of the augmented Lagrangian (Eq. 9-10). The constraint weights w_p^2 "
      "= V_p^0 |d^2 Psi / d Sigma^2|_F (SEW, Sec. 7.3) carry the stiffness, so rho is a pure "

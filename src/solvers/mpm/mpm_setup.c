@@ -290,23 +290,35 @@ static void bound_range(void* ctx, size_t begin, size_t end, int thread) {
     job->s->bound_chunk[begin / job->grain] = fastest;
 }
 
-pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
-    pd_mpm_state* s = state;
+/* The fastest signal over the particles: speed plus P-wave speed, or the speed alone. */
+static pd_real fastest_signal(pd_mpm_state* s, const pd_world* w, int speed_only) {
     /* at most PD_MPM_BOUND_CHUNKS chunks, whose maxima any order combines exactly */
     size_t grain = (s->n + PD_MPM_BOUND_CHUNKS - 1) / PD_MPM_BOUND_CHUNKS;
-    int velocity_cfl = s->prm.integrator != PD_MPM_EXPLICIT && s->prm.auto_step_cfl > 0;
-    bound_job job = {s, &w->particles, grain > 1024 ? grain : 1024, velocity_cfl};
+    bound_job job = {s, &w->particles, grain > 1024 ? grain : 1024, speed_only};
     size_t chunks = (s->n + job.grain - 1) / job.grain;
     pd_parallel_for(s->n, job.grain, bound_range, &job);
     pd_real fastest = 0;
     for (size_t c = 0; c < chunks; ++c)
         fastest = s->bound_chunk[c] > fastest ? s->bound_chunk[c] : fastest;
-    if (velocity_cfl) /* dt <= c dx / max |v_p| (the world keeps a step within a frame) */
-        return fastest > 0 ? s->prm.auto_step_cfl * s->dx / fastest : INFINITY;
+    return fastest;
+}
+
+pd_real pd_mpm_max_time_step(void* state, const pd_world* w) {
+    pd_mpm_state* s = state;
+    pd_real fastest = fastest_signal(s, w, 0);
     pd_real bound = fastest > 0 ? s->prm.cfl * s->dx / fastest : INFINITY;
-    /* implicit: "auto" takes auto_step_factor times the explicit bound (the world takes
-     * PD_AUTO_DT_SAFETY of what this returns) */
-    return s->prm.integrator != PD_MPM_EXPLICIT ? bound * s->prm.auto_step_factor : bound;
+    if (s->prm.integrator == PD_MPM_EXPLICIT)
+        return bound;
+    /* implicit: "auto" takes auto_step_factor times the explicit bound, and with auto_step_cfl
+     * at most the velocity CFL c dx / max |v_p| (the world takes PD_AUTO_DT_SAFETY of what this
+     * returns, within a frame) */
+    bound *= s->prm.auto_step_factor;
+    if (s->prm.auto_step_cfl > 0) {
+        pd_real speed = fastest_signal(s, w, 1);
+        if (speed > 0)
+            bound = fmin(bound, s->prm.auto_step_cfl * s->dx / speed);
+    }
+    return bound;
 }
 
 pd_state_arrays* pd_mpm_persistent(void* state) {
