@@ -9,7 +9,8 @@
 # Runs scenes/fang2019_fig16_sand_column.json on one thread, explicit and by the ADMM with the
 # paper's 15 iterations a step (dt "auto": 10 x the explicit bound), and prints each run's CPU
 # and wall time (GNU time) and its runout dR/R0 frame by frame (scripts/axisym_runout.py).
-# CPU time is the measure on a shared machine.
+# CPU time is the measure on a shared machine. ADMM_SET adds overrides to the ADMM's run, e.g.
+# ADMM_SET="--set solver.mpm.auto_step_factor=30" (its dt; docs/benchmarks.md).
 set -e
 spacing=${1:-0.01}
 frames=${2:-15}
@@ -19,8 +20,8 @@ peridot=${PERIDOT:-$here/build/peridot}
 mkdir -p "$out"
 for mode in explicit admm; do
     extra=""
-    [ "$mode" = admm ] && extra="--set solver.mpm.integrator=admm --set solver.mpm.iterations=15"
-    # shellcheck disable=SC2086 # $extra is two words on purpose
+    [ "$mode" = admm ] && extra="--set solver.mpm.integrator=admm --set solver.mpm.iterations=15 ${ADMM_SET:-}"
+    # shellcheck disable=SC2086 # $extra is several words on purpose
     OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE /usr/bin/time -f "$mode: %e s wall, %U s CPU" \
         "$peridot" run "$here/scenes/fang2019_fig16_sand_column.json" -o "$out/$mode" --threads 1 \
         --quiet --overwrite --frames "$frames" --set "bodies[0].spacing=$spacing" $extra
