@@ -441,8 +441,7 @@ static void apply_range(void* ctx, size_t begin, size_t end, int thread) {
         int empty = 1; /* a node without mass has an empty row */
         for (size_t t = 0; t < width; ++t)
             empty &= !(mass[n + t] > 0);
-        if (empty) {
-        } else if (width == 4) {
+        if (!empty && width == 4) {
             const pd_real* block = &s->admm_a[row_at(n, 0)];
             for (int q = 0; q < PD_MPM_ROW; ++q) {
                 pd_admm_v4 a = load4(&block[4 * q]);
@@ -451,7 +450,7 @@ static void apply_range(void* ctx, size_t begin, size_t end, int thread) {
                 sy += a * load4(&job->comp[1][m]);
                 sz += a * load4(&job->comp[2][m]);
             }
-        } else {
+        } else if (!empty) { /* the last nodes, fewer than 4 */
             for (size_t t = 0; t < width; ++t)
                 for (int q = 0; q < PD_MPM_ROW; ++q) {
                     pd_real a = s->admm_a[row_at(n + t, q)];
