@@ -1,12 +1,11 @@
-/* Preconditioned conjugate gradients on node fields (grid_cg.h). The vector passes run in
- * parallel, fused three to a sweep; each dot product sums fixed chunks of nodes (a count that
- * depends on n alone) and then the chunks in order, so a solve gives the same bytes on any
- * thread count. */
+/* Preconditioned conjugate gradients on node fields (grid_cg.h). The vector passes are fused
+ * three to a sweep and run on the calling thread: a parallel region each (three a product) cost
+ * more at their barriers than they saved (Fig. 7's bar on 2 threads of a loaded machine: the
+ * solve 2.2 times slower); the product is the caller's, in parallel. Each dot product sums fixed
+ * chunks of nodes and then the chunks in order. */
 #include "grid/grid_cg.h"
 
 #include <math.h>
-
-#include "parallel/parallel.h"
 
 #define CG_MAX_CHUNKS 64 /* the partial sums live on the stack: no allocation per solve */
 
@@ -17,6 +16,12 @@ typedef struct cg_pass {
     size_t grain;
     pd_real partial[CG_MAX_CHUNKS][2];
 } cg_pass;
+
+/* Calls fn over [0, n) in chunks of the pass's grain, in order. */
+static void sweep(size_t n, cg_pass* pass, void (*fn)(void*, size_t, size_t, int)) {
+    for (size_t begin = 0; begin < n; begin += pass->grain)
+        fn(pass, begin, begin + pass->grain < n ? begin + pass->grain : n, 0);
+}
 
 static size_t chunk_grain(size_t n) {
     size_t grain = (n + CG_MAX_CHUNKS - 1) / CG_MAX_CHUNKS;
@@ -72,23 +77,23 @@ static void curvature_range(void* ctx, size_t begin, size_t end, int thread) {
 int pd_grid_cg_solve(const pd_grid_cg* cg, size_t n, pd_vec3* r, pd_vec3* x) {
     cg_pass pass = {.cg = cg, .r = r, .x = x, .step = 0, .grain = chunk_grain(n)};
     pd_real sums[2];
-    pd_parallel_for(n, pass.grain, update_range, &pass); /* z = M^-1 r, |r|^2, r . z */
+    sweep(n, &pass, update_range); /* z = M^-1 r, |r|^2, r . z */
     sum_chunks(&pass, n, sums);
     pd_real r0 = sqrt(sums[0]), rz = sums[1];
     int products = 0;
     for (int it = 0; it < cg->max_iterations && r0 > 0; ++it) {
         pass.beta = it == 0 ? 0 : sums[1] / rz;
         rz = sums[1];
-        pd_parallel_for(n, pass.grain, direction_range, &pass);
+        sweep(n, &pass, direction_range);
         cg->apply(cg->ctx, cg->d, cg->ad);
         ++products;
-        pd_parallel_for(n, pass.grain, curvature_range, &pass);
+        sweep(n, &pass, curvature_range);
         pd_real dad[2];
         sum_chunks(&pass, n, dad);
         if (!(dad[0] > 0))
             break;
         pass.step = rz / dad[0];
-        pd_parallel_for(n, pass.grain, update_range, &pass);
+        sweep(n, &pass, update_range);
         sum_chunks(&pass, n, sums);
         if (sqrt(sums[0]) <= cg->tolerance * r0)
             break;
