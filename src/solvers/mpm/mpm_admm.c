@@ -131,10 +131,8 @@ typedef struct admm_ctx {
 
 /* ---------------------------------------------------------------- D and D^T with F^n */
 
-/* out_p = dt G(u)_p F_p^n: Eq. 9's D applied to a node field (F^n kept in admm_fn: the step's end
- * replaces s->f). */
-/* out_p = out_p F_p^n dt (right) or out_p F_p^n^T dt (left: m_p F_p^n^T into out), per particle
- * in parallel. */
+/* F^n is kept in admm_fn (the step's end replaces s->f). out_p = m_p F_p^n dt, or m_p F_p^n^T dt
+ * (transpose), per particle in parallel. */
 typedef struct fn_job {
     const admm_ctx* c;
     const pd_mat3* m;
@@ -156,8 +154,9 @@ static void times_fn(const admm_ctx* c, const pd_mat3* m, pd_mat3* out, int tran
     pd_parallel_for(c->s->n, 256, fn_range, &job);
 }
 
-/* out_p = dt G(u)_p F_p^n, G(u)_p = (4 / dx^2) sum_i w_ip u_i (x_i - x_p)^T by the explicit
- * step's transfer back (mpm.c, axis by axis), in one pass per particle. */
+/* out_p = dt G(u)_p F_p^n (Eq. 9's D applied to a node field u), G(u)_p = (4 / dx^2) sum_i w_ip
+ * u_i (x_i - x_p)^T by the explicit step's transfer back (mpm.c, axis by axis), one pass per
+ * particle. */
 typedef struct gradient_job {
     const admm_ctx* c;
     const pd_vec3* u;
