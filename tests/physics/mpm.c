@@ -1162,11 +1162,17 @@ PD_TEST(explicit_step_keeps_momentum_and_angular_momentum) {
  * newton and of lbfgs (von Mises' incremental potential, lbfgs over the stored A) give the same
  * bytes on 1 and 2 threads. */
 static int positions_on(int threads, const char* integrator, int steps, pd_vec3* out, size_t cap) {
-    const char* sets[] = {k_free_plastic_block[0], k_free_plastic_block[1], k_free_plastic_block[2],
-                          k_free_plastic_block[3], integrator};
+    /* 1000 particles at 1 cm: 4 chunks of the per-particle loops (256) and of the per-node ones,
+     * so that they run on both threads (at 2 cm, 125 particles, every loop ran on one) */
+    const char* sets[] = {k_free_plastic_block[0],
+                          k_free_plastic_block[1],
+                          k_free_plastic_block[2],
+                          k_free_plastic_block[3],
+                          integrator,
+                          "bodies[0].spacing=0.01"};
     pd_set_threads(threads);
     pd_test_sim t;
-    int ok = pd_test_sim_open(&t, KEY_BLOCK, sets, 5) && t.world->particles.count <= cap;
+    int ok = pd_test_sim_open(&t, KEY_BLOCK, sets, 6) && t.world->particles.count <= cap;
     if (ok)
         squeeze_block(&t);
     pd_error err = {0};

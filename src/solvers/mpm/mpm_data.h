@@ -23,8 +23,9 @@ struct pd_world;
  * mpm_order): a particle moves a fraction of a cell a step (the CFL), so few leave their bin
  * within this many. */
 #define PD_MPM_REORDER_EVERY 16
-/* particles per chunk of the ADMM's dual step, whose residual sums are taken per chunk */
-#define PD_MPM_ADMM_GRAIN 1024
+/* particles per chunk of the ADMM's dual step, whose residual sums are taken per chunk (the
+ * thread test's block, 1000 particles or fewer, still has 4 chunks: in parallel) */
+#define PD_MPM_ADMM_GRAIN 256
 
 /* solver.mpm.integrator */
 enum { PD_MPM_EXPLICIT, PD_MPM_ADMM, PD_MPM_NEWTON, PD_MPM_LBFGS };
