@@ -84,6 +84,8 @@ typedef struct pd_material_def {
     pd_dp_cone_kind cone;           /* drucker_prager: the cone of friction_angle and cohesion */
     int volume_correction;          /* drucker_prager: 1 on, 0 off, -1 the method's (not given) */
     pd_real yield_stress;           /* Pa */
+    pd_real hb_viscosity;           /* herschel_bulkley: eta (Pa s^h) */
+    pd_real hb_exponent;            /* herschel_bulkley: h (1) */
     pd_visco_model viscoelasticity; /* the `viscoelasticity` block's model, or NONE */
     int prony_count;
     pd_real prony_moduli[PD_MAX_PRONY]; /* Pa */

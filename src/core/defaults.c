@@ -33,6 +33,8 @@ pd_material_def pd_default_material_def(void) {
     m.cohesion = 0;
     m.volume_correction = -1; /* not given: the method's (on where it is implemented) */
     m.yield_stress = 0;       /* no default: von_mises and herschel_bulkley require it */
+    m.hb_viscosity = 0;       /* herschel_bulkley without it: perfect von Mises */
+    m.hb_exponent = 1;        /* herschel_bulkley: Bingham */
     return m;
 }
 

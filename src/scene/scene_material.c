@@ -62,8 +62,9 @@ static const char* plasticity_keys(pd_plasticity_model model) {
         case PD_PLASTICITY_CAM_CLAY:
             return "model|friction_angle|cohesion";
         case PD_PLASTICITY_VON_MISES:
-        case PD_PLASTICITY_HERSCHEL_BULKLEY:
             return "model|yield_stress";
+        case PD_PLASTICITY_HERSCHEL_BULKLEY:
+            return "model|yield_stress|viscosity|exponent";
         case PD_PLASTICITY_NONE:
             break;
     }
@@ -89,6 +90,10 @@ static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_materia
     if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) {
         PD_JTRY(pd_scene_read_key(t, "cone", item, p, 0, m, err));
         PD_JTRY(pd_scene_read_key(t, "volume_correction", item, p, 0, m, err));
+    }
+    if (m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY) {
+        PD_JTRY(pd_scene_read_key(t, "viscosity", item, p, 0, m, err));
+        PD_JTRY(pd_scene_read_key(t, "exponent", item, p, 0, m, err));
     }
     int needs_yield =
         m->plasticity == PD_PLASTICITY_VON_MISES || m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY;

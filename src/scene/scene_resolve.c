@@ -184,6 +184,8 @@ static void add_plasticity(cJSON* obj, const pd_material_def* m, const pd_materi
         cJSON_AddBoolToObject(p, "volume_correction", pd_material_volume_correction(m, sup));
     } else if (m->plasticity == PD_PLASTICITY_CAM_CLAY)
         WRITE_KEYS(p, t, m, "friction_angle", "cohesion");
+    else if (m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY)
+        WRITE_KEYS(p, t, m, "yield_stress", "viscosity", "exponent");
     else
         pd_scene_write_key(p, t, "yield_stress", m);
 }

@@ -158,9 +158,22 @@ static const pd_scene_key k_plasticity[] = {
            "refused by the methods without it."},
      .def_doc = "the method's (mpm: true)"},
     {.p = {"yield_stress", PD_PARAM_REAL, offsetof(pd_material_def, yield_stress), 0, POSITIVE,
-           "Pa", NULL, "Yield stress (von_mises, herschel_bulkley; required there)."},
+           "Pa", NULL,
+           "Yield stress sigma_Y (von_mises, herschel_bulkley; required there): flow from "
+           "sqrt(3 J2) = sigma_Y, the yield stress in shear tau_y = sigma_Y / sqrt 3."},
      .flags = PD_KEY_MIN_OPEN,
      .def_doc = "required"},
+    {.p = {"viscosity", PD_PARAM_REAL, offsetof(pd_material_def, hb_viscosity), 0, 0, INF, "Pa s^h",
+           NULL,
+           "herschel_bulkley: eta of Yue et al. 2015's flow rule (Sec. 4; "
+           "src/constitutive/herschel_bulkley.h): past the von Mises surface the plastic rate is "
+           "((|s| - sqrt(2/3) sigma_Y) / eta)^(1 / h), so that simple shear flows at tau = tau_y + "
+           "(eta / sqrt 2) (gamma' / sqrt 2)^h (h 1: Bingham with plastic viscosity eta / 2). 0: "
+           "perfect von Mises plasticity."}},
+    {.p = {"exponent", PD_PARAM_REAL, offsetof(pd_material_def, hb_exponent), 1, 0, INF, "1", NULL,
+           "herschel_bulkley: h of the flow rule (1 Bingham, below 1 shear-thinning, above 1 "
+           "shear-thickening)."},
+     .flags = PD_KEY_MIN_OPEN},
 };
 
 static const pd_scene_key k_visco[] = {
@@ -452,8 +465,7 @@ const pd_scene_table pd_scene_plasticity_table = {
     "`materials.<name>.plasticity`",
     "Only the keys of the chosen model are accepted: drucker_prager reads `friction_angle`, "
     "`cohesion`, `cone` and `volume_correction`, cam_clay `friction_angle` and `cohesion`, "
-    "von_mises and "
-    "herschel_bulkley `yield_stress`.",
+    "von_mises `yield_stress`, herschel_bulkley `yield_stress`, `viscosity` and `exponent`.",
     k_plasticity, COUNT(k_plasticity)};
 const pd_scene_table pd_scene_visco_table = {
     "`materials.<name>.viscoelasticity`",

@@ -7,6 +7,7 @@
 #define PD_XPBI_DATA_H
 
 #include "constitutive/hencky_plasticity.h"
+#include "constitutive/herschel_bulkley.h"
 #include "core/param.h"
 #include "neighbor/family.h"
 #include "neighbor/hash_grid.h"
@@ -45,9 +46,11 @@ extern const pd_material_support pd_xpbi_material_support;
 /* One material: StVK with Hencky strain (Eq. 3) and its plastic return Z (Eq. 14, 22). */
 typedef struct pd_xpbi_material {
     pd_real mu, lambda; /* Pa */
-    int plastic;        /* 1: Z projects F onto `yield` (drucker_prager, von_mises) */
+    int plastic;        /* 1: Z projects F onto `yield` (drucker_prager, von_mises), 2: Z is
+                           Herschel-Bulkley's return of a step dt (`flow`) */
     pd_real hourglass;  /* beta E (Pa): 0 where off, and for a plastic material */
     pd_hencky_yield yield;
+    pd_herschel_bulkley flow;
 } pd_xpbi_material;
 
 /* One neighbour b of a particle p at the step's start (Sec. 4.2): its index, the corrected

@@ -44,6 +44,9 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
             xm->plastic = 1, xm->yield.cone = pd_dp_material_cone(m);
         else if (m->plasticity == PD_PLASTICITY_VON_MISES)
             xm->plastic = 1, xm->yield.cone = pd_von_mises_cone(m->yield_stress);
+        else if (m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY)
+            xm->plastic = 2, xm->flow = (pd_herschel_bulkley){el.mu, m->yield_stress,
+                                                              m->hb_viscosity, m->hb_exponent};
         /* the hourglass constraint's reference offsets mean nothing once the material flows */
         xm->hourglass = xm->plastic ? 0 : s->prm.hourglass * el.E;
     }

@@ -23,13 +23,17 @@
 #define XPBI_C_FLOOR 1e-12
 
 /* F = U diag(s) V^T (s signed as pd_svd3 gives it) through the return Z of Eq. 14 where the
- * material is plastic: the Hencky strain's return (src/constitutive/hencky_plasticity.h) on
- * |s|, the sign kept. */
-static pd_vec3 plastic_stretches(const pd_xpbi_material* m, pd_vec3 s) {
+ * material is plastic: the Hencky strain's return (src/constitutive/hencky_plasticity.h), or
+ * Herschel-Bulkley's viscoplastic one over the step dt (herschel_bulkley.h: Yue 2015's rate,
+ * the paper's Sec. 3.3 "any return mapping"), on |s|, the sign kept. */
+static pd_vec3 plastic_stretches(const pd_xpbi_material* m, pd_real dt, pd_vec3 s) {
     if (!m->plastic)
         return s;
     pd_vec3 a = pd_v3(fabs(s.x), fabs(s.y), fabs(s.z)), z;
-    pd_hencky_return(&m->yield, a, &z, NULL);
+    if (m->plastic == 2)
+        pd_herschel_bulkley_return(&m->flow, dt, a, &z);
+    else
+        pd_hencky_return(&m->yield, a, &z, NULL);
     return pd_v3(z.x, z.y, s.z < 0 ? -z.z : z.z);
 }
 
@@ -68,7 +72,7 @@ pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* 
     pd_vec3 sv;
     pd_svd3(f, &u, &sv, &w);
     if (s->prm.plasticity == PD_XPBI_PLASTIC_IMPLICIT)
-        sv = plastic_stretches(m, sv); /* Eq. 14: F^(k+1) = Z(F^E,tr(v^(k))) */
+        sv = plastic_stretches(m, dt, sv); /* Eq. 14: F^(k+1) = Z(F^E,tr(v^(k))) */
     pd_mat3 dcdf;
     pd_real c = constraint_of_stretches(m, u, sv, w, &dcdf);
     *m_out = pd_m3_mul(dcdf, pd_m3_transpose(s->f[p])); /* Eq. 12 without V_b L_p grad W_b */
@@ -411,7 +415,7 @@ static void deformation_range(void* ctx, size_t begin, size_t end, int thread) {
         pd_vec3 st;
         pd_svd3(f, &u, &st, &w);
         const pd_xpbi_material* m = &s->mat[p->material[i]];
-        pd_vec3 sn = plastic_stretches(m, st);
+        pd_vec3 sn = plastic_stretches(m, job->dt, st);
         if (m->plastic && (sn.x != st.x || sn.y != st.y || sn.z != st.z)) {
             s->plastic_strain[i] += fabs(log(fabs(st.x) / sn.x)) + fabs(log(fabs(st.y) / sn.y)) +
                                     fabs(log(fabs(st.z / sn.z)));
@@ -494,9 +498,11 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
 
 /* Eq. 14's returns (plastic_stretches), each measured under xpbi: von Mises by the sheared slab
  * (tests/physics/xpbi.c), Drucker-Prager by the suite's triaxial probe, heap and channel
- * collapse. No volume correction (mpm's Tampubolon 2017 option): refused if asked for. */
+ * collapse, Herschel-Bulkley by the Bingham slump (tests/physics/xpbi.c). No volume correction
+ * (mpm's Tampubolon 2017 option): refused if asked for. */
 const pd_material_support pd_xpbi_material_support = {
-    .plasticity = 1u << PD_PLASTICITY_VON_MISES | 1u << PD_PLASTICITY_DRUCKER_PRAGER};
+    .plasticity = 1u << PD_PLASTICITY_VON_MISES | 1u << PD_PLASTICITY_DRUCKER_PRAGER |
+                  1u << PD_PLASTICITY_HERSCHEL_BULKLEY};
 
 static const pd_field_info k_fields[] = {
     {PD_ATTR_PLASTIC_STRAIN,
