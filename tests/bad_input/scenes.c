@@ -100,6 +100,17 @@ static const bad_case k_cases[] = {
      "materials.sand.plasticity.yield_stress"},
     {"friction angle 90", "'friction_angle': 35", "'friction_angle': 90",
      "materials.sand.plasticity.friction_angle"},
+    {"herschel_bulkley key in von_mises", "'model': 'drucker_prager', 'friction_angle': 35",
+     "'model': 'von_mises', 'yield_stress': 35, 'viscosity': 2",
+     "materials.sand.plasticity.viscosity"},
+    {"herschel_bulkley key in drucker_prager", "'friction_angle': 35",
+     "'friction_angle': 35, 'exponent': 0.5", "materials.sand.plasticity.exponent"},
+    {"herschel_bulkley exponent 0", "'model': 'drucker_prager', 'friction_angle': 35",
+     "'model': 'herschel_bulkley', 'yield_stress': 35, 'exponent': 0",
+     "materials.sand.plasticity.exponent"},
+    {"herschel_bulkley negative viscosity", "'model': 'drucker_prager', 'friction_angle': 35",
+     "'model': 'herschel_bulkley', 'yield_stress': 35, 'viscosity': -1",
+     "materials.sand.plasticity.viscosity"},
     {"prony E_inf <= 0", "[3000, 2000]", "[6000, 4000]", "materials.gel.viscoelasticity.moduli"},
     {"prony lengths differ", "'times': [0.1, 1]", "'times': [0.1]",
      "materials.gel.viscoelasticity.times"},
@@ -1118,4 +1129,42 @@ PD_TEST(rods_are_refused_by_methods_without_them) {
     PD_CHECK(st == PD_OK);
     if (st == PD_OK)
         pd_scene_free(&s);
+}
+
+/* herschel_bulkley (Yue 2015's viscoplastic return) is run by xpbi alone: every other method
+ * refuses the model at its path (the material-support tables of scene_validate.c), xpbi takes
+ * it with its viscosity and exponent. */
+PD_TEST(herschel_bulkley_is_refused_by_the_methods_without_it) {
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    const char* hb = "materials.sand.plasticity={\"model\":\"herschel_bulkley\","
+                     "\"yield_stress\":100,\"viscosity\":20,\"exponent\":0.5}";
+    const pd_solver_vtable* const* all = pd_solver_all();
+    int others = 0;
+    for (int k = 0; all[k]; ++k) {
+        char method[64];
+        snprintf(method, sizeof method, "method=%s", all[k]->name);
+        const char* sets[] = {method, "solver={}", "time.dt=auto", hb};
+        if (strcmp(all[k]->name, "xpbi") != 0) {
+            /* at the block where the method has no plasticity at all (scene_validate.c) */
+            int any = all[k]->materials && all[k]->materials->plasticity;
+            PD_CHECK(refused(good, sets, 4,
+                             any ? "materials.sand.plasticity.model" : "materials.sand.plasticity",
+                             0, all[k]->name));
+            PD_CHECK(strstr(last_message, "herschel_bulkley") != NULL);
+            ++others;
+            continue;
+        }
+        pd_scene s;
+        pd_error err = {0};
+        pd_status st = pd_scene_parse(good, "good.json", ".", sets, 4, &s, &err);
+        printf("  xpbi: %s %s %s\n", st == PD_OK ? "taken" : "refused:", err.path, err.message);
+        PD_CHECK(st == PD_OK);
+        if (st == PD_OK) {
+            PD_CHECK(s.materials[1].plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY);
+            PD_CHECK(s.materials[1].hb_viscosity == 20 && s.materials[1].hb_exponent == 0.5);
+            pd_scene_free(&s);
+        }
+    }
+    PD_CHECK(others >= 3);
 }
