@@ -596,6 +596,56 @@ PD_TEST(von_mises_slab_shears_at_its_yield_stress) {
     PD_CHECK(s.plastic > 0.03); /* 6 % shear less 0.75 % elastic: about 0.05 of Hencky strain */
 }
 
+/* Herschel-Bulkley (Yue 2015, herschel_bulkley.h) as Eq. 14's Z: the same slab of a Bingham
+ * material (h = 1, eta 100 Pa s) sheared at 0.2 /s flows on Yue's steady flow curve tau =
+ * sigma_Y / sqrt 3 + (eta / sqrt 2) (gamma' / sqrt 2)^h = 28.87 + 10 = 38.87 Pa (its relaxation
+ * time eta / (2 mu) = 13 ms is short beside the 0.32 s of shearing); at h = 2 the viscous part
+ * is (eta / 2) gamma'^2 / sqrt 2 = 1.41 Pa. The top pin carries the slab's mean shear stress
+ * (statics of the pinned layer). A viscosity that were ignored would give tau_y, an exponent
+ * ignored 10 Pa more. The two slabs are run once for both tests below (ctest runs a file's
+ * tests in one process). */
+typedef struct hb_slabs {
+    int done, ok;
+    sheared_slab bingham, thickening;
+    double flow1, flow2; /* Yue's flow curve at h = 1 and 2 (Pa) */
+} hb_slabs;
+
+static const hb_slabs* herschel_bulkley_slabs(void) {
+    static hb_slabs r;
+    if (r.done)
+        return &r;
+    const double tau_y = 50 / sqrt(3.0), rate = 0.01 / 0.05;
+    const char* bingham[] = {"materials.m.plasticity={\"model\":\"herschel_bulkley\","
+                             "\"yield_stress\":50,\"viscosity\":100}"};
+    const char* thickening[] = {"materials.m.plasticity={\"model\":\"herschel_bulkley\","
+                                "\"yield_stress\":50,\"viscosity\":100,\"exponent\":2}"};
+    r.done = 1;
+    r.ok = shear_slab(bingham, 1, &r.bingham) && shear_slab(thickening, 1, &r.thickening);
+    r.flow1 = tau_y + 100 / sqrt(2.0) * rate / sqrt(2.0);
+    r.flow2 = tau_y + 100 / sqrt(2.0) * pow(rate / sqrt(2.0), 2);
+    printf("  top pin over the area: h 1 %.2f Pa, h 2 %.2f Pa; its central quarter: h 1 %.2f Pa, "
+           "h 2 %.2f Pa (Yue's flow curve %.2f and %.2f)\n",
+           r.bingham.pin, r.thickening.pin, r.bingham.central, r.thickening.central, r.flow1,
+           r.flow2);
+    return &r;
+}
+
+PD_TEST(herschel_bulkley_slab_shears_on_its_flow_curve) {
+    const hb_slabs* r = herschel_bulkley_slabs();
+    PD_REQUIRE(r->ok);
+    PD_CHECK_REL(r->bingham.pin, r->flow1, 0.05);
+    PD_CHECK_REL(r->thickening.pin, r->flow2, 0.05);
+}
+
+/* The central quarter of the top pin (the von Mises slab's second reading) reads the Bingham
+ * slab's viscous part 22 % high where written (41.12 Pa for 38.87): not explained yet. */
+PD_TEST(known_failure_herschel_bulkley_slab_central_quarter_on_its_flow_curve) {
+    const hb_slabs* r = herschel_bulkley_slabs();
+    PD_REQUIRE(r->ok);
+    PD_CHECK_REL(r->bingham.central, r->flow1, 0.05);
+    PD_CHECK_REL(r->thickening.central, r->flow2, 0.05);
+}
+
 /* The triaxial probe (triaxial.c): xpbi's return of Eq. 14 (the material's Hencky return, as
  * plastic_stretches applies it) at the stretches of a confining strain of 1e-3 and a growing
  * isochoric axial one, the onset of flow by bisection, q / p of the Hencky StVK stress there. */
@@ -713,4 +763,69 @@ PD_TEST(known_failure_slump_spreads_alike_at_dt_1e3_and_1e4_with_xsph) {
     printf("  spread at 1e-3 over 1e-4 with XSPH c = 0.01: implicit %.3f\n", coarse / fine);
     PD_REQUIRE(fine > 0);
     PD_CHECK_REL(coarse, fine, 0.1);
+}
+
+/* The Bingham slump (issue 33; Pashias, Boger, Summers, Glenister 1996, J. Rheol. 40, "A fifty
+ * cent rheometer for yield stress measurement"): a cylinder of a yield-stress fluid, height H =
+ * diameter, lifted off a floor comes to rest slumped by s' = (H - H_final) / H = 1 - 2 tau' (1 -
+ * ln 2 tau'), tau' = tau_y / (rho g H) (their Eq. 9, Murata 1984's quasi-static analysis: the
+ * column yields where the weight above exceeds 2 tau_y, its top stays a rigid plug). Here a
+ * Bingham material (h = 1, tau_y = yield_stress / sqrt 3, herschel_bulkley.h), H 0.1 m as 8
+ * particles (416 at 12.5 mm), E 1e5 Pa (the weight compresses the column's foot by 1 %), on a
+ * floor with friction 0.5, with eta 100 Pa s: a plastic viscosity of 50 Pa s keeps the slump
+ * slow (a Reynolds number below 1), as the analysis assumes; at eta 20 inertia carries
+ * tau' = 0.2's column on to 0.35 (measured). s' is the top particle's drop over H at 1.2 s,
+ * when it moves by less than 0.01 H in 0.1 s. */
+typedef struct slump_case {
+    double tau;     /* tau' */
+    double slump;   /* s' measured at the end */
+    double settled; /* the slump's change over the last 0.1 s */
+} slump_case;
+
+static double top_of(const pd_particles* p) {
+    double y = -1e30;
+    for (size_t i = 0; i < p->count; ++i)
+        y = fmax(y, p->pos[i].y);
+    return y;
+}
+
+static int bingham_slump(slump_case* c) {
+    const double rho = 1000, g = 9.81, h = 0.1, spacing = 0.0125, t_end = 1.2;
+    char json[1536];
+    snprintf(json, sizeof json,
+             "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":\"auto\",\"fps\":20,"
+             "\"frames\":1},\"materials\":{\"m\":{\"density\":%g,\"youngs_modulus\":1e5,"
+             "\"poisson_ratio\":0.4,\"plasticity\":{\"model\":\"herschel_bulkley\","
+             "\"yield_stress\":%.17g,\"viscosity\":100,\"exponent\":1}}},"
+             "\"bodies\":[{\"name\":\"b\",\"material\":\"m\",\"spacing\":%g,"
+             "\"shape\":{\"type\":\"cylinder\",\"base\":[0,0,0],\"radius\":%g,\"height\":%g}}],"
+             "\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],\"normal\":[0,1,0],"
+             "\"friction\":0.5}]}",
+             rho, sqrt(3.0) * c->tau * rho * g * h, spacing, h / 2, h);
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, json, NULL, 0))
+        return 0;
+    const pd_particles* p = &t.world->particles;
+    double top0 = top_of(p), before = 0;
+    int ok = pd_test_sim_run(&t, t_end - 0.1);
+    before = (top0 - top_of(p)) / h;
+    ok = ok && pd_test_sim_run(&t, t_end);
+    c->slump = (top0 - top_of(p)) / h;
+    c->settled = c->slump - before;
+    printf("  tau' %.2f: slump %.3f at %.1f s (%.3f at %.1f s), Pashias %.3f; %zu particles at %g "
+           "m, dt %.3g s\n",
+           c->tau, c->slump, t_end, before, t_end - 0.1, 1 - 2 * c->tau * (1 - log(2 * c->tau)),
+           p->count, spacing, t.world->def.dt);
+    pd_test_sim_close(&t);
+    return ok;
+}
+
+PD_TEST(bingham_slump_matches_pashias) {
+    slump_case c[] = {{0.1, 0, 0}, {0.2, 0, 0}};
+    for (int k = 0; k < 2; ++k) {
+        PD_REQUIRE(bingham_slump(&c[k]));
+        double expected = 1 - 2 * c[k].tau * (1 - log(2 * c[k].tau));
+        PD_CHECK(fabs(c[k].slump - expected) <= 0.05);
+        PD_CHECK(c[k].settled < 0.01);
+    }
 }
