@@ -984,6 +984,8 @@ PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
     const char* sets[] = {
         "materials.sand.plasticity={\"model\": \"drucker_prager\", \"friction_angle\": 35}",
         "materials.metal.plasticity={\"model\": \"von_mises\", \"yield_stress\": 1e4}",
+        "materials.rubber.plasticity={\"model\": \"herschel_bulkley\", \"yield_stress\": 50, "
+        "\"viscosity\": 2, \"exponent\": 0.5}",
         "materials.rubber.viscoelasticity={\"model\": \"prony\", \"moduli\": [1e4], "
         "\"times\": [0.1]}",
         "materials.metal.viscoelasticity={\"model\": \"hencky_maxwell\", \"shear_modulus\": "
@@ -995,7 +997,7 @@ PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
     char* json = dq(k_full);
     pd_scene s;
     pd_error err;
-    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 7, &s, &err);
+    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 8, &s, &err);
     free(json);
     if (st != PD_OK)
         printf("  error %s: %s\n", err.path, err.message);
