@@ -3,7 +3,8 @@
  * differences of C, a step keeps linear momentum, the coloured sweeps give the same bytes on
  * any thread count, and Gauss-Seidel's residual falls with the iterations faster than Jacobi's
  * (Fig. 14). The cross-method suite (elastic_bar.c, ball_drop.c, incline.c, cantilever.c) runs
- * it beside the other methods. A sheared von Mises slab carries its yield stress (Eq. 14). */
+ * it beside the other methods. A sheared von Mises slab carries its yield stress (Eq. 14); a
+ * Herschel-Bulkley one its flow curve, and a Bingham cylinder slumps as Pashias 1996. */
 #include <stdlib.h>
 
 #include "peridot/parallel.h"
@@ -790,15 +791,15 @@ PD_TEST(known_failure_slump_spreads_alike_at_dt_1e3_and_1e4_with_xsph) {
 
 /* The Bingham slump (issue 33; Pashias, Boger, Summers, Glenister 1996, J. Rheol. 40, "A fifty
  * cent rheometer for yield stress measurement"): a cylinder of a yield-stress fluid, height H =
- * diameter, lifted off a floor comes to rest slumped by s' = (H - H_final) / H = 1 - 2 tau' (1 -
- * ln 2 tau'), tau' = tau_y / (rho g H) (their Eq. 9, Murata 1984's quasi-static analysis: the
- * column yields where the weight above exceeds 2 tau_y, its top stays a rigid plug). Here a
- * Bingham material (h = 1, tau_y = yield_stress / sqrt 3, herschel_bulkley.h), H 0.1 m as 8
- * particles (416 at 12.5 mm), E 1e5 Pa (the weight compresses the column's foot by 1 %), on a
- * floor with friction 0.5, with eta 100 Pa s: a plastic viscosity of 50 Pa s keeps the slump
- * slow (a Reynolds number below 1), as the analysis assumes; at eta 20 inertia carries
- * tau' = 0.2's column on to 0.35 (measured). s' is the top particle's drop over H at 1.2 s,
- * when it moves by less than 0.01 H in 0.1 s. */
+ * diameter, released on a floor (its mould lifted) comes to rest slumped by s' = (H - H_final) / H
+ * = 1 - 2 tau' (1 - ln 2 tau'), tau' = tau_y / (rho g H) (their slump formula, from Murata 1984's
+ * quasi-static analysis: the column yields where the weight above exceeds 2 tau_y, its top stays a
+ * rigid plug). Here a Bingham material (h = 1, tau_y = yield_stress / sqrt 3, herschel_bulkley.h),
+ * H 0.1 m as 8 particles (416 at 12.5 mm), E 1e5 Pa (the weight compresses the column's foot by 1
+ * %), on a floor with friction 0.5, with eta 100 Pa s: a plastic viscosity of 50 Pa s keeps the
+ * slump slow (a Reynolds number below 1), as the analysis assumes; at eta 20 inertia carries tau' =
+ * 0.2's column on to 0.35 (measured). s' is the top particle's drop over H at 1.2 s, when it moves
+ * by less than 0.01 H in 0.1 s. */
 typedef struct slump_case {
     double tau;     /* tau' */
     double slump;   /* s' measured at the end */
