@@ -71,6 +71,25 @@ static const char* plasticity_keys(pd_plasticity_model model) {
     return "model";
 }
 
+/* yield_stress 0 is a fluid: von Mises would carry no stress at all; Herschel-Bulkley flows
+ * viscously (a power law) if it has a viscosity. */
+static pd_status check_yield_stress(const char* p, const pd_material_def* m, pd_error* err) {
+    char child[PD_JPATH_MAX];
+    if (m->plasticity == PD_PLASTICITY_VON_MISES && !(m->yield_stress > 0)) {
+        pd_jpath_key(child, p, "yield_stress");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "expected a number > 0 (Pa) for von_mises, got %g", m->yield_stress);
+    }
+    if (m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY && !(m->yield_stress > 0) &&
+        !(m->hb_viscosity > 0)) {
+        pd_jpath_key(child, p, "viscosity");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "herschel_bulkley with yield_stress 0 needs a viscosity > 0 (Pa s^h): "
+                       "without either nothing resists the flow");
+    }
+    return PD_OK;
+}
+
 static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_material_def* m,
                                   pd_error* err) {
     char p[PD_JPATH_MAX];
@@ -97,7 +116,8 @@ static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_materia
     }
     int needs_yield =
         m->plasticity == PD_PLASTICITY_VON_MISES || m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY;
-    return pd_scene_read_key(t, "yield_stress", item, p, needs_yield, m, err);
+    PD_JTRY(pd_scene_read_key(t, "yield_stress", item, p, needs_yield, m, err));
+    return check_yield_stress(p, m, err);
 }
 
 static pd_status parse_prony(const cJSON* item, const char* p, pd_material_def* m, pd_error* err) {

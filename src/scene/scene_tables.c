@@ -157,12 +157,14 @@ static const pd_scene_key k_plasticity[] = {
            "compact beyond the volume it had. Implemented by mpm (on by default there); true is "
            "refused by the methods without it."},
      .def_doc = "the method's (mpm: true)"},
-    {.p = {"yield_stress", PD_PARAM_REAL, offsetof(pd_material_def, yield_stress), 0, POSITIVE,
-           "Pa", NULL,
+    {.p = {"yield_stress", PD_PARAM_REAL, offsetof(pd_material_def, yield_stress), 0, 0, INF, "Pa",
+           NULL,
            "Yield stress sigma_Y (von_mises, herschel_bulkley; required there): flow from "
-           "sqrt(3 J2) = sigma_Y, the yield stress in shear tau_y = sigma_Y / sqrt 3."},
-     .flags = PD_KEY_MIN_OPEN,
-     .def_doc = "required"},
+           "sqrt(3 J2) = sigma_Y, the yield stress in shear tau_y = sigma_Y / sqrt 3. "
+           "herschel_bulkley takes 0 (a power-law fluid; h 1: Newtonian of viscosity eta / 2) "
+           "with a viscosity > 0."},
+     .def_doc = "required",
+     .range_doc = "> 0 (von_mises), >= 0 (herschel_bulkley)"},
     {.p = {"viscosity", PD_PARAM_REAL, offsetof(pd_material_def, hb_viscosity), 0, 0, INF, "Pa s^h",
            NULL,
            "herschel_bulkley: eta of Yue et al. 2015's flow rule (Sec. 4; "

@@ -105,6 +105,14 @@ static const bad_case k_cases[] = {
      "materials.sand.plasticity.viscosity"},
     {"herschel_bulkley key in drucker_prager", "'friction_angle': 35",
      "'friction_angle': 35, 'exponent': 0.5", "materials.sand.plasticity.exponent"},
+    {"von_mises yield stress 0", "'model': 'drucker_prager', 'friction_angle': 35",
+     "'model': 'von_mises', 'yield_stress': 0", "materials.sand.plasticity.yield_stress"},
+    {"herschel_bulkley negative yield stress", "'model': 'drucker_prager', 'friction_angle': 35",
+     "'model': 'herschel_bulkley', 'yield_stress': -1, 'viscosity': 2",
+     "materials.sand.plasticity.yield_stress"},
+    {"herschel_bulkley without yield stress or viscosity",
+     "'model': 'drucker_prager', 'friction_angle': 35",
+     "'model': 'herschel_bulkley', 'yield_stress': 0", "materials.sand.plasticity.viscosity"},
     {"herschel_bulkley exponent 0", "'model': 'drucker_prager', 'friction_angle': 35",
      "'model': 'herschel_bulkley', 'yield_stress': 35, 'exponent': 0",
      "materials.sand.plasticity.exponent"},
@@ -1133,7 +1141,7 @@ PD_TEST(rods_are_refused_by_methods_without_them) {
 
 /* herschel_bulkley (Yue 2015's viscoplastic return) is run by xpbi alone: every other method
  * refuses the model at its path (the material-support tables of scene_validate.c), xpbi takes
- * it with its viscosity and exponent. */
+ * it with its viscosity and exponent, and with yield_stress 0 (a power-law fluid). */
 PD_TEST(herschel_bulkley_is_refused_by_the_methods_without_it) {
     char* good = good_scene(NULL, NULL);
     PD_REQUIRE(good);
@@ -1165,6 +1173,15 @@ PD_TEST(herschel_bulkley_is_refused_by_the_methods_without_it) {
             PD_CHECK(s.materials[1].hb_viscosity == 20 && s.materials[1].hb_exponent == 0.5);
             pd_scene_free(&s);
         }
+        /* yield_stress 0 with a viscosity: a power-law fluid (Newtonian at h 1) */
+        const char* fluid[] = {method, "solver={}", "time.dt=auto",
+                               "materials.sand.plasticity={\"model\":\"herschel_bulkley\","
+                               "\"yield_stress\":0,\"viscosity\":2}"};
+        st = pd_scene_parse(good, "good.json", ".", fluid, 4, &s, &err);
+        printf("  xpbi, yield_stress 0: %s %s\n", st == PD_OK ? "taken" : "refused:", err.path);
+        PD_CHECK(st == PD_OK);
+        if (st == PD_OK)
+            pd_scene_free(&s);
     }
     PD_CHECK(others >= 3);
 }
