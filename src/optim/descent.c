@@ -296,3 +296,15 @@ pd_status pd_descent_solve(pd_descent* d, const pd_descent_problem* p, pd_real m
     d->decrease_before = 0;
     return st;
 }
+
+void pd_descent_report_add(pd_descent_report* total, const pd_descent_report* part) {
+    total->iterations += part->iterations;
+    total->residual = part->residual;
+    total->merit = part->merit;
+    total->line_search_failures += part->line_search_failures;
+    total->residual_increases += part->residual_increases;
+    total->merit_increases += part->merit_increases;
+    total->history_resets += part->history_resets;
+    total->shortest_step = fmin(total->shortest_step, part->shortest_step);
+    total->relative_error = part->relative_error;
+}

@@ -78,6 +78,9 @@ typedef struct pd_descent_report {
     pd_real relative_error;
 } pd_descent_report;
 
+/* Adds a continued solve's report to the step's: counts summed, the end state the last part's. */
+void pd_descent_report_add(pd_descent_report* total, const pd_descent_report* part);
+
 typedef struct pd_descent {
     pd_descent_def def;
     size_t n;

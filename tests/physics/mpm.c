@@ -360,23 +360,9 @@ double pd_test_mpm_triaxial_ratio(double phi) {
     if (!pd_test_sim_open(&t, json, sets, 1))
         return -1;
     const pd_mpm_material* m = &mpm_state(&t)->mat[0];
-    double er = 1e-3, lo = 0, hi = 0.01;
-    for (int it = 0; it < 60; ++it) {
-        double mid = 0.5 * (lo + hi);
-        pd_vec3 s;
-        pd_vec3 trial = pd_v3(1 - er - mid, 1 - er + mid / 2, 1 - er + mid / 2);
-        if (pd_hencky_return(&m->yield, trial, &s, NULL) != PD_DP_ELASTIC)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    double ta = 0.5 * (lo + hi);
-    double e[3] = {log(1 - er - ta), log(1 - er + ta / 2), log(1 - er + ta / 2)};
-    double tr = e[0] + e[1] + e[2], tau[3];
-    for (int a = 0; a < 3; ++a)
-        tau[a] = 2 * m->mu * e[a] + m->lambda * tr;
+    double ratio = pd_test_hencky_triaxial_ratio(&m->yield, m->mu, m->lambda);
     pd_test_sim_close(&t);
-    return (tau[1] - tau[0]) / (-(tau[0] + tau[1] + tau[2]) / 3);
+    return ratio;
 }
 
 /* Fang 2019's Maxwell branch (viscoelasticity hencky_maxwell): a block held in a simple shear of

@@ -9,6 +9,26 @@
  * fails. */
 #include "methods.h"
 #include "triaxial.h"
+#include "constitutive/hencky_plasticity.h"
+
+double pd_test_hencky_triaxial_ratio(const pd_hencky_yield* yield, double mu, double lambda) {
+    double er = 1e-3, lo = 0, hi = 0.01;
+    for (int it = 0; it < 60; ++it) {
+        double mid = 0.5 * (lo + hi);
+        pd_vec3 s;
+        pd_vec3 trial = pd_v3(1 - er - mid, 1 - er + mid / 2, 1 - er + mid / 2);
+        if (pd_hencky_return(yield, trial, &s, NULL) != PD_DP_ELASTIC)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    double ta = 0.5 * (lo + hi);
+    double e[3] = {log(1 - er - ta), log(1 - er + ta / 2), log(1 - er + ta / 2)};
+    double tr = e[0] + e[1] + e[2], tau[3];
+    for (int a = 0; a < 3; ++a)
+        tau[a] = 2 * mu * e[a] + lambda * tr;
+    return (tau[1] - tau[0]) / (-(tau[0] + tau[1] + tau[2]) / 3);
+}
 
 static const struct {
     const char* method;

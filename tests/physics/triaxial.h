@@ -9,4 +9,11 @@ double pd_test_sbpd_triaxial_ratio(double phi); /* sbpd_sand.c */
 double pd_test_mpm_triaxial_ratio(double phi);  /* mpm.c */
 double pd_test_xpbi_triaxial_ratio(double phi); /* xpbi.c */
 
+/* The probe for a return on the Hencky strain (mpm's and xpbi's, src/constitutive/
+ * hencky_plasticity.h): the stretches of a confining strain of 1e-3 and a growing isochoric
+ * axial one, the onset of flow by bisection, q / p of the Hencky StVK stress (mu, lambda) there
+ * (triaxial.c). */
+struct pd_hencky_yield;
+double pd_test_hencky_triaxial_ratio(const struct pd_hencky_yield* yield, double mu, double lambda);
+
 #endif

@@ -162,15 +162,9 @@ PD_TEST(lp_makes_the_gradient_of_a_linear_field_exact) {
     pd_test_sim_close(&t);
 }
 
-/* Eq. 12-13 against central differences of C_p in the end-of-step positions x_b = x_b^n + dt
- * v_b, on the jittered block with a deformed F^n and random velocities: the worst relative
- * error over an interior and a corner particle's neighbours and the particle itself. */
-PD_TEST(constraint_gradient_matches_finite_differences) {
-    pd_test_sim t;
-    PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
-    pd_particles* p = &t.world->particles;
-    pd_xpbi_state* s = t.world->solver_state;
-    unsigned seed = 11;
+/* Jitters the block's positions by up to 2 mm, gives it random velocities (0.5 m/s) and a
+ * deformed F^n (entries off the identity by up to 0.05): a generic state for the gradient tests. */
+static void deform_at_random(pd_particles* p, pd_xpbi_state* s, unsigned seed) {
     for (size_t i = 0; i < p->count; ++i) {
         p->pos[i] = pd_v3_add(
             p->pos[i], pd_v3(jitter(&seed, 0.002), jitter(&seed, 0.002), jitter(&seed, 0.002)));
@@ -181,6 +175,17 @@ PD_TEST(constraint_gradient_matches_finite_differences) {
                 f.m[a][b] += jitter(&seed, 0.05);
         s->f[i] = f;
     }
+}
+
+/* Eq. 12-13 against central differences of C_p in the end-of-step positions x_b = x_b^n + dt
+ * v_b, on the jittered block with a deformed F^n and random velocities: the worst relative
+ * error over an interior and a corner particle's neighbours and the particle itself. */
+PD_TEST(constraint_gradient_matches_finite_differences) {
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
+    pd_particles* p = &t.world->particles;
+    pd_xpbi_state* s = t.world->solver_state;
+    deform_at_random(p, s, 11);
     PD_REQUIRE(pd_xpbi_neighborhoods(s, p) == PD_OK);
     double dt = 1e-3, h = 1e-7, worst = 0, sum_err = 0;
     uint32_t probes[2] = {0, 0};
@@ -292,17 +297,7 @@ PD_TEST(hourglass_gradient_matches_finite_differences) {
     PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
     pd_particles* p = &t.world->particles;
     pd_xpbi_state* s = t.world->solver_state;
-    unsigned seed = 5;
-    for (size_t i = 0; i < p->count; ++i) {
-        p->pos[i] = pd_v3_add(
-            p->pos[i], pd_v3(jitter(&seed, 0.002), jitter(&seed, 0.002), jitter(&seed, 0.002)));
-        p->vel[i] = pd_v3(jitter(&seed, 0.5), jitter(&seed, 0.5), jitter(&seed, 0.5));
-        pd_mat3 f = pd_m3_identity();
-        for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 3; ++b)
-                f.m[a][b] += jitter(&seed, 0.05);
-        s->f[i] = f;
-    }
+    deform_at_random(p, s, 5);
     PD_REQUIRE(pd_xpbi_neighborhoods(s, p) == PD_OK && pd_xpbi_hourglass_prepare(s, p) == PD_OK);
     double dt = 1e-3, h = 1e-8, worst = 0;
     uint32_t probes[2] = {0, 0};
@@ -687,23 +682,9 @@ double pd_test_xpbi_triaxial_ratio(double phi) {
     if (!pd_test_sim_open(&t, json, sets, 1))
         return -1;
     const pd_xpbi_material* m = &((const pd_xpbi_state*)t.world->solver_state)->mat[0];
-    double er = 1e-3, lo = 0, hi = 0.01;
-    for (int it = 0; it < 60; ++it) {
-        double mid = 0.5 * (lo + hi);
-        pd_vec3 s;
-        pd_vec3 trial = pd_v3(1 - er - mid, 1 - er + mid / 2, 1 - er + mid / 2);
-        if (pd_hencky_return(&m->yield, trial, &s, NULL) != PD_DP_ELASTIC)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    double ta = 0.5 * (lo + hi);
-    double e[3] = {log(1 - er - ta), log(1 - er + ta / 2), log(1 - er + ta / 2)};
-    double tr = e[0] + e[1] + e[2], tau[3];
-    for (int a = 0; a < 3; ++a)
-        tau[a] = 2 * m->mu * e[a] + m->lambda * tr;
+    double ratio = pd_test_hencky_triaxial_ratio(&m->yield, m->mu, m->lambda);
     pd_test_sim_close(&t);
-    return (tau[1] - tau[0]) / (-(tau[0] + tau[1] + tau[2]) / 3);
+    return ratio;
 }
 
 /* The semi-implicit variant (solver.xpbi.plasticity semi_implicit: the return at the step's end

@@ -302,19 +302,6 @@ static pd_status hook_before_solve(void* ctx, pd_real* merit, pd_real* r) {
     return factor_friction(h->s, &err);
 }
 
-/* Adds a continued solve's report to the step's. */
-static void report_add(pd_descent_report* total, const pd_descent_report* part) {
-    total->iterations += part->iterations;
-    total->residual = part->residual;
-    total->merit = part->merit;
-    total->line_search_failures += part->line_search_failures;
-    total->residual_increases += part->residual_increases;
-    total->merit_increases += part->merit_increases;
-    total->history_resets += part->history_resets;
-    total->shortest_step = fmin(total->shortest_step, part->shortest_step);
-    total->relative_error = part->relative_error;
-}
-
 /* 1 when a collider has Coulomb friction (slip with friction > 0): no_slip holds its contacts
  * whatever their normal force. */
 static int coulomb_colliders(const pd_colliders* c) {
@@ -365,7 +352,7 @@ static pd_status solve_renewing_friction(hpd_step_hooks* h, pd_real merit, pd_re
         d->decrease_before = decrease;
         st = pd_descent_solve(d, &pr, merit, r, h->r0, &part);
         decrease += merit - part.merit;
-        report_add(&s->report, &part);
+        pd_descent_report_add(&s->report, &part);
         if (st == PD_OK)
             st = s->contact_status; /* a contact buffer that could not grow */
         if (st != PD_OK || !friction || s->report.iterations >= budget ||

@@ -672,18 +672,6 @@ static pd_real contact_start(pd_ppd_state* s, const pd_particles* p, pd_real mer
     return pd_descent_evaluate(d, &pr, r);
 }
 
-/* Adds what a continued solve did to the step's report. */
-static void report_add(pd_descent_report* total, const pd_descent_report* part) {
-    total->iterations += part->iterations;
-    total->residual = part->residual;
-    total->merit = part->merit;
-    total->line_search_failures += part->line_search_failures;
-    total->residual_increases += part->residual_increases;
-    total->merit_increases += part->merit_increases;
-    total->history_resets += part->history_resets;
-    total->shortest_step = fmin(total->shortest_step, part->shortest_step);
-}
-
 /* Whether a pass of the descent stopped at its iteration cap, neither converged nor stuck. */
 static int stopped_at_cap(const pd_ppd_state* s, const pd_descent_report* part, int cap,
                           pd_real r0) {
@@ -710,7 +698,7 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
             s->cc.colliders->count && pass < PPD_FRICTION_LAGGED_PASSES && left > PPD_FRICTION_LAG;
         d->def.iterations = lagged ? PPD_FRICTION_LAG : left;
         pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &part);
-        report_add(&s->report, &part);
+        pd_descent_report_add(&s->report, &part);
         if (st == PD_OK)
             st = s->contact_status; /* a contact buffer that could not grow */
         if (st != PD_OK)
