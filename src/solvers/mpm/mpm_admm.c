@@ -415,10 +415,10 @@ typedef struct apply_job {
     ptrdiff_t off[PD_MPM_ROW]; /* slot q's neighbour of node n is n + off[q] */
 } apply_job;
 
-static pd_admm_v4 load4(const pd_real* x) {
-    pd_admm_v4 v;
-    memcpy(&v, x, sizeof v);
-    return v;
+/* Through a pointer, not a returned value: a 32-byte vector returned by value changes the ABI
+ * where AVX is off (the portable build, -Wpsabi). */
+static inline void load4(pd_admm_v4* v, const pd_real* x) {
+    memcpy(v, x, sizeof *v);
 }
 
 static void split_range(void* ctx, size_t begin, size_t end, int thread) {
@@ -443,11 +443,12 @@ static void apply_range(void* ctx, size_t begin, size_t end, int thread) {
         if (!empty && width == 4) {
             const pd_real* block = &s->admm_a[row_at(n, 0)];
             for (int q = 0; q < PD_MPM_ROW; ++q) {
-                pd_admm_v4 a = load4(&block[4 * q]);
+                pd_admm_v4 a, ux, uy, uz;
                 size_t m = n + (size_t)job->off[q];
-                sx += a * load4(&job->comp[0][m]);
-                sy += a * load4(&job->comp[1][m]);
-                sz += a * load4(&job->comp[2][m]);
+                load4(&a, &block[4 * q]);
+                load4(&ux, &job->comp[0][m]), load4(&uy, &job->comp[1][m]);
+                load4(&uz, &job->comp[2][m]);
+                sx += a * ux, sy += a * uy, sz += a * uz;
             }
         } else if (!empty) { /* the last nodes, fewer than 4 */
             for (size_t t = 0; t < width; ++t)
