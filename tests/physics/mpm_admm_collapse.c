@@ -164,9 +164,9 @@ PD_TEST(known_failure_admm_collapse_runs_out_within_20_percent_of_the_explicit_s
  * tolerance there in about 4.5) against the explicit step, both until 0.3 s, mid-flow: the same
  * backward Euler, particle step and return as at 10 x, with the explicit step's round trips a
  * second. The farthest grain within 2 % (measured 1.823 against 1.810, +0.7 %; on the held floor
- * 1.680 against 1.686, and at 2 x the bound 1.740, +3.2 %, at 10 x 2.045, +21 %): a difference in the ADMM's plastic handling (its
- * particle step, F discarded and re-projected, the dilation) would show here, the time step
- * would not. */
+ * 1.680 against 1.686, and at 2 x the bound 1.740, +3.2 %, at 10 x 2.045, +21 %): a difference in
+ * the ADMM's plastic handling (its particle step, F discarded and re-projected, the dilation) would
+ * show here, the time step would not. */
 PD_TEST(admm_at_the_explicit_bound_collapses_with_the_explicit_step) {
     collapse_run ex = collapse_with(NULL, 0, 0, 0.3);
     const char* admm[] = {"solver.mpm.integrator=admm", "solver.mpm.iterations=15",
