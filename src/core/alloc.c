@@ -65,3 +65,16 @@ size_t pd_bytes_in_use(void) {
 size_t pd_peak_bytes(void) {
     return __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
 }
+
+int pd_reserve_scratch(void** array, size_t* capacity, size_t need, size_t size) {
+    if (need <= *capacity && *array)
+        return 1;
+    size_t grown = need + need / 4 + 64;
+    void* fresh = pd_calloc(grown, size);
+    if (!fresh)
+        return 0;
+    pd_free(*array, *capacity * size);
+    *array = fresh;
+    *capacity = grown;
+    return 1;
+}

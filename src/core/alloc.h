@@ -17,4 +17,8 @@ void pd_free(void* p, size_t bytes); /* bytes must be what was allocated */
 #define PD_NEW_ARRAY(T, n)     ((T*)pd_calloc((n), sizeof(T)))
 #define PD_FREE_ARRAY(p, T, n) pd_free((p), (size_t)(n) * sizeof(T))
 
+/* Room for `need` elements of `size` bytes in *array (capacity in *capacity): grown by a quarter
+ * beyond the need when short, never shrunk, the contents not kept (scratch rebuilt each step). */
+int pd_reserve_scratch(void** array, size_t* capacity, size_t need, size_t size);
+
 #endif

@@ -376,3 +376,16 @@ PD_TEST(decrease_tolerance_stops_by_eq25) {
     PD_CHECK(true_error < 1e-3);
     pd_descent_free(&d);
 }
+
+/* A continued solve's report added to the step's: counts summed, the end state the last
+ * part's, the shortest step the smaller. */
+PD_TEST(report_add_sums_counts_and_keeps_the_last_state) {
+    pd_descent_report total = {3, 1.0, 5.0, 1, 0, 2, 0, 0.5, 0.1};
+    pd_descent_report part = {4, 0.25, 4.0, 0, 1, 1, 2, 0.125, 0.01};
+    pd_descent_report_add(&total, &part);
+    PD_CHECK(total.iterations == 7 && total.line_search_failures == 1);
+    PD_CHECK(total.residual_increases == 1 && total.merit_increases == 3);
+    PD_CHECK(total.history_resets == 2);
+    PD_CHECK(total.residual == 0.25 && total.merit == 4.0 && total.relative_error == 0.01);
+    PD_CHECK(total.shortest_step == 0.125);
+}

@@ -32,16 +32,10 @@
 #define XPBI_HG_FLOOR 1e-12
 
 static pd_status reserve(pd_xpbi_state* s, size_t entries) {
-    if (entries <= s->hg_capacity && s->hg)
-        return PD_OK;
-    size_t grown = entries + entries / 4 + 64;
-    pd_xpbi_hourglass* hg = PD_NEW_ARRAY(pd_xpbi_hourglass, grown);
-    if (!hg)
-        return PD_ERR_OUT_OF_MEMORY;
-    PD_FREE_ARRAY(s->hg, pd_xpbi_hourglass, s->hg_capacity);
-    s->hg = hg;
-    s->hg_capacity = grown;
-    return PD_OK;
+    void* array = s->hg;
+    int ok = pd_reserve_scratch(&array, &s->hg_capacity, entries, sizeof(pd_xpbi_hourglass));
+    s->hg = array;
+    return ok ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 
 typedef struct prepare_job {

@@ -137,16 +137,10 @@ static void color_cells(pd_xpbi_state* s, const pd_vec3* x) {
 }
 
 static pd_status reserve_neighbors(pd_xpbi_state* s, size_t entries) {
-    if (entries <= s->nb_capacity && s->nb)
-        return PD_OK;
-    size_t grown = entries + entries / 4 + 64;
-    pd_xpbi_neighbor* nb = PD_NEW_ARRAY(pd_xpbi_neighbor, grown);
-    if (!nb)
-        return PD_ERR_OUT_OF_MEMORY;
-    PD_FREE_ARRAY(s->nb, pd_xpbi_neighbor, s->nb_capacity);
-    s->nb = nb;
-    s->nb_capacity = grown;
-    return PD_OK;
+    void* array = s->nb;
+    int ok = pd_reserve_scratch(&array, &s->nb_capacity, entries, sizeof(pd_xpbi_neighbor));
+    s->nb = array;
+    return ok ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 
 pd_status pd_xpbi_neighborhoods(pd_xpbi_state* s, const pd_particles* p) {
