@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PD_MAX_TESTS 512
 
@@ -43,6 +44,14 @@ static int is_known_failure(const char* name) {
     return strncmp(name, "known_failure_", 14) == 0;
 }
 
+/* Wall seconds since an arbitrary start: each test's time is printed so the suite's cost can be
+ * traced to the tests that spend it (the suite must fit CI's budget). */
+static double wall_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* Usage: test_<area> [file-stem [test-name]] */
 int main(int argc, char** argv) {
     int passed = 0, failed = 0, known = 0;
@@ -54,16 +63,19 @@ int main(int argc, char** argv) {
         printf("[ RUN  ] %s.%s\n", g_tests[i].file, g_tests[i].name);
         fflush(stdout);
         int before = pd_test_failures;
+        double start = wall_seconds();
         g_tests[i].fn();
+        double seconds = wall_seconds() - start;
         int ok = pd_test_failures == before;
         if (!ok && is_known_failure(g_tests[i].name)) {
             pd_test_failures = before;
-            printf("[ KNOWN FAILURE ] %s.%s (docs/validation.md)\n", g_tests[i].file,
-                   g_tests[i].name);
+            printf("[ KNOWN FAILURE ] %s.%s (docs/validation.md) %.1f s\n", g_tests[i].file,
+                   g_tests[i].name, seconds);
             known++;
             continue;
         }
-        printf("[ %s ] %s.%s\n", ok ? " OK " : "FAIL", g_tests[i].file, g_tests[i].name);
+        printf("[ %s ] %s.%s %.1f s\n", ok ? " OK " : "FAIL", g_tests[i].file, g_tests[i].name,
+               seconds);
         fflush(stdout);
         ok ? passed++ : failed++;
     }
