@@ -1,9 +1,10 @@
 # Peridot: the README's two commands.
 #   make demo   installs missing Debian packages, builds Release, runs scenes/demo.json,
 #               writes frames to out/demo and a preview picture out/demo/preview.png
-#   make test   installs missing packages, builds, runs every ctest test, then the unit tests
-#               again in a portable build (no -march=native) and under AddressSanitizer +
-#               UndefinedBehaviorSanitizer
+#   make test   installs missing packages, builds, runs every ctest test (the known failures
+#               left to `make known-failures`), then the unit tests again in a portable build
+#               (no -march=native) and under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make known-failures   re-measures the known failures of docs/validation.md
 #   make fuzz   builds the libFuzzer targets with clang and runs each FUZZ_SECONDS (600)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
@@ -12,7 +13,7 @@ PORTABLE_BUILD ?= build-portable
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 600
 
-.PHONY: all setup build demo test test-release test-portable test-asan fuzz bench format clean
+.PHONY: all setup build demo test known-failures test-release test-portable test-asan fuzz bench format clean
 
 all: build
 
@@ -30,8 +31,13 @@ demo: build
 
 test: test-release test-portable test-asan
 
+# The known_failure_* tests print a measurement but cannot fail the suite; they cost about a
+# fifth of it, so `make test` leaves them to `make known-failures` (CI's budget is 30 min).
 test-release: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	cd $(BUILD) && PD_KNOWN_FAILURES=skip ctest --output-on-failure -j$(JOBS)
+
+known-failures: build
+	cd $(BUILD) && PD_KNOWN_FAILURES=only ctest -V -j$(JOBS) -L physics | grep -E "^[0-9]+: (  |\[ )"
 
 # The unit tests once more without -march=native: FMA contraction and the vector width round
 # differently, as another CPU's native build would; a test that holds for one instruction set
