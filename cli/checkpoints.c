@@ -43,6 +43,8 @@ static int remove_after(const char* dir, int frame) {
         if (n < 0)
             n = pd_cli_numbered(e->d_name, "frame_", ".vtk");
         if (n < 0)
+            n = pd_cli_numbered(e->d_name, "frame_", ".vtu");
+        if (n < 0)
             n = pd_cli_numbered(e->d_name, "checkpoint_", ".pdck");
         if (n <= frame)
             continue;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "folder_lock.h"
+#include "frames_pvd.h"
 
 pd_status pd_cli_fail(pd_error* err, pd_status status, const char* fmt, ...) {
     if (!err)
@@ -146,8 +147,8 @@ long pd_cli_numbered(const char* name, const char* prefix, const char* ext) {
 /* The files a run writes into its output folder (and `render`'s default preview): a run owns
  * them, so a new run clears them first and never leaves an earlier run's frames beside its own. */
 int pd_cli_is_run_output(const char* name) {
-    static const char* const own[] = {"stats.csv", "scene.resolved.json", "preview.png",
-                                      PD_FOLDER_LOCK_NAME, NULL};
+    static const char* const own[] = {"stats.csv",         "scene.resolved.json", "preview.png",
+                                      PD_FOLDER_LOCK_NAME, PD_CLI_PVD_NAME,       NULL};
     size_t len = strlen(name);
     if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) { /* a writer's unfinished file */
         char base[256];
@@ -165,7 +166,7 @@ int pd_cli_is_run_output(const char* name) {
     if (digits == 0)
         return 0;
     const char* ext = name + 6 + digits;
-    return strcmp(ext, ".ply") == 0 || strcmp(ext, ".vtk") == 0;
+    return strcmp(ext, ".ply") == 0 || strcmp(ext, ".vtk") == 0 || strcmp(ext, ".vtu") == 0;
 }
 
 /* Bytes an earlier run's files in dir take: a run removes them before it writes. */

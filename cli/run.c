@@ -16,6 +16,7 @@
 #include "checkpoints.h"
 #include "common.h"
 #include "folder_lock.h"
+#include "frames_pvd.h"
 
 static const char k_usage[] =
     "usage: peridot run SCENE [-o DIR] [--frames N] [--threads N] [--set KEY=VALUE]... "
@@ -24,7 +25,8 @@ static const char k_usage[] =
     "\n"
     "Simulates SCENE (a JSON scene file, see docs/scene-format.md) and writes into the output\n"
     "folder: frame_00000.ply (the initial state) to frame_<N>.ply (every output.every-th frame\n"
-    "and always the last), stats.csv (one row per frame) and scene.resolved.json (the scene\n"
+    "and always the last; .vtk or .vtu with output.format, .vtu with frames.pvd, the time\n"
+    "series ParaView opens), stats.csv (one row per frame) and scene.resolved.json (the scene\n"
     "with every default, and the version).\n"
     "\n"
     "  -o DIR          output folder (default: the scene's output.dir)\n"
@@ -39,8 +41,9 @@ static const char k_usage[] =
     "                  frames after the checkpoint's are written anew; --frames N goes on to\n"
     "                  frame N\n"
     "\n"
-    "A run owns its output folder: it first removes the frame_*.ply/.vtk, stats.csv,\n"
-    "scene.resolved.json and preview.png of an earlier run there, so that nothing stale is\n"
+    "A run owns its output folder: it first removes the frame_*.ply/.vtk/.vtu, frames.pvd,\n"
+    "stats.csv, scene.resolved.json and preview.png of an earlier run there, so that nothing stale "
+    "is\n"
     "left beside its frames; a folder holding any other file is refused unless --overwrite.\n"
     "While it runs it holds the folder (a lock on DIR/.peridot.lock naming its pid): a second\n"
     "run into the same folder is refused; the lock of a run that died is taken over.\n"
@@ -164,6 +167,7 @@ typedef struct run_ctx {
     int frames, last_done, last_written; /* the frames simulated and written so far */
     uint64_t unconverged_before;         /* the world's count at the previous row */
     int frame_steps;                     /* steps the last frame took */
+    pd_cli_pvd pvd;                      /* output.format "vtu": the frames in frames.pvd */
 } run_ctx;
 
 /* Appends printf output to r->row at *len (row_cap bounds every row stats_row can make). */
@@ -237,6 +241,12 @@ static pd_status write_frame(run_ctx* r, int frame, pd_error* err) {
     if (st == PD_OK && (out->formats & PD_FORMAT_VTK)) {
         snprintf(path, sizeof path, "%s/frame_%05d.vtk", r->dir, frame);
         st = pd_world_write_frame(r->world, path, PD_FORMAT_VTK, out->attributes, err);
+    }
+    if (st == PD_OK && (out->formats & PD_FORMAT_VTU)) {
+        snprintf(path, sizeof path, "%s/frame_%05d.vtu", r->dir, frame);
+        st = pd_world_write_frame(r->world, path, PD_FORMAT_VTU, out->attributes, err);
+        if (st == PD_OK) /* listed once it is whole */
+            st = pd_cli_pvd_add(&r->pvd, frame, pd_world_get_info(r->world).time, err);
     }
     if (st == PD_OK)
         r->last_written = frame;
@@ -424,6 +434,7 @@ static int close_stats(run_ctx* r, int code) {
     pd_error err = {0};
     pd_status st = pd_record_close(&r->stats, &err);
     free(r->row);
+    pd_cli_pvd_free(&r->pvd);
     if (st != PD_OK && code == 0) {
         pd_cli_print_error("run", &err, st);
         return 1;
@@ -432,22 +443,29 @@ static int close_stats(run_ctx* r, int code) {
 }
 
 /* A fresh run clears the folder; a resumed one reads its newest checkpoint and keeps what came
- * before it. Returns 0 with the frame to start from and the bytes of stats.csv to keep. */
+ * before it (frames.pvd listing the frames it keeps). Returns 0 with the frame to start from
+ * and the bytes of stats.csv to keep. */
 static int start_in_held_dir(const pd_scene* scene, pd_world* world, int resume, int* first,
-                             long long* stats_keep) {
+                             long long* stats_keep, pd_cli_pvd* pvd) {
     *first = 0, *stats_keep = 0;
-    int code = resume ? pd_cli_resume(world, scene, first, stats_keep)
-                      : clear_run_output(scene->output.dir);
-    return code ? code : write_resolved_scene(scene, scene->output.dir);
+    const char* dir = scene->output.dir;
+    pd_cli_pvd_start(pvd, dir);
+    int code = resume ? pd_cli_resume(world, scene, first, stats_keep) : clear_run_output(dir);
+    if (!code && resume && (scene->output.formats & PD_FORMAT_VTU))
+        code = pd_cli_pvd_resume(pvd, dir, *first);
+    return code ? code : write_resolved_scene(scene, dir);
 }
 
 static int run_in_held_dir(const pd_scene* scene, pd_world* world, int quiet, int resume) {
     const char* dir = scene->output.dir;
     int first;
     long long stats_keep;
-    int code = start_in_held_dir(scene, world, resume, &first, &stats_keep);
-    if (code)
+    pd_cli_pvd pvd;
+    int code = start_in_held_dir(scene, world, resume, &first, &stats_keep, &pvd);
+    if (code) {
+        pd_cli_pvd_free(&pvd);
         return code;
+    }
     pd_world_info in = pd_world_get_info(world);
     run_ctx r = {.world = world,
                  .scene = scene,
@@ -460,7 +478,8 @@ static int run_in_held_dir(const pd_scene* scene, pd_world* world, int quiet, in
                  .frames = scene->world.frames,
                  .last_done = first,
                  .last_written = first ? first : -1,
-                 .unconverged_before = in.unconverged_steps};
+                 .unconverged_before = in.unconverged_steps,
+                 .pvd = pvd};
     if (open_stats(&r, stats_keep) != 0)
         return close_stats(&r, 1);
     if (!quiet)

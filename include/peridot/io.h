@@ -1,6 +1,6 @@
-/* Files a run writes and tools read: frames read back, text written atomically, a file grown
- * by whole records (stats.csv), PNG pictures. Frames are written through the world
- * (pd_world_write_frame, peridot/world.h). */
+/* Files a run writes and tools read: frames read back, text written atomically, ParaView's
+ * collection of frames (.pvd), a file grown by whole records (stats.csv), PNG pictures. Frames are
+ * written through the world (pd_world_write_frame, peridot/world.h). */
 #ifndef PERIDOT_IO_H
 #define PERIDOT_IO_H
 
@@ -29,6 +29,15 @@ void pd_ply_free(pd_ply_data* ply);
 
 /* Writes `text` to path atomically (temp + rename). */
 pd_status pd_write_text_atomic(const char* path, const char* text, size_t len, pd_error* err);
+
+/* One dataset of a ParaView collection (.pvd): its file, relative to the .pvd, and its time. */
+typedef struct pd_pvd_entry {
+    double time; /* s */
+    const char* file;
+} pd_pvd_entry;
+/* Writes the collection that lists entries as a time series, atomically (temp + rename), so a
+ * reader sees the previous list or the new one whole; times written as stats.csv's (%.9g). */
+pd_status pd_write_pvd(const char* path, const pd_pvd_entry* entries, size_t count, pd_error* err);
 
 /* A file grown by whole records (stats.csv's rows): an append writes its record entirely or
  * not at all (a failed write is cut back), so the file always ends after a whole record, and

@@ -189,6 +189,7 @@ pd_collider_def pd_default_collider_def(void);
 enum {
     PD_FORMAT_PLY = 1 << 0,
     PD_FORMAT_VTK = 1 << 1,
+    PD_FORMAT_VTU = 1 << 2, /* VTK XML UnstructuredGrid, with a .pvd of the run's frames */
 };
 enum {
     PD_ATTR_VELOCITY = 1 << 0,

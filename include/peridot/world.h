@@ -54,9 +54,10 @@ typedef struct pd_frame_stats {
 } pd_frame_stats;
 pd_frame_stats pd_world_frame_stats(const pd_world* w);
 
-/* Writes the current state as one frame file at path, atomically: format PD_FORMAT_PLY or
- * PD_FORMAT_VTK, with the attributes (PD_ATTR_* bits) besides the positions; particles in id
- * order whatever order the world keeps them in. PD_ERR_UNSUPPORTED when an attribute is not
+/* Writes the current state as one frame file at path, atomically: format PD_FORMAT_PLY,
+ * PD_FORMAT_VTK or PD_FORMAT_VTU (its arrays named as the attributes, its time the world's),
+ * with the attributes (PD_ATTR_* bits) besides the positions; particles in id order whatever
+ * order the world keeps them in. PD_ERR_UNSUPPORTED when an attribute is not
  * published by the world's method. */
 pd_status pd_world_write_frame(pd_world* w, const char* path, unsigned format, unsigned attributes,
                                pd_error* err);

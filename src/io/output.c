@@ -171,8 +171,8 @@ static uint32_t field_bits(const pd_field* f, size_t i, int c) {
     return float_bits((float)((const pd_real*)f->data)[k]);
 }
 
-static pd_status check_fields(size_t n, const pd_vec3* pos, const pd_field* fields, int field_count,
-                              const char* path, pd_error* err) {
+pd_status pd_check_fields(size_t n, const pd_vec3* pos, const pd_field* fields, int field_count,
+                          const char* path, pd_error* err) {
     if (!path || (n > 0 && !pos) || field_count < 0 || (field_count > 0 && !fields))
         return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "missing positions, fields or path");
     int props = 3;
@@ -221,7 +221,7 @@ static size_t pack_ply_row(unsigned char* p, size_t i, const pd_vec3* pos, const
 
 pd_status pd_write_ply(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
                        int field_count, const uint32_t* order, pd_error* err) {
-    pd_status s = check_fields(n, pos, fields, field_count, path, err);
+    pd_status s = pd_check_fields(n, pos, fields, field_count, path, err);
     if (s != PD_OK)
         return s;
     pd_atomic_file af;
@@ -243,10 +243,7 @@ pd_status pd_write_ply(const char* path, size_t n, const pd_vec3* pos, const pd_
 
 /* ---- VTK writer ---- */
 
-/* Writes n*count big-endian 32-bit values; value(j) gives value j. */
-typedef uint32_t pd_value_fn(const void* ctx, size_t j);
-
-static void write_be_values(FILE* f, size_t total, pd_value_fn* value, const void* ctx) {
+void pd_write_values32(FILE* f, size_t total, pd_value_fn* value, const void* ctx, int big_endian) {
     unsigned char buf[PD_IO_CHUNK_BYTES];
     size_t used = 0;
     for (size_t j = 0; j < total; ++j) {
@@ -254,10 +251,14 @@ static void write_be_values(FILE* f, size_t total, pd_value_fn* value, const voi
             fwrite(buf, 1, used, f);
             used = 0;
         }
-        put_be32(buf + used, value(ctx, j));
+        (big_endian ? put_be32 : put_le32)(buf + used, value(ctx, j));
         used += 4;
     }
     fwrite(buf, 1, used, f);
+}
+
+static void write_be_values(FILE* f, size_t total, pd_value_fn* value, const void* ctx) {
+    pd_write_values32(f, total, value, ctx, 1);
 }
 
 /* Row k of the output is particle order[k] (k itself without an order). */
@@ -265,12 +266,7 @@ static size_t row(const uint32_t* order, size_t k) {
     return order ? order[k] : k;
 }
 
-typedef struct pd_points_ref {
-    const pd_vec3* pos;
-    const uint32_t* order;
-} pd_points_ref;
-
-static uint32_t point_coord(const void* ctx, size_t j) {
+uint32_t pd_point_coord(const void* ctx, size_t j) {
     const pd_points_ref* r = ctx;
     return float_bits((float)pd_v3_comp(r->pos[row(r->order, j / 3)], (int)(j % 3)));
 }
@@ -281,21 +277,17 @@ static uint32_t vertex_cell(const void* ctx, size_t j) {
     return (j % 2 == 0) ? 1u : (uint32_t)(j / 2);
 }
 
-typedef struct pd_component_ref {
-    const pd_field* field;
-    int first, count; /* components [first, first + count) */
-    const uint32_t* order;
-} pd_component_ref;
-
-static uint32_t field_value(const void* ctx, size_t j) {
+uint32_t pd_field_value(const void* ctx, size_t j) {
     const pd_component_ref* r = ctx;
     return field_bits(r->field, row(r->order, j / (size_t)r->count),
                       r->first + (int)(j % (size_t)r->count));
 }
 
-/* The VTK array name of a vector field: the common prefix of its component names without a
- * trailing '_' ("n_x n_y n_z" -> "n"), where the contract's "vx vy vz" reads as "velocity". */
-static void vector_name(const pd_field* f, int index, char* out, size_t cap) {
+void pd_field_array_name(const pd_field* f, int index, char* out, size_t cap) {
+    if (f->components == 1) {
+        snprintf(out, cap, "%s", f->names[0]);
+        return;
+    }
     size_t len = strlen(f->names[0]);
     for (int c = 1; c < f->components; ++c) {
         size_t m = 0;
@@ -318,10 +310,10 @@ static void write_vtk_field(FILE* f, size_t n, const pd_field* field, int index,
     const char* type = field->type == PD_FIELD_INT32 ? "int" : "float";
     if (field->components == 3) {
         char name[64];
-        vector_name(field, index, name, sizeof name);
+        pd_field_array_name(field, index, name, sizeof name);
         fprintf(f, "VECTORS %s %s\n", name, type);
         pd_component_ref r = {field, 0, 3, order};
-        write_be_values(f, n * 3, field_value, &r);
+        write_be_values(f, n * 3, pd_field_value, &r);
         fprintf(f, "\n");
         return;
     }
@@ -329,14 +321,14 @@ static void write_vtk_field(FILE* f, size_t n, const pd_field* field, int index,
     for (int c = 0; c < field->components; ++c) {
         fprintf(f, "SCALARS %s %s 1\nLOOKUP_TABLE default\n", field->names[c], type);
         pd_component_ref r = {field, c, 1, order};
-        write_be_values(f, n, field_value, &r);
+        write_be_values(f, n, pd_field_value, &r);
         fprintf(f, "\n");
     }
 }
 
 pd_status pd_write_vtk(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
                        int field_count, const uint32_t* order, pd_error* err) {
-    pd_status s = check_fields(n, pos, fields, field_count, path, err);
+    pd_status s = pd_check_fields(n, pos, fields, field_count, path, err);
     if (s != PD_OK)
         return s;
     if (n > (size_t)INT32_MAX / 2)
@@ -349,7 +341,7 @@ pd_status pd_write_vtk(const char* path, size_t n, const pd_vec3* pos, const pd_
             pd_version());
     fprintf(f, "POINTS %zu float\n", n);
     pd_points_ref points = {pos, order};
-    write_be_values(f, n * 3, point_coord, &points);
+    write_be_values(f, n * 3, pd_point_coord, &points);
     fprintf(f, "\nVERTICES %zu %zu\n", n, 2 * n);
     write_be_values(f, 2 * n, vertex_cell, NULL);
     fprintf(f, "\n");

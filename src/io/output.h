@@ -32,6 +32,44 @@ pd_status pd_write_ply(const char* path, size_t n, const pd_vec3* pos, const pd_
 pd_status pd_write_vtk(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
                        int field_count, const uint32_t* order, pd_error* err);
 
+/* VTK XML UnstructuredGrid (vtu.c): one vertex cell a particle, each field one point-data
+ * array named array_names[k] (NULL: pd_field_array_name), raw appended binary with UInt64 block
+ * headers, and `time` as the field data TimeValue. */
+pd_status pd_write_vtu(const char* path, size_t n, const pd_vec3* pos, const pd_field* fields,
+                       const char* const* array_names, int field_count, const uint32_t* order,
+                       double time, pd_error* err);
+
+/* ---- what the frame writers share (output.c) ---- */
+
+/* Refuses missing data, a field of 0 or more than 6 components, a component name missing or of
+ * 32 characters or more, and more than PD_PLY_MAX_PROPS values a particle. */
+pd_status pd_check_fields(size_t n, const pd_vec3* pos, const pd_field* fields, int field_count,
+                          const char* path, pd_error* err);
+/* The array name of a field in VTK files: its one component's name, or the common prefix of its
+ * component names without a trailing '_' ("n_x n_y n_z" -> "n"), where the contract's
+ * "vx vy vz" reads as "velocity" ("field<index>" when there is none). */
+void pd_field_array_name(const pd_field* f, int index, char* out, size_t cap);
+
+/* Value j of a sequence, as the 32 bits a file stores. */
+typedef uint32_t pd_value_fn(const void* ctx, size_t j);
+/* Writes value(0) ... value(total - 1), each 4 bytes, little- or big-endian. */
+void pd_write_values32(FILE* f, size_t total, pd_value_fn* value, const void* ctx, int big_endian);
+
+/* Rows in order[k] (k itself without an order): coordinate j % 3 of row j / 3 as a float. */
+typedef struct pd_points_ref {
+    const pd_vec3* pos;
+    const uint32_t* order;
+} pd_points_ref;
+uint32_t pd_point_coord(const void* points_ref, size_t j);
+
+/* Components [first, first + count) of a field, row by row in order (count values a row). */
+typedef struct pd_component_ref {
+    const pd_field* field;
+    int first, count;
+    const uint32_t* order;
+} pd_component_ref;
+uint32_t pd_field_value(const void* component_ref, size_t j);
+
 /* A file written under "<path>.tmp" and renamed onto path by pd_atomic_commit, so that a
  * reader sees either the old file or the whole new one. Used by every writer here and by
  * png.c. */

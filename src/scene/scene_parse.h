@@ -23,7 +23,7 @@
 #define PD_SCENE_PLASTICITY_MODELS "drucker_prager|von_mises|cam_clay|herschel_bulkley"
 #define PD_SCENE_VISCO_MODELS      "prony|hencky_maxwell"
 /* Bit i is 1 << i of PD_FORMAT_* / PD_ATTR_*. */
-#define PD_SCENE_FORMATS    "ply|vtk"
+#define PD_SCENE_FORMATS    "ply|vtk|vtu"
 #define PD_SCENE_ATTRIBUTES PD_ATTRIBUTE_NAMES
 
 /* The keys each object accepts are the rows of its table (scene_tables.h). */

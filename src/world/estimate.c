@@ -62,6 +62,9 @@ static void frame_bytes(const pd_scene* scene, double* per_particle, double* hea
         *per_particle += 4.0 * values, *header += 200 + 32 * values;
     if (scene->output.formats & PD_FORMAT_VTK) /* and a VERTICES cell of two ints */
         *per_particle += 4.0 * values + 8, *header += 300 + 64 * values;
+    /* and a vertex cell of an Int32 point, an Int32 offset and a UInt8 type; the .pvd's line */
+    if (scene->output.formats & PD_FORMAT_VTU)
+        *per_particle += 4.0 * values + 9, *header += 1000 + 96 * values + 100;
 }
 
 /* What a run writes: its frames (frame 0, every output.every-th and the last), a stats.csv

@@ -144,6 +144,14 @@ int pd_world_fields(pd_world* w, unsigned attributes, pd_field* out, pd_error* e
     return n;
 }
 
+int pd_world_field_names(unsigned attributes, char names[][32], int max) {
+    int n = 0;
+    for (unsigned bit = 1; bit <= PD_ATTR_ID && n < max; bit <<= 1)
+        if (attributes & bit)
+            attribute_name(bit, names[n++], 32);
+    return n;
+}
+
 pd_frame_stats pd_world_frame_stats(const pd_world* w) {
     const pd_particles* p = &w->particles;
     pd_frame_stats s = {0, p->pos[0], p->pos[0]};

@@ -24,6 +24,10 @@ pd_status pd_check_attribute(const pd_solver_vtable* solver, unsigned attribute,
  * or -1 (err filled) when a method cannot hand out a field it declared. */
 int pd_world_fields(pd_world* w, unsigned attributes, pd_field* out, pd_error* err);
 
+/* The scene names of the attributes pd_world_fields hands out ("velocity", "stress", ...), in
+ * its order, into names; returns how many. */
+int pd_world_field_names(unsigned attributes, char names[][32], int max);
+
 /* pd_world_frame_stats is public: peridot/world.h. */
 
 #endif

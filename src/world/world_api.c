@@ -48,6 +48,15 @@ pd_status pd_world_write_frame(pd_world* w, const char* path, unsigned format, u
         return pd_write_ply(path, p->count, p->pos, fields, nf, w->order, err);
     if (format == PD_FORMAT_VTK)
         return pd_write_vtk(path, p->count, p->pos, fields, nf, w->order, err);
+    if (format == PD_FORMAT_VTU) {
+        char names[PD_MAX_FIELDS][32];
+        const char* arrays[PD_MAX_FIELDS];
+        int named = pd_world_field_names(attributes, names, PD_MAX_FIELDS); /* nf of them */
+        for (int k = 0; k < named; ++k)
+            arrays[k] = names[k];
+        return pd_write_vtu(path, p->count, p->pos, fields, arrays, nf, w->order, (double)w->time,
+                            err);
+    }
     return pd_fail(err, PD_ERR_INVALID_ARGUMENT, "", "unknown frame format %u", format);
 }
 
