@@ -34,6 +34,7 @@ test: test-release test-portable test-asan
 # The known_failure_* tests print a measurement but cannot fail the suite; they cost about a
 # fifth of it, so `make test` leaves them to `make known-failures` (CI's budget is 30 min).
 test-release: build
+	@bash scripts/setup.sh test
 	cd $(BUILD) && PD_KNOWN_FAILURES=skip ctest --output-on-failure -j$(JOBS)
 
 known-failures: build

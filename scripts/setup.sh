@@ -3,7 +3,8 @@
 # Used by `make demo` and `make test`; safe to run again. Needs root (or sudo) on Debian 12.
 # `setup.sh peers` (used by `make bench`) adds LAMMPS and Open MPI for peridot_bench's
 # peers_lammps case, which compares our local step with LAMMPS's peri/lps and peri/pmb, and
-# gnuplot for its --convergence plot. `setup.sh fuzz` adds clang, libFuzzer and libomp.
+# gnuplot for its --convergence plot. `setup.sh fuzz` adds clang, libFuzzer and libomp;
+# `setup.sh test` what the tests read frames with (below).
 set -eu
 # libopenblas0-serial: the BLAS under CHOLMOD (global_solve = direct); Debian's reference BLAS
 # made each solve 2.5x slower (measured on the 25K bunny). Serial: no thread pool competing
@@ -13,6 +14,11 @@ need=(build-essential cmake pkg-config libcjson-dev libsuitesparse-dev libassimp
 [ "${1:-}" = "peers" ] && need+=(lammps openmpi-bin gnuplot-nox)
 # `setup.sh fuzz` (used by `make fuzz`): clang with libFuzzer and its OpenMP runtime
 [ "${1:-}" = "fuzz" ] && need+=(clang libclang-rt-dev libomp-dev)
+# `setup.sh test` (used by `make test`): what reads the VTU frames in tests/cli/vtu_frames.c:
+# ParaView's pvpython (paraview 437 MB + python3-paraview 106 MB, with Qt, GDAL, HDF5 and Open MPI
+# about 1.1 GB and 210 packages on a bare Debian 12) and meshio (python3-meshio, 0.6 MB; with
+# numpy, lxml, rich 32 MB). Only the tests need them, so `make demo` does not install them.
+[ "${1:-}" = "test" ] && need+=(paraview python3-paraview python3-meshio)
 missing=()
 for p in "${need[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
