@@ -422,8 +422,9 @@ static const pd_scene_key k_collider[] = {
 static const pd_scene_key k_output[] = {
     {.p = {"dir", PD_PARAM_STRING, offsetof(pd_output_def, dir), 0, 0, 0, "-", NULL,
            "Output folder, relative to the working directory; `peridot run -o` overrides it. A "
-           "run first removes an earlier run's frame_*.ply/.vtk, stats.csv, scene.resolved.json "
-           "and preview.png there; a folder holding other files is refused unless "
+           "run first removes an earlier run's frame_*.ply/.vtk/.vtu, frames.pvd, stats.csv, "
+           "scene.resolved.json and preview.png there; a folder holding other files is refused "
+           "unless "
            "`--overwrite`. A run holds the folder while it runs (a lock on `.peridot.lock`, "
            "naming its pid): a second run into it is refused."},
      .size = PD_PATH_MAX,
@@ -433,7 +434,16 @@ static const pd_scene_key k_output[] = {
      .range_doc = "1 to time.frames"},
     {.p = {"format", PD_PARAM_ENUM, offsetof(pd_output_def, formats), 0, 0, 0, "-",
            PD_SCENE_FORMATS,
-           "ply: binary little-endian, element vertex with float x y z then the attributes."},
+           "ply: frame_<N>.ply, binary little-endian, element vertex with float x y z then the "
+           "attributes' properties (meshio, Blender, Houdini). vtk: frame_<N>.vtk, legacy VTK "
+           "3.0 binary POLYDATA (vertices; a 3-component attribute as VECTORS, the others one "
+           "SCALARS array a component). vtu (ParaView): frame_<N>.vtu, VTK XML "
+           "UnstructuredGrid, raw appended binary with UInt64 block headers, a vertex cell a "
+           "particle, each attribute one point-data array under its name with its components "
+           "(velocity: 3, float32; material, body, id: int32), the frame's time as field data "
+           "TimeValue; and frames.pvd, the collection of the frames written with their times "
+           "(stats.csv's), rewritten after every frame, so a run that fails or is stopped "
+           "leaves one of the frames it wrote. Values are the PLY frame's, bit for bit."},
      .flags = HAND,
      .type_doc = "array of string",
      .def_doc = "[\"ply\"]",

@@ -288,6 +288,14 @@ PD_TEST(vtu_frames_carry_the_ply_frames_values) {
         PD_CHECK_NEAR(times[k], stats_time(out, k_written[k]), 0);
         check_frame(out, k_written[k]);
     }
+    /* a shorter run into the same folder leaves none of the earlier run's .vtu nor its list */
+    PD_REQUIRE(run_scene(dir, TWO_BODIES(5, ""), out, "--frames 2") == 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/frame_00004.vtu", out);
+    int n_rerun = pvd_list(out, frames, times, 16);
+    printf("    rerun of 2 frames: frames.pvd lists %d, frame_00004.vtu %s\n", n_rerun,
+           exists(path) ? "still there" : "gone");
+    PD_CHECK(n_rerun == 2 && frames[1] == 2 && !exists(path));
     remove_tree(dir);
 }
 

@@ -72,10 +72,11 @@ class Checks:
     """Counts failed checks and prints every measured value."""
 
     def __init__(self):
-        self.failed = 0
+        self.failed = self.count = 0
 
     def check(self, ok, what):
         print(("  ok   " if ok else "  FAIL ") + what)
+        self.count += 1
         self.failed += 0 if ok else 1
 
     def same_array(self, got, want, what):
@@ -85,5 +86,5 @@ class Checks:
         self.check(same, "%s: shape %s, %d values, %d differ" % (what, np.shape(got), want.size, diff))
 
     def exit_code(self):
-        print("%d checks failed" % self.failed)
+        print("%d checks, %d failed" % (self.count, self.failed))
         return 1 if self.failed else 0
