@@ -460,7 +460,8 @@ PD_TEST(gauss_seidel_residual_falls_with_iterations) {
 }
 
 /* What xpbi does not implement yet is refused at its JSON path, never ignored: a plasticity
- * model it does not implement (Cam-clay), a shell body, contact keys of other methods,
+ * model it does not implement (Cam-clay), a shell body, the penalty contact's stiffness
+ * (xpbi's contact is a hard constraint),
  * a key of no method, a kernel radius whose distance constraints (Eq. 21) would push nearest
  * neighbours apart (r = 1.5 spacings inflated the bar by 7 %). */
 PD_TEST(refuses_what_it_does_not_implement) {
@@ -470,7 +471,7 @@ PD_TEST(refuses_what_it_does_not_implement) {
     } cases[] = {
         {"materials.m.plasticity={\"model\":\"cam_clay\"}", "materials.m.plasticity.model"},
         {"bodies[0].kind=shell", "bodies[0].kind"},
-        {"solver.contact=true", "solver.xpbi.contact"},
+        {"solver.contact_stiffness=4", "solver.xpbi.contact_stiffness"}, /* a penalty's */
         {"solver.xsph_strength=1", "solver.xpbi.xsph_strength"},
         {"solver.radius=1.5", "solver.xpbi.radius"},
     };

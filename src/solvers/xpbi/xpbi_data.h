@@ -7,6 +7,7 @@
 #define PD_XPBI_DATA_H
 
 #include "constitutive/hencky_plasticity.h"
+#include "contact/contact_velocity.h"
 #include "constitutive/herschel_bulkley.h"
 #include "core/param.h"
 #include "neighbor/family.h"
@@ -38,9 +39,16 @@ typedef struct pd_xpbi_params {
     pd_real courant;           /* time.dt "auto": dt (c_P + |v|) / r at most */
     int plasticity;            /* PD_XPBI_PLASTIC_IMPLICIT or PD_XPBI_PLASTIC_SEMI_IMPLICIT */
     pd_real hourglass;         /* beta: the hourglass constraint's stiffness in E (0: off) */
+    int contact;               /* 1: contact between bodies (contact_velocity.h) */
 } pd_xpbi_params;
 
+/* Method keys inside a material (xpbi_params.c). */
+typedef struct pd_xpbi_material_params {
+    pd_real contact_friction; /* Coulomb against other bodies (the core's row) */
+} pd_xpbi_material_params;
+
 extern const pd_param_table pd_xpbi_param_table;
+extern const pd_param_table pd_xpbi_material_table;
 extern const pd_material_support pd_xpbi_material_support;
 
 /* One material: StVK with Hencky strain (Eq. 3) and its plastic return Z (Eq. 14, 22). */
@@ -49,6 +57,7 @@ typedef struct pd_xpbi_material {
     int plastic;        /* 1: Z projects F onto `yield` (drucker_prager, von_mises), 2: Z is
                            Herschel-Bulkley's return of a step dt (`flow`) */
     pd_real hourglass;  /* beta E (Pa): 0 where off, and for a plastic material */
+    pd_real friction;   /* contact_friction against other bodies (1) */
     pd_hencky_yield yield;
     pd_herschel_bulkley flow;
 } pd_xpbi_material;
@@ -92,25 +101,31 @@ typedef struct pd_xpbi_state {
                               * the hourglass constraint (the sampled ones until then) */
     int have_ref;            /* x_ref holds the first step's positions */
     /* rebuilt every step */
-    pd_real* volume;    /* V_p^n = V_p^0 det F_p^n (m^3) */
-    pd_real* inv_mass;  /* 1 / m, 0 for pinned and fixed particles */
-    pd_real* lambda;    /* the multiplier of C_p (Eq. 17, 19) */
-    pd_real* lambda_h;  /* the multiplier of the hourglass constraint C_h,p */
-    pd_real* dlambda_h; /* jacobi: this sweep's change of it */
-    pd_real* dlambda;   /* jacobi: this sweep's change of it */
-    pd_mat3* dcdf_ft;   /* jacobi: dC_p/dF F_p^n^T of this sweep */
-    pd_vec3* v_start;   /* v^n + dt g (Alg. 1's third line) */
-    pd_vec3* dv;        /* jacobi: summed changes; xsph: the smoothed velocities */
-    pd_vec3* impulse;   /* what the constraints gave a pinned particle this step (N s) */
-    pd_real* contact_n; /* per particle and collider: the normal dv accumulated (m/s) */
-    pd_vec3* contact_t; /* ... and the friction's tangential dv accumulated (m/s) */
-    pd_real* sweep_h2;  /* per task (per chunk: jacobi): the sum of h^2 of the last sweep */
+    pd_real* volume;         /* V_p^n = V_p^0 det F_p^n (m^3) */
+    pd_real* inv_mass;       /* 1 / m, 0 for pinned and fixed particles */
+    pd_real* lambda;         /* the multiplier of C_p (Eq. 17, 19) */
+    pd_real* lambda_h;       /* the multiplier of the hourglass constraint C_h,p */
+    pd_real* dlambda_h;      /* jacobi: this sweep's change of it */
+    pd_real* dlambda;        /* jacobi: this sweep's change of it */
+    pd_mat3* dcdf_ft;        /* jacobi: dC_p/dF F_p^n^T of this sweep */
+    pd_vec3* v_start;        /* v^n + dt g (Alg. 1's third line) */
+    pd_vec3* dv;             /* jacobi: summed changes; xsph: the smoothed velocities */
+    pd_vec3* impulse;        /* what the constraints gave a pinned particle this step (N s) */
+    pd_vec3* surface_normal; /* bodies touch: away from the other bodies near (unit or 0) */
+    pd_real* contact_n;      /* per particle and collider: the normal dv accumulated (m/s) */
+    pd_vec3* contact_t;      /* ... and the friction's tangential dv accumulated (m/s) */
+    pd_real* sweep_h2;       /* per task (per chunk: jacobi): the sum of h^2 of the last sweep */
     pd_hash_grid grid;
     pd_neighbor_list near; /* within k at the step's start, all bodies */
     pd_xpbi_neighbor* nb;  /* per entry of near: the kernel data */
     size_t nb_capacity;
     pd_xpbi_hourglass* hg; /* per entry of near when hourglass > 0 */
     size_t hg_capacity;
+    /* per entry of near when bodies touch (contact on, two bodies or more): what the pair's
+     * contact gave over the step (contact_velocity.h), on the entry of the smaller index */
+    pd_contact_pair_sum* pair_sum;
+    size_t pair_capacity;
+    int bodies_touch; /* contact on and more than one body */
     /* the colouring (Sec. 4.3): particles by colour and cell, tasks of whole cells */
     uint32_t* order;
     uint32_t* task;

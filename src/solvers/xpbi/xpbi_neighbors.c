@@ -143,6 +143,16 @@ static pd_status reserve_neighbors(pd_xpbi_state* s, size_t entries) {
     return ok ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 
+/* Room for the contact pairs' sums, one per entry (contact_velocity.h), when bodies touch. */
+static pd_status reserve_pairs(pd_xpbi_state* s, size_t entries) {
+    if (!s->bodies_touch)
+        return PD_OK;
+    void* array = s->pair_sum;
+    int ok = pd_reserve_scratch(&array, &s->pair_capacity, entries, sizeof(pd_contact_pair_sum));
+    s->pair_sum = array;
+    return ok ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+}
+
 pd_status pd_xpbi_neighborhoods(pd_xpbi_state* s, const pd_particles* p) {
     const pd_vec3* x = s->step ? s->step->step_start : p->pos;
     if (s->n == 0) {
@@ -155,7 +165,8 @@ pd_status pd_xpbi_neighborhoods(pd_xpbi_state* s, const pd_particles* p) {
     pd_status st = pd_neighbors_build(&s->grid, x, s->n, 2 * s->r, &s->near); /* Sec. 4.2 */
     if (st != PD_OK)
         return st;
-    if ((st = reserve_neighbors(s, s->near.offsets[s->n])) != PD_OK)
+    if ((st = reserve_neighbors(s, s->near.offsets[s->n])) != PD_OK ||
+        (st = reserve_pairs(s, s->near.offsets[s->n])) != PD_OK)
         return st;
     pd_parallel_for(s->n, PD_XPBI_GRAIN, kernel_range, &job);
     color_cells(s, x);

@@ -2,6 +2,7 @@
  * scene and docs/scene-format.md. */
 #include <stddef.h>
 
+#include "contact/contact.h"
 #include "solvers/xpbi/xpbi_data.h"
 
 #define P(field) offsetof(pd_xpbi_params, field)
@@ -63,7 +64,26 @@ static const pd_param_info k_params[] = {
      "layer-by-layer alternation Eq. 11 cannot see (under tension it grows and F stops "
      "following the positions: the bar showed E x 0.36) and vanishes for any affine motion. "
      "Off for a plastic material. 0: off (the paper)."},
+    {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
+     "Contact between bodies (beyond the paper, in its Alg. 1 loop over the constraints C_i): "
+     "every pair of particles of two bodies within k at the step's start is a hard constraint "
+     "|x~_i - x~_j| >= d_c = (s_i + s_j) / 2 at the candidate positions x~ = x^n + dt v (the "
+     "core's contact distance, where the sampled surfaces meet), solved in every iteration with "
+     "Coulomb friction on the pair's relative motion (materials' `contact_friction`, a pair "
+     "taking sqrt(mu_a mu_b); src/contact/contact_velocity.h). The distance constraints of Eq. "
+     "21 then act within a body only. False lets bodies pass through each other. Far-apart parts "
+     "of one body do not collide: within k they are kernel neighbours."},
 };
 
 const pd_param_table pd_xpbi_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
                                             sizeof(pd_xpbi_params)};
+
+#define M(field) offsetof(pd_xpbi_material_params, field)
+
+static const pd_param_info k_material_params[] = {
+    PD_CONTACT_MATERIAL_ROW(pd_xpbi_material_params, contact_friction),
+};
+
+const pd_param_table pd_xpbi_material_table = {
+    k_material_params, (int)(sizeof k_material_params / sizeof k_material_params[0]),
+    sizeof(pd_xpbi_material_params)};

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "constitutive/elastic_constants.h"
+#include "contact/contact.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "scene/scene_json.h"
@@ -12,7 +13,11 @@
 
 pd_status pd_xpbi_check_material(const pd_material_def* m, const void* params, const char* path,
                                  pd_error* err) {
-    (void)params;
+    const pd_xpbi_params* prm = params;
+    const pd_xpbi_material_params* mp = (const pd_xpbi_material_params*)m->method_params;
+    pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
+    if (st != PD_OK)
+        return st;
     pd_elastic el = pd_material_elastic(m);
     if (el.mu <= 0 || el.K <= 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
@@ -38,7 +43,9 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
         const pd_material_def* m = &w->scene->materials[k];
         pd_elastic el = pd_material_elastic(m);
         pd_xpbi_material* xm = &s->mat[k];
-        *xm = (pd_xpbi_material){.mu = el.mu, .lambda = el.lambda};
+        const pd_xpbi_material_params* mp = (const pd_xpbi_material_params*)m->method_params;
+        *xm =
+            (pd_xpbi_material){.mu = el.mu, .lambda = el.lambda, .friction = mp->contact_friction};
         xm->yield.mu = el.mu, xm->yield.kappa = el.K;
         if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
             xm->plastic = 1, xm->yield.cone = pd_dp_material_cone(m);
@@ -68,6 +75,7 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
     X(dcdf_ft, pd_mat3, 1)                                                                         \
     X(dv, pd_vec3, 1)                                                                              \
     X(impulse, pd_vec3, 1)                                                                         \
+    X(surface_normal, pd_vec3, 1)                                                                  \
     X(sweep_h2, pd_real, 1)                                                                        \
     X(order, uint32_t, 1)                                                                          \
     X(task, uint32_t, 1)                                                                           \
@@ -127,6 +135,7 @@ pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error
         s->x_ref[i] = w->particles.pos[i];
     }
     s->spacing = finest_spacing(s, w);
+    s->bodies_touch = s->prm.contact && w->scene->body_count > 1;
     s->r = s->prm.radius * s->spacing;
     if (s->prm.distance_epsilon < 1 && s->r * (1 - s->prm.distance_epsilon) > s->spacing) {
         /* Eq. 21 would push a body's nearest neighbours apart at rest (measured: r = 1.5
@@ -156,6 +165,7 @@ void pd_xpbi_destroy(void* state) {
     PD_FREE_ARRAY(s->history, pd_real, (size_t)s->prm.iterations + 1);
     PD_FREE_ARRAY(s->nb, pd_xpbi_neighbor, s->nb_capacity);
     PD_FREE_ARRAY(s->hg, pd_xpbi_hourglass, s->hg_capacity);
+    PD_FREE_ARRAY(s->pair_sum, pd_contact_pair_sum, s->pair_capacity);
     PD_FREE_ARRAY(s->mat, pd_xpbi_material, (size_t)s->material_count + 1);
     pd_hash_grid_destroy(&s->grid);
     pd_neighbor_list_destroy(&s->near);

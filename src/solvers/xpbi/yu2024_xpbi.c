@@ -3,7 +3,8 @@
  * one constraint per particle C_p = sqrt(2 Psi(F_p)) (Eq. 6) on StVK with Hencky strain (Eq. 3),
  * F_p updated Lagrangian from the corrected SPH velocity gradient (Eq. 9-11), the plastic return
  * inside the iterations (Eq. 14), multipliers and velocities by coloured Gauss-Seidel (Eq. 17-19,
- * Sec. 4.3) or Jacobi, the point-point distance constraints (Eq. 21) and the colliders at the
+ * Sec. 4.3) or Jacobi, the point-point distance constraints (Eq. 21), contact between bodies
+ * (beyond the paper) and the colliders at the
  * candidate positions x^n + dt v with Coulomb friction (Alg. 1's loop over C_i, Sec. 4.4), XSPH
  * (Eq. 20), and F and x from the same post-XSPH velocity (Eq. 22). The step's start (neighbours,
  * L_p, colours) is in xpbi_neighbors.c. */
@@ -16,6 +17,7 @@
 #include "math/svd3.h"
 #include "parallel/parallel.h"
 #include "solvers/xpbi/xpbi_data.h"
+#include "sph/kernels.h"
 #include "world/world.h"
 
 /* Below this C (sqrt(Pa)) the constraint holds: its gradient P / C has no direction (Alg. 1:
@@ -190,24 +192,53 @@ static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count
     s->sweep_h2[task] = h2;
 }
 
-/* The point-point distance constraints of Eq. 21 over one task's particles, each pair once
- * (b > p), at the candidate positions x^n + dt v: C = |x_p - x_b| - r + epsilon >= 0, hard
- * (alpha 0), solved where it is violated. Pairs of different bodies count too (the paper's
- * "all the neighborhood particle pairs"). */
-static void distance_task(sweep_job* job, const uint32_t* particles, size_t count, size_t task) {
+/* Contact between bodies (solver.xpbi.contact; src/contact/contact_velocity.h): the pair p, b
+ * (entry e of p's list) at the candidates d = x~_p - x~_b, kept d_c = (s_p + s_b) / 2 apart
+ * along the normal of their surfaces, n_p - n_b normalised (surface_range), with Coulomb
+ * friction sqrt(mu_p mu_b); the change of the relative velocity goes to p and b by their
+ * inverse masses (wsum their sum). Along the pair's own line a lattice face is a washboard of
+ * bumps one spacing apart: a frictionless block slid down a slab body at 0.74 of g sin 20 (the
+ * same block on a frictionless collider at g sin 20 exactly). */
+static void contact_pair(sweep_job* job, uint32_t p, uint32_t b, uint32_t e, pd_vec3 d,
+                         pd_real wsum) {
+    pd_xpbi_state* s = job->s;
+    const pd_particles* pt = job->p;
+    pd_real dc = 0.5 * (pt->spacing[p] + pt->spacing[b]);
+    pd_real mu = sqrt(s->mat[pt->material[p]].friction * s->mat[pt->material[b]].friction);
+    pd_vec3 n = pd_v3_sub(s->surface_normal[p], s->surface_normal[b]);
+    pd_real len = pd_v3_len(n);
+    n = len > 0 ? pd_v3_scale(n, 1 / len) : n; /* 0: along d */
+    pd_vec3 du = pd_contact_pair_velocity(d, n, dc, pd_v3_sub(job->v[p], job->v[b]), mu, job->dt,
+                                          &s->pair_sum[e]);
+    give(job, p, du, 1 / wsum);
+    give(job, b, pd_v3_scale(du, -1), 1 / wsum);
+}
+
+/* The pair constraints over one task's particles, each pair once (b > p), at the candidate
+ * positions x^n + dt v: within a body the point-point distance constraints of Eq. 21, C =
+ * |x_p - x_b| - r + epsilon >= 0, hard (alpha 0), solved where violated; between bodies the
+ * contact (contact_pair) when solver.xpbi.contact is on, else nothing (they pass through). */
+static void pair_task(sweep_job* job, const uint32_t* particles, size_t count, size_t task) {
     (void)task;
     pd_xpbi_state* s = job->s;
     const pd_vec3* x0 = s->step->step_start;
+    const int32_t* body = job->p->body;
     pd_real rest = s->r * (1 - s->prm.distance_epsilon), dt = job->dt;
+    int distance = s->prm.distance_epsilon < 1;
     for (size_t k = 0; k < count; ++k) {
         uint32_t p = particles[k];
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
             uint32_t b = s->near.indices[e];
             pd_real wsum = s->inv_mass[p] + s->inv_mass[b];
-            if (b < p || wsum == 0)
+            int other = body[b] != body[p];
+            if (b < p || wsum == 0 || (other ? !s->bodies_touch : !distance))
                 continue;
             pd_vec3 d =
                 pd_v3_sub(pd_v3_madd(x0[p], dt, job->v[p]), pd_v3_madd(x0[b], dt, job->v[b]));
+            if (other) {
+                contact_pair(job, p, b, e, d, wsum);
+                continue;
+            }
             pd_real len = pd_v3_len(d), c = len - rest;
             if (!(c < 0) || !(len > 0))
                 continue;
@@ -374,6 +405,35 @@ static void start_range(void* ctx, size_t begin, size_t end, int thread) {
         job->impulse[i] = pd_v3(0, 0, 0);
         for (size_t c = 0; c < k; ++c)
             s->contact_n[i * k + c] = 0, s->contact_t[i * k + c] = pd_v3(0, 0, 0);
+        if (s->bodies_touch)
+            for (uint32_t e = s->near.offsets[i]; e < s->near.offsets[i + 1]; ++e)
+                s->pair_sum[e] = (pd_contact_pair_sum){0, pd_v3(0, 0, 0)};
+    }
+}
+
+/* Bodies touch: each particle's surface normal, away from the other bodies' particles within k
+ * at x^n, the gradient of their colour field: n_p ~ sum_b V_b |W'(|x_p - x_b|)| (x_p - x_b) /
+ * |x_p - x_b| over neighbours b of other bodies, normalised (0 with none). On a lattice face the
+ * neighbours' sideways parts cancel, so the face's normal is the face's. */
+static void surface_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    update_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    const pd_vec3* x = s->step->step_start;
+    const int32_t* body = job->p->body;
+    pd_real H = 2 * s->r;
+    for (size_t p = begin; p < end; ++p) {
+        pd_vec3 sum = pd_v3(0, 0, 0);
+        for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+            uint32_t b = s->near.indices[e];
+            if (body[b] == body[p])
+                continue;
+            pd_vec3 d = pd_v3_sub(x[p], x[b]);
+            pd_real r = pd_v3_len(d);
+            if (r > 0)
+                sum = pd_v3_madd(sum, -s->volume[b] * pd_sph_wendland_c2_derivative(r, H) / r, d);
+        }
+        s->surface_normal[p] = sum;
     }
 }
 
@@ -433,8 +493,8 @@ static void deformation_range(void* ctx, size_t begin, size_t end, int thread) {
  * (distance, colliders). Returns sum h^2 of the particle constraints. */
 static pd_real iterate(pd_xpbi_state* s, pd_particles* p, pd_vec3* impulse) {
     pd_real h2 = elastic_sweep(s, p, impulse);
-    sweep_job job = {s, p, p->vel, impulse, s->step->dt, 0, distance_task};
-    if (s->prm.distance_epsilon < 1)
+    sweep_job job = {s, p, p->vel, impulse, s->step->dt, 0, pair_task};
+    if (s->prm.distance_epsilon < 1 || s->bodies_touch)
         colored_sweep(&job);
     if (s->collider_count > 0)
         pd_parallel_for(s->n, PD_XPBI_GRAIN, collider_range, &job);
@@ -483,6 +543,8 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
     double t1 = pd_now();
     update_job uj = {s, p, impulse, ctx->dt, ctx->gravity};
     pd_parallel_for(s->n, PD_XPBI_GRAIN, start_range, &uj);
+    if (s->bodies_touch)
+        pd_parallel_for(s->n, PD_XPBI_GRAIN, surface_range, &uj);
     solve(s, p, impulse, stats);
     double t2 = pd_now();
     pd_parallel_for(s->n, PD_XPBI_GRAIN, xsph_range, &uj);
@@ -523,6 +585,7 @@ const pd_solver_vtable pd_xpbi_solver = {
     .paper = "Yu, Li, Lan, Yang, Jiang 2024, XPBI: Position-Based Dynamics with Smoothing Kernels "
              "Handles Continuum Inelasticity",
     .params = &pd_xpbi_param_table,
+    .material_params = &pd_xpbi_material_table,
     .check_material = pd_xpbi_check_material,
     .check_body_material = pd_xpbi_check_body_material,
     .materials = &pd_xpbi_material_support,
@@ -539,5 +602,5 @@ const pd_solver_vtable pd_xpbi_solver = {
     .bytes_per_particle = pd_xpbi_bytes_per_particle,
     .contact_in_solve = 1,
     .releases_pins = 1,
-    .capabilities = PD_CAP_ELASTIC | PD_CAP_COLLIDER_FRICTION,
+    .capabilities = PD_CAP_ELASTIC | PD_CAP_CONTACT | PD_CAP_COLLIDER_FRICTION,
 };
