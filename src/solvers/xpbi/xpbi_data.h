@@ -40,6 +40,7 @@ typedef struct pd_xpbi_params {
     int plasticity;            /* PD_XPBI_PLASTIC_IMPLICIT or PD_XPBI_PLASTIC_SEMI_IMPLICIT */
     pd_real hourglass;         /* beta: the hourglass constraint's stiffness in E (0: off) */
     int contact;               /* 1: contact between bodies (contact_velocity.h) */
+    pd_real damping;           /* tau (s): XPBD constraint damping, gamma = tau / dt (0: off) */
 } pd_xpbi_params;
 
 /* Method keys inside a material (xpbi_params.c). */

@@ -73,6 +73,13 @@ static const pd_param_info k_params[] = {
      "taking sqrt(mu_a mu_b); src/contact/contact_velocity.h). The distance constraints of Eq. "
      "21 then act within a body only. False lets bodies pass through each other. Far-apart parts "
      "of one body do not collide: within k they are kernel neighbours."},
+    {"damping", PD_PARAM_REAL, P(damping), 0, 0, 10, "s", NULL,
+     "tau: XPBD constraint damping (Macklin et al. 2016, Eq. 26; the paper's Sec. 6 names it "
+     "beside XSPH) on the particle and hourglass constraints, with beta = tau / alpha, so that "
+     "gamma = alpha~ beta~ / dt = tau / dt: each constraint's force becomes -(C + tau dC/dt) "
+     "grad C / alpha, Kelvin-Voigt with the retardation time tau. A vibration of angular "
+     "frequency omega then decays at tau omega^2 / 2 beyond the implicit step's own "
+     "(docs/methods/xpbi.md). 0: off (the paper gives no value)."},
 };
 
 const pd_param_table pd_xpbi_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

@@ -3,8 +3,8 @@
  * one constraint per particle C_p = sqrt(2 Psi(F_p)) (Eq. 6) on StVK with Hencky strain (Eq. 3),
  * F_p updated Lagrangian from the corrected SPH velocity gradient (Eq. 9-11), the plastic return
  * inside the iterations (Eq. 14), multipliers and velocities by coloured Gauss-Seidel (Eq. 17-19,
- * Sec. 4.3) or Jacobi, the point-point distance constraints (Eq. 21), contact between bodies
- * (beyond the paper) and the colliders at the
+ * Sec. 4.3) or Jacobi, optionally damped (XPBD's constraint damping, Sec. 6), the point-point
+ * distance constraints (Eq. 21), contact between bodies (beyond the paper) and the colliders at the
  * candidate positions x^n + dt v with Coulomb friction (Alg. 1's loop over C_i, Sec. 4.4), XSPH
  * (Eq. 20), and F and x from the same post-XSPH velocity (Eq. 22). The step's start (neighbours,
  * L_p, colours) is in xpbi_neighbors.c. */
@@ -102,16 +102,36 @@ static inline void give(sweep_job* job, uint32_t b, pd_vec3 grad, pd_real scale)
 }
 
 /* sum_b w_b |grad_b C_p|^2 with grad_b = M g_b (Eq. 12) and grad_p = -sum_b grad_b (Eq. 13):
- * the denominator of Eq. 17 without alpha~. */
-static pd_real weighted_gradient_norm(const pd_xpbi_state* s, uint32_t p, pd_mat3 m) {
+ * the denominator of Eq. 17 without alpha~; *rate gets grad C . v = dC/dt at the velocities v
+ * (the damping's, when asked for). */
+static pd_real weighted_gradient_norm(const pd_xpbi_state* s, uint32_t p, pd_mat3 m,
+                                      const pd_vec3* v, pd_real* rate) {
     pd_vec3 gp = pd_v3(0, 0, 0);
-    pd_real sum = 0;
+    pd_real sum = 0, dcdt = 0;
     for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
         pd_vec3 gb = pd_m3_mulv(m, s->nb[e].g);
         gp = pd_v3_sub(gp, gb);
         sum += s->inv_mass[s->nb[e].j] * pd_v3_len2(gb);
+        if (rate)
+            dcdt += pd_v3_dot(gb, v[s->nb[e].j]);
     }
+    if (rate)
+        *rate = dcdt + pd_v3_dot(gp, v[p]);
     return sum + s->inv_mass[p] * pd_v3_len2(gp);
+}
+
+/* Eq. 17 with XPBD's constraint damping (Macklin et al. 2016, Eq. 26; the paper's Sec. 6):
+ * dlambda = -(C + alpha~ lambda + gamma grad C (x - x^n)) / ((1 + gamma) sum w |grad C|^2 +
+ * alpha~), gamma = alpha~ beta~ / dt. With beta = tau / alpha (damping tau, s) gamma = tau / dt,
+ * and x - x^n = dt v makes gamma grad C (x - x^n) = tau dC/dt: the constraint's force is
+ * -(C + tau dC/dt) grad C / alpha (Kelvin-Voigt). h is the residual of that equation before
+ * the change (h = C + alpha~ lambda without damping, Fig. 14). */
+static pd_real damped_change(pd_real tau, pd_real dt, pd_real rate, pd_real norm, pd_real alpha,
+                             pd_real* h) {
+    if (!(tau > 0))
+        return -*h / (norm + alpha);
+    *h += tau * rate;
+    return -*h / ((1 + tau / dt) * norm + alpha);
 }
 
 /* Alg. 1's update of one particle constraint after its dlambda: dv = M^-1 grad C dlambda / dt
@@ -137,7 +157,9 @@ static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, p
     *h = c + alpha * s->lambda[p];
     if (!(c > XPBI_C_FLOOR))
         return 0;
-    return -*h / (weighted_gradient_norm(s, p, *m) + alpha);
+    pd_real tau = s->prm.damping, rate = 0;
+    pd_real norm = weighted_gradient_norm(s, p, *m, job->v, tau > 0 ? &rate : NULL);
+    return damped_change(tau, job->dt, rate, norm, alpha, h);
 }
 
 /* The hourglass constraint's multiplier change at p (Eq. 17 for C_h,p of xpbi_hourglass.c,
@@ -151,7 +173,13 @@ static pd_real hourglass_change(const sweep_job* job, uint32_t p, pd_real* h) {
     *h = c + alpha * s->lambda_h[p];
     if (!(c > XPBI_C_FLOOR))
         return 0;
-    return -*h / (norm + alpha);
+    pd_real rate = 0;
+    if (s->prm.damping > 0) { /* dC_h/dt from the gradients the constraint left */
+        rate = pd_v3_dot(gp, job->v[p]);
+        for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e)
+            rate += pd_v3_dot(s->hg[e].grad, job->v[s->near.indices[e]]);
+    }
+    return damped_change(s->prm.damping, job->dt, rate, norm, alpha, h);
 }
 
 /* Eq. 18 for the hourglass constraint: its gradients from s->hg, p's their negated sum. */
