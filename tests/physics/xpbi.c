@@ -715,8 +715,8 @@ PD_TEST(semi_implicit_plasticity_overshoots_by_one_steps_elastic_increment) {
  * XSPH (Eq. 20) smooths a fraction c of the velocity differences every step, a viscosity that
  * grows as c / dt: at the paper's c = 0.01 the slump at 1e-4 s is held back by it, whatever the
  * plasticity (known_failure_ below); without it the time step's effect is the plasticity's. */
-static double slump_spread(const char* mode, double dt, double xsph) {
-    char json[1536], set[64], smooth[64];
+static double slump_spread_run(const char* mode, double dt, double xsph, double xsph_time) {
+    char json[1536], set[64], smooth[64], per[64];
     snprintf(json, sizeof json,
              "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":%.17g,\"fps\":20,"
              "\"frames\":6},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e4,"
@@ -728,9 +728,10 @@ static double slump_spread(const char* mode, double dt, double xsph) {
              dt);
     snprintf(set, sizeof set, "solver.xpbi.plasticity=%s", mode);
     snprintf(smooth, sizeof smooth, "solver.xpbi.xsph=%.17g", xsph);
-    const char* sets[] = {set, smooth};
+    snprintf(per, sizeof per, "solver.xpbi.xsph_time=%.17g", xsph_time);
+    const char* sets[] = {set, smooth, per};
     pd_test_sim t;
-    if (!pd_test_sim_open(&t, json, sets, 2))
+    if (!pd_test_sim_open(&t, json, sets, 3))
         return -1;
     if (!pd_test_sim_run(&t, 0.3)) {
         pd_test_sim_close(&t);
@@ -743,10 +744,37 @@ static double slump_spread(const char* mode, double dt, double xsph) {
         r[i] = sqrt(p->pos[i].x * p->pos[i].x + p->pos[i].z * p->pos[i].z);
     qsort(r, n, sizeof *r, pd_test_compare_doubles);
     double spread = r[(size_t)(0.95 * (double)(n - 1))];
-    printf("  %s, xsph %g, dt %g s: spread %.2f mm (%zu particles)\n", mode, xsph, dt, 1e3 * spread,
-           n);
+    printf("  %s, xsph %g (per %s), dt %g s: spread %.2f mm (%zu particles)\n", mode, xsph,
+           xsph_time > 0 ? "xsph_time" : "step", dt, 1e3 * spread, n);
     pd_test_sim_close(&t);
     return spread;
+}
+
+/* The runs above, each once per process: a run per xsph_time at dt = xsph_time smooths by the
+ * same c every step as one per step (dt / xsph_time = 1 exactly), so the tests share it. */
+static double slump_spread_timed(const char* mode, double dt, double xsph, double xsph_time) {
+    static struct {
+        char mode[16];
+        double dt, c, spread;
+    } done[16];
+    static int count;
+    double c = xsph_time > 0 ? xsph * (dt / xsph_time) : xsph; /* solver.xpbi.xsph_time's */
+    for (int k = 0; k < count; ++k)
+        if (strcmp(done[k].mode, mode) == 0 && done[k].dt == dt && done[k].c == c) {
+            printf("  %s, xsph %g per %s, dt %g s: spread %.2f mm (the run above)\n", mode, xsph,
+                   xsph_time > 0 ? "xsph_time" : "step", dt, 1e3 * done[k].spread);
+            return done[k].spread;
+        }
+    double spread = slump_spread_run(mode, dt, xsph, xsph_time);
+    if (count < 16) {
+        snprintf(done[count].mode, sizeof done[count].mode, "%s", mode);
+        done[count].dt = dt, done[count].c = c, done[count++].spread = spread;
+    }
+    return spread;
+}
+
+static double slump_spread(const char* mode, double dt, double xsph) {
+    return slump_spread_timed(mode, dt, xsph, 0);
 }
 
 /* Without XSPH: implicit plasticity's spreads within 10 % (an in-loop return that lagged the
@@ -767,6 +795,19 @@ PD_TEST(known_failure_slump_spreads_alike_at_dt_1e3_and_1e4_with_xsph) {
     double coarse = slump_spread("implicit", 1e-3, 0.01),
            fine = slump_spread("implicit", 1e-4, 0.01);
     printf("  spread at 1e-3 over 1e-4 with XSPH c = 0.01: implicit %.3f\n", coarse / fine);
+    PD_REQUIRE(fine > 0);
+    PD_CHECK_REL(coarse, fine, 0.1);
+}
+
+/* XSPH per unit time (solver.xpbi.xsph_time 1e-4 s: c = 0.01 per 1e-4 s, the paper's c at its
+ * steps): the step at 1e-3 s smooths by 0.1, as much per second as ten steps of 1e-4 s by 0.01
+ * each, and the spreads agree within 10 % as without XSPH. Fails if xsph_time is ignored (the
+ * 1.19 above). The run at 1e-4 s is the known failure's (the same c every step). */
+PD_TEST(slump_spreads_alike_at_dt_1e3_and_1e4_with_xsph_per_time) {
+    double fine = slump_spread_timed("implicit", 1e-4, 0.01, 1e-4);
+    double coarse = slump_spread_timed("implicit", 1e-3, 0.01, 1e-4);
+    printf("  spread at 1e-3 over 1e-4 with XSPH c = 0.01 per 1e-4 s: implicit %.3f\n",
+           coarse / fine);
     PD_REQUIRE(fine > 0);
     PD_CHECK_REL(coarse, fine, 0.1);
 }

@@ -33,6 +33,7 @@ typedef struct pd_xpbi_params {
     pd_real radius;            /* r in particle spacings; the kernel's support is k = 2 r */
     pd_real svd_cutoff;        /* L_p's pseudo-inverse drops singular values below this x max */
     pd_real xsph;              /* c of Eq. 20 */
+    pd_real xsph_time;         /* > 0: c applies per this much time, not per step (s) */
     pd_real distance_epsilon;  /* epsilon of Eq. 21 in r */
     int solver;                /* PD_XPBI_GAUSS_SEIDEL or PD_XPBI_JACOBI */
     pd_real jacobi_relaxation; /* jacobi: the summed velocity changes are scaled by this */

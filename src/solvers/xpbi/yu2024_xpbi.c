@@ -415,7 +415,15 @@ typedef struct update_job {
     pd_vec3* impulse;
     pd_real dt;
     pd_vec3 gravity;
+    pd_real xsph; /* the step's c of Eq. 20 (xsph_c) */
 } update_job;
+
+/* The step's c of Eq. 20: solver.xpbi.xsph per step, or per xsph_time of simulated time (c dt /
+ * xsph_time, at most 1): a smoothing of a fraction c every step is a viscosity of order c / dt
+ * times the kernel's second moment, so per step the result depends on dt. */
+static pd_real xsph_c(const pd_xpbi_params* prm, pd_real dt) {
+    return prm->xsph_time > 0 ? fmin(prm->xsph * (dt / prm->xsph_time), 1) : prm->xsph;
+}
 
 /* Alg. 1's third line: v = v^n + dt g (pinned and fixed particles keep the velocity the world
  * gave them); lambda = 0; no contact yet. */
@@ -465,7 +473,8 @@ static void surface_range(void* ctx, size_t begin, size_t end, int thread) {
     }
 }
 
-/* XSPH (Eq. 20): v_p + c sum_b V_b W_b(x_p^n) (v_b - v_p) of the same body, into dv. */
+/* XSPH (Eq. 20): v_p + c sum_b V_b W_b(x_p^n) (v_b - v_p) of the same body, into dv (c the
+ * step's: xsph_c). */
 static void xsph_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     update_job* job = ctx;
@@ -475,7 +484,7 @@ static void xsph_range(void* ctx, size_t begin, size_t end, int thread) {
         pd_vec3 sum = pd_v3(0, 0, 0);
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e)
             sum = pd_v3_madd(sum, s->nb[e].w, pd_v3_sub(v[s->nb[e].j], v[p]));
-        s->dv[p] = s->inv_mass[p] > 0 ? pd_v3_madd(v[p], s->prm.xsph, sum) : v[p];
+        s->dv[p] = s->inv_mass[p] > 0 ? pd_v3_madd(v[p], job->xsph, sum) : v[p];
     }
 }
 
@@ -569,7 +578,7 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
         return st;
     }
     double t1 = pd_now();
-    update_job uj = {s, p, impulse, ctx->dt, ctx->gravity};
+    update_job uj = {s, p, impulse, ctx->dt, ctx->gravity, xsph_c(&s->prm, ctx->dt)};
     pd_parallel_for(s->n, PD_XPBI_GRAIN, start_range, &uj);
     if (s->bodies_touch)
         pd_parallel_for(s->n, PD_XPBI_GRAIN, surface_range, &uj);
