@@ -215,8 +215,10 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
      * grid's and each collider's contact */
     size_t colliders = (size_t)(scene->collider_count > 0 ? scene->collider_count : 1);
     size_t hourglass = 32 * sizeof(pd_xpbi_hourglass); /* solver.xpbi.hourglass > 0 */
-    return hourglass + 2 * sizeof(pd_mat3) + 8 * sizeof(pd_real) + 2 * sizeof(pd_vec3) +
-           2 * sizeof(uint32_t) + 2 * sizeof(uint64_t) +
+    /* contact between bodies: a pair sum per entry, a surface normal per particle */
+    size_t pairs = scene->body_count > 1 ? 32 * sizeof(pd_contact_pair_sum) : 0;
+    return hourglass + pairs + sizeof(pd_vec3) + 2 * sizeof(pd_mat3) + 8 * sizeof(pd_real) +
+           2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) + 2 * sizeof(uint64_t) +
            32 * (sizeof(pd_xpbi_neighbor) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
            sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
 }
