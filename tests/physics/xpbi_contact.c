@@ -18,8 +18,9 @@
  * least-squares line through the block's mean velocity over 0.1-0.3 s. The block's bottom
  * layer starts d_c = 1.125 cm above the slab's top layer (the sampled surfaces touch). Two
  * spacings, so that the faces' lattices do not lock into each other (one spacing, 0.6 of it
- * apart: a frictionless block did not move). Returns the slope, *moved the way from 0.02 to
- * 0.3 s (m). */
+ * apart: a frictionless block did not move with the pairs' normal along their line, and slides
+ * at 0.91 of g sin 20 along the surfaces' normal). Returns the slope, *moved the way from 0.02
+ * to 0.3 s (m). */
 static double slide(double mu, double* moved) {
     char json[2048];
     snprintf(json, sizeof json,
