@@ -1,13 +1,17 @@
 /* Software point renderer for `peridot render`. Every particle is drawn as a sphere impostor:
  * a screen-space disc whose per-pixel normal is that of the sphere, depth-tested in a z-buffer
- * and lit with ambient + Lambert + a small Blinn-Phong highlight. The camera looks at the
- * bounding-box centre from a 3/4 view above and fits the points' bounding sphere about it. The
- * image is drawn at `supersample` times the size and box-filtered down for anti-aliasing. Serial: a
- * frame costs a few pixel writes per particle, far below the simulation that produced it. */
-#include "render/render.h"
+ * and lit with ambient + Lambert + a small Blinn-Phong highlight. The camera looks at the view
+ * box's centre (pd_render_view_box: robust to outliers) from a 3/4 view above and fits the
+ * points' bounding sphere about it. The colliders are drawn into the same z-buffer
+ * (render_stage.c), shadowed from above (render_shadow.c); the legend is drawn on the final
+ * image (render_text.c). The image is drawn at `supersample` times the size and box-filtered
+ * down for anti-aliasing. Serial: a frame costs a few pixel writes per particle and a few ray
+ * tests per pixel, far below the simulation that produced it. */
+#include "render/render_internal.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -22,7 +26,6 @@
 #define PD_AMBIENT            0.30f
 #define PD_DIFFUSE            0.70f
 #define PD_SPECULAR           0.18f
-#define PD_SHADOW_DARKEN      0.35f
 
 pd_render_def pd_default_render_def(void) {
     pd_render_def d;
@@ -60,16 +63,12 @@ void pd_colormap(float t, float rgb[3]) {
 
 /* ---- bounds and radius ---- */
 
-static int finite3(float a, float b, float c) {
-    return isfinite(a) && isfinite(b) && isfinite(c);
-}
-
-static void point_bounds(size_t n, const float* x, const float* y, const float* z, pd_vec3* lo,
-                         pd_vec3* hi) {
+void pd_render_point_bounds(size_t n, const float* x, const float* y, const float* z, pd_vec3* lo,
+                            pd_vec3* hi) {
     *lo = pd_v3(DBL_MAX, DBL_MAX, DBL_MAX);
     *hi = pd_v3(-DBL_MAX, -DBL_MAX, -DBL_MAX);
     for (size_t i = 0; i < n; ++i)
-        if (finite3(x[i], y[i], z[i])) {
+        if (pd_finite3(x[i], y[i], z[i])) {
             pd_vec3 p = pd_v3(x[i], y[i], z[i]);
             *lo = pd_v3_min(*lo, p);
             *hi = pd_v3_max(*hi, p);
@@ -110,7 +109,7 @@ float pd_render_estimate_radius(size_t n, const float* x, const float* y, const 
     /* Brute force over sampled points: O(128 n), a fraction of a second even for 10^6. */
     for (size_t s = 0; s < samples; ++s) {
         size_t i = s * n / samples;
-        if (!finite3(x[i], y[i], z[i]))
+        if (!pd_finite3(x[i], y[i], z[i]))
             continue;
         double best = nearest_distance2(n, x, y, z, i);
         if (best < DBL_MAX)
@@ -121,44 +120,41 @@ float pd_render_estimate_radius(size_t n, const float* x, const float* y, const 
         return (float)(0.6 * sqrt(d2[count / 2]));
     }
     pd_vec3 lo, hi;
-    point_bounds(n, x, y, z, &lo, &hi);
+    pd_render_point_bounds(n, x, y, z, &lo, &hi);
     double diag = pd_v3_len(pd_v3_sub(hi, lo));
     return diag > 0 ? (float)(0.5 * diag / cbrt((double)(n > 0 ? n : 1))) : 0.05f;
 }
 
 /* ---- camera ---- */
 
-typedef struct pd_camera {
-    pd_vec3 eye, forward, right, up;
-    double focal;  /* pixels per unit of tan(angle) */
-    double cx, cy; /* image centre (pixels) */
-} pd_camera;
-
-/* Radius about `centre` of the sphere holding every finite point: tighter than half the box
- * diagonal for shapes that leave the box's corners empty. */
+/* Radius about `centre` of the sphere holding every finite point inside the view box: tighter
+ * than half the box diagonal for shapes that leave the box's corners empty. */
 static double points_sphere(size_t n, const float* x, const float* y, const float* z,
-                            pd_vec3 centre) {
+                            pd_vec3 centre, pd_vec3 lo, pd_vec3 hi) {
     double r2 = 0;
     for (size_t i = 0; i < n; ++i)
-        if (finite3(x[i], y[i], z[i])) {
+        if (pd_finite3(x[i], y[i], z[i]) && pd_in_box(lo, hi, x[i], y[i], z[i])) {
             double d2 = pd_v3_len2(pd_v3_sub(pd_v3(x[i], y[i], z[i]), centre));
             r2 = d2 > r2 ? d2 : r2;
         }
     return sqrt(r2);
 }
 
-/* Camera looking at `centre` that fits the sphere of radius `sphere` in both directions. */
-static pd_camera fit_camera(pd_vec3 centre, double sphere, double radius, int w, int h) {
+/* Camera looking at `centre` that fits the sphere of radius `sphere` in both directions of an
+ * image w x h whose right `legend` pixels are kept for the legend. */
+static pd_camera fit_camera(pd_vec3 centre, double sphere, double radius, int w, int h,
+                            int legend) {
     pd_camera cam;
     sphere += radius;
     if (sphere < 4 * radius)
         sphere = 4 * radius;
     if (!(sphere > 1e-9))
         sphere = 1e-3;
+    int used_w = w - legend;
     double az = PD_VIEW_AZIMUTH_DEG * PD_PI / 180, el = PD_VIEW_ELEVATION_DEG * PD_PI / 180;
     pd_vec3 back = pd_v3(cos(el) * sin(az), sin(el), cos(el) * cos(az));
     double half_y = 0.5 * PD_FOV_Y_DEG * PD_PI / 180;
-    double half_x = atan(tan(half_y) * (double)w / (double)h);
+    double half_x = atan(tan(half_y) * (double)used_w / (double)h);
     double half = half_x < half_y ? half_x : half_y;
     double dist = PD_FIT_MARGIN * sphere / sin(half);
     cam.eye = pd_v3_madd(centre, dist, back);
@@ -167,9 +163,14 @@ static pd_camera fit_camera(pd_vec3 centre, double sphere, double radius, int w,
     cam.right = pd_v3_scale(right, 1.0 / pd_v3_len(right));
     cam.up = pd_v3_cross(cam.right, cam.forward);
     cam.focal = 0.5 * h / tan(half_y);
-    cam.cx = 0.5 * w;
+    cam.cx = 0.5 * used_w;
     cam.cy = 0.5 * h;
     return cam;
+}
+
+pd_vec3 pd_camera_ray(const pd_camera* cam, double px, double py) {
+    pd_vec3 d = pd_v3_madd(cam->forward, (px - cam->cx) / cam->focal, cam->right);
+    return pd_v3_madd(d, -(py - cam->cy) / cam->focal, cam->up);
 }
 
 /* Screen position (pixels, y down) and view depth of p; 0 when behind the camera. */
@@ -186,14 +187,6 @@ static int project(const pd_camera* cam, pd_vec3 p, double* sx, double* sy, doub
 
 /* ---- raster target ---- */
 
-typedef struct pd_raster {
-    int w, h;
-    uint8_t* rgb;   /* w * h * 3 */
-    float* depth;   /* w * h; FLT_MAX where only background */
-    uint8_t* shade; /* w * h; ground-shadow coverage 0..255 */
-    uint8_t* row;   /* max(w, h) scratch for the blur */
-} pd_raster;
-
 static size_t raster_pixels(const pd_raster* r) {
     return (size_t)r->w * (size_t)r->h;
 }
@@ -202,8 +195,6 @@ static void free_raster(pd_raster* r) {
     size_t px = raster_pixels(r);
     pd_free(r->rgb, px * 3);
     pd_free(r->depth, px * sizeof(float));
-    pd_free(r->shade, px);
-    pd_free(r->row, (size_t)(r->w > r->h ? r->w : r->h));
 }
 
 static int alloc_raster(pd_raster* r, int w, int h) {
@@ -213,9 +204,7 @@ static int alloc_raster(pd_raster* r, int w, int h) {
     size_t px = raster_pixels(r);
     r->rgb = pd_alloc(px * 3);
     r->depth = pd_alloc(px * sizeof(float));
-    r->shade = pd_calloc(px, 1);
-    r->row = pd_alloc((size_t)(w > h ? w : h));
-    if (!r->rgb || !r->depth || !r->shade || !r->row) {
+    if (!r->rgb || !r->depth) {
         free_raster(r);
         return 0;
     }
@@ -278,42 +267,7 @@ static void draw_splat(pd_raster* r, const pd_splat* s) {
         }
 }
 
-static void mark_shadow(pd_raster* r, double sx, double sy, double rp) {
-    int y0 = (int)floor(sy - rp), y1 = (int)ceil(sy + rp);
-    int x0 = (int)floor(sx - rp), x1 = (int)ceil(sx + rp);
-    for (int py = y0 < 0 ? 0 : y0; py <= y1 && py < r->h; ++py)
-        for (int px = x0 < 0 ? 0 : x0; px <= x1 && px < r->w; ++px) {
-            double u = px + 0.5 - sx, v = py + 0.5 - sy;
-            if (u * u + v * v <= rp * rp)
-                r->shade[(size_t)py * (size_t)r->w + (size_t)px] = 255;
-        }
-}
-
-/* One box-blur pass of `radius` over `count` values spaced `stride` apart, in place. */
-static void blur_line(uint8_t* data, size_t stride, int count, int radius, uint8_t* tmp) {
-    for (int i = 0; i < count; ++i)
-        tmp[i] = data[(size_t)i * stride];
-    int sum = 0, width = 2 * radius + 1;
-    for (int i = -radius; i <= radius; ++i)
-        sum += (i >= 0 && i < count) ? tmp[i] : 0;
-    for (int i = 0; i < count; ++i) {
-        data[(size_t)i * stride] = (uint8_t)(sum / width);
-        int add = i + radius + 1, sub = i - radius;
-        sum += (add < count ? tmp[add] : 0) - (sub >= 0 ? tmp[sub] : 0);
-    }
-}
-
-/* Softens the shadow's edge: two separable box passes approximate a Gaussian. */
-static void blur_shadow(pd_raster* r, int radius) {
-    for (int pass = 0; pass < 2; ++pass) {
-        for (int y = 0; y < r->h; ++y)
-            blur_line(r->shade + (size_t)y * (size_t)r->w, 1, r->w, radius, r->row);
-        for (int x = 0; x < r->w; ++x)
-            blur_line(r->shade + x, (size_t)r->w, r->h, radius, r->row);
-    }
-}
-
-/* Light grey vertical gradient, darkened where the ground shadow falls. */
+/* Light grey vertical gradient where nothing was drawn. */
 static void fill_background(pd_raster* r) {
     static const float k_top[3] = {0.94f, 0.945f, 0.955f}, k_bottom[3] = {0.76f, 0.775f, 0.80f};
     for (int y = 0; y < r->h; ++y) {
@@ -322,9 +276,8 @@ static void fill_background(pd_raster* r) {
             size_t k = (size_t)y * (size_t)r->w + (size_t)x;
             if (r->depth[k] < FLT_MAX)
                 continue;
-            float dark = 1.0f - PD_SHADOW_DARKEN * (float)r->shade[k] / 255.0f;
             for (int c = 0; c < 3; ++c)
-                r->rgb[3 * k + c] = to_byte(dark * (k_top[c] * (1 - t) + k_bottom[c] * t));
+                r->rgb[3 * k + c] = to_byte(k_top[c] * (1 - t) + k_bottom[c] * t);
         }
     }
 }
@@ -359,6 +312,8 @@ static void scalar_range(const pd_render_def* def, size_t n, const float* scalar
             *lo = scalar[i] < *lo ? scalar[i] : *lo;
             *hi = scalar[i] > *hi ? scalar[i] : *hi;
         }
+    if (*lo > *hi) /* no finite value */
+        *lo = *hi = 0;
 }
 
 static void point_albedo(const float* scalar, size_t i, float lo, float hi, float albedo[3]) {
@@ -371,15 +326,12 @@ static void point_albedo(const float* scalar, size_t i, float lo, float hi, floa
     pd_colormap(t, albedo);
 }
 
-static void draw_points(pd_raster* r, const pd_camera* cam, double radius, double ground_y,
-                        int shadow, size_t n, const float* x, const float* y, const float* z,
-                        const float* scalar, float lo, float hi) {
+static void draw_points(pd_raster* r, const pd_camera* cam, double radius, size_t n, const float* x,
+                        const float* y, const float* z, const float* scalar, float lo, float hi) {
     for (size_t i = 0; i < n; ++i) {
-        if (!finite3(x[i], y[i], z[i]))
+        if (!pd_finite3(x[i], y[i], z[i]))
             continue;
         pd_splat s;
-        if (shadow && project(cam, pd_v3(x[i], ground_y, z[i]), &s.sx, &s.sy, &s.depth))
-            mark_shadow(r, s.sx, s.sy, 1.2 * radius * cam->focal / s.depth);
         if (!project(cam, pd_v3(x[i], y[i], z[i]), &s.sx, &s.sy, &s.depth))
             continue;
         s.radius = radius;
@@ -391,8 +343,81 @@ static void draw_points(pd_raster* r, const pd_camera* cam, double radius, doubl
     }
 }
 
-pd_status pd_render_points(const pd_render_def* def, size_t n, const float* x, const float* y,
-                           const float* z, const float* scalar, uint8_t* rgb, pd_error* err) {
+static size_t count_outside(size_t n, const float* x, const float* y, const float* z, pd_vec3 lo,
+                            pd_vec3 hi) {
+    size_t out = 0;
+    for (size_t i = 0; i < n; ++i)
+        out += pd_finite3(x[i], y[i], z[i]) && !pd_in_box(lo, hi, x[i], y[i], z[i]);
+    return out;
+}
+
+/* The camera of a frame: fitted to the caller's box, or to the view box of the points. */
+static pd_camera frame_camera(const pd_render_def* def, size_t n, const float* x, const float* y,
+                              const float* z, double radius, int legend, int ss, pd_vec3* lo,
+                              pd_vec3* hi) {
+    int extended = 0;
+    if (def->use_bounds) {
+        *lo = pd_v3(def->bounds_min[0], def->bounds_min[1], def->bounds_min[2]);
+        *hi = pd_v3(def->bounds_max[0], def->bounds_max[1], def->bounds_max[2]);
+    } else {
+        pd_view_box(def->stage, n, x, y, z, radius, lo, hi, &extended);
+    }
+    pd_vec3 centre = pd_v3_scale(pd_v3_add(*lo, *hi), 0.5);
+    double sphere = 0.5 * pd_v3_len(pd_v3_sub(*hi, *lo));
+    if (!def->use_bounds) {
+        sphere = points_sphere(n, x, y, z, centre, *lo, *hi);
+        if (extended) /* the ground below is in view too */
+            sphere = fmax(sphere, 0.5 * (hi->y - lo->y));
+    }
+    return fit_camera(centre, sphere, radius, def->width * ss, def->height * ss, legend * ss);
+}
+
+static void fill_info(pd_render_info* info, const pd_camera* cam, int ss, size_t outside,
+                      float s_lo, float s_hi) {
+    pd_vec3 v[4] = {cam->eye, cam->forward, cam->right, cam->up};
+    double* dst[4] = {info->eye, info->forward, info->right, info->up};
+    for (int k = 0; k < 4; ++k) {
+        dst[k][0] = v[k].x;
+        dst[k][1] = v[k].y;
+        dst[k][2] = v[k].z;
+    }
+    info->focal = cam->focal / ss;
+    info->cx = cam->cx / ss;
+    info->cy = cam->cy / ss;
+    info->outside = outside;
+    info->scalar_min = s_lo;
+    info->scalar_max = s_hi;
+}
+
+/* Colliders and their shadow into the raster. */
+static void draw_stage(const pd_render_def* def, const pd_camera* cam, double radius, pd_vec3 lo,
+                       pd_vec3 hi, size_t n, const float* x, const float* y, const float* z,
+                       pd_raster* r) {
+    if (!def->stage)
+        return;
+    pd_shadow_map map;
+    int shadow = def->shadow && pd_shadow_map_build(&map, lo, hi, radius, n, x, y, z);
+    pd_stage_draw(def->stage, cam, pd_v3_scale(pd_v3_add(lo, hi), 0.5),
+                  pd_v3_len(pd_v3_sub(hi, lo)), shadow ? &map : NULL, r);
+    if (shadow)
+        pd_shadow_map_free(&map);
+}
+
+static void draw_overlays(const pd_render_def* def, int legend, size_t outside, float s_lo,
+                          float s_hi, uint8_t* rgb) {
+    if (legend)
+        pd_draw_legend(rgb, def->width, def->height, def->legend_title, s_lo, s_hi);
+    if (outside > 0) {
+        char note[96];
+        snprintf(note, sizeof note, "%zu far particle%s outside the view", outside,
+                 outside == 1 ? "" : "s");
+        pd_draw_note(rgb, def->width, def->height, note);
+    }
+}
+
+pd_status pd_render_frame(const pd_render_def* def, size_t n, const float* x, const float* y,
+                          const float* z, const float* scalar, uint8_t* rgb, pd_render_info* info,
+                          pd_error* err) {
     int ss = def->supersample < 1 ? 1 : (def->supersample > 4 ? 4 : def->supersample);
     if (def->width <= 0 || def->height <= 0 || def->width > 8192 || def->height > 8192 || !rgb ||
         (n > 0 && (!x || !y || !z)))
@@ -402,26 +427,28 @@ pd_status pd_render_points(const pd_render_def* def, size_t n, const float* x, c
     if (!alloc_raster(&r, def->width * ss, def->height * ss))
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "no memory for a %dx%d image",
                        def->width * ss, def->height * ss);
-    pd_vec3 lo, hi;
-    if (def->use_bounds) {
-        lo = pd_v3(def->bounds_min[0], def->bounds_min[1], def->bounds_min[2]);
-        hi = pd_v3(def->bounds_max[0], def->bounds_max[1], def->bounds_max[2]);
-    } else {
-        point_bounds(n, x, y, z, &lo, &hi);
-    }
     double radius = def->radius > 0 ? def->radius : pd_render_estimate_radius(n, x, y, z);
-    pd_vec3 centre = pd_v3_scale(pd_v3_add(lo, hi), 0.5);
-    double sphere =
-        def->use_bounds ? 0.5 * pd_v3_len(pd_v3_sub(hi, lo)) : points_sphere(n, x, y, z, centre);
-    pd_camera cam = fit_camera(centre, sphere, radius, r.w, r.h);
     float s_lo = 0, s_hi = 0;
     if (scalar)
         scalar_range(def, n, scalar, &s_lo, &s_hi);
-    draw_points(&r, &cam, radius, lo.y - radius, def->shadow, n, x, y, z, scalar, s_lo, s_hi);
-    if (def->shadow)
-        blur_shadow(&r, 3 * ss);
+    int legend = scalar && def->legend_title
+                     ? pd_legend_width(def->width, def->height, def->legend_title, s_lo, s_hi)
+                     : 0;
+    pd_vec3 lo, hi;
+    pd_camera cam = frame_camera(def, n, x, y, z, radius, legend, ss, &lo, &hi);
+    size_t outside = count_outside(n, x, y, z, lo, hi);
+    draw_points(&r, &cam, radius, n, x, y, z, scalar, s_lo, s_hi);
+    draw_stage(def, &cam, radius, lo, hi, n, x, y, z, &r);
     fill_background(&r);
     downsample(&r, ss, rgb, def->width, def->height);
     free_raster(&r);
+    draw_overlays(def, legend, outside, s_lo, s_hi, rgb);
+    if (info)
+        fill_info(info, &cam, ss, outside, s_lo, s_hi);
     return PD_OK;
+}
+
+pd_status pd_render_points(const pd_render_def* def, size_t n, const float* x, const float* y,
+                           const float* z, const float* scalar, uint8_t* rgb, pd_error* err) {
+    return pd_render_frame(def, n, x, y, z, scalar, rgb, NULL, err);
 }

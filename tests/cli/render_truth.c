@@ -1,0 +1,522 @@
+/* A render that tells the truth (issue 35, item 4), read back from its pixels: colliders drawn
+ * where the camera projects them and in their colour, the shadow on the ground below a body,
+ * the legend's colour bar and text, a falling body's frames that differ, a body that still
+ * fills the image beside one far outlier, one colour range for a whole movie, and the movie's
+ * frame rate (the scene's, or --fps) handed to ffmpeg, and read back with ffprobe where
+ * ffmpeg is installed. Synthetic frames and scenes: no simulation runs here. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_support.h"
+#include "core/alloc.h"
+#include "io/output.h"
+#include "peridot/render.h"
+#include "render/png.h"
+#include "test.h"
+
+enum { k_ball_cap = 21 * 21 * 21 };
+
+/* A lattice ball of radius 0.1 m and spacing 0.01 m about `centre`; returns its count. */
+static size_t ball(pd_vec3 centre, float* x, float* y, float* z) {
+    size_t n = 0;
+    for (int i = -10; i <= 10; ++i)
+        for (int j = -10; j <= 10; ++j)
+            for (int k = -10; k <= 10; ++k) {
+                if (i * i + j * j + k * k > 100)
+                    continue;
+                x[n] = (float)(centre.x + 0.01 * i);
+                y[n] = (float)(centre.y + 0.01 * j);
+                z[n] = (float)(centre.z + 0.01 * k);
+                ++n;
+            }
+    return n;
+}
+
+/* Pixel (sx, sy) of p through the camera the render reports (a pinhole: its own projection
+ * here, not the renderer's). */
+static void project(const pd_render_info* c, pd_vec3 p, int* sx, int* sy) {
+    double q[3] = {p.x - c->eye[0], p.y - c->eye[1], p.z - c->eye[2]};
+    double zc = q[0] * c->forward[0] + q[1] * c->forward[1] + q[2] * c->forward[2];
+    double xr = q[0] * c->right[0] + q[1] * c->right[1] + q[2] * c->right[2];
+    double yu = q[0] * c->up[0] + q[1] * c->up[1] + q[2] * c->up[2];
+    *sx = (int)floor(c->cx + c->focal * xr / zc);
+    *sy = (int)floor(c->cy - c->focal * yu / zc);
+}
+
+/* Per channel median of the 7 x 7 pixels about (sx, sy): grid lines and edges do not sway it. */
+static void median_colour(const uint8_t* rgb, int w, int h, int sx, int sy, int out[3]) {
+    for (int c = 0; c < 3; ++c) {
+        int v[49], n = 0;
+        for (int dy = -3; dy <= 3; ++dy)
+            for (int dx = -3; dx <= 3; ++dx) {
+                int x = sx + dx < 0 ? 0 : (sx + dx >= w ? w - 1 : sx + dx);
+                int y = sy + dy < 0 ? 0 : (sy + dy >= h ? h - 1 : sy + dy);
+                v[n++] = rgb[3 * ((size_t)y * (size_t)w + (size_t)x) + (size_t)c];
+            }
+        for (int i = 1; i < n; ++i)
+            for (int j = i; j > 0 && v[j - 1] > v[j]; --j) {
+                int t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+            }
+        out[c] = v[n / 2];
+    }
+}
+
+/* Expected colour of a lit collider: albedo x (0.45 + 0.55 n.l), the light being the
+ * particles' (-0.40 right + 0.70 up + 0.59 towards the eye), darkened by `shadow` x 0.45. */
+static void expected_colour(const float albedo[3], const double n[3], const pd_render_info* c,
+                            double shadow, int out[3]) {
+    double l[3];
+    for (int k = 0; k < 3; ++k)
+        l[k] = -0.40 * c->right[k] + 0.70 * c->up[k] - 0.59 * c->forward[k];
+    double nl = n[0] * l[0] + n[1] * l[1] + n[2] * l[2];
+    for (int k = 0; k < 3; ++k)
+        out[k] = (int)(255.0 * albedo[k] * (0.45 + 0.55 * (nl > 0 ? nl : 0)) * (1 - 0.45 * shadow) +
+                       0.5);
+}
+
+static int check_colour(const char* what, const int got[3], const int want[3], int tol) {
+    printf("  %s: rgb %d %d %d, expected %d %d %d (+-%d)\n", what, got[0], got[1], got[2], want[0],
+           want[1], want[2], tol);
+    int ok = 1;
+    for (int c = 0; c < 3; ++c)
+        ok &= abs(got[c] - want[c]) <= tol;
+    return ok;
+}
+
+/* The ground plane y = 0 and a sphere obstacle beside a ball of particles hovering 0.3 m above
+ * the ground: at the projected centre of the sphere's face towards the eye the image has the
+ * obstacle's colour lit from the front; a ground point away from the ball has the ground's
+ * colour; the ground straight below the ball (not below its lowest particle, which hovers) is
+ * in full shadow. */
+PD_TEST(render_draws_colliders_and_the_shadow_below) {
+    enum { W = 400, H = 300 };
+    static float x[k_ball_cap], y[k_ball_cap], z[k_ball_cap];
+    static uint8_t rgb[W * H * 3];
+    size_t n = ball(pd_v3(0, 0.4, 0), x, y, z);
+    pd_collider_def defs[2] = {pd_default_collider_def(), pd_default_collider_def()};
+    defs[0].type = PD_COLLIDER_PLANE;
+    defs[0].point = pd_v3(0, 0, 0);
+    defs[0].normal = pd_v3(0, 1, 0);
+    defs[1].type = PD_COLLIDER_SPHERE;
+    defs[1].shape.type = PD_SHAPE_SPHERE;
+    defs[1].shape.center = pd_v3(0.3, 0.12, -0.1);
+    defs[1].shape.radius = 0.12;
+    pd_render_stage* stage;
+    pd_error err;
+    PD_REQUIRE(pd_render_stage_create(defs, 2, &stage, &err) == PD_OK);
+    pd_render_stage_pose(stage, 0.0);
+    pd_render_def def = pd_default_render_def();
+    def.width = W;
+    def.height = H;
+    def.stage = stage;
+    pd_render_info info;
+    PD_REQUIRE(pd_render_frame(&def, n, x, y, z, NULL, rgb, &info, &err) == PD_OK);
+    pd_render_stage_destroy(stage);
+
+    static const float k_obstacle[3] = {0.50f, 0.58f, 0.72f}, k_ground[3] = {0.86f, 0.84f, 0.80f};
+    /* The sphere's point facing the eye: its normal is -forward. */
+    double to_eye[3] = {-info.forward[0], -info.forward[1], -info.forward[2]};
+    pd_vec3 face = pd_v3_madd(defs[1].shape.center, 0.12, pd_v3(to_eye[0], to_eye[1], to_eye[2]));
+    int sx, sy, got[3], want[3];
+    project(&info, face, &sx, &sy);
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    expected_colour(k_obstacle, to_eye, &info, 0, want);
+    PD_CHECK(check_colour("sphere collider at its projection", got, want, 4));
+
+    double up[3] = {0, 1, 0};
+    project(&info, pd_v3(-0.25, 0, 0.25), &sx, &sy); /* lit ground, in front, left */
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    expected_colour(k_ground, up, &info, 0, want);
+    PD_CHECK(check_colour("ground plane at its projection", got, want, 4));
+
+    project(&info, pd_v3(0, 0, 0), &sx, &sy); /* straight below the ball's centre */
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    expected_colour(k_ground, up, &info, 1.0, want);
+    PD_CHECK(check_colour("ground below the hovering ball (full shadow)", got, want, 4));
+}
+
+/* Pixels of the image within `tol` of colour c (0..1 linear RGB as the colormap gives). */
+static size_t count_colour(const uint8_t* rgb, int w, int x0, int x1, int h, const float c[3],
+                           int tol, double* mean_row) {
+    size_t count = 0;
+    double rows = 0;
+    for (int y = 0; y < h; ++y)
+        for (int x = x0; x < x1; ++x) {
+            const uint8_t* p = rgb + 3 * ((size_t)y * (size_t)w + (size_t)x);
+            int near = 1;
+            for (int k = 0; k < 3; ++k)
+                near &= abs(p[k] - (int)(255 * c[k] + 0.5f)) <= tol;
+            count += near;
+            rows += near ? y : 0;
+        }
+    *mean_row = count ? rows / (double)count : -1;
+    return count;
+}
+
+/* Ink of the legend's text: near-black pixels, which neither the shaded particles' colormap nor
+ * the background has. */
+static size_t count_ink(const uint8_t* rgb, int w, int x0, int x1, int h) {
+    size_t ink = 0;
+    for (int y = 0; y < h; ++y)
+        for (int x = x0; x < x1; ++x) {
+            const uint8_t* p = rgb + 3 * ((size_t)y * (size_t)w + (size_t)x);
+            ink += p[0] < 60 && p[1] < 60 && p[2] < 60;
+        }
+    return ink;
+}
+
+/* With a legend the right edge of the image holds the colormap's two ends (yellow above the
+ * purple) in a bar of at least its width, and text; without one, neither. */
+PD_TEST(render_legend_shows_the_colour_bar_and_text) {
+    enum { W = 400, H = 300 };
+    static float x[k_ball_cap], y[k_ball_cap], z[k_ball_cap], s[k_ball_cap];
+    static uint8_t with[W * H * 3], without[W * H * 3];
+    size_t n = ball(pd_v3(0, 0, 0), x, y, z);
+    for (size_t i = 0; i < n; ++i)
+        s[i] = y[i];
+    pd_render_def def = pd_default_render_def();
+    def.width = W;
+    def.height = H;
+    pd_render_info info;
+    PD_REQUIRE(pd_render_frame(&def, n, x, y, z, s, without, &info, NULL) == PD_OK);
+    def.legend_title = "height [m]";
+    PD_REQUIRE(pd_render_frame(&def, n, x, y, z, s, with, &info, NULL) == PD_OK);
+    float top[3], bottom[3];
+    pd_colormap(1.0f, top);
+    pd_colormap(0.0f, bottom);
+    double row_top, row_bottom, r0, r1;
+    /* The right eighth: the bar and the numbers beside it; the ball alone does not reach it. */
+    int x0 = W - W / 8;
+    size_t n_top = count_colour(with, W, x0, W, H, top, 6, &row_top);
+    size_t n_bottom = count_colour(with, W, x0, W, H, bottom, 6, &row_bottom);
+    size_t ink = count_ink(with, W, x0, W, H);
+    size_t none = count_colour(without, W, x0, W, H, top, 6, &r0) +
+                  count_colour(without, W, x0, W, H, bottom, 6, &r1) +
+                  count_ink(without, W, x0, W, H);
+    printf("  legend: %zu px of the top colour (mean row %.0f), %zu of the bottom (row %.0f), "
+           "%zu of ink; without: %zu\n",
+           n_top, row_top, n_bottom, row_bottom, ink, none);
+    PD_CHECK(n_top >= 10 && n_bottom >= 10); /* the bar is 10 px wide at this size */
+    PD_CHECK(row_top < row_bottom);
+    PD_CHECK(ink >= 100); /* the numbers and the end of the title, in 5 x 7 glyphs */
+    PD_CHECK_NEAR((double)none, 0, 0);
+    PD_CHECK_NEAR(info.scalar_min, -0.1, 1e-6);
+    PD_CHECK_NEAR(info.scalar_max, 0.1, 1e-6);
+}
+
+/* ---- through the command line ---- */
+
+typedef struct run_dir {
+    char path[64];
+} run_dir;
+
+static int make_run_dir(run_dir* d) {
+    snprintf(d->path, sizeof d->path, "/tmp/pd_render_truth_XXXXXX");
+    return mkdtemp(d->path) != NULL;
+}
+
+static void remove_run_dir(const run_dir* d) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->path);
+    if (system(cmd) != 0)
+        printf("  could not remove %s\n", d->path);
+}
+
+/* frame_<index>.ply of the ball about `centre`, with velocity (vy = -v) and, when `outlier`,
+ * one more particle 100 m away. */
+static int write_frame(const char* dir, int index, pd_vec3 centre, double v, int outlier) {
+    static float x[k_ball_cap + 1], y[k_ball_cap + 1], z[k_ball_cap + 1];
+    static pd_vec3 pos[k_ball_cap + 1];
+    static pd_real vel[3 * (k_ball_cap + 1)];
+    size_t n = ball(centre, x, y, z);
+    if (outlier) {
+        x[n] = y[n] = z[n] = 100.0f;
+        ++n;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        pos[i] = pd_v3(x[i], y[i], z[i]);
+        vel[3 * i] = 0.1 * (double)x[i]; /* speed varies across the ball */
+        vel[3 * i + 1] = -v;
+        vel[3 * i + 2] = 0;
+    }
+    pd_field fields[1] = {{{"vx", "vy", "vz"}, 3, PD_FIELD_REAL, vel}};
+    char path[128];
+    snprintf(path, sizeof path, "%s/frame_%05d.ply", dir, index);
+    return pd_write_ply(path, n, pos, fields, 1, NULL, NULL) == PD_OK;
+}
+
+/* A scene as `peridot run` leaves it beside its frames: a ground plane, time.fps 24 and
+ * output.every 2. */
+static void write_scene(const char* dir) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/scene.resolved.json", dir);
+    write_file(path, "{\"version\":1,\"method\":\"projective_pd\",\"time\":{\"dt\":0.01,\"fps\":24,"
+                     "\"frames\":2},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
+                     "\"poisson_ratio\":0.3}},\"bodies\":[{\"name\":\"ball\",\"material\":\"m\","
+                     "\"spacing\":0.02,\"shape\":{\"type\":\"sphere\",\"center\":[0,0.6,0],"
+                     "\"radius\":0.1}}],\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],"
+                     "\"normal\":[0,1,0]}],\"output\":{\"every\":2}}\n");
+}
+
+static uint8_t* read_png(const char* path, int* w, int* h) {
+    uint8_t* rgb = NULL;
+    pd_error err;
+    if (pd_read_png(path, w, h, &rgb, &err) != PD_OK) {
+        printf("  cannot read %s: %s\n", path, err.message);
+        return NULL;
+    }
+    return rgb;
+}
+
+static double differing_fraction(const uint8_t* a, const uint8_t* b, int w, int h) {
+    size_t differ = 0;
+    for (size_t i = 0; i < (size_t)w * (size_t)h; ++i)
+        differ += abs(a[3 * i] - b[3 * i]) + abs(a[3 * i + 1] - b[3 * i + 1]) +
+                      abs(a[3 * i + 2] - b[3 * i + 2]) >
+                  30;
+    return (double)differ / ((double)w * (double)h);
+}
+
+/* Rendered on their own, the frames of a ball falling onto the ground differ: the ground and
+ * the shadow below show the height (a renderer that fits each frame and puts the shadow under
+ * the lowest particle draws a translated body identically). */
+PD_TEST(render_falling_body_frames_differ) {
+    run_dir d;
+    PD_REQUIRE(make_run_dir(&d));
+    write_scene(d.path);
+    PD_REQUIRE(write_frame(d.path, 0, pd_v3(0, 0.6, 0), 0, 0));
+    PD_REQUIRE(write_frame(d.path, 2, pd_v3(0, 0.105, 0), 0, 0));
+    char args[512], *err = NULL;
+    int w0, h0, w1, h1;
+    snprintf(args, sizeof args, "render %s --frame 0 --attribute none --size 320x240 -o %s/a.png",
+             d.path, d.path);
+    PD_CHECK_NEAR(run_cli(d.path, args, &err), 0, 0);
+    free(err);
+    snprintf(args, sizeof args, "render %s --frame 2 --attribute none --size 320x240 -o %s/b.png",
+             d.path, d.path);
+    PD_CHECK_NEAR(run_cli(d.path, args, &err), 0, 0);
+    free(err);
+    char a_path[128], b_path[128];
+    snprintf(a_path, sizeof a_path, "%s/a.png", d.path);
+    snprintf(b_path, sizeof b_path, "%s/b.png", d.path);
+    uint8_t *a = read_png(a_path, &w0, &h0), *b = read_png(b_path, &w1, &h1);
+    PD_REQUIRE(a && b && w0 == w1 && h0 == h1);
+    double differ = differing_fraction(a, b, w0, h0);
+    printf("  falling ball at 0.6 m and at rest on the ground: %.1f%% of the pixels differ\n",
+           100 * differ);
+    PD_CHECK(differ > 0.10);
+    pd_free(a, (size_t)w0 * (size_t)h0 * 3);
+    pd_free(b, (size_t)w1 * (size_t)h1 * 3);
+    remove_run_dir(&d);
+}
+
+/* Fraction of the pixels that differ from the background of their row (column 0). */
+static double body_fraction(const uint8_t* rgb, int w, int h) {
+    size_t body = 0;
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            const uint8_t* p = rgb + 3 * ((size_t)y * (size_t)w + (size_t)x);
+            const uint8_t* bg = rgb + 3 * ((size_t)y * (size_t)w);
+            body += abs(p[0] - bg[0]) + abs(p[1] - bg[1]) + abs(p[2] - bg[2]) > 60;
+        }
+    return (double)body / ((double)w * (double)h);
+}
+
+/* One particle 100 m away from a 0.2 m ball: the ball still covers about what it covers alone
+ * (fitted into the image, 38 % at this size), and the outlier is reported. */
+PD_TEST(render_outlier_frame_still_shows_the_body) {
+    run_dir d;
+    PD_REQUIRE(make_run_dir(&d));
+    PD_REQUIRE(write_frame(d.path, 0, pd_v3(0, 0.5, 0), 0, 0));
+    PD_REQUIRE(write_frame(d.path, 1, pd_v3(0, 0.5, 0), 0, 1));
+    char args[512], *err = NULL, path[2][128];
+    double cover[2];
+    for (int f = 0; f < 2; ++f) {
+        snprintf(path[f], sizeof path[f], "%s/o%d.png", d.path, f);
+        snprintf(args, sizeof args, "render %s --frame %d --attribute none --size 320x240 -o %s",
+                 d.path, f, path[f]);
+        PD_CHECK_NEAR(run_cli(d.path, args, &err), 0, 0);
+        if (f == 1)
+            PD_CHECK(err && strstr(err, "1 particle lies outside the view"));
+        free(err);
+        int w, h;
+        uint8_t* rgb = read_png(path[f], &w, &h);
+        PD_REQUIRE(rgb);
+        cover[f] = body_fraction(rgb, w, h);
+        pd_free(rgb, (size_t)w * (size_t)h * 3);
+    }
+    printf("  the ball covers %.1f%% alone, %.1f%% beside a particle 100 m away\n", 100 * cover[0],
+           100 * cover[1]);
+    PD_CHECK(cover[0] > 0.30);
+    PD_CHECK(cover[1] > 0.9 * cover[0]);
+    remove_run_dir(&d);
+}
+
+/* A stand-in ffmpeg that writes its arguments to DIR/ffmpeg_args.txt, keeps the first and last
+ * PNG it is given (first.png, last.png) and writes the output named last. */
+static void write_fake_ffmpeg(const char* dir) {
+    char path[160], script[1024];
+    snprintf(path, sizeof path, "%s/bin", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/bin/ffmpeg", dir);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\necho \"$@\" > '%s/ffmpeg_args.txt'\nprev=; pat=; last=\n"
+             "for a in \"$@\"; do [ \"$prev\" = -i ] && pat=$a; prev=$a; last=$a; done\n"
+             "d=$(dirname \"$pat\")\ncp \"$d/00000.png\" '%s/first.png'\n"
+             "cp $(ls \"$d\"/*.png | tail -n 1) '%s/last.png'\nprintf 'fake mp4' > \"$last\"\n",
+             dir, dir, dir);
+    write_file(path, script);
+    chmod(path, 0755);
+}
+
+/* The frame rate ffmpeg was told: the value after -framerate in the stand-in's record. */
+static double recorded_fps(const char* dir) {
+    char path[160];
+    snprintf(path, sizeof path, "%s/ffmpeg_args.txt", dir);
+    char* text = read_text(path);
+    const char* at = text ? strstr(text, "-framerate ") : NULL;
+    double fps = at ? atof(at + strlen("-framerate ")) : -1;
+    free(text);
+    remove(path);
+    return fps;
+}
+
+/* Legend pixels (the right third) that differ between two images. */
+static size_t legend_differences(const uint8_t* a, const uint8_t* b, int w, int h) {
+    size_t differ = 0;
+    for (int y = 0; y < h; ++y)
+        for (int x = w - w / 3; x < w; ++x)
+            for (int c = 0; c < 3; ++c) {
+                size_t k = 3 * ((size_t)y * (size_t)w + (size_t)x) + (size_t)c;
+                differ += a[k] != b[k];
+            }
+    return differ;
+}
+
+/* The movie: at the scene's time.fps / output.every (24 / 2), or --fps; one colour range for
+ * all frames (the first and last frame's legends are the same pixels though the speed doubles);
+ * with a real ffmpeg and ffprobe the frame rate is read back from the MP4. */
+PD_TEST(render_movie_fps_and_one_range) {
+    run_dir d;
+    PD_REQUIRE(make_run_dir(&d));
+    write_scene(d.path);
+    write_fake_ffmpeg(d.path);
+    PD_REQUIRE(write_frame(d.path, 0, pd_v3(0, 0.6, 0), 1.0, 0));
+    PD_REQUIRE(write_frame(d.path, 2, pd_v3(0, 0.4, 0), 2.0, 0));
+    char args[512], *err = NULL;
+    snprintf(args, sizeof args, "render %s --size 320x240 -o %s/m.mp4", d.path, d.path);
+    char cmd_env[256];
+    snprintf(cmd_env, sizeof cmd_env, "%s/bin:%s", d.path, getenv("PATH") ? getenv("PATH") : "");
+    setenv("PATH", cmd_env, 1); /* the stand-in first */
+    PD_CHECK_NEAR(run_cli(d.path, args, &err), 0, 0);
+    free(err);
+    double fps = recorded_fps(d.path);
+    printf("  ffmpeg was told %g fps (scene: 24 fps, every 2nd frame written)\n", fps);
+    PD_CHECK_NEAR(fps, 12.0, 1e-9);
+    char first[128], last[128];
+    snprintf(first, sizeof first, "%s/first.png", d.path);
+    snprintf(last, sizeof last, "%s/last.png", d.path);
+    int w0, h0, w1, h1;
+    uint8_t *a = read_png(first, &w0, &h0), *b = read_png(last, &w1, &h1);
+    PD_REQUIRE(a && b && w0 == w1 && h0 == h1);
+    size_t legend = legend_differences(a, b, w0, h0);
+    double body = differing_fraction(a, b, w0, h0);
+    printf("  first and last movie frame: %zu legend values differ, %.1f%% of pixels differ\n",
+           legend, 100 * body);
+    PD_CHECK_NEAR((double)legend, 0, 0);
+    PD_CHECK(body > 0.02);
+    pd_free(a, (size_t)w0 * (size_t)h0 * 3);
+    pd_free(b, (size_t)w1 * (size_t)h1 * 3);
+    snprintf(args, sizeof args, "render %s --size 320x240 --fps 50 -o %s/m.mp4", d.path, d.path);
+    PD_CHECK_NEAR(run_cli(d.path, args, &err), 0, 0);
+    free(err);
+    fps = recorded_fps(d.path);
+    printf("  with --fps 50 ffmpeg was told %g fps\n", fps);
+    PD_CHECK_NEAR(fps, 50.0, 1e-9);
+    setenv("PATH", cmd_env + strlen(d.path) + strlen("/bin:"), 1);
+    remove_run_dir(&d);
+}
+
+/* With ffmpeg and ffprobe installed (optional: scripts/setup.sh does not install them), the
+ * MP4 itself is read back: its frame rate is the scene's 24 / 2. */
+PD_TEST(render_movie_fps_read_back_with_ffprobe) {
+    if (system("command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1") != 0) {
+        printf("  ffmpeg or ffprobe not installed: the frame rate is checked through a stand-in "
+               "only (render_movie_fps_and_one_range)\n");
+        return;
+    }
+    run_dir d;
+    PD_REQUIRE(make_run_dir(&d));
+    write_scene(d.path);
+    for (int f = 0; f <= 4; f += 2)
+        PD_REQUIRE(write_frame(d.path, f, pd_v3(0, 0.6 - 0.1 * f, 0), 1.0, 0));
+    char args[512], *err = NULL, cmd[512];
+    snprintf(args, sizeof args, "render %s --size 160x120 -o %s/m.mp4", d.path, d.path);
+    PD_CHECK_NEAR(run_cli(d.path, args, &err), 0, 0);
+    free(err);
+    snprintf(cmd, sizeof cmd,
+             "ffprobe -v error -select_streams v:0 -show_entries stream=r_frame_rate -of "
+             "csv=p=0 '%s/m.mp4' > '%s/rate.txt'",
+             d.path, d.path);
+    PD_CHECK_NEAR(system(cmd), 0, 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/rate.txt", d.path);
+    char* text = read_text(path);
+    int num = 0, den = 1;
+    PD_CHECK(text && sscanf(text, "%d/%d", &num, &den) == 2 && den > 0);
+    printf("  ffprobe reads r_frame_rate %s", text ? text : "(nothing)\n");
+    PD_CHECK_NEAR((double)num / den, 12.0, 1e-6);
+    free(text);
+    remove_run_dir(&d);
+}
+
+/* A collider moving at 0.4 m/s along x, posed at t = 0.5 s, is drawn 0.2 m from where it
+ * started: the obstacle's colour is at its moved projection, and no longer at its first one. */
+PD_TEST(render_poses_a_moving_collider_at_the_frame_time) {
+    enum { W = 320, H = 240 };
+    static float x[k_ball_cap], y[k_ball_cap], z[k_ball_cap];
+    static uint8_t rgb[W * H * 3];
+    size_t n = ball(pd_v3(0, 0.4, 0), x, y, z);
+    pd_collider_def defs[2] = {pd_default_collider_def(), pd_default_collider_def()};
+    defs[0].type = PD_COLLIDER_PLANE; /* the ground brings the sphere into view */
+    defs[0].normal = pd_v3(0, 1, 0);
+    pd_collider_def* def0 = &defs[1];
+    def0->type = PD_COLLIDER_SPHERE;
+    def0->shape.type = PD_SHAPE_SPHERE;
+    def0->shape.center = pd_v3(-0.1, 0.1, 0.1);
+    def0->shape.radius = 0.08;
+    def0->velocity = pd_v3(0.4, 0, 0);
+    pd_render_stage* stage;
+    PD_REQUIRE(pd_render_stage_create(defs, 2, &stage, NULL) == PD_OK);
+    pd_render_stage_pose(stage, 0.5);
+    pd_render_def def = pd_default_render_def();
+    def.width = W;
+    def.height = H;
+    def.stage = stage;
+    pd_render_info info;
+    PD_REQUIRE(pd_render_frame(&def, n, x, y, z, NULL, rgb, &info, NULL) == PD_OK);
+    pd_render_stage_destroy(stage);
+    static const float k_obstacle[3] = {0.50f, 0.58f, 0.72f};
+    double to_eye[3] = {-info.forward[0], -info.forward[1], -info.forward[2]};
+    pd_vec3 e = pd_v3(to_eye[0], to_eye[1], to_eye[2]);
+    int sx, sy, got[3], want[3];
+    expected_colour(k_obstacle, to_eye, &info, 0, want);
+    project(&info, pd_v3_madd(pd_v3(0.1, 0.1, 0.1), 0.08, e), &sx, &sy);
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    PD_CHECK(check_colour("moved sphere at its projection (t = 0.5 s)", got, want, 4));
+    project(&info, pd_v3_madd(def0->shape.center, 0.08, e), &sx, &sy);
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    PD_CHECK(!check_colour("where it started (t = 0): not the sphere", got, want, 4));
+}
