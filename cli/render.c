@@ -40,37 +40,37 @@ typedef struct frame_list {
 } frame_list;
 
 static void usage(FILE* f) {
-    fprintf(
-        f,
-        "usage: peridot render DIR [-o OUT] [--frame N|last] [--attribute NAME]\n"
-        "                      [--range MIN:MAX] [--fps F] [--size WxH]\n"
-        "\n"
-        "Renders the particle frames DIR/frame_NNNNN.ply written by 'peridot run', with the\n"
-        "run's colliders (read from DIR/scene.resolved.json, posed at each frame's time from\n"
-        "DIR/stats.csv): a plane as a ground with a grid, boxes, spheres, cylinders and\n"
-        "meshes (a container shows its far walls). The particles cast a shadow from a light\n"
-        "straight above onto the colliders below them. A legend gives the colour's\n"
-        "attribute, unit and range. The camera fits the particles' 1st-99th percentile box\n"
-        "(grown by half its size) and the collider below it, so that a few far particles cannot\n"
-        "shrink the body to a dot; particles left outside are counted on stderr and on\n"
-        "the image.\n"
-        "\n"
-        "  -o OUT            OUT.png: one frame (default DIR/preview.png);\n"
-        "                    OUT.mp4: every frame (needs the ffmpeg program), seen from one\n"
-        "                    place and coloured over one range for the whole movie\n"
-        "  --frame N|last    frame to render into a PNG (default last)\n"
-        "  --attribute NAME  colour by a PLY property (density, id, vx, ...), by 'speed'\n"
-        "                    (|vx vy vz|), or 'none' for one colour; default speed when the\n"
-        "                    frames have velocity, else none\n"
-        "  --range MIN:MAX   colour range (default: the frame's range; a movie's: the range\n"
-        "                    over all its frames); values beyond take the end colours\n"
-        "  --fps F           movie frame rate (default the scene's time.fps divided by\n"
-        "                    output.every, so the movie plays in real time; 30 without\n"
-        "                    DIR/scene.resolved.json)\n"
-        "  --size WxH        image size in pixels (default 800x600)\n"
-        "  --help            print this help\n"
-        "\n"
-        "Exit status: 0 ok, 2 bad usage or input, 1 reading or writing failed.\n");
+    fprintf(f,
+            "usage: peridot render DIR [-o OUT] [--frame N|last] [--attribute NAME]\n"
+            "                      [--range MIN:MAX] [--fps F] [--size WxH]\n"
+            "\n"
+            "Renders the particle frames DIR/frame_NNNNN.ply written by 'peridot run', with the\n"
+            "run's colliders (read from DIR/scene.resolved.json, posed at each frame's time from\n"
+            "DIR/stats.csv; left out, saying why, when the scene cannot be read): a plane as a\n"
+            "ground with a grid, boxes, spheres, cylinders and meshes (a container shows its\n"
+            "far walls). The particles cast a shadow from a light straight above onto the\n"
+            "colliders below them. A legend gives the colour's attribute, unit and range.\n"
+            "The camera fits the particles' 1st-99th percentile box, grown by half its size\n"
+            "and reaching down to the collider below, so that a few far particles cannot\n"
+            "shrink the body to a dot; particles left outside are counted on stderr and on\n"
+            "the image.\n"
+            "\n"
+            "  -o OUT            OUT.png: one frame (default DIR/preview.png);\n"
+            "                    OUT.mp4: every frame (needs the ffmpeg program), seen from one\n"
+            "                    place and coloured over one range for the whole movie\n"
+            "  --frame N|last    frame to render into a PNG (default last)\n"
+            "  --attribute NAME  colour by a PLY property (density, id, vx, ...), by 'speed'\n"
+            "                    (|vx vy vz|), or 'none' for one colour; default speed when the\n"
+            "                    frames have velocity, else none\n"
+            "  --range MIN:MAX   colour range (default: the frame's range; a movie's: the range\n"
+            "                    over all its frames); values beyond take the end colours\n"
+            "  --fps F           movie frame rate (default the scene's time.fps divided by\n"
+            "                    output.every, so the movie plays in real time; 30 without\n"
+            "                    DIR/scene.resolved.json)\n"
+            "  --size WxH        image size in pixels (default 800x600)\n"
+            "  --help            print this help\n"
+            "\n"
+            "Exit status: 0 ok, 2 bad usage or input, 1 reading or writing failed.\n");
 }
 
 static int fail_usage(const char* fmt, const char* what) {
@@ -452,14 +452,18 @@ static int render_frame_png(const pd_ply_data* ply, const char* attribute, const
     if (s != PD_OK)
         fprintf(stderr, "peridot render: %s\n",
                 s == PD_ERR_OUT_OF_MEMORY && !rgb ? "out of memory" : err.message);
-    if (s == PD_OK && info->outside > 0)
-        fprintf(stderr,
-                "peridot render: %s: %zu particle%s outside the view (the particles' "
-                "1st-99th percentile box grown by half its size), left out of the camera's fit\n",
-                frame, info->outside, info->outside == 1 ? " lies" : "s lie");
     free(rgb);
     free(owned);
     return s == PD_OK ? 0 : 1;
+}
+
+/* Says how many particles the view left out (of one frame, or the most of a movie's). */
+static void report_outside(const char* what, size_t outside) {
+    if (outside > 0)
+        fprintf(stderr,
+                "peridot render: %s: %zu particle%s outside the view (the particles' "
+                "1st-99th percentile box grown by half its size), left out of the camera's fit\n",
+                what, outside, outside == 1 ? " lies" : "s lie");
 }
 
 static void apply_range(const render_args* a, pd_render_def* def) {
@@ -493,6 +497,8 @@ static int render_png(const render_args* a, const frame_list* frames, const run_
     const char* attribute = chosen_attribute(a, &ply);
     pd_render_info info;
     int code = render_frame_png(&ply, attribute, path, &def, out, &info);
+    if (code == 0)
+        report_outside(path, info.outside);
     if (code == 0 && strcmp(attribute, "none") != 0)
         printf("wrote %s (frame %ld, %zu particles, colour: %s %g..%g)\n", out, index, ply.count,
                attribute, info.scalar_min, info.scalar_max);
@@ -637,6 +643,7 @@ static int run_ffmpeg(const char* png_dir, double fps, const char* out) {
 static int render_video_frames(const render_args* a, const frame_list* frames,
                                const run_context* ctx, const video_view* v, const char* png_dir,
                                size_t* written) {
+    size_t most = 0, at = 0;
     for (size_t f = 0; f < frames->count; ++f) {
         char path[PD_PATH_MAX], png[PD_TEMP_DIR_MAX + 32];
         pd_ply_data ply;
@@ -649,8 +656,16 @@ static int render_video_frames(const render_args* a, const frame_list* frames,
         pd_ply_free(&ply);
         if (code != 0)
             return code;
+        if (info.outside > most) {
+            most = info.outside;
+            at = f;
+        }
         *written = f + 1;
     }
+    char what[PD_PATH_MAX + 64];
+    frame_path(what, sizeof what, a->dir, frames->index[at]);
+    snprintf(what + strlen(what), sizeof what - strlen(what), " (the most of any frame)");
+    report_outside(what, most);
     return 0;
 }
 

@@ -520,3 +520,26 @@ PD_TEST(render_poses_a_moving_collider_at_the_frame_time) {
     median_colour(rgb, W, H, sx, sy, got);
     PD_CHECK(!check_colour("where it started (t = 0): not the sphere", got, want, 4));
 }
+
+/* A range or frame rate that cannot be used is refused (exit 2), naming the option. */
+PD_TEST(render_refuses_a_bad_range_or_fps) {
+    run_dir d;
+    PD_REQUIRE(make_run_dir(&d));
+    PD_REQUIRE(write_frame(d.path, 0, pd_v3(0, 0.5, 0), 0, 0));
+    static const char* k_bad[] = {"--range 5:1", "--range 1", "--range nan:2",
+                                  "--fps 0",     "--fps x",   "--fps 2000"};
+    for (size_t k = 0; k < sizeof k_bad / sizeof k_bad[0]; ++k) {
+        char args[512], *err = NULL;
+        snprintf(args, sizeof args, "render %s %s -o %s/p.png", d.path, k_bad[k], d.path);
+        PD_CHECK_NEAR(run_cli(d.path, args, &err), 2, 0);
+        char option[16];
+        snprintf(option, sizeof option, "%.7s", k_bad[k]); /* "--range" or "--fps x" */
+        option[strcspn(option, " ")] = '\0';
+        PD_CHECK(err && strstr(err, option));
+        free(err);
+    }
+    char png[128];
+    snprintf(png, sizeof png, "%s/p.png", d.path);
+    PD_CHECK(access(png, F_OK) != 0);
+    remove_run_dir(&d);
+}
