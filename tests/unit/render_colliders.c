@@ -1,0 +1,247 @@
+/* The render's colliders, shadow and legend read back from its pixels (issue 35, item 4): a
+ * collider drawn where the camera the render reports projects it, in its colour lit as the
+ * particles are; the ground below a hovering body in its shadow; a moving collider posed at the
+ * frame's time; the legend's colour bar and text. The command line's side (frames, movies,
+ * outliers) is tests/cli/render_truth.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peridot/render.h"
+#include "test.h"
+
+enum { k_ball_cap = 21 * 21 * 21 };
+
+/* A lattice ball of radius 0.1 m and spacing 0.01 m about `centre`; returns its count. */
+static size_t ball(pd_vec3 centre, float* x, float* y, float* z) {
+    size_t n = 0;
+    for (int i = -10; i <= 10; ++i)
+        for (int j = -10; j <= 10; ++j)
+            for (int k = -10; k <= 10; ++k) {
+                if (i * i + j * j + k * k > 100)
+                    continue;
+                x[n] = (float)(centre.x + 0.01 * i);
+                y[n] = (float)(centre.y + 0.01 * j);
+                z[n] = (float)(centre.z + 0.01 * k);
+                ++n;
+            }
+    return n;
+}
+
+/* Pixel (sx, sy) of p through the camera the render reports (a pinhole: its own projection
+ * here, not the renderer's). */
+static void project(const pd_render_info* c, pd_vec3 p, int* sx, int* sy) {
+    double q[3] = {p.x - c->eye[0], p.y - c->eye[1], p.z - c->eye[2]};
+    double zc = q[0] * c->forward[0] + q[1] * c->forward[1] + q[2] * c->forward[2];
+    double xr = q[0] * c->right[0] + q[1] * c->right[1] + q[2] * c->right[2];
+    double yu = q[0] * c->up[0] + q[1] * c->up[1] + q[2] * c->up[2];
+    *sx = (int)floor(c->cx + c->focal * xr / zc);
+    *sy = (int)floor(c->cy - c->focal * yu / zc);
+}
+
+/* Per channel median of the 7 x 7 pixels about (sx, sy): grid lines and edges do not sway it. */
+static void median_colour(const uint8_t* rgb, int w, int h, int sx, int sy, int out[3]) {
+    for (int c = 0; c < 3; ++c) {
+        int v[49], n = 0;
+        for (int dy = -3; dy <= 3; ++dy)
+            for (int dx = -3; dx <= 3; ++dx) {
+                int x = sx + dx < 0 ? 0 : (sx + dx >= w ? w - 1 : sx + dx);
+                int y = sy + dy < 0 ? 0 : (sy + dy >= h ? h - 1 : sy + dy);
+                v[n++] = rgb[3 * ((size_t)y * (size_t)w + (size_t)x) + (size_t)c];
+            }
+        for (int i = 1; i < n; ++i)
+            for (int j = i; j > 0 && v[j - 1] > v[j]; --j) {
+                int t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+            }
+        out[c] = v[n / 2];
+    }
+}
+
+/* Expected colour of a lit collider: albedo x (0.45 + 0.55 n.l), the light being the
+ * particles' (-0.40 right + 0.70 up + 0.59 towards the eye), darkened by `shadow` x 0.45. */
+static void expected_colour(const float albedo[3], const double n[3], const pd_render_info* c,
+                            double shadow, int out[3]) {
+    double l[3];
+    for (int k = 0; k < 3; ++k)
+        l[k] = -0.40 * c->right[k] + 0.70 * c->up[k] - 0.59 * c->forward[k];
+    double nl = n[0] * l[0] + n[1] * l[1] + n[2] * l[2];
+    for (int k = 0; k < 3; ++k)
+        out[k] = (int)(255.0 * albedo[k] * (0.45 + 0.55 * (nl > 0 ? nl : 0)) * (1 - 0.45 * shadow) +
+                       0.5);
+}
+
+static int check_colour(const char* what, const int got[3], const int want[3], int tol) {
+    printf("  %s: rgb %d %d %d, expected %d %d %d (+-%d)\n", what, got[0], got[1], got[2], want[0],
+           want[1], want[2], tol);
+    int ok = 1;
+    for (int c = 0; c < 3; ++c)
+        ok &= abs(got[c] - want[c]) <= tol;
+    return ok;
+}
+
+/* The ground plane y = 0 and a sphere obstacle beside a ball of particles hovering 0.3 m above
+ * the ground: at the projected centre of the sphere's face towards the eye the image has the
+ * obstacle's colour lit from the front; a ground point away from the ball has the ground's
+ * colour; the ground straight below the ball (not below its lowest particle, which hovers) is
+ * in full shadow. */
+PD_TEST(render_draws_colliders_and_the_shadow_below) {
+    enum { W = 400, H = 300 };
+    static float x[k_ball_cap], y[k_ball_cap], z[k_ball_cap];
+    static uint8_t rgb[W * H * 3];
+    size_t n = ball(pd_v3(0, 0.4, 0), x, y, z);
+    pd_collider_def defs[2] = {pd_default_collider_def(), pd_default_collider_def()};
+    defs[0].type = PD_COLLIDER_PLANE;
+    defs[0].point = pd_v3(0, 0, 0);
+    defs[0].normal = pd_v3(0, 1, 0);
+    defs[1].type = PD_COLLIDER_SPHERE;
+    defs[1].shape.type = PD_SHAPE_SPHERE;
+    defs[1].shape.center = pd_v3(0.3, 0.12, -0.1);
+    defs[1].shape.radius = 0.12;
+    pd_render_stage* stage;
+    pd_error err;
+    PD_REQUIRE(pd_render_stage_create(defs, 2, &stage, &err) == PD_OK);
+    pd_render_stage_pose(stage, 0.0);
+    pd_render_def def = pd_default_render_def();
+    def.width = W;
+    def.height = H;
+    def.stage = stage;
+    pd_render_info info;
+    PD_REQUIRE(pd_render_frame(&def, n, x, y, z, NULL, rgb, &info, &err) == PD_OK);
+    pd_render_stage_destroy(stage);
+
+    static const float k_obstacle[3] = {0.50f, 0.58f, 0.72f}, k_ground[3] = {0.86f, 0.84f, 0.80f};
+    /* The sphere's point facing the eye: its normal is -forward. */
+    double to_eye[3] = {-info.forward[0], -info.forward[1], -info.forward[2]};
+    pd_vec3 face = pd_v3_madd(defs[1].shape.center, 0.12, pd_v3(to_eye[0], to_eye[1], to_eye[2]));
+    int sx, sy, got[3], want[3];
+    project(&info, face, &sx, &sy);
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    expected_colour(k_obstacle, to_eye, &info, 0, want);
+    PD_CHECK(check_colour("sphere collider at its projection", got, want, 4));
+
+    double up[3] = {0, 1, 0};
+    project(&info, pd_v3(-0.25, 0, 0.25), &sx, &sy); /* lit ground, in front, left */
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    expected_colour(k_ground, up, &info, 0, want);
+    PD_CHECK(check_colour("ground plane at its projection", got, want, 4));
+
+    project(&info, pd_v3(0, 0, 0), &sx, &sy); /* straight below the ball's centre */
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    expected_colour(k_ground, up, &info, 1.0, want);
+    PD_CHECK(check_colour("ground below the hovering ball (full shadow)", got, want, 4));
+}
+
+/* Pixels of the image within `tol` of colour c (0..1 linear RGB as the colormap gives). */
+static size_t count_colour(const uint8_t* rgb, int w, int x0, int x1, int h, const float c[3],
+                           int tol, double* mean_row) {
+    size_t count = 0;
+    double rows = 0;
+    for (int y = 0; y < h; ++y)
+        for (int x = x0; x < x1; ++x) {
+            const uint8_t* p = rgb + 3 * ((size_t)y * (size_t)w + (size_t)x);
+            int near = 1;
+            for (int k = 0; k < 3; ++k)
+                near &= abs(p[k] - (int)(255 * c[k] + 0.5f)) <= tol;
+            count += near;
+            rows += near ? y : 0;
+        }
+    *mean_row = count ? rows / (double)count : -1;
+    return count;
+}
+
+/* Ink of the legend's text: near-black pixels, which neither the shaded particles' colormap nor
+ * the background has. */
+static size_t count_ink(const uint8_t* rgb, int w, int x0, int x1, int h) {
+    size_t ink = 0;
+    for (int y = 0; y < h; ++y)
+        for (int x = x0; x < x1; ++x) {
+            const uint8_t* p = rgb + 3 * ((size_t)y * (size_t)w + (size_t)x);
+            ink += p[0] < 60 && p[1] < 60 && p[2] < 60;
+        }
+    return ink;
+}
+
+/* With a legend the right edge of the image holds the colormap's two ends (yellow above the
+ * purple) in a bar of at least its width, and text; without one, neither. */
+PD_TEST(render_legend_shows_the_colour_bar_and_text) {
+    enum { W = 400, H = 300 };
+    static float x[k_ball_cap], y[k_ball_cap], z[k_ball_cap], s[k_ball_cap];
+    static uint8_t with[W * H * 3], without[W * H * 3];
+    size_t n = ball(pd_v3(0, 0, 0), x, y, z);
+    for (size_t i = 0; i < n; ++i)
+        s[i] = y[i];
+    pd_render_def def = pd_default_render_def();
+    def.width = W;
+    def.height = H;
+    pd_render_info info;
+    PD_REQUIRE(pd_render_frame(&def, n, x, y, z, s, without, &info, NULL) == PD_OK);
+    def.legend_title = "height [m]";
+    PD_REQUIRE(pd_render_frame(&def, n, x, y, z, s, with, &info, NULL) == PD_OK);
+    float top[3], bottom[3];
+    pd_colormap(1.0f, top);
+    pd_colormap(0.0f, bottom);
+    double row_top, row_bottom, r0, r1;
+    /* The right eighth: the bar and the numbers beside it; the ball alone does not reach it. */
+    int x0 = W - W / 8;
+    size_t n_top = count_colour(with, W, x0, W, H, top, 6, &row_top);
+    size_t n_bottom = count_colour(with, W, x0, W, H, bottom, 6, &row_bottom);
+    size_t ink = count_ink(with, W, x0, W, H);
+    size_t none = count_colour(without, W, x0, W, H, top, 6, &r0) +
+                  count_colour(without, W, x0, W, H, bottom, 6, &r1) +
+                  count_ink(without, W, x0, W, H);
+    printf("  legend: %zu px of the top colour (mean row %.0f), %zu of the bottom (row %.0f), "
+           "%zu of ink; without: %zu\n",
+           n_top, row_top, n_bottom, row_bottom, ink, none);
+    PD_CHECK(n_top >= 10 && n_bottom >= 10); /* the bar is 10 px wide at this size */
+    PD_CHECK(row_top < row_bottom);
+    PD_CHECK(ink >= 100); /* the numbers and the end of the title, in 5 x 7 glyphs */
+    PD_CHECK_NEAR((double)none, 0, 0);
+    PD_CHECK_NEAR(info.scalar_min, -0.1, 1e-6);
+    PD_CHECK_NEAR(info.scalar_max, 0.1, 1e-6);
+}
+
+/* A collider moving at 0.4 m/s along x, posed at t = 0.5 s, is drawn 0.2 m from where it
+ * started: the obstacle's colour is at its moved projection, and no longer at its first one. */
+PD_TEST(render_poses_a_moving_collider_at_the_frame_time) {
+    enum { W = 320, H = 240 };
+    static float x[k_ball_cap], y[k_ball_cap], z[k_ball_cap];
+    static uint8_t rgb[W * H * 3];
+    size_t n = ball(pd_v3(0, 0.4, 0), x, y, z);
+    pd_collider_def defs[2] = {pd_default_collider_def(), pd_default_collider_def()};
+    defs[0].type = PD_COLLIDER_PLANE; /* the ground brings the sphere into view */
+    defs[0].normal = pd_v3(0, 1, 0);
+    pd_collider_def* def0 = &defs[1];
+    def0->type = PD_COLLIDER_SPHERE;
+    def0->shape.type = PD_SHAPE_SPHERE;
+    def0->shape.center = pd_v3(-0.1, 0.1, 0.1);
+    def0->shape.radius = 0.08;
+    def0->velocity = pd_v3(0.4, 0, 0);
+    pd_render_stage* stage;
+    PD_REQUIRE(pd_render_stage_create(defs, 2, &stage, NULL) == PD_OK);
+    pd_render_stage_pose(stage, 0.5);
+    pd_render_def def = pd_default_render_def();
+    def.width = W;
+    def.height = H;
+    def.stage = stage;
+    pd_render_info info;
+    PD_REQUIRE(pd_render_frame(&def, n, x, y, z, NULL, rgb, &info, NULL) == PD_OK);
+    pd_render_stage_destroy(stage);
+    static const float k_obstacle[3] = {0.50f, 0.58f, 0.72f};
+    double to_eye[3] = {-info.forward[0], -info.forward[1], -info.forward[2]};
+    pd_vec3 e = pd_v3(to_eye[0], to_eye[1], to_eye[2]);
+    int sx, sy, got[3], want[3];
+    expected_colour(k_obstacle, to_eye, &info, 0, want);
+    project(&info, pd_v3_madd(pd_v3(0.1, 0.1, 0.1), 0.08, e), &sx, &sy);
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    PD_CHECK(check_colour("moved sphere at its projection (t = 0.5 s)", got, want, 4));
+    project(&info, pd_v3_madd(def0->shape.center, 0.08, e), &sx, &sy);
+    PD_REQUIRE(sx > 3 && sy > 3 && sx < W - 3 && sy < H - 3);
+    median_colour(rgb, W, H, sx, sy, got);
+    PD_CHECK(!check_colour("where it started (t = 0): not the sphere", got, want, 4));
+}
