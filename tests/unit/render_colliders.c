@@ -3,9 +3,13 @@
  * particles are; the ground below a hovering body in its shadow; a moving collider posed at the
  * frame's time; the legend's colour bar and text. The command line's side (frames, movies,
  * outliers) is tests/cli/render_truth.c. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "peridot/render.h"
 #include "test.h"
@@ -134,6 +138,95 @@ PD_TEST(render_draws_colliders_and_the_shadow_below) {
     median_colour(rgb, W, H, sx, sy, got);
     expected_colour(k_ground, up, &info, 1.0, want);
     PD_CHECK(check_colour("ground below the hovering ball (full shadow)", got, want, 4));
+}
+
+/* A unit-free cube [0, 1]^3 as an OBJ file (12 triangles, outward): a closed mesh collider. */
+static int write_cube_obj(const char* path) {
+    FILE* f = fopen(path, "w");
+    if (!f)
+        return 0;
+    for (int v = 0; v < 8; ++v)
+        fprintf(f, "v %d %d %d\n", v & 1, (v >> 1) & 1, (v >> 2) & 1);
+    static const int k_faces[12][3] = {{1, 3, 7}, {1, 7, 5}, {2, 6, 8}, {2, 8, 4},
+                                       {1, 5, 6}, {1, 6, 2}, {3, 4, 8}, {3, 8, 7},
+                                       {1, 2, 4}, {1, 4, 3}, {5, 7, 8}, {5, 8, 6}};
+    for (int t = 0; t < 12; ++t)
+        fprintf(f, "f %d %d %d\n", k_faces[t][0], k_faces[t][1], k_faces[t][2]);
+    return fclose(f) == 0;
+}
+
+/* The colour at the projection of `p` against the lit colour of a surface with normal n. */
+static int check_at(const char* what, const uint8_t* rgb, int w, int h, const pd_render_info* c,
+                    pd_vec3 p, const float albedo[3], const double n[3]) {
+    int sx, sy, got[3], want[3];
+    project(c, p, &sx, &sy);
+    if (!(sx > 3 && sy > 3 && sx < w - 3 && sy < h - 3)) {
+        printf("  %s projects outside the image (%d, %d)\n", what, sx, sy);
+        return 0;
+    }
+    median_colour(rgb, w, h, sx, sy, got);
+    expected_colour(albedo, n, c, 0, want);
+    return check_colour(what, got, want, 4);
+}
+
+/* A box, a capped cylinder and a cube mesh standing on the ground, lit from above: the middle
+ * of each top (normal +y) has the obstacle's colour; inside a container box the far wall
+ * (its inner side, normal +z) has the container's, and the near walls are not drawn. */
+PD_TEST(render_draws_boxes_cylinders_meshes_and_containers) {
+    enum { W = 400, H = 300 };
+    static float x[k_ball_cap], y[k_ball_cap], z[k_ball_cap];
+    static uint8_t rgb[W * H * 3];
+    size_t n = ball(pd_v3(0, 0.4, 0), x, y, z);
+    char obj[64];
+    snprintf(obj, sizeof obj, "/tmp/pd_render_cube_%d.obj", (int)getpid());
+    PD_REQUIRE(write_cube_obj(obj));
+    pd_collider_def defs[5];
+    for (int k = 0; k < 5; ++k)
+        defs[k] = pd_default_collider_def();
+    defs[0].type = PD_COLLIDER_PLANE;
+    defs[1].type = PD_COLLIDER_BOX;
+    defs[1].shape.type = PD_SHAPE_BOX;
+    defs[1].shape.min = pd_v3(-0.4, 0, -0.3);
+    defs[1].shape.max = pd_v3(-0.2, 0.15, -0.1);
+    defs[2].type = PD_COLLIDER_CYLINDER;
+    defs[2].shape.type = PD_SHAPE_CYLINDER;
+    defs[2].shape.base = pd_v3(0, 0, -0.4);
+    defs[2].shape.axis = pd_v3(0, 1, 0);
+    defs[2].shape.radius = 0.08;
+    defs[2].shape.height = 0.3;
+    defs[3].type = PD_COLLIDER_MESH;
+    defs[3].shape.type = PD_SHAPE_MESH;
+    snprintf(defs[3].shape.path, sizeof defs[3].shape.path, "%s", obj);
+    defs[3].shape.scale = 0.1;
+    defs[3].shape.translate = pd_v3(0.2, 0, -0.2);
+    defs[4].type = PD_COLLIDER_BOX;
+    defs[4].inside = 1;
+    defs[4].shape.type = PD_SHAPE_BOX;
+    defs[4].shape.min = pd_v3(-0.7, -0.1, -0.7);
+    defs[4].shape.max = pd_v3(0.7, 1.0, 0.7);
+    pd_render_stage* stage;
+    pd_error err;
+    pd_status st = pd_render_stage_create(defs, 5, &stage, &err);
+    remove(obj);
+    if (st != PD_OK)
+        printf("  %s: %s\n", err.path, err.message);
+    PD_REQUIRE(st == PD_OK);
+    pd_render_stage_pose(stage, 0.0);
+    pd_render_def def = pd_default_render_def();
+    def.width = W;
+    def.height = H;
+    def.stage = stage;
+    pd_render_info info;
+    PD_REQUIRE(pd_render_frame(&def, n, x, y, z, NULL, rgb, &info, &err) == PD_OK);
+    pd_render_stage_destroy(stage);
+    static const float k_obstacle[3] = {0.50f, 0.58f, 0.72f},
+                       k_container[3] = {0.80f, 0.82f, 0.86f};
+    double up[3] = {0, 1, 0}, plus_z[3] = {0, 0, 1};
+    PD_CHECK(check_at("box top", rgb, W, H, &info, pd_v3(-0.3, 0.15, -0.2), k_obstacle, up));
+    PD_CHECK(check_at("cylinder cap", rgb, W, H, &info, pd_v3(0, 0.3, -0.4), k_obstacle, up));
+    PD_CHECK(check_at("cube mesh top", rgb, W, H, &info, pd_v3(0.25, 0.1, -0.15), k_obstacle, up));
+    PD_CHECK(check_at("container's far wall", rgb, W, H, &info, pd_v3(0.2, 0.35, -0.7), k_container,
+                      plus_z));
 }
 
 /* Pixels of the image within `tol` of colour c (0..1 linear RGB as the colormap gives). */
