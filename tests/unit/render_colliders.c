@@ -110,6 +110,7 @@ PD_TEST(render_draws_colliders_and_the_shadow_below) {
     pd_render_def def = pd_default_render_def();
     def.width = W;
     def.height = H;
+    def.supersample = 1; /* one sample per pixel: the colours tested are flat */
     def.stage = stage;
     pd_render_info info;
     PD_REQUIRE(pd_render_frame(&def, n, x, y, z, NULL, rgb, &info, &err) == PD_OK);
@@ -215,6 +216,7 @@ PD_TEST(render_draws_boxes_cylinders_meshes_and_containers) {
     pd_render_def def = pd_default_render_def();
     def.width = W;
     def.height = H;
+    def.supersample = 1; /* one sample per pixel: the colours tested are flat */
     def.stage = stage;
     pd_render_info info;
     PD_REQUIRE(pd_render_frame(&def, n, x, y, z, NULL, rgb, &info, &err) == PD_OK);
@@ -271,6 +273,7 @@ PD_TEST(render_legend_shows_the_colour_bar_and_text) {
     pd_render_def def = pd_default_render_def();
     def.width = W;
     def.height = H;
+    def.supersample = 1; /* one sample per pixel: the colours tested are flat */
     pd_render_info info;
     PD_REQUIRE(pd_render_frame(&def, n, x, y, z, s, without, &info, NULL) == PD_OK);
     def.legend_title = "height [m]";
@@ -320,6 +323,7 @@ PD_TEST(render_poses_a_moving_collider_at_the_frame_time) {
     pd_render_def def = pd_default_render_def();
     def.width = W;
     def.height = H;
+    def.supersample = 1; /* one sample per pixel: the colours tested are flat */
     def.stage = stage;
     pd_render_info info;
     PD_REQUIRE(pd_render_frame(&def, n, x, y, z, NULL, rgb, &info, NULL) == PD_OK);
