@@ -22,12 +22,13 @@ typedef struct pd_raster {
 } pd_raster;
 
 /* Heights of the particles seen from straight above: a lattice over the view box's x-z
- * extent holding, per cell, the highest particle top (-FLT_MAX where none). */
+ * extent holding, per cell, the highest particle centre over it (-FLT_MAX where none). */
 typedef struct pd_shadow_map {
     int nx, nz;
     double x0, z0, cell; /* lower corner and cell size (m) */
     double soft;         /* half-width of the penumbra (m) */
     float* top;          /* nx * nz */
+    float highest;       /* the largest of top */
 } pd_shadow_map;
 
 static inline int pd_finite3(float a, float b, float c) {

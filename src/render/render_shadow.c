@@ -48,9 +48,12 @@ int pd_shadow_map_build(pd_shadow_map* m, pd_vec3 lo, pd_vec3 hi, double radius,
         return 0;
     for (size_t k = 0; k < cells; ++k)
         m->top[k] = -FLT_MAX;
+    m->highest = -FLT_MAX;
     for (size_t i = 0; i < n; ++i)
-        if (pd_finite3(x[i], y[i], z[i]) && pd_in_box(lo, hi, x[i], y[i], z[i]))
+        if (pd_finite3(x[i], y[i], z[i]) && pd_in_box(lo, hi, x[i], y[i], z[i])) {
             splat_top(m, x[i], z[i], 1.25 * radius, y[i]); /* 1.25: closes a lattice's gaps */
+            m->highest = y[i] > m->highest ? y[i] : m->highest;
+        }
     return 1;
 }
 
@@ -60,13 +63,20 @@ void pd_shadow_map_free(pd_shadow_map* m) {
 }
 
 float pd_shadow_at(const pd_shadow_map* m, pd_vec3 p) {
+    if (!(p.y < m->highest)) /* above every particle: lit (most of a ground) */
+        return 0.0f;
+    int ix, iz;
+    cell_index(m, p.x, p.z, &ix, &iz);
+    int step = (int)(0.5 * m->soft / m->cell + 0.5);
+    step = step < 1 ? 1 : step;
+    if (ix < -2 * step || iz < -2 * step || ix >= m->nx + 2 * step || iz >= m->nz + 2 * step)
+        return 0.0f;
     int dark = 0;
     for (int j = -2; j <= 2; ++j)
         for (int i = -2; i <= 2; ++i) {
-            int ix, iz;
-            if (cell_index(m, p.x + 0.5 * i * m->soft, p.z + 0.5 * j * m->soft, &ix, &iz) &&
-                m->top[(size_t)iz * (size_t)m->nx + (size_t)ix] > p.y)
-                ++dark;
+            int cx = ix + i * step, cz = iz + j * step;
+            dark += cx >= 0 && cz >= 0 && cx < m->nx && cz < m->nz &&
+                    m->top[(size_t)cz * (size_t)m->nx + (size_t)cx] > p.y;
         }
     return (float)dark / 25.0f;
 }

@@ -182,14 +182,25 @@ typedef struct pd_hit {
     int k;          /* collider */
 } pd_hit;
 
-/* Nearest surface the ray o + t d (t > t_min) meets on collider k that the viewer may see:
- * an obstacle's entry, a container's exit, a plane from its allowed side. */
-static int ray_collider(const pd_collider* col, pd_vec3 o, pd_vec3 d, double t_min, pd_hit* h) {
+/* A collider's pose, inverted once per frame: x_rest = rt (x - pivot) + center. */
+typedef struct pd_posed {
+    const pd_collider* col;
+    pd_mat3 rt;
+    pd_vec3 pivot;
+} pd_posed;
+
+static pd_posed posed(const pd_collider* col) {
+    pd_posed p = {col, pd_m3_transpose(col->rotation), pd_v3_add(col->center, col->translation)};
+    return p;
+}
+
+/* Nearest surface the ray o + t d (t > t_min) meets on an analytic collider that the viewer may
+ * see: an obstacle's entry, a container's exit, a plane from its allowed side. */
+static int ray_collider(const pd_posed* pc, pd_vec3 o, pd_vec3 d, double t_min, pd_hit* h) {
+    const pd_collider* col = pc->col;
     const pd_collider_def* def = &col->def;
-    pd_mat3 rt = pd_m3_transpose(col->rotation);
-    pd_vec3 pivot = pd_v3_add(col->center, col->translation);
-    pd_vec3 ro = pd_v3_add(pd_m3_mulv(rt, pd_v3_sub(o, pivot)), col->center);
-    pd_vec3 rd = pd_m3_mulv(rt, d);
+    pd_vec3 ro = pd_v3_add(pd_m3_mulv(pc->rt, pd_v3_sub(o, pc->pivot)), col->center);
+    pd_vec3 rd = pd_m3_mulv(pc->rt, d);
     pd_span s;
     int met = 0;
     if (def->type == PD_COLLIDER_PLANE) {
@@ -258,7 +269,8 @@ static int ray_distance(const pd_render_stage* s, int k, pd_vec3 p, pd_vec3 d, d
     if (col->def.type == PD_COLLIDER_MESH)
         return ray_mesh(s, k, p, d, t);
     pd_hit h;
-    if (!ray_collider(col, p, d, 0, &h))
+    pd_posed pc = posed(col);
+    if (!ray_collider(&pc, p, d, 0, &h))
         return 0;
     *t = h.t;
     return 1;
@@ -281,6 +293,7 @@ int pd_stage_surface_below(const pd_render_stage* s, pd_vec3 p, double reach, do
 
 typedef struct pd_stage_view {
     const pd_camera* cam;
+    const pd_posed* posed; /* per collider (analytic ones used) */
     const pd_shadow_map* shadow;
     pd_vec3 light;        /* world direction towards the light of the particles' shading */
     pd_vec3 centre;       /* of the view box */
@@ -341,8 +354,8 @@ static void cast_sample(const pd_render_stage* s, const pd_stage_view* v, pd_ras
     for (int k = 0; k < s->colliders.count; ++k) {
         const pd_collider* col = &s->colliders.items[k];
         pd_hit h;
-        if (col->def.type == PD_COLLIDER_MESH || !ray_collider(col, v->cam->eye, d, 1e-9, &h) ||
-            h.t >= best.t)
+        if (col->def.type == PD_COLLIDER_MESH ||
+            !ray_collider(&v->posed[k], v->cam->eye, d, 1e-9, &h) || h.t >= best.t)
             continue;
         pd_vec3 p = pd_v3_madd(v->cam->eye, h.t, d);
         if (col->def.type == PD_COLLIDER_PLANE &&
@@ -434,13 +447,23 @@ static void draw_mesh(const pd_render_stage* s, int k, const pd_stage_view* v, p
 
 void pd_stage_draw(const pd_render_stage* s, const pd_camera* cam, pd_vec3 centre, double view_size,
                    const pd_shadow_map* shadow, pd_raster* r) {
-    pd_stage_view v = {
-        cam, shadow, pd_v3(0, 0, 0), centre, PD_GROUND_EXTENT * view_size, grid_spacing(view_size)};
+    size_t bytes = (size_t)s->colliders.count * sizeof(pd_posed);
+    pd_posed* poses = s->colliders.count > 0 ? pd_alloc(bytes) : NULL;
+    if (s->colliders.count > 0 && !poses)
+        return; /* no memory: the colliders are left out of this frame */
+    pd_stage_view v = {cam,
+                       poses,
+                       shadow,
+                       pd_v3(0, 0, 0),
+                       centre,
+                       PD_GROUND_EXTENT * view_size,
+                       grid_spacing(view_size)};
     /* The particles' light (-0.40, 0.70, 0.59 in camera space) in the world. */
     v.light =
         pd_v3_madd(pd_v3_madd(pd_v3_scale(cam->right, -0.40), 0.70, cam->up), -0.59, cam->forward);
     int analytic = 0;
     for (int k = 0; k < s->colliders.count; ++k) {
+        poses[k] = posed(&s->colliders.items[k]);
         if (s->colliders.items[k].def.type == PD_COLLIDER_MESH)
             draw_mesh(s, k, &v, r);
         else
@@ -449,4 +472,5 @@ void pd_stage_draw(const pd_render_stage* s, const pd_camera* cam, pd_vec3 centr
     for (int py = 0; analytic && py < r->h; ++py)
         for (int px = 0; px < r->w; ++px)
             cast_sample(s, &v, r, px, py);
+    pd_free(poses, bytes);
 }
