@@ -364,12 +364,19 @@ static void read_frame_times(const char* dir, run_context* ctx) {
     fclose(f);
 }
 
-/* Time of frame `index`: stats.csv's, else index / fps, else 0. */
+/* Time of frame `index` (s): stats.csv's, else index / fps, else NaN (unknown). */
 static double frame_time(const run_context* ctx, long index) {
     for (size_t k = 0; k < ctx->stat_count; ++k)
         if (ctx->stat_frame[k] == index)
             return ctx->stat_time[k];
-    return ctx->fps > 0 ? (double)index / ctx->fps : 0.0;
+    return ctx->fps > 0 ? (double)index / ctx->fps : NAN;
+}
+
+/* Poses the colliders at frame `index` (at t = 0 when its time is unknown); returns the time. */
+static double pose_at(const run_context* ctx, long index) {
+    double t = frame_time(ctx, index);
+    pd_render_stage_pose(ctx->stage, isnan(t) ? 0.0 : t);
+    return t;
 }
 
 /* Reads DIR/scene.resolved.json when there is one; a scene that cannot be read (a mesh
@@ -473,6 +480,19 @@ static void apply_range(const render_args* a, pd_render_def* def) {
     }
 }
 
+/* "wrote OUT (frame N, t = T s, P particles, colour: speed LO..HI)"; t when known. */
+static void print_written(const char* out, long index, double t, size_t count,
+                          const char* attribute, const pd_render_info* info) {
+    printf("wrote %s (frame %ld, ", out, index);
+    if (!isnan(t))
+        printf("t = %g s, ", t);
+    if (strcmp(attribute, "none") != 0)
+        printf("%zu particles, colour: %s %g..%g)\n", count, attribute, info->scalar_min,
+               info->scalar_max);
+    else
+        printf("%zu particles, one colour)\n", count);
+}
+
 static int render_png(const render_args* a, const frame_list* frames, const run_context* ctx,
                       const char* out) {
     long index = frames->index[frames->count - 1];
@@ -493,17 +513,14 @@ static int render_png(const render_args* a, const frame_list* frames, const run_
     def.height = a->height;
     def.stage = ctx->stage;
     apply_range(a, &def);
-    pd_render_stage_pose(ctx->stage, frame_time(ctx, index));
+    double t = pose_at(ctx, index);
     const char* attribute = chosen_attribute(a, &ply);
     pd_render_info info;
     int code = render_frame_png(&ply, attribute, path, &def, out, &info);
-    if (code == 0)
+    if (code == 0) {
         report_outside(path, info.outside);
-    if (code == 0 && strcmp(attribute, "none") != 0)
-        printf("wrote %s (frame %ld, %zu particles, colour: %s %g..%g)\n", out, index, ply.count,
-               attribute, info.scalar_min, info.scalar_max);
-    else if (code == 0)
-        printf("wrote %s (frame %ld, %zu particles, one colour)\n", out, index, ply.count);
+        print_written(out, index, t, ply.count, attribute, &info);
+    }
     pd_ply_free(&ply);
     return code;
 }
@@ -572,7 +589,7 @@ static int plan_frame(const render_args* a, const run_context* ctx, const frame_
     int code = frame_scalar(v->attribute, &ply, path, &scalar, &owned);
     if (code == 0) {
         float lo[3], hi[3];
-        pd_render_stage_pose(ctx->stage, frame_time(ctx, frames->index[f]));
+        pose_at(ctx, frames->index[f]);
         pd_render_view_box(ctx->stage, ply.count, x, y, z, v->def.radius, lo, hi);
         grow_bounds(&v->def, lo, hi, f == 0);
         if (!a->has_range)
@@ -650,7 +667,7 @@ static int render_video_frames(const render_args* a, const frame_list* frames,
         if (read_frame(a->dir, frames->index[f], &ply, path, sizeof path))
             return 1;
         snprintf(png, sizeof png, "%s/%05zu.png", png_dir, f);
-        pd_render_stage_pose(ctx->stage, frame_time(ctx, frames->index[f]));
+        pose_at(ctx, frames->index[f]);
         pd_render_info info;
         int code = render_frame_png(&ply, v->attribute, path, &v->def, png, &info);
         pd_ply_free(&ply);

@@ -303,6 +303,64 @@ PD_TEST(render_movie_fps_read_back_with_ffprobe) {
     remove_run_dir(&d);
 }
 
+/* `peridot render ARGS`'s stdout (free it), its exit status in *code. */
+static char* render_stdout(const char* dir, const char* args, int* code) {
+    char cmd[1024], out[128];
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s' %s >'%s' 2>/dev/null", PD_CLI_PATH, args,
+             out);
+    int status = system(cmd);
+    *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    char* text = read_text(out);
+    remove(out);
+    printf("  peridot %s -> %d: %s", args, *code, text ? text : "(no output)\n");
+    return text;
+}
+
+/* A sphere collider moving at 0.4 m/s is posed at the frame's time from stats.csv (0.5 s for
+ * frame 2 here), else at frame / time.fps (2 / 24 s): the two renders say so and differ. */
+PD_TEST(render_poses_colliders_at_the_time_stats_csv_gives) {
+    run_dir d;
+    PD_REQUIRE(make_run_dir(&d));
+    char path[128];
+    snprintf(path, sizeof path, "%s/scene.resolved.json", d.path);
+    write_file(path, "{\"version\":1,\"method\":\"projective_pd\",\"time\":{\"dt\":0.01,\"fps\":24,"
+                     "\"frames\":2},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,"
+                     "\"poisson_ratio\":0.3}},\"bodies\":[{\"name\":\"ball\",\"material\":\"m\","
+                     "\"spacing\":0.02,\"shape\":{\"type\":\"sphere\",\"center\":[0,0.6,0],"
+                     "\"radius\":0.1}}],\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],"
+                     "\"normal\":[0,1,0]},{\"type\":\"sphere\","
+                     "\"center\":[-0.1,0.1,0.1],\"radius\":0.08,\"velocity\":[0.4,0,0]}]}\n");
+    PD_REQUIRE(write_frame(d.path, 2, pd_v3(0, 0.4, 0), 0, 0));
+    char args[512], png[2][128];
+    int code;
+    for (int k = 0; k < 2; ++k) {
+        if (k == 0) {
+            snprintf(path, sizeof path, "%s/stats.csv", d.path);
+            write_file(path, "frame,time,kinetic_energy\n0,0,0\n2,0.5,0\n");
+        } else {
+            remove(path);
+        }
+        snprintf(png[k], sizeof png[k], "%s/t%d.png", d.path, k);
+        snprintf(args, sizeof args, "render %s --attribute none --size 160x120 -o %s", d.path,
+                 png[k]);
+        char* text = render_stdout(d.path, args, &code);
+        PD_CHECK_NEAR(code, 0, 0);
+        PD_CHECK(text && strstr(text, k == 0 ? "t = 0.5 s" : "t = 0.0833333 s"));
+        free(text);
+    }
+    int w0, h0, w1, h1;
+    uint8_t *a = read_png(png[0], &w0, &h0), *b = read_png(png[1], &w1, &h1);
+    PD_REQUIRE(a && b && w0 == w1 && h0 == h1);
+    double differ = differing_fraction(a, b, w0, h0);
+    printf("  the sphere at t = 0.5 s and at t = 1/12 s: %.1f%% of the pixels differ\n",
+           100 * differ);
+    PD_CHECK(differ > 0.01);
+    pd_free(a, (size_t)w0 * (size_t)h0 * 3);
+    pd_free(b, (size_t)w1 * (size_t)h1 * 3);
+    remove_run_dir(&d);
+}
+
 /* A range or frame rate that cannot be used is refused (exit 2), naming the option. */
 PD_TEST(render_refuses_a_bad_range_or_fps) {
     run_dir d;
