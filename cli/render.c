@@ -563,12 +563,19 @@ static void grow_bounds(pd_render_def* def, const float lo[3], const float hi[3]
     }
 }
 
-static void grow_range(pd_render_def* def, const float* scalar, size_t n) {
-    for (size_t i = 0; scalar && i < n; ++i)
-        if (isfinite(scalar[i])) {
+/* Grows the movie's range by the frame's values inside its view box (as a PNG's range). */
+static void grow_range(pd_render_def* def, const pd_ply_data* ply, const float* scalar,
+                       const float lo[3], const float hi[3]) {
+    const float* c[3] = {pd_ply_column(ply, "x"), pd_ply_column(ply, "y"), pd_ply_column(ply, "z")};
+    for (size_t i = 0; scalar && i < ply->count; ++i) {
+        int inside = 1;
+        for (int k = 0; k < 3; ++k)
+            inside &= c[k][i] >= lo[k] && c[k][i] <= hi[k];
+        if (inside && isfinite(scalar[i])) {
             def->scalar_min = scalar[i] < def->scalar_min ? scalar[i] : def->scalar_min;
             def->scalar_max = scalar[i] > def->scalar_max ? scalar[i] : def->scalar_max;
         }
+    }
 }
 
 /* Frame f's share of the plan: its view box and its scalar's range. */
@@ -593,7 +600,7 @@ static int plan_frame(const render_args* a, const run_context* ctx, const frame_
         pd_render_view_box(ctx->stage, ply.count, x, y, z, v->def.radius, lo, hi);
         grow_bounds(&v->def, lo, hi, f == 0);
         if (!a->has_range)
-            grow_range(&v->def, scalar, ply.count);
+            grow_range(&v->def, &ply, scalar, lo, hi);
     }
     free(owned);
     pd_ply_free(&ply);

@@ -31,8 +31,8 @@ typedef struct pd_render_def {
     int width, height; /* output image (pixels) */
     int supersample;   /* samples per pixel side (1..4), box-filtered down: anti-aliasing */
     float radius;      /* splat radius (scene units, m); <= 0: pd_render_estimate_radius */
-    /* Colour range of the scalar; scalar_min >= scalar_max: the scalar's own range. Values
-     * beyond the range take the colour of its end. */
+    /* Colour range of the scalar; scalar_min >= scalar_max: the scalar's own range over the
+     * particles inside the view box. Values beyond the range take the colour of its end. */
     float scalar_min, scalar_max;
     /* 1: fit the camera to bounds_min/max instead of pd_render_view_box of the points, so that
      * every frame of a video is seen from the same place. */

@@ -299,8 +299,11 @@ static void downsample(const pd_raster* r, int ss, uint8_t* out, int w, int h) {
 
 /* ---- frame ---- */
 
-static void scalar_range(const pd_render_def* def, size_t n, const float* scalar, float* lo,
-                         float* hi) {
+/* The caller's range, else the scalar's over the particles in the view box: a far particle
+ * with a wild value (one that flew off) would otherwise squeeze the body's colours together. */
+static void scalar_range(const pd_render_def* def, size_t n, const float* x, const float* y,
+                         const float* z, const float* scalar, pd_vec3 box_lo, pd_vec3 box_hi,
+                         float* lo, float* hi) {
     *lo = def->scalar_min;
     *hi = def->scalar_max;
     if (*lo < *hi)
@@ -308,7 +311,7 @@ static void scalar_range(const pd_render_def* def, size_t n, const float* scalar
     *lo = FLT_MAX;
     *hi = -FLT_MAX;
     for (size_t i = 0; i < n; ++i)
-        if (isfinite(scalar[i])) {
+        if (isfinite(scalar[i]) && pd_in_box(box_lo, box_hi, x[i], y[i], z[i])) {
             *lo = scalar[i] < *lo ? scalar[i] : *lo;
             *hi = scalar[i] > *hi ? scalar[i] : *hi;
         }
@@ -351,23 +354,29 @@ static size_t count_outside(size_t n, const float* x, const float* y, const floa
     return out;
 }
 
-/* The camera of a frame: fitted to the caller's box, or to the view box of the points. */
-static pd_camera frame_camera(const pd_render_def* def, size_t n, const float* x, const float* y,
-                              const float* z, double radius, int legend, int ss, pd_vec3* lo,
-                              pd_vec3* hi) {
-    int extended = 0;
-    if (def->use_bounds) {
-        *lo = pd_v3(def->bounds_min[0], def->bounds_min[1], def->bounds_min[2]);
-        *hi = pd_v3(def->bounds_max[0], def->bounds_max[1], def->bounds_max[2]);
-    } else {
-        pd_view_box(def->stage, n, x, y, z, radius, lo, hi, &extended);
-    }
-    pd_vec3 centre = pd_v3_scale(pd_v3_add(*lo, *hi), 0.5);
-    double sphere = 0.5 * pd_v3_len(pd_v3_sub(*hi, *lo));
+/* The box the camera fits: the caller's, or the view box of the points (*extended: it reaches
+ * down to a collider). */
+static void frame_box(const pd_render_def* def, size_t n, const float* x, const float* y,
+                      const float* z, double radius, pd_vec3* lo, pd_vec3* hi, int* extended) {
+    *extended = 0;
     if (!def->use_bounds) {
-        sphere = points_sphere(n, x, y, z, centre, *lo, *hi);
+        pd_view_box(def->stage, n, x, y, z, radius, lo, hi, extended);
+        return;
+    }
+    *lo = pd_v3(def->bounds_min[0], def->bounds_min[1], def->bounds_min[2]);
+    *hi = pd_v3(def->bounds_max[0], def->bounds_max[1], def->bounds_max[2]);
+}
+
+/* The camera of a frame, fitted to its box (to the points inside a view box of their own). */
+static pd_camera frame_camera(const pd_render_def* def, size_t n, const float* x, const float* y,
+                              const float* z, double radius, int legend, int ss, pd_vec3 lo,
+                              pd_vec3 hi, int extended) {
+    pd_vec3 centre = pd_v3_scale(pd_v3_add(lo, hi), 0.5);
+    double sphere = 0.5 * pd_v3_len(pd_v3_sub(hi, lo));
+    if (!def->use_bounds) {
+        sphere = points_sphere(n, x, y, z, centre, lo, hi);
         if (extended) /* the ground below is in view too */
-            sphere = fmax(sphere, 0.5 * (hi->y - lo->y));
+            sphere = fmax(sphere, 0.5 * (hi.y - lo.y));
     }
     return fit_camera(centre, sphere, radius, def->width * ss, def->height * ss, legend * ss);
 }
@@ -428,14 +437,16 @@ pd_status pd_render_frame(const pd_render_def* def, size_t n, const float* x, co
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "no memory for a %dx%d image",
                        def->width * ss, def->height * ss);
     double radius = def->radius > 0 ? def->radius : pd_render_estimate_radius(n, x, y, z);
+    pd_vec3 lo, hi;
+    int extended;
+    frame_box(def, n, x, y, z, radius, &lo, &hi, &extended);
     float s_lo = 0, s_hi = 0;
     if (scalar)
-        scalar_range(def, n, scalar, &s_lo, &s_hi);
+        scalar_range(def, n, x, y, z, scalar, lo, hi, &s_lo, &s_hi);
     int legend = scalar && def->legend_title
                      ? pd_legend_width(def->width, def->height, def->legend_title, s_lo, s_hi)
                      : 0;
-    pd_vec3 lo, hi;
-    pd_camera cam = frame_camera(def, n, x, y, z, radius, legend, ss, &lo, &hi);
+    pd_camera cam = frame_camera(def, n, x, y, z, radius, legend, ss, lo, hi, extended);
     size_t outside = count_outside(n, x, y, z, lo, hi);
     draw_points(&r, &cam, radius, n, x, y, z, scalar, s_lo, s_hi);
     draw_stage(def, &cam, radius, lo, hi, n, x, y, z, &r);

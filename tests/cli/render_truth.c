@@ -155,8 +155,22 @@ static double body_fraction(const uint8_t* rgb, int w, int h) {
     return (double)body / ((double)w * (double)h);
 }
 
-/* One particle 100 m away from a 0.2 m ball: the ball still covers about what it covers alone
- * (fitted into the image, 38 % at this size), and the outlier is reported. */
+/* `peridot render ARGS`'s stdout (free it), its exit status in *code. */
+static char* render_stdout(const char* dir, const char* args, int* code) {
+    char cmd[1024], out[128];
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s' %s >'%s' 2>/dev/null", PD_CLI_PATH, args,
+             out);
+    int status = system(cmd);
+    *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    char* text = read_text(out);
+    remove(out);
+    printf("  peridot %s -> %d: %s", args, *code, text ? text : "(no output)\n");
+    return text;
+}
+
+/* One particle 100 m away from a 0.2 m ball: the ball still covers about what it covers alone,
+ * the outlier is reported, and its speed is left out of the colour range. */
 PD_TEST(render_outlier_frame_still_shows_the_body) {
     run_dir d;
     PD_REQUIRE(make_run_dir(&d));
@@ -182,6 +196,13 @@ PD_TEST(render_outlier_frame_still_shows_the_body) {
            100 * cover[1]);
     PD_CHECK(cover[0] > 0.30);
     PD_CHECK(cover[1] > 0.9 * cover[0]);
+    /* The colours span the ball's speeds (0 to 0.01 m/s), not the outlier's 10 m/s. */
+    int code;
+    snprintf(args, sizeof args, "render %s --frame 1 --size 160x120 -o %s", d.path, path[1]);
+    char* text = render_stdout(d.path, args, &code);
+    PD_CHECK_NEAR(code, 0, 0);
+    PD_CHECK(text && strstr(text, "colour: speed 0..0.01)"));
+    free(text);
     remove_run_dir(&d);
 }
 
@@ -301,20 +322,6 @@ PD_TEST(render_movie_fps_read_back_with_ffprobe) {
     PD_CHECK_NEAR((double)num / den, 12.0, 1e-6);
     free(text);
     remove_run_dir(&d);
-}
-
-/* `peridot render ARGS`'s stdout (free it), its exit status in *code. */
-static char* render_stdout(const char* dir, const char* args, int* code) {
-    char cmd[1024], out[128];
-    snprintf(out, sizeof out, "%s/stdout.txt", dir);
-    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s' %s >'%s' 2>/dev/null", PD_CLI_PATH, args,
-             out);
-    int status = system(cmd);
-    *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    char* text = read_text(out);
-    remove(out);
-    printf("  peridot %s -> %d: %s", args, *code, text ? text : "(no output)\n");
-    return text;
 }
 
 /* A sphere collider moving at 0.4 m/s is posed at the frame's time from stats.csv (0.5 s for
