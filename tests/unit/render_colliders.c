@@ -342,3 +342,33 @@ PD_TEST(render_poses_a_moving_collider_at_the_frame_time) {
     median_colour(rgb, W, H, sx, sy, got);
     PD_CHECK(!check_colour("where it started (t = 0): not the sphere", got, want, 4));
 }
+
+/* The view box by its definition: on 1000 points x = 0..999 m (y = z = 0) and one at 1e6 m,
+ * the cut is 1 % of 1001 points, 10 at each end: the box runs from the 11th smallest (x = 10)
+ * to the 11th largest (x = 990, the far point being the largest), grown by half of 980 and by
+ * the radius 0.5 m; the far point is outside. A ground plane 5 m below joins the
+ * box (within twice its diagonal); one 5000 m below does not. */
+PD_TEST(render_view_box_is_the_grown_percentile_box) {
+    enum { N = 1001 };
+    static float x[N], y[N], z[N];
+    for (int i = 0; i < N - 1; ++i)
+        x[i] = (float)((i * 389) % 1000); /* every value once, out of order */
+    x[N - 1] = 1e6f;
+    float lo[3], hi[3];
+    size_t outside = pd_render_view_box(NULL, N, x, y, z, 0.5f, lo, hi);
+    printf("  box x %.2f..%.2f, y %.2f..%.2f; %zu outside\n", lo[0], hi[0], lo[1], hi[1], outside);
+    PD_CHECK_NEAR(lo[0], 10 - 490 - 0.5, 1e-3);
+    PD_CHECK_NEAR(hi[0], 990 + 490 + 0.5, 1e-3);
+    PD_CHECK_NEAR(lo[1], -0.5, 1e-6);
+    PD_CHECK_NEAR((double)outside, 1, 0);
+    for (int k = 0; k < 2; ++k) {
+        pd_collider_def plane = pd_default_collider_def();
+        plane.point = pd_v3(0, k == 0 ? -5.0 : -5000.0, 0);
+        pd_render_stage* stage;
+        PD_REQUIRE(pd_render_stage_create(&plane, 1, &stage, NULL) == PD_OK);
+        pd_render_view_box(stage, N, x, y, z, 0.5f, lo, hi);
+        pd_render_stage_destroy(stage);
+        printf("  ground at y = %g: box bottom %g\n", plane.point.y, lo[1]);
+        PD_CHECK_NEAR(lo[1], k == 0 ? -5.0 : -0.5, 1e-6);
+    }
+}
