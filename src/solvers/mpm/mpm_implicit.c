@@ -15,8 +15,11 @@
  * the Armijo line search on E. Coulomb friction at slip nodes and the pins' reactions take the
  * constraint's impulse, +dE/d dv there, after the solve, as the ADMM's do. A von Mises material
  * enters E by the incremental potential of its return (incremental_density: Ortiz and Stainier
- * 1999); Drucker-Prager and the Maxwell branch are refused (their correctors inside E make it no
- * potential). */
+ * 1999), with its returned stress as gradient; the Maxwell branch is refused (Eq. 8's corrector
+ * inside E, mpm_setup.c). Drucker-Prager's return keeps the volume
+ * (non-associated): its stress is no potential's gradient, so the residual stays the momentum
+ * balance with the returned stress, E (the same density) is only reported, and the descent's line
+ * search follows |r| where a particle is on the cone (descent.h's not_gradient). */
 #include <math.h>
 #include <string.h>
 
@@ -35,12 +38,14 @@ typedef struct pd_mpm_optimiser {
     pd_descent d;
     size_t cap; /* nodes the descent and the node arrays hold */
     size_t n;   /* particles */
-    /* per particle: b_p, a matrix of D or D^T, and the last evaluation's F = U diag(s) V^T with
-     * Psi's gradient g and Hessian h in the stretches */
-    pd_mat3 *b, *pm, *u, *v, *h;
+    /* per particle: a matrix of D or D^T, and the last evaluation's F = U diag(s) V^T with W's
+     * gradient g and Hessian h in the stretches (b_p and F_p^n: the ADMM's admm_b, admm_fn) */
+    pd_mat3 *pm, *u, *v, *h;
     pd_vec3 *s, *g;
     pd_real* chunk_energy;
     size_t* chunk_inverted; /* particles with det F <= 0, per chunk */
+    size_t*
+        chunk_associated; /* particles whose stress is not W's gradient (on a cone), per chunk */
     /* per node */
     pd_vec3 *force, *gradient, *cg_r, *cg_z, *cg_d, *cg_ad;
     pd_real* diag;
@@ -54,8 +59,8 @@ typedef struct pd_mpm_optimiser {
 } pd_mpm_optimiser;
 
 #define OPT_PARTICLE_ARRAYS(X)                                                                     \
-    X(b, pd_mat3)                                                                                  \
-    X(pm, pd_mat3) X(u, pd_mat3) X(v, pd_mat3) X(h, pd_mat3) X(s, pd_vec3) X(g, pd_vec3)
+    X(pm, pd_mat3)                                                                                 \
+    X(u, pd_mat3) X(v, pd_mat3) X(h, pd_mat3) X(s, pd_vec3) X(g, pd_vec3)
 #define OPT_NODE_ARRAYS(X)                                                                         \
     X(force, pd_vec3)                                                                              \
     X(gradient, pd_vec3)                                                                           \
@@ -81,6 +86,7 @@ void pd_mpm_optimiser_free(pd_mpm_state* s) {
 #undef FREE_ONE
     PD_FREE_ARRAY(o->chunk_energy, pd_real, o->n / OPT_GRAIN + 1);
     PD_FREE_ARRAY(o->chunk_inverted, size_t, o->n / OPT_GRAIN + 1);
+    PD_FREE_ARRAY(o->chunk_associated, size_t, o->n / OPT_GRAIN + 1);
     pd_free(o, sizeof *o);
     s->opt = NULL;
 }
@@ -107,8 +113,10 @@ static pd_status reserve(pd_mpm_state* s, size_t nodes) {
 #undef ALLOC_ONE
         o->chunk_energy = PD_NEW_ARRAY(pd_real, o->n / OPT_GRAIN + 1);
         o->chunk_inverted = PD_NEW_ARRAY(size_t, o->n / OPT_GRAIN + 1);
+        o->chunk_associated = PD_NEW_ARRAY(size_t, o->n / OPT_GRAIN + 1);
 #define CHECK_ONE(f, T) || !o->f
-        if (!o->chunk_energy || !o->chunk_inverted OPT_PARTICLE_ARRAYS(CHECK_ONE))
+        if (!o->chunk_energy || !o->chunk_inverted ||
+            !o->chunk_associated OPT_PARTICLE_ARRAYS(CHECK_ONE))
             return PD_ERR_OUT_OF_MEMORY;
 #undef CHECK_ONE
     }
@@ -131,86 +139,142 @@ static pd_status reserve(pd_mpm_state* s, size_t nodes) {
 
 /* ---------------------------------------------------------------- E and its gradient */
 
-/* The incremental potential's density at F's stretches s (> 0), with its gradient g and
- * Hessian h in s. Elastic: Psi_E(s). Plastic (von Mises): the variational constitutive update of
- * Ortiz and Stainier 1999, which Fang 2019 Sec. 7.1 names as the potential its Xi_E stands for,
- * with Z_E the Hencky return (hencky_plasticity.h): W(s) = Psi(Z(s)) + tau(Z(s)) . (ln s - ln
- * Z(s)), the elastic energy the return leaves plus the work the step's flow dissipates. In the
- * Hencky strain e = ln s, dW/de = tau(Z) + dZ_e^T C (e - ln Z) and the second term vanishes for
- * von Mises: e - ln Z lies along the deviator's normal n, and the return's derivative dZ_e =
- * 1/3 1 1^T + c (P_dev - n n^T) maps n to 0. So dW/ds_a = tau_a(Z(s)) / s_a, P = tau(Z(F)) F^-T:
- * the returned Kirchhoff stress (Eq. 6 at Z, Sec. 5.2), pulled back by the trial F, where Eq. 10
- * takes P(Z(F)) = tau(Z) Z^-T (the two differ by the step's plastic stretch). W is the Moreau
- * envelope of a convex Psi over the yield set, C^1 and convex in e, with the symmetric Hessian
- * d tau / de = C dZ_e (h below, from d tau / ds = C diag(1 / Z) dZ). Drucker-Prager's return
- * keeps the volume (non-associated): dZ_e^T n != 0 and no W has its stress (refused,
- * mpm_setup.c). */
-static pd_real incremental_density(const pd_mpm_material* m, pd_vec3 s, pd_real g[3],
-                                   pd_real h[3][3]) {
-    pd_real sa[3] = {s.x, s.y, s.z};
-    if (!m->plastic) {
-        pd_mpm_gradient_hessian(m, sa, g, h);
-        return pd_mpm_energy(m, s);
-    }
-    pd_vec3 z, gv;
-    pd_mat3 dz, hm;
-    pd_hencky_return(&m->yield, s, &z, &dz);
-    pd_vec3 tau = pd_hencky_kirchhoff(m->lambda, m->mu, z);
-    pd_mat3 dtau = pd_m3_mul(pd_hencky_kirchhoff_derivative(m->lambda, m->mu, z), dz);
+/* W's gradient g = dW/ds and Hessian h (symmetrised: d tau / de = C dZ_e is symmetric for von
+ * Mises, round-off aside; for Drucker-Prager its symmetric part) of the
+ * returned Kirchhoff stress tau(Z(s)) with d tau / ds = dtau, at the trial's stretches s. */
+static void returned_gradient_hessian(pd_vec3 s, pd_vec3 tau, pd_mat3 dtau, pd_real g[3],
+                                      pd_real h[3][3]) {
+    pd_vec3 gv;
+    pd_mat3 hm;
     pd_principal_gradient_hessian(s, tau, dtau, &gv, &hm);
     g[0] = gv.x, g[1] = gv.y, g[2] = gv.z;
     for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b)
-            h[a][b] = 0.5 * (hm.m[a][b] + hm.m[b][a]); /* symmetric but for round-off */
-    return pd_hencky_energy(m->lambda, m->mu, z) + tau.x * log(s.x / z.x) + tau.y * log(s.y / z.y) +
-           tau.z * log(s.z / z.z);
+            h[a][b] = 0.5 * (hm.m[a][b] + hm.m[b][a]);
 }
 
-/* Per particle at F = D dv + b (D dv's G in pm): V0 W(F) summed per chunk (the density above),
- * F's SVD with W's gradient and Hessian in the stretches kept for the Hessian, and pm <- dt V0 P
- * F^n^T (what pd_grid_divergence turns into D^T (V0 P)). W of |Sigma| with F's rotation, as the
- * explicit step and the ADMM take it. */
+/* Drucker-Prager's Newton tangent on its cone: dZ/ds of von Mises' return on the cylinder
+ * through Z (the cone's radius at this trial's pressure held), trial stretches s times grow.
+ * C dZ_e itself is not symmetric there (the deviator's radius follows the pressure, the pressure
+ * not the deviator), and its symmetric part is indefinite along (n, 1): projected, Newton's
+ * direction did not lower |r| (physics.mpm_optimiser's column stalled at 1.2e-2 after 3
+ * iterations). This block-diagonal part is positive semi-definite, and the step converges (20
+ * iterations to 8e-7). */
+static pd_mat3 cone_tangent(const pd_mpm_material* m, pd_vec3 s, pd_real grow) {
+    pd_hencky_yield held = m->yield;
+    pd_real e = log(grow * s.x) + log(grow * s.y) + log(grow * s.z);
+    held.cone = (pd_dp_cone){m->yield.cone.a - 3 * m->yield.kappa * m->yield.cone.b * e, 0};
+    pd_vec3 same;
+    pd_mat3 dz;
+    pd_hencky_return(&held, pd_v3_scale(s, grow), &same, &dz);
+    return pd_m3_scale(dz, grow);
+}
+
+/* The incremental potential's density at F's stretches s (> 0), with the returned stress as g
+ * and its Hessian h in s. Elastic: Psi_E(s). Plastic: W(e) = Psi(Z(e))
+ * + tau(Z(e)) . (e - ln Z(e)) in the (volume-corrected) trial Hencky strain e = ln s + v / 3
+ * (Ortiz and Stainier 1999, the potential Fang 2019 Sec. 7.1 names for its Xi_E), whose gradient
+ * is dW/de = tau(Z) + dZ_e^T C (e - ln Z). Von Mises and the apex: the second term is 0 (dZ_e
+ * maps the deviator's normal n to 0; at the apex dZ_e = 0), so g_a = tau_a(Z) / s_a is W's
+ * gradient and P = tau(Z(F)) F^-T. Drucker-Prager on its cone: the return keeps tr e and scales
+ * the deviator to r_y = (a - 3 K b tr e) / (sqrt 2 mu), so dZ_e^T n = -3 K b / (sqrt 2 mu) 1 and
+ * dW/de = tau(Z) - 3 sqrt 2 K b (|dev e| - r_y) 1: W's gradient carries the pressure the
+ * associated flow's dilation would make, the non-associated model's stress does not, and no
+ * potential has it. g stays the returned stress (the model's momentum balance), W is E's density
+ * (reported), *cone is set, and the optimiser follows the residual (descent.h's not_gradient);
+ * Newton's Hessian there is cone_tangent's. */
+static pd_real incremental_density(const pd_mpm_material* m, pd_vec3 s, pd_real dilation,
+                                   pd_real g[3], pd_real h[3][3], int* cone) {
+    *cone = 0;
+    if (!m->plastic) {
+        pd_real sa[3] = {s.x, s.y, s.z};
+        pd_mpm_gradient_hessian(m, sa, g, h);
+        return pd_mpm_energy(m, s);
+    }
+    pd_vec3 z;
+    pd_mat3 dz;
+    pd_real grow = m->volume_correction ? exp(dilation / 3) : 1; /* Tampubolon's correction */
+    pd_dp_case c = m->volume_correction
+                       ? pd_hencky_return_corrected(&m->yield, s, dilation, &z, &dz, NULL)
+                       : pd_hencky_return(&m->yield, s, &z, &dz);
+    *cone = c == PD_DP_CONE && m->yield.cone.b > 0;
+    if (*cone)
+        dz = cone_tangent(m, s, grow);
+    pd_vec3 tau = pd_hencky_kirchhoff(m->lambda, m->mu, z);
+    pd_mat3 dtau = pd_m3_mul(pd_hencky_kirchhoff_derivative(m->lambda, m->mu, z), dz);
+    returned_gradient_hessian(s, tau, dtau, g, h);
+    return pd_hencky_energy(m->lambda, m->mu, z) + tau.x * log(grow * s.x / z.x) +
+           tau.y * log(grow * s.y / z.y) + tau.z * log(grow * s.z / z.z);
+}
+
+pd_real pd_mpm_incremental_density(const pd_mpm_material* m, pd_vec3 s, pd_real dilation,
+                                   pd_real g[3], int* cone) {
+    pd_real h[3][3];
+    return incremental_density(m, s, dilation, g, h, cone);
+}
+
+/* F's SVD into u, s, v (stretches clamped to 1e-6: W of |Sigma| with F's rotation, as the
+ * explicit step and the ADMM take it); returns 1 if F is inverted or flat. */
+static int stretches(pd_mat3 f, pd_mat3* u, pd_vec3* s, pd_mat3* v) {
+    pd_vec3 sv;
+    pd_svd3(f, u, &sv, v);
+    *s = pd_v3(fmax(fabs(sv.x), 1e-6), fmax(fabs(sv.y), 1e-6), fmax(fabs(sv.z), 1e-6));
+    return !(sv.z > 0);
+}
+
+static void store_hessian(pd_mat3* out, pd_real h[3][3]) {
+    for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 3; ++c)
+            out->m[a][c] = h[a][c];
+}
+
+/* Per particle at F = D dv + b (D dv's G in pm): V0 W(F) summed per chunk, F's SVD with its
+ * density's gradient and Hessian in the stretches kept for the Hessian, and pm <- dt V0 P F^n^T
+ * (what pd_grid_divergence turns into D^T (V0 P)). */
 static void particle_energy(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     pd_mpm_optimiser* o = ctx;
     const pd_mpm_state* s = o->st;
     const pd_particles* p = o->p;
     pd_real sum = 0;
-    size_t inverted = 0;
+    size_t inverted = 0, on_cone = 0;
     for (size_t i = begin; i < end; ++i) {
         const pd_mpm_material* m = &s->mat[p->material[i]];
-        pd_mat3 f = pd_m3_add(pd_m3_scale(pd_m3_mul(o->pm[i], s->f[i]), o->dt), o->b[i]);
-        pd_vec3 sv;
-        pd_svd3(f, &o->u[i], &sv, &o->v[i]);
-        inverted += !(sv.z > 0);
-        sv = pd_v3(fmax(fabs(sv.x), 1e-6), fmax(fabs(sv.y), 1e-6), fmax(fabs(sv.z), 1e-6));
+        pd_mat3 grad = pd_m3_scale(o->pm[i], o->dt);
+        pd_mat3 f = pd_m3_add(pd_m3_mul(grad, s->f[i]), s->admm_b[i]);
+        inverted += stretches(f, &o->u[i], &o->s[i], &o->v[i]);
         pd_real ga[3], ha[3][3];
-        sum += s->volume0[i] * incremental_density(m, sv, ga, ha);
-        o->s[i] = sv, o->g[i] = pd_v3(ga[0], ga[1], ga[2]);
-        for (int a = 0; a < 3; ++a)
-            for (int c = 0; c < 3; ++c)
-                o->h[i].m[a][c] = ha[a][c];
+        int cone;
+        sum += s->volume0[i] *
+               incremental_density(m, o->s[i], s->dilation ? s->dilation[i] : 0, ga, ha, &cone);
+        on_cone += cone;
+        o->g[i] = pd_v3(ga[0], ga[1], ga[2]);
+        store_hessian(&o->h[i], ha);
         pd_mat3 piola = pd_m3_from_svd(o->u[i], o->g[i], o->v[i]);
-        o->pm[i] = pd_m3_scale(pd_m3_mul(piola, pd_m3_transpose(s->f[i])), o->dt * s->volume0[i]);
+        pd_mat3 force = pd_m3_mul(piola, pd_m3_transpose(s->f[i]));
+        o->pm[i] = pd_m3_scale(force, o->dt * s->volume0[i]);
     }
     o->chunk_energy[begin / OPT_GRAIN] = sum;
     o->chunk_inverted[begin / OPT_GRAIN] = inverted;
+    o->chunk_associated[begin / OPT_GRAIN] = on_cone;
 }
 
 /* E at dv = y and r = S dE/d dv (the unfiltered gradient kept in o->gradient: the constraints'
  * impulses); nodes past the grid's stay 0. */
 static pd_real evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm,
                         int* not_gradient) {
-    (void)not_gradient;
     pd_mpm_optimiser* o = ctx;
     pd_mpm_state* s = o->st;
     const pd_grid* grid = &s->grid;
     pd_grid_gradient(grid, y, o->pm);
     pd_parallel_for(s->n, OPT_GRAIN, particle_energy, o);
     pd_real e = 0;
+    size_t on_cone = 0;
     o->inverted = 0;
     for (size_t k = 0; k * OPT_GRAIN < s->n; ++k)
-        e += o->chunk_energy[k], o->inverted += o->chunk_inverted[k];
+        e += o->chunk_energy[k], o->inverted += o->chunk_inverted[k],
+            on_cone += o->chunk_associated[k];
+    *not_gradient = on_cone > 0; /* Drucker-Prager's stress is no gradient of E there */
     pd_grid_divergence(grid, o->pm, o->force);
     pd_real r2 = 0;
     for (size_t i = 0; i < o->cap; ++i) {
@@ -289,10 +353,12 @@ static void hessian_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_mpm_optimiser* o = ctx;
     const pd_mpm_state* s = o->st;
     for (size_t i = begin; i < end; ++i) {
-        pd_mat3 df = pd_m3_scale(pd_m3_mul(o->pm[i], s->f[i]), o->dt);
+        pd_mat3 grad = pd_m3_scale(o->pm[i], o->dt);
+        pd_mat3 df = pd_m3_mul(grad, s->f[i]);
         pd_mat3 dp =
             pd_principal_piola_differential(o->u[i], o->s[i], o->v[i], o->g[i], o->h[i], df, 1);
-        o->pm[i] = pd_m3_scale(pd_m3_mul(dp, pd_m3_transpose(s->f[i])), o->dt * s->volume0[i]);
+        pd_mat3 out = pd_m3_mul(dp, pd_m3_transpose(s->f[i]));
+        o->pm[i] = pd_m3_scale(out, o->dt * s->volume0[i]);
     }
 }
 
@@ -348,12 +414,15 @@ static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
 
 /* ---------------------------------------------------------------- the step */
 
-/* b_p = (I + dt G(v^n)_p) F_p^n. */
+/* b_p = (I + dt G(v^n)_p) F_p^n, and F_p^n, in the ADMM's arrays (its D, the grid matrix and
+ * pd_mpm_implicit_residual read them there). */
 static void start_of_step(pd_mpm_optimiser* o) {
     pd_mpm_state* s = o->st;
-    pd_grid_gradient(&s->grid, s->grid.velocity, o->b);
+    pd_mat3* b = s->admm_b;
+    pd_grid_gradient(&s->grid, s->grid.velocity, b);
     for (size_t i = 0; i < s->n; ++i)
-        o->b[i] = pd_m3_mul(pd_m3_add(pd_m3_identity(), pd_m3_scale(o->b[i], o->dt)), s->f[i]);
+        b[i] = pd_m3_mul(pd_m3_add(pd_m3_identity(), pd_m3_scale(b[i], o->dt)), s->f[i]);
+    memcpy(s->admm_fn, s->f, s->n * sizeof *s->f);
 }
 
 /* The start: the explicit guess y_g = dt g set to what the constraints fix, y_c, jumps at a
@@ -443,7 +512,7 @@ pd_status pd_mpm_optimiser_solve(pd_mpm_state* s, const pd_step_context* ctx, in
     diagonal(o);
     if (s->prm.integrator == PD_MPM_LBFGS &&
         s->prm.lbfgs_preconditioner == PD_MPM_LBFGS_GRID_MATRIX &&
-        (st = pd_mpm_grid_matrix(s, ctx->particles, ctx->dt, o->b)) != PD_OK)
+        (st = pd_mpm_grid_matrix(s, ctx->particles, ctx->dt, s->admm_b)) != PD_OK)
         return st;
     pd_descent_problem pr = {.ctx = o,
                              .evaluate = evaluate,

@@ -32,18 +32,6 @@ pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, co
                        "corrector inside it makes it no potential (use solver.mpm.integrator "
                        "\"admm\" or \"explicit\")",
                        integ);
-    /* von Mises' return has the incremental potential of mpm_implicit.c; Drucker-Prager's flow
-     * keeps the volume (non-associated), and no potential has its stress as gradient */
-    if (optimiser && m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) {
-        char at[PD_JPATH_MAX], model[PD_JPATH_MAX];
-        pd_jpath_key(at, path, "plasticity");
-        pd_jpath_key(model, at, "model");
-        return pd_fail(err, PD_ERR_BAD_SCENE, model,
-                       "mpm's %s integrator minimises an incremental potential: von Mises' return "
-                       "has one, Drucker-Prager's non-associated flow (the volume kept) has none "
-                       "(use solver.mpm.integrator \"admm\" or \"explicit\")",
-                       integ);
-    }
     pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
     if (st != PD_OK)
         return st;
