@@ -1005,8 +1005,8 @@ PD_TEST(stiffness_check_counts_the_maxwell_branch) {
 
 /* mpm's material key elastic_energy: a plastic material with another law than hencky is refused
  * at the key (the returns act on the Hencky strain), an unknown law at the key with the choices,
- * and the key itself by a method that does not implement it (sbpd); Drucker-Prager and von Mises
- * are taken under mpm's optimiser step (newton, lbfgs: mpm_implicit.c). */
+ * and the key itself by a method that does not implement it (sbpd); Drucker-Prager, von Mises and
+ * the Maxwell branch are taken under mpm's optimiser step (newton, lbfgs: mpm_implicit.c). */
 PD_TEST(mpm_elastic_energy_is_checked_and_refused_where_not_honoured) {
     char* good = good_scene(NULL, NULL);
     PD_REQUIRE(good);
@@ -1036,8 +1036,11 @@ PD_TEST(mpm_elastic_energy_is_checked_and_refused_where_not_honoured) {
         pd_scene_free(&sc);
     const char* inelastic[][2] = {
         {"newton", "materials.gel.plasticity={\"model\":\"drucker_prager\"}"},
-        {"lbfgs", "materials.gel.plasticity={\"model\":\"von_mises\",\"yield_stress\":1e3}"}};
-    for (int k = 0; k < 2; ++k) {
+        {"lbfgs", "materials.gel.plasticity={\"model\":\"von_mises\",\"yield_stress\":1e3}"},
+        {"lbfgs", "materials.gel.viscoelasticity={\"model\":\"hencky_maxwell\","
+                  "\"shear_modulus\":1e4,\"bulk_modulus\":2e4,\"deviatoric_viscosity\":100,"
+                  "\"volumetric_viscosity\":100}"}};
+    for (int k = 0; k < 3; ++k) {
         char integrator[64];
         snprintf(integrator, sizeof integrator, "solver={\"mpm\":{\"integrator\":\"%s\"}}",
                  inelastic[k][0]);

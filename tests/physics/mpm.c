@@ -430,6 +430,16 @@ static int held_shear_run(const char* integrator, double dt, held_shear* out) {
     return ok;
 }
 
+/* For mpm_optimiser.c: the held shear under another integrator; worst[0] from the exponential,
+ * worst[1] from the discrete law. */
+int pd_test_mpm_held_shear(const char* integrator, double dt, double worst[2], double* bound);
+int pd_test_mpm_held_shear(const char* integrator, double dt, double worst[2], double* bound) {
+    held_shear h;
+    int ok = held_shear_run(integrator, dt, &h);
+    worst[0] = h.worst_exp, worst[1] = h.worst_discrete, *bound = h.bound;
+    return ok;
+}
+
 PD_TEST(maxwell_branch_relaxes_a_held_shear) {
     held_shear h;
     PD_REQUIRE(held_shear_run("explicit", 0.002, &h));

@@ -1,8 +1,9 @@
-/* The density of mpm's optimiser step (src/solvers/mpm/mpm_implicit.c) against central finite
- * differences in the trial's stretches: von Mises' W and Drucker-Prager's at its apex have the
- * returned stress as theirs; on Drucker-Prager's cone W's gradient is the returned stress less the
- * pressure 3 sqrt 2 K b (|dev e| - r_y) (the associated flow's), the derivation the optimiser's
- * choice to follow the residual there rests on. */
+/* The densities of mpm's optimiser step (src/solvers/mpm/mpm_implicit.c) against central finite
+ * differences in the trial's stretches: the Maxwell branch's W_N (Eq. 8 as a variational update)
+ * has the projected branch stress as its gradient; von Mises' W and Drucker-Prager's at its apex
+ * have the returned stress as theirs; on Drucker-Prager's cone W's gradient is the returned stress
+ * less the pressure 3 sqrt 2 K b (|dev e| - r_y) (the associated flow's), the derivation the
+ * optimiser's choice to follow the residual there rests on. */
 #include <math.h>
 
 #include "constitutive/drucker_prager.h"
@@ -41,6 +42,31 @@ static double gradient_error(pd_real (*w)(const pd_mpm_material*, pd_vec3, pd_re
 static pd_real plastic_w(const pd_mpm_material* m, pd_vec3 s, pd_real dilation, pd_real* g) {
     int cone;
     return pd_mpm_incremental_density(m, s, dilation, g, &cone);
+}
+
+static pd_real branch_w(const pd_mpm_material* m, pd_vec3 s, pd_real dilation, pd_real* g) {
+    (void)dilation;
+    return pd_mpm_branch_density(m, s, g);
+}
+
+/* W_N's gradient is tau_N(Z_N(e)) to 1e-7 at a stretch that relaxes deviator and volume (a
+ * gradient of Psi_N at the trial, or without the 1/2, misses by the branch's relaxed share). */
+PD_TEST(maxwell_branch_density_has_the_projected_stress_as_gradient) {
+    pd_mpm_material m = {.energy = PD_MPM_HENCKY, .mu = k_mu, .lambda = k_lambda, .density = 1000};
+    m.maxwell = 1;
+    m.branch = (pd_hencky_maxwell){.mu = 2 * k_mu,
+                                   .lambda = 2 * k_lambda,
+                                   .deviatoric_viscosity = 4 * k_mu * 0.01,
+                                   .volumetric_viscosity = 6 * k_lambda * 0.01};
+    double worst = 0;
+    const double dts[] = {1e-3, 1e-2, 1e-1};
+    for (int k = 0; k < 3; ++k) {
+        m.step = pd_hencky_maxwell_coefficients(&m.branch, dts[k]);
+        worst = fmax(worst, gradient_error(branch_w, &m, pd_v3(1.2, 0.9, 0.95), 0, 0));
+        worst = fmax(worst, gradient_error(branch_w, &m, pd_v3(0.7, 1.1, 1.3), 0, 0));
+    }
+    printf("  W_N's finite-difference gradient against tau_N(Z_N): worst relative %.2e\n", worst);
+    PD_CHECK(worst < 1e-7);
 }
 
 /* Von Mises past yield, Drucker-Prager (phi 30, cohesion 200 Pa) past its apex (in tension) and

@@ -15,8 +15,8 @@
  * the Armijo line search on E. Coulomb friction at slip nodes and the pins' reactions take the
  * constraint's impulse, +dE/d dv there, after the solve, as the ADMM's do. A von Mises material
  * enters E by the incremental potential of its return (incremental_density: Ortiz and Stainier
- * 1999), with its returned stress as gradient; the Maxwell branch is refused (Eq. 8's corrector
- * inside E, mpm_setup.c). Drucker-Prager's return keeps the volume
+ * 1999), the Maxwell branch by that of Eq. 8 (branch_density: Eq. 9's second term, F_N = D_N dv +
+ * b_N), each with its corrected stress as gradient. Drucker-Prager's return keeps the volume
  * (non-associated): its stress is no potential's gradient, so the residual stays the momentum
  * balance with the returned stress, E (the same density) is only reported, and the descent's line
  * search follows |r| where a particle is on the cone (descent.h's not_gradient). */
@@ -42,10 +42,13 @@ typedef struct pd_mpm_optimiser {
      * gradient g and Hessian h in the stretches (b_p and F_p^n: the ADMM's admm_b, admm_fn) */
     pd_mat3 *pm, *u, *v, *h;
     pd_vec3 *s, *g;
+    /* ... the same for F_N of the Maxwell branch (NULL without it; b_N and F_N^n are the ADMM's
+     * mx_b and mx_fn) */
+    pd_mat3 *un, *vn, *hn;
+    pd_vec3 *sn, *gn;
     pd_real* chunk_energy;
-    size_t* chunk_inverted; /* particles with det F <= 0, per chunk */
-    size_t*
-        chunk_associated; /* particles whose stress is not W's gradient (on a cone), per chunk */
+    /* per chunk: particles with det F <= 0; particles on a cone (stress not W's gradient) */
+    size_t *chunk_inverted, *chunk_associated;
     /* per node */
     pd_vec3 *force, *gradient, *cg_r, *cg_z, *cg_d, *cg_ad;
     pd_real* diag;
@@ -61,6 +64,8 @@ typedef struct pd_mpm_optimiser {
 #define OPT_PARTICLE_ARRAYS(X)                                                                     \
     X(pm, pd_mat3)                                                                                 \
     X(u, pd_mat3) X(v, pd_mat3) X(h, pd_mat3) X(s, pd_vec3) X(g, pd_vec3)
+#define OPT_BRANCH_ARRAYS(X)                                                                       \
+    X(un, pd_mat3) X(vn, pd_mat3) X(hn, pd_mat3) X(sn, pd_vec3) X(gn, pd_vec3)
 #define OPT_NODE_ARRAYS(X)                                                                         \
     X(force, pd_vec3)                                                                              \
     X(gradient, pd_vec3)                                                                           \
@@ -83,6 +88,7 @@ void pd_mpm_optimiser_free(pd_mpm_state* s) {
     free_nodes(o);
 #define FREE_ONE(f, T) PD_FREE_ARRAY(o->f, T, o->n + 1);
     OPT_PARTICLE_ARRAYS(FREE_ONE)
+    OPT_BRANCH_ARRAYS(FREE_ONE)
 #undef FREE_ONE
     PD_FREE_ARRAY(o->chunk_energy, pd_real, o->n / OPT_GRAIN + 1);
     PD_FREE_ARRAY(o->chunk_inverted, size_t, o->n / OPT_GRAIN + 1);
@@ -110,6 +116,9 @@ static pd_status reserve(pd_mpm_state* s, size_t nodes) {
         o->n = s->n;
 #define ALLOC_ONE(f, T) o->f = PD_NEW_ARRAY(T, o->n + 1);
         OPT_PARTICLE_ARRAYS(ALLOC_ONE)
+        if (s->has_maxwell) {
+            OPT_BRANCH_ARRAYS(ALLOC_ONE)
+        }
 #undef ALLOC_ONE
         o->chunk_energy = PD_NEW_ARRAY(pd_real, o->n / OPT_GRAIN + 1);
         o->chunk_inverted = PD_NEW_ARRAY(size_t, o->n / OPT_GRAIN + 1);
@@ -117,6 +126,8 @@ static pd_status reserve(pd_mpm_state* s, size_t nodes) {
 #define CHECK_ONE(f, T) || !o->f
         if (!o->chunk_energy || !o->chunk_inverted ||
             !o->chunk_associated OPT_PARTICLE_ARRAYS(CHECK_ONE))
+            return PD_ERR_OUT_OF_MEMORY;
+        if (s->has_maxwell && (0 OPT_BRANCH_ARRAYS(CHECK_ONE)))
             return PD_ERR_OUT_OF_MEMORY;
 #undef CHECK_ONE
     }
@@ -140,7 +151,7 @@ static pd_status reserve(pd_mpm_state* s, size_t nodes) {
 /* ---------------------------------------------------------------- E and its gradient */
 
 /* W's gradient g = dW/ds and Hessian h (symmetrised: d tau / de = C dZ_e is symmetric for von
- * Mises, round-off aside; for Drucker-Prager its symmetric part) of the
+ * Mises and the Maxwell branch, round-off aside; for Drucker-Prager its symmetric part) of the
  * returned Kirchhoff stress tau(Z(s)) with d tau / ds = dtau, at the trial's stretches s. */
 static void returned_gradient_hessian(pd_vec3 s, pd_vec3 tau, pd_mat3 dtau, pd_real g[3],
                                       pd_real h[3][3]) {
@@ -207,10 +218,34 @@ static pd_real incremental_density(const pd_mpm_material* m, pd_vec3 s, pd_real 
            tau.y * log(grow * s.y / z.y) + tau.z * log(grow * s.z / z.z);
 }
 
+/* The Maxwell branch's incremental potential at F_N's trial stretches s. Eq. 5 with Eq. 7's
+ * quadratic Phi_V and Eq. 6's linear tau_N = C_N e is the optimality condition of e* = argmin_e
+ * Psi_N(e) + 1 / (2 dt) (e_tr - e)^T K (e_tr - e), K = (d^2 Phi_V / d tau^2)^-1 (SPD for finite
+ * nu_d, nu_v): C_N e* = K (e_tr - e*) / dt, i.e. e* = e_tr - dt dPhi_V/dtau(tau(e*)), whose
+ * solution is Eq. 8. The minimum, W_N(e_tr) = Psi_N(Z_N) + 1/2 tau_N(Z_N) . (e_tr - ln Z_N) (the
+ * quadratic term is half the stress times the viscous strain), is Psi_N's Moreau envelope,
+ * convex, with gradient K (e_tr - e*) / dt = tau_N(Z_N(e_tr)): the projected branch's stress, the
+ * force Fang 2019's Xi_N integrates (Sec. 7.1), and Hessian C_N dZ_N (symmetric). */
+static pd_real branch_density(const pd_mpm_material* m, pd_vec3 s, pd_real g[3], pd_real h[3][3]) {
+    pd_mat3 dz;
+    pd_vec3 z = pd_hencky_maxwell_project(m->step, s, &dz);
+    pd_real lambda = m->branch.lambda, mu = m->branch.mu;
+    pd_vec3 tau = pd_hencky_kirchhoff(lambda, mu, z);
+    pd_mat3 dtau = pd_m3_mul(pd_hencky_kirchhoff_derivative(lambda, mu, z), dz);
+    returned_gradient_hessian(s, tau, dtau, g, h);
+    return pd_hencky_energy(lambda, mu, z) +
+           0.5 * (tau.x * log(s.x / z.x) + tau.y * log(s.y / z.y) + tau.z * log(s.z / z.z));
+}
+
 pd_real pd_mpm_incremental_density(const pd_mpm_material* m, pd_vec3 s, pd_real dilation,
                                    pd_real g[3], int* cone) {
     pd_real h[3][3];
     return incremental_density(m, s, dilation, g, h, cone);
+}
+
+pd_real pd_mpm_branch_density(const pd_mpm_material* m, pd_vec3 s, pd_real g[3]) {
+    pd_real h[3][3];
+    return branch_density(m, s, g, h);
 }
 
 /* F's SVD into u, s, v (stretches clamped to 1e-6: W of |Sigma| with F's rotation, as the
@@ -228,9 +263,10 @@ static void store_hessian(pd_mat3* out, pd_real h[3][3]) {
             out->m[a][c] = h[a][c];
 }
 
-/* Per particle at F = D dv + b (D dv's G in pm): V0 W(F) summed per chunk, F's SVD with its
- * density's gradient and Hessian in the stretches kept for the Hessian, and pm <- dt V0 P F^n^T
- * (what pd_grid_divergence turns into D^T (V0 P)). */
+/* Per particle at F = D dv + b (D dv's G in pm) and, with the Maxwell branch, F_N = D_N dv +
+ * b_N: V0 (W(F) + W_N(F_N)) summed per chunk, each F's SVD with its density's gradient and
+ * Hessian in the stretches kept for the Hessian, and pm <- dt V0 (P F^n^T + P_N F_N^n^T) (what
+ * pd_grid_divergence turns into D^T (V0 P) + D_N^T (V0 P_N), Eq. 9's two terms). */
 static void particle_energy(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     pd_mpm_optimiser* o = ctx;
@@ -252,6 +288,15 @@ static void particle_energy(void* ctx, size_t begin, size_t end, int thread) {
         store_hessian(&o->h[i], ha);
         pd_mat3 piola = pd_m3_from_svd(o->u[i], o->g[i], o->v[i]);
         pd_mat3 force = pd_m3_mul(piola, pd_m3_transpose(s->f[i]));
+        if (m->maxwell) {
+            pd_mat3 fn = pd_m3_add(pd_m3_mul(grad, s->fn[i]), s->mx_b[i]);
+            inverted += stretches(fn, &o->un[i], &o->sn[i], &o->vn[i]);
+            sum += s->volume0[i] * branch_density(m, o->sn[i], ga, ha);
+            o->gn[i] = pd_v3(ga[0], ga[1], ga[2]);
+            store_hessian(&o->hn[i], ha);
+            piola = pd_m3_from_svd(o->un[i], o->gn[i], o->vn[i]);
+            force = pd_m3_add(force, pd_m3_mul(piola, pd_m3_transpose(s->fn[i])));
+        }
         o->pm[i] = pd_m3_scale(force, o->dt * s->volume0[i]);
     }
     o->chunk_energy[begin / OPT_GRAIN] = sum;
@@ -336,6 +381,10 @@ static void diagonal(pd_mpm_optimiser* o) {
                 norm += ha[a][c] * ha[a][c];
         pd_real k = s->volume0[i] * sqrt(norm) * o->dt * o->dt;
         o->pm[i] = pd_m3_scale(pd_m3_mul(s->f[i], pd_m3_transpose(s->f[i])), k);
+        if (s->has_maxwell && s->mx_w2[i] > 0) /* + the branch's: its SEW weight w_N^2 */
+            o->pm[i] =
+                pd_m3_add(o->pm[i], pd_m3_scale(pd_m3_mul(s->fn[i], pd_m3_transpose(s->fn[i])),
+                                                s->mx_w2[i] * o->dt * o->dt));
     }
     pd_grid_quadratic_sum(&s->grid, o->pm, o->diag);
     for (size_t i = 0; i < s->grid.nodes; ++i)
@@ -358,6 +407,12 @@ static void hessian_range(void* ctx, size_t begin, size_t end, int thread) {
         pd_mat3 dp =
             pd_principal_piola_differential(o->u[i], o->s[i], o->v[i], o->g[i], o->h[i], df, 1);
         pd_mat3 out = pd_m3_mul(dp, pd_m3_transpose(s->f[i]));
+        if (s->mat[o->p->material[i]].maxwell) { /* + D_N^T (V0 dP_N/dF_N : D_N u) */
+            df = pd_m3_mul(grad, s->fn[i]);
+            dp = pd_principal_piola_differential(o->un[i], o->sn[i], o->vn[i], o->gn[i], o->hn[i],
+                                                 df, 1);
+            out = pd_m3_add(out, pd_m3_mul(dp, pd_m3_transpose(s->fn[i])));
+        }
         o->pm[i] = pd_m3_scale(out, o->dt * s->volume0[i]);
     }
 }
@@ -509,6 +564,11 @@ pd_status pd_mpm_optimiser_solve(pd_mpm_state* s, const pd_step_context* ctx, in
     o->gdt = pd_v3_scale(ctx->gravity, ctx->dt);
     pd_mpm_find_constraints(s, ctx->particles, ctx->colliders);
     start_of_step(o);
+    if (s->has_maxwell) { /* b_N = (I + dt G(v^n)) F_N^n, F_N^n and w_N^2, as the ADMM's */
+        if ((st = pd_mpm_maxwell_reserve(s)) != PD_OK)
+            return st;
+        pd_mpm_maxwell_start(s, ctx->particles, ctx->dt, 1);
+    }
     diagonal(o);
     if (s->prm.integrator == PD_MPM_LBFGS &&
         s->prm.lbfgs_preconditioner == PD_MPM_LBFGS_GRID_MATRIX &&

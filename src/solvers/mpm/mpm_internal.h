@@ -87,11 +87,13 @@ void pd_mpm_impose_constraints(const pd_mpm_state* s, pd_vec3* dv);
 pd_status pd_mpm_optimiser_solve(pd_mpm_state* s, const pd_step_context* ctx, int* iterations,
                                  pd_real* residual);
 void pd_mpm_optimiser_free(pd_mpm_state* s);
-/* The optimiser's density at trial stretches s (mpm_implicit.c, for tests): W of F_E (the
+/* The optimiser's densities at trial stretches s (mpm_implicit.c, for tests): W of F_E (the
  * incremental potential of the return; *cone set where Drucker-Prager's stress, in g = tau(Z) /
- * s, is not W's gradient). dilation: the volume correction's v. */
+ * s, is not W's gradient) and W_N of F_N (Eq. 8's variational update; g = tau_N(Z_N) / s, its
+ * gradient). dilation: the volume correction's v. */
 pd_real pd_mpm_incremental_density(const pd_mpm_material* m, pd_vec3 s, pd_real dilation,
                                    pd_real g[3], int* cone);
+pd_real pd_mpm_branch_density(const pd_mpm_material* m, pd_vec3 s, pd_real g[3]);
 
 /* Backward Euler's relative momentum residual at the grid velocity change dv (tests). */
 pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles, pd_vec3 gravity,

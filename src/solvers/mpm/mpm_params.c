@@ -28,9 +28,9 @@ static const pd_param_info k_params[] = {
      "steps), for steps well beyond it. newton, lbfgs: the same backward Euler as the "
      "minimisation of the incremental potential over the grid velocity change (Gast et al. "
      "2015), by the shared optimiser: Newton with the projected Hessian solved by conjugate "
-     "gradients, or L-BFGS over the grid matrix (docs/methods/mpm.md). Von Mises enters by the "
-     "incremental potential of its return; Drucker-Prager, whose stress has none, by its "
-     "returned stress with the line search on the residual; the Maxwell branch is refused."},
+     "gradients, or L-BFGS over the grid matrix (docs/methods/mpm.md). Von Mises and the Maxwell "
+     "branch enter by the incremental potentials of their corrections; Drucker-Prager, whose "
+     "stress has none, by its returned stress with the line search on the residual."},
     {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
      "Contact between bodies by multi-field MPM (Bardenhagen et al. 2000; beyond the paper): "
      "each body has its own velocity field on the grid, and where two meet at a node whose "

@@ -24,14 +24,6 @@ pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, co
                        "linear (Klar et al. 2016): a plastic material takes elastic_energy "
                        "\"hencky\"");
     }
-    int optimiser = prm->integrator == PD_MPM_NEWTON || prm->integrator == PD_MPM_LBFGS;
-    const char* integ = prm->integrator == PD_MPM_NEWTON ? "newton" : "lbfgs";
-    if (optimiser && m->viscoelasticity != PD_VISCO_NONE)
-        return pd_fail(err, PD_ERR_BAD_SCENE, path,
-                       "mpm's %s integrator minimises an incremental potential: Eq. 8's viscous "
-                       "corrector inside it makes it no potential (use solver.mpm.integrator "
-                       "\"admm\" or \"explicit\")",
-                       integ);
     pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
     if (st != PD_OK)
         return st;
