@@ -17,8 +17,10 @@ need=(build-essential cmake pkg-config libcjson-dev libsuitesparse-dev libassimp
 # `setup.sh test` (used by `make test`): what reads the VTU frames in tests/cli/vtu_frames.c:
 # ParaView's pvpython (paraview 437 MB + python3-paraview 106 MB, with Qt, GDAL, HDF5 and Open MPI
 # about 1.1 GB and 210 packages on a bare Debian 12) and meshio (python3-meshio, 0.6 MB; with
-# numpy, lxml, rich 32 MB). Only the tests need them, so `make demo` does not install them.
-[ "${1:-}" = "test" ] && need+=(paraview python3-paraview python3-meshio)
+# numpy, lxml, rich 32 MB), and ffmpeg (about 90 MB with its libraries), whose ffprobe reads
+# back a rendered movie's frame rate (tests/cli/render_truth.c; users need ffmpeg only for MP4).
+# Only the tests need them, so `make demo` does not install them.
+[ "${1:-}" = "test" ] && need+=(paraview python3-paraview python3-meshio ffmpeg)
 missing=()
 for p in "${need[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -291,12 +291,13 @@ PD_TEST(render_movie_fps_and_one_range) {
     remove_run_dir(&d);
 }
 
-/* With ffmpeg and ffprobe installed (optional: scripts/setup.sh does not install them), the
- * MP4 itself is read back: its frame rate is the scene's 24 / 2. */
+/* The MP4 itself is read back with ffprobe: its frame rate is the scene's 24 / 2. ffmpeg is
+ * optional for users (a movie needs it) and installed for the tests (`scripts/setup.sh test`). */
 PD_TEST(render_movie_fps_read_back_with_ffprobe) {
     if (system("command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1") != 0) {
-        printf("  ffmpeg or ffprobe not installed: the frame rate is checked through a stand-in "
-               "only (render_movie_fps_and_one_range)\n");
+        printf("  FAIL ffmpeg or ffprobe not installed: `bash scripts/setup.sh test` installs "
+               "them\n");
+        pd_test_failures++;
         return;
     }
     run_dir d;
