@@ -2,7 +2,7 @@
  * its pixels: a falling body's frames that differ (the ground and the shadow show the height),
  * a body that still fills the image beside one far outlier, one colour range for a whole
  * movie, and the movie's frame rate (the scene's, or --fps) handed to ffmpeg, and read back
- * with ffprobe where ffmpeg is installed. Synthetic frames and scenes: no simulation runs here.
+ * with ffprobe. Synthetic frames and scenes: no simulation runs here.
  * The colliders' and the legend's pixels: tests/unit/render_colliders.c. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -17,25 +17,8 @@
 #include "io/output.h"
 #include "peridot/render.h"
 #include "render/png.h"
+#include "lattice_ball.h"
 #include "test.h"
-
-enum { k_ball_cap = 21 * 21 * 21 };
-
-/* A lattice ball of radius 0.1 m and spacing 0.01 m about `centre`; returns its count. */
-static size_t ball(pd_vec3 centre, float* x, float* y, float* z) {
-    size_t n = 0;
-    for (int i = -10; i <= 10; ++i)
-        for (int j = -10; j <= 10; ++j)
-            for (int k = -10; k <= 10; ++k) {
-                if (i * i + j * j + k * k > 100)
-                    continue;
-                x[n] = (float)(centre.x + 0.01 * i);
-                y[n] = (float)(centre.y + 0.01 * j);
-                z[n] = (float)(centre.z + 0.01 * k);
-                ++n;
-            }
-    return n;
-}
 
 /* ---- through the command line ---- */
 

@@ -12,25 +12,8 @@
 #include <unistd.h>
 
 #include "peridot/render.h"
+#include "lattice_ball.h"
 #include "test.h"
-
-enum { k_ball_cap = 21 * 21 * 21 };
-
-/* A lattice ball of radius 0.1 m and spacing 0.01 m about `centre`; returns its count. */
-static size_t ball(pd_vec3 centre, float* x, float* y, float* z) {
-    size_t n = 0;
-    for (int i = -10; i <= 10; ++i)
-        for (int j = -10; j <= 10; ++j)
-            for (int k = -10; k <= 10; ++k) {
-                if (i * i + j * j + k * k > 100)
-                    continue;
-                x[n] = (float)(centre.x + 0.01 * i);
-                y[n] = (float)(centre.y + 0.01 * j);
-                z[n] = (float)(centre.z + 0.01 * k);
-                ++n;
-            }
-    return n;
-}
 
 /* Pixel (sx, sy) of p through the camera the render reports (a pinhole: its own projection
  * here, not the renderer's). */
