@@ -21,6 +21,9 @@ extern "C" {
 #endif
 
 const char* pd_version(void);
+/* sizeof a public struct by its name ("pd_error", "pd_world_info", ...; 0 for another name):
+ * a binding that lays the structs out itself (python/peridot) checks its layout with it. */
+size_t pd_type_size(const char* name);
 
 /* What a scene will need, computed without sampling or allocating it. */
 typedef struct pd_estimate {

@@ -46,6 +46,8 @@ pd_status pd_scene_parse(const char* json, const char* file, const char* dir,
                          const char* const* overrides, int override_count, pd_scene* out,
                          pd_error* err);
 void pd_scene_free(pd_scene* scene);
+/* The resolved scene (JSON text: overrides applied, every default explicit), owned by scene. */
+const char* pd_scene_resolved_json(const pd_scene* scene);
 /* A number that changes with anything of the resolved scene but time.frames, output.dir and
  * output.checkpoint_every (what a resumed run may change): a checkpoint carries it. */
 uint64_t pd_scene_fingerprint(const pd_scene* scene);

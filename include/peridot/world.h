@@ -34,16 +34,21 @@ typedef struct pd_world_info {
      * Xu 2018 Eq. 25's relative error (NaN when the method reports none) */
     int iterations;
     double residual, energy, relative_error;
+    int colliders; /* the scene's colliders */
 } pd_world_info;
 pd_world_info pd_world_get_info(const pd_world* w);
 
 /* Pin k (0 <= k < info.pins) of the scene's bodies[body].pins[index_in_body]: the force it
- * exerted on its body during the last step (N). */
+ * exerted on its body during the last step (N), and its pose now as its keyframes give it (an
+ * offset from where its particles were sampled, and a rotation about its region's centre). */
 typedef struct pd_pin_info {
     int body;
     int index_in_body;
     pd_vec3 force;
-    int released; /* let go (its release time passed): its particles move freely */
+    int released;          /* let go (its release time passed): its particles move freely */
+    pd_vec3 translate;     /* m */
+    pd_vec3 rotate_axis;   /* unit */
+    double rotate_degrees; /* [0, 180] */
 } pd_pin_info;
 pd_pin_info pd_world_pin(const pd_world* w, int k);
 
@@ -61,6 +66,62 @@ pd_frame_stats pd_world_frame_stats(const pd_world* w);
  * published by the world's method. */
 pd_status pd_world_write_frame(pd_world* w, const char* path, unsigned format, unsigned attributes,
                                pd_error* err);
+
+/* ---- Reading and driving a world between steps (the Python module, python/peridot) ---- */
+
+/* The particles as the world stores them: positions and velocities in storage order (which a
+ * step may change: the world reorders its particles along a Z-curve), and order[id], the
+ * storage index of the particle with that id, so that positions[order[id]] is particle id's.
+ * The pointers stay valid, and the values current, until the next step or the world's
+ * destruction. */
+typedef struct pd_particle_view {
+    size_t count;
+    const pd_vec3* positions;  /* m */
+    const pd_vec3* velocities; /* m/s */
+    const uint32_t* order;
+} pd_particle_view;
+pd_particle_view pd_world_particles(const pd_world* w);
+
+/* One published attribute of the frames (output.attributes: "velocity", "stress", ...), as the
+ * world or its method holds it: `components` values per particle, interleaved
+ * (data[i * components + c], i in storage order as pd_particle_view's), pd_real (double) or
+ * int32_t; names[c] are the frame's column names. Valid until the next step. */
+typedef struct pd_field_view {
+    int components;
+    int is_integer; /* 1: int32_t values; 0: pd_real */
+    const void* data;
+    const char* names[6];
+    const char* unit;
+} pd_field_view;
+/* The attribute of that name: PD_ERR_INVALID_ARGUMENT for a name that is no attribute,
+ * PD_ERR_UNSUPPORTED for one the world's method does not publish (err names those it does). */
+pd_status pd_world_field(pd_world* w, const char* name, pd_field_view* out, pd_error* err);
+/* The PD_ATTR_* bit of an attribute's scene name, or 0. */
+unsigned pd_attribute_bit(const char* name);
+/* Every attribute's scene name, "|"-separated, in bit order (PD_ATTRIBUTE_NAMES). */
+const char* pd_attribute_names(void);
+
+/* Collider k (0 <= k < info.colliders) now: its pose, an offset from its rest pose and a
+ * rotation (axis, degrees) about its rest centre, as keyframes give them, and the velocity and
+ * angular velocity it moves with during the step that led here. */
+typedef struct pd_collider_info {
+    pd_vec3 translate;        /* m */
+    pd_vec3 rotate_axis;      /* unit */
+    double rotate_degrees;    /* [0, 180] */
+    pd_vec3 center;           /* rest centre: the rotation's pivot (m) */
+    pd_vec3 velocity;         /* of the pivot (m/s) */
+    pd_vec3 angular_velocity; /* rad/s */
+} pd_collider_info;
+pd_collider_info pd_world_collider(const pd_world* w, int k);
+
+/* Moves collider k, or pin k (the pins of pd_world_pin), from its pose now to `to` (its
+ * translate and rotate; to.t, the time it arrives there, after the world's time) in a straight
+ * line, as between two keyframes, and holds it there: what the scene gave it (velocity,
+ * keyframes) no longer acts. Between steps, to drive it from a program; the next steps move
+ * it. PD_ERR_INVALID_ARGUMENT (err at "colliders[k]" / "pins[k]") for a k out of range, a
+ * time not after now, a rotation without an axis, or a released pin. Not kept in checkpoints. */
+pd_status pd_world_move_collider(pd_world* w, int k, pd_keyframe to, pd_error* err);
+pd_status pd_world_move_pin(pd_world* w, int k, pd_keyframe to, pd_error* err);
 
 /* Checkpoints (docs/scene-format.md, output.checkpoint_every): everything the next step reads,
  * so that a world read back continues bit for bit. Written at the end of frame `frame`, with

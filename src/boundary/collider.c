@@ -169,7 +169,10 @@ static pd_vec3 rest_center(const pd_collider_def* d) {
 
 /* Keyframed motion: the one interpolator of core/keyframes.c. */
 static void keyframe_pose(pd_collider* col, pd_real t) {
-    pd_keyframe_motion m = pd_keyframes_motion(col->def.keyframes, col->def.keyframe_count, t);
+    const pd_keyframe* keys = col->def.keyframes;
+    int n = col->def.keyframe_count;
+    pd_keyframe_motion m =
+        col->moved ? pd_keyframes_motion_ending(keys, n, t) : pd_keyframes_motion(keys, n, t);
     col->translation = m.translate;
     col->rotation = m.rotation;
     col->lin_vel = m.velocity;
@@ -194,6 +197,33 @@ void pd_colliders_update(pd_colliders* c, pd_real t) {
         else
             velocity_pose(col, t);
     }
+}
+
+/* The pose pd_colliders_update set, as a keyframe at t. */
+static pd_keyframe pose_now(const pd_collider* col, pd_real t) {
+    pd_keyframe k = {.t = t, .translate = col->translation};
+    pd_rotation_to_axis_angle(col->rotation, &k.rotate_axis, &k.rotate_degrees);
+    return k;
+}
+
+pd_status pd_collider_move_to(pd_collider* col, pd_real t0, pd_keyframe to, const char* path,
+                              pd_error* err) {
+    pd_status st = pd_keyframe_check_move(&to, t0, path, err);
+    if (st != PD_OK)
+        return st;
+    if (col->def.keyframe_count != 2) { /* the scene's keys, or none: room for two */
+        pd_keyframe* keys = PD_NEW_ARRAY(pd_keyframe, 2);
+        if (!keys)
+            return pd_fail(err, PD_ERR_OUT_OF_MEMORY, path, "out of memory");
+        if (col->def.keyframes)
+            PD_FREE_ARRAY(col->def.keyframes, pd_keyframe, col->def.keyframe_count);
+        col->def.keyframes = keys;
+        col->def.keyframe_count = 2;
+    }
+    col->def.keyframes[0] = pose_now(col, t0);
+    col->def.keyframes[1] = to;
+    col->moved = 1;
+    return PD_OK;
 }
 
 /* ---- creation and validation ---- */

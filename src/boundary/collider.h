@@ -21,6 +21,7 @@ typedef struct pd_collider {
     pd_mat3 rotation;         /* current rotation about `center` */
     pd_vec3 lin_vel;          /* current linear velocity of the pivot (m/s) */
     pd_vec3 ang_vel;          /* current angular velocity (rad/s) */
+    int moved; /* its keys are pd_collider_move_to's: velocity of the segment a step ends on */
 } pd_collider;
 
 typedef struct pd_colliders {
@@ -42,6 +43,13 @@ void pd_colliders_destroy(pd_colliders* c);
  * angular_velocity*t about its centre, or, when keyframes are given (they take the place of
  * velocity and angular_velocity), interpolated between them and held outside their range. */
 void pd_colliders_update(pd_colliders* c, pd_real t);
+
+/* Replaces the collider's motion by two keyframes: its pose now (time t0, where
+ * pd_colliders_update last put it) and `to` (to.t > t0); it holds at `to` after. For a program
+ * that drives it between steps (pd_world_move_collider). PD_ERR_INVALID_ARGUMENT (err at
+ * `path`) for to.t not after t0 or a rotation without an axis. */
+pd_status pd_collider_move_to(pd_collider* col, pd_real t0, pd_keyframe to, const char* path,
+                              pd_error* err);
 
 /* Signed distance of p to collider k (negative inside the solid, i.e. where particles must
  * not be) and the outward unit normal there (towards the allowed side; normal may be NULL).

@@ -1,7 +1,27 @@
 /* The keyframe interpolator (core/keyframes.h): one definition of how keyframed things move. */
 #include "core/keyframes.h"
 
+#include "core/error.h"
+
 static const pd_real DEG = PD_PI / 180.0;
+
+pd_status pd_keyframe_check_move(pd_keyframe* to, pd_real t0, const char* path, pd_error* err) {
+    if (!(to->t > t0) || !isfinite(to->t))
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path,
+                       "a move must arrive after the time now (t = %.9g s), got t = %.9g s",
+                       (double)t0, (double)to->t);
+    pd_vec3 tr = to->translate;
+    if (!isfinite(tr.x) || !isfinite(tr.y) || !isfinite(tr.z) || !isfinite(to->rotate_degrees))
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path,
+                       "a move's translate and rotation must be finite numbers");
+    pd_real axis = pd_v3_len(to->rotate_axis);
+    if (to->rotate_degrees == 0)
+        return PD_OK;
+    if (!(axis > 0 && isfinite(axis)))
+        return pd_fail(err, PD_ERR_INVALID_ARGUMENT, path, "a rotation needs a non-zero axis");
+    to->rotate_axis = pd_v3_scale(to->rotate_axis, 1 / axis);
+    return PD_OK;
+}
 
 pd_mat3 pd_rotation_axis_angle(pd_vec3 axis, pd_real degrees) {
     pd_real len = pd_v3_len(axis);
@@ -107,6 +127,16 @@ pd_keyframe_motion pd_keyframes_motion(const pd_keyframe* keys, int count, pd_re
         return held(&keys[count - 1]);
     int j = 0;
     while (j + 2 < count && t >= keys[j + 1].t)
+        ++j;
+    pd_real span = keys[j + 1].t - keys[j].t;
+    return segment(&keys[j], &keys[j + 1], (t - keys[j].t) / span, span);
+}
+
+pd_keyframe_motion pd_keyframes_motion_ending(const pd_keyframe* keys, int count, pd_real t) {
+    if (count < 2 || !(t > keys[0].t && t <= keys[count - 1].t))
+        return pd_keyframes_motion(keys, count, t);
+    int j = 0;
+    while (j + 2 < count && t > keys[j + 1].t)
         ++j;
     pd_real span = keys[j + 1].t - keys[j].t;
     return segment(&keys[j], &keys[j + 1], (t - keys[j].t) / span, span);

@@ -18,6 +18,8 @@ typedef struct pd_pin {
     pd_vec3 center;    /* rotation pivot: centre of the region */
     pd_vec3 force;     /* force the pin exerted on the body during the last step (N) */
     int released;      /* let go (def.release reached): its particles are free */
+    /* pd_world_move_pin's two keyframes (def.keyframes points here once it was moved) */
+    pd_keyframe moved[2];
 } pd_pin;
 
 struct pd_world {

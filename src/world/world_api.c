@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/keyframes.h"
 #include "core/param.h"
 #include "core/timer.h"
 #include "io/output.h"
@@ -29,12 +30,23 @@ pd_world_info pd_world_get_info(const pd_world* w) {
         .residual = st->residual,
         .energy = st->energy,
         .relative_error = st->relative_error,
+        .colliders = w->colliders.count,
     };
 }
 
 pd_pin_info pd_world_pin(const pd_world* w, int k) {
     const pd_pin* pin = &w->pins[k];
-    return (pd_pin_info){pin->body, pin->index_in_body, pin->force, pin->released};
+    pd_pin_info info = {.body = pin->body,
+                        .index_in_body = pin->index_in_body,
+                        .force = pin->force,
+                        .released = pin->released};
+    pd_mat3 rotation;
+    pd_real degrees;
+    pd_keyframes_pose(pin->def.keyframes, pin->def.keyframe_count, w->time, &info.translate,
+                      &rotation);
+    pd_rotation_to_axis_angle(rotation, &info.rotate_axis, &degrees);
+    info.rotate_degrees = (double)degrees;
+    return info;
 }
 
 pd_status pd_world_write_frame(pd_world* w, const char* path, unsigned format, unsigned attributes,
