@@ -6,14 +6,17 @@
 #               (no -march=native) and under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make known-failures   re-measures the known failures of docs/validation.md
 #   make fuzz   builds the libFuzzer targets with clang and runs each FUZZ_SECONDS (600)
+#   make install  installs the program, libperidot (static and shared), the headers and the
+#               Python module (`import peridot`, docs/python.md) under PREFIX (/usr/local)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 PORTABLE_BUILD ?= build-portable
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 600
+PREFIX ?= /usr/local
 
-.PHONY: all setup build demo test known-failures test-release test-portable test-asan fuzz bench format clean
+.PHONY: all setup build install demo test known-failures test-release test-portable test-asan fuzz bench format clean
 
 all: build
 
@@ -23,6 +26,12 @@ setup:
 build: setup
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
+
+# the Python module goes where Debian's python3 looks under PREFIX (CMakeLists.txt,
+# PD_PYTHON_DIR); ldconfig makes the new libperidot.so known to the C programs that link it
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+	@if [ "$$(id -u)" -eq 0 ]; then ldconfig; fi
 
 demo: build
 	./$(BUILD)/peridot run scenes/demo.json -o out/demo

@@ -28,3 +28,17 @@ foreach(area ${PD_TEST_AREAS})
                          ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE")
   endforeach()
 endforeach()
+
+# The Python module's tests (tests/python/test_<name>.py, pytest; ctest `python.<name>`), under
+# Debian's python3 (its python3-numpy and python3-pytest, scripts/setup.sh) rather than another
+# python3 earlier on the PATH, with this build's shared library and program.
+find_program(PD_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+find_program(PD_PYTHON3 python3)
+file(GLOB PD_PYTHON_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/python/test_*.py)
+foreach(src ${PD_PYTHON_TESTS})
+  get_filename_component(stem ${src} NAME_WE)
+  string(REGEX REPLACE "^test_" "" name ${stem})
+  add_test(NAME python.${name} COMMAND ${PD_PYTHON3} -m pytest -q -s -p no:cacheprovider ${src})
+  set_tests_properties(python.${name} PROPERTIES LABELS python TIMEOUT 300 ENVIRONMENT
+    "OMP_WAIT_POLICY=PASSIVE;PYTHONDONTWRITEBYTECODE=1;PYTHONPATH=${CMAKE_SOURCE_DIR}/python;PERIDOT_LIB=$<TARGET_FILE:peridot_shared>;PERIDOT_CLI=$<TARGET_FILE:peridot_cli>")
+endforeach()

@@ -1,0 +1,289 @@
+"""The Python module (python/peridot) against the command line and against physics it must
+keep: frames equal `peridot run`'s bit for bit, a collider driven into a body pushes it, a pin
+driven through a body pulls it with a force whose impulse is the body's momentum, and errors
+carry their JSON path. Run by ctest (python.module) with PERIDOT_LIB and PERIDOT_CLI set to the
+build's library and program; tiny scenes, a few seconds in all."""
+import json
+import math
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import peridot
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = os.environ.get("PERIDOT_CLI", str(ROOT / "build" / "peridot"))
+
+
+@pytest.fixture(autouse=True)
+def wall_time(request):
+    t0 = time.perf_counter()
+    yield
+    print(f"\n{request.node.name}: wall time {time.perf_counter() - t0:.2f} s")
+
+
+def ball_scene(frames=4):
+    """A ball of ~100 particles held at its top by a pin that drops it by 2 cm at t = 0.02 s
+    onto a plane it reaches within the run; every attribute projective_pd writes, PLY and
+    VTK."""
+    return {
+        "version": 1, "method": "projective_pd",
+        "time": {"dt": 0.01, "fps": 50, "frames": frames},
+        "materials": {"m": {"density": 1000, "youngs_modulus": 1e5, "poisson_ratio": 0.3}},
+        "bodies": [{"name": "ball", "material": "m", "spacing": 0.02,
+                    "shape": {"type": "sphere", "center": [0, 0.5, 0], "radius": 0.06},
+                    "pins": [{"region": {"type": "sphere", "center": [0, 0.56, 0],
+                                         "radius": 0.025},
+                              "keyframes": [{"t": 0}, {"t": 0.02, "translate": [0, -0.02, 0]}]}]}],
+        "colliders": [{"type": "plane", "point": [0, 0.43, 0], "normal": [0, 1, 0],
+                       "friction": 0.3}],
+        "output": {"dir": "out", "format": ["ply", "vtk"],
+                   "attributes": ["velocity", "material", "body", "id"]},
+    }
+
+
+def read_ply(path):
+    """A binary little-endian PLY of float / int vertex properties as a structured array."""
+    data = Path(path).read_bytes()
+    end = data.index(b"end_header\n") + len(b"end_header\n")
+    count, names = 0, []
+    for line in data[:end].decode().splitlines():
+        words = line.split()
+        if words[:2] == ["element", "vertex"]:
+            count = int(words[2])
+        elif words[:1] == ["property"]:
+            names.append((words[2], {"float": "<f4", "int": "<i4"}[words[1]]))
+    return np.frombuffer(data, dtype=np.dtype(names), count=count, offset=end)
+
+
+def test_frames_equal_the_command_lines_bit_for_bit(tmp_path):
+    frames = 4
+    scene_path = tmp_path / "ball.json"
+    scene_path.write_text(json.dumps(ball_scene(frames)))
+    cli_dir, py_dir = tmp_path / "cli", tmp_path / "py"
+    subprocess.run([CLI, "run", str(scene_path), "-o", str(cli_dir), "--quiet"], check=True)
+
+    sim = peridot.load(scene_path)
+    rows = [sim.stats]
+    sim.write_frame(py_dir)
+    while sim.frame < frames:
+        sim.step_frame()
+        sim.write_frame(py_dir)
+        rows.append(sim.stats)
+
+    compared = 0
+    for f in range(frames + 1):
+        for ext in ("ply", "vtk"):
+            name = f"frame_{f:05d}.{ext}"
+            assert (py_dir / name).read_bytes() == (cli_dir / name).read_bytes(), name
+            compared += 1
+    print(f"{compared} frame files equal byte for byte")
+
+    # stats.csv: every column the way the program prints it, but the wall time
+    lines = (cli_dir / "stats.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    assert header == list(rows[0].keys())
+    for line, row in zip(lines[1:], rows, strict=True):
+        for name, text in zip(header, line.split(",")):
+            if name == "wall_ms_per_step":
+                continue
+            value = row[name]
+            if text == "":
+                assert math.isnan(value), name
+            else:
+                assert float(text) == pytest.approx(value, rel=1e-6, abs=0), (name, text, value)
+    print(f"stats.csv: {len(rows)} rows of {len(header)} columns equal")
+
+    # the arrays are the frames' rows: positions (float32 in the PLY), velocity, id order
+    ply = read_ply(py_dir / f"frame_{frames:05d}.ply")
+    pos, vel = sim.positions, sim.velocities
+    assert pos.shape == (len(sim), 3) and len(ply) == len(sim)
+    assert np.array_equal(pos.astype(np.float32), np.stack([ply["x"], ply["y"], ply["z"]], 1))
+    assert np.array_equal(vel.astype(np.float32), np.stack([ply["vx"], ply["vy"], ply["vz"]], 1))
+    assert np.array_equal(sim.field("velocity"), vel)
+    assert np.array_equal(sim.field("id"), np.arange(len(sim)))
+    assert np.array_equal(sim.field("body"), np.zeros(len(sim)))
+    assert sim.field_columns("velocity") == (["vx", "vy", "vz"], "m/s")
+    print(f"{len(sim)} particles; fields {sim.fields}")
+
+
+def test_a_dict_scene_runs_as_its_file(tmp_path):
+    scene_path = tmp_path / "ball.json"
+    scene_path.write_text(json.dumps(ball_scene(2)))
+    a = peridot.load(scene_path, overrides={"time.frames": 1})
+    b = peridot.load(ball_scene(2), overrides=["time.frames=1"])
+    assert a.scene["time"]["frames"] == b.scene["time"]["frames"] == 1
+    a.step_frame(), b.step_frame()
+    assert np.array_equal(a.positions, b.positions)
+    assert a.time == b.time == pytest.approx(0.02, abs=1e-15)
+
+
+def pushed_box_scene():
+    """A free box of 5^3 particles without gravity, and a box collider 0.03 m to its +x."""
+    return {
+        "version": 1, "method": "projective_pd", "gravity": [0, 0, 0],
+        "time": {"dt": 0.005, "fps": 50, "frames": 10},
+        "materials": {"m": {"density": 1000, "youngs_modulus": 1e5, "poisson_ratio": 0.3}},
+        "bodies": [{"name": "box", "material": "m", "spacing": 0.02,
+                    "shape": {"type": "box", "min": [-0.05, -0.05, -0.05],
+                              "max": [0.05, 0.05, 0.05]}}],
+        "colliders": [{"type": "box", "min": [0.08, -0.2, -0.2], "max": [0.3, 0.2, 0.2],
+                       "friction": 0}],
+    }
+
+
+def test_a_collider_moved_into_a_body_pushes_it():
+    """The wall is moved from Python at -v along x, step by step. Until it reaches the body
+    nothing moves (no gravity); after, no particle is beyond its face, and the body is pushed
+    ahead of it: a wall of infinite mass leaves it between v (a plastic impact) and 2 v (an
+    elastic one), and it has gone at least as far as the wall went past the first contact
+    (less its compression)."""
+    sim = peridot.load(pushed_box_scene())
+    v, dt = 0.5, sim.dt
+    start = sim.positions.copy()
+    face0 = 0.08
+    leading = start[:, 0].max()
+    contact_time = (face0 - leading) / v
+    mean_vx, wall_faces = [], []
+    while sim.time < contact_time + 0.1:
+        t1 = sim.time + dt
+        sim.move_collider(0, translate=(-v * t1, 0, 0))
+        sim.step()
+        wall = sim.colliders[0]
+        assert wall["translate"] == pytest.approx((-v * t1, 0, 0), abs=1e-12)
+        assert wall["velocity"] == pytest.approx((-v, 0, 0), rel=1e-9)
+        face = face0 - v * t1
+        x = sim.positions[:, 0]
+        if t1 < contact_time - dt:
+            assert np.abs(sim.positions - start).max() < 1e-12, f"moved before contact, t={t1}"
+        assert x.max() <= face + 1e-9, f"a particle inside the wall at t = {t1}"
+        mean_vx.append(sim.velocities[:, 0].mean())
+        wall_faces.append(face)
+    late = np.array(mean_vx[len(mean_vx) // 2:])
+    shift = sim.positions[:, 0].mean() - start[:, 0].mean()
+    travel = v * (sim.time - contact_time)
+    print(f"contact at t = {contact_time:.4f} s; the wall went {travel:.4f} m past it, the "
+          f"body's mean x {-shift:.4f} m; mean vx over the second half {late.mean():.4f} m/s "
+          f"(wall -{v}, band {v} to {2 * v}), from {late.min():.4f} to {late.max():.4f}")
+    assert 0.98 * v <= -late.mean() <= 2 * v
+    assert 0.8 * travel <= -shift <= 2 * travel
+
+
+def pulled_bar_scene():
+    """A bar of 10 x 3 x 3 particles without gravity, pinned at its -x end."""
+    return {
+        "version": 1, "method": "projective_pd", "gravity": [0, 0, 0],
+        "time": {"dt": 0.005, "fps": 50, "frames": 10},
+        "solver": {"projective_pd": {"iterations": 60, "tolerance": 1e-7}},
+        "materials": {"m": {"density": 1000, "youngs_modulus": 2e4, "poisson_ratio": 0.3}},
+        "bodies": [{"name": "bar", "material": "m", "spacing": 0.02,
+                    "shape": {"type": "box", "min": [0, 0, 0], "max": [0.2, 0.06, 0.06]},
+                    "pins": [{"region": {"type": "box", "min": [-0.01, -0.01, -0.01],
+                                         "max": [0.025, 0.07, 0.07]}}]}],
+    }
+
+
+def test_a_pin_moved_through_a_body_pulls_it_with_its_force():
+    """The pin is moved from Python at v along x. The body follows, and the impulse of the
+    pin's reported force, summed over the steps, is the body's momentum (no other external
+    force acts): the force is the reaction the body gave the pin."""
+    sim = peridot.load(pulled_bar_scene())
+    v, dt = 0.2, sim.dt
+    # every particle has one mass (one material, a grid): m from the kinetic energy
+    impulse, steps = np.zeros(3), 0
+    while sim.time < 0.2 - 1e-12:
+        sim.move_pin(0, translate=(v * (sim.time + dt), 0, 0))
+        sim.step()
+        pin = sim.pins[0]
+        impulse += pin["force"] * sim.dt
+        steps += 1
+        assert pin["translate"] == pytest.approx((v * sim.time, 0, 0), abs=1e-12)
+    vel = sim.velocities
+    mass = 2 * sim.stats["kinetic_energy"] / np.sum(vel * vel)
+    momentum = mass * vel.sum(axis=0)
+    shift = sim.positions[:, 0].mean() - peridot.load(pulled_bar_scene()).positions[:, 0].mean()
+    print(f"{steps} steps: pin impulse {impulse} N s, body momentum {momentum} kg m/s "
+          f"(particle mass {mass:.4g} kg); pin moved {v * sim.time:.4f} m, body's mean x "
+          f"{shift:.4f} m")
+    assert impulse[0] > 0
+    assert momentum[0] == pytest.approx(impulse[0], rel=1e-6)
+    assert np.abs(impulse[1:]).max() < 1e-3 * impulse[0]
+    assert shift == pytest.approx(v * sim.time, rel=0.1)
+
+
+def test_a_bad_scene_names_its_json_path(tmp_path):
+    scene = ball_scene()
+    scene["bodies"][0]["spacing"] = -1
+    with pytest.raises(peridot.PeridotError) as e:
+        peridot.load(scene)
+    assert e.value.path == "bodies[0].spacing"
+    assert e.value.status == "bad scene" and e.value.message
+    assert e.value.file == "<dict>" and e.value.line == 0
+    print(f"bad spacing: {e.value}")
+
+    with pytest.raises(peridot.PeridotError) as e:
+        peridot.load(ball_scene(), overrides={"time.fps": "fast"})
+    assert e.value.path == "time.fps"
+    print(f"bad override: {e.value}")
+
+    with pytest.raises(peridot.PeridotError) as e:
+        peridot.load(tmp_path / "missing.json")
+    assert e.value.status == "input/output error" and "missing.json" in e.value.file
+
+    (tmp_path / "broken.json").write_text('{"version": 1,\n "method": }')
+    with pytest.raises(peridot.PeridotError) as e:
+        peridot.load(tmp_path / "broken.json")
+    assert e.value.line == 2
+    print(f"broken JSON: {e.value}")
+
+
+def test_misuse_between_steps_raises():
+    sim = peridot.load(ball_scene())
+    with pytest.raises(peridot.PeridotError) as e:
+        sim.move_collider(3, translate=(0, 0, 0))
+    assert e.value.path == "colliders[3]"
+    with pytest.raises(peridot.PeridotError) as e:
+        sim.move_collider(0, translate=(0, 0.1, 0), arrive=sim.time)
+    assert e.value.path == "colliders[0]" and "after the time now" in e.value.message
+    with pytest.raises(peridot.PeridotError) as e:
+        sim.move_collider(0, rotate=((0, 0, 0), 30))
+    assert "axis" in e.value.message
+    with pytest.raises(peridot.PeridotError) as e:
+        sim.field("temperature")
+    assert "velocity" in e.value.message  # it lists the attributes there are
+    missing = [n for n in ("stress", "density", "plastic_strain") if n not in sim.fields]
+    assert missing
+    with pytest.raises(peridot.PeridotError) as e:
+        sim.field(missing[0])
+    assert e.value.status == "unsupported by this method" and "projective_pd" in e.value.message
+    sim.close()
+    with pytest.raises(ValueError):
+        sim.step()
+
+    # a pin let go (sbpd lets pins go; projective_pd refuses `release`) is not moved
+    released = ball_scene()
+    released["bodies"][0]["pins"][0] = {"region": released["bodies"][0]["pins"][0]["region"],
+                                        "release": 0.005}
+    sim = peridot.load(released, overrides={"method": "sbpd", "time.dt": "auto"})
+    while sim.time < 0.01:  # let go by the first step starting at or after 0.005 s
+        sim.step()
+    assert sim.pins[0]["released"]
+    with pytest.raises(peridot.PeridotError) as e:
+        sim.move_pin(0, translate=(0, 0.1, 0))
+    assert e.value.path == "pins[0]" and "released" in e.value.message
+    print(f"released pin: {e.value}")
+
+
+def test_an_unstable_step_raises_unstable_error():
+    scene = ball_scene()
+    scene["bodies"][0]["pins"][0]["keyframes"] = [{"t": 0},
+                                                  {"t": 0.01, "translate": [1e150, 0, 0]}]
+    sim = peridot.load(scene)
+    with pytest.raises(peridot.UnstableError) as e:
+        sim.step()
+    assert "t = 0.01" in e.value.message
+    print(f"unstable: {e.value}")
