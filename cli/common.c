@@ -237,16 +237,9 @@ int pd_cli_check_estimate(const pd_scene* scene, const pd_cli_scene_args* a, pd_
         pd_cli_print_error(a->command, &err, st);
         return 2;
     }
-    pd_memory_limit limit = pd_memory_limit_read("/proc/self/cgroup", "/sys/fs/cgroup");
-    if (scene->world.memory_limit_bytes)
-        limit = (pd_memory_limit){(double)scene->world.memory_limit_bytes, "the set limit"};
-    if ((double)est->bytes > 0.8 * limit.bytes) {
-        fprintf(stderr,
-                "peridot %s: %s: bodies: the scene needs up to about %.3g GiB for about %zu "
-                "particles, more than the %.3g GiB (80 %% of %s, %.3g GiB) this process can "
-                "use; use a larger spacing or smaller bodies\n",
-                a->command, scene->file, gib((double)est->bytes), est->particles,
-                gib(0.8 * limit.bytes), limit.source, gib(limit.bytes));
+    if ((st = pd_scene_check_memory(scene, est, &err)) != PD_OK) {
+        snprintf(err.file, sizeof err.file, "%s", scene->file);
+        pd_cli_print_error(a->command, &err, st);
         return 2;
     }
     return check_output_space(scene, a, est);

@@ -34,6 +34,10 @@ typedef struct pd_estimate {
     size_t steps;        /* time steps for the whole run */
 } pd_estimate;
 pd_status pd_scene_estimate(const pd_scene* scene, pd_estimate* out, pd_error* err);
+/* PD_ERR_TOO_LARGE (err at "bodies", with both numbers) when the estimate's bytes exceed 80 %
+ * of what this process may use (pd_memory_limit_read, or world.memory_limit_bytes when set):
+ * what `peridot run` and the Python module refuse before building. */
+pd_status pd_scene_check_memory(const pd_scene* scene, const pd_estimate* est, pd_error* err);
 
 /* Samples the bodies, builds colliders, pins and the method's solver. */
 pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err);

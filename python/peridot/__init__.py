@@ -18,8 +18,8 @@ import time as _time
 
 import numpy as np
 
-from ._lib import (PD_ERR_UNSTABLE, PD_ERR_UNSUPPORTED, SCENE_SIZE, Error, FieldView, Keyframe,
-                   Vec3, lib)
+from ._lib import (PD_ERR_UNSTABLE, PD_ERR_UNSUPPORTED, SCENE_SIZE, Error, Estimate, FieldView,
+                   Keyframe, Vec3, lib)
 
 __all__ = ["load", "Simulation", "PeridotError", "UnstableError", "version"]
 
@@ -118,8 +118,16 @@ class Simulation:
         _check(code, err, self._file, line=not isinstance(scene, dict))
         self._scene_loaded = True
         self.scene = json.loads(lib.pd_scene_resolved_json(self._scene).decode())
+        # as `peridot run`: a scene that needs more memory than the process may use is refused
+        # before it is built
+        self.estimate = Estimate()
+        code = lib.pd_scene_estimate(self._scene, ctypes.byref(self.estimate), ctypes.byref(err))
+        if code == 0:
+            code = lib.pd_scene_check_memory(self._scene, ctypes.byref(self.estimate),
+                                             ctypes.byref(err))
         world = ctypes.c_void_p()
-        code = lib.pd_create_world(self._scene, ctypes.byref(world), ctypes.byref(err))
+        if code == 0:
+            code = lib.pd_create_world(self._scene, ctypes.byref(world), ctypes.byref(err))
         if code != 0:
             self.close()
             _raise(code, err, self._file)
@@ -336,12 +344,14 @@ class Simulation:
         _check(lib.pd_world_move_pin(self._w(), int(k), key, ctypes.byref(err)), err, self._file)
 
     # ---- output ----
-    def write_frame(self, directory, frame=None):
+    def write_frame(self, directory, frame=None, formats=None):
         """Writes the state as `peridot run` writes a frame: DIR/frame_<frame>.ply (and .vtk),
-        in the scene's output.format with its output.attributes, atomically. frame defaults to
-        `self.frame`. Returns the paths written."""
+        in the scene's output.format (or `formats`, a list of "ply", "vtk") with its
+        output.attributes, atomically. frame defaults to `self.frame`. Returns the paths
+        written."""
         out = self.scene["output"]
-        formats = out["format"] if isinstance(out["format"], list) else [out["format"]]
+        if formats is None:
+            formats = out["format"] if isinstance(out["format"], list) else [out["format"]]
         attributes = 0
         for name in out.get("attributes", []):
             attributes |= lib.pd_attribute_bit(name.encode())

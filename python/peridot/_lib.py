@@ -25,6 +25,12 @@ class Keyframe(ctypes.Structure):  # pd_keyframe
                 ("rotate_degrees", c_real)]
 
 
+class Estimate(ctypes.Structure):  # pd_estimate
+    _fields_ = [("particles", ctypes.c_size_t), ("bonds", ctypes.c_size_t),
+                ("bytes", ctypes.c_size_t), ("output_bytes", ctypes.c_size_t),
+                ("steps", ctypes.c_size_t)]
+
+
 class WorldInfo(ctypes.Structure):  # pd_world_info
     _fields_ = [("particles", ctypes.c_size_t), ("bonds", ctypes.c_size_t),
                 ("pins", ctypes.c_int), ("time", ctypes.c_double), ("dt", ctypes.c_double),
@@ -62,7 +68,7 @@ class ColliderInfo(ctypes.Structure):  # pd_collider_info
                 ("center", Vec3), ("velocity", Vec3), ("angular_velocity", Vec3)]
 
 
-_LAYOUTS = {"pd_error": Error, "pd_keyframe": Keyframe, "pd_world_info": WorldInfo,
+_LAYOUTS = {"pd_error": Error, "pd_keyframe": Keyframe, "pd_estimate": Estimate, "pd_world_info": WorldInfo,
             "pd_pin_info": PinInfo, "pd_frame_stats": FrameStats,
             "pd_particle_view": ParticleView, "pd_field_view": FieldView,
             "pd_collider_info": ColliderInfo}
@@ -121,6 +127,8 @@ def _declare(lib):
         "pd_scene_parse": (I, [S, S, S, ctypes.POINTER(S), I, P, E]),
         "pd_scene_free": (None, [P]),
         "pd_scene_resolved_json": (S, [P]),
+        "pd_scene_estimate": (I, [P, ctypes.POINTER(Estimate), E]),
+        "pd_scene_check_memory": (I, [P, ctypes.POINTER(Estimate), E]),
         "pd_create_world": (I, [P, ctypes.POINTER(P), E]),
         "pd_destroy_world": (None, [P]),
         "pd_world_step": (I, [P, E]),

@@ -125,3 +125,18 @@ pd_status pd_scene_estimate(const pd_scene* scene, pd_estimate* out, pd_error* e
     out->steps = (size_t)(steps_per_frame * scene->world.frames);
     return PD_OK;
 }
+
+pd_status pd_scene_check_memory(const pd_scene* scene, const pd_estimate* est, pd_error* err) {
+    pd_memory_limit limit = pd_memory_limit_read("/proc/self/cgroup", "/sys/fs/cgroup");
+    if (scene->world.memory_limit_bytes)
+        limit = (pd_memory_limit){(double)scene->world.memory_limit_bytes, "the set limit"};
+    if (!((double)est->bytes > 0.8 * limit.bytes))
+        return PD_OK;
+    const double gib = 1073741824.0;
+    return pd_fail(err, PD_ERR_TOO_LARGE, "bodies",
+                   "the scene needs up to about %.3g GiB for about %zu particles, more than the "
+                   "%.3g GiB (80 %% of %s, %.3g GiB) this process can use; use a larger spacing "
+                   "or smaller bodies",
+                   (double)est->bytes / gib, est->particles, 0.8 * limit.bytes / gib, limit.source,
+                   limit.bytes / gib);
+}

@@ -112,6 +112,7 @@ size_t pd_type_size(const char* name) {
         return sizeof(T);
     PD_TYPE_SIZE_(pd_error)
     PD_TYPE_SIZE_(pd_scene)
+    PD_TYPE_SIZE_(pd_estimate)
     PD_TYPE_SIZE_(pd_keyframe)
     PD_TYPE_SIZE_(pd_world_info)
     PD_TYPE_SIZE_(pd_pin_info)

@@ -42,7 +42,8 @@ def ball_scene(frames=4):
         "colliders": [{"type": "plane", "point": [0, 0.43, 0], "normal": [0, 1, 0],
                        "friction": 0.3}],
         "output": {"dir": "out", "format": ["ply", "vtk"],
-                   "attributes": ["velocity", "material", "body", "id"]},
+                   "attributes": ["velocity", "material", "body", "plastic_strain", "density",
+                                  "id"]},
     }
 
 
@@ -108,7 +109,32 @@ def test_frames_equal_the_command_lines_bit_for_bit(tmp_path):
     assert np.array_equal(sim.field("id"), np.arange(len(sim)))
     assert np.array_equal(sim.field("body"), np.zeros(len(sim)))
     assert sim.field_columns("velocity") == (["vx", "vy", "vz"], "m/s")
+    for name in ("density", "plastic_strain"):  # the method's own, as the frames hold them
+        (column,), _ = sim.field_columns(name)
+        assert np.array_equal(sim.field(name).astype(np.float32), ply[column]), name
     print(f"{len(sim)} particles; fields {sim.fields}")
+
+    # positions are a copy here (the world keeps a Z-curve order): changing it changes nothing
+    pos[:] = 0
+    assert np.array_equal(sim.positions.astype(np.float32),
+                          np.stack([ply["x"], ply["y"], ply["z"]], 1))
+
+
+def test_arrays_are_views_when_the_world_keeps_the_id_order():
+    """A row of particles along x: its Z-curve order is its id order, so positions is the
+    world's own memory (read-only), current until the next step."""
+    sim = peridot.load({
+        "version": 1, "method": "projective_pd", "time": {"dt": 0.01, "fps": 50, "frames": 1},
+        "materials": {"m": {"density": 1000, "youngs_modulus": 1e5, "poisson_ratio": 0.3}},
+        "bodies": [{"name": "rod", "material": "m", "spacing": 0.02,
+                    "shape": {"type": "box", "min": [0, 0, 0], "max": [0.2, 0.02, 0.02]}}]})
+    a, b = sim.positions, sim.positions
+    assert np.shares_memory(a, b) and not a.flags.writeable
+    assert np.array_equal(a[:, 0], 0.01 + 0.02 * np.arange(len(sim)))
+    y0 = a[:, 1].copy()
+    sim.step()
+    assert np.array_equal(a, sim.positions) and a[:, 1].max() < y0.max()  # it fell: a view
+    print(f"{len(sim)} particles in a row: positions shares the world's memory")
 
 
 def test_a_dict_scene_runs_as_its_file(tmp_path):
@@ -230,6 +256,13 @@ def test_a_bad_scene_names_its_json_path(tmp_path):
     assert e.value.path == "time.fps"
     print(f"bad override: {e.value}")
 
+    huge = ball_scene()  # refused from its estimate, before anything is sampled
+    huge["bodies"][0]["shape"]["radius"] = 50
+    with pytest.raises(peridot.PeridotError) as e:
+        peridot.load(huge, overrides={"bodies[0].spacing": 0.001, "gravity": [0, 0, 0]})
+    assert e.value.status == "scene needs more memory than allowed" and e.value.path == "bodies"
+    print(f"too large: {e.value}")
+
     with pytest.raises(peridot.PeridotError) as e:
         peridot.load(tmp_path / "missing.json")
     assert e.value.status == "input/output error" and "missing.json" in e.value.file
@@ -268,6 +301,7 @@ def test_misuse_between_steps_raises():
     released = ball_scene()
     released["bodies"][0]["pins"][0] = {"region": released["bodies"][0]["pins"][0]["region"],
                                         "release": 0.005}
+    released["output"]["attributes"] = ["velocity"]
     sim = peridot.load(released, overrides={"method": "sbpd", "time.dt": "auto"})
     while sim.time < 0.01:  # let go by the first step starting at or after 0.005 s
         sim.step()
