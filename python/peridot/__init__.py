@@ -78,8 +78,8 @@ def load(scene, overrides=None, *, base_dir=None, threads=None):
     overrides: {"solver.iterations": 40, "method": "sbpd"} (each value as JSON) or a list of
     "json.path=value" strings, applied as `peridot run --set` applies them, before validation.
     base_dir: the folder a dict's relative mesh paths are resolved against (default: the
-    working folder). threads: worker threads (default: the scene's, or all cores); results do
-    not depend on it. A bad scene raises PeridotError with .path, .message (nothing is kept)."""
+    working folder). threads: worker threads (default: the scene's, or all cores; OpenMP's,
+    so for the whole process); results do not depend on it. A bad scene raises PeridotError with .path, .message (nothing is kept)."""
     return Simulation(scene, overrides, base_dir=base_dir, threads=threads)
 
 
@@ -100,6 +100,7 @@ class Simulation:
     order, the rows of the frames (see `positions` for their lifetime)."""
 
     def __init__(self, scene, overrides=None, *, base_dir=None, threads=None):
+        self._lib = lib  # close() may run at interpreter exit, after the module's globals
         self._world = None
         self._scene = (ctypes.c_uint64 * ((SCENE_SIZE + 7) // 8))()  # pd_scene, 8-aligned
         self._scene_loaded = False
@@ -146,10 +147,10 @@ class Simulation:
         """Frees the world and the scene (also done when the object is collected); arrays
         handed out as views must not be read after it."""
         if getattr(self, "_world", None):
-            lib.pd_destroy_world(self._world)
+            self._lib.pd_destroy_world(self._world)
             self._world = None
         if getattr(self, "_scene_loaded", False):
-            lib.pd_scene_free(self._scene)
+            self._lib.pd_scene_free(self._scene)
             self._scene_loaded = False
 
     def __del__(self):
