@@ -116,7 +116,8 @@ class Simulation:
             self._file = os.fspath(scene)
             code = lib.pd_scene_load(self._file.encode(), argv, len(sets), self._scene,
                                      ctypes.byref(err))
-        _check(code, err, self._file, line=not isinstance(scene, dict))
+        from_file = not isinstance(scene, dict)
+        _check(code, err, self._file, line=from_file)
         self._scene_loaded = True
         self.scene = json.loads(lib.pd_scene_resolved_json(self._scene).decode())
         # as `peridot run`: a scene that needs more memory than the process may use is refused
@@ -131,12 +132,11 @@ class Simulation:
             code = lib.pd_create_world(self._scene, ctypes.byref(world), ctypes.byref(err))
         if code != 0:
             self.close()
-            _raise(code, err, self._file)
+            _raise(code, err, self._file, line=from_file)
         self._world = world
         if threads:
             lib.pd_set_threads(int(threads))
         self._frame = 0
-        self._fps = float(self.scene["time"]["fps"])
         # the last frame's steps, wall time per step, unconverged steps (stats.csv's columns)
         self._last_frame = (0, 0.0, 0)
         self._frame_start = (self.info["unconverged_steps"], 0.0, 0)  # (unconverged, s, steps)
