@@ -156,6 +156,12 @@ class Simulation:
     def __del__(self):
         self.close()
 
+    def __repr__(self):
+        if not self._world:
+            return "<peridot.Simulation (closed)>"
+        return (f"<peridot.Simulation {self.scene['method']}, {len(self)} particles, frame "
+                f"{self._frame}, t = {self.time:.6g} s>")
+
     def __enter__(self):
         return self
 
