@@ -1,7 +1,8 @@
 /* The one-dimensional basis of Xu 2018 Sec. 4.1 (Eq. 15-17) from which g(theta) and h(tau) of
- * Eq. 12 are combined, and the presets the paper names. Each A_n and B_n is 0 with zero slope
- * at s = 1 and convex on (0, inf), so a combination with non-negative coefficients keeps the
- * three conditions of Sec. 4. */
+ * Eq. 12 are combined, and the presets. Each A_n and B_n is 0 with zero slope at s = 1 and
+ * convex on (0, inf), so a combination with non-negative coefficients keeps the three
+ * conditions of Sec. 4; one with negative coefficients keeps them where its curvature stays
+ * positive (pd_hpd_basis_first_concave, checked at set-up). */
 #include <math.h>
 #include <string.h>
 
@@ -79,16 +80,26 @@ static pd_hpd_basis with_orders(pd_hpd_basis f) {
     return f;
 }
 
-/* Sec. 6: linear g = h = B_1 (Fig. 8); neo-Hookean g = h = A_1 (Eq. 27, "we simply set");
- * StVK g = h = ((s^2 - 1)/2)^2 = (3 B_3 - B_1)/2 (Eq. 28); A_4 for both (Fig. 5). The StVK
- * combination has a negative coefficient: its curvature (3 s^2 - 1)/2 is negative below
- * s = 1/sqrt(3), as StVK's own energy softens under strong compression. */
+/* Sec. 6: linear g = h = B_1 (Fig. 8); StVK g = h = ((s^2 - 1)/2)^2 = (3 B_3 - B_1)/2 (Eq. 28);
+ * A_4 for both (Fig. 5). The StVK combination has a negative coefficient: its curvature
+ * (3 s^2 - 1)/2 is negative below s = 1/sqrt(3), as StVK's own energy softens under strong
+ * compression (the paper's own preset, kept as Eq. 28 gives it).
+ * neo-Hookean: the paper's "we simply set" g = h = A_1 (Eq. 27) carries 1.20 / 1.47 times the
+ * compressible neo-Hookean law's stress at stretch 1.2 / 1.5 in the bulk at nu = 0.3 (every
+ * A_n has f'''(1) = -2 and every B_n >= 0: no non-negative combination softens more in
+ * tension). g = h = A_1 + 3 A_2 - 3 B_1 (issue 34) has f''(1) = 2 like every basis function,
+ * f'''(1) = -2 - 6 - 0 = -8, and f'' = 3 s + s^-2 + 3 s^-3 - 5 >= 0.80 on (0, inf) (least near
+ * s = 1.41): convex everywhere. Fitted to the law's uniaxial stress in the bulk analysis of
+ * docs/methods/hyperelastic_pd.md: 0.95 / 1.04 / 1.10 of it at l = 0.8 / 1.2 / 1.5 at nu = 0.3
+ * (A_1: 0.78 / 1.20 / 1.47). */
 static pd_hpd_basis preset(int which) {
     pd_hpd_basis f;
     memset(&f, 0, sizeof f);
     switch (which) {
         case PD_HPD_NEO_HOOKEAN:
             f.a[0] = 1;
+            f.a[1] = 3;
+            f.b[0] = -3;
             break;
         case PD_HPD_STVK:
             f.b[2] = 1.5;
@@ -115,4 +126,17 @@ pd_hpd_basis pd_hpd_basis_of(const pd_hpd_material_params* mp, int which_h) {
         given |= f.a[n] != 0 || f.b[n] != 0;
     }
     return with_orders(given ? f : preset(mp->preset));
+}
+
+/* The least stretch in [lo, hi] where f'' <= 0, on a geometric grid of PD_HPD_CONVEX_SAMPLES
+ * intervals (s = 1 among its points when lo hi = 1); 0 when f'' > 0 at every point. A dip
+ * below 0 narrower than a grid step (0.8 % of s on [0.2, 5]) could pass: the check samples, it
+ * does not prove. */
+pd_real pd_hpd_basis_first_concave(const pd_hpd_basis* f, pd_real lo, pd_real hi) {
+    for (int k = 0; k <= PD_HPD_CONVEX_SAMPLES; ++k) {
+        pd_real s = lo * pow(hi / lo, (pd_real)k / PD_HPD_CONVEX_SAMPLES);
+        if (!(pd_hpd_basis_curvature(f, s) > 0))
+            return s;
+    }
+    return 0;
 }

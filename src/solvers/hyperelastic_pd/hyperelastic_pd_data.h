@@ -28,7 +28,7 @@ enum { PD_HPD_WEIGHT_CONSTANT, PD_HPD_WEIGHT_INVERSE, PD_HPD_WEIGHT_LINEAR };
  * (docs/methods/hyperelastic_pd.md), or the paper's Eq. 26. */
 enum { PD_HPD_LAME_CONSISTENT, PD_HPD_LAME_PAPER_EQ26 };
 
-/* Presets of the `hyperelastic` block: g = h = B_1, A_1, (3 B_3 - B_1)/2, A_4. */
+/* Presets of the `hyperelastic` block: g = h = B_1, A_1 + 3 A_2 - 3 B_1, (3 B_3 - B_1)/2, A_4. */
 enum { PD_HPD_LINEAR, PD_HPD_NEO_HOOKEAN, PD_HPD_STVK, PD_HPD_A4 };
 
 /* Basis orders n = 1 .. PD_HPD_ORDERS of A_n and B_n (Eq. 15); the names of a `g` or `h`
@@ -87,6 +87,15 @@ pd_real pd_hpd_basis_slope(const pd_hpd_basis* f, pd_real s);
 pd_real pd_hpd_basis_curvature(const pd_hpd_basis* f, pd_real s);
 /* The g or h of a material: its own coefficients when any is non-zero, else its preset's. */
 pd_hpd_basis pd_hpd_basis_of(const pd_hpd_material_params* mp, int which_h);
+
+/* Stretches over which a given g or h must be convex (f'' > 0), checked at set-up: a
+ * combination with negative coefficients may turn concave outside them, where Sec. 4's
+ * conditions and the bound W_i >= (lambda + mu) h(theta_i) no longer hold. */
+#define PD_HPD_CONVEX_LO      0.2
+#define PD_HPD_CONVEX_HI      5.0
+#define PD_HPD_CONVEX_SAMPLES 400
+/* The least stretch in [lo, hi] where f'' <= 0 (sampled); 0 when none. */
+pd_real pd_hpd_basis_first_concave(const pd_hpd_basis* f, pd_real lo, pd_real hi);
 
 /* lambda, mu of Eq. 12 for a material of E, nu under solver.lame_mapping (Pa). */
 void pd_hpd_lame(int mapping, pd_real E, pd_real nu, pd_real* lambda, pd_real* mu);

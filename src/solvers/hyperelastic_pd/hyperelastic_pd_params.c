@@ -58,14 +58,17 @@ static const pd_param_info k_material_params[] = {
      "combined from the basis of Eq. 15. Absent: the linear preset."},
     {"hyperelastic.preset", PD_PARAM_ENUM, M(preset), PD_HPD_LINEAR, 0, 0, "-",
      "linear|neo_hookean|stvk|A4",
-     "g = h = B_1 (linear, Fig. 8), A_1 (neo-Hookean, Eq. 27), (3 B_3 - B_1)/2 (StVK, Eq. 28) or "
-     "A_4 (Fig. 5)."},
-    {"hyperelastic.g", PD_PARAM_TERMS, M(g), 0, 0, 1e3, "1", PD_HPD_BASIS_NAMES,
-     "g(theta) as non-negative coefficients of A_n and B_n (Eq. 15), e.g. {\"A1\": 1}; given, "
-     "it replaces the preset's g. Terms that are all 0 are refused (they read as g left out: "
-     "the preset's); {} is the preset's g."},
-    {"hyperelastic.h", PD_PARAM_TERMS, M(h), 0, 0, 1e3, "1", PD_HPD_BASIS_NAMES,
-     "h(tau) likewise, e.g. {\"A4\": 0.5, \"B1\": 0.5}; given, it replaces the preset's h."},
+     "g = h = B_1 (linear, Fig. 8), A_1 + 3 A_2 - 3 B_1 (neo-Hookean: fitted to the compressible "
+     "law's stress in the bulk, issue 34; the paper's Eq. 27 is A_1, give g and h {\"A1\": 1}), "
+     "(3 B_3 - B_1)/2 (StVK, Eq. 28) or A_4 (Fig. 5)."},
+    {"hyperelastic.g", PD_PARAM_TERMS, M(g), 0, -1e3, 1e3, "1", PD_HPD_BASIS_NAMES,
+     "g(theta) as coefficients of A_n and B_n (Eq. 15), e.g. {\"A1\": 1}; given, it replaces the "
+     "preset's g. Negative coefficients are accepted when g stays convex (g'' > 0) over stretches "
+     "0.2 to 5, refused otherwise with the stretch where it fails. Terms that are all 0 are "
+     "refused (they read as g left out: the preset's); {} is the preset's g."},
+    {"hyperelastic.h", PD_PARAM_TERMS, M(h), 0, -1e3, 1e3, "1", PD_HPD_BASIS_NAMES,
+     "h(tau) likewise, e.g. {\"A4\": 0.5, \"B1\": 0.5}; given, it replaces the preset's h, "
+     "convex over stretches 0.2 to 5."},
     PD_CONTACT_MATERIAL_ROW(pd_hpd_material_params, contact_friction),
     {"anisotropy", PD_PARAM_BLOCK, M(anisotropy), 0, 0, 1, "-", NULL,
      "Orthotropy of the bond term (Eq. 18): each bond's mu h is scaled by G = |Sigma R^T e|, e "

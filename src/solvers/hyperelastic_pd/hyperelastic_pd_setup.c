@@ -94,6 +94,39 @@ static pd_status check_negative_lambda(const pd_material_def* m, const pd_hpd_pa
                    el.nu, lambda / el.E);
 }
 
+static int any_given(const pd_param_reals* c) {
+    for (int k = 0; k < c->count; ++k)
+        if (c->v[k] != 0)
+            return 1;
+    return 0;
+}
+
+/* A g or h given with negative coefficients (issue 34) must stay convex over the stretches a
+ * run reaches, [PD_HPD_CONVEX_LO, PD_HPD_CONVEX_HI]: g'' > 0 and h'' > 0 are Sec. 4's third
+ * condition, and the bound W_i >= (lambda + mu) h(theta_i) (Jensen, for lambda < 0) needs h
+ * convex. Non-negative combinations pass by construction; the presets are not checked (StVK's
+ * Eq. 28 is concave below 1/sqrt(3), as StVK itself). Refused at the block, naming the least
+ * stretch where f'' <= 0. */
+static pd_status check_convex(const pd_hpd_material_params* mp, const char* path, pd_error* err) {
+    for (int which_h = 0; which_h < 2; ++which_h) {
+        if (!any_given(which_h ? &mp->h : &mp->g))
+            continue;
+        pd_hpd_basis f = pd_hpd_basis_of(mp, which_h);
+        pd_real s = pd_hpd_basis_first_concave(&f, PD_HPD_CONVEX_LO, PD_HPD_CONVEX_HI);
+        if (s == 0)
+            continue;
+        char at[PD_PATH_MAX];
+        snprintf(at, sizeof at, "%s.hyperelastic.%s", path, which_h ? "h" : "g");
+        return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                       "%s is not convex at stretch %.3g (%s'' = %.3g there): negative "
+                       "coefficients are accepted only where the combination stays convex over "
+                       "stretches %g to %g (Sec. 4's %s'' > 0, which bounds the energy below)",
+                       which_h ? "h" : "g", s, which_h ? "h" : "g", pd_hpd_basis_curvature(&f, s),
+                       PD_HPD_CONVEX_LO, PD_HPD_CONVEX_HI, which_h ? "h" : "g");
+    }
+    return PD_OK;
+}
+
 pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err) {
     const pd_hpd_params* prm = params;
@@ -119,6 +152,8 @@ pd_status pd_hpd_check_material(const pd_material_def* m, const void* params, co
                        "the factored matrix of Sec. 5.2 drowns the inertia",
                        HPD_NU_MAX, nu, nu < 0.5 ? lambda : INFINITY, nu);
     }
+    if ((st = check_convex(mp, path, err)) != PD_OK)
+        return st;
     st = check_negative_lambda(m, prm, path, err);
     return st == PD_OK ? check_anisotropy(m, path, err) : st;
 }
