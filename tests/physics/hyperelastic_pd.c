@@ -147,14 +147,15 @@ static int energies(const char* const* sets, int count, double* at_rest, double*
     return y != NULL;
 }
 
-/* `g` and `h`, given, replace the preset's: g = h = A_1 is the neo_hookean preset to the bit,
+/* `g` and `h`, given, replace the preset's: g = h = A_1 + 3 A_2 - 3 B_1 (negative coefficients
+ * where convex, issue 34) is the neo_hookean preset to the bit,
  * g = h = B_1 under preset A4 is the linear preset, and h = B_1 alone under A4 changes E but is
  * not the linear preset (g stays A_4).
  * Fails when the coefficients are ignored or land in the wrong basis slot. */
 PD_TEST(basis_coefficients_replace_the_preset) {
     const char* neo[] = {"materials.m.hyperelastic.preset=neo_hookean"};
-    const char* a1[] = {"materials.m.hyperelastic.g={\"A1\":1}",
-                        "materials.m.hyperelastic.h={\"A1\":1}"};
+    const char* a1[] = {"materials.m.hyperelastic.g={\"A1\":1,\"A2\":3,\"B1\":-3}",
+                        "materials.m.hyperelastic.h={\"A1\":1,\"A2\":3,\"B1\":-3}"};
     const char* lin[] = {"materials.m.hyperelastic.preset=linear"};
     const char* b1[] = {"materials.m.hyperelastic.preset=A4",
                         "materials.m.hyperelastic.g={\"B1\":1}",
@@ -166,7 +167,8 @@ PD_TEST(basis_coefficients_replace_the_preset) {
     PD_REQUIRE(energies(neo, 1, &r[0], &e[0]) && energies(a1, 2, &r[1], &e[1]));
     PD_REQUIRE(energies(lin, 1, &r[2], &e[2]) && energies(b1, 3, &r[3], &e[3]));
     PD_REQUIRE(energies(a4, 1, &r[4], &e[4]) && energies(mix, 2, &r[5], &e[5]));
-    printf("  E (J): neo-Hookean %.6g / A1 given %.6g; linear %.6g / B1 given %.6g; A4 %.6g, "
+    printf("  E (J): neo-Hookean %.6g / A1 + 3 A2 - 3 B1 given %.6g; linear %.6g / B1 given %.6g; "
+           "A4 %.6g, "
            "A4 with h = B1 %.6g\n",
            e[0], e[1], e[2], e[3], e[4], e[5]);
     PD_CHECK(e[0] == e[1]);
