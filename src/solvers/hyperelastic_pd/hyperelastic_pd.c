@@ -43,8 +43,8 @@ static hpd_bond bond_at(const pd_hpd_state* s, const pd_vec3* y, uint32_t i, uin
     return out;
 }
 
-/* theta_i of Eq. 14 (sum_j w_ij V_j tau_ij), lambda g'(theta_i) into s->slope, and
- * V_i W_i of Eq. 12 summed per chunk. */
+/* theta_i of Eq. 14 (sum_j w_ij V_j q_ij tau_ij, q the surface correction's factor), lambda
+ * g'(theta_i) into s->slope, and V_i W_i of Eq. 12 summed per chunk. */
 static void dilatation_kernel(void* vctx, size_t begin, size_t end, int thread) {
     (void)thread;
     hpd_ctx* c = vctx;
@@ -56,7 +56,7 @@ static void dilatation_kernel(void* vctx, size_t begin, size_t end, int thread) 
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             hpd_bond bd = bond_at(s, c->y, i, b);
             pd_real wv = pd_hpd_bond_weight(s, i, bd.len) * s->volume[s->fam.j[b]];
-            theta += wv * bd.tau;
+            theta += wv * s->bond_q[b] * bd.tau;
             bonds += wv * s->bond_g[b] * pd_hpd_basis_value(&m->h, bd.tau);
         }
         s->slope[i] = m->lambda * pd_hpd_basis_slope(&m->g, theta);
@@ -65,7 +65,7 @@ static void dilatation_kernel(void* vctx, size_t begin, size_t end, int thread) 
     s->partial[begin / PD_HPD_GRAIN] = energy;
 }
 
-/* a_ij + a_ji, a_ij = V_i w_ij V_j / |xi| (lambda g'(theta_i) + mu G_ij h'(tau_ij)): the
+/* a_ij + a_ji, a_ij = V_i w_ij V_j / |xi| (lambda g'(theta_i) q_ij + mu G_ij h'(tau_ij)): the
  * magnitude of d(V_i W_i + V_j W_j)/dy_j along e_ij (Eq. 13 times the volumes of Eq. 20), for
  * i's bond b. G_ij is bond_g[b], G_ji that of the opposite bond (two materials, or two
  * orthotropies, differ); h' is evaluated once when both ends share a material. */
@@ -78,8 +78,8 @@ static pd_real pair_force(const pd_hpd_state* s, uint32_t i, uint32_t b, const h
     pd_real hj =
         (mj == mi ? m->mu * slope : s->mat[mj].mu * pd_hpd_basis_slope(&s->mat[mj].h, bd->tau)) *
         s->bond_g[s->fam.rev[b]];
-    pd_real ai = pd_hpd_bond_weight(s, i, bd->len) * (s->slope[i] + hi);
-    pd_real aj = pd_hpd_bond_weight(s, j, bd->len) * (s->slope[j] + hj);
+    pd_real ai = pd_hpd_bond_weight(s, i, bd->len) * (s->slope[i] * s->bond_q[b] + hi);
+    pd_real aj = pd_hpd_bond_weight(s, j, bd->len) * (s->slope[j] * s->bond_q[s->fam.rev[b]] + hj);
     return s->volume[i] * s->volume[j] / bd->len * (ai + aj);
 }
 

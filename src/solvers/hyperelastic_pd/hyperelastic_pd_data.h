@@ -47,6 +47,7 @@ typedef struct pd_hpd_params {
     int history;       /* L-BFGS pairs */
     int line_search;
     int isotropic_weights;       /* direction factors making a lattice's families isotropic */
+    int surface_correction;      /* per-particle factors making cut families' moments the bulk's */
     pd_real inversion_stiffness; /* multiplies k_ij of Eq. 24 (0: no inversion force) */
     int lame_mapping;            /* PD_HPD_LAME_* */
     int contact;                 /* contact between bodies (src/contact) */
@@ -147,7 +148,10 @@ typedef struct pd_hpd_state {
     pd_mat3* fbar;      /* per particle: F_i at the last evaluation, rows exchanged if inverted */
     uint8_t* planar;    /* per particle: a family spanning no volume (no F, no inversion force) */
     pd_real* bond_g;    /* per bond: the factor G of Eq. 12 on mu h (1 for an isotropic family; the
-                         * direction factor of neighbor/isotropy.h on a lattice's) */
+                         * direction factor of neighbor/isotropy.h on a lattice's; times the
+                         * surface correction's) */
+    pd_real* bond_q;    /* per bond: the surface correction's factor on the bond's share of
+                         * theta_i (Eq. 14; 1 in a full family; sum_j w_ij V_j q_ij = 1) */
     int fractures;      /* a material has a critical stretch */
     uint8_t* cut;       /* per bond: removed by this fracture pass (allocated at the first) */
     uint32_t* bond_map; /* per bond: new -> old across a removal */
@@ -184,6 +188,10 @@ void pd_hpd_free_bond_scratch(pd_hpd_state* s);
 pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len);
 /* G of Eq. 18 for a bond of unit rest direction e in material m (1 when isotropic). */
 pd_real pd_hpd_anisotropy(const pd_hpd_material* m, pd_vec3 e);
+/* Gives every family cut by a surface the factors of its bonds' directions under which it has
+ * the bulk's moments: q_ij (theta_i's second moment I / 3) into bond_q, f_i (the bond term's
+ * fourth moment) multiplied into bond_g (hyperelastic_pd_surface.c). */
+pd_status pd_hpd_surface_correction(pd_hpd_state* s, const struct pd_particles* p);
 /* Renormalises the weights of Eq. 19 over the current families (after bonds broke). */
 void pd_hpd_normalise_weights(pd_hpd_state* s, const struct pd_particles* p);
 /* K_i^-1 and planarity from k_bond (after the bonds or their stiffness changed). */

@@ -210,7 +210,8 @@ pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len) {
     return s->norm[i] * weight_shape(s->prm.weight, len / s->delta[i]);
 }
 
-/* c_i of Eq. 19: sum_j w_ij V_j = 1 over i's own family, so that theta_i = 1 at rest for a
+/* c_i of Eq. 19: sum_j w_ij V_j q_ij = 1 over i's own family (q: the surface correction's
+ * factors on theta, 1 without), so that theta_i = 1 at rest for a
  * particle at a surface as in the bulk (g'(theta) = 0 there: no stress without deformation,
  * the first condition of Sec. 4). */
 void pd_hpd_normalise_weights(pd_hpd_state* s, const pd_particles* p) {
@@ -219,7 +220,8 @@ void pd_hpd_normalise_weights(pd_hpd_state* s, const pd_particles* p) {
         pd_real sum = 0;
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             pd_real len = pd_v3_len(pd_family_xi(&s->fam, i, b));
-            sum += weight_shape(s->prm.weight, len / s->delta[i]) * p->volume[s->fam.j[b]];
+            sum += weight_shape(s->prm.weight, len / s->delta[i]) * p->volume[s->fam.j[b]] *
+                   s->bond_q[b];
         }
         s->norm[i] = sum > 0 ? 1 / sum : 0;
     }
@@ -247,8 +249,9 @@ static pd_status fit_interior(const pd_hpd_state* s, const pd_particles* p, pd_m
 
 /* G of each bond: its material's orthotropy (Eq. 18) times 1, or with isotropic_weights the
  * factor f(n) of its direction fitted on the interior families (neighbor/isotropy.h) for the
- * constant weight. A cubic lattice's families are stiffer along its axes (fourth moment xxxx
- * 0.215 against the isotropic 0.2 at a horizon of 2.01), which Eq. 26 assumes they are not.
+ * constant weight, times with surface_correction the factor of a cut family
+ * (hyperelastic_pd_surface.c). A cubic lattice's families are stiffer along its axes (fourth moment
+ * xxxx 0.215 against the isotropic 0.2 at a horizon of 2.01), which Eq. 26 assumes they are not.
  * bond_g[b] is i's G of its bond b; the opposite bond holds j's. */
 static pd_status direction_weights(pd_hpd_state* s, const pd_particles* p) {
     pd_direction_weight dw;
@@ -265,9 +268,18 @@ static pd_status direction_weights(pd_hpd_state* s, const pd_particles* p) {
     for (uint32_t i = 0; i < s->n; ++i)
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             pd_vec3 X = pd_family_xi(&s->fam, i, b);
+            s->bond_g[b] = pd_direction_weight_at(&dw, pd_v3_scale(X, 1 / pd_v3_len(X)));
+        }
+    if (s->prm.surface_correction) { /* on the lattice's factor, before the material's */
+        pd_status st = pd_hpd_surface_correction(s, p);
+        if (st != PD_OK)
+            return st;
+    }
+    for (uint32_t i = 0; i < s->n; ++i)
+        for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
+            pd_vec3 X = pd_family_xi(&s->fam, i, b);
             pd_vec3 e = pd_v3_scale(X, 1 / pd_v3_len(X));
-            s->bond_g[b] =
-                pd_direction_weight_at(&dw, e) * pd_hpd_anisotropy(&s->mat[s->material[i]], e);
+            s->bond_g[b] *= pd_hpd_anisotropy(&s->mat[s->material[i]], e);
         }
     return PD_OK;
 }
@@ -280,7 +292,7 @@ static pd_status check_bond_couplings(const pd_hpd_state* s, const pd_scene* sce
     for (uint32_t i = 0; i < s->n; ++i) {
         const pd_hpd_material* m = &s->mat[s->material[i]];
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
-            if (m->lambda * m->g2 + m->mu * s->bond_g[b] * m->h2 > 0)
+            if (m->lambda * m->g2 * s->bond_q[b] + m->mu * s->bond_g[b] * m->h2 > 0)
                 continue;
             char at[PD_PATH_MAX];
             snprintf(at, sizeof at, "materials.%s", scene->materials[s->material[i]].name);
@@ -290,19 +302,20 @@ static pd_status check_bond_couplings(const pd_hpd_state* s, const pd_scene* sce
                            "anisotropy's stretches times the lattice's direction factor): the "
                            "energy would not be bounded below; give "
                            "nu >= 0.25 or milder stretches",
-                           m->lambda / m->mu, -m->lambda * m->g2 / (m->mu * m->h2), s->bond_g[b]);
+                           m->lambda / m->mu, -m->lambda * m->g2 / (m->mu * m->h2),
+                           s->bond_g[b] / s->bond_q[b]);
         }
     }
     return PD_OK;
 }
 
 /* k_ij of Eq. 23 with the volumes of the energy sum_i V_i W_i:
- * V_i V_j w_ij / |xi|^2 (lambda g''(1) + mu h''(1)). */
-static pd_real bond_stiffness(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_real len,
+ * V_i V_j w_ij / |xi|^2 (lambda g''(1) q + mu G h''(1)) (q, G: the bond's factors). */
+static pd_real bond_stiffness(const pd_hpd_state* s, uint32_t i, uint32_t j, pd_real len, pd_real q,
                               pd_real G) {
     const pd_hpd_material* m = &s->mat[s->material[i]];
     return s->volume[i] * s->volume[j] * pd_hpd_bond_weight(s, i, len) / (len * len) *
-           (m->lambda * m->g2 + m->mu * G * m->h2);
+           (m->lambda * m->g2 * q + m->mu * G * m->h2);
 }
 
 pd_status pd_hpd_factor(pd_hpd_state* s, pd_real dt, pd_error* err) {
@@ -310,7 +323,7 @@ pd_status pd_hpd_factor(pd_hpd_state* s, pd_real dt, pd_error* err) {
     for (uint32_t i = 0; i < s->n; ++i)
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b)
             s->k_bond[b] = bond_stiffness(s, i, s->fam.j[b], pd_v3_len(pd_family_xi(&s->fam, i, b)),
-                                          s->bond_g[b]);
+                                          s->bond_q[b], s->bond_g[b]);
     for (uint32_t i = 0; i < s->n; ++i) {
         pd_real d = s->mass[i] * ih2;
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
@@ -404,6 +417,7 @@ static void declare_persistent(pd_hpd_state* s) {
     PD_STATE_BONDS(a, s, couple);
     PD_STATE_BONDS(a, s, k_bond);
     PD_STATE_BONDS(a, s, bond_g);
+    PD_STATE_BONDS(a, s, bond_q);
     PD_STATE_PARTICLES(a, s, kinv);
     PD_STATE_PARTICLES(a, s, planar);
     PD_STATE_PARTICLES(a, s, norm);
@@ -457,6 +471,8 @@ static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
         s->mat[m] = map_material(&w->scene->materials[m], s->prm.lame_mapping);
         s->fractures |= isfinite(s->mat[m].critical_stretch);
     }
+    for (uint32_t b = 0; b < s->fam.bond_count; ++b)
+        s->bond_q[b] = 1; /* the surface correction's, if on, in direction_weights */
     pd_hpd_normalise_weights(s, p);
     st = direction_weights(s, p);
     if (st != PD_OK)
