@@ -32,11 +32,12 @@ static const pd_param_info k_params[] = {
      "bar is 38-62 % stiffer along the grid's axes than Eq. 26 says (measured). Fitted for the "
      "constant weight; with the other weights the factor is 1."},
     {"surface_correction", PD_PARAM_BOOL, P(surface_correction), 1, 0, 1, "-", NULL,
-     "Give each bond of a family cut by a free surface a factor of its direction, fitted at "
-     "set-up so that the family's fourth moment is the bulk's: under any small homogeneous "
-     "strain the bond term of Eq. 12 then has the bulk's energy density there (after the "
-     "surface corrections of Le & Bobaru 2018; beyond the paper). false: the paper's cut "
-     "families, stiffer along a surface (a 6-particle-thick cantilever 1.7 times too stiff)."},
+     "Fit, at set-up, factors of the bond directions of each family cut by a free surface (on "
+     "its bonds' shares of theta and on G) so that its second and fourth moments are the "
+     "bulk's: a small homogeneous strain then has the bulk's energy density there (after Le & "
+     "Bobaru 2018's surface corrections; beyond the paper). false: the paper's cut families, "
+     "stiffer along a surface (a cantilever 6 particles thick swings 19.7 % fast against 6.0 "
+     "%; docs/methods/hyperelastic_pd.md)."},
     {"inversion_stiffness", PD_PARAM_REAL, P(inversion_stiffness), 1, 0, 100, "1", NULL,
      "Multiplies k_ij of the inversion force of Eq. 24, k_ij (y_ij - F_i xi_ij) with F_i's first "
      "two rows exchanged where det F_i < 0 (1: the paper's; 0: none). It vanishes under an "
