@@ -78,7 +78,8 @@ PD_TEST(reordering_does_not_change_the_motion_direct) {
  * residual) puts below round-off for this free block: every step ran to the cap of 60 on
  * decreases of rounding size, and the two runs' last iterates wandered apart (5e-9 m under
  * Eq. 26's mapping, 1.0e-6 m under the consistent one, 1.8e-6 m with 200 iterations). At 1e-7
- * the steps end converged: 1.4e-13 m. */
+ * the steps end converged: 1.4e-13 m; 3.2e-7 m with the surface correction (issue 34 item 6),
+ * whose steps end with Eq. 25 at 5e-8 to 1e-7, where rounding moves a stop by an iteration. */
 PD_TEST(reordering_does_not_change_the_motion_hyperelastic_pd) {
     const char* sets[] = {"method=hyperelastic_pd", "solver.tolerance=1e-7"};
     check_same_motion_with(sets, 2);
