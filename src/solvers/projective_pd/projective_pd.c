@@ -23,6 +23,7 @@
 #include "math/svd3.h"
 #include "neighbor/scatter_plan.h"
 #include "optim/implicit_step.h"
+#include "optim/semi_iterative.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "solvers/solver.h"
@@ -499,6 +500,7 @@ static pd_real evaluate_at(pd_ppd_state* s, const pd_vec3* y, const uint8_t* fla
     s->t_local += t3 - t0;
     s->t_bond_forces += (t1 - t0) + (t3 - t2); /* the bond kernels without the contact */
     s->local_evaluations++;
+    s->last_merit = energy + inertia, s->last_r_norm = *r_norm;
     return energy + inertia;
 }
 /* local_step at y in the step under way (its flags and h). */
@@ -516,7 +518,9 @@ static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
     double t0 = pd_now();
     pd_status st = PD_OK;
     pd_sym_csr a = pd_ppd_matrix(s);
-    pd_chebyshev_def cheb = {.sweeps = s->prm.linear_iterations,
+    /* semi_iterative: one Jacobi sweep; the acceleration is on the outer iterates (solve_semi) */
+    int sweeps = s->prm.iteration == PD_PPD_SEMI_ITERATIVE ? 1 : s->prm.linear_iterations;
+    pd_chebyshev_def cheb = {.sweeps = sweeps,
                              .rho = s->rho,
                              .fixed = s->fixed,
                              .scratch_a = s->cheb_a,
@@ -611,6 +615,38 @@ static void start_candidate(pd_ppd_state* s, const pd_particles* p, int inertial
     project_contacts(s, y);
 }
 
+/* start_point for solver.iteration semi_iterative, at most two force evaluations with the
+ * friction set-up's: the same choice between y* and x + h v, but x + h v is not evaluated
+ * again where colliders are: the friction set-up (optim/implicit_step.c) evaluated it last, so
+ * its merit (with the last step's friction limits) and residual are at hand
+ * (s->last_merit, d->r). When x + h v wins, its residual is that evaluation's (d->rold) and its
+ * contact set is marked anew without an evaluation: the first iteration's sweep sees the
+ * blocked normals of y*, every later one its own iterate's. */
+static pd_real semi_start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
+    pd_descent* d = &s->opt;
+    pd_descent_problem pr = problem(s);
+    pd_real r_motion, m_motion;
+    if (s->cc.colliders->count) {
+        m_motion = s->last_merit, r_motion = s->last_r_norm;
+    } else {
+        start_candidate(s, p, 0, d->y);
+        m_motion = pd_descent_evaluate(d, &pr, &r_motion);
+    }
+    memcpy(d->ytrial, d->y, s->n * sizeof(pd_vec3));
+    memcpy(d->rold, d->r, s->n * sizeof(pd_vec3));
+    start_candidate(s, p, 1, d->y);
+    pd_real m_star = pd_descent_evaluate(d, &pr, r);
+    s->r_star = *r;
+    s->motion_start = m_motion < m_star;
+    if (!s->motion_start)
+        return m_star;
+    memcpy(d->y, d->ytrial, s->n * sizeof(pd_vec3));
+    memcpy(d->r, d->rold, s->n * sizeof(pd_vec3));
+    contact_set_of(s, d->y);
+    *r = r_motion;
+    return m_motion;
+}
+
 /* Where the iterations start: the inertial prediction y* or, if its merit is lower, x + h v.
  * For a body resting on the floor the second is nearly the answer, while y* sinks it by g h^2
  * (11 mm at h = 1/30 s) and the iterations spend the step lifting it back (measured: the demo at
@@ -622,6 +658,8 @@ static void start_candidate(pd_ppd_state* s, const pd_particles* p, int inertial
 static pd_real start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
     pd_descent* d = &s->opt;
     pd_descent_problem pr = problem(s);
+    if (s->prm.iteration == PD_PPD_SEMI_ITERATIVE)
+        return semi_start_point(s, p, r);
     int star_last = !s->motion_start;
     start_candidate(s, p, !star_last, d->y);
     pd_real r1, m1 = pd_descent_evaluate(d, &pr, &r1);
@@ -728,6 +766,94 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
     }
 }
 
+/* The Jacobi sweep of the global system at y (z = D^-1 S r, blocked directions filtered) and
+ * the accelerated iterate: y <- omega (y - z - yprev) + yprev, yprev <- the old y; projected
+ * out of the colliders (Wang 2015 Eq. 12-13 on He 2017's local/global iteration). */
+typedef struct ppd_semi_ctx {
+    pd_descent* d;
+    pd_real omega;
+} ppd_semi_ctx;
+
+static void semi_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const ppd_semi_ctx* c = vctx;
+    pd_descent* d = c->d;
+    for (size_t i = begin; i < end; ++i) {
+        pd_vec3 y = d->y[i], yhat = pd_v3_sub(y, d->dir[i]);
+        d->y[i] = pd_v3_madd(d->yold[i], c->omega, pd_v3_sub(yhat, d->yold[i]));
+        d->yold[i] = y;
+    }
+}
+
+static pd_status semi_update(pd_ppd_state* s, const pd_descent_problem* pr, pd_real omega) {
+    pd_descent* d = &s->opt;
+    void* cctx = pr->constraint_ctx;
+    pr->filter(cctx, d->r, s->n);
+    pd_status st = pr->precondition(pr->ctx, d->r, d->dir);
+    if (st != PD_OK)
+        return st;
+    pr->filter(cctx, d->dir, s->n);
+    ppd_semi_ctx c = {d, omega};
+    pd_parallel_for(s->n, PPD_GRAIN, semi_kernel, &c);
+    pr->project(cctx, d->y);
+    return PD_OK;
+}
+
+/* Back to the last energy check's iterate (ytrial), the acceleration restarted with rho lowered
+ * by 10 % (a rho too large for the nonlinear iteration overshoots again at the same rho);
+ * returns the merit there, evaluated anew (the contacts and g are the iterate's). */
+static pd_real semi_restart(pd_ppd_state* s, const pd_descent_problem* pr, pd_semi_iterative* w,
+                            pd_real* r) {
+    pd_descent* d = &s->opt;
+    memcpy(d->y, d->ytrial, s->n * sizeof(pd_vec3));
+    memcpy(d->yold, d->y, s->n * sizeof(pd_vec3));
+    *w = pd_semi_iterative_start(0.9 * w->rho);
+    s->semi_restarts++;
+    return pd_descent_evaluate(d, pr, r);
+}
+
+/* solver.iteration semi_iterative: He 2017's local/global iteration as the paper runs it (one
+ * local step, one Jacobi sweep of the global system per outer iteration), the outer iterates
+ * Chebyshev-accelerated (optim/semi_iterative.h) with rho = semi_rho or the Gershgorin bound of
+ * the Jacobi iteration. Every semi_check iterations the merit of Eq. 12 (the local step computes
+ * it with the gradient, in the same loop) is compared with the last check's: a rise restarts
+ * from there (semi_restart), which, like every iteration, counts against the budget. Contact and
+ * friction as in the accurate mode: iterates projected out of the colliders, blocked normals
+ * filtered from r and from the sweep, friction's force in r with the limits of the step's start
+ * (not renewed within the step). Stops at the budget or at |r| <= tolerance r0. */
+static pd_status solve_semi(pd_ppd_state* s, pd_real merit, pd_real r, pd_real r0, int budget) {
+    pd_descent* d = &s->opt;
+    pd_descent_problem pr = problem(s);
+    pd_real rho = s->prm.semi_rho > 0 ? s->prm.semi_rho : s->prm.contact ? s->rho_contact : s->rho;
+    pd_semi_iterative w = pd_semi_iterative_start(rho);
+    pd_real checked = merit;
+    s->semi_merit0 = merit;
+    memcpy(d->yold, d->y, s->n * sizeof(pd_vec3));
+    memcpy(d->ytrial, d->y, s->n * sizeof(pd_vec3)); /* the last check's iterate */
+    int it = s->report.iterations;
+    while (it < budget && r > s->prm.tolerance * r0) {
+        pd_status st = semi_update(s, &pr, pd_semi_iterative_next(&w));
+        if (st != PD_OK)
+            return st;
+        merit = pd_descent_evaluate(d, &pr, &r);
+        ++it;
+        if (w.k % s->prm.semi_check)
+            continue;
+        if (merit > checked && it < budget) {
+            merit = semi_restart(s, &pr, &w, &r);
+            ++it;
+            continue;
+        }
+        checked = merit;
+        memcpy(d->ytrial, d->y, s->n * sizeof(pd_vec3));
+    }
+    s->report.iterations = it;
+    s->report.residual = r;
+    s->report.merit = merit;
+    s->semi_rho_used = w.rho;
+    return s->contact_status;
+}
+
 /* The step's solve in solver.plastic_passes parts, the iteration budget split evenly, with the
  * plastic flow (Sec. 5) at the iterate between them: the reference vectors then follow the
  * flow within the step, and the solve sees a stress bounded by the yield surface rather than
@@ -737,9 +863,12 @@ static pd_status solve_with_plastic_passes(pd_ppd_state* s, struct pd_world* w, 
                                            pd_real r, pd_real r0) {
     int passes = s->plastic ? s->prm.plastic_passes : 1;
     s->report = (pd_descent_report){.shortest_step = 1};
+    s->semi_restarts = 0;
     for (int k = 1;; ++k) {
         int budget = s->prm.iterations * k / passes;
-        pd_status st = solve_with_friction(s, &w->particles, merit, r, r0, budget);
+        pd_status st = s->prm.iteration == PD_PPD_SEMI_ITERATIVE
+                           ? solve_semi(s, merit, r, r0, budget)
+                           : solve_with_friction(s, &w->particles, merit, r, r0, budget);
         if (st != PD_OK || k == passes)
             return st;
         pd_error err = {0};

@@ -7,6 +7,8 @@
 #include "optim/descent.h"
 
 enum { PD_PPD_CHEBYSHEV, PD_PPD_DIRECT, PD_PPD_POSITION_BASED };
+/* solver.projective_pd.iteration */
+enum { PD_PPD_ACCURATE, PD_PPD_SEMI_ITERATIVE };
 /* Where the yield test's I1 and J2 come from (projective_pd_plastic.c) */
 enum {
     PD_PPD_INVARIANTS_AUTO,
@@ -16,6 +18,9 @@ enum {
 
 typedef struct pd_ppd_params {
     int iterations;
+    int iteration;    /* PD_PPD_ACCURATE or PD_PPD_SEMI_ITERATIVE */
+    pd_real semi_rho; /* the semi-iterative weights' rho (0: the Gershgorin bound) */
+    int semi_check;   /* outer iterations between energy checks */
     pd_real tolerance;
     int global_solve;
     int linear_iterations;
@@ -193,9 +198,13 @@ typedef struct pd_ppd_state {
                        */
     /* what the last step did, for tests */
     pd_descent_report report;
-    double last_residual;    /* relative to last_force_scale */
-    double last_force_scale; /* N: what the residual is measured against */
-    double r_star;           /* N: |r| at the inertial prediction y* */
+    int semi_restarts;     /* semi_iterative: restarts of the acceleration in the last step */
+    pd_real semi_rho_used; /* semi_iterative: the rho its weights ended the last step with */
+    pd_real last_merit, last_r_norm; /* the last evaluation's merit (J) and |r| (N) */
+    pd_real semi_merit0;             /* semi_iterative: the merit its last solve started from (J) */
+    double last_residual;            /* relative to last_force_scale */
+    double last_force_scale;         /* N: what the residual is measured against */
+    double r_star;                   /* N: |r| at the inertial prediction y* */
 
     /* contact between bodies (src/contact), when prm.contact */
     pd_contact contact;       /* src/contact: pairs, penalty and friction (prm.contact) */

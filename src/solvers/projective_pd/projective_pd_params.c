@@ -10,7 +10,23 @@
 
 static const pd_param_info k_params[] = {
     {"iterations", PD_PARAM_INT, P(iterations), 20, 1, 100000, "1", NULL,
-     "Maximum local/global iterations per time step (Sec. 4.1)."},
+     "Maximum local/global iterations per time step (Sec. 4.1); with iteration semi_iterative, "
+     "the outer iterations a step takes unless the residual reaches tolerance first."},
+    {"iteration", PD_PARAM_ENUM, P(iteration), PD_PPD_ACCURATE, 0, 0, "-",
+     "accurate|semi_iterative",
+     "accurate: the descent on Eq. 12's energy (global step of linear_iterations Chebyshev "
+     "sweeps, Eq. 13's line search, L-BFGS pairs) until the residual reaches tolerance. "
+     "semi_iterative: the paper's iteration (Wang 2015): per outer iteration one local step and "
+     "one Jacobi sweep of the global system, the outer iterates Chebyshev-accelerated with "
+     "semi_rho, the energy checked every semi_check iterations (the acceleration restarts from "
+     "the last check when it rose); starts at y*, no line search."},
+    {"semi_rho", PD_PARAM_REAL, P(semi_rho), 0, 0, 0.99999, "1", NULL,
+     "Spectral radius the semi_iterative weights assume; 0: the Gershgorin bound of the Jacobi "
+     "iteration on the global matrix (with the contact springs when contact is on), computed "
+     "for the scene."},
+    {"semi_check", PD_PARAM_INT, P(semi_check), 5, 1, 1000, "1", NULL,
+     "semi_iterative: outer iterations between energy checks (a rise restarts the "
+     "acceleration from the last check, with semi_rho lowered by 10 %)."},
     {"tolerance", PD_PARAM_REAL, P(tolerance), 1e-4, 0, 1, "1", NULL,
      "Stop a step when the residual of Eq. 12, relative to its value at the step's start, falls "
      "below this."},

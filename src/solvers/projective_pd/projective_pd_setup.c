@@ -835,6 +835,12 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
     if (!s)
         return PD_ERR_OUT_OF_MEMORY;
     memcpy(&s->prm, params, sizeof s->prm);
+    if (s->prm.iteration == PD_PPD_SEMI_ITERATIVE && s->prm.global_solve != PD_PPD_CHEBYSHEV) {
+        pd_free(s, sizeof *s); /* its global step is one Jacobi sweep: no other solve is run */
+        return pd_fail(err, PD_ERR_BAD_SCENE, "solver.global_solve",
+                       "iteration semi_iterative takes one Jacobi sweep per iteration: "
+                       "global_solve must be chebyshev");
+    }
     s->n = w->particles.count;
     s->mass = w->particles.mass;
     s->volume = w->particles.volume;
