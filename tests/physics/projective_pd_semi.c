@@ -210,3 +210,20 @@ static void bar(const char* iterations, int known) {
 PD_TEST(semi_bar_shows_e_and_nu) {
     bar("solver.iterations=100", 0);
 }
+
+/* Its global step is one Jacobi sweep: another global_solve is refused at the key, not run as
+ * something else. */
+PD_TEST(semi_refuses_another_global_solve) {
+    const char* sets[] = {"solver.global_solve=direct"};
+    pd_scene scene;
+    pd_error err = {0};
+    PD_REQUIRE(pd_scene_parse(k_block, "test.json", ".", sets, 1, &scene, &err) == PD_OK);
+    pd_world* w = NULL;
+    pd_status st = pd_create_world(&scene, &w, &err);
+    printf("  %s: %s\n", err.path, err.message);
+    PD_CHECK(st == PD_ERR_BAD_SCENE);
+    PD_CHECK(strcmp(err.path, "solver.global_solve") == 0);
+    if (st == PD_OK)
+        pd_destroy_world(w);
+    pd_scene_free(&scene);
+}
