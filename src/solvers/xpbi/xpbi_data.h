@@ -118,6 +118,7 @@ typedef struct pd_xpbi_state {
     pd_vec3* contact_t;      /* ... and the friction's tangential dv accumulated (m/s) */
     pd_real* sweep_h2;       /* per task (per chunk: jacobi): the sum of h^2 of the last sweep */
     pd_hash_grid grid;
+    double search_seconds; /* the last pd_xpbi_neighborhoods' V^n and search (the bench's stage) */
     pd_neighbor_list near; /* within k at the step's start, all bodies */
     pd_xpbi_neighbor* nb;  /* per entry of near: the kernel data */
     size_t nb_capacity;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/timer.h"
 #include "math/svd3.h"
 #include "neighbor/morton.h"
 #include "parallel/parallel.h"
@@ -158,11 +159,14 @@ pd_status pd_xpbi_neighborhoods(pd_xpbi_state* s, const pd_particles* p) {
     if (s->n == 0) {
         memset(s->color_task, 0, sizeof s->color_task);
         s->tasks = 0;
+        s->search_seconds = 0;
         return PD_OK;
     }
     kernel_job job = {s, x, p->body};
+    double t0 = pd_now();
     pd_parallel_for(s->n, PD_XPBI_GRAIN, volume_range, &job);
     pd_status st = pd_neighbors_build(&s->grid, x, s->n, 2 * s->r, &s->near); /* Sec. 4.2 */
+    s->search_seconds = pd_now() - t0;
     if (st != PD_OK)
         return st;
     if ((st = reserve_neighbors(s, s->near.offsets[s->n])) != PD_OK ||
