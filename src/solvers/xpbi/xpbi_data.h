@@ -157,14 +157,35 @@ pd_status pd_xpbi_restored(void* state, struct pd_world* w, struct pd_ckpt_reade
 pd_status pd_xpbi_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
 size_t pd_xpbi_bytes_per_particle(const struct pd_scene* scene, double bond_fraction);
 
+/* m += (s a) b^T entry by entry, in the order of pd_m3_add_outer (the same products and sums:
+ * -std=c11 contracts no multiply-add, so the same bits), written out so that a local m summed
+ * over a neighbour loop stays in registers: pd_m3_add_outer's loops kept it in memory, a
+ * store-to-load chain per entry that cost 30 % of a step (perf, the 8K bench case). */
+static inline void pd_xpbi_add_outer(pd_mat3* m, pd_real s, pd_vec3 a, pd_vec3 b) {
+    pd_real x = s * a.x, y = s * a.y, z = s * a.z;
+    m->m[0][0] += x * b.x, m->m[0][1] += x * b.y, m->m[0][2] += x * b.z;
+    m->m[1][0] += y * b.x, m->m[1][1] += y * b.y, m->m[1][2] += y * b.z;
+    m->m[2][0] += z * b.x, m->m[2][1] += z * b.y, m->m[2][2] += z * b.z;
+}
+
+/* Eq. 11: grad v at x_p^n from the velocities v and p's neighbour data (inline: it is the
+ * innermost loop of the iterations). */
+static inline pd_mat3 pd_xpbi_velocity_gradient(const pd_xpbi_state* s, uint32_t p,
+                                                const pd_vec3* v) {
+    pd_mat3 grad = pd_m3_zero();
+    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+        const pd_xpbi_neighbor* nb = &s->nb[e]; /* Eq. 11: sum_b V_b (v_b - v_p) (L_p grad W)^T */
+        pd_xpbi_add_outer(&grad, 1, pd_v3_sub(v[nb->j], v[p]), nb->g);
+    }
+    return grad;
+}
+
 /* The step's start (xpbi_neighbors.c): V^n, the neighbours within k = 2 r of x^n (Sec. 4.2),
  * the corrected kernel gradients (Eq. 10) and the colouring (Sec. 4.3). */
 pd_status pd_xpbi_neighborhoods(pd_xpbi_state* s, const pd_particles* p);
 /* L_p of Eq. 10: the SVD pseudo-inverse of A = sum_b V_b grad W_b(x_p) (x_b - x_p)^T, singular
  * values below cutoff times the largest dropped. */
 pd_mat3 pd_xpbi_correction(pd_mat3 a, pd_real cutoff);
-/* Eq. 11: grad v at x_p^n from the velocities v and p's neighbour data. */
-pd_mat3 pd_xpbi_velocity_gradient(const pd_xpbi_state* s, uint32_t p, const pd_vec3* v);
 /* The constraint of Eq. 6 at F: C = sqrt(2 Psi) with Psi of Eq. 3, and dC/dF = P / C (0 at
  * C = 0). */
 pd_real pd_xpbi_constraint(const pd_xpbi_material* m, pd_mat3 f, pd_mat3* dcdf);

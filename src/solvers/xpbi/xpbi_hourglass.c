@@ -98,7 +98,7 @@ pd_real pd_xpbi_hourglass_constraint(pd_xpbi_state* s, const pd_vec3* x0, uint32
         pd_vec3 eps = pd_v3_sub(pd_v3_sub(xb, xp), pd_v3_add(h->y, pd_m3_mulv(l, h->y)));
         h->grad = pd_v3_scale(eps, h->k); /* a_pb for now */
         psi2 += h->k * pd_v3_len2(eps);
-        pd_m3_add_outer(&m, 1, h->grad, h->y);
+        pd_xpbi_add_outer(&m, 1, h->grad, h->y);
     }
     pd_real c = sqrt(psi2);
     pd_vec3 gp = pd_v3(0, 0, 0);

@@ -31,15 +31,6 @@ pd_mat3 pd_xpbi_correction(pd_mat3 a, pd_real cutoff) {
     return pd_m3_mul(pd_m3_mul(v, pd_m3_diag(inv[0], inv[1], inv[2])), pd_m3_transpose(u));
 }
 
-pd_mat3 pd_xpbi_velocity_gradient(const pd_xpbi_state* s, uint32_t p, const pd_vec3* v) {
-    pd_mat3 grad = pd_m3_zero();
-    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
-        const pd_xpbi_neighbor* nb = &s->nb[e]; /* Eq. 11: sum_b V_b (v_b - v_p) (L_p grad W)^T */
-        pd_m3_add_outer(&grad, 1, pd_v3_sub(v[nb->j], v[p]), nb->g);
-    }
-    return grad;
-}
-
 typedef struct kernel_job {
     pd_xpbi_state* s;
     const pd_vec3* x; /* x^n */
@@ -76,7 +67,7 @@ static void kernel_range(void* ctx, size_t begin, size_t end, int thread) {
             pd_real dw = pd_sph_wendland_c2_derivative(r, H);
             nb->g = r > 0 ? pd_v3_scale(d, dw / r) : pd_v3(0, 0, 0); /* grad W_b(x_p) */
             nb->w = s->volume[b] * pd_sph_wendland_c2(r, H);
-            pd_m3_add_outer(&a, s->volume[b], nb->g, pd_v3_scale(d, -1));
+            pd_xpbi_add_outer(&a, s->volume[b], nb->g, pd_v3_scale(d, -1));
         }
         pd_mat3 l = pd_xpbi_correction(a, s->prm.svd_cutoff);
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {

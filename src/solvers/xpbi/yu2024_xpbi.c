@@ -105,11 +105,14 @@ static inline void give(sweep_job* job, uint32_t b, pd_vec3 grad, pd_real scale)
  * the denominator of Eq. 17 without alpha~; *rate gets grad C . v = dC/dt at the velocities v
  * (the damping's, when asked for). */
 static pd_real weighted_gradient_norm(const pd_xpbi_state* s, uint32_t p, pd_mat3 m,
-                                      const pd_vec3* v, pd_real* rate) {
+                                      const pd_vec3* v, pd_real* rate, pd_vec3* kept) {
     pd_vec3 gp = pd_v3(0, 0, 0);
     pd_real sum = 0, dcdt = 0;
-    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+    uint32_t first = s->near.offsets[p];
+    for (uint32_t e = first; e < s->near.offsets[p + 1]; ++e) {
         pd_vec3 gb = pd_m3_mulv(m, s->nb[e].g);
+        if (kept)
+            kept[e - first] = gb;
         gp = pd_v3_sub(gp, gb);
         sum += s->inv_mass[s->nb[e].j] * pd_v3_len2(gb);
         if (rate)
@@ -134,14 +137,21 @@ static pd_real damped_change(pd_real tau, pd_real dt, pd_real rate, pd_real norm
     return -*h / ((1 + tau / dt) * norm + alpha);
 }
 
+/* Gradients grad_b C_p = M g_b (Eq. 12) kept from the norm's loop for the update's (the same
+ * values), for particles of at most this many neighbours (more: computed again). */
+#define XPBI_KEPT_GRADIENTS 128
+
 /* Alg. 1's update of one particle constraint after its dlambda: dv = M^-1 grad C dlambda / dt
- * (Eq. 18) to p's neighbours and p. */
-static void apply_constraint(sweep_job* job, uint32_t p, pd_mat3 m, pd_real dlambda) {
+ * (Eq. 18) to p's neighbours and p, with the gradients `kept` by weighted_gradient_norm (NULL:
+ * from m). */
+static void apply_constraint(sweep_job* job, uint32_t p, pd_mat3 m, const pd_vec3* kept,
+                             pd_real dlambda) {
     const pd_xpbi_state* s = job->s;
     pd_real scale = dlambda / job->dt;
     pd_vec3 gp = pd_v3(0, 0, 0);
-    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
-        pd_vec3 gb = pd_m3_mulv(m, s->nb[e].g);
+    uint32_t first = s->near.offsets[p];
+    for (uint32_t e = first; e < s->near.offsets[p + 1]; ++e) {
+        pd_vec3 gb = kept ? kept[e - first] : pd_m3_mulv(m, s->nb[e].g);
         gp = pd_v3_sub(gp, gb);
         give(job, s->nb[e].j, gb, scale);
     }
@@ -150,7 +160,8 @@ static void apply_constraint(sweep_job* job, uint32_t p, pd_mat3 m, pd_real dlam
 
 /* The multiplier's change of Eq. 17 at p for the current velocities; *h gets the residual
  * h_p = C_p + alpha~ lambda_p (Fig. 14) before it, *m the matrix of p's gradients. */
-static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, pd_real* h) {
+static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, pd_real* h,
+                                 pd_vec3* kept) {
     const pd_xpbi_state* s = job->s;
     pd_real c = pd_xpbi_particle_constraint(s, job->p, p, job->v, job->dt, m);
     pd_real alpha = 1 / (s->volume0[p] * job->dt * job->dt); /* alpha = 1 / V^0 (Eq. 6) / dt^2 */
@@ -158,7 +169,7 @@ static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, p
     if (!(c > XPBI_C_FLOOR))
         return 0;
     pd_real tau = s->prm.damping, rate = 0;
-    pd_real norm = weighted_gradient_norm(s, p, *m, job->v, tau > 0 ? &rate : NULL);
+    pd_real norm = weighted_gradient_norm(s, p, *m, job->v, tau > 0 ? &rate : NULL, kept);
     return damped_change(tau, job->dt, rate, norm, alpha, h);
 }
 
@@ -199,14 +210,16 @@ static void apply_hourglass(sweep_job* job, uint32_t p, pd_real dlambda) {
 static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count, size_t task) {
     pd_xpbi_state* s = job->s;
     pd_real h2 = 0;
+    pd_vec3 kept[XPBI_KEPT_GRADIENTS];
     for (size_t k = 0; k < count; ++k) {
         uint32_t p = particles[k];
+        int keep = s->near.offsets[p + 1] - s->near.offsets[p] <= XPBI_KEPT_GRADIENTS;
         pd_mat3 m;
-        pd_real h, dl = multiplier_change(job, p, &m, &h);
+        pd_real h, dl = multiplier_change(job, p, &m, &h, keep ? kept : NULL);
         h2 += h * h;
         if (dl != 0) {
             s->lambda[p] += dl;
-            apply_constraint(job, p, m, dl);
+            apply_constraint(job, p, m, keep ? kept : NULL, dl);
         }
         if (!(s->prm.hourglass > 0))
             continue;
@@ -303,7 +316,7 @@ static void jacobi_multipliers(void* ctx, size_t begin, size_t end, int thread) 
     pd_real h2 = 0;
     for (size_t p = begin; p < end; ++p) {
         pd_real h;
-        s->dlambda[p] = multiplier_change(job, (uint32_t)p, &s->dcdf_ft[p], &h);
+        s->dlambda[p] = multiplier_change(job, (uint32_t)p, &s->dcdf_ft[p], &h, NULL);
         s->lambda[p] += s->dlambda[p];
         h2 += h * h;
         if (s->prm.hourglass > 0) {
@@ -324,7 +337,7 @@ static void jacobi_gather_task(sweep_job* job, const uint32_t* particles, size_t
     for (size_t k = 0; k < count; ++k) {
         uint32_t p = particles[k];
         if (s->dlambda[p] != 0)
-            apply_constraint(job, p, s->dcdf_ft[p], s->dlambda[p]);
+            apply_constraint(job, p, s->dcdf_ft[p], NULL, s->dlambda[p]);
         if (s->prm.hourglass > 0 && s->dlambda_h[p] != 0)
             apply_hourglass(job, p, s->dlambda_h[p]);
     }
