@@ -75,12 +75,11 @@ typedef struct pd_xpbi_neighbor {
 } pd_xpbi_neighbor;
 
 /* One neighbour entry's hourglass data (xpbi_hourglass.c): y = F_p^n X_pb with the reference
- * offset X_pb = X_b - X_p (x_ref), k = beta E V_b^0 W(|X_pb|) / |X_pb|^2, and the constraint's last
- * gradient with respect to b's position. */
+ * offset X_pb = X_b - X_p (x_ref) and k = beta E V_b^0 W(|X_pb|) / |X_pb|^2 (the constraint's
+ * gradients go to a buffer of the caller's: 32 bytes an entry to read, none to write back). */
 typedef struct pd_xpbi_hourglass {
-    pd_vec3 y;    /* m */
-    pd_real k;    /* Pa m (energy density per m^2 of eps) */
-    pd_vec3 grad; /* sqrt(Pa) / m */
+    pd_vec3 y; /* m */
+    pd_real k; /* Pa m (energy density per m^2 of eps) */
 } pd_xpbi_hourglass;
 
 /* Constraint sets of one colour that touch disjoint particles (Sec. 4.3): tasks of whole cells
@@ -124,6 +123,9 @@ typedef struct pd_xpbi_state {
     size_t nb_capacity;
     pd_xpbi_hourglass* hg; /* per entry of near when hourglass > 0 */
     size_t hg_capacity;
+    pd_vec3* hg_grad; /* per entry: the hourglass gradients (sqrt(Pa) / m) where a sweep keeps
+                       * them beyond a particle (jacobi, or too many neighbours for the stack) */
+    size_t hg_grad_capacity;
     /* per entry of near when bodies touch (contact on, two bodies or more): what the pair's
      * contact gave over the step (contact_velocity.h), on the entry of the smaller index */
     pd_contact_pair_sum* pair_sum;
@@ -197,10 +199,12 @@ pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* 
 /* The hourglass constraint (xpbi_hourglass.c): the per-entry y and k of the step's start
  * (after pd_xpbi_neighborhoods; nothing when solver.xpbi.hourglass is 0), and C_h,p at the
  * velocities v from the step-start positions x0, its gradients with respect to p's neighbours
- * left in s->hg[e].grad and that with respect to p in *grad_p (0 where C_h is 0), and *norm
+ * in grad[e - offsets[p]] (room for p's entries) and that with respect to p in *grad_p (0 where
+ * C_h is 0), and *norm
  * = sum over them of w |grad|^2 with the inverse masses w (Eq. 17's denominator). */
 pd_status pd_xpbi_hourglass_prepare(pd_xpbi_state* s, const pd_particles* p);
-pd_real pd_xpbi_hourglass_constraint(pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
-                                     const pd_vec3* v, pd_real dt, pd_vec3* grad_p, pd_real* norm);
+pd_real pd_xpbi_hourglass_constraint(const pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
+                                     const pd_vec3* v, pd_real dt, pd_vec3* grad, pd_vec3* grad_p,
+                                     pd_real* norm);
 
 #endif

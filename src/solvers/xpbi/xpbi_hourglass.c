@@ -35,6 +35,9 @@ static pd_status reserve(pd_xpbi_state* s, size_t entries) {
     void* array = s->hg;
     int ok = pd_reserve_scratch(&array, &s->hg_capacity, entries, sizeof(pd_xpbi_hourglass));
     s->hg = array;
+    array = s->hg_grad;
+    ok = ok && pd_reserve_scratch(&array, &s->hg_grad_capacity, entries, sizeof(pd_vec3));
+    s->hg_grad = array;
     return ok ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 
@@ -61,7 +64,6 @@ static void prepare_range(void* ctx, size_t begin, size_t end, int thread) {
                 w = pd_sph_wendland_c2(sqrt(d2), H);
             s->hg[e].y = pd_m3_mulv(s->f[p], x);
             s->hg[e].k = w > 0 ? stiff * s->volume0[b] * w / d2 : 0;
-            s->hg[e].grad = pd_v3(0, 0, 0);
         }
     }
 }
@@ -81,35 +83,36 @@ pd_status pd_xpbi_hourglass_prepare(pd_xpbi_state* s, const pd_particles* p) {
     return PD_OK;
 }
 
-pd_real pd_xpbi_hourglass_constraint(pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
-                                     const pd_vec3* v, pd_real dt, pd_vec3* grad_p, pd_real* norm) {
+pd_real pd_xpbi_hourglass_constraint(const pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
+                                     const pd_vec3* v, pd_real dt, pd_vec3* grad, pd_vec3* grad_p,
+                                     pd_real* norm) {
     pd_mat3 l = pd_m3_scale(pd_xpbi_velocity_gradient(s, p, v), dt); /* dt L_p, Eq. 11 */
     pd_vec3 xp = pd_v3_madd(x0[p], dt, v[p]);
     pd_mat3 m = pd_m3_zero();
     pd_real psi2 = 0; /* 2 Psi_h */
     uint32_t first = s->near.offsets[p], last = s->near.offsets[p + 1];
     for (uint32_t e = first; e < last; ++e) {
-        pd_xpbi_hourglass* h = &s->hg[e];
+        const pd_xpbi_hourglass* h = &s->hg[e];
         if (h->k == 0)
             continue;
         uint32_t b = s->near.indices[e];
         pd_vec3 xb = pd_v3_madd(x0[b], dt, v[b]);
         /* eps = x~_pb - (I + dt L) y */
         pd_vec3 eps = pd_v3_sub(pd_v3_sub(xb, xp), pd_v3_add(h->y, pd_m3_mulv(l, h->y)));
-        h->grad = pd_v3_scale(eps, h->k); /* a_pb for now */
+        grad[e - first] = pd_v3_scale(eps, h->k); /* a_pb for now */
         psi2 += h->k * pd_v3_len2(eps);
-        pd_xpbi_add_outer(&m, 1, h->grad, h->y);
+        pd_xpbi_add_outer(&m, 1, grad[e - first], h->y);
     }
     pd_real c = sqrt(psi2);
     pd_vec3 gp = pd_v3(0, 0, 0);
     pd_real sum = 0;
     if (c > XPBI_HG_FLOOR)
         for (uint32_t e = first; e < last; ++e) {
-            pd_xpbi_hourglass* h = &s->hg[e];
-            pd_vec3 a = h->k == 0 ? pd_v3(0, 0, 0) : h->grad;
-            h->grad = pd_v3_scale(pd_v3_sub(a, pd_m3_mulv(m, s->nb[e].g)), 1 / c);
-            gp = pd_v3_sub(gp, h->grad);
-            sum += s->inv_mass[s->near.indices[e]] * pd_v3_len2(h->grad);
+            pd_vec3* g = &grad[e - first];
+            pd_vec3 a = s->hg[e].k == 0 ? pd_v3(0, 0, 0) : *g;
+            *g = pd_v3_scale(pd_v3_sub(a, pd_m3_mulv(m, s->nb[e].g)), 1 / c);
+            gp = pd_v3_sub(gp, *g);
+            sum += s->inv_mass[s->near.indices[e]] * pd_v3_len2(*g);
         }
     *grad_p = gp;
     *norm = sum + s->inv_mass[p] * pd_v3_len2(gp);

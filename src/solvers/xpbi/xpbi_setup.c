@@ -165,6 +165,7 @@ void pd_xpbi_destroy(void* state) {
     PD_FREE_ARRAY(s->history, pd_real, (size_t)s->prm.iterations + 1);
     PD_FREE_ARRAY(s->nb, pd_xpbi_neighbor, s->nb_capacity);
     PD_FREE_ARRAY(s->hg, pd_xpbi_hourglass, s->hg_capacity);
+    PD_FREE_ARRAY(s->hg_grad, pd_vec3, s->hg_grad_capacity);
     PD_FREE_ARRAY(s->pair_sum, pd_contact_pair_sum, s->pair_capacity);
     PD_FREE_ARRAY(s->mat, pd_xpbi_material, (size_t)s->material_count + 1);
     pd_hash_grid_destroy(&s->grid);
@@ -214,7 +215,8 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     /* the arrays above, about 32 neighbour entries (list index and kernel data), the hash
      * grid's and each collider's contact */
     size_t colliders = (size_t)(scene->collider_count > 0 ? scene->collider_count : 1);
-    size_t hourglass = 32 * sizeof(pd_xpbi_hourglass); /* solver.xpbi.hourglass > 0 */
+    /* solver.xpbi.hourglass > 0: y and k, and the gradients' room */
+    size_t hourglass = 32 * (sizeof(pd_xpbi_hourglass) + sizeof(pd_vec3));
     /* contact between bodies: a pair sum per entry, a surface normal per particle */
     size_t pairs = scene->body_count > 1 ? 32 * sizeof(pd_contact_pair_sum) : 0;
     return hourglass + pairs + sizeof(pd_vec3) + 2 * sizeof(pd_mat3) + 8 * sizeof(pd_real) +

@@ -174,12 +174,13 @@ static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, p
 }
 
 /* The hourglass constraint's multiplier change at p (Eq. 17 for C_h,p of xpbi_hourglass.c,
- * alpha = 1 / V^0); *h its residual C_h + alpha~ lambda_h. Its gradients are left in s->hg. */
-static pd_real hourglass_change(const sweep_job* job, uint32_t p, pd_real* h) {
+ * alpha = 1 / V^0); *h its residual C_h + alpha~ lambda_h. Its gradients with respect to p's
+ * neighbours are left in grad (room for p's entries). */
+static pd_real hourglass_change(const sweep_job* job, uint32_t p, pd_vec3* grad, pd_real* h) {
     pd_xpbi_state* s = job->s;
     pd_vec3 gp;
-    pd_real norm,
-        c = pd_xpbi_hourglass_constraint(s, s->step->step_start, p, job->v, job->dt, &gp, &norm);
+    pd_real norm, c = pd_xpbi_hourglass_constraint(s, s->step->step_start, p, job->v, job->dt, grad,
+                                                   &gp, &norm);
     pd_real alpha = 1 / (s->volume0[p] * job->dt * job->dt);
     *h = c + alpha * s->lambda_h[p];
     if (!(c > XPBI_C_FLOOR))
@@ -188,19 +189,21 @@ static pd_real hourglass_change(const sweep_job* job, uint32_t p, pd_real* h) {
     if (s->prm.damping > 0) { /* dC_h/dt from the gradients the constraint left */
         rate = pd_v3_dot(gp, job->v[p]);
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e)
-            rate += pd_v3_dot(s->hg[e].grad, job->v[s->near.indices[e]]);
+            rate += pd_v3_dot(grad[e - s->near.offsets[p]], job->v[s->near.indices[e]]);
     }
     return damped_change(s->prm.damping, job->dt, rate, norm, alpha, h);
 }
 
-/* Eq. 18 for the hourglass constraint: its gradients from s->hg, p's their negated sum. */
-static void apply_hourglass(sweep_job* job, uint32_t p, pd_real dlambda) {
+/* Eq. 18 for the hourglass constraint: its gradients from grad (hourglass_change's), p's their
+ * negated sum. */
+static void apply_hourglass(sweep_job* job, uint32_t p, const pd_vec3* grad, pd_real dlambda) {
     const pd_xpbi_state* s = job->s;
     pd_real scale = dlambda / job->dt;
     pd_vec3 gp = pd_v3(0, 0, 0);
-    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
-        gp = pd_v3_sub(gp, s->hg[e].grad);
-        give(job, s->near.indices[e], s->hg[e].grad, scale);
+    uint32_t first = s->near.offsets[p];
+    for (uint32_t e = first; e < s->near.offsets[p + 1]; ++e) {
+        gp = pd_v3_sub(gp, grad[e - first]);
+        give(job, s->near.indices[e], grad[e - first], scale);
     }
     give(job, p, gp, scale);
 }
@@ -210,7 +213,7 @@ static void apply_hourglass(sweep_job* job, uint32_t p, pd_real dlambda) {
 static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count, size_t task) {
     pd_xpbi_state* s = job->s;
     pd_real h2 = 0;
-    pd_vec3 kept[XPBI_KEPT_GRADIENTS];
+    pd_vec3 kept[XPBI_KEPT_GRADIENTS], kept_h[XPBI_KEPT_GRADIENTS];
     for (size_t k = 0; k < count; ++k) {
         uint32_t p = particles[k];
         int keep = s->near.offsets[p + 1] - s->near.offsets[p] <= XPBI_KEPT_GRADIENTS;
@@ -223,11 +226,12 @@ static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count
         }
         if (!(s->prm.hourglass > 0))
             continue;
-        dl = hourglass_change(job, p, &h);
+        pd_vec3* grad = keep ? kept_h : s->hg_grad + s->near.offsets[p];
+        dl = hourglass_change(job, p, grad, &h);
         h2 += h * h;
         if (dl != 0) {
             s->lambda_h[p] += dl;
-            apply_hourglass(job, p, dl);
+            apply_hourglass(job, p, grad, dl);
         }
     }
     s->sweep_h2[task] = h2;
@@ -320,7 +324,8 @@ static void jacobi_multipliers(void* ctx, size_t begin, size_t end, int thread) 
         s->lambda[p] += s->dlambda[p];
         h2 += h * h;
         if (s->prm.hourglass > 0) {
-            s->dlambda_h[p] = hourglass_change(job, (uint32_t)p, &h);
+            s->dlambda_h[p] =
+                hourglass_change(job, (uint32_t)p, s->hg_grad + s->near.offsets[p], &h);
             s->lambda_h[p] += s->dlambda_h[p];
             h2 += h * h;
         }
@@ -339,7 +344,7 @@ static void jacobi_gather_task(sweep_job* job, const uint32_t* particles, size_t
         if (s->dlambda[p] != 0)
             apply_constraint(job, p, s->dcdf_ft[p], NULL, s->dlambda[p]);
         if (s->prm.hourglass > 0 && s->dlambda_h[p] != 0)
-            apply_hourglass(job, p, s->dlambda_h[p]);
+            apply_hourglass(job, p, s->hg_grad + s->near.offsets[p], s->dlambda_h[p]);
     }
 }
 
