@@ -287,7 +287,7 @@ static void return_range(void* ctx, size_t begin, size_t end, int thread) {
 }
 
 /* Pins on the grid: the pinned particles transferred alone (PIC) give each node the mass and
- * velocity of their share, which sets how much of the node they hold (mpm_internal.h: a
+ * velocity of their share; a node they reach is held at that velocity (mpm_internal.h: a
  * kinematic condition after the grid update; the pinned particles' momentum only mixed into the
  * grid's would let the body slip past them). Called before the full transfer. */
 static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
@@ -316,8 +316,7 @@ static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
 
 void pd_mpm_pin_nodes(pd_mpm_state* s) {
     for (size_t n = 0; n < s->grid.nodes; ++n) {
-        pd_real share = s->grid.mass[n] > 0 ? s->pin_node_mass[n] / s->grid.mass[n] : 0;
-        s->pin_node_hold[n] = fmin(1, share / PD_MPM_PIN_SHARE);
+        s->pin_node_hold[n] = s->grid.mass[n] > 0 && s->pin_node_mass[n] > 0 ? 1 : 0;
     }
 }
 
@@ -329,15 +328,14 @@ static void pin_reactions(pd_mpm_state* s) {
     s->grid.velocity = saved;
 }
 
-/* The held part h of each node moves with its pins: v <- v + h (v_pin - v) (mpm_internal.h);
- * the impulse m h (v_pin - v) that takes, per mass of the pins there, is their reaction. */
+/* A held node moves with its pins: v <- v_pin (mpm_internal.h); the impulse m (v_pin - v) that
+ * takes, per mass of the pins there, is their reaction. */
 static void hold_pinned_nodes(pd_mpm_state* s) {
     for (size_t n = 0; n < s->grid.nodes; ++n) {
         s->pin_node_impulse[n] = pd_v3(0, 0, 0);
         if (!(s->pin_node_hold[n] > 0))
             continue;
-        pd_vec3 dv = pd_v3_scale(pd_v3_sub(s->pin_node_velocity[n], s->grid.velocity[n]),
-                                 s->pin_node_hold[n]);
+        pd_vec3 dv = pd_v3_sub(s->pin_node_velocity[n], s->grid.velocity[n]);
         s->pin_node_impulse[n] = pd_v3_scale(dv, s->grid.mass[n] / s->pin_node_mass[n]);
         s->grid.velocity[n] = pd_v3_add(s->grid.velocity[n], dv);
     }

@@ -254,7 +254,7 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
         s->bc_kind[n] = PD_MPM_BC_FREE;
         if (!(g->mass[n] > 0))
             continue;
-        if (s->has_pins && s->pin_node_hold[n] >= PD_MPM_PIN_FULL) { /* moves with its pins */
+        if (s->has_pins && s->pin_node_hold[n] > 0) { /* moves with its pins */
             s->bc_kind[n] = PD_MPM_BC_FULL;
             s->bc_target[n] = pd_v3_sub(s->pin_node_velocity[n], g->velocity[n]);
             continue;
@@ -394,7 +394,7 @@ static void assemble_range(void* ctx, size_t begin, size_t end, int thread) {
                             }
                     }
                 }
-        row[node_row_slot(0, 0, 0)] += g->mass[n] + pd_mpm_pin_stiffness(s, n); /* + pins' k */
+        row[node_row_slot(0, 0, 0)] += g->mass[n];
         for (int q = 0; q < PD_MPM_ROW; ++q)
             s->admm_a[row_at(n, q)] = row[q];
     }
@@ -544,14 +544,6 @@ static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
     return pd_grid_cg_solve(&cg, nn, r, dv);
 }
 
-/* The pins' impulse at node n: a fixed node's constraint reaction `reaction` (A dv - rhs), a
- * partly held one's penalty k (v_pin - v^n - dv) (mpm_internal.h). */
-static pd_vec3 pin_impulse(const pd_mpm_state* s, size_t n, pd_vec3 reaction, pd_vec3 dv) {
-    if (s->pin_node_hold[n] >= PD_MPM_PIN_FULL)
-        return reaction;
-    return pd_v3_scale(pd_v3_sub(pd_mpm_pin_target(s, n), dv), pd_mpm_pin_stiffness(s, n));
-}
-
 /* Coulomb friction at the constrained nodes of a slip collider: the constraint's normal impulse
  * per mass, j = (A dv - rhs) . n / m (the reaction of the last grid step: A dv = rhs + j m where
  * the constraint holds dv), takes up to mu j of the tangential speed relative to the collider
@@ -563,8 +555,9 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
     /* the pins' impulse per mass of the pins there: a fixed node's A dv - rhs */
     for (size_t n = 0; n < g->nodes && s->has_pins; ++n)
         s->pin_node_impulse[n] =
-            pd_v3_scale(pin_impulse(s, n, pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), s->admm_dv[n]),
-                        s->pin_node_mass[n] > 0 ? 1 / s->pin_node_mass[n] : 0);
+            s->pin_node_hold[n] > 0
+                ? pd_v3_scale(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), 1 / s->pin_node_mass[n])
+                : pd_v3(0, 0, 0);
     for (size_t n = 0; n < g->nodes; ++n) {
         if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
             continue;
@@ -718,11 +711,8 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     if (s->has_maxwell) /* + D_N^T (w_N y_N + rho w_N^2 (F_hat_N - b_N)) */
         pd_mpm_maxwell_add_rhs(s, c->dt, c->rho, c->alpha, s->affine);
     divergence(&s->grid, s->affine, s->admm_rhs);
-    for (size_t n = 0; n < nn; ++n) /* + the pins' penalty k (v_pin - v^n) (mpm_internal.h) */
-        s->admm_rhs[n] =
-            pd_v3_add(pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n])),
-                      pd_v3_scale(s->has_pins ? pd_mpm_pin_target(s, n) : pd_v3(0, 0, 0),
-                                  pd_mpm_pin_stiffness(s, n)));
+    for (size_t n = 0; n < nn; ++n)
+        s->admm_rhs[n] = pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n]));
     *cg_total += grid_solve(c, s->admm_rhs, s->admm_dv);
     double t2 = pd_now();
     pd_mat3* previous = s->admm_du; /* D dv^k, for the dual residual: kept, not copied */

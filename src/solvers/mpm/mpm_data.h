@@ -138,7 +138,7 @@ typedef struct pd_mpm_state {
     pd_vec3* pin_node_velocity;
     pd_vec3* pin_node_impulse; /* a held node's impulse from its pins, over their mass there */
     pd_vec3* pin_reaction;     /* per particle: that impulse per mass where it is (G2P) */
-    pd_real* pin_node_hold;    /* the pins' share of the node's mass, m_pin / m (0 to 1) */
+    pd_real* pin_node_hold;    /* 1 where a pinned particle reaches the node, else 0 */
     int has_pins;
     int has_returns; /* a material has Z_E or the Maxwell branch: the correctors' pass runs */
     /* the implicit step (mpm_admm.c): per particle */

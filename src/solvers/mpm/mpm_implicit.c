@@ -330,12 +330,6 @@ static pd_real evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm
         }
         e += m * (0.5 * pd_v3_dot(y[i], y[i]) - pd_v3_dot(o->gdt, y[i]));
         o->gradient[i] = pd_v3_add(pd_v3_scale(pd_v3_sub(y[i], o->gdt), m), o->force[i]);
-        pd_real k = pd_mpm_pin_stiffness(s, i); /* the pins' penalty (mpm_internal.h) */
-        if (k > 0) {
-            pd_vec3 off = pd_v3_sub(y[i], pd_mpm_pin_target(s, i));
-            e += 0.5 * k * pd_v3_dot(off, off);
-            o->gradient[i] = pd_v3_madd(o->gradient[i], k, off);
-        }
         r[i] = o->gradient[i];
     }
     pd_mpm_project_free(s, r);
@@ -388,7 +382,7 @@ static void diagonal(pd_mpm_optimiser* o) {
     }
     pd_grid_quadratic_sum(&s->grid, o->pm, o->diag);
     for (size_t i = 0; i < s->grid.nodes; ++i)
-        o->diag[i] += s->grid.mass[i] + pd_mpm_pin_stiffness(s, i);
+        o->diag[i] += s->grid.mass[i];
 }
 
 static void jacobi(const pd_mpm_optimiser* o, const pd_vec3* b, pd_vec3* z) {
@@ -424,8 +418,8 @@ static void apply_hessian(pd_mpm_optimiser* o, const pd_vec3* u, pd_vec3* out) {
     pd_grid_gradient(&s->grid, u, o->pm);
     pd_parallel_for(s->n, OPT_GRAIN, hessian_range, o);
     pd_grid_divergence(&s->grid, o->pm, out);
-    for (size_t i = 0; i < s->grid.nodes; ++i) /* + M u and the pins' penalty k u */
-        out[i] = pd_v3_add(out[i], pd_v3_scale(u[i], s->grid.mass[i] + pd_mpm_pin_stiffness(s, i)));
+    for (size_t i = 0; i < s->grid.nodes; ++i) /* + M u */
+        out[i] = pd_v3_add(out[i], pd_v3_scale(u[i], s->grid.mass[i]));
     pd_mpm_project_free(s, out);
 }
 
@@ -525,14 +519,10 @@ static void friction_and_pins(pd_mpm_optimiser* o, const pd_colliders* colliders
     pd_mpm_state* s = o->st;
     const pd_grid* g = &s->grid;
     int ny = g->dim[1], nz = g->dim[2];
-    for (size_t n = 0; n < g->nodes && s->has_pins; ++n) { /* fixed: +dE/d dv; partly: k (..) */
-        pd_real k = pd_mpm_pin_stiffness(s, n),
-                per = s->pin_node_mass[n] > 0 ? 1 / s->pin_node_mass[n] : 0;
-        pd_vec3 j = s->pin_node_hold[n] >= PD_MPM_PIN_FULL
-                        ? o->gradient[n]
-                        : pd_v3_scale(pd_v3_sub(pd_mpm_pin_target(s, n), dv[n]), k);
-        s->pin_node_impulse[n] = pd_v3_scale(j, per);
-    }
+    for (size_t n = 0; n < g->nodes && s->has_pins; ++n) /* a held node's +dE/d dv */
+        s->pin_node_impulse[n] = s->pin_node_hold[n] > 0
+                                     ? pd_v3_scale(o->gradient[n], 1 / s->pin_node_mass[n])
+                                     : pd_v3(0, 0, 0);
     for (size_t n = 0; n < g->nodes; ++n) {
         if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
             continue;

@@ -19,34 +19,17 @@ void pd_mpm_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_re
 /* A node's boundary condition in the implicit solve (Sec. 7.2). */
 enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL };
 
-/* The pins' hold on the grid (mpm.c): after the transfer, each node's hold h = min(1, s /
- * PD_MPM_PIN_SHARE) (pin_node_hold), s = m_pin / m the pinned particles' share of its mass (the
- * pins' velocity there in pin_node_velocity). The held part of a node moves with its pins and
- * the rest as the grid update has it: in the explicit step v <- h v_pin + (1 - h) v, the
- * minimiser over v of 1/2 m |v - v*|^2 + 1/2 k |v - v_pin|^2 with k = m h / (1 - h); in the
- * implicit steps that penalty on v^n + dv is added to the incremental potential (to A's diagonal
- * and the right-hand side: A stays SPD), and a node whose hold reaches PD_MPM_PIN_FULL is fixed
- * at v_pin instead (the penalty 1e9 m would only slow the conjugate gradients). The hold is
- * continuous in the share: no switch for round-off to flip (the all-or-nothing hold at s = 0.5
- * it replaces decided a creep test by 1e-6 of one node's share). A partly held node is a
- * damper, not a constraint: under a steady force f it slips from its pins at (1 - h) f dt / (m
- * h), so the nodes the pins own at least half of are held fully (h = s itself let a pulled bar
- * slip, its pin force 929 Pa for its yield stress 1000, and h rising over s = 0.25..0.75 or
- * 0.3..0.6 softened a cantilever's clamp to 32.3 rad/s, 38.3 in theory, 33.6 before). */
-#define PD_MPM_PIN_SHARE 0.5
+/* The pins on the grid (mpm.c; docs/methods/mpm.md "Pins"): every node a pinned particle
+ * reaches (its pinned mass m_pin > 0, pin_node_hold 1, else 0) is held at the pins' velocity
+ * there, v_pin = sum_p w_ip m_p v_p / m_pin over the pinned particles (their PIC transfer alone).
+ * A pinned particle's interpolated velocity sum_i w_ip v_i is then v_pin exactly where its pins
+ * move together (the weights sum to one), and its affine C_p zero: the constraint on the
+ * particle, met by Dirichlet nodes. The explicit step sets those nodes after the grid update;
+ * the implicit steps fix them (Sec. 7.2's projection inside CG: A stays SPD on the free nodes,
+ * the optimiser's constrained directions are removed). It replaces a penalty on the velocity of
+ * the nodes the pins own only partly, a damper whose force at a given slip fell as the step grew
+ * (the sheared block 3.3 % short of its yield limit at 9 x the explicit bound). */
 void pd_mpm_pin_nodes(pd_mpm_state* s);
-#define PD_MPM_PIN_FULL (1 - 1e-9)
-
-/* Node n's penalty k = m s / (1 - s) (kg): 0 without pins, share or when fully held. */
-static inline pd_real pd_mpm_pin_stiffness(const pd_mpm_state* s, size_t n) {
-    pd_real share = s->has_pins ? s->pin_node_hold[n] : 0;
-    return share > 0 && share < PD_MPM_PIN_FULL ? s->grid.mass[n] * share / (1 - share) : 0;
-}
-
-/* Node n's pinned penalty's target as a velocity change, v_pin - v^n. */
-static inline pd_vec3 pd_mpm_pin_target(const pd_mpm_state* s, size_t n) {
-    return pd_v3_sub(s->pin_node_velocity[n], s->grid.velocity[n]);
-}
 
 /* Room in the ADMM's per-node arrays for `nodes` nodes (grown, never shrunk). */
 pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes);
