@@ -11,6 +11,7 @@
 #include "memory.h"
 #include "parallel.h"
 #include "render.h"
+#include "surface.h"
 #include "scene.h"
 #include "status.h"
 #include "types.h"
