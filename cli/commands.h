@@ -7,6 +7,7 @@ int pd_cli_run(int argc, char** argv);
 int pd_cli_info(int argc, char** argv);
 int pd_cli_render(int argc, char** argv);
 int pd_cli_docs(int argc, char** argv);
+int pd_cli_surface(int argc, char** argv);
 /* `peridot docs methods <measured.csv>` (docs_methods.c) */
 
 #endif

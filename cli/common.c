@@ -160,6 +160,10 @@ int pd_cli_is_run_output(const char* name) {
             return 1;
     if (pd_cli_numbered(name, "checkpoint_", ".pdck") >= 0)
         return 1;
+    /* peridot surface's meshes of the frames: stale once the frames are rewritten */
+    if (pd_cli_numbered(name, "surface_", ".ply") >= 0 ||
+        pd_cli_numbered(name, "surface_", ".obj") >= 0)
+        return 1;
     if (strncmp(name, "frame_", 6) != 0)
         return 0;
     size_t digits = strspn(name + 6, "0123456789");

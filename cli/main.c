@@ -17,6 +17,7 @@ static const pd_command k_commands[] = {
     {"run", pd_cli_run, "simulate a scene and write frames"},
     {"info", pd_cli_info, "particles, bonds, memory and time steps a scene needs"},
     {"render", pd_cli_render, "render frames to a PNG (or MP4 with ffmpeg)"},
+    {"surface", pd_cli_surface, "closed triangle meshes of the particles, for Blender and Houdini"},
     {"docs", pd_cli_docs, "print the scene-format reference generated from the parameter tables"},
 };
 enum { k_command_count = sizeof k_commands / sizeof k_commands[0] };
