@@ -9,10 +9,14 @@ set -eu
 # libopenblas0-serial: the BLAS under CHOLMOD (global_solve = direct); Debian's reference BLAS
 # made each solve 2.5x slower (measured on the 25K bunny). Serial: no thread pool competing
 # with OpenMP's, and the same bits whatever the core count.
+# libopenvdb-dev: `peridot surface` (particles to meshes) is a user's command, and a build
+# without OpenVDB needs a rebuild to gain it, so the base list has it (about 65 MB installed
+# with TBB, Imath, Blosc, log4cplus and Boost iostreams; it brings g++ only through
+# build-essential, which is here anyway).
 # python3-numpy, python3-pytest: the Python module (python/peridot, over libperidot.so through
 # ctypes) and its tests (tests/python), under Debian's python3.
 need=(build-essential cmake pkg-config libcjson-dev libsuitesparse-dev libassimp-dev libpng-dev
-      libopenblas0-serial python3 python3-numpy python3-pytest)
+      libopenblas0-serial python3 python3-numpy python3-pytest libopenvdb-dev)
 [ "${1:-}" = "peers" ] && need+=(lammps openmpi-bin gnuplot-nox)
 # `setup.sh fuzz` (used by `make fuzz`): clang with libFuzzer and its OpenMP runtime
 [ "${1:-}" = "fuzz" ] && need+=(clang libclang-rt-dev libomp-dev)
