@@ -102,3 +102,42 @@ PD_TEST(frame_becomes_one_mesh_in_ply_and_obj) {
     pd_mesh_free(&mesh);
     remove_tree(dir);
 }
+
+/* A run's own binary frames become surfaces; a rerun into the folder removes them, as it
+ * removes the frames they were made of. */
+PD_TEST(run_frames_become_surfaces_that_a_rerun_removes) {
+    char dir[64] = "/tmp/pd_surface_XXXXXX", scene[128], out[128], path[192], args[512];
+    PD_REQUIRE(mkdtemp(dir) != NULL);
+    snprintf(scene, sizeof scene, "%s/ball.json", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    write_file(scene, BALL_SCENE(2, ""));
+    char* err = NULL;
+    snprintf(args, sizeof args, "run '%s' -o '%s' --quiet", scene, out);
+    PD_REQUIRE(run_cli(dir, args, &err) == 0);
+    free(err);
+    snprintf(args, sizeof args, "surface '%s' --format both", out);
+    int code = run_cli(dir, args, &err);
+    free(err);
+    PD_CHECK(code == (pd_surface_available() ? 0 : 2));
+    if (code == 0) {
+        int made = 0;
+        for (int f = 0; f <= 2; ++f) {
+            snprintf(path, sizeof path, "%s/surface_%05d.ply", out, f);
+            made += exists(path);
+        }
+        printf("  surfaces of frames 0..2: %d of 3\n", made);
+        PD_CHECK(made == 3);
+    }
+    snprintf(path, sizeof path, "%s/surface_00000.obj", out);
+    write_file(path, "# stale\n"); /* also without OpenVDB */
+    snprintf(args, sizeof args, "run '%s' -o '%s' --quiet --frames 1", scene, out);
+    PD_CHECK(run_cli(dir, args, &err) == 0);
+    free(err);
+    snprintf(path, sizeof path, "%s/surface_00002.ply", out);
+    int left = exists(path);
+    snprintf(path, sizeof path, "%s/surface_00000.obj", out);
+    left += exists(path);
+    printf("  surfaces left after the rerun: %d\n", left);
+    PD_CHECK(left == 0);
+    remove_tree(dir);
+}
