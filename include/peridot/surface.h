@@ -1,8 +1,9 @@
 /* Closed triangle surfaces around particles, for fluids, sand and snow in Blender and Houdini
  * (`peridot surface`). Each particle is a sphere of `radius` in a narrow-band level set; the
- * union of the spheres is then eroded by radius - spacing / 2, so that the surface sits half a
- * spacing beyond the outer particles, where their cells end (a flat layer's top, a sampled
- * sphere's radius), and the gaps between neighbouring spheres stay filled; optional smoothing;
+ * union of the spheres is then eroded by radius - spacing / 2, so that the surface sits up to half
+ * a spacing beyond the outer particles, where their cells end (a flat layer's top, a sampled
+ * sphere's radius; 0.37 spacing measured, as the union dips between its spheres), and the gaps
+ * between neighbouring spheres stay filled; optional smoothing;
  * then a mesh of the zero level. Needs OpenVDB at build time (libopenvdb-dev); without it
  * pd_surface_mesh_points returns PD_ERR_UNSUPPORTED and pd_surface_unavailable_hint says how to
  * get it. */
