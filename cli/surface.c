@@ -21,7 +21,7 @@ typedef struct surface_args {
     long frame;           /* -1: every frame */
     int ply, obj;         /* formats to write */
     double spacing;       /* m; 0: estimated from the first frame */
-    double radius, voxel; /* in spacings */
+    double radius, voxel; /* in spacings; voxel 0: radius / 3 */
     int smooth;
 } surface_args;
 
@@ -47,9 +47,9 @@ static void usage(FILE* f) {
             "  --radius K       sphere radius in spacings, > 0.5 (default 1.5: spheres of 0.87\n"
             "                   already close a cubic lattice; 1.5 also spans a disordered\n"
             "                   flow's gaps; larger is smoother and fills wider hollows)\n"
-            "  --voxel K        level-set voxel in spacings (default 0.5), from radius/50 to\n"
-            "                   radius/3 (the erosion needs 3 voxels per radius); finer is\n"
-            "                   slower\n"
+            "  --voxel K        level-set voxel in spacings, from radius/50 to radius/3 (the\n"
+            "                   erosion needs 3 voxels per radius; default radius/3, so 0.5);\n"
+            "                   finer is slower\n"
             "  --smooth N       Gaussian smoothing passes of the level set, 0 to 100 (default 1)\n"
             "  --help           print this help\n"
             "\n"
@@ -107,7 +107,7 @@ static int parse_option(const char* arg, const char* val, surface_args* a) {
 
 /* Returns -1 to go on, else the exit code (0 after --help). */
 static int parse_args(int argc, char** argv, surface_args* a) {
-    *a = (surface_args){.frame = -1, .ply = 1, .radius = 1.5, .voxel = 0.5, .smooth = 1};
+    *a = (surface_args){.frame = -1, .ply = 1, .radius = 1.5, .voxel = 0, .smooth = 1};
     for (int i = 1; i < argc; ++i) {
         const char* arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -128,6 +128,8 @@ static int parse_args(int argc, char** argv, surface_args* a) {
     }
     if (!a->dir)
         return fail_usage("%s", "missing the run folder DIR");
+    if (a->voxel == 0)
+        a->voxel = a->radius / 3;
     if (a->voxel * 3 > a->radius * (1 + 1e-9) || a->voxel * 50 < a->radius)
         return fail_usage("%s", "--voxel must lie between radius/50 and radius/3");
     return -1;

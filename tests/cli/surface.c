@@ -66,6 +66,9 @@ PD_TEST(frame_becomes_one_mesh_in_ply_and_obj) {
     snprintf(args, sizeof args, "surface %s --frame 7", dir);
     PD_CHECK(run_cli(dir, args, &err) == 2);
     free(err);
+    snprintf(args, sizeof args, "surface %s --radius 1 --smooth 0", dir); /* voxel 1/3 */
+    PD_CHECK(run_cli(dir, args, &err) == (pd_surface_available() ? 0 : 2));
+    free(err);
     snprintf(args, sizeof args, "surface %s --format both", dir);
     int code = run_cli(dir, args, &err);
     if (!pd_surface_available()) { /* the build without OpenVDB: the hint, exit 2 */
