@@ -36,8 +36,8 @@ static pd_status check_def(const pd_surface_def* d, pd_error* err) {
         return pd_fail(err, PD_ERR_INVALID_ARGUMENT, "", "spacing %g must be > 0", d->spacing);
     if (!(d->radius > 0.5 * d->spacing) || !isfinite(d->radius))
         return pd_fail(err, PD_ERR_INVALID_ARGUMENT, "",
-                       "radius %g must exceed half the spacing (%g): the surface sits half a "
-                       "spacing beyond the particles",
+                       "radius %g must exceed half the spacing (%g): the spheres are eroded by "
+                       "radius - spacing / 2",
                        d->radius, 0.5 * d->spacing);
     /* the erosion needs 3 voxels per radius (pd_surface_default_def); 1/50 of the radius bounds
      * the voxels a particle touches (about 10^6) */
