@@ -51,9 +51,10 @@ known-failures: build
 
 # The unit tests once more without -march=native: FMA contraction and the vector width round
 # differently, as another CPU's native build would; a test that holds for one instruction set
-# only fails here.
+# only fails here. Without OpenVDB: its mesher is C++ with no vector code of ours, and this build
+# checks that the surface command then refuses with the package to install.
 test-portable: setup
-	@cmake -S . -B $(PORTABLE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPD_NATIVE=OFF >/dev/null
+	@cmake -S . -B $(PORTABLE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPD_NATIVE=OFF -DPD_OPENVDB=OFF >/dev/null
 	@cmake --build $(PORTABLE_BUILD) -j$(JOBS) --target test_unit
 	cd $(PORTABLE_BUILD) && ctest --output-on-failure -j$(JOBS) -L unit
 
