@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "boundary/collider.h"
+#include "boundary/friction.h"
 #include "core/timer.h"
 #include "optim/implicit_step.h"
 #include "parallel/parallel.h"
@@ -367,6 +368,59 @@ static pd_status solve_renewing_friction(hpd_step_hooks* h, pd_real merit, pd_re
     return st;
 }
 
+/* The paper's collisions, "handled with the position-based method [BMM15]" after the solve
+ * (solver.collisions after_solve), for one particle at the solve's solution y (start position
+ * x): out of each collider it entered, by its depth d along the normal n, then positional
+ * Coulomb friction (Macklin et al. 2014, Unified Particle Physics, Eq. 24): the tangential
+ * displacement u relative to the surface over the step is cancelled while |u| <= mu d (static)
+ * and shortened by mu d otherwise (kinetic), mu d the tangential displacement Coulomb allows
+ * against the normal one; no_slip cancels it. The velocity written back, (y - x) / h, takes
+ * both, as a position-based method's does. */
+static pd_vec3 resolve_after_solve(const pd_colliders* c, pd_vec3 x, pd_vec3 y, pd_real dt) {
+    for (int k = 0; k < c->count; ++k) {
+        const pd_collider* col = &c->items[k];
+        if (pd_collider_clear_of(col, y, PD_FRICTION_TOUCH))
+            continue;
+        pd_vec3 n;
+        pd_real d = pd_collider_sdf(col, y, &n);
+        if (!(d < 0))
+            continue;
+        y = pd_v3_madd(y, -d, n);
+        pd_vec3 u = pd_friction_slip(y, pd_friction_anchor(col, x, dt), n);
+        pd_real len = pd_v3_len(u);
+        pd_real cut = col->def.boundary == PD_BOUNDARY_NO_SLIP ? len : -d * col->def.friction;
+        if (len > 0)
+            y = pd_v3_madd(y, -fmin(1, cut / len), u);
+    }
+    return y;
+}
+
+typedef struct hpd_after_ctx {
+    const pd_hpd_state* s;
+    const pd_step_context* step;
+    pd_vec3* y;
+} hpd_after_ctx;
+
+static void after_solve_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    hpd_after_ctx* c = vctx;
+    const pd_vec3* x = c->step->particles->pos;
+    const uint8_t* skip = c->step->contact_skip;
+    (void)thread;
+    for (size_t i = begin; i < end; ++i)
+        if (!c->s->fixed[i] && !(skip && skip[i]))
+            c->y[i] = resolve_after_solve(c->step->colliders, x[i], c->y[i], c->step->dt);
+}
+
+static void hook_after_solve(void* ctx) {
+    hpd_step_hooks* h = ctx;
+    pd_hpd_state* s = h->s;
+    if (s->prm.collisions != PD_HPD_COLLISIONS_AFTER_SOLVE || !s->step->colliders ||
+        !s->step->colliders->count)
+        return;
+    hpd_after_ctx c = {s, s->step, s->opt.y};
+    pd_parallel_for(s->n, PD_HPD_GRAIN, after_solve_kernel, &c);
+}
+
 static pd_status hook_solve(void* ctx, pd_real merit, pd_real r, pd_real force_scale) {
     hpd_step_hooks* h = ctx;
     h->r0 = fmax(force_scale, r);
@@ -381,6 +435,10 @@ static pd_status advance(pd_hpd_state* s, pd_world* w, pd_step_stats* stats) {
     s->contact_status = PD_OK;
     s->t_contact = 0;
     hpd_step_hooks hooks = {s, 0};
+    /* after_solve: the solve sees no colliders (hook_after_solve resolves them) */
+    pd_step_context solve_ctx = *s->step;
+    if (s->prm.collisions == PD_HPD_COLLISIONS_AFTER_SOLVE)
+        solve_ctx.colliders = &s->no_colliders;
     pd_implicit_step implicit = {.ctx = &hooks,
                                  .opt = &s->opt,
                                  .problem = problem(s),
@@ -390,8 +448,9 @@ static pd_status advance(pd_hpd_state* s, pd_world* w, pd_step_stats* stats) {
                                  .gradient = s->grad, /* the accepted iterate's (descent.h) */
                                  .start_point = hook_start_point,
                                  .before_solve = hook_before_solve,
-                                 .solve = hook_solve};
-    pd_status st = pd_implicit_step_run(&implicit, s->step);
+                                 .solve = hook_solve,
+                                 .after_solve = hook_after_solve};
+    pd_status st = pd_implicit_step_run(&implicit, &solve_ctx);
     if (st != PD_OK)
         return st;
     st = pd_hpd_fracture(s, w, &broken, &err);

@@ -28,6 +28,10 @@ enum { PD_HPD_WEIGHT_CONSTANT, PD_HPD_WEIGHT_INVERSE, PD_HPD_WEIGHT_LINEAR };
  * (docs/methods/hyperelastic_pd.md), or the paper's Eq. 26. */
 enum { PD_HPD_LAME_CONSISTENT, PD_HPD_LAME_PAPER_EQ26 };
 
+/* solver.collisions: the colliders inside the minimisation of Eq. 21 (beyond the paper), or
+ * the paper's position-based resolution of the solve's solution [BMM15]. */
+enum { PD_HPD_COLLISIONS_IN_SOLVE, PD_HPD_COLLISIONS_AFTER_SOLVE };
+
 /* Presets of the `hyperelastic` block: g = h = B_1, A_1 + 3 A_2 - 3 B_1, (3 B_3 - B_1)/2, A_4. */
 enum { PD_HPD_LINEAR, PD_HPD_NEO_HOOKEAN, PD_HPD_STVK, PD_HPD_A4 };
 
@@ -50,6 +54,7 @@ typedef struct pd_hpd_params {
     int surface_correction;      /* per-particle factors making cut families' moments the bulk's */
     pd_real inversion_stiffness; /* multiplies k_ij of Eq. 24 (0: no inversion force) */
     int lame_mapping;            /* PD_HPD_LAME_* */
+    int collisions;              /* PD_HPD_COLLISIONS_* */
     int contact;                 /* contact between bodies (src/contact) */
     pd_real contact_stiffness;
 } pd_hpd_params;
@@ -157,12 +162,13 @@ typedef struct pd_hpd_state {
     uint32_t* bond_map; /* per bond: new -> old across a removal */
     pd_real* partial;   /* per chunk: deterministic sums */
     size_t chunks;
-    pd_sym_direct direct;     /* L + M/h^2 over the free particles, factored once */
-    pd_descent opt;           /* the iterate and the L-BFGS pairs (src/optim) */
-    pd_collider_contact cc;   /* contact with the colliders inside the solve */
-    pd_contact contact;       /* between bodies, inside the solve (with prm.contact) */
-    pd_contact_hooks hooks;   /* the descent's constraint hooks over cc and contact */
-    pd_status contact_status; /* a contact buffer that could not grow during the step */
+    pd_sym_direct direct;      /* L + M/h^2 over the free particles, factored once */
+    pd_descent opt;            /* the iterate and the L-BFGS pairs (src/optim) */
+    pd_collider_contact cc;    /* contact with the colliders inside the solve */
+    pd_colliders no_colliders; /* what the solve sees under collisions after_solve: none */
+    pd_contact contact;        /* between bodies, inside the solve (with prm.contact) */
+    pd_contact_hooks hooks;    /* the descent's constraint hooks over cc and contact */
+    pd_status contact_status;  /* a contact buffer that could not grow during the step */
     pd_descent_report report;
     double last_residual;                /* |r| / its yardstick at the end of the last step */
     double t_local, t_global, t_contact; /* t_contact: the part of t_local in src/contact */

@@ -51,6 +51,15 @@ static const pd_param_info k_params[] = {
      "whose bulk shows the Lame constants (lambda_0 + mu_0, mu_0) of the asked (lambda_0, mu_0): "
      "nu "
      "0.25 when 0 is asked, never below 1/4."},
+    {"collisions", PD_PARAM_ENUM, P(collisions), PD_HPD_COLLISIONS_IN_SOLVE, 0, 0, "-",
+     "in_solve|after_solve",
+     "Where the colliders act. in_solve: inside the minimisation of Eq. 21 (every trial projected "
+     "out, pushing normals blocked, Coulomb friction as a potential; beyond the paper). "
+     "after_solve: the paper's position-based resolution [BMM15], the solve's solution projected "
+     "out of the colliders with positional friction; a body resting on a collider is then held "
+     "in the solve by its inertia m / h^2 alone and sinks by about N h^2 g (N its layers; "
+     "docs/methods/hyperelastic_pd.md). Contact between bodies (solver.contact) stays in the "
+     "solve."},
     PD_CONTACT_SOLVER_ROWS(pd_hpd_params, contact, contact_stiffness),
 };
 
