@@ -26,6 +26,7 @@
 pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n) {
     memset(c, 0, sizeof *c);
     c->n = n;
+    c->stick_speed = PD_FRICTION_STICK_SPEED;
     int ok = 1;
 #define ALLOC_ONE(a, T) ok &= (c->a = PD_NEW_ARRAY(T, n + 1)) != NULL;
     CC_ARRAYS(ALLOC_ONE)
@@ -107,8 +108,8 @@ pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, p
     c->stuck[i] = 0;
     c->ktan[i] = 0;
     if (c->limit[i] > 0)
-        d = pd_friction_apply(r, y, c->anchor[i], c->normal[i], c->limit[i],
-                              PD_FRICTION_STICK_SPEED * c->dt, &c->ktan[i], &c->stuck[i]);
+        d = pd_friction_apply(r, y, c->anchor[i], c->normal[i], c->limit[i], c->stick_speed * c->dt,
+                              &c->ktan[i], &c->stuck[i]);
     c->line[i] = c->stuck[i] ? c->normal[i] : pd_v3(0, 0, 0);
     if (c->held[i]) {
         pd_vec3 n;

@@ -33,11 +33,13 @@ typedef struct pd_collider_contact {
     const pd_colliders* colliders;
     const pd_real* spacing; /* per particle (m): the length of the corner probe */
     pd_real dt;
-    uint8_t* skip;     /* 1: not projected during this step */
-    uint8_t* held;     /* 1: touching a collider at the current iterate */
-    pd_vec3* blocked;  /* outward normal of a contact the particle pushes into, else 0 */
-    pd_vec3* blocked2; /* a second one, orthogonal to the first (a corner), else 0 */
-    pd_real* push;     /* force the blocked contact takes, r . n (N) */
+    pd_real stick_speed; /* friction's smoothing speed (m/s): eps = stick_speed dt (friction.h);
+                          * PD_FRICTION_STICK_SPEED unless the method sets its own */
+    uint8_t* skip;       /* 1: not projected during this step */
+    uint8_t* held;       /* 1: touching a collider at the current iterate */
+    pd_vec3* blocked;    /* outward normal of a contact the particle pushes into, else 0 */
+    pd_vec3* blocked2;   /* a second one, orthogonal to the first (a corner), else 0 */
+    pd_real* push;       /* force the blocked contact takes, r . n (N) */
     /* Coulomb friction (boundary/friction.h), set when lambda is renewed */
     pd_vec3* anchor; /* start position carried by the collider's surface over the step (m) */
     pd_vec3* normal; /* the contact's normal, held through the step */

@@ -55,6 +55,7 @@ typedef struct pd_hpd_params {
     pd_real inversion_stiffness; /* multiplies k_ij of Eq. 24 (0: no inversion force) */
     int lame_mapping;            /* PD_HPD_LAME_* */
     int collisions;              /* PD_HPD_COLLISIONS_* */
+    pd_real stick_speed;         /* friction's smoothing speed (m/s, boundary/friction.h) */
     int contact;                 /* contact between bodies (src/contact) */
     pd_real contact_stiffness;
 } pd_hpd_params;

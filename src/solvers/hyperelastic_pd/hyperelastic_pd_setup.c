@@ -453,6 +453,7 @@ static pd_status allocate(pd_hpd_state* s) {
     def.armijo = 0; /* Sec. 5.2: any decrease of E is accepted */
     if (pd_descent_init(&s->opt, n, &def) != PD_OK || pd_collider_contact_init(&s->cc, n) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
+    s->cc.stick_speed = s->prm.stick_speed;
     return PD_OK;
 }
 
