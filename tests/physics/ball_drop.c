@@ -5,7 +5,6 @@
  * on a floor with friction ends at rest: its kinetic energy below 1 % of the energy the drop
  * released (m g h). squash_recovery.c tests projective_pd's recovery from degenerate starts
  * (He 2017 Fig. 3). */
-#include "math/svd3.h"
 #include "methods.h"
 
 #define DROP     0.05 /* m, from the ball's bottom to the floor */
@@ -22,29 +21,14 @@ static const char* k_ball =
     "\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],\"normal\":[0,1,0],"
     "\"friction\":0.5}]}";
 
-/* Principal standard deviations of the particle cloud, ascending (rotation-invariant). */
-static void principal_sizes(const pd_vec3* x, size_t n, double out[3]) {
-    pd_vec3 c = pd_v3(0, 0, 0);
-    for (size_t i = 0; i < n; ++i)
-        c = pd_v3_add(c, x[i]);
-    c = pd_v3_scale(c, 1.0 / (double)n);
-    pd_mat3 cov = pd_m3_zero();
-    for (size_t i = 0; i < n; ++i)
-        pd_m3_add_outer(&cov, 1.0 / (double)n, pd_v3_sub(x[i], c), pd_v3_sub(x[i], c));
-    pd_vec3 l;
-    pd_mat3 q;
-    pd_eigen_sym3(cov, &l, &q);
-    out[0] = sqrt(fmax(l.x, 0)), out[1] = sqrt(fmax(l.y, 0)), out[2] = sqrt(fmax(l.z, 0));
-}
-
 static void drop(void) {
     pd_test_sim t;
     PD_METHOD_REQUIRE(pd_test_method_open(&t, k_ball, NULL, 0));
     PD_METHOD_REQUIRE(pd_test_sim_run(&t, DURATION));
     const pd_particles* p = &t.world->particles;
     double e0[3], e1[3], ke = 0, mass = 0, lowest = INFINITY;
-    principal_sizes(p->rest, p->count, e0);
-    principal_sizes(p->pos, p->count, e1);
+    pd_test_principal_sizes(p->rest, p->count, e0);
+    pd_test_principal_sizes(p->pos, p->count, e1);
     for (size_t i = 0; i < p->count; ++i) {
         ke += 0.5 * p->mass[i] * pd_v3_len2(p->vel[i]);
         mass += p->mass[i];

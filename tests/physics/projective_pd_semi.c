@@ -2,7 +2,6 @@
  * it: one local step and one Chebyshev-accelerated Jacobi sweep per outer iteration, Wang
  * 2015): the energy check restarts an overshooting acceleration, the same bits on 1 and 2
  * threads, and physics tests of the accurate mode passing in this mode (the bar, the drop). */
-#include "math/svd3.h"
 #include "projective_pd_support.h"
 
 #include "bar.h"
@@ -122,20 +121,6 @@ static const char* k_drop =
     "\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],\"normal\":[0,1,0],"
     "\"friction\":0.5}]}";
 
-static void principal_sizes(const pd_vec3* x, size_t n, double out[3]) {
-    pd_vec3 c = pd_v3(0, 0, 0);
-    for (size_t i = 0; i < n; ++i)
-        c = pd_v3_add(c, x[i]);
-    c = pd_v3_scale(c, 1.0 / (double)n);
-    pd_mat3 cov = pd_m3_zero();
-    for (size_t i = 0; i < n; ++i)
-        pd_m3_add_outer(&cov, 1.0 / (double)n, pd_v3_sub(x[i], c), pd_v3_sub(x[i], c));
-    pd_vec3 l;
-    pd_mat3 q;
-    pd_eigen_sym3(cov, &l, &q);
-    out[0] = sqrt(fmax(l.x, 0)), out[1] = sqrt(fmax(l.y, 0)), out[2] = sqrt(fmax(l.z, 0));
-}
-
 PD_TEST(semi_dropped_ball_recovers_its_shape_and_comes_to_rest) {
     const char* sets[] = {SEMI_DROP_ITERATIONS};
     pd_test_sim t;
@@ -149,8 +134,8 @@ PD_TEST(semi_dropped_ball_recovers_its_shape_and_comes_to_rest) {
     PD_REQUIRE(ok);
     const pd_particles* p = &t.world->particles;
     double e0[3], e1[3], ke = 0, mass = 0, lowest = INFINITY;
-    principal_sizes(p->rest, p->count, e0);
-    principal_sizes(p->pos, p->count, e1);
+    pd_test_principal_sizes(p->rest, p->count, e0);
+    pd_test_principal_sizes(p->pos, p->count, e1);
     for (size_t i = 0; i < p->count; ++i) {
         ke += 0.5 * p->mass[i] * pd_v3_len2(p->vel[i]);
         mass += p->mass[i];

@@ -1,7 +1,6 @@
 /* He 2017 Sec. 4.1, Fig. 3: an elastic body recovers from a degenerate (flattened) and from an
  * inverted start, the latter thanks to permuting the first two rows of F when det F < 0.
  * Reference: the rest shape itself (each principal size within 5 %), the right way round. */
-#include "math/svd3.h"
 #include "support.h"
 
 static const char* k_block =
@@ -10,22 +9,6 @@ static const char* k_block =
     "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},"
     "\"bodies\":[{\"name\":\"block\",\"material\":\"m\",\"spacing\":0.01,"
     "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.12,0.07,0.05]}}]}";
-
-/* Principal standard deviations of the particle cloud, ascending: a rotation-invariant
- * measure of shape (a recovered block may come back turned). */
-static void principal_sizes(const pd_vec3* x, size_t n, double out[3]) {
-    pd_vec3 c = pd_v3(0, 0, 0);
-    for (size_t i = 0; i < n; ++i)
-        c = pd_v3_add(c, x[i]);
-    c = pd_v3_scale(c, 1.0 / (double)n);
-    pd_mat3 cov = pd_m3_zero();
-    for (size_t i = 0; i < n; ++i)
-        pd_m3_add_outer(&cov, 1.0 / (double)n, pd_v3_sub(x[i], c), pd_v3_sub(x[i], c));
-    pd_vec3 l;
-    pd_mat3 q;
-    pd_eigen_sym3(cov, &l, &q);
-    out[0] = sqrt(fmax(l.x, 0)), out[1] = sqrt(fmax(l.y, 0)), out[2] = sqrt(fmax(l.z, 0));
-}
 
 /* det of the best-fit linear map from rest to current positions: > 0 unless the body came back
  * mirrored (a reflection has the same principal sizes). */
@@ -52,8 +35,8 @@ static void recover(double squash, const char* what) {
         p->pos[i].y = 0.035 + squash * (p->pos[i].y - 0.035);
     PD_REQUIRE(pd_test_sim_run(&t, 3.0));
     double e0[3], e1[3];
-    principal_sizes(p->rest, p->count, e0);
-    principal_sizes(p->pos, p->count, e1);
+    pd_test_principal_sizes(p->rest, p->count, e0);
+    pd_test_principal_sizes(p->pos, p->count, e1);
     printf("  %s: principal sizes at rest %.4g %.4g %.4g m, after 3 s %.4g %.4g %.4g m\n", what,
            e0[0], e0[1], e0[2], e1[0], e1[1], e1[2]);
     for (int k = 0; k < 3; ++k)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "math/svd3.h"
 #include "peridot/peridot.h"
 #include "test.h"
 #include "world/world.h"
@@ -66,6 +67,22 @@ static inline int pd_test_sim_run(pd_test_sim* t, double t_end) {
         }
     }
     return 1;
+}
+
+/* Principal standard deviations of a particle cloud, ascending: a body's shape without its pose
+ * (rotation-invariant), for tests that compare a shape with its rest shape. */
+static inline void pd_test_principal_sizes(const pd_vec3* x, size_t n, double out[3]) {
+    pd_vec3 c = pd_v3(0, 0, 0);
+    for (size_t i = 0; i < n; ++i)
+        c = pd_v3_add(c, x[i]);
+    c = pd_v3_scale(c, 1.0 / (double)n);
+    pd_mat3 cov = pd_m3_zero();
+    for (size_t i = 0; i < n; ++i)
+        pd_m3_add_outer(&cov, 1.0 / (double)n, pd_v3_sub(x[i], c), pd_v3_sub(x[i], c));
+    pd_vec3 l;
+    pd_mat3 q;
+    pd_eigen_sym3(cov, &l, &q);
+    out[0] = sqrt(fmax(l.x, 0)), out[1] = sqrt(fmax(l.y, 0)), out[2] = sqrt(fmax(l.z, 0));
 }
 
 /* qsort's comparison of doubles, ascending. */

@@ -195,6 +195,11 @@ void pd_hpd_free_bond_scratch(pd_hpd_state* s);
 pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len);
 /* G of Eq. 18 for a bond of unit rest direction e in material m (1 when isotropic). */
 pd_real pd_hpd_anisotropy(const pd_hpd_material* m, pd_vec3 e);
+/* The largest family volume sum_j V_j of each body (indexed by body; *count entries, freed with
+ * pd_free(out, *count * sizeof *out)): a family that reaches 0.99 of it is interior. NULL when
+ * out of memory. */
+pd_real* pd_hpd_fullest_families(const pd_hpd_state* s, const struct pd_particles* p,
+                                 size_t* count);
 /* Gives every family cut by a surface the factors of its bonds' directions under which it has
  * the bulk's moments: q_ij (theta_i's second moment I / 3) into bond_q, f_i (the bond term's
  * fourth moment) multiplied into bond_g (hyperelastic_pd_surface.c). */

@@ -227,23 +227,32 @@ void pd_hpd_normalise_weights(pd_hpd_state* s, const pd_particles* p) {
     }
 }
 
+pd_real* pd_hpd_fullest_families(const pd_hpd_state* s, const pd_particles* p, size_t* count) {
+    int bodies = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        bodies = p->body[i] + 1 > bodies ? p->body[i] + 1 : bodies;
+    *count = (size_t)bodies + 1;
+    pd_real* fullest = pd_calloc(*count, sizeof *fullest);
+    if (!fullest)
+        return NULL;
+    for (uint32_t i = 0; i < s->n; ++i)
+        fullest[p->body[i]] = fmax(fullest[p->body[i]], pd_family_volume(&s->fam, p->volume, i));
+    return fullest;
+}
+
 /* Interior families, those whose volume sum_j V_j reaches 0.99 of the fullest of their body's,
  * go into the fit of the direction factor. A family one bond short (of 32 on a grid: 0.97) is
  * left out: such families made the fitted mean isotropic but a full family's xxxx 0.198 (a
  * threshold of 0.95, measured). */
 static pd_status fit_interior(const pd_hpd_state* s, const pd_particles* p, pd_moment_fit* fit) {
-    int bodies = 0;
-    for (size_t i = 0; i < s->n; ++i)
-        bodies = p->body[i] + 1 > bodies ? p->body[i] + 1 : bodies;
-    pd_real* fullest = pd_calloc((size_t)bodies + 1, sizeof *fullest);
+    size_t count;
+    pd_real* fullest = pd_hpd_fullest_families(s, p, &count);
     if (!fullest)
         return PD_ERR_OUT_OF_MEMORY;
     for (uint32_t i = 0; i < s->n; ++i)
-        fullest[p->body[i]] = fmax(fullest[p->body[i]], pd_family_volume(&s->fam, p->volume, i));
-    for (uint32_t i = 0; i < s->n; ++i)
         if (pd_family_volume(&s->fam, p->volume, i) >= 0.99 * fullest[p->body[i]])
             pd_moment_fit_add(fit, &s->fam, p->volume, i);
-    pd_free(fullest, ((size_t)bodies + 1) * sizeof *fullest);
+    pd_free(fullest, count * sizeof *fullest);
     return PD_OK;
 }
 

@@ -193,16 +193,12 @@ static void correct_range(void* ctx, size_t begin, size_t end, int thread) {
 }
 
 pd_status pd_hpd_surface_correction(pd_hpd_state* s, const pd_particles* p) {
-    int bodies = 0;
-    for (size_t i = 0; i < s->n; ++i)
-        bodies = p->body[i] + 1 > bodies ? p->body[i] + 1 : bodies;
-    pd_real* fullest = pd_calloc((size_t)bodies + 1, sizeof *fullest);
+    size_t count;
+    pd_real* fullest = pd_hpd_fullest_families(s, p, &count);
     if (!fullest)
         return PD_ERR_OUT_OF_MEMORY;
-    for (uint32_t i = 0; i < s->n; ++i)
-        fullest[p->body[i]] = fmax(fullest[p->body[i]], pd_family_volume(&s->fam, p->volume, i));
     surface_job job = {s, p, fullest};
     pd_parallel_for(s->n, PD_HPD_GRAIN, correct_range, &job);
-    pd_free(fullest, ((size_t)bodies + 1) * sizeof *fullest);
+    pd_free(fullest, count * sizeof *fullest);
     return PD_OK;
 }
