@@ -12,6 +12,7 @@
 
 #include "cli_support.h"
 #include "io/output.h"
+#include "read_file.h"
 #include "test.h"
 
 /* Two bodies of two materials, one spinning (so velocities differ particle by particle), 5
@@ -48,23 +49,6 @@ typedef struct vtu_file {
     int count;
 } vtu_file;
 
-static unsigned char* slurp(const char* path, size_t* size) {
-    FILE* f = fopen(path, "rb");
-    *size = 0;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char* buf = len > 0 ? malloc((size_t)len + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
-        buf[len] = 0;
-        *size = (size_t)len;
-    }
-    fclose(f);
-    return buf;
-}
-
 /* The value of attribute `key` inside the tag [tag, end), copied into out; 0 when absent. */
 static int tag_attr(const char* tag, const char* end, const char* key, char* out, size_t cap) {
     char pattern[64];
@@ -92,7 +76,7 @@ static void parse_array(const char* tag, const char* end, vtu_array* a) {
 /* Reads the XML part: the piece's sizes, TimeValue, and each appended DataArray. */
 static int vtu_open(const char* path, vtu_file* v) {
     memset(v, 0, sizeof *v);
-    v->bytes = slurp(path, &v->size);
+    v->bytes = pd_test_read_file(path, &v->size);
     const char* s = (const char*)v->bytes;
     const char* appended = s ? strstr(s, "<AppendedData encoding=\"raw\">") : NULL;
     const char* underscore = appended ? strchr(appended, '_') : NULL;

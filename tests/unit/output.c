@@ -9,6 +9,7 @@
 #include "io/output.h"
 #include "render/png.h"
 #include "render/render.h"
+#include "read_file.h"
 #include "test.h"
 
 #define N_POINTS 257
@@ -53,24 +54,6 @@ static void temp_dir(char* out, size_t cap) {
 
 static int file_exists(const char* path) {
     return access(path, F_OK) == 0;
-}
-
-/* Whole file into a pd_alloc'd buffer (*size bytes). */
-static unsigned char* slurp(const char* path, size_t* size) {
-    FILE* f = fopen(path, "rb");
-    *size = 0;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char* buf = len > 0 ? pd_alloc((size_t)len + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
-        buf[len] = 0;
-        *size = (size_t)len;
-    }
-    fclose(f);
-    return buf;
 }
 
 static const unsigned char* find_bytes(const unsigned char* hay, size_t n, const char* needle) {
@@ -150,7 +133,7 @@ PD_TEST(ply_round_trip_is_exact_in_float) {
 
     /* Body: 8 four-byte properties per vertex right after the header. */
     size_t size;
-    unsigned char* bytes = slurp(path, &size);
+    unsigned char* bytes = pd_test_read_file(path, &size);
     PD_REQUIRE(bytes);
     const unsigned char* end = find_bytes(bytes, size, "end_header\n");
     PD_CHECK(find_bytes(bytes, size, "comment written by peridot") != NULL);
@@ -158,7 +141,7 @@ PD_TEST(ply_round_trip_is_exact_in_float) {
     PD_CHECK(find_bytes(bytes, size, "property int id\n") != NULL);
     PD_REQUIRE(end);
     PD_CHECK_NEAR((double)(size - (size_t)(end + 11 - bytes)), N_POINTS * 32.0, 0);
-    pd_free(bytes, size + 1);
+    free(bytes);
     char tmp[160];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     PD_CHECK(!file_exists(tmp));
@@ -177,7 +160,7 @@ PD_TEST(vtk_has_header_points_and_arrays) {
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     PD_CHECK(!file_exists(tmp));
     size_t size;
-    unsigned char* bytes = slurp(path, &size);
+    unsigned char* bytes = pd_test_read_file(path, &size);
     PD_REQUIRE(bytes);
     PD_CHECK(memcmp(bytes, "# vtk DataFile Version 3.0\n", 27) == 0);
     PD_CHECK(find_bytes(bytes, size, "\nBINARY\nDATASET POLYDATA\n") != NULL);
@@ -202,7 +185,7 @@ PD_TEST(vtk_has_header_points_and_arrays) {
     PD_CHECK(be_float(v + strlen(vec) + 4) == (float)s.vel[1]);
     PD_CHECK(find_bytes(bytes, size, "SCALARS id int 1\nLOOKUP_TABLE default\n") != NULL);
     PD_CHECK(find_bytes(bytes, size, "SCALARS density float 1\nLOOKUP_TABLE default\n") != NULL);
-    pd_free(bytes, size + 1);
+    free(bytes);
     remove(path);
     rmdir(dir);
 }
@@ -236,12 +219,12 @@ PD_TEST(atomic_write_replaces_whole_file) {
     PD_REQUIRE(pd_write_text_atomic(path, "first version, longer\n", 22, NULL) == PD_OK);
     PD_REQUIRE(pd_write_text_atomic(path, "second\n", 7, NULL) == PD_OK);
     size_t size;
-    unsigned char* bytes = slurp(path, &size);
+    unsigned char* bytes = pd_test_read_file(path, &size);
     PD_REQUIRE(bytes);
     PD_CHECK_NEAR(size, 7, 0);
     PD_CHECK(memcmp(bytes, "second\n", 7) == 0);
     PD_CHECK(!file_exists(tmp));
-    pd_free(bytes, size + 1);
+    free(bytes);
     remove(path);
     rmdir(dir);
 }
