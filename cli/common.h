@@ -41,8 +41,9 @@ void pd_cli_print_error(const char* command, const pd_error* err, pd_status st);
  * holds free. */
 int pd_cli_check_estimate(const pd_scene* scene, const pd_cli_scene_args* a, pd_estimate* est);
 
-/* Whether `name` is a file a run writes into its output folder (frame_*.ply/.vtk/.vtu, surface_*.ply/.obj,
- * frames.pvd, stats.csv, scene.resolved.json, render's preview.png, the lock, and their .tmp). */
+/* Whether `name` is a file a run writes into its output folder (frame_*.ply/.vtk/.vtu,
+ * surface_*.ply/.obj, frames.pvd, stats.csv, scene.resolved.json, render's preview.png, the lock,
+ * and their .tmp). */
 int pd_cli_is_run_output(const char* name);
 /* N of a file named <prefix>N<ext> (frame_00012.ply, checkpoint_00040.pdck), or -1. */
 long pd_cli_numbered(const char* name, const char* prefix, const char* ext);
