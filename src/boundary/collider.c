@@ -167,12 +167,11 @@ static pd_vec3 rest_center(const pd_collider_def* d) {
     }
 }
 
-/* Keyframed motion: the one interpolator of core/keyframes.c. */
+/* Keyframed motion: the one interpolator of core/keyframes.c. t ends a step, so the velocity is
+ * the one the collider had during it: the segment ending at t when t falls on a key. */
 static void keyframe_pose(pd_collider* col, pd_real t) {
-    const pd_keyframe* keys = col->def.keyframes;
-    int n = col->def.keyframe_count;
     pd_keyframe_motion m =
-        col->moved ? pd_keyframes_motion_ending(keys, n, t) : pd_keyframes_motion(keys, n, t);
+        pd_keyframes_motion_ending(col->def.keyframes, col->def.keyframe_count, t);
     col->translation = m.translate;
     col->rotation = m.rotation;
     col->lin_vel = m.velocity;
@@ -222,7 +221,6 @@ pd_status pd_collider_move_to(pd_collider* col, pd_real t0, pd_keyframe to, cons
     }
     col->def.keyframes[0] = pose_now(col, t0);
     col->def.keyframes[1] = to;
-    col->moved = 1;
     return PD_OK;
 }
 

@@ -21,7 +21,6 @@ typedef struct pd_collider {
     pd_mat3 rotation;         /* current rotation about `center` */
     pd_vec3 lin_vel;          /* current linear velocity of the pivot (m/s) */
     pd_vec3 ang_vel;          /* current angular velocity (rad/s) */
-    int moved; /* its keys are pd_collider_move_to's: velocity of the segment a step ends on */
 } pd_collider;
 
 typedef struct pd_colliders {
@@ -39,9 +38,11 @@ pd_status pd_colliders_create(const pd_collider_def* defs, int count, pd_collide
                               pd_error* err);
 void pd_colliders_destroy(pd_colliders* c);
 
-/* Poses every collider at time t (s): rest pose moved by velocity*t and turned by
- * angular_velocity*t about its centre, or, when keyframes are given (they take the place of
- * velocity and angular_velocity), interpolated between them and held outside their range. */
+/* Poses every collider at time t (s), the end of the step being taken: rest pose moved by
+ * velocity*t and turned by angular_velocity*t about its centre, or, when keyframes are given
+ * (they take the place of velocity and angular_velocity), interpolated between them and held
+ * outside their range. A keyframed collider moves with the segment that ends at or after t: a
+ * step ending exactly on a key moved with the segment arriving there, not the next one. */
 void pd_colliders_update(pd_colliders* c, pd_real t);
 
 /* Replaces the collider's motion by two keyframes: its pose now (time t0, where

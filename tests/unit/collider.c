@@ -349,11 +349,17 @@ PD_TEST(moving_box_by_keyframes) {
     PD_CHECK_NEAR(sdf_n(&c, tip, &n), -0.05, 1e-12);
     CHECK_V3(n, sqrt(0.5), 0, -sqrt(0.5), 1e-12);
 
-    for (int k = 0; k < 2; ++k) { /* at the last keyframe and held after it */
+    /* A step ending on a key moved with the segment arriving there, not the next one. */
+    pd_colliders_update(&c, 1.0);
+    CHECK_V3(col->translation, 1, 0, 0, 1e-15);
+    CHECK_V3(col->lin_vel, 1, 0, 0, 1e-15);
+    CHECK_V3(col->ang_vel, 0, 0, 0, 0);
+
+    for (int k = 0; k < 2; ++k) { /* at the last keyframe (arriving) and held after it */
         pd_colliders_update(&c, k == 0 ? 2.0 : 7.0);
         CHECK_V3(col->translation, 1, 2, 0, 1e-15);
-        CHECK_V3(col->lin_vel, 0, 0, 0, 0);
-        CHECK_V3(col->ang_vel, 0, 0, 0, 0);
+        CHECK_V3(col->lin_vel, 0, k == 0 ? 2 : 0, 0, 1e-15);
+        CHECK_V3(col->ang_vel, 0, k == 0 ? PD_PI / 2 : 0, 0, 1e-14);
         ctr = pd_v3(2, 2.5, 0.5);
         PD_CHECK_NEAR(sdf_n(&c, pd_v3_add(ctr, pd_v3(0, 0, 0.9)), NULL), -0.1, 1e-12);
         PD_CHECK_NEAR(sdf_n(&c, pd_v3_add(ctr, pd_v3(0.9, 0, 0)), NULL), 0.4, 1e-12);
