@@ -19,12 +19,13 @@ import time as _time
 import numpy as np
 
 from ._lib import (PD_ERR_UNSTABLE, PD_ERR_UNSUPPORTED, SCENE_SIZE, Error, Estimate, FieldView,
-                   Keyframe, Vec3, lib)
+                   Keyframe, PvdEntry, Vec3, lib)
 
 __all__ = ["load", "Simulation", "PeridotError", "UnstableError", "version"]
 
 # output.format's names and their PD_FORMAT_* bits (include/peridot/types.h)
-_FORMATS = {"ply": 1 << 0, "vtk": 1 << 1}
+_FORMATS = {"ply": 1 << 0, "vtk": 1 << 1, "vtu": 1 << 2}
+_PVD_NAME = "frames.pvd"  # the collection `peridot run` lists its .vtu frames in
 
 
 def version():
@@ -141,6 +142,7 @@ class Simulation:
         self._last_frame = (0, 0.0, 0)
         self._frame_start = (self.info["unconverged_steps"], 0.0, 0)  # (unconverged, s, steps)
         self._identity = None  # is the storage order the id order (known per step)?
+        self._collections = {}  # directory -> {frame: time} of the .vtu frames written there
 
     # ---- life ----
     def close(self):
@@ -352,10 +354,11 @@ class Simulation:
 
     # ---- output ----
     def write_frame(self, directory, frame=None, formats=None):
-        """Writes the state as `peridot run` writes a frame: DIR/frame_<frame>.ply (and .vtk),
-        in the scene's output.format (or `formats`, a list of "ply", "vtk") with its
-        output.attributes, atomically. frame defaults to `self.frame`. Returns the paths
-        written."""
+        """Writes the state as `peridot run` writes a frame: DIR/frame_<frame>.ply (and .vtk,
+        .vtu), in the scene's output.format (or `formats`, a list of "ply", "vtk", "vtu") with
+        its output.attributes, atomically. A .vtu frame joins DIR/frames.pvd, ParaView's time
+        series of the .vtu frames this simulation wrote there, rewritten whole (a frame written
+        again takes its place). frame defaults to `self.frame`. Returns the paths written."""
         out = self.scene["output"]
         if formats is None:
             formats = out["format"] if isinstance(out["format"], list) else [out["format"]]
@@ -369,13 +372,26 @@ class Simulation:
                 raise PeridotError(PD_ERR_UNSUPPORTED, self._file, "output.format", 0,
                                    f"the Python module writes {sorted(_FORMATS)} frames, "
                                    f"not \"{fmt}\"")
-            path = os.path.join(os.fspath(directory),
-                                f"frame_{self._frame if frame is None else frame:05d}.{fmt}")
+            number = self._frame if frame is None else frame
+            path = os.path.join(os.fspath(directory), f"frame_{number:05d}.{fmt}")
             err = Error()
             _check(lib.pd_world_write_frame(self._w(), path.encode(), _FORMATS[fmt], attributes,
                                             ctypes.byref(err)), err, self._file)
             paths.append(path)
+            if fmt == "vtu":
+                self._list_in_collection(directory, number)
         return paths
+
+    def _list_in_collection(self, directory, frame):
+        """Adds frame (at the world's time) to DIR/frames.pvd, listed in frame order."""
+        frames = self._collections.setdefault(os.path.abspath(directory), {})
+        frames[frame] = lib.pd_world_get_info(self._w()).time
+        names = [f"frame_{n:05d}.vtu".encode() for n in sorted(frames)]
+        entries = (PvdEntry * len(names))(*[PvdEntry(frames[n], name)
+                                            for n, name in zip(sorted(frames), names)])
+        err = Error()
+        _check(lib.pd_write_pvd(os.path.join(os.fspath(directory), _PVD_NAME).encode(), entries,
+                                len(names), ctypes.byref(err)), err, self._file)
 
     @property
     def stats(self):

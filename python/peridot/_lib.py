@@ -48,6 +48,10 @@ class PinInfo(ctypes.Structure):  # pd_pin_info
                 ("rotate_degrees", ctypes.c_double)]
 
 
+class PvdEntry(ctypes.Structure):  # pd_pvd_entry
+    _fields_ = [("time", ctypes.c_double), ("file", ctypes.c_char_p)]
+
+
 class FrameStats(ctypes.Structure):  # pd_frame_stats
     _fields_ = [("kinetic_energy", ctypes.c_double), ("lo", Vec3), ("hi", Vec3)]
 
@@ -71,7 +75,7 @@ class ColliderInfo(ctypes.Structure):  # pd_collider_info
 _LAYOUTS = {"pd_error": Error, "pd_keyframe": Keyframe, "pd_estimate": Estimate, "pd_world_info": WorldInfo,
             "pd_pin_info": PinInfo, "pd_frame_stats": FrameStats,
             "pd_particle_view": ParticleView, "pd_field_view": FieldView,
-            "pd_collider_info": ColliderInfo}
+            "pd_collider_info": ColliderInfo, "pd_pvd_entry": PvdEntry}
 
 # the statuses the module tells apart (include/peridot/status.h's PD_STATUS_LIST order)
 PD_ERR_UNSUPPORTED, PD_ERR_UNSTABLE = 8, 10
@@ -136,6 +140,7 @@ def _declare(lib):
         "pd_world_pin": (PinInfo, [P, I]),
         "pd_world_frame_stats": (FrameStats, [P]),
         "pd_world_write_frame": (I, [P, S, ctypes.c_uint, ctypes.c_uint, E]),
+        "pd_write_pvd": (I, [S, ctypes.POINTER(PvdEntry), ctypes.c_size_t, E]),
         "pd_world_particles": (ParticleView, [P]),
         "pd_world_field": (I, [P, S, ctypes.POINTER(FieldView), E]),
         "pd_attribute_bit": (ctypes.c_uint, [S]),

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "peridot/io.h"
 #include "core/keyframes.h"
 #include "world/fields.h"
 #include "world/world.h"
@@ -120,6 +121,7 @@ size_t pd_type_size(const char* name) {
     PD_TYPE_SIZE_(pd_particle_view)
     PD_TYPE_SIZE_(pd_field_view)
     PD_TYPE_SIZE_(pd_collider_info)
+    PD_TYPE_SIZE_(pd_pvd_entry)
 #undef PD_TYPE_SIZE_
     return 0;
 }

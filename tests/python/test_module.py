@@ -41,7 +41,7 @@ def ball_scene(frames=4):
                               "keyframes": [{"t": 0}, {"t": 0.02, "translate": [0, -0.02, 0]}]}]}],
         "colliders": [{"type": "plane", "point": [0, 0.43, 0], "normal": [0, 1, 0],
                        "friction": 0.3}],
-        "output": {"dir": "out", "format": ["ply", "vtk"],
+        "output": {"dir": "out", "format": ["ply", "vtk", "vtu"],
                    "attributes": ["velocity", "material", "body", "plastic_strain", "density",
                                   "id"]},
     }
@@ -78,10 +78,13 @@ def test_frames_equal_the_command_lines_bit_for_bit(tmp_path):
 
     compared = 0
     for f in range(frames + 1):
-        for ext in ("ply", "vtk"):
+        for ext in ("ply", "vtk", "vtu"):
             name = f"frame_{f:05d}.{ext}"
             assert (py_dir / name).read_bytes() == (cli_dir / name).read_bytes(), name
             compared += 1
+    # ParaView's time series: the same frames at the same times
+    assert (py_dir / "frames.pvd").read_bytes() == (cli_dir / "frames.pvd").read_bytes()
+    compared += 1
     print(f"{compared} frame files equal byte for byte")
 
     # stats.csv: every column the way the program prints it, but the wall time
