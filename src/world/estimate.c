@@ -24,28 +24,55 @@ static double lattice_points(pd_vec3 lo, pd_vec3 hi, pd_real h) {
  * sampling, at least 0.85 h apart) holds about one point per h^3 of a solid's inside, whatever
  * its shape: its volume over h^3 (a bounding box's lattice overcounted a mesh body 36 times:
  * the flower at 3 mm). A box's lattice, and the shells (one layer) and rods (a line and its
- * ghosts) sampled on their bounding lattice, are counted exactly. *surface gets the particles
- * within a horizon of the surface (twice where a part is thinner than two horizons), which
- * hold fewer bonds than a full family. */
-static pd_status body_particles(const pd_body_def* body, const char* path, pd_real horizon,
-                                double* n, double* surface, pd_error* err) {
-    double volume = 0, area = 0;
+ * ghosts) sampled on their bounding lattice, are counted exactly. */
+static pd_status body_particles(const pd_body_def* body, const char* path, double* n, double* area,
+                                pd_vec3* extent, pd_error* err) {
+    double volume = 0;
     pd_vec3 lo, hi;
-    pd_status st = pd_shape_measure(&body->shape, &lo, &hi, &volume, &area, path, err);
+    pd_status st = pd_shape_measure(&body->shape, &lo, &hi, &volume, area, path, err);
     if (st != PD_OK)
         return st;
     double h = body->spacing, lattice = lattice_points(lo, hi, h);
+    *extent = pd_v3_sub(hi, lo);
     if (body->kind == PD_BODY_ROD)
         *n = 5 * lattice;
     else if (body->kind == PD_BODY_SHELL || body->shape.type == PD_SHAPE_BOX)
         *n = lattice;
     else
         *n = fmin(lattice, volume / (h * h * h));
-    /* a layer of depth horizon * h under the surface, each side of a thin part counted (its
-     * particles lack bonds on both); shells and rods are all surface */
-    int thin = body->kind == PD_BODY_SHELL || body->kind == PD_BODY_ROD;
-    *surface = thin ? *n : area * horizon * h / (h * h * h);
     return PD_OK;
+}
+
+/* Lattice points within `horizon` spacings of one, itself left out: a full family in a
+ * `dims`-dimensional lattice (the sampled interior; 33 at 2.01 in 3D, 12 in 2D). */
+static double family_size(pd_real horizon, int dims) {
+    int r = (int)floor(horizon), count = 0;
+    for (int i = -r; i <= r; ++i)
+        for (int j = -r; j <= r; ++j)
+            for (int k = dims == 3 ? -r : 0; k <= (dims == 3 ? r : 0); ++k)
+                count += i * i + j * j + k * k <= horizon * horizon;
+    return count - 1;
+}
+
+/* Bonds (family members, each pair counted from both ends) of a body of n particles. A solid's
+ * particle within a horizon of a flat surface lacks, averaged over the layer's depth, 3/16 of a
+ * full family (the spherical cap cut off at depth d, integrated over d from 0 to the horizon),
+ * that layer `area` horizon h deep (each side of a thin part counted: its particles lack bonds
+ * on both). A shell's families are discs in its layer: within a horizon of its rim a particle
+ * lacks 2 / (3 pi) of one (the circular segment cut off at distance d, averaged the same way),
+ * the rim's length taken from the two larger sides of its bounds. A rod (a line and its ghosts)
+ * is counted as a solid of surface only, a bound. */
+static double body_bonds(const pd_body_def* body, double n, double area, pd_vec3 extent,
+                         pd_real horizon) {
+    double h = body->spacing;
+    if (body->kind == PD_BODY_SHELL) {
+        double a[3] = {extent.x, extent.y, extent.z}, thinnest = fmin(a[0], fmin(a[1], a[2]));
+        double rim = 2 * (a[0] + a[1] + a[2] - thinnest) / h * horizon;
+        double lacking = 2 / (3 * PD_PI) * fmin(rim, n);
+        return (n - lacking) * family_size(horizon, 2);
+    }
+    double near = body->kind == PD_BODY_ROD ? n : area * horizon * h / (h * h * h);
+    return fmax(0.25 * n, n - 3.0 / 16.0 * near) * family_size(horizon, 3);
 }
 
 /* Bytes one frame file takes per particle, and its header's, for the formats asked. */
@@ -92,33 +119,30 @@ static pd_real scene_horizon(const pd_scene* scene) {
     return row ? pd_param_get_number(row, scene->solver_params) : 2;
 }
 
-/* A particle within a horizon of a flat surface lacks, averaged over the layer's depth, 3/16
- * of a full family's bonds (the spherical cap cut off at depth d, integrated over d from 0 to
- * the horizon); the bulk has them all. */
-static double bond_fraction(double particles, double surface) {
-    return particles > 0 ? fmax(0.25, 1 - 3.0 / 16.0 * surface / particles) : 1;
-}
-
 pd_status pd_scene_estimate(const pd_scene* scene, pd_estimate* out, pd_error* err) {
-    double particles = 0, surface = 0;
+    double particles = 0, bonds = 0;
     pd_real horizon = scene_horizon(scene);
     char path[64];
     for (int b = 0; b < scene->body_count; ++b) {
         snprintf(path, sizeof path, "bodies[%d].shape", b);
-        double n = 0, near = 0;
-        pd_status st = body_particles(&scene->bodies[b], path, horizon, &n, &near, err);
+        double n = 0, area = 0;
+        pd_vec3 extent;
+        pd_status st = body_particles(&scene->bodies[b], path, &n, &area, &extent, err);
         if (st != PD_OK)
             return st;
-        particles += n, surface += near;
+        particles += n;
+        bonds += body_bonds(&scene->bodies[b], n, area, extent, horizon);
     }
     const pd_solver_vtable* solver = scene->solver;
-    double fraction = bond_fraction(particles, surface);
+    /* the methods size their bond arrays as fraction * 4.2 horizon^3 a particle */
+    double full = 4.2 * horizon * horizon * horizon;
+    double fraction = particles > 0 ? bonds / (particles * full) : 1;
     size_t per = PD_WORLD_BYTES_PER_PARTICLE + solver->bytes_per_particle(scene, fraction);
     particles = ceil(particles);
     out->particles = clamp_size(particles);
     /* a method without a horizon key builds no families (the grid methods) */
     int bonded = pd_param_find(scene->solver->params, "horizon") != NULL;
-    out->bonds = bonded ? clamp_size(particles * fraction * 4.2 * horizon * horizon * horizon) : 0;
+    out->bonds = bonded ? clamp_size(bonds) : 0;
     out->bytes = clamp_size(particles * (double)per);
     out->output_bytes = clamp_size(output_bytes(scene, particles));
     double steps_per_frame = ceil(1.0 / (scene->world.fps * scene->world.dt) - 1e-9);
