@@ -64,13 +64,18 @@ PD_TEST(channel_front_reads_a_deposit_alike_at_every_spacing) {
     }
 }
 
-/* A grain thrown ahead of the deposit, past an empty slice, does not move the front. */
-PD_TEST(channel_front_stops_at_a_gap) {
+/* Past the deposit, a slice holding less than 1 % of the column's mass per L0 length does not
+ * move the front; one holding that does. Fails for a threshold on grains rather than on mass. */
+PD_TEST(channel_front_counts_a_slice_from_one_percent) {
     pd_particles p = {0};
     PD_REQUIRE(fill_deposit(&p, 0.005));
-    double before = pd_channel_front(&p, L0);
+    double before = pd_channel_front(&p, L0), total = (double)p.count;
+    double share = PD_FRONT_SHARE * total / PD_FRONT_SLICES; /* the threshold's mass */
     PD_REQUIRE(pd_particles_reserve(&p, p.count + 1) == PD_OK);
-    p.mass[pd_particles_push(&p, pd_v3(2 * L0, 0.0025, 0.0025))] = 1;
+    size_t ahead = pd_particles_push(&p, pd_v3(2 * L0 + 0.0025, 0.0025, 0.0025));
+    p.mass[ahead] = 0.9 * share;
     PD_CHECK_NEAR(pd_channel_front(&p, L0), before, 1e-12);
+    p.mass[ahead] = 1.1 * share;
+    PD_CHECK_NEAR(pd_channel_front(&p, L0), 1 + 1.0 / PD_FRONT_SLICES, 1e-12);
     pd_particles_free(&p);
 }

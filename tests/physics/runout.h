@@ -31,13 +31,11 @@ static inline double pd_channel_runout(const pd_particles* p, double spacing, do
 }
 
 /* The deposit's front as issue 37 defines it, independent of the resolution: the far edge of the
- * last slice of width L0 / PD_FRONT_SLICES, walking out from the back wall without a gap, whose
- * mass is at least PD_FRONT_SHARE of the column's mass per L0 length (a deposit at least 1 % of
- * the column's mean thickness), less L0, over L0. Neither the slices nor the threshold depend on
- * the spacing: a deposit of the same shape reads the same at any resolution (at 16 grains across
- * the a = 0.5 column any grain in a slice reaches it, at a = 3 two). The slices walk from x = 0
- * and stop at the first one below the threshold: a grain thrown ahead of the deposit does not
- * count. */
+ * farthest slice of width L0 / PD_FRONT_SLICES whose mass is at least PD_FRONT_SHARE of the
+ * column's mass per L0 length (a deposit at least 1 % of the column's mean thickness), less L0,
+ * over L0. Neither the slices nor the threshold depend on the spacing: a deposit of the same
+ * shape reads the same at any resolution. A grain counts when its slice reaches the threshold
+ * (at 16 grains across, any grain of the a = 0.5 column, two of the a = 3 column's). */
 #define PD_FRONT_SLICES 16   /* slices per L0 */
 #define PD_FRONT_SHARE  0.01 /* of the column's mass per L0 length */
 
@@ -49,10 +47,11 @@ static inline double pd_channel_front(const pd_particles* p, double l0) {
         if (c >= 0 && c < PD_RUNOUT_BINS)
             mass[c] += p->mass[i];
     }
-    int c = 0;
-    while (c < PD_RUNOUT_BINS && mass[c] >= PD_FRONT_SHARE * total / PD_FRONT_SLICES)
-        ++c;
-    return (c * slice - l0) / l0;
+    int last = -1;
+    for (int c = 0; c < PD_RUNOUT_BINS; ++c)
+        if (mass[c] >= PD_FRONT_SHARE * total / PD_FRONT_SLICES)
+            last = c;
+    return ((last + 1) * slice - l0) / l0;
 }
 
 #endif
