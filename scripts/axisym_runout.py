@@ -7,10 +7,10 @@ usage: axisym_runout.py OUT_DIR SPACING R0 [--axis-x 0] [--axis-z 0]
 For every frame: dR/R0, R the far edge of the last ring one spacing wide (about the vertical
 axis through (axis-x, axis-z)) whose deposit is two grains thick (its highest grain above its
 lowest by a spacing or more), less R0; the front at 1 % (issue 37's, in rings: the far edge of
-the last ring R0 / 10 wide, out from the axis without a gap, whose mass per unit area is at
-least 1 % of the column's, a deposit 1 % of the column's height thick), less R0, over R0; the
-outermost grain's radius over R0; the highest grain (m). The same rules as
-tests/physics/runout.h's pd_channel_runout and pd_channel_front, in rings."""
+the farthest ring R0 / 10 wide whose mass per unit area is at least 1 % of the column's, a
+deposit 1 % of the column's height thick), less R0, over R0; the outermost grain's radius over
+R0; the highest grain (m). The same rules as tests/physics/runout.h's pd_channel_runout and
+pd_channel_front, in rings."""
 import glob
 import math
 import os
@@ -39,10 +39,8 @@ def front(particles, r0, cx, cz, share=0.01, rings_per_r0=10):
     for p in particles:
         ring = int(math.hypot(p["x"] - cx, p["z"] - cz) / width)
         count[ring] = count.get(ring, 0) + 1
-    c = 0
-    while count.get(c, 0) >= share * len(particles) * (2 * c + 1) / rings_per_r0**2:
-        c += 1
-    return (c * width - r0) / r0
+    held = [c for c, n in count.items() if n >= share * len(particles) * (2 * c + 1) / rings_per_r0**2]
+    return ((max(held, default=-1) + 1) * width - r0) / r0
 
 
 def main():
