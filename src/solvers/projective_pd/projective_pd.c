@@ -491,6 +491,7 @@ static pd_real evaluate_at(pd_ppd_state* s, const pd_vec3* y, const uint8_t* fla
     pd_real energy = bond_energy(s, &c);
     double t1 = pd_now();
     energy += contact_energy(s, y);
+    energy += pd_ppd_granular_energy(s, y); /* Sec. 8's density and repulsion, in_solve */
     double t2 = pd_now();
     pd_parallel_for(s->n, PPD_GRAIN, residual_kernel, &c);
     pd_real r2 = sum_partials(s->partial, s->chunks);
@@ -941,6 +942,7 @@ static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* sta
     pd_status st = pd_ppd_plan_local_step(s, w); /* planned when the families changed */
     if (st != PD_OK)
         return st;
+    pd_ppd_granular_prepare(s, w); /* before the start points' evaluations */
     ppd_step_hooks hooks = {s, w, 0};
     pd_implicit_step implicit = {.ctx = &hooks,
                                  .opt = &s->opt,

@@ -9,6 +9,8 @@
 enum { PD_PPD_CHEBYSHEV, PD_PPD_DIRECT, PD_PPD_POSITION_BASED };
 /* solver.projective_pd.iteration */
 enum { PD_PPD_ACCURATE, PD_PPD_SEMI_ITERATIVE };
+/* Where granular matter's density constraints and repulsion act (projective_pd_granular.c) */
+enum { PD_PPD_GRANULAR_IN_SOLVE, PD_PPD_GRANULAR_AFTER_SOLVE };
 /* Where the yield test's I1 and J2 come from (projective_pd_plastic.c) */
 enum {
     PD_PPD_INVARIANTS_AUTO,
@@ -39,6 +41,8 @@ typedef struct pd_ppd_params {
     int plastic_passes;            /* plastic corrections per step, between parts of the solve */
     int plastic_invariants;        /* PD_PPD_INVARIANTS_* */
     pd_real density_relaxation;
+    int granular_constraints;  /* PD_PPD_GRANULAR_IN_SOLVE or _AFTER_SOLVE */
+    pd_real density_stiffness; /* in-solve density penalty, over the material's bulk modulus */
 } pd_ppd_params;
 
 /* Most L-BFGS pairs `history` may keep. */
@@ -168,6 +172,8 @@ typedef struct pd_ppd_state {
     uint8_t* dens_kind;
     pd_real* dens_pressure; /* the pressure the step's density constraints carried (Pa) */
     pd_real density_error;  /* largest C_i before the step's last density iteration */
+    pd_density_constraint_def dens_def; /* the step's, for the in-solve terms */
+    const pd_real* dens_spacing;        /* the particles' spacing (m), for the repulsion */
     /* viscoelastic fluids (Sec. 6): per particle kinematic viscosity and delta of Eq. 24 */
     int fluid; /* some material is a fluid */
     pd_real *fluid_nu, *fluid_delta;

@@ -80,10 +80,8 @@ static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w)
         s->dens_inv_mass[i] = s->fixed[i] ? 0 : 1 / s->mass[i];
         s->fluid_nu[i] = m->kinematic_viscosity;
         s->fluid_delta[i] = m->redistribution;
-        s->dens_kind[i] = s->fixed[i]   ? 0
-                          : m->granular ? PD_DENSITY_ACTIVE | PD_DENSITY_UNILATERAL
-                          : m->fluid    ? PD_DENSITY_ACTIVE | PD_DENSITY_UNILATERAL
-                                        : 0;
+        int active = m->granular ? !pd_ppd_granular_in_solve(s) : m->fluid;
+        s->dens_kind[i] = !s->fixed[i] && active ? PD_DENSITY_ACTIVE | PD_DENSITY_UNILATERAL : 0;
     }
     return (pd_density_constraint_def){.count = s->n,
                                        .offsets = s->fam.offsets,
@@ -95,6 +93,10 @@ static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w)
                                        .kind = s->dens_kind,
                                        .colliders = &w->colliders,
                                        .relaxation = s->prm.density_relaxation};
+}
+
+int pd_ppd_granular_in_solve(const pd_ppd_state* s) {
+    return s->prm.granular_constraints == PD_PPD_GRANULAR_IN_SOLVE;
 }
 
 typedef struct density_ctx {
@@ -132,8 +134,9 @@ void pd_ppd_publish_density(pd_ppd_state* s, const pd_world* w) {
  * its friction stiffness. */
 void pd_ppd_granular_stiffness(pd_ppd_state* s, const pd_world* w) {
     if (!s->granular)
-        return;                                           /* no factors (pd_ppd_vscale) */
-    density_ctx c = {s, w, density_def(s, w), s->cheb_a}; /* Chebyshev scratch: free here */
+        return; /* no factors (pd_ppd_vscale) */
+    pd_ppd_granular_prepare(s, w);
+    density_ctx c = {s, w, s->dens_def, s->cheb_a}; /* Chebyshev scratch: free here */
     pd_implicit_predict(&w->particles, w->def.dt, w->def.gravity, s->cheb_a);
     pd_parallel_for(s->n, GRANULAR_GRAIN, density_kernel, &c);
 }
@@ -223,6 +226,135 @@ static void constraint_pressure(pd_ppd_state* s, pd_real dt) {
             s->prm.density_iterations > 0 ? -s->dens_pressure[i] / (s->volume[i] * dt * dt) : 0;
 }
 
+/* ------------------------------------------------ granular_constraints in_solve (issue 37)
+ * The density constraints and the repulsion as energies of the step's solve, as contact is:
+ *   E_rho = sum_i V_i K_i / 2 max(C_i, 0)^2,  C_i = rho_i / rho_0 - 1 (Sec. 8's constraint, the
+ *           kernel sum of src/sph with the colliders' share), K_i = density_stiffness x the
+ *           material's bulk modulus: an equation of state p_i = K_i max(C_i, 0);
+ *   E_rep = sum over family pairs closer than d = repulsion x spacing of k_r / 2 (d - |y_ij|)^2,
+ *           k_r = contact_stiffness E d, the stiffness of contact between bodies (contact.h).
+ * Why energies and not constraints projected at each iterate: both are smooth (C1) functions
+ * of y, so the merit stays one function for the Armijo search and L-BFGS; a projection would
+ * move every trial off the line the search measures, and is what the corrections after the
+ * solve did: moving grains against their bonds every step, which the plastic return then
+ * absorbs as flow (a settled layer churned 0.004 plastic strain a step). As energies, the
+ * solve's result is the equilibrium of bonds, gravity, pressure and repulsion. */
+
+/* K_i V_i C_i / R_i of particle i (0 when not compressed, not granular or fixed) into
+ * dens_lambda; the chunk's energy V K C^2 / 2 into dens_partial. */
+static void penalty_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    density_ctx* c = vctx;
+    pd_ppd_state* s = c->s;
+    const pd_density_constraint_def* d = &s->dens_def;
+    pd_real e = 0;
+    (void)thread;
+    for (size_t i = begin; i < end; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        s->dens_lambda[i] = 0;
+        if (!m->granular || s->fixed[i])
+            continue;
+        pd_real C = pd_density_ratio(d, c->predicted, i) - 1,
+                K = s->prm.density_stiffness * m->bulk;
+        if (C <= 0)
+            continue;
+        e += 0.5 * s->volume[i] * K * C * C;
+        s->dens_lambda[i] = K * s->volume[i] * C / d->rest_sum[i];
+    }
+    s->dens_partial[begin / GRANULAR_GRAIN] = e;
+}
+
+static pd_real youngs_of(const pd_ppd_material* m) {
+    return 9 * m->bulk * m->shear / (3 * m->bulk + m->shear);
+}
+
+/* The repulsion's energy on i's side of its pairs (half of each pair's), its gradient into *g. */
+static pd_real repulsion_terms(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_vec3* g) {
+    const pd_family* f = &s->fam;
+    const pd_ppd_material* mi = &s->mat[s->material[i]];
+    const pd_real* spacing = s->dens_spacing;
+    pd_real e = 0;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        uint32_t j = f->j[b];
+        const pd_ppd_material* mj = &s->mat[s->material[j]];
+        if (!mj->granular || mj->repulsion <= 0)
+            continue;
+        pd_real dist = fmin(mi->repulsion, mj->repulsion) * 0.5 * (spacing[i] + spacing[j]);
+        pd_vec3 r = pd_v3_sub(y[i], y[j]);
+        pd_real len = pd_v3_len(r);
+        if (len >= dist || len <= 0)
+            continue;
+        pd_real k = s->prm.contact_stiffness * fmin(youngs_of(mi), youngs_of(mj)) * dist;
+        e += 0.25 * k * (dist - len) * (dist - len);
+        *g = pd_v3_madd(*g, -k * (dist - len) / len, r);
+    }
+    return e;
+}
+
+/* Into g_i: grad_i of E_rho, K_i V_i C_i grad_i C_i + sum_j (K_j V_j C_j / R_j) V_i gradW(y_i -
+ * y_j, H_j) (grad_i C_j as in src/sph), and of E_rep; the chunk's repulsion energy added. */
+static void penalty_gradient_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    density_ctx* c = vctx;
+    pd_ppd_state* s = c->s;
+    const pd_density_constraint_def* d = &s->dens_def;
+    const pd_family* f = &s->fam;
+    const pd_vec3* y = c->predicted;
+    pd_real e = 0;
+    (void)thread;
+    for (size_t i = begin; i < end; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        if (s->fixed[i])
+            continue;
+        pd_vec3 g = pd_v3(0, 0, 0);
+        if (s->dens_lambda[i] > 0) {
+            pd_vec3 gi;
+            pd_density_ratio_gradient(d, y, i, &gi);
+            g = pd_v3_scale(gi, s->dens_lambda[i] * d->rest_sum[i]);
+        }
+        for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+            uint32_t j = f->j[b];
+            if (s->dens_lambda[j] > 0)
+                g = pd_v3_madd(g, s->dens_lambda[j] * s->volume[i],
+                               pd_sph_spiky_gradient(pd_v3_sub(y[i], y[j]), d->radius[j]));
+        }
+        if (m->granular && m->repulsion > 0)
+            e += repulsion_terms(s, y, (uint32_t)i, &g);
+        s->g[i] = pd_v3_add(s->g[i], g);
+    }
+    s->dens_partial[begin / GRANULAR_GRAIN] += e;
+}
+
+void pd_ppd_granular_prepare(pd_ppd_state* s, const pd_world* w) {
+    if (!s->granular)
+        return;
+    s->dens_def = density_def(s, w);
+    s->dens_spacing = w->particles.spacing;
+}
+
+pd_real pd_ppd_granular_energy(pd_ppd_state* s, const pd_vec3* y) {
+    if (!s->granular || !pd_ppd_granular_in_solve(s) || !s->dens_def.offsets)
+        return 0;
+    double t0 = pd_now();
+    density_ctx c = {s, NULL, s->dens_def, y};
+    pd_parallel_for(s->n, GRANULAR_GRAIN, penalty_kernel, &c);
+    pd_parallel_for(s->n, GRANULAR_GRAIN, penalty_gradient_kernel, &c);
+    pd_real e = 0;
+    for (size_t k = 0; k < pd_density_chunks(s->n); ++k)
+        e += s->dens_partial[k];
+    s->t_density += pd_now() - t0;
+    return e;
+}
+
+/* The pressure of the in-solve density penalty at the solution, p_i = K_i max(C_i, 0) (its
+ * force on the grains is that of an SPH pressure, p_i V_i grad C_i), for the yield check's I1. */
+static void penalty_pressure(pd_ppd_state* s, const pd_vec3* y) {
+    for (size_t i = 0; i < s->n; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        if (m->granular && !s->fixed[i])
+            s->dens_pressure[i] = s->prm.density_stiffness * m->bulk *
+                                  fmax(pd_density_ratio(&s->dens_def, y, i) - 1, 0);
+    }
+}
+
 void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
     if (!s->granular)
         return;
@@ -240,5 +372,8 @@ void pd_ppd_granular_correct(pd_ppd_state* s, const pd_world* w, pd_vec3* y) {
     if (s->prm.density_iterations > 0)
         s->density_error = pd_density_constraint_solve(&def, y, s->prm.density_iterations, &sc);
     constraint_pressure(s, s->step->dt);
-    repel(s, &w->particles, y);
+    if (pd_ppd_granular_in_solve(s))
+        penalty_pressure(s, y);
+    else
+        repel(s, &w->particles, y);
 }

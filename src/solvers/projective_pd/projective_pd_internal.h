@@ -93,6 +93,11 @@ void pd_ppd_granular_stiffness(pd_ppd_state* s, const struct pd_world* w);
  * and at creation (elastic bodies keep their families, so no rebuild would refresh it). */
 void pd_ppd_publish_density(pd_ppd_state* s, const struct pd_world* w);
 void pd_ppd_granular_correct(pd_ppd_state* s, const struct pd_world* w, pd_vec3* y);
+/* granular_constraints in_solve: whether; the step's density definition (before the solve);
+ * the energy of the density penalty and the repulsion at y, their gradient added into s->g. */
+int pd_ppd_granular_in_solve(const pd_ppd_state* s);
+void pd_ppd_granular_prepare(pd_ppd_state* s, const struct pd_world* w);
+pd_real pd_ppd_granular_energy(pd_ppd_state* s, const pd_vec3* y);
 /* Sec. 6: particle redistribution (Eq. 21-24) of the fluids at the step's end positions. */
 void pd_ppd_fluid_redistribute(pd_ppd_state* s, struct pd_world* w);
 /* Eq. 28: the step from x (predicted y*, solved y) pushed the grain back by at least eta of its
