@@ -10,7 +10,7 @@ enum { PD_PPD_CHEBYSHEV, PD_PPD_DIRECT, PD_PPD_POSITION_BASED };
 /* solver.projective_pd.iteration */
 enum { PD_PPD_ACCURATE, PD_PPD_SEMI_ITERATIVE };
 /* Where granular matter's density constraints and repulsion act (projective_pd_granular.c) */
-enum { PD_PPD_GRANULAR_IN_SOLVE, PD_PPD_GRANULAR_AFTER_SOLVE };
+enum { PD_PPD_GRANULAR_AFTER_SOLVE, PD_PPD_GRANULAR_IN_SOLVE };
 /* Where the yield test's I1 and J2 come from (projective_pd_plastic.c) */
 enum {
     PD_PPD_INVARIANTS_AUTO,

@@ -32,10 +32,16 @@
 #include "sph/kernels.h"
 #include "sph/redistribution.h"
 #include "sph/viscosity.h"
+#include "sph/wall_density.h"
 #include "world/world.h"
 
 #define GRANULAR_GRAIN   512
 #define REPULSION_PASSES 2 /* Jacobi passes of the distance constraint per step */
+/* in_solve: the repulsion's pair energy k (d - |y_ij|)^3 / (3 s) stiffens from 0 at d to k at an
+ * overlap s = REPULSION_SOFT d; a quadratic one, its stiffness jumping from 0 to k at d where a
+ * settled lattice's axis pairs sit (repulsion 1 spacing), stalled the line search of a resting
+ * column (relative residual 0.1-0.2 after 1-2 iterations a step). */
+#define REPULSION_SOFT 0.1
 
 void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out) {
     const pd_ppd_material_params* mp = (const pd_ppd_material_params*)m->method_params;
@@ -97,6 +103,14 @@ static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w)
 
 int pd_ppd_granular_in_solve(const pd_ppd_state* s) {
     return s->prm.granular_constraints == PD_PPD_GRANULAR_IN_SOLVE;
+}
+
+/* Whether a material of the scene is granular (a fluid alone takes no in-solve terms). */
+static int any_granular(const pd_ppd_state* s) {
+    for (int m = 0; m < s->material_count; ++m)
+        if (s->mat[m].granular)
+            return 1;
+    return 0;
 }
 
 typedef struct density_ctx {
@@ -231,8 +245,9 @@ static void constraint_pressure(pd_ppd_state* s, pd_real dt) {
  *   E_rho = sum_i V_i K_i / 2 max(C_i, 0)^2,  C_i = rho_i / rho_0 - 1 (Sec. 8's constraint, the
  *           kernel sum of src/sph with the colliders' share), K_i = density_stiffness x the
  *           material's bulk modulus: an equation of state p_i = K_i max(C_i, 0);
- *   E_rep = sum over family pairs closer than d = repulsion x spacing of k_r / 2 (d - |y_ij|)^2,
- *           k_r = contact_stiffness E d, the stiffness of contact between bodies (contact.h).
+ *   E_rep = sum over family pairs closer than d = repulsion x spacing of k_r (d - |y_ij|)^3 /
+ *           (3 REPULSION_SOFT d), k_r = contact_stiffness E d, the stiffness of contact between
+ *           bodies (contact.h), reached at an overlap of REPULSION_SOFT d.
  * Why energies and not constraints projected at each iterate: both are smooth (C1) functions
  * of y, so the merit stays one function for the Armijo search and L-BFGS; a projection would
  * move every trial off the line the search measures, and is what the corrections after the
@@ -284,14 +299,38 @@ static pd_real repulsion_terms(const pd_ppd_state* s, const pd_vec3* y, uint32_t
         if (len >= dist || len <= 0)
             continue;
         pd_real k = s->prm.contact_stiffness * fmin(youngs_of(mi), youngs_of(mj)) * dist;
-        e += 0.25 * k * (dist - len) * (dist - len);
-        *g = pd_v3_madd(*g, -k * (dist - len) / len, r);
+        pd_real gap = dist - len, soft = REPULSION_SOFT * dist;
+        e += 0.5 * k * gap * gap * gap / (3 * soft); /* half the pair's: j counts the rest */
+        *g = pd_v3_madd(*g, -k * gap * gap / (soft * len), r);
     }
     return e;
 }
 
+/* The gradient of Poly6 (pd_sph_poly6) with respect to x_i, r = x_i - x_j: the exact derivative
+ * of the density the penalty measures (src/sph's constraints take Spiky's, Mueller 2003, which
+ * is no gradient of it: the line search then refused the steps of a resting column). */
+static pd_vec3 poly6_gradient(pd_vec3 r, pd_real H) {
+    pd_real d = H * H - pd_v3_len2(r);
+    if (d <= 0)
+        return pd_v3(0, 0, 0);
+    pd_real h3 = H * H * H;
+    return pd_v3_scale(r, -945.0 / (32.0 * PD_PI * h3 * h3 * h3) * d * d);
+}
+
+/* grad_i C_i (1/m): Poly6's over i's neighbours and the colliders' share. */
+static pd_vec3 own_gradient(const pd_density_constraint_def* d, const pd_vec3* y, size_t i) {
+    pd_real H = d->radius[i];
+    pd_vec3 g = pd_v3(0, 0, 0), wall = pd_v3(0, 0, 0);
+    for (uint32_t b = d->offsets[i]; b < d->offsets[i + 1]; ++b)
+        g = pd_v3_madd(g, d->volume[d->nbr[b]], poly6_gradient(pd_v3_sub(y[i], y[d->nbr[b]]), H));
+    if (d->colliders)
+        pd_sph_collider_share_gradient(d->colliders, y[i], H, &wall);
+    return pd_v3_madd(wall, 1 / d->rest_sum[i], g);
+}
+
 /* Into g_i: grad_i of E_rho, K_i V_i C_i grad_i C_i + sum_j (K_j V_j C_j / R_j) V_i gradW(y_i -
- * y_j, H_j) (grad_i C_j as in src/sph), and of E_rep; the chunk's repulsion energy added. */
+ * y_j, H_j) (W Poly6, whose sums C is made of), and of E_rep; the chunk's repulsion energy added.
+ */
 static void penalty_gradient_kernel(void* vctx, size_t begin, size_t end, int thread) {
     density_ctx* c = vctx;
     pd_ppd_state* s = c->s;
@@ -305,16 +344,13 @@ static void penalty_gradient_kernel(void* vctx, size_t begin, size_t end, int th
         if (s->fixed[i])
             continue;
         pd_vec3 g = pd_v3(0, 0, 0);
-        if (s->dens_lambda[i] > 0) {
-            pd_vec3 gi;
-            pd_density_ratio_gradient(d, y, i, &gi);
-            g = pd_v3_scale(gi, s->dens_lambda[i] * d->rest_sum[i]);
-        }
+        if (s->dens_lambda[i] > 0)
+            g = pd_v3_scale(own_gradient(d, y, i), s->dens_lambda[i] * d->rest_sum[i]);
         for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
             uint32_t j = f->j[b];
             if (s->dens_lambda[j] > 0)
                 g = pd_v3_madd(g, s->dens_lambda[j] * s->volume[i],
-                               pd_sph_spiky_gradient(pd_v3_sub(y[i], y[j]), d->radius[j]));
+                               poly6_gradient(pd_v3_sub(y[i], y[j]), d->radius[j]));
         }
         if (m->granular && m->repulsion > 0)
             e += repulsion_terms(s, y, (uint32_t)i, &g);
@@ -331,7 +367,7 @@ void pd_ppd_granular_prepare(pd_ppd_state* s, const pd_world* w) {
 }
 
 pd_real pd_ppd_granular_energy(pd_ppd_state* s, const pd_vec3* y) {
-    if (!s->granular || !pd_ppd_granular_in_solve(s) || !s->dens_def.offsets)
+    if (!s->granular || !pd_ppd_granular_in_solve(s) || !s->dens_def.offsets || !any_granular(s))
         return 0;
     double t0 = pd_now();
     density_ctx c = {s, NULL, s->dens_def, y};

@@ -86,14 +86,16 @@ static const pd_param_info k_params[] = {
      "Relaxation epsilon of the density constraints, relative to each constraint's stiffness "
      "(lambda_i = -C_i / ((1 + epsilon) sum w |grad C|^2)): Jacobi updates of neighbours "
      "overshoot without it."},
-    {"granular_constraints", PD_PARAM_ENUM, P(granular_constraints), PD_PPD_GRANULAR_IN_SOLVE, 0, 0,
-     "-", "in_solve|after_solve",
-     "Where granular matter's density constraints and repulsion (Sec. 8) act. in_solve (beyond "
-     "the paper): as energies of the step's solve, a unilateral density penalty (stiffness "
-     "density_stiffness) and a penalty on grains closer than granular.repulsion, so the solve's "
-     "result is their equilibrium with the bonds and nothing moves the grains after it. "
-     "after_solve: the paper's order, density_iterations Jacobi iterations and the repulsion "
-     "passes on the solve's result. Fluids (Sec. 6) keep their density constraints after the "
+    {"granular_constraints", PD_PARAM_ENUM, P(granular_constraints), PD_PPD_GRANULAR_AFTER_SOLVE, 0,
+     0, "-", "after_solve|in_solve",
+     "Where granular matter's density constraints and repulsion (Sec. 8) act. after_solve: the "
+     "paper's order, density_iterations Jacobi iterations and the repulsion passes on the "
+     "solve's result. in_solve (beyond the paper): as energies of the step's solve, a "
+     "unilateral density penalty (stiffness density_stiffness) and a penalty on grains closer "
+     "than granular.repulsion, so the solve's result is their equilibrium with the bonds and "
+     "nothing moves the grains after it (a settled layer then gains no plastic strain at rest). "
+     "Not yet the default: with the plastic return after the solve a sand column then stands "
+     "(docs/methods/projective_pd.md). Fluids (Sec. 6) keep their density constraints after the "
      "solve either way."},
     {"density_stiffness", PD_PARAM_REAL, P(density_stiffness), 1, 0.01, 1000, "1", NULL,
      "granular_constraints in_solve: the density penalty's energy V K/2 max(rho/rho_0 - 1, 0)^2 "
