@@ -86,6 +86,9 @@ typedef struct pd_material_def {
     pd_real yield_stress;           /* Pa */
     pd_real hb_viscosity;           /* herschel_bulkley: eta (Pa s^h) */
     pd_real hb_exponent;            /* herschel_bulkley: h (1) */
+    pd_real cc_tension_ratio;       /* cam_clay: beta (1) */
+    pd_real cc_hardening;           /* cam_clay: xi (1) */
+    pd_real cc_log_plastic_volume;  /* cam_clay: alpha_0 = ln J^P at the start (1) */
     pd_visco_model viscoelasticity; /* the `viscoelasticity` block's model, or NONE */
     int prony_count;
     pd_real prony_moduli[PD_MAX_PRONY]; /* Pa */

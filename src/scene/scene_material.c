@@ -60,7 +60,7 @@ static const char* plasticity_keys(pd_plasticity_model model) {
         case PD_PLASTICITY_DRUCKER_PRAGER:
             return "model|friction_angle|cohesion|cone|volume_correction";
         case PD_PLASTICITY_CAM_CLAY:
-            return "model|friction_angle|cohesion";
+            return "model|friction_angle|cohesion|tension_ratio|hardening|log_plastic_volume";
         case PD_PLASTICITY_VON_MISES:
             return "model|yield_stress";
         case PD_PLASTICITY_HERSCHEL_BULKLEY:
@@ -109,6 +109,11 @@ static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_materia
     if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) {
         PD_JTRY(pd_scene_read_key(t, "cone", item, p, 0, m, err));
         PD_JTRY(pd_scene_read_key(t, "volume_correction", item, p, 0, m, err));
+    }
+    if (m->plasticity == PD_PLASTICITY_CAM_CLAY) {
+        PD_JTRY(pd_scene_read_key(t, "tension_ratio", item, p, 0, m, err));
+        PD_JTRY(pd_scene_read_key(t, "hardening", item, p, 0, m, err));
+        PD_JTRY(pd_scene_read_key(t, "log_plastic_volume", item, p, 0, m, err));
     }
     if (m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY) {
         PD_JTRY(pd_scene_read_key(t, "viscosity", item, p, 0, m, err));

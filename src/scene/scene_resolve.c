@@ -183,7 +183,8 @@ static void add_plasticity(cJSON* obj, const pd_material_def* m, const pd_materi
         /* what the running method does (a key left out: its own default) */
         cJSON_AddBoolToObject(p, "volume_correction", pd_material_volume_correction(m, sup));
     } else if (m->plasticity == PD_PLASTICITY_CAM_CLAY)
-        WRITE_KEYS(p, t, m, "friction_angle", "cohesion");
+        WRITE_KEYS(p, t, m, "friction_angle", "cohesion", "tension_ratio", "hardening",
+                   "log_plastic_volume");
     else if (m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY)
         WRITE_KEYS(p, t, m, "yield_stress", "viscosity", "exponent");
     else

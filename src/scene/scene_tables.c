@@ -176,6 +176,21 @@ static const pd_scene_key k_plasticity[] = {
            "herschel_bulkley: h of the flow rule (1 Bingham, below 1 shear-thinning, above 1 "
            "shear-thickening)."},
      .flags = PD_KEY_MIN_OPEN},
+    {.p = {"tension_ratio", PD_PARAM_REAL, offsetof(pd_material_def, cc_tension_ratio), 0.05, 0,
+           INF, "1", NULL,
+           "cam_clay: beta of the non-associated Cam-clay ellipse (Wolper et al. 2019; "
+           "src/constitutive/cam_clay.h), the pressure running from -beta p_0 (tension) to p_0 "
+           "(compaction); friction_angle gives its slope M = 6 sin phi / (3 - sin phi). Yu 2024 "
+           "Table 2: 0.05 (snow) to 0.5."}},
+    {.p = {"hardening", PD_PARAM_REAL, offsetof(pd_material_def, cc_hardening), 30, 0, INF, "1",
+           NULL,
+           "cam_clay: xi, p_0 = K sinh(xi max(-alpha, 0)) with alpha = ln J^P (Yu 2024 Table 2: "
+           "30 for snow, 1)."}},
+    {.p = {"log_plastic_volume", PD_PARAM_REAL, offsetof(pd_material_def, cc_log_plastic_volume),
+           -0.0005, -1, 1, "1", NULL,
+           "cam_clay: alpha_0, ln J^P at the start: below 0 the material starts compacted, with "
+           "p_0 = K sinh(-xi alpha_0); above 0 it has no strength until compacted (Yu 2024 "
+           "Table 2: -0.0005 for snow, -0.02)."}},
 };
 
 static const pd_scene_key k_visco[] = {
@@ -476,7 +491,8 @@ const pd_scene_table pd_scene_material_table = {
 const pd_scene_table pd_scene_plasticity_table = {
     "`materials.<name>.plasticity`",
     "Only the keys of the chosen model are accepted: drucker_prager reads `friction_angle`, "
-    "`cohesion`, `cone` and `volume_correction`, cam_clay `friction_angle` and `cohesion`, "
+    "`cohesion`, `cone` and `volume_correction`, cam_clay `friction_angle`, `cohesion`, "
+    "`tension_ratio`, `hardening` and `log_plastic_volume`, "
     "von_mises `yield_stress`, herschel_bulkley `yield_stress`, `viscosity` and `exponent`.",
     k_plasticity, COUNT(k_plasticity)};
 const pd_scene_table pd_scene_visco_table = {
