@@ -463,7 +463,8 @@ PD_TEST(gauss_seidel_residual_falls_with_iterations) {
 }
 
 /* What xpbi does not implement yet is refused at its JSON path, never ignored: a plasticity
- * model it does not implement (Cam-clay), a shell body, the penalty contact's stiffness
+ * Cam-clay's cohesion (its tension comes from tension_ratio), a shell body, the penalty
+ * contact's stiffness
  * (xpbi's contact is a hard constraint),
  * a key of no method, a kernel radius whose distance constraints (Eq. 21) would push nearest
  * neighbours apart (r = 1.5 spacings inflated the bar by 7 %). */
@@ -472,7 +473,8 @@ PD_TEST(refuses_what_it_does_not_implement) {
         const char* set;
         const char* path;
     } cases[] = {
-        {"materials.m.plasticity={\"model\":\"cam_clay\"}", "materials.m.plasticity.model"},
+        {"materials.m.plasticity={\"model\":\"cam_clay\",\"cohesion\":100}",
+         "materials.m.plasticity.cohesion"},
         {"bodies[0].kind=shell", "bodies[0].kind"},
         {"solver.contact_stiffness=4", "solver.xpbi.contact_stiffness"}, /* a penalty's */
         {"solver.xsph_strength=1", "solver.xpbi.xsph_strength"},
@@ -667,6 +669,20 @@ PD_TEST(known_failure_herschel_bulkley_slab_central_quarter_on_its_flow_curve) {
     PD_CHECK_REL(v[1], 0.002, 0.1); /* a linear profile between the pins */
     PD_CHECK_REL(r->bingham.central, r->flow1, 0.05);
     PD_CHECK_REL(r->thickening.central, r->flow2, 0.05);
+    /* with the hourglass constraint's updated reference (hourglass_plastic, xpbi_plastic.c):
+     * the layers move linearly, but the constraint resists the profile's small non-affine part
+     * with its elastic stiffness, and the slab carries more */
+    const char* held[] = {"materials.m.plasticity={\"model\":\"herschel_bulkley\","
+                          "\"yield_stress\":50,\"viscosity\":100}",
+                          "solver.xpbi.hourglass_plastic=true"};
+    sheared_slab h;
+    PD_REQUIRE(shear_slab(held, 2, &h));
+    printf("  hourglass_plastic: the layers' x velocity (m/s):");
+    for (int l = 0; l < 6; ++l)
+        printf(" %.5f", h.layer_v[l]);
+    printf("\n");
+    PD_CHECK_REL(h.layer_v[1], 0.002, 0.1);
+    PD_CHECK_REL(h.central, r->flow1, 0.05);
 }
 
 /* The triaxial probe (triaxial.c): xpbi's return of Eq. 14 (the material's Hencky return, as

@@ -6,6 +6,7 @@
 #ifndef PD_XPBI_DATA_H
 #define PD_XPBI_DATA_H
 
+#include "constitutive/cam_clay.h"
 #include "constitutive/hencky_plasticity.h"
 #include "contact/contact_velocity.h"
 #include "constitutive/herschel_bulkley.h"
@@ -22,6 +23,11 @@ struct pd_world;
 
 /* solver.xpbi.solver */
 enum { PD_XPBI_GAUSS_SEIDEL, PD_XPBI_JACOBI };
+
+/* solver.xpbi.constraints: Eq. 6's one constraint per particle, or Eq. 4-5's two */
+enum { PD_XPBI_ONE_CONSTRAINT, PD_XPBI_TWO_CONSTRAINTS };
+/* which of Eq. 4-5's constraints pd_xpbi_split_constraint evaluates */
+enum { PD_XPBI_C_MU, PD_XPBI_C_LAMBDA };
 
 /* solver.xpbi.plasticity: the return of Eq. 14 in every constraint evaluation (implicit) or at
  * the step's end only (semi_implicit, Sec. 5.1's comparison, Fig. 9) */
@@ -42,6 +48,11 @@ typedef struct pd_xpbi_params {
     pd_real hourglass;         /* beta: the hourglass constraint's stiffness in E (0: off) */
     int contact;               /* 1: contact between bodies (contact_velocity.h) */
     pd_real damping;           /* tau (s): XPBD constraint damping, gamma = tau / dt (0: off) */
+    pd_real hourglass_renewal; /* the Green strain of a plastic particle's fitted F_ref at
+                                * which the hourglass reference is renewed (xpbi_hourglass.c) */
+    int constraints;           /* PD_XPBI_ONE_CONSTRAINT (Eq. 6) or PD_XPBI_TWO_CONSTRAINTS */
+    int hourglass_plastic;     /* 1: the hourglass constraint with the updated reference on a
+                                * von Mises, Herschel-Bulkley or Cam-clay material */
 } pd_xpbi_params;
 
 /* Method keys inside a material (xpbi_params.c). */
@@ -57,11 +68,14 @@ extern const pd_material_support pd_xpbi_material_support;
 typedef struct pd_xpbi_material {
     pd_real mu, lambda; /* Pa */
     int plastic;        /* 1: Z projects F onto `yield` (drucker_prager, von_mises), 2: Z is
-                           Herschel-Bulkley's return of a step dt (`flow`) */
-    pd_real hourglass;  /* beta E (Pa): 0 where off, and for a plastic material */
+                           Herschel-Bulkley's return of a step dt (`flow`), 3: non-associated
+                           Cam-clay's (`clay`, with the particle's log_jp) */
+    pd_real hourglass;  /* beta E (Pa): 0 where off, and for Drucker-Prager */
     pd_real friction;   /* contact_friction against other bodies (1) */
     pd_hencky_yield yield;
     pd_herschel_bulkley flow;
+    pd_cam_clay clay;
+    pd_real log_jp0; /* cam_clay: alpha_0 */
 } pd_xpbi_material;
 
 /* One neighbour b of a particle p at the step's start (Sec. 4.2): its index, the corrected
@@ -74,7 +88,7 @@ typedef struct pd_xpbi_neighbor {
     pd_vec3 g; /* V_b^n L_p grad W_b(x_p^n) (1/m) */
 } pd_xpbi_neighbor;
 
-/* One neighbour entry's hourglass data (xpbi_hourglass.c): y = F_p^n X_pb with the reference
+/* One neighbour entry's hourglass data (xpbi_hourglass.c): y = F_ref,p^n X_pb with the reference
  * offset X_pb = X_b - X_p (x_ref) and k = beta E V_b^0 W(|X_pb|) / |X_pb|^2 (the constraint's
  * gradients go to a buffer of the caller's: 32 bytes an entry to read, none to write back). */
 typedef struct pd_xpbi_hourglass {
@@ -98,14 +112,21 @@ typedef struct pd_xpbi_state {
     pd_mat3* f;              /* F_p^n: the elastic deformation gradient (Eq. 9, 22) */
     pd_real* volume0;        /* V_p^0 (m^3) */
     pd_real* plastic_strain; /* sum of |ln s_tr - ln s| of the returns at the steps' ends */
+    pd_real* log_jp;         /* cam_clay: alpha = ln J^P, hardening (cam_clay.h) */
     pd_vec3* x_ref;          /* the positions of the first step, where F = I: the reference X of
                               * the hourglass constraint (the sampled ones until then) */
+    pd_mat3* f_ref;          /* the deformation since x_ref (xpbi_hourglass.c): Eq. 22's
+                              * (I + dt L) products, F itself, for an elastic material; for a
+                              * plastic one fitted to the neighbours' positions each step */
     int have_ref;            /* x_ref holds the first step's positions */
+    int renewals;            /* how often the reference was renewed (tests) */
     /* rebuilt every step */
     pd_real* volume;         /* V_p^n = V_p^0 det F_p^n (m^3) */
     pd_real* inv_mass;       /* 1 / m, 0 for pinned and fixed particles */
     pd_real* lambda;         /* the multiplier of C_p (Eq. 17, 19) */
     pd_real* lambda_h;       /* the multiplier of the hourglass constraint C_h,p */
+    pd_real* lambda_v;       /* constraints two: the multiplier of C_lambda (Eq. 5); lambda
+                              * holds C_mu's (Eq. 4) */
     pd_real* dlambda_h;      /* jacobi: this sweep's change of it */
     pd_real* dlambda;        /* jacobi: this sweep's change of it */
     pd_mat3* dcdf_ft;        /* jacobi: dC_p/dF F_p^n^T of this sweep */
@@ -196,6 +217,11 @@ pd_real pd_xpbi_constraint(const pd_xpbi_material* m, pd_mat3 f, pd_mat3* dcdf);
  * grad_{x_p} C_p = -sum_b m g_b (Eq. 13). */
 pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
                                     const pd_vec3* v, pd_real dt, pd_mat3* m);
+/* Eq. 4-5's constraints at the velocities v (which: PD_XPBI_C_MU, C_mu = |ln s| with alpha =
+ * 1 / (2 mu V^0), or PD_XPBI_C_LAMBDA, C_lambda = tr ln s with alpha = 1 / (lambda V^0)), with m
+ * as pd_xpbi_particle_constraint's. */
+pd_real pd_xpbi_split_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
+                                 const pd_vec3* v, pd_real dt, int which, pd_mat3* m);
 /* The hourglass constraint (xpbi_hourglass.c): the per-entry y and k of the step's start
  * (after pd_xpbi_neighborhoods; nothing when solver.xpbi.hourglass is 0), and C_h,p at the
  * velocities v from the step-start positions x0, its gradients with respect to p's neighbours

@@ -18,8 +18,24 @@
  * With y_pb = F_p^n X_pb, a_pb = k_pb eps_pb, M = sum_b a_pb y_pb^T and g_c = V_c L_p grad W_c
  * (Eq. 11: d(F~ X_pb)/dx~_c = (g_c . y_pb) I):
  *   grad_c C_h = (a_pc - M g_c) / C_h,   grad_p C_h = -sum_c grad_c C_h,
- * so the constraint keeps linear momentum. The reference offsets mean nothing once a material
- * flows: a plastic material gets k = 0. */
+ * so the constraint keeps linear momentum.
+ *
+ * The updated reference (a flowing material). Eq. 22 keeps the elastic F^E = Z(F^tr); the
+ * positions follow the whole deformation F^E F^P, and F^E X_pb stops predicting x_b - x_p as soon
+ * as the material yields. For a plastic material F_ref replaces F in y_pb = F_ref,p X_pb: the
+ * gradient fitted at the step's start to p's neighbours' positions against the reference with
+ * the corrected kernel of Eq. 10 taken in the reference (fitted_gradient; after Ganzenmueller's
+ * total-Lagrangian F). It is exact for an affine map, so an affine plastic flow (a sheared slab,
+ * a bar stretched past yield) feels nothing, and blind to the alternation, which the constraint
+ * still holds; a smooth flow that is not affine leaves only its curvature, about h^2 grad grad u,
+ * in eps, never its history. (Integrating Eq. 22's (I + dt L) without the returns instead let a
+ * 3 % departure of the sheared slab's velocity profile from the linear accumulate into eps: the
+ * slab then carried 19 % more than tau_Y.) Once the neighbours have moved far (a fit's Green
+ * strain |F^T F - I| / 2 reaches hourglass_renewal) the reference is renewed for every particle,
+ * X = x^n and F_ref = I (a new reference configuration: the alternation present is kept, not
+ * undone). An elastic material keeps F_ref = F (Eq. 22's products since the reference, bit for
+ * bit). Drucker-Prager gets no constraint (k = 0): a cohesionless flow rearranges its grains at
+ * the particle scale. */
 #include <math.h>
 #include <string.h>
 
@@ -62,19 +78,97 @@ static void prepare_range(void* ctx, size_t begin, size_t end, int thread) {
             pd_real d2 = pd_v3_len2(x), w = 0;
             if (stiff > 0 && pt->body[b] == pt->body[p] && d2 > 0)
                 w = pd_sph_wendland_c2(sqrt(d2), H);
-            s->hg[e].y = pd_m3_mulv(s->f[p], x);
+            s->hg[e].y = pd_m3_mulv(s->f_ref[p], x);
             s->hg[e].k = w > 0 ? stiff * s->volume0[b] * w / d2 : 0;
         }
     }
 }
 
+typedef struct fit_job {
+    pd_xpbi_state* s;
+    const pd_particles* p;
+    pd_real* most; /* per chunk: the largest Green strain |F^T F - I| / 2 of a fit */
+} fit_job;
+
+/* F_fit,p = B A^+ with A = sum_b V_b^0 (W'(|X_pb|) / |X_pb|) X_pb X_pb^T and B the same with
+ * x_b^n - x_p^n for the first X_pb, over p's neighbours b of its body within the reference
+ * support (the corrected kernel gradient of Eq. 10 taken in the reference): exact for x = G X
+ * + c, blind to the alternation as Eq. 11 is. */
+static pd_mat3 fitted_gradient(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p) {
+    const pd_vec3* x = s->step->step_start;
+    pd_real H = 2 * s->r;
+    pd_mat3 a = pd_m3_zero(), b = pd_m3_zero();
+    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+        uint32_t j = s->near.indices[e];
+        pd_vec3 X = pd_v3_sub(s->x_ref[j], s->x_ref[p]);
+        pd_real r = pd_v3_len(X);
+        if (pt->body[j] != pt->body[p] || !(r > 0) || r >= H)
+            continue;
+        pd_real w = s->volume0[j] * pd_sph_wendland_c2_derivative(r, H) / r;
+        pd_xpbi_add_outer(&a, w, X, X);
+        pd_xpbi_add_outer(&b, w, pd_v3_sub(x[j], x[p]), X);
+    }
+    return pd_m3_mul(b, pd_xpbi_correction(a, s->prm.svd_cutoff));
+}
+
+/* F_ref of the plastic particles with the constraint from their positions (fitted_gradient),
+ * and per chunk the largest Green strain of those fits. */
+static void fit_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const fit_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    pd_real most = -1;
+    for (size_t p = begin; p < end; ++p) {
+        const pd_xpbi_material* m = &s->mat[job->p->material[p]];
+        if (!m->plastic || !(m->hourglass > 0))
+            continue;
+        pd_mat3 f = fitted_gradient(s, job->p, (uint32_t)p);
+        pd_mat3 c = pd_m3_mul(pd_m3_transpose(f), f);
+        pd_real g2 = 0;
+        for (int r = 0; r < 3; ++r)
+            for (int k = 0; k < 3; ++k)
+                g2 += pow(c.m[r][k] - (r == k), 2);
+        s->f_ref[p] = f;
+        most = fmax(most, 0.5 * sqrt(g2));
+    }
+    job->most[begin / PD_XPBI_GRAIN] = most;
+}
+
+/* The fits of the plastic particles; returns the largest Green strain (-1 without any). */
+static pd_real fit_plastic(pd_xpbi_state* s, const pd_particles* p) {
+    int plastic = 0;
+    for (int k = 0; k < s->material_count; ++k)
+        plastic |= s->mat[k].plastic && s->mat[k].hourglass > 0;
+    if (!plastic)
+        return -1;
+    fit_job job = {s, p, s->sweep_h2};
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, fit_range, &job);
+    pd_real most = -1;
+    for (size_t k = 0; k < (s->n + PD_XPBI_GRAIN - 1) / PD_XPBI_GRAIN; ++k)
+        most = fmax(most, job.most[k]);
+    return most;
+}
+
+/* The reference: the first step's positions (F = I there); a plastic particle's F_ref fitted
+ * to its neighbours' positions, and every reference renewed from the step's start once a fit's
+ * Green strain reaches hourglass_renewal (above). */
+static void update_reference(pd_xpbi_state* s, const pd_particles* p) {
+    if (s->have_ref && !(fit_plastic(s, p) >= s->prm.hourglass_renewal))
+        return;
+    if (s->have_ref) {
+        for (size_t i = 0; i < s->n; ++i)
+            s->f_ref[i] = pd_m3_identity();
+        s->renewals++;
+    }
+    memcpy(s->x_ref, s->step->step_start, s->n * sizeof *s->x_ref);
+    s->have_ref = 1;
+}
+
 pd_status pd_xpbi_hourglass_prepare(pd_xpbi_state* s, const pd_particles* p) {
     if (!(s->prm.hourglass > 0) || s->n == 0)
         return PD_OK;
-    if (s->step && !s->have_ref) { /* F = I at the first step: its positions are the reference */
-        memcpy(s->x_ref, s->step->step_start, s->n * sizeof *s->x_ref);
-        s->have_ref = 1;
-    }
+    if (s->step)
+        update_reference(s, p);
     pd_status st = reserve(s, s->near.offsets[s->n]);
     if (st != PD_OK)
         return st;

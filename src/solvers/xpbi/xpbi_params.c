@@ -69,7 +69,7 @@ static const pd_param_info k_params[] = {
      "energy density beta E / 2 sum_b V_b W_b |eps|^2 / |X_b - X_p|^2. It holds the "
      "layer-by-layer alternation Eq. 11 cannot see (under tension it grows and F stops "
      "following the positions: the bar showed E x 0.36) and vanishes for any affine motion. "
-     "Off for a plastic material. 0: off (the paper)."},
+     "Off for a plastic material unless hourglass_plastic. 0: off (the paper)."},
     {"contact", PD_PARAM_BOOL, P(contact), 1, 0, 1, "-", NULL,
      "Contact between bodies (beyond the paper, in its Alg. 1 loop over the constraints C_i): "
      "every pair of particles of two bodies within k at the step's start is a hard constraint "
@@ -86,6 +86,29 @@ static const pd_param_info k_params[] = {
      "grad C / alpha, Kelvin-Voigt with the retardation time tau. A vibration of angular "
      "frequency omega then decays at tau omega^2 / 2 beyond the implicit step's own "
      "(docs/methods/xpbi.md). 0: off (the paper gives no value)."},
+
+    {"hourglass_plastic", PD_PARAM_BOOL, P(hourglass_plastic), 0, 0, 1, "-", NULL,
+     "The hourglass constraint on a von Mises, Herschel-Bulkley or Cam-clay material too "
+     "(beyond the paper; docs/methods/xpbi.md, \"Departures\"), with its updated reference: F "
+     "in eps is the whole deformation since the reference, fitted each step to the neighbours' "
+     "positions, renewed as the material flows (hourglass_renewal). It holds the alternation "
+     "a von Mises bar pulled past yield otherwise takes its stretch in, but it resists any "
+     "non-affine plastic flow with its elastic stiffness (a sheared slab carried 19 % more "
+     "than its yield stress), hence false: off for a plastic material. Never on Drucker-Prager "
+     "(a cohesionless flow rearranges its grains at the particle scale)."},
+    {"hourglass_renewal", PD_PARAM_REAL, P(hourglass_renewal), 0.25, 0, 10, "1", NULL,
+     "The hourglass constraint's updated reference for a flowing material (beyond the paper; "
+     "docs/methods/xpbi.md): a plastic particle's F in eps = x_b - x_p - F (X_b - X_p) is "
+     "fitted each step to its neighbours' positions against the reference (Eq. 10's corrected "
+     "kernel taken in the reference), so that an affine plastic flow feels nothing; once a "
+     "fit's Green strain |F^T F - I| / 2 reaches this, every particle's reference becomes its "
+     "step-start position. 0: renewed every step (the constraint then holds only the "
+     "alternation's growth within a step). Acts only with hourglass_plastic."},
+    {"constraints", PD_PARAM_ENUM, P(constraints), PD_XPBI_ONE_CONSTRAINT, 0, 0, "-", "one|two",
+     "one: a constraint per particle, C = sqrt(2 Psi) with alpha = 1 / V^0 (Eq. 6, the paper's "
+     "choice). two: Eq. 4-5's pair, C_mu = |ln Sigma| with alpha = 1 / (2 mu V^0) and C_lambda "
+     "= tr ln Sigma with alpha = 1 / (lambda V^0), each with its multiplier, swept one after the "
+     "other (the same energy; two SVDs a particle and iteration). gauss_seidel only."},
 };
 
 const pd_param_table pd_xpbi_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

@@ -1,5 +1,6 @@
 /* xpbi set-up (Yu et al. 2024): materials, the kernel radius, the per-particle state,
  * checkpoints and reordering. */
+#include <stdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -18,6 +19,13 @@ pd_status pd_xpbi_check_material(const pd_material_def* m, const void* params, c
     pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
     if (st != PD_OK)
         return st;
+    if (m->plasticity == PD_PLASTICITY_CAM_CLAY && m->cohesion != 0) {
+        char child[PD_JPATH_MAX];
+        snprintf(child, sizeof child, "%s.plasticity.cohesion", path);
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "xpbi's cam_clay (Wolper 2019's NACC) takes its strength in tension from "
+                       "tension_ratio (beta p_0), not a cohesion: give 0 or leave it out");
+    }
     pd_elastic el = pd_material_elastic(m);
     if (el.mu <= 0 || el.K <= 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
@@ -51,11 +59,19 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
             xm->plastic = 1, xm->yield.cone = pd_dp_material_cone(m);
         else if (m->plasticity == PD_PLASTICITY_VON_MISES)
             xm->plastic = 1, xm->yield.cone = pd_von_mises_cone(m->yield_stress);
+        else if (m->plasticity == PD_PLASTICITY_CAM_CLAY)
+            xm->plastic = 3, xm->log_jp0 = m->cc_log_plastic_volume,
+            xm->clay = (pd_cam_clay){el.mu, el.K, pd_cam_clay_slope(m->friction_angle),
+                                     m->cc_tension_ratio, m->cc_hardening};
         else if (m->plasticity == PD_PLASTICITY_HERSCHEL_BULKLEY)
             xm->plastic = 2, xm->flow = (pd_herschel_bulkley){el.mu, m->yield_stress,
                                                               m->hb_viscosity, m->hb_exponent};
-        /* the hourglass constraint's reference offsets mean nothing once the material flows */
-        xm->hourglass = xm->plastic ? 0 : s->prm.hourglass * el.E;
+        /* a flowing material's reference follows its flow (F_ref, xpbi_hourglass.c) where
+         * hourglass_plastic asks for it; a cohesionless Drucker-Prager flow rearranges grains at
+         * the particle scale: none */
+        int with = !xm->plastic ||
+                   (s->prm.hourglass_plastic && m->plasticity != PD_PLASTICITY_DRUCKER_PRAGER);
+        xm->hourglass = with ? s->prm.hourglass * el.E : 0;
     }
     return PD_OK;
 }
@@ -65,11 +81,14 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
     X(f, pd_mat3, 1)                                                                               \
     X(volume0, pd_real, 1)                                                                         \
     X(plastic_strain, pd_real, 1)                                                                  \
+    X(log_jp, pd_real, 1)                                                                          \
     X(x_ref, pd_vec3, 1)                                                                           \
+    X(f_ref, pd_mat3, 1)                                                                           \
     X(volume, pd_real, 1)                                                                          \
     X(inv_mass, pd_real, 1)                                                                        \
     X(lambda, pd_real, 1)                                                                          \
     X(lambda_h, pd_real, 1)                                                                        \
+    X(lambda_v, pd_real, 1)                                                                        \
     X(dlambda_h, pd_real, 1)                                                                       \
     X(dlambda, pd_real, 1)                                                                         \
     X(dcdf_ft, pd_mat3, 1)                                                                         \
@@ -103,7 +122,9 @@ static pd_status allocate(pd_xpbi_state* s, pd_error* err) {
     PD_STATE_PARTICLES(&s->persist, s, f);
     PD_STATE_PARTICLES(&s->persist, s, volume0);
     PD_STATE_PARTICLES(&s->persist, s, plastic_strain);
+    PD_STATE_PARTICLES(&s->persist, s, log_jp);
     PD_STATE_PARTICLES(&s->persist, s, x_ref);
+    PD_STATE_PARTICLES(&s->persist, s, f_ref);
     return PD_OK;
 }
 
@@ -131,6 +152,8 @@ pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error
     }
     for (size_t i = 0; i < s->n; ++i) { /* the sampled state is the rest state */
         s->f[i] = pd_m3_identity();
+        s->f_ref[i] = pd_m3_identity();
+        s->log_jp[i] = s->mat[w->particles.material[i]].log_jp0;
         s->volume0[i] = w->particles.volume[i];
         s->x_ref[i] = w->particles.pos[i];
     }
@@ -148,6 +171,13 @@ pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error
                        "would push a body apart at rest; give a radius of at most %g spacings "
                        "(or distance_epsilon 1: no distance constraints)",
                        r * (1 - eps), 1 / (1 - eps));
+    }
+    if (s->prm.constraints == PD_XPBI_TWO_CONSTRAINTS && s->prm.solver == PD_XPBI_JACOBI) {
+        pd_xpbi_destroy(s);
+        return pd_fail(err, PD_ERR_BAD_SCENE, "solver.xpbi.constraints",
+                       "xpbi's two constraints per particle (Eq. 4-5) run under gauss_seidel "
+                       "only; jacobi keeps one multiplier change per particle (give constraints "
+                       "\"one\" or solver \"gauss_seidel\")");
     }
     w->bond_count = 0;
     *state = s;
@@ -219,7 +249,7 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     size_t hourglass = 32 * (sizeof(pd_xpbi_hourglass) + sizeof(pd_vec3));
     /* contact between bodies: a pair sum per entry, a surface normal per particle */
     size_t pairs = scene->body_count > 1 ? 32 * sizeof(pd_contact_pair_sum) : 0;
-    return hourglass + pairs + sizeof(pd_vec3) + 2 * sizeof(pd_mat3) + 8 * sizeof(pd_real) +
+    return hourglass + pairs + sizeof(pd_vec3) + 3 * sizeof(pd_mat3) + 10 * sizeof(pd_real) +
            2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) + 2 * sizeof(uint64_t) +
            32 * (sizeof(pd_xpbi_neighbor) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
            sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));

@@ -27,12 +27,18 @@
 /* F = U diag(s) V^T (s signed as pd_svd3 gives it) through the return Z of Eq. 14 where the
  * material is plastic: the Hencky strain's return (src/constitutive/hencky_plasticity.h), or
  * Herschel-Bulkley's viscoplastic one over the step dt (herschel_bulkley.h: Yue 2015's rate,
- * the paper's Sec. 3.3 "any return mapping"), on |s|, the sign kept. */
-static pd_vec3 plastic_stretches(const pd_xpbi_material* m, pd_real dt, pd_vec3 s) {
+ * the paper's Sec. 3.3 "any return mapping"), or non-associated Cam-clay's at the particle's
+ * alpha = ln J^P (cam_clay.h; the new alpha to *alpha_out when not NULL), on |s|, the sign
+ * kept. */
+static pd_vec3 plastic_stretches(const pd_xpbi_material* m, pd_real dt, pd_vec3 s, pd_real alpha,
+                                 pd_real* alpha_out) {
     if (!m->plastic)
         return s;
     pd_vec3 a = pd_v3(fabs(s.x), fabs(s.y), fabs(s.z)), z;
-    if (m->plastic == 2)
+    pd_real unused;
+    if (m->plastic == 3)
+        pd_cam_clay_return(&m->clay, a, alpha, &z, alpha_out ? alpha_out : &unused);
+    else if (m->plastic == 2)
         pd_herschel_bulkley_return(&m->flow, dt, a, &z);
     else
         pd_hencky_return(&m->yield, a, &z, NULL);
@@ -74,10 +80,45 @@ pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* 
     pd_vec3 sv;
     pd_svd3(f, &u, &sv, &w);
     if (s->prm.plasticity == PD_XPBI_PLASTIC_IMPLICIT)
-        sv = plastic_stretches(m, dt, sv); /* Eq. 14: F^(k+1) = Z(F^E,tr(v^(k))) */
+        sv = plastic_stretches(m, dt, sv, s->log_jp[p], NULL); /* Eq. 14: Z(F^E,tr(v^(k))) */
     pd_mat3 dcdf;
     pd_real c = constraint_of_stretches(m, u, sv, w, &dcdf);
     *m_out = pd_m3_mul(dcdf, pd_m3_transpose(s->f[p])); /* Eq. 12 without V_b L_p grad W_b */
+    return c;
+}
+
+/* Eq. 4-5 at the stretches s (signed as pd_svd3 gives them) with the Hencky strain e_a = ln |s_a|:
+ * C_mu = |e| (Eq. 4) with dC_mu/ds_a = e_a / (C_mu s_a), C_lambda = tr e (Eq. 5) with
+ * dC_lambda/ds_a = 1 / s_a; dC/dF = U diag(dC/ds) V^T. C_mu's direction is undefined at 0
+ * (skipped below the floor, as Eq. 6's); C_lambda's is not. */
+static pd_real split_of_stretches(int which, pd_mat3 u, pd_vec3 s, pd_mat3 v, pd_mat3* dcdf) {
+    pd_vec3 a = pd_v3(fmax(fabs(s.x), 1e-300), fmax(fabs(s.y), 1e-300), fmax(fabs(s.z), 1e-300));
+    pd_vec3 e = pd_v3(log(a.x), log(a.y), log(a.z));
+    pd_vec3 signed_s = pd_v3(a.x, a.y, s.z < 0 ? -a.z : a.z);
+    if (which == PD_XPBI_C_LAMBDA) {
+        *dcdf = pd_principal_piola(u, signed_s, v, pd_v3(1, 1, 1));
+        return e.x + e.y + e.z;
+    }
+    pd_real c = pd_v3_len(e);
+    *dcdf =
+        c > XPBI_C_FLOOR ? pd_principal_piola(u, signed_s, v, pd_v3_scale(e, 1 / c)) : pd_m3_zero();
+    return c;
+}
+
+pd_real pd_xpbi_split_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
+                                 const pd_vec3* v, pd_real dt, int which, pd_mat3* m_out) {
+    const pd_xpbi_material* m = &s->mat[pt->material[p]];
+    pd_mat3 grow = pd_m3_scale(pd_xpbi_velocity_gradient(s, p, v), dt); /* Eq. 11 */
+    for (int k = 0; k < 3; ++k)
+        grow.m[k][k] += 1;
+    pd_mat3 f = pd_m3_mul(grow, s->f[p]), u, w; /* Eq. 9 */
+    pd_vec3 sv;
+    pd_svd3(f, &u, &sv, &w);
+    if (s->prm.plasticity == PD_XPBI_PLASTIC_IMPLICIT)
+        sv = plastic_stretches(m, dt, sv, s->log_jp[p], NULL); /* Eq. 14 */
+    pd_mat3 dcdf;
+    pd_real c = split_of_stretches(which, u, sv, w, &dcdf);
+    *m_out = pd_m3_mul(dcdf, pd_m3_transpose(s->f[p]));
     return c;
 }
 
@@ -163,14 +204,39 @@ static void apply_constraint(sweep_job* job, uint32_t p, pd_mat3 m, const pd_vec
 static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, pd_real* h,
                                  pd_vec3* kept) {
     const pd_xpbi_state* s = job->s;
-    pd_real c = pd_xpbi_particle_constraint(s, job->p, p, job->v, job->dt, m);
     pd_real alpha = 1 / (s->volume0[p] * job->dt * job->dt); /* alpha = 1 / V^0 (Eq. 6) / dt^2 */
+    pd_real c;
+    if (s->prm.constraints == PD_XPBI_TWO_CONSTRAINTS) { /* C_mu, alpha_mu = 1 / (2 mu V^0) */
+        c = pd_xpbi_split_constraint(s, job->p, p, job->v, job->dt, PD_XPBI_C_MU, m);
+        alpha /= 2 * s->mat[job->p->material[p]].mu;
+    } else
+        c = pd_xpbi_particle_constraint(s, job->p, p, job->v, job->dt, m);
     *h = c + alpha * s->lambda[p];
     if (!(c > XPBI_C_FLOOR))
         return 0;
     pd_real tau = s->prm.damping, rate = 0;
     pd_real norm = weighted_gradient_norm(s, p, *m, job->v, tau > 0 ? &rate : NULL, kept);
     return damped_change(tau, job->dt, rate, norm, alpha, h);
+}
+
+/* The two-constraint form's second (Eq. 5): C_lambda's multiplier change and Eq. 18's update
+ * at p, alpha_lambda = 1 / (lambda V^0) (none for lambda 0: nu 0). Returns its h^2. */
+static pd_real volume_update(sweep_job* job, uint32_t p, pd_vec3* kept) {
+    pd_xpbi_state* s = job->s;
+    pd_real lame = s->mat[job->p->material[p]].lambda;
+    if (!(lame > 0))
+        return 0;
+    pd_mat3 m;
+    pd_real c = pd_xpbi_split_constraint(s, job->p, p, job->v, job->dt, PD_XPBI_C_LAMBDA, &m);
+    pd_real alpha = 1 / (lame * s->volume0[p] * job->dt * job->dt);
+    pd_real h = c + alpha * s->lambda_v[p], tau = s->prm.damping, rate = 0;
+    pd_real norm = weighted_gradient_norm(s, p, m, job->v, tau > 0 ? &rate : NULL, kept);
+    pd_real dl = damped_change(tau, job->dt, rate, norm, alpha, &h);
+    if (dl != 0) {
+        s->lambda_v[p] += dl;
+        apply_constraint(job, p, m, kept, dl);
+    }
+    return h * h;
 }
 
 /* The hourglass constraint's multiplier change at p (Eq. 17 for C_h,p of xpbi_hourglass.c,
@@ -224,6 +290,8 @@ static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count
             s->lambda[p] += dl;
             apply_constraint(job, p, m, keep ? kept : NULL, dl);
         }
+        if (s->prm.constraints == PD_XPBI_TWO_CONSTRAINTS)
+            h2 += volume_update(job, p, keep ? kept : NULL);
         if (!(s->prm.hourglass > 0))
             continue;
         pd_vec3* grad = keep ? kept_h : s->hg_grad + s->near.offsets[p];
@@ -455,7 +523,7 @@ static void start_range(void* ctx, size_t begin, size_t end, int thread) {
         s->inv_mass[i] = (p->flags[i] & PD_P_CONSTRAINED) || !(p->mass[i] > 0) ? 0 : 1 / p->mass[i];
         if (s->inv_mass[i] > 0)
             p->vel[i] = pd_v3_madd(p->vel[i], job->dt, job->gravity);
-        s->lambda[i] = 0, s->lambda_h[i] = 0;
+        s->lambda[i] = 0, s->lambda_h[i] = 0, s->lambda_v[i] = 0;
         job->impulse[i] = pd_v3(0, 0, 0);
         for (size_t c = 0; c < k; ++c)
             s->contact_n[i * k + c] = 0, s->contact_t[i * k + c] = pd_v3(0, 0, 0);
@@ -527,10 +595,11 @@ static void deformation_range(void* ctx, size_t begin, size_t end, int thread) {
         for (int k = 0; k < 3; ++k)
             grow.m[k][k] += 1;
         pd_mat3 f = pd_m3_mul(grow, s->f[i]), u, w;
+        s->f_ref[i] = pd_m3_mul(grow, s->f_ref[i]); /* the hourglass reference's (elastic: F) */
         pd_vec3 st;
         pd_svd3(f, &u, &st, &w);
         const pd_xpbi_material* m = &s->mat[p->material[i]];
-        pd_vec3 sn = plastic_stretches(m, job->dt, st);
+        pd_vec3 sn = plastic_stretches(m, job->dt, st, s->log_jp[i], &s->log_jp[i]);
         if (m->plastic && (sn.x != st.x || sn.y != st.y || sn.z != st.z)) {
             s->plastic_strain[i] += fabs(log(fabs(st.x) / sn.x)) + fabs(log(fabs(st.y) / sn.y)) +
                                     fabs(log(fabs(st.z / sn.z)));
@@ -625,7 +694,7 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
  * (mpm's Tampubolon 2017 option): refused if asked for. */
 const pd_material_support pd_xpbi_material_support = {
     .plasticity = 1u << PD_PLASTICITY_VON_MISES | 1u << PD_PLASTICITY_DRUCKER_PRAGER |
-                  1u << PD_PLASTICITY_HERSCHEL_BULKLEY};
+                  1u << PD_PLASTICITY_HERSCHEL_BULKLEY | 1u << PD_PLASTICITY_CAM_CLAY};
 
 static const pd_field_info k_fields[] = {
     {PD_ATTR_PLASTIC_STRAIN,
