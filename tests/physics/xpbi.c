@@ -173,7 +173,7 @@ static void deform_at_random(pd_particles* p, pd_xpbi_state* s, unsigned seed) {
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b)
                 f.m[a][b] += jitter(&seed, 0.05);
-        s->f[i] = f;
+        s->f[i] = f, s->f_ref[i] = f;
     }
 }
 
@@ -247,7 +247,7 @@ static void hourglass_of_affine(pd_mat3 a, pd_mat3 b, double* affine, double* al
             pd_vec3 zig = pd_v3(pass && layer % 2 ? 1e-6 : 0, 0, 0);
             p->pos[i] = pd_v3_add(pd_v3_add(pd_m3_mulv(a, p->rest[i]), pd_v3(0.1, -0.2, 0.3)), zig);
             p->vel[i] = pd_v3_add(pd_m3_mulv(b, p->pos[i]), pd_v3(0.5, 0, -1));
-            s->f[i] = a;
+            s->f[i] = a, s->f_ref[i] = a; /* an elastic material: F_ref = F */
         }
         if (pd_xpbi_neighborhoods(s, p) != PD_OK || pd_xpbi_hourglass_prepare(s, p) != PD_OK)
             break;
