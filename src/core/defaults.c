@@ -35,6 +35,10 @@ pd_material_def pd_default_material_def(void) {
     m.yield_stress = 0;       /* no default: von_mises and herschel_bulkley require it */
     m.hb_viscosity = 0;       /* herschel_bulkley without it: perfect von Mises */
     m.hb_exponent = 1;        /* herschel_bulkley: Bingham */
+    /* cam_clay: Yu 2024 Table 2's snow (Fig. 12) */
+    m.cc_tension_ratio = 0.05;
+    m.cc_hardening = 30;
+    m.cc_log_plastic_volume = -0.0005;
     return m;
 }
 

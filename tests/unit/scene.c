@@ -993,11 +993,12 @@ PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
         "500}",
         "colliders[2]={\"type\": \"mesh\", \"path\": \"ball.obj\", \"thickness\": 0.01}",
         "bodies[0].pins[1].release=2",
-        "time.dt=auto"};
+        "time.dt=auto",
+        "materials.snow={\"density\": 400, \"plasticity\": {\"model\": \"cam_clay\"}}"};
     char* json = dq(k_full);
     pd_scene s;
     pd_error err;
-    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 8, &s, &err);
+    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 9, &s, &err);
     free(json);
     if (st != PD_OK)
         printf("  error %s: %s\n", err.path, err.message);
