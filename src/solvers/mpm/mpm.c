@@ -286,40 +286,6 @@ static void return_range(void* ctx, size_t begin, size_t end, int thread) {
     }
 }
 
-/* Pins on the grid: the pinned particles transferred alone (PIC) give each node the mass and
- * velocity of their share; a node they reach is held at that velocity (mpm_internal.h: a
- * kinematic condition after the grid update; the pinned particles' momentum only mixed into the
- * grid's would let the body slip past them). Called before the full transfer. */
-static pd_status pin_share(pd_mpm_state* s, const pd_particles* p) {
-    size_t nodes = s->grid.nodes;
-    if (nodes > s->pin_nodes) {
-        size_t cap = nodes + nodes / 2;
-        PD_FREE_ARRAY(s->pin_node_mass, pd_real, s->pin_nodes);
-        PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
-        PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, s->pin_nodes);
-        PD_FREE_ARRAY(s->pin_node_hold, pd_real, s->pin_nodes);
-        s->pin_nodes = cap;
-        s->pin_node_mass = PD_NEW_ARRAY(pd_real, cap);
-        s->pin_node_velocity = PD_NEW_ARRAY(pd_vec3, cap);
-        s->pin_node_impulse = PD_NEW_ARRAY(pd_vec3, cap);
-        s->pin_node_hold = PD_NEW_ARRAY(pd_real, cap);
-        if (!s->pin_node_mass || !s->pin_node_velocity || !s->pin_node_impulse || !s->pin_node_hold)
-            return PD_ERR_OUT_OF_MEMORY;
-    }
-    for (size_t i = 0; i < s->n; ++i)
-        s->pinned_mass[i] = (p->flags[i] & PD_P_PINNED) ? p->mass[i] : 0;
-    pd_grid_from_particles(&s->grid, s->pinned_mass, p->vel, NULL);
-    memcpy(s->pin_node_mass, s->grid.mass, nodes * sizeof *s->pin_node_mass);
-    memcpy(s->pin_node_velocity, s->grid.velocity, nodes * sizeof *s->pin_node_velocity);
-    return PD_OK;
-}
-
-void pd_mpm_pin_nodes(pd_mpm_state* s) {
-    for (size_t n = 0; n < s->grid.nodes; ++n) {
-        s->pin_node_hold[n] = s->grid.mass[n] > 0 && s->pin_node_mass[n] > 0 ? 1 : 0;
-    }
-}
-
 /* The held nodes' impulses back at the particles: j_p = sum_i w_ip j_i (pinned ones use it). */
 static void pin_reactions(pd_mpm_state* s) {
     pd_vec3* saved = s->grid.velocity; /* G2P of the impulse field through the same weights */
@@ -378,7 +344,12 @@ static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
     int fields = s->fields.count > 0;
     grid_job gj = {&s->grid, pd_v3_scale(ctx->gravity, dt)};
     pd_parallel_for(s->grid.nodes, 1024, gravity_range, &gj);
-    if (s->has_pins) { /* the pins' impulse from the combined node (contact keeps momentum) */
+    if (s->has_pins && !fields) { /* a multiplier per pinned particle (mpm_pins.c) */
+        pd_status st = pd_mpm_pin_constrain(s, p);
+        if (st != PD_OK)
+            return st;
+    } else if (s->has_pins) { /* the pins' impulse from the combined node (contact keeps
+                               * momentum) */
         pd_mpm_pin_nodes(s);
         hold_pinned_nodes(s);
     }
@@ -465,10 +436,12 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
             pd_grid_rpic_round_trip(&s->grid, p->mass, p->vel, s->c, s->affine);
     if (st != PD_OK)
         return st;
-    if (s->has_pins && (st = pin_share(s, p)) != PD_OK)
+    int explicit_step = s->prm.integrator == PD_MPM_EXPLICIT;
+    /* held nodes: the implicit steps, and the explicit one with a field per body */
+    int held_pins = s->has_pins && (!explicit_step || s->fields.count > 0);
+    if (held_pins && (st = pd_mpm_pin_share(s, p)) != PD_OK)
         return st;
     double t1 = pd_now();
-    int explicit_step = s->prm.integrator == PD_MPM_EXPLICIT;
     if ((st = transfer_to_grid(s, ctx, explicit_step ? dt : 0)) != PD_OK)
         return st;
     double t2 = pd_now();
@@ -479,7 +452,7 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
     double t3 = pd_now();
     if (s->fields.count > 0) /* each particle from its body's field; one field: in advect_range */
         pd_grid_fields_to_particles(&s->grid, &s->fields, p->body, s->v_grid, s->c);
-    if (s->has_pins)
+    if (held_pins)
         pin_reactions(s);
     advect_job aj = {s, p, dt, ctx->gravity, ctx->step_start_vel};
     pd_parallel_for(s->n, PD_MPM_GRAIN, advect_range, &aj);

@@ -97,6 +97,15 @@ typedef struct pd_mpm_material {
  * couple a node to the 5 x 5 x 5 nodes around it. */
 #define PD_MPM_ROW 125
 
+/* A pin's velocity field fitted to its particles (mpm_pins.c): their mass, centre of mass x,
+ * mean velocity v, second moments sum m (x_p - x)(x_p - x)^T and sum m (v_p - v)(x_p - x)^T,
+ * and the velocity gradient from them. */
+typedef struct pd_mpm_pin_fit {
+    pd_real mass;
+    pd_vec3 x, v;
+    pd_mat3 xx, vx, grad;
+} pd_mpm_pin_fit;
+
 typedef struct pd_mpm_state {
     pd_mpm_params prm;
     pd_real dx; /* m */
@@ -130,16 +139,29 @@ typedef struct pd_mpm_state {
     pd_real* stress;
     pd_real* plastic_strain; /* the sum of |ln s_tr - ln s| of the returns (kept, published) */
     size_t n;
-    /* pins: per particle its mass when pinned (else 0); per node (capacity pin_nodes) the mass
-     * and velocity the pinned particles alone give it, and their share of its mass */
-    pd_real* pinned_mass;
+    /* pins: per node (capacity pin_nodes) the mass and velocity the pinned particles alone give
+     * it (their transfer), and whether it is held */
     size_t pin_nodes;
     pd_real* pin_node_mass;
     pd_vec3* pin_node_velocity;
     pd_vec3* pin_node_impulse; /* a held node's impulse from its pins, over their mass there */
     pd_vec3* pin_reaction;     /* per particle: that impulse per mass where it is (G2P) */
-    pd_real* pin_node_hold;    /* 1 where a pinned particle reaches the node, else 0 */
+    pd_vec3* pin_lambda;    /* per particle: its multiplier, the impulse of the explicit step's pin
+                             * constraint (mpm_pins.c; kept: the next step starts from it) */
+    pd_real* pin_node_hold; /* held nodes: 1 where a pinned particle reaches the node, else 0; the
+                             * explicit step's multiplier: 1 / m_i at the nodes the pins share
+                             * with the free body, else 0 (mpm_pins.c) */
     int has_pins;
+    int pin_count;           /* the world's pins */
+    pd_mpm_pin_fit* pin_fit; /* per pin: its velocity gradient fitted (mpm_pins.c) */
+    /* the explicit step's multiplier per pinned particle (mpm_pins.c): the pinned particles'
+     * indices, the conjugate gradients' five vectors (lambda, r, z, d, q) and G's diagonal, for
+     * pin_cap of them; the last solve's iterations */
+    size_t pin_cap, pinned;
+    uint32_t* pin_index;
+    pd_vec3* pin_cg;
+    pd_real* pin_diag;
+    int pin_iterations;
     int has_returns; /* a material has Z_E or the Maxwell branch: the correctors' pass runs */
     /* the implicit step (mpm_admm.c): per particle */
     pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;

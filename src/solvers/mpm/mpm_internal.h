@@ -19,16 +19,18 @@ void pd_mpm_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_re
 /* A node's boundary condition in the implicit solve (Sec. 7.2). */
 enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL };
 
-/* The pins on the grid (mpm.c; docs/methods/mpm.md "Pins"): every node a pinned particle
- * reaches (its pinned mass m_pin > 0, pin_node_hold 1, else 0) is held at the pins' velocity
- * there, v_pin = sum_p w_ip m_p v_p / m_pin over the pinned particles (their PIC transfer alone).
- * A pinned particle's interpolated velocity sum_i w_ip v_i is then v_pin exactly where its pins
- * move together (the weights sum to one), and its affine C_p zero: the constraint on the
- * particle, met by Dirichlet nodes. The explicit step sets those nodes after the grid update;
- * the implicit steps fix them (Sec. 7.2's projection inside CG: A stays SPD on the free nodes,
- * the optimiser's constrained directions are removed). It replaces a penalty on the velocity of
- * the nodes the pins own only partly, a damper whose force at a given slip fell as the step grew
- * (the sheared block 3.3 % short of its yield limit at 9 x the explicit bound). */
+/* The pins on the grid (mpm_pins.c; docs/methods/mpm.md "Pins"). pd_mpm_pin_share, before the
+ * transfer: each pin's velocity gradient fitted to its particles and the pinned particles'
+ * APIC transfer alone, the velocity at which pd_mpm_pin_nodes holds every node a pinned particle
+ * reaches (pin_node_hold 1, else 0): the implicit steps fix those nodes (Sec. 7.2's projection
+ * inside CG: A stays SPD on the free nodes, the optimiser's constrained directions are removed),
+ * the explicit step with a field per body sets them after the grid update. A pinned particle's
+ * interpolated velocity sum_i w_ip v_i is then its own wherever its pins move rigidly (affinely
+ * within a step). pd_mpm_pin_constrain, the explicit step with one field: after the grid update
+ * the least change of the nodes' kinetic energy that gives every pinned particle its velocity, a
+ * multiplier (impulse) per pinned particle (its reaction, in pin_reaction per mass). */
+pd_status pd_mpm_pin_share(pd_mpm_state* s, const pd_particles* p);
+pd_status pd_mpm_pin_constrain(pd_mpm_state* s, const pd_particles* p);
 void pd_mpm_pin_nodes(pd_mpm_state* s);
 
 /* Room in the ADMM's per-node arrays for `nodes` nodes (grown, never shrunk). */
