@@ -282,6 +282,9 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
                 s->bc_normal[n] = normal;
                 s->bc_target[n] =
                     pd_v3_scale(normal, pd_v3_dot(pd_v3_sub(vc, g->velocity[n]), normal));
+                s->bc_stick[n] = pd_v3_sub(vc, g->velocity[n]);
+                s->bc_friction[n] = pd_v3(0, 0, 0);
+                s->bc_mu[n] = pd_mpm_node_friction(s, col, n);
             }
         }
     }
@@ -289,7 +292,7 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
 
 /* u at node n without what the constraints fix there. */
 static pd_vec3 free_part(const pd_mpm_state* s, size_t n, pd_vec3 u) {
-    if (s->bc_kind[n] == PD_MPM_BC_FULL)
+    if (s->bc_kind[n] == PD_MPM_BC_FULL || s->bc_kind[n] == PD_MPM_BC_STICK)
         return pd_v3(0, 0, 0);
     if (s->bc_kind[n] == PD_MPM_BC_NORMAL)
         return pd_v3_sub(u, pd_v3_scale(s->bc_normal[n], pd_v3_dot(u, s->bc_normal[n])));
@@ -558,7 +561,7 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
             s->pin_node_hold[n] > 0
                 ? pd_v3_scale(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), 1 / s->pin_node_mass[n])
                 : pd_v3(0, 0, 0);
-    for (size_t n = 0; n < g->nodes; ++n) {
+    for (size_t n = 0; n < g->nodes && !s->prm.friction_in_solve; ++n) { /* else inside */
         if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
             continue;
         const pd_collider* col = &colliders->items[s->bc_collider[n]];
@@ -572,6 +575,53 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
             continue;
         pd_real keep = fmax(0, 1 - pd_mpm_node_friction(s, col, n) * jn / speed);
         s->admm_dv[n] = pd_v3_sub(s->admm_dv[n], pd_v3_scale(vt, 1 - keep));
+    }
+}
+
+/* Coulomb friction inside the iterations (friction_in_solve), after each grid step, from the
+ * step's reaction j = (A dv - rhs) / m at each collider node (its normal part j_n as in
+ * friction_after_solve): a slip node takes the kinetic friction impulse mu j_n m against its
+ * sliding into the next grid steps' right-hand side (bc_friction), so that the body above it
+ * feels it within the step; one whose sliding that impulse would stop or reverse (mu j_n >=
+ * |v_t| without it) sticks (STICK: held at the collider's velocity), and a stuck node whose
+ * reaction leaves the cone (j_n <= 0, or |j_t| > mu j_n) slips again, its friction along j_t.
+ * Friction after the solve alone stopped a floor node but let the body above it slide for the
+ * whole step: the longer the step, the more a held block crept and the farther a collapse ran
+ * (tests/physics/mpm_admm_friction.c). Beyond the paper, as the friction is. */
+static void stick_or_slip(admm_ctx* c) {
+    pd_mpm_state* s = c->s;
+    const pd_grid* g = &s->grid;
+    apply_a(c, s->admm_dv, s->cg_ad);
+    for (size_t n = 0; n < g->nodes; ++n) {
+        int kind = s->bc_kind[n];
+        pd_real mu = s->bc_mu[n], m = g->mass[n];
+        if ((kind != PD_MPM_BC_NORMAL && kind != PD_MPM_BC_STICK) || !(mu > 0))
+            continue;
+        pd_vec3 nrm = s->bc_normal[n];
+        pd_vec3 j = pd_v3_scale(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), 1 / m);
+        pd_real jn = pd_v3_dot(j, nrm);
+        if (kind == PD_MPM_BC_STICK) {
+            pd_vec3 jt = pd_v3_sub(j, pd_v3_scale(nrm, jn));
+            pd_real held = pd_v3_len(jt);
+            if (jn > 0 && held <= mu * jn)
+                continue;
+            s->bc_kind[n] = PD_MPM_BC_NORMAL; /* dv keeps the stuck node's value */
+            s->bc_friction[n] =
+                jn > 0 && held > 0 ? pd_v3_scale(jt, mu * jn * m / held) : pd_v3(0, 0, 0);
+            continue;
+        }
+        /* v + dv - v_collider without this node's friction impulse, tangential */
+        pd_vec3 rel = pd_v3_sub(pd_v3_sub(s->admm_dv[n], s->bc_stick[n]),
+                                pd_v3_scale(s->bc_friction[n], 1 / m));
+        pd_vec3 vt = pd_v3_sub(rel, pd_v3_scale(nrm, pd_v3_dot(rel, nrm)));
+        pd_real speed = pd_v3_len(vt);
+        if (jn > 0 && speed <= mu * jn) {
+            s->bc_kind[n] = PD_MPM_BC_STICK;
+            s->admm_dv[n] = s->bc_stick[n];
+            s->bc_friction[n] = pd_v3(0, 0, 0);
+        } else {
+            s->bc_friction[n] = jn > 0 ? pd_v3_scale(vt, -mu * jn * m / speed) : pd_v3(0, 0, 0);
+        }
     }
 }
 
@@ -713,7 +763,13 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     divergence(&s->grid, s->affine, s->admm_rhs);
     for (size_t n = 0; n < nn; ++n)
         s->admm_rhs[n] = pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n]));
+    if (s->prm.friction_in_solve) /* the slip nodes' kinetic friction (stick_or_slip) */
+        for (size_t n = 0; n < nn; ++n)
+            if (s->bc_kind[n] == PD_MPM_BC_NORMAL)
+                s->admm_rhs[n] = pd_v3_add(s->admm_rhs[n], s->bc_friction[n]);
     *cg_total += grid_solve(c, s->admm_rhs, s->admm_dv);
+    if (s->prm.friction_in_solve)
+        stick_or_slip(c);
     double t2 = pd_now();
     pd_mat3* previous = s->admm_du; /* D dv^k, for the dual residual: kept, not copied */
     s->admm_du = s->cg_m, s->cg_m = previous;
@@ -853,7 +909,10 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
     X(cg_d, pd_vec3)                                                                               \
     X(cg_ad, pd_vec3)                                                                              \
     X(bc_normal, pd_vec3)                                                                          \
-    X(bc_target, pd_vec3) X(admm_diag, pd_real) X(bc_kind, uint8_t) X(bc_collider, int32_t)
+    X(bc_target, pd_vec3)                                                                          \
+    X(bc_stick, pd_vec3)                                                                           \
+    X(bc_friction, pd_vec3) X(bc_mu, pd_real) X(admm_diag, pd_real) X(bc_kind, uint8_t)            \
+        X(bc_collider, int32_t)
 
 /* The dual step's three sums per chunk of PD_MPM_ADMM_GRAIN particles. */
 static size_t admm_sum_count(size_t n) {

@@ -59,6 +59,13 @@ static const pd_param_info k_params[] = {
      "admm: over-relaxation alpha of the grid and dual steps (Sec. 7.3; Fig. 12: 1.4-1.6 "
      "helped); 1 is the paper's 3D runs (Sec. 9), 1.5 halves the Fig. 7 bar's residual at no "
      "cost."},
+    {"friction_in_solve", PD_PARAM_BOOL, P(friction_in_solve), 1, 0, 1, "-", NULL,
+     "admm: Coulomb friction at the colliders inside the iterations: after each grid step a slip "
+     "node takes the kinetic friction impulse mu j_n (j_n: the step's normal reaction) into the "
+     "next grid steps, one that impulse would stop sticks (held still) until its reaction "
+     "leaves the cone, so that the body above a floor node feels its friction within the step. "
+     "false: friction after the solve, on the constrained nodes alone (at long steps a body "
+     "Coulomb holds creeps). Beyond the paper."},
     {"iterations", PD_PARAM_INT, P(iterations), 30, 1, 10000, "1", NULL,
      "admm: iterations per step at most (the paper prints only Fig. 16's 15; 30 leaves the "
      "Fig. 7 bar at a residual about 1e-6)."},
