@@ -312,6 +312,15 @@ static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count
  * inverse masses (wsum their sum). Along the pair's own line a lattice face is a washboard of
  * bumps one spacing apart: a frictionless block slid down a slab body at 0.74 of g sin 20 (the
  * same block on a frictionless collider at g sin 20 exactly). */
+/* The speed (m/s) at which contact may push apart a pair that starts a step closer than d_c
+ * along n (an overlap it did not make: n tilts at a face's edge, and sand mixes at an impact).
+ * Pushed out at once, (d_c - d . n) / dt, two sand blocks colliding at 2 m/s each threw particles
+ * at up to d_c / dt = 28 m/s and blew up; held where the step began (0), a block sliding on a
+ * slab body dragged at its leading edge (-6.6 % at mu 0.2). 0.1 m/s: -3.7 %, and the blocks heap
+ * (xpbi_scenes.c). Much less than the speeds of the scenes' impacts, much more than an overlap's
+ * growth on a resting face (g dt). */
+#define PD_XPBI_CONTACT_POP 0.1
+
 static void contact_pair(sweep_job* job, uint32_t p, uint32_t b, uint32_t e, pd_vec3 d,
                          pd_real wsum) {
     pd_xpbi_state* s = job->s;
@@ -321,6 +330,13 @@ static void contact_pair(sweep_job* job, uint32_t p, uint32_t b, uint32_t e, pd_
     pd_vec3 n = pd_v3_sub(s->surface_normal[p], s->surface_normal[b]);
     pd_real len = pd_v3_len(n);
     n = len > 0 ? pd_v3_scale(n, 1 / len) : n; /* 0: along d */
+    if (len > 0) {
+        /* A pair that meets already closer than d_c along n is pushed apart by at most
+         * PD_XPBI_CONTACT_POP a second (contact_velocity.h; docs/methods/xpbi.md) */
+        const pd_vec3* x0 = s->step->step_start;
+        pd_real dn0 = fmin(fmax(pd_v3_dot(pd_v3_sub(x0[p], x0[b]), n), 0), dc);
+        dc = fmin(dc, dn0 + PD_XPBI_CONTACT_POP * job->dt);
+    }
     pd_vec3 du = pd_contact_pair_velocity(d, n, dc, pd_v3_sub(job->v[p], job->v[b]), mu, job->dt,
                                           &s->pair_sum[e]);
     give(job, p, du, 1 / wsum);
