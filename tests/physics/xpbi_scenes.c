@@ -1,0 +1,118 @@
+/* xpbi on the paper's scenes (Yu et al. 2024; issue 33): bodies sampled by Poisson-disk
+ * sampling, as the paper places its particles (Sec. 4.3, Bridson 2007), and Fig. 13's measure of
+ * the particles' spacing through two sand blocks colliding. The scenes themselves are in
+ * scenes/yu2024_*.json with their numbers in docs/replicability.md. */
+#include <string.h>
+
+#include "bar.h"
+#include "support.h"
+
+/* The cross-method bar of elastic_bar.c (0.3 x 0.08 x 0.08 m, E 1e5 Pa, nu 0.25, stretched 0.5 %
+ * over 0.15 s between pinned ends; the means over the steps of 0.2-0.32 s), its particles
+ * Poisson-disk sampled (at least 0.85 spacing apart: 2066 particles where the lattice has 1920).
+ * Reference: small-strain elasticity, E and nu, within the lattice bar's tolerances (10 %,
+ * 0.03). Measured: E x 0.898, nu 0.251 (the lattice bar: E x 0.986, nu 0.264): E 10.2 % low,
+ * not explained yet (docs/validation.md). xpbi runs on the sampler; a bug that assumed the
+ * lattice's neighbours (26 at 2 r) in Eq. 10 or the hourglass constraint's offsets would show. */
+static const char* k_disk_bar =
+    "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":\"auto\",\"fps\":50,\"frames\":30},"
+    "\"gravity\":[0,0,0],"
+    "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.25}},"
+    "\"bodies\":[{\"name\":\"bar\",\"material\":\"m\",\"spacing\":0.01,"
+    "\"sampling\":\"poisson_disk\","
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.3,0.08,0.08]},"
+    "\"pins\":[{\"region\":{\"type\":\"box\",\"min\":[-1,-1,-1],\"max\":[0.02,1,1]}},"
+    "{\"region\":{\"type\":\"box\",\"min\":[0.28,-1,-1],\"max\":[1,1,1]},"
+    "\"keyframes\":[{\"t\":0,\"translate\":[0,0,0]},{\"t\":0.15,\"translate\":[0.0014,0,0]}]}]}]}";
+
+PD_TEST(known_failure_bar_shows_e_on_a_poisson_disk_body) {
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_disk_bar, NULL, 0));
+    PD_REQUIRE(pd_test_sim_run(&t, 0.2));
+    double axial = 0, lateral = 0, force = 0, n = 0;
+    int ok = 1;
+    while (ok && t.world->time < 0.32 - 1e-9) {
+        ok = pd_test_sim_run(&t, t.world->time + t.world->def.dt);
+        pd_test_bar b = pd_test_bar_strains(&t, 0.3, 0.08);
+        axial += b.axial, lateral += b.lateral, force += b.force, n += 1;
+    }
+    size_t count = t.world->particles.count;
+    double dt = t.world->def.dt;
+    pd_test_sim_close(&t);
+    PD_REQUIRE(ok);
+    axial /= n, lateral /= n, force /= n;
+    double E = force / (0.08 * 0.08) / axial, nu = -lateral / axial;
+    printf("  %zu particles, dt %g s: mean axial strain %.5g, lateral %.5g, pin force %.5g N over "
+           "%g steps: E x %.3f, nu %.3f\n",
+           count, dt, axial, lateral, force, n, E / 1e5, nu);
+    PD_CHECK_REL(E, 1e5, 0.10);
+    PD_CHECK_NEAR(nu, 0.25, 0.03);
+}
+
+/* Mean and standard deviation of every particle's distance to its nearest other particle. */
+static void nearest_spacing(const pd_particles* p, double* mean, double* spread) {
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < p->count; ++i) {
+        double best = INFINITY;
+        for (size_t j = 0; j < p->count; ++j)
+            if (j != i)
+                best = fmin(best, pd_v3_len(pd_v3_sub(p->pos[i], p->pos[j])));
+        s += best, s2 += best * best;
+    }
+    *mean = s / (double)p->count;
+    *spread = sqrt(fmax(s2 / (double)p->count - *mean * *mean, 0));
+}
+
+/* Fig. 13 (top) smaller: two Drucker-Prager sand blocks (0.06 m cubes, Poisson-disk at 1 cm,
+ * friction angle 35, E 3.537e5 Pa as Table 2's hourglass sand, 1000 kg/m^3) thrown at each other
+ * at 2 m/s each over a floor (friction 0.5) and heaped, 0.3 s. The paper's measure: the mean
+ * distance of a particle to its nearest neighbour stays within 10 % of its start and its
+ * standard deviation does not grow by more than 50 % (issue 33; its MPM's fell and spread). A
+ * method whose particles clump (no distance constraint, Eq. 21) or fly apart fails it; xpbi
+ * does: 1.27 x and 14.7 x (with contact off, the blocks passing through each other, 1.37 x and
+ * 8.5 x: the heaps' grains part as they spread; contact pushing out at once blew up). */
+static const char* k_blocks =
+    "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":\"auto\",\"fps\":50,\"frames\":15},"
+    "\"gravity\":[0,-9.81,0],\"materials\":{\"sand\":{\"density\":1000,"
+    "\"youngs_modulus\":3.537e5,\"poisson_ratio\":0.3,\"plasticity\":{\"model\":"
+    "\"drucker_prager\",\"friction_angle\":35,\"cohesion\":0}}},"
+    "\"bodies\":[{\"name\":\"left\",\"material\":\"sand\",\"spacing\":0.01,"
+    "\"sampling\":\"poisson_disk\",\"velocity\":[2,0,0],\"shape\":{\"type\":\"box\","
+    "\"min\":[-0.1,0.002,-0.03],\"max\":[-0.04,0.062,0.03]}},"
+    "{\"name\":\"right\",\"material\":\"sand\",\"spacing\":0.01,"
+    "\"sampling\":\"poisson_disk\",\"velocity\":[-2,0,0],\"shape\":{\"type\":\"box\","
+    "\"min\":[0.04,0.002,-0.03],\"max\":[0.1,0.062,0.03]}}],"
+    "\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],\"normal\":[0,1,0],"
+    "\"friction\":0.5}]}";
+
+PD_TEST(known_failure_colliding_sand_blocks_keep_their_spacing) {
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_blocks, NULL, 0));
+    double mean0, spread0, worst_mean = 0, worst_spread = 0;
+    nearest_spacing(&t.world->particles, &mean0, &spread0);
+    printf("  %zu particles: nearest neighbour at the start %.5f m, spread %.5f m\n",
+           t.world->particles.count, mean0, spread0);
+    for (int frame = 1; frame <= 15; ++frame) {
+        PD_REQUIRE(pd_test_sim_run(&t, frame / 50.0));
+        double mean, spread;
+        nearest_spacing(&t.world->particles, &mean, &spread);
+        if (frame % 3 == 0)
+            printf("  t %.2f s: mean %.5f m (x %.3f), spread %.5f m (x %.3f)\n", frame / 50.0, mean,
+                   mean / mean0, spread, spread / spread0);
+        worst_mean = fmax(worst_mean, fabs(mean / mean0 - 1));
+        worst_spread = fmax(worst_spread, spread / spread0);
+    }
+    double gap = INFINITY; /* the blocks met: their nearest particles closer than a spacing */
+    const pd_particles* p = &t.world->particles;
+    for (size_t i = 0; i < p->count; ++i)
+        for (size_t j = 0; j < p->count; ++j)
+            if (p->body[i] == 0 && p->body[j] == 1)
+                gap = fmin(gap, pd_v3_len(pd_v3_sub(p->pos[i], p->pos[j])));
+    pd_test_sim_close(&t);
+    printf("  worst |mean / start - 1| %.3f (0.10 asked), worst spread / start %.3f (1.5 asked); "
+           "the blocks' nearest particles %.4f m apart at 0.3 s\n",
+           worst_mean, worst_spread, gap);
+    PD_CHECK(gap < 0.012);
+    PD_CHECK(worst_mean <= 0.10);
+    PD_CHECK(worst_spread <= 1.5);
+}
