@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "convergence.h"
+#include "cantilever.h"
 #include "peers.h"
 #include "results.h"
 #include "stream.h"
@@ -364,6 +365,7 @@ typedef struct step_sample {
 } step_sample;
 
 static const char k_peers_name[] = "peers_lammps";
+static const char k_cantilever_name[] = "peers_cantilever";
 static const char k_stream_name[] = "stream_triad";
 
 typedef struct bench_result {
@@ -717,6 +719,8 @@ typedef struct bench_extras {
     const stream_result* streams;
     int stream_count;
     const char* sets; /* the --set overrides, joined by spaces ("" when none) */
+    const cantilever_result* cantilevers;
+    int cantilever_count;
 } bench_extras;
 
 /* What every history row starts with. */
@@ -799,6 +803,8 @@ static int record_results(const char* dir, const bench_result* res, int n, const
         failed |= record_peers(dir, &x->peers[k], id) != 0;
     for (int k = 0; k < x->stream_count; ++k)
         failed |= record_stream(dir, &x->streams[k], id) != 0;
+    for (int k = 0; k < x->cantilever_count; ++k)
+        failed |= cantilever_record(dir, &x->cantilevers[k], id->date, id->commit, id->label) != 0;
     failed |= results_write_latest(dir) != 0;
     if (!failed)
         fprintf(stderr, "appended to the histories in %s and rewrote %s/latest.md\n", dir, dir);
@@ -833,8 +839,9 @@ static const char k_usage[] =
     "                  global_solve option on the 25K bunny's landing step (first --threads\n"
     "                  count), into FILE.csv and, with gnuplot, FILE.png\n"
     "The case peers_lammps times our local step against LAMMPS peri/lps and peri/pmb (Debian's\n"
-    "lmp and mpirun; skipped with a message when they are missing); stream_triad measures the\n"
-    "memory bandwidth (a STREAM-like triad) for the roofline of docs/benchmarks.md.\n"
+    "lmp and mpirun; skipped with a message when they are missing); peers_cantilever the time to\n"
+    "1 s of a stiff cantilever, projective_pd against LAMMPS peri/lps and sbpd; stream_triad\n"
+    "measures the memory bandwidth (a STREAM-like triad) for the roofline of docs/benchmarks.md.\n"
     "See docs/benchmarks.md.\n";
 
 static int parse_threads(const char* s, bench_options* o) {
@@ -907,6 +914,8 @@ static int parse_args(int argc, char** argv, bench_options* o) {
                 printf("%-22s %s %s\n", k_cases[k].name, k_cases[k].file,
                        k_cases[k].override_count > 0 ? k_cases[k].overrides[0] : "");
             printf("%-22s %s\n", k_peers_name, "(a block, against LAMMPS: needs lmp and mpirun)");
+            printf("%-22s %s\n", k_cantilever_name,
+                   "(a cantilever to 1 s, against LAMMPS and sbpd: needs lmp and mpirun)");
             printf("%-22s %s\n", k_stream_name, "(memory bandwidth: a STREAM-like triad)");
             return 1;
         } else if (!strcmp(a, "--no-record")) {
@@ -998,14 +1007,24 @@ int main(int argc, char** argv) {
         }
         stream_print(stdout, streams, stream_count);
     }
-    if (n == 0 && peer_count == 0 && stream_count == 0) {
+    static cantilever_result cantilevers[BENCH_MAX_THREADS];
+    int cantilever_count = 0;
+    if (!o.filter || strstr(k_cantilever_name, o.filter)) {
+        for (int t = 0; t < o.thread_count; ++t) {
+            cantilever_bench(o.threads[t], &cantilevers[cantilever_count]);
+            cantilever_print(stdout, &cantilevers[cantilever_count++]);
+            fflush(stdout);
+        }
+    }
+    if (n == 0 && peer_count == 0 && stream_count == 0 && cantilever_count == 0) {
         fprintf(stderr, "peridot_bench: no case matches '%s' (see --list)\n", o.filter);
         return 2;
     }
     char sets[BENCH_MAX_SETS * 128] = "";
     for (int k = 0; k < o.set_count; ++k)
         format_to(sets + strlen(sets), sizeof sets - strlen(sets), "%s%s", k ? " " : "", o.sets[k]);
-    bench_extras extras = {peers, peer_count, streams, stream_count, sets};
+    bench_extras extras = {peers, peer_count,  streams,         stream_count,
+                           sets,  cantilevers, cantilever_count};
     bench_run_id id = {date, commit, o.label};
     if (o.record && !record_results(results, res, n, &extras, &id))
         return 1;
