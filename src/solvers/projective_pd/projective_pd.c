@@ -932,6 +932,17 @@ static void hook_after_solve(void* ctx) {
     s->t_density = pd_now() - t0 - s->t_viscosity;
 }
 
+/* A pin that let go makes pairs of two formerly pinned particles eligible: the kept contact
+ * candidates (contact.keep_candidates) are then found anew. */
+static void contact_follows_pins(pd_ppd_state* s, const pd_particles* p) {
+    size_t pinned = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        pinned += (p->flags[i] & PD_P_CONSTRAINED) != 0;
+    if (pinned != s->contact_pinned)
+        pd_contact_particles_reordered(&s->contact);
+    s->contact_pinned = pinned;
+}
+
 static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* stats) {
     pd_particles* p = s->step->particles;
     s->t_local = s->t_global = s->t_density = s->t_plastic = 0;
@@ -942,6 +953,7 @@ static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* sta
     pd_status st = pd_ppd_plan_local_step(s, w); /* planned when the families changed */
     if (st != PD_OK)
         return st;
+    contact_follows_pins(s, p);
     pd_ppd_granular_prepare(s, w); /* before the start points' evaluations */
     ppd_step_hooks hooks = {s, w, 0};
     pd_implicit_step implicit = {.ctx = &hooks,

@@ -214,6 +214,7 @@ typedef struct pd_ppd_state {
 
     /* contact between bodies (src/contact), when prm.contact */
     pd_contact contact;       /* src/contact: pairs, penalty and friction (prm.contact) */
+    size_t contact_pinned;    /* constrained particles when the candidates were kept */
     pd_contact_hooks hooks;   /* the descent's constraint hooks over cc and contact */
     pd_status contact_status; /* a contact buffer that could not grow during the step */
     pd_real rho_contact;      /* Jacobi bound with the contact springs (see rho) */

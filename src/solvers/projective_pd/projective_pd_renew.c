@@ -172,6 +172,7 @@ pd_status pd_ppd_change_materials(void* state, pd_world* w, const uint8_t* chang
         body_changed[p->body[i]] |= changed[i];
     pd_status st = renew(s, w, body_changed, changed, err);
     PD_FREE_ARRAY(body_changed, uint8_t, (size_t)bodies + 1);
+    pd_contact_particles_reordered(&s->contact); /* eligibility follows the material */
     if (st != PD_OK)
         return st;
     pd_family* f = &s->fam;
