@@ -224,13 +224,14 @@ static int line_search(pd_descent* d, const pd_descent_problem* p, pd_real* meri
 /* ---------------------------------------------------------------- iterations */
 
 /* One iteration: direction, line search, new pair. The pairs are dropped while the residual
- * is no gradient, and when their direction fails (then the plain preconditioned direction is
- * tried). They are kept when contacts come and go: dropping them then left the history empty
- * at every iteration of a body resting on the floor (measured in projective_pd: residual 0.39
- * after 20 iterations, 0.05 when kept). Returns 1 if y moved. */
+ * is no gradient (unless def.secant_pairs: then r = 0 is solved with them), and when their
+ * direction fails (then the plain preconditioned direction is tried). They are kept when contacts
+ * come and go: dropping them then left the history empty at every iteration of a body resting on
+ * the floor (measured in projective_pd: residual 0.39 after 20 iterations, 0.05 when kept). Returns
+ * 1 if y moved. */
 static int iterate(pd_descent* d, const pd_descent_problem* p, pd_real* merit, pd_real* r_norm,
                    pd_descent_report* rep, pd_status* st) {
-    if (d->not_gradient)
+    if (d->not_gradient && !d->def.secant_pairs)
         d->hist_count = 0;
     for (int attempt = 0; attempt < 2; ++attempt) {
         if (attempt == 1 && d->hist_count == 0)
@@ -245,7 +246,7 @@ static int iterate(pd_descent* d, const pd_descent_problem* p, pd_real* merit, p
         memcpy(d->yold, d->y, d->n * sizeof(pd_vec3));
         memcpy(d->rold, d->r, d->n * sizeof(pd_vec3));
         if (line_search(d, p, merit, r_norm, rep)) {
-            if (!d->not_gradient)
+            if (!d->not_gradient || d->def.secant_pairs)
                 history_push(d);
             return 1;
         }

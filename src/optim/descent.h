@@ -60,6 +60,17 @@ typedef struct pd_descent_def {
     /* Xu 2018 Eq. 25 with the last iterate standing for the solution: stop when an iteration
      * lowered E by at most this fraction of what the solve has lowered it in all (0: off) */
     pd_real decrease_tolerance;
+    /* Keep the L-BFGS pairs while the residual is no gradient (0: drop them; every method but
+     * mpm's lbfgs). The solve is then of r(y) = 0 as an equation. Its merit is |r| (the line
+     * search of not_gradient), not E: a non-associated plastic return's r differs from the
+     * associated energy's gradient by a pressure that stays at the root (mpm_implicit.c), so E
+     * is not stationary there and an Armijo test on E refuses steps towards it. The pairs
+     * (s, r - r_old) are secant pairs of r's Jacobian J, kept only when s . (r - r_old) > 0
+     * (history_push), i.e. where J's symmetric part is positive along s: H stays positive
+     * definite (Nocedal & Wright Eq. 6.7), and -H r is a descent direction of |r|^2 / 2 (slope
+     * -r^T J H r) while H J stays near the identity; when it is not, the line search fails and
+     * the iteration is retried without pairs (history_resets). */
+    int secant_pairs;
 } pd_descent_def;
 pd_descent_def pd_default_descent_def(void);
 
