@@ -19,7 +19,8 @@
  * b_N), each with its corrected stress as gradient. Drucker-Prager's return keeps the volume
  * (non-associated): its stress is no potential's gradient, so the residual stays the momentum
  * balance with the returned stress, E (the same density) is only reported, and the descent's line
- * search follows |r| where a particle is on the cone (descent.h's not_gradient). */
+ * search follows |r| where a particle is on the cone (descent.h's not_gradient); lbfgs keeps its
+ * pairs there as secant pairs of r = 0 (descent.h's secant_pairs). */
 #include <math.h>
 #include <string.h>
 
@@ -97,11 +98,16 @@ void pd_mpm_optimiser_free(pd_mpm_state* s) {
     s->opt = NULL;
 }
 
+const pd_vec3* pd_mpm_optimiser_residual(const pd_mpm_state* s) {
+    return s->opt ? s->opt->d.r : NULL;
+}
+
 static pd_descent_def descent_def(const pd_mpm_params* prm) {
     pd_descent_def def = pd_default_descent_def();
     def.iterations = prm->optimiser_iterations;
     def.tolerance = prm->optimiser_tolerance;
     def.history = prm->integrator == PD_MPM_LBFGS ? prm->history : 0;
+    def.secant_pairs = 1; /* Drucker-Prager's returned stress: r = 0 as an equation (descent.h) */
     return def;
 }
 

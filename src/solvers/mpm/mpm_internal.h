@@ -73,6 +73,8 @@ void pd_mpm_impose_constraints(const pd_mpm_state* s, pd_vec3* dv);
 pd_status pd_mpm_optimiser_solve(pd_mpm_state* s, const pd_step_context* ctx, int* iterations,
                                  pd_real* residual);
 void pd_mpm_optimiser_free(pd_mpm_state* s);
+/* The last optimiser step's residual on the grid's nodes (free directions; NULL before one). */
+const pd_vec3* pd_mpm_optimiser_residual(const pd_mpm_state* s);
 /* The optimiser's densities at trial stretches s (mpm_implicit.c, for tests): W of F_E (the
  * incremental potential of the return; *cone set where Drucker-Prager's stress, in g = tau(Z) /
  * s, is not W's gradient) and W_N of F_N (Eq. 8's variational update; g = tau_N(Z_N) / s, its
