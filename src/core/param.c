@@ -109,6 +109,93 @@ const pd_param_info* pd_param_misplaced_row(const pd_param_table* t) {
     return NULL;
 }
 
+/* One condition of a `requires` ("iteration=semi_iterative"), split into the sibling row it
+ * names (NULL unless an ENUM or BOOL row of t other than p) and its values ("a|b"). */
+typedef struct condition {
+    const pd_param_info* row;
+    char values[128];
+} condition;
+
+/* The condition at text (ending at ',' or the string's end); *next gets where the next one
+ * starts, or NULL after the last. 0 when it is malformed. */
+static int read_condition(const pd_param_table* t, const pd_param_info* p, const char* text,
+                          condition* c, const char** next) {
+    size_t len = strcspn(text, ",");
+    const char* eq = memchr(text, '=', len);
+    char name[PD_PARAM_STRING_MAX];
+    *next = text[len] == ',' ? text + len + 1 : NULL;
+    c->row = NULL;
+    if (!eq || (size_t)(eq - text) >= sizeof name || (size_t)(text + len - eq) > sizeof c->values)
+        return 0;
+    snprintf(name, sizeof name, "%.*s", (int)(eq - text), text);
+    snprintf(c->values, sizeof c->values, "%.*s", (int)(text + len - eq - 1), eq + 1);
+    const pd_param_info* s = pd_param_find(t, name);
+    if (s && s != p && (s->type == PD_PARAM_ENUM || s->type == PD_PARAM_BOOL))
+        c->row = s;
+    return c->row != NULL;
+}
+
+/* 1 when every value of the "a|b" list `values` is one row s can hold (a choice; true, false). */
+static int values_valid(const pd_param_info* s, const char* values) {
+    for (const char* v = values;; ++v) {
+        size_t n = strcspn(v, "|");
+        char one[PD_PARAM_STRING_MAX];
+        if (n == 0 || n >= sizeof one)
+            return 0;
+        snprintf(one, sizeof one, "%.*s", (int)n, v);
+        int ok = s->type == PD_PARAM_BOOL ? strcmp(one, "true") == 0 || strcmp(one, "false") == 0
+                                          : pd_param_choice_index(s->choices, one) >= 0;
+        if (!ok)
+            return 0;
+        v += n;
+        if (*v == '\0')
+            return 1;
+    }
+}
+
+/* The name of the value row s holds in blob: a choice, or true/false. */
+static void value_name(const pd_param_info* s, const void* blob, char* out, size_t cap) {
+    int v = (int)pd_param_get_number(s, blob);
+    if (s->type == PD_PARAM_BOOL)
+        snprintf(out, cap, "%s", v ? "true" : "false");
+    else
+        pd_param_choice_name(s, v, out, cap);
+}
+
+int pd_param_requirement(const pd_param_table* t, const pd_param_info* p, const void* blob,
+                         char* why, size_t cap) {
+    for (const char* text = p->requires; text;) {
+        condition c;
+        if (!read_condition(t, p, text, &c, &text) || !values_valid(c.row, c.values)) {
+            snprintf(why, cap, "row %s requires \"%s\", which names no ENUM or BOOL row's value",
+                     p->name, p->requires);
+            return 0;
+        }
+        char held[PD_PARAM_STRING_MAX], list[sizeof c.values + 2], probe[sizeof held + 2];
+        value_name(c.row, blob, held, sizeof held);
+        snprintf(list, sizeof list, "|%s|", c.values);
+        snprintf(probe, sizeof probe, "|%s|", held);
+        if (!strstr(list, probe)) {
+            snprintf(why, cap, "%s acts only with %s \"%s\" (the scene's %s is \"%s\")",
+                     pd_param_key(p), pd_param_key(c.row), c.values, pd_param_key(c.row), held);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+const pd_param_info* pd_param_bad_requirement(const pd_param_table* t) {
+    for (int i = 0; t && i < t->count; ++i) {
+        const pd_param_info* p = &t->params[i];
+        for (const char* text = p->requires; text;) {
+            condition c;
+            if (!read_condition(t, p, text, &c, &text) || !values_valid(c.row, c.values))
+                return p;
+        }
+    }
+    return NULL;
+}
+
 pd_status pd_param_set_number(const pd_param_info* p, void* blob, double value, const char* path,
                               pd_error* err) {
     if (!isfinite(value))

@@ -49,6 +49,11 @@ typedef struct pd_param_info {
     const char* unit;     /* "s", "Pa", "1", ... */
     const char* choices;  /* ENUM and TERMS only: "a|b|c" */
     const char* doc;      /* one sentence */
+    const char* requires; /* NULL, or "<sibling>=<value>[|<value>...]" (several joined by ','
+                           * must all hold): the key acts only when the table's ENUM or BOOL
+                           * row <sibling> holds one of the values (a choice name, or
+                           * true/false), so a scene that gives it otherwise is refused
+                           * (pd_param_requirement) */
 } pd_param_info;
 
 typedef struct pd_param_table {
@@ -77,6 +82,16 @@ const pd_param_info* pd_param_find_key(const pd_param_table* t, const char* bloc
  * exactly one and follows its BLOCK row); else the first row that is not, which no parser
  * would ever read. */
 const pd_param_info* pd_param_misplaced_row(const pd_param_table* t);
+
+/* `requires`: 1 when row p has none or its sibling's value in blob is one it names; else 0,
+ * with the sentence for the scene in `why` ("semi_rho acts only with iteration
+ * \"semi_iterative\" (the scene's iteration is \"accurate\")"). A malformed condition (see
+ * pd_param_bad_requirement) counts as unmet. */
+int pd_param_requirement(const pd_param_table* t, const pd_param_info* p, const void* blob,
+                         char* why, size_t cap);
+/* NULL when every row's `requires` names an ENUM or BOOL row of the same table (not itself)
+ * and only values it can hold (its choices; true or false); else the first row that does not. */
+const pd_param_info* pd_param_bad_requirement(const pd_param_table* t);
 
 /* Sets a numeric value (REAL, INT, BOOL as 0/1), checking type and range; `path` names the
  * JSON path for errors. */

@@ -180,6 +180,24 @@ static void print_block(const pd_param_info* p) {
     printf(" |\n");
 }
 
+/* " Only with `iteration` `semi_iterative` (refused otherwise)." for a row's `requires`
+ * ("a=x|y,b=true": `a` `x` or `y` and `b` `true`). */
+static void print_requirement(const pd_param_info* p) {
+    if (!p->requires)
+        return;
+    printf(" Only with ");
+    for (const char* s = p->requires; *s;) {
+        size_t len = strcspn(s, "=,|");
+        char sep = s[len];
+        printf(sep == '=' ? "`%.*s` " : "`%.*s`", (int)len, s);
+        s += len;
+        if (*s)
+            ++s;
+        printf("%s", sep == '|' ? " or " : sep == ',' ? " and " : "");
+    }
+    printf(" (refused otherwise).");
+}
+
 static void print_param(const pd_param_info* p) {
     char def[64];
     if (p->type == PD_PARAM_BLOCK) {
@@ -218,6 +236,7 @@ static void print_param(const pd_param_info* p) {
     cell(p->unit);
     printf(" | ");
     cell(p->doc);
+    print_requirement(p);
     printf(" |\n");
 }
 

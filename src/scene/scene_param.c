@@ -163,9 +163,43 @@ static pd_status read_rows(const cJSON* obj, const char* path, const pd_param_ta
     return PD_OK;
 }
 
+/* The JSON value obj gives for row p ("<block>.<key>" rows inside their block), or NULL. */
+static const cJSON* given(const cJSON* obj, const pd_param_info* p) {
+    if (pd_param_in_block(p, NULL))
+        return cJSON_GetObjectItemCaseSensitive(obj, p->name);
+    char block[PD_JPATH_MAX];
+    snprintf(block, sizeof block, "%.*s", (int)(pd_param_key(p) - 1 - p->name), p->name);
+    const cJSON* b = cJSON_GetObjectItemCaseSensitive(obj, block);
+    return cJSON_IsObject(b) ? cJSON_GetObjectItemCaseSensitive(b, pd_param_key(p)) : NULL;
+}
+
+/* Nothing accepted that does nothing: a key the scene (or a `--set`, applied to the same JSON)
+ * gives whose `requires` fails once the whole table is read is refused at its path. */
+static pd_status check_requirements(const cJSON* obj, const char* path, const pd_param_table* t,
+                                    const void* blob, pd_error* err) {
+    for (int i = 0; i < t->count; ++i) {
+        const pd_param_info* p = &t->params[i];
+        char why[320], child[PD_JPATH_MAX], block[PD_JPATH_MAX];
+        if (!p->requires || !given(obj, p) || pd_param_requirement(t, p, blob, why, sizeof why))
+            continue;
+        if (pd_param_in_block(p, NULL)) {
+            pd_jpath_key(child, path, p->name);
+        } else {
+            snprintf(child, sizeof child, "%.*s", (int)(pd_param_key(p) - 1 - p->name), p->name);
+            pd_jpath_key(block, path, child);
+            pd_jpath_key(child, block, pd_param_key(p));
+        }
+        return pd_fail(err, PD_ERR_BAD_SCENE, child, "%s: leave it out, or set what it needs", why);
+    }
+    return PD_OK;
+}
+
 pd_status pd_json_params(const cJSON* obj, const char* path, const pd_param_table* t, void* blob,
                          pd_error* err) {
-    return t ? read_rows(obj, path, t, NULL, blob, err) : PD_OK;
+    if (!t)
+        return PD_OK;
+    PD_JTRY(read_rows(obj, path, t, NULL, blob, err));
+    return check_requirements(obj, path, t, blob, err);
 }
 
 /* A row that names no key is a mistake of the code, not of the scene. */

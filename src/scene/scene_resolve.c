@@ -100,11 +100,13 @@ static void add_param(cJSON* obj, const char* key, const pd_param_info* p, const
 
 /* The rows of object `block` (NULL: the table's own) as members of obj. A block is written
  * only when the scene gave it: its flag is its presence, so writing an absent one would read
- * back as given. */
+ * back as given. A row whose `requires` fails is left out: it does nothing, and given it would
+ * be refused. */
 static void add_rows(cJSON* obj, const pd_param_table* t, const char* block, const void* blob) {
     for (int i = 0; i < t->count; ++i) {
         const pd_param_info* p = &t->params[i];
-        if (!pd_param_in_block(p, block))
+        char why[320];
+        if (!pd_param_in_block(p, block) || !pd_param_requirement(t, p, blob, why, sizeof why))
             continue;
         if (p->type != PD_PARAM_BLOCK)
             add_param(obj, pd_param_key(p), p, blob);

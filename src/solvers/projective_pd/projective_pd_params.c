@@ -23,10 +23,12 @@ static const pd_param_info k_params[] = {
     {"semi_rho", PD_PARAM_REAL, P(semi_rho), 0, 0, 0.99999, "1", NULL,
      "Spectral radius the semi_iterative weights assume; 0: the Gershgorin bound of the Jacobi "
      "iteration on the global matrix (with the contact springs when contact is on), computed "
-     "for the scene."},
+     "for the scene.",
+     "iteration=semi_iterative"},
     {"semi_check", PD_PARAM_INT, P(semi_check), 5, 1, 1000, "1", NULL,
      "semi_iterative: outer iterations between energy checks (a rise restarts the "
-     "acceleration from the last check, with semi_rho lowered by 10 %)."},
+     "acceleration from the last check, with semi_rho lowered by 10 %).",
+     "iteration=semi_iterative"},
     {"tolerance", PD_PARAM_REAL, P(tolerance), 1e-4, 0, 1, "1", NULL,
      "Stop a step when the residual of Eq. 12, relative to its value at the step's start, falls "
      "below this."},
@@ -99,7 +101,8 @@ static const pd_param_info k_params[] = {
      "solve either way."},
     {"density_stiffness", PD_PARAM_REAL, P(density_stiffness), 1, 0.01, 1000, "1", NULL,
      "granular_constraints in_solve: the density penalty's energy V K/2 max(rho/rho_0 - 1, 0)^2 "
-     "per grain, K this times the material's bulk modulus."},
+     "per grain, K this times the material's bulk modulus.",
+     "granular_constraints=in_solve"},
 };
 
 const pd_param_table pd_ppd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),
