@@ -130,3 +130,51 @@ PD_TEST(resolved_scene_leaves_out_keys_of_other_modes) {
         pd_scene_free(&s);
     }
 }
+
+/* A small ball of `method` whose solver block is %s (parsed only). */
+static const char* k_method_ball =
+    "{\"version\":1,\"method\":\"%s\",\"time\":{\"dt\":0.001,\"fps\":100,\"frames\":1},"
+    "\"solver\":{\"%s\":%s},"
+    "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},"
+    "\"bodies\":[{\"material\":\"m\",\"spacing\":0.02,"
+    "\"shape\":{\"type\":\"sphere\",\"center\":[0,0.5,0],\"radius\":0.06}}]}";
+
+/* 1 when `solver` for `method` is refused at solver.<method>.<key> naming `needs` (key NULL:
+ * accepted). */
+static int parses(const char* method, const char* solver, const char* key, const char* needs) {
+    char json[2048], path[128];
+    snprintf(json, sizeof json, k_method_ball, method, method, solver);
+    snprintf(path, sizeof path, "solver.%s.%s", method, key ? key : "");
+    pd_scene s;
+    pd_error err = {0};
+    pd_status st = pd_scene_parse(json, "ball.json", ".", NULL, 0, &s, &err);
+    int ok = key ? st == PD_ERR_BAD_SCENE && strcmp(err.path, path) == 0 &&
+                       strstr(err.message, needs) != NULL
+                 : st == PD_OK;
+    printf("  %s %s %s -> %s %s\n", ok ? "ok  " : "FAIL", method, solver,
+           st == PD_OK ? "accepted" : err.path, st == PD_OK ? "" : err.message);
+    if (st == PD_OK)
+        pd_scene_free(&s);
+    return ok;
+}
+
+/* Other methods' mode keys: mpm's ADMM iterations under the explicit integrator and lbfgs's
+ * history under newton; hyperelastic_pd's friction smoothing with the colliders after the
+ * solve (which sees none) and its isotropy factor under a weight it is not fitted for;
+ * xpbi's Jacobi relaxation under Gauss-Seidel. Each accepted under its mode. */
+PD_TEST(other_methods_mode_keys) {
+    PD_CHECK(parses("mpm", "{\"iterations\":40}", "iterations", "integrator \"admm\""));
+    PD_CHECK(parses("mpm", "{\"integrator\":\"admm\",\"iterations\":40}", NULL, NULL));
+    PD_CHECK(parses("mpm", "{\"integrator\":\"newton\",\"history\":3}", "history",
+                    "(the scene's integrator is \"newton\")"));
+    PD_CHECK(parses("mpm", "{\"integrator\":\"lbfgs\",\"history\":3}", NULL, NULL));
+    PD_CHECK(parses("hyperelastic_pd",
+                    "{\"collisions\":\"after_solve\",\"friction_stick_speed\":0.001}",
+                    "friction_stick_speed", "collisions \"in_solve\""));
+    PD_CHECK(parses("hyperelastic_pd", "{\"friction_stick_speed\":0.001}", NULL, NULL));
+    PD_CHECK(parses("hyperelastic_pd", "{\"weight\":\"linear\",\"isotropic_weights\":false}",
+                    "isotropic_weights", "weight \"constant\""));
+    PD_CHECK(
+        parses("xpbi", "{\"jacobi_relaxation\":0.3}", "jacobi_relaxation", "solver \"jacobi\""));
+    PD_CHECK(parses("xpbi", "{\"solver\":\"jacobi\",\"jacobi_relaxation\":0.3}", NULL, NULL));
+}

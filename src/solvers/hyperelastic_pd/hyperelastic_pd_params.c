@@ -30,7 +30,8 @@ static const pd_param_info k_params[] = {
      "Weigh each bond's h by a factor of its direction that makes the interior families' fourth "
      "moment isotropic (src/neighbor/isotropy.h; beyond the paper): without it a grid-sampled "
      "bar is 38-62 % stiffer along the grid's axes than Eq. 26 says (measured). Fitted for the "
-     "constant weight; with the other weights the factor is 1."},
+     "constant weight; with the other weights the factor is 1.",
+     "weight=constant"},
     {"surface_correction", PD_PARAM_BOOL, P(surface_correction), 1, 0, 1, "-", NULL,
      "Fit, at set-up, factors of the bond directions of each family cut by a free surface (on "
      "its bonds' shares of theta and on G) so that its second and fourth moments are the "
@@ -66,7 +67,8 @@ static const pd_param_info k_params[] = {
      "sticks, creeping slower than this. With the core's 3e-4, 9 of Fig. 5's 40 drop steps "
      "ended short of Eq. 25's 1e-4 within 25 iterations, with 1e-2 none; a block held at mu 1 "
      "on a 20 degree incline creeps 2.0 mm in 1 s (0.14 mm with 3e-4; "
-     "docs/methods/hyperelastic_pd.md)."},
+     "docs/methods/hyperelastic_pd.md).",
+     "collisions=in_solve"},
     PD_CONTACT_SOLVER_ROWS(pd_hpd_params, contact, contact_stiffness),
 };
 

@@ -45,53 +45,65 @@ static const pd_param_info k_params[] = {
     {"auto_step_factor", PD_PARAM_REAL, P(auto_step_factor), 10, 1, 1000, "1", NULL,
      "admm, newton, lbfgs: time.dt \"auto\" takes this many times the explicit bound (its CFL and "
      "P-wave "
-     "speed), followed as the explicit step's is (cfl)."},
+     "speed), followed as the explicit step's is (cfl).",
+     "integrator=admm|newton|lbfgs"},
     {"auto_step_cfl", PD_PARAM_REAL, P(auto_step_cfl), 0, 0, 10, "1", NULL,
      "admm, newton, lbfgs: above 0, time.dt \"auto\" is also at most this fraction of dx over "
      "the fastest particle's speed (a velocity CFL, without the P-wave speed: Table 2's steps "
      "are about dx / (1 m/s)), so that auto_step_factor may be large while the flow is slow. 0: "
-     "auto_step_factor's alone."},
+     "auto_step_factor's alone.",
+     "integrator=admm|newton|lbfgs"},
     {"rho", PD_PARAM_REAL, P(rho), 1, 1e-6, 1e6, "1", NULL,
      "admm: the penalty rho of the augmented Lagrangian (Eq. 9-10). The constraint weights w_p^2 "
      "= V_p^0 |d^2 Psi / d Sigma^2|_F (SEW, Sec. 7.3) carry the stiffness, so rho is a pure "
-     "number."},
+     "number.",
+     "integrator=admm"},
     {"relaxation", PD_PARAM_REAL, P(relaxation), 1.5, 1, 1.95, "1", NULL,
      "admm: over-relaxation alpha of the grid and dual steps (Sec. 7.3; Fig. 12: 1.4-1.6 "
      "helped); 1 is the paper's 3D runs (Sec. 9), 1.5 halves the Fig. 7 bar's residual at no "
-     "cost."},
+     "cost.",
+     "integrator=admm"},
     {"friction_in_solve", PD_PARAM_BOOL, P(friction_in_solve), 1, 0, 1, "-", NULL,
      "admm: Coulomb friction at the colliders inside the iterations: after each grid step a slip "
      "node takes the kinetic friction impulse mu j_n (j_n: the step's normal reaction) into the "
      "next grid steps, one that impulse would stop sticks (held still) until its reaction "
      "leaves the cone, so that the body above a floor node feels its friction within the step. "
      "false: friction after the solve, on the constrained nodes alone (at long steps a body "
-     "Coulomb holds creeps). Beyond the paper."},
+     "Coulomb holds creeps). Beyond the paper.",
+     "integrator=admm"},
     {"iterations", PD_PARAM_INT, P(iterations), 30, 1, 10000, "1", NULL,
      "admm: iterations per step at most (the paper prints only Fig. 16's 15; 30 leaves the "
-     "Fig. 7 bar at a residual about 1e-6)."},
+     "Fig. 7 bar at a residual about 1e-6).",
+     "integrator=admm"},
     {"tolerance", PD_PARAM_REAL, P(tolerance), 1e-5, 0, 1, "1", NULL,
      "admm: a step ends once the larger of the primal residual |w (F - D dv - b)| and the dual "
-     "residual |w D (dv^{k+1} - dv^k)|, over |w b|, is below this (docs/methods/mpm.md)."},
+     "residual |w D (dv^{k+1} - dv^k)|, over |w b|, is below this (docs/methods/mpm.md).",
+     "integrator=admm"},
     {"cg_iterations", PD_PARAM_INT, P(cg_iterations), 50, 1, 10000, "1", NULL,
-     "admm, newton: conjugate gradient iterations of a grid step (a Newton step) at most."},
+     "admm, newton: conjugate gradient iterations of a grid step (a Newton step) at most.",
+     "integrator=admm|newton|lbfgs"},
     {"cg_tolerance", PD_PARAM_REAL, P(cg_tolerance), 1e-3, 0, 1, "1", NULL,
      "admm, newton: a grid step's (a Newton step's) conjugate gradients stop once the residual "
-     "fell by this factor."},
+     "fell by this factor.",
+     "integrator=admm|newton|lbfgs"},
     {"optimiser_iterations", PD_PARAM_INT, P(optimiser_iterations), 50, 1, 10000, "1", NULL,
-     "newton, lbfgs: iterations of the optimiser per step at most."},
+     "newton, lbfgs: iterations of the optimiser per step at most.", "integrator=newton|lbfgs"},
     {"optimiser_tolerance", PD_PARAM_REAL, P(optimiser_tolerance), 1e-6, 0, 1, "1", NULL,
      "newton, lbfgs: a step ends once |dE/d dv| (the momentum residual of backward Euler, free "
      "directions) is below this times the momentum the step moves, sqrt(sum_i (m_i (|v_i| + dt "
-     "|g|))^2)."},
+     "|g|))^2).",
+     "integrator=newton|lbfgs"},
     {"history", PD_PARAM_INT, P(history), 5, 1, PD_DESCENT_MAX_HISTORY, "1", NULL,
      "lbfgs: curvature pairs kept (Nocedal and Wright Alg. 7.4) over the diagonal of the "
-     "incremental potential's Hessian."},
+     "incremental potential's Hessian.",
+     "integrator=lbfgs"},
     {"lbfgs_preconditioner", PD_PARAM_ENUM, P(lbfgs_preconditioner), PD_MPM_LBFGS_GRID_MATRIX, 0, 0,
      "-", "diagonal|grid_matrix",
      "lbfgs: the initial Hessian of its two-loop recursion. grid_matrix: the ADMM's stored grid "
      "matrix M + D^T w^2 D (Sec. 7.1, SEW weights w^2 = V0 |d^2 Psi / d Sigma^2|_F at the step's "
      "start) solved by conjugate gradients (cg_iterations, cg_tolerance) at every iteration; "
-     "diagonal: its diagonal."},
+     "diagonal: its diagonal.",
+     "integrator=lbfgs"},
 };
 
 const pd_param_table pd_mpm_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

@@ -38,15 +38,18 @@ static const pd_param_info k_params[] = {
      "factored while families are fixed), or neighbourhood averaging (Fig. 7)."},
     {"linear_iterations", PD_PARAM_INT, P(linear_iterations), 40, 1, 100000, "1", NULL,
      "Jacobi sweeps (with Chebyshev acceleration) per global step; stiff bodies at large time "
-     "steps need tens of them."},
+     "steps need tens of them.",
+     "iteration=accurate,global_solve=chebyshev"},
     {"horizon", PD_PARAM_REAL, P(horizon), 2.01, 1.01, 4.0, "spacing", NULL,
      "Family radius in particle spacings; 2.01 gives 32 neighbours on a lattice (Sec. 8: "
      "about 30). Families must span enough bond directions for an isotropic solid: on a grid "
      "a horizon below 1.42 (axis bonds only) is refused."},
     {"line_search", PD_PARAM_BOOL, P(line_search), 1, 0, 1, "-", NULL,
-     "Backtracking line search with the Armijo condition on the step of Eq. 13."},
+     "Backtracking line search with the Armijo condition on the step of Eq. 13.",
+     "iteration=accurate"},
     {"armijo", PD_PARAM_REAL, P(armijo), 1e-4, 0, 0.5, "1", NULL,
-     "Sufficient-decrease constant c of the Armijo condition."},
+     "Sufficient-decrease constant c of the Armijo condition.",
+     "iteration=accurate,line_search=true"},
     {"dilatation", PD_PARAM_BOOL, P(dilatation), 1, 0, 1, "-", NULL,
      "Adds a volumetric term (beyond the paper) so that Poisson ratios in [0.25, 0.49] are "
      "honoured; off, the paper's energy shows nu = 1/4 and other ratios are refused."},
@@ -57,7 +60,8 @@ static const pd_param_info k_params[] = {
      "Oterkus 2014; beyond the paper)."},
     {"history", PD_PARAM_INT, P(history), 5, 0, PD_PPD_MAX_HISTORY, "1", NULL,
      "L-BFGS pairs kept within a step, with the global step as initial Hessian (Liu et al. "
-     "2017; beyond the paper); 0 is the paper's preconditioned descent (Sec. 4.2, Eq. 13)."},
+     "2017; beyond the paper); 0 is the paper's preconditioned descent (Sec. 4.2, Eq. 13).",
+     "iteration=accurate"},
     PD_CONTACT_SOLVER_ROWS(pd_ppd_params, contact, contact_stiffness),
     {"plastic_passes", PD_PARAM_INT, P(plastic_passes), 1, 1, 20, "1", NULL,
      "Plastic corrections per step for plastic materials: 1 is the paper's order (Sec. 5: after "

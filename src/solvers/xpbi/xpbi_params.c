@@ -47,7 +47,8 @@ static const pd_param_info k_params[] = {
      "comparison)."},
     {"jacobi_relaxation", PD_PARAM_REAL, P(jacobi_relaxation), 0.2, 0.01, 1, "1", NULL,
      "jacobi: the factor on a sweep's summed velocity changes (a particle takes changes from "
-     "each of its about 27 neighbours' constraints: 1 overshoots)."},
+     "each of its about 27 neighbours' constraints: 1 overshoots).",
+     "solver=jacobi"},
     {"courant", PD_PARAM_REAL, P(courant), 1.0, 0.01, 100, "1", NULL,
      "time.dt \"auto\": the step is 0.9 (the world's margin) of this many times r over the "
      "fastest speed a particle has "
