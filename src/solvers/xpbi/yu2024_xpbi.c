@@ -69,6 +69,42 @@ pd_real pd_xpbi_constraint(const pd_xpbi_material* m, pd_mat3 f, pd_mat3* dcdf) 
     return constraint_of_stretches(m, u, s, v, dcdf);
 }
 
+/* Below this smallest stretch the constraint takes the full SVD's path (constraint_of_stretches):
+ * left_constraint divides by the stretches. */
+#define XPBI_LEFT_MIN_STRETCH 1e-6
+
+/* C and dC/dF from F's left singular vectors u and stretches s >= 0 alone (pd_left_singular3),
+ * z = Z(s) the returned ones (z = s where elastic). With F = U diag(s) V^T and the return's
+ * F' = U diag(z) V^T (Eq. 14), P(F') = U diag(tau(z) / z) V^T = U diag(tau(z) / (z s)) U^T F
+ * exactly (V^T = diag(1 / s) U^T F; for an inverted F the signs of z_a and s_a cancel), so V is
+ * not needed: about half the SVD's work. An isotropic function of F F^T: the same for any
+ * order or sign of U's columns. */
+static pd_real left_constraint(const pd_xpbi_material* m, pd_mat3 u, pd_vec3 s, pd_vec3 z,
+                               pd_mat3 f, pd_mat3* dcdf) {
+    pd_real psi = pd_hencky_energy(m->lambda, m->mu, z); /* Eq. 3 */
+    pd_real c = psi > 0 ? sqrt(2 * psi) : 0;             /* Eq. 6 */
+    if (!(c > XPBI_C_FLOOR)) {
+        *dcdf = pd_m3_zero();
+        return c;
+    }
+    pd_vec3 tau = pd_hencky_kirchhoff(m->lambda, m->mu, z);
+    pd_vec3 d = pd_v3(tau.x / (z.x * s.x * c), tau.y / (z.y * s.y * c), tau.z / (z.z * s.z * c));
+    *dcdf = pd_m3_mul(pd_m3_from_eigen(u, d), f); /* dC/dF = P / C */
+    return c;
+}
+
+/* C_p and dC/dF at F by the full SVD (a stretch near 0: left_constraint would divide by it),
+ * alpha the particle's ln J^P (Cam-clay's return). */
+static pd_real svd_constraint(const pd_xpbi_state* s, const pd_xpbi_material* m, pd_mat3 f,
+                              pd_real dt, pd_real alpha, pd_mat3* dcdf) {
+    pd_mat3 u, w;
+    pd_vec3 sv;
+    pd_svd3(f, &u, &sv, &w);
+    if (s->prm.plasticity == PD_XPBI_PLASTIC_IMPLICIT)
+        sv = plastic_stretches(m, dt, sv, alpha, NULL); /* Eq. 14: F^(k+1) = Z(F^E,tr(v^(k))) */
+    return constraint_of_stretches(m, u, sv, w, dcdf);
+}
+
 pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
                                     const pd_vec3* v, pd_real dt, pd_mat3* m_out) {
     const pd_xpbi_material* m = &s->mat[pt->material[p]];
@@ -76,13 +112,17 @@ pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* 
     for (int k = 0; k < 3; ++k)
         grow.m[k][k] += 1;
     pd_mat3 f = pd_m3_mul(grow, s->f[p]); /* Eq. 9 */
-    pd_mat3 u, w;
+    pd_mat3 u, dcdf;
     pd_vec3 sv;
-    pd_svd3(f, &u, &sv, &w);
-    if (s->prm.plasticity == PD_XPBI_PLASTIC_IMPLICIT)
-        sv = plastic_stretches(m, dt, sv, s->log_jp[p], NULL); /* Eq. 14: Z(F^E,tr(v^(k))) */
-    pd_mat3 dcdf;
-    pd_real c = constraint_of_stretches(m, u, sv, w, &dcdf);
+    pd_left_singular3(f, &u, &sv);
+    pd_real c;
+    if (fmin(fmin(sv.x, sv.y), sv.z) > XPBI_LEFT_MIN_STRETCH) { /* not NaN either */
+        pd_vec3 z = sv;
+        if (s->prm.plasticity == PD_XPBI_PLASTIC_IMPLICIT)
+            z = plastic_stretches(m, dt, sv, s->log_jp[p], NULL); /* Eq. 14: Z(F^E,tr(v^(k))) */
+        c = left_constraint(m, u, sv, z, f, &dcdf);
+    } else
+        c = svd_constraint(s, m, f, dt, s->log_jp[p], &dcdf);
     *m_out = pd_m3_mul(dcdf, pd_m3_transpose(s->f[p])); /* Eq. 12 without V_b L_p grad W_b */
     return c;
 }
