@@ -64,6 +64,19 @@ static void jacobi_angle(double a, double b, double g, double* c, double* s, dou
     *s = tt * *c;
 }
 
+/* jacobi_angle with sqrt(theta^2 + 1) for hypot(theta, 1) where theta^2 cannot overflow (a
+ * libm call less; the rotation is as orthogonal, c = 1 / sqrt(t^2 + 1), s = t c, its angle
+ * within an ulp or two of jacobi_angle's). */
+static void jacobi_angle_sqrt(double a, double b, double g, double* c, double* s, double* t) {
+    double theta = (b - a) / (2.0 * g), at = fabs(theta);
+    double tt = 1.0 / (at + (at < 1e150 ? sqrt(theta * theta + 1.0) : at));
+    if (theta < 0)
+        tt = -tt;
+    *t = tt;
+    *c = 1.0 / sqrt(tt * tt + 1.0);
+    *s = tt * *c;
+}
+
 /* x_p <- c x_p - s x_q, x_q <- s x_p + c x_q on two 3-vectors. */
 static void rotate_pair(double* xp, double* xq, double c, double s) {
     for (int k = 0; k < 3; ++k) {
@@ -75,7 +88,7 @@ static void rotate_pair(double* xp, double* xq, double c, double s) {
 
 /* One-sided Jacobi: rotates columns col[] (of C = A V) and v[] (of V) until every pair of
  * columns is orthogonal relative to its lengths. */
-static void orthogonalize_columns(dvec3 col[3], dvec3 v[3]) {
+static void orthogonalize_columns_by(dvec3 col[3], dvec3 v[3], int sqrt_angle) {
     static const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
     for (int sweep = 0; sweep < JACOBI_MAX_SWEEPS; ++sweep) {
         int rotated = 0;
@@ -86,7 +99,10 @@ static void orthogonalize_columns(dvec3 col[3], dvec3 v[3]) {
             if (!(fabs(g) > SVD_ORTHO_TOL * sqrt(a * b)))
                 continue;
             double c, s, t;
-            jacobi_angle(a, b, g, &c, &s, &t);
+            if (sqrt_angle)
+                jacobi_angle_sqrt(a, b, g, &c, &s, &t);
+            else
+                jacobi_angle(a, b, g, &c, &s, &t);
             rotate_pair(col[p].e, col[q].e, c, s);
             rotate_pair(v[p].e, v[q].e, c, s);
             rotated = 1;
@@ -94,6 +110,10 @@ static void orthogonalize_columns(dvec3 col[3], dvec3 v[3]) {
         if (!rotated)
             break;
     }
+}
+
+static void orthogonalize_columns(dvec3 col[3], dvec3 v[3]) {
+    orthogonalize_columns_by(col, v, 0);
 }
 
 static void swap_columns(dvec3 col[3], dvec3 v[3], int i, int j) {
@@ -237,24 +257,44 @@ void pd_svd3_near(pd_mat3 a, pd_mat3 v_near, pd_mat3* u, pd_vec3* s, pd_mat3* v)
     svd_from(a, v0, u, s, v);
 }
 
-void pd_left_singular3(pd_mat3 a, pd_mat3* u, pd_vec3* s) {
+/* The left singular vectors from the rotation u0 (NULL: the identity, pd_left_singular3's
+ * start): the columns of A^T u0 are rotated on. */
+static void left_singular_from(pd_mat3 a, const dvec3* u0, pd_mat3* u, pd_vec3* s) {
     double scale = max_abs_entry(a);
     dvec3 col[3], uc[3]; /* col: the columns of A^T U, rotated towards V diag(s) */
     for (int j = 0; j < 3; ++j)
         for (int i = 0; i < 3; ++i) {
+            uc[j].e[i] = u0 ? u0[j].e[i] : i == j ? 1.0 : 0.0;
             col[j].e[i] = scale > 0 ? (double)a.m[j][i] / scale : 0.0;
-            uc[j].e[i] = i == j ? 1.0 : 0.0;
         }
+    if (u0 && scale > 0) /* A^T u0, scaled */
+        for (int j = 0; j < 3; ++j)
+            for (int i = 0; i < 3; ++i)
+                col[j].e[i] = ((double)a.m[0][i] * u0[j].e[0] + (double)a.m[1][i] * u0[j].e[1] +
+                               (double)a.m[2][i] * u0[j].e[2]) /
+                              scale;
     double sv[3] = {0, 0, 0};
     if (!isfinite(scale)) {
         sv[0] = sv[1] = sv[2] = NAN;
     } else if (scale > 0) {
-        orthogonalize_columns(col, uc);
+        orthogonalize_columns_by(col, uc, u0 != NULL);
         for (int j = 0; j < 3; ++j)
             sv[j] = d_norm(col[j].e);
     }
     *u = columns_to_mat(uc);
     *s = pd_v3((pd_real)(sv[0] * scale), (pd_real)(sv[1] * scale), (pd_real)(sv[2] * scale));
+}
+
+void pd_left_singular3(pd_mat3 a, pd_mat3* u, pd_vec3* s) {
+    left_singular_from(a, NULL, u, s);
+}
+
+void pd_left_singular3_near(pd_mat3 a, pd_mat3 u_near, pd_mat3* u, pd_vec3* s) {
+    dvec3 u0[3];
+    for (int j = 0; j < 3; ++j)
+        for (int i = 0; i < 3; ++i)
+            u0[j].e[i] = (double)u_near.m[i][j];
+    left_singular_from(a, u0, u, s);
 }
 
 void pd_polar3(pd_mat3 a, pd_mat3* r, pd_mat3* s) {

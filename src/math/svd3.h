@@ -20,6 +20,12 @@ void pd_svd3_near(pd_mat3 a, pd_mat3 v_near, pd_mat3* u, pd_vec3* s, pd_mat3* v)
  * isotropic function of A A^T needs (a Kirchhoff stress U diag(tau(s)) U^T). NaN s for a
  * non-finite A. About half pd_svd3's work. */
 void pd_left_singular3(pd_mat3 a, pd_mat3* u, pd_vec3* s);
+/* pd_left_singular3 with its rotations started from the orthogonal u_near instead of the
+ * identity: the same U and s to the sweep's tolerance, in fewer sweeps when u_near is close to
+ * A's U (a nearby matrix's: an iteration's last). Its angles take sqrt(theta^2 + 1) for
+ * hypot (cheaper; the same to an ulp or two), so from the identity it is not pd_left_singular3's
+ * bits. */
+void pd_left_singular3_near(pd_mat3 a, pd_mat3 u_near, pd_mat3* u, pd_vec3* s);
 
 /* Q diag(l) Q^T, exactly symmetric (its upper triangle mirrored). */
 static inline pd_mat3 pd_m3_from_eigen(pd_mat3 q, pd_vec3 l) {

@@ -130,6 +130,8 @@ typedef struct pd_xpbi_state {
     pd_real* dlambda_h;      /* jacobi: this sweep's change of it */
     pd_real* dlambda;        /* jacobi: this sweep's change of it */
     pd_mat3* dcdf_ft;        /* jacobi: dC_p/dF F_p^n^T of this sweep */
+    pd_mat3* u_near;         /* the left singular vectors of F_p of the last iteration (Eq. 9) */
+    int warm;                /* u_near holds this step's: the SVDs start from it */
     pd_vec3* v_start;        /* v^n + dt g (Alg. 1's third line) */
     pd_vec3* dv;             /* jacobi: summed changes; xsph: the smoothed velocities */
     pd_vec3* impulse;        /* what the constraints gave a pinned particle this step (N s) */

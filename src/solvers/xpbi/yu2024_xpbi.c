@@ -114,7 +114,11 @@ pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* 
     pd_mat3 f = pd_m3_mul(grow, s->f[p]); /* Eq. 9 */
     pd_mat3 u, dcdf;
     pd_vec3 sv;
-    pd_left_singular3(f, &u, &sv);
+    /* from the last iteration's U (this step's; the identity at its first): a sweep or two
+     * fewer, the same U and s to the sweeps' tolerance (checkpoints keep no U: a step's first
+     * iteration starts afresh) */
+    pd_left_singular3_near(f, s->warm ? s->u_near[p] : pd_m3_identity(), &u, &sv);
+    s->u_near[p] = u;
     pd_real c;
     if (fmin(fmin(sv.x, sv.y), sv.z) > XPBI_LEFT_MIN_STRETCH) { /* not NaN either */
         pd_vec3 z = sv;
@@ -688,6 +692,7 @@ static void solve(pd_xpbi_state* s, pd_particles* p, pd_vec3* impulse, pd_step_s
     int it = 0;
     s->history_count = 0;
     while (it < s->prm.iterations) {
+        s->warm = it > 0;
         pd_real h = sqrt(iterate(s, p, impulse));
         if (it == 0)
             h0 = h;
@@ -699,6 +704,7 @@ static void solve(pd_xpbi_state* s, pd_particles* p, pd_vec3* impulse, pd_step_s
         if (s->prm.tolerance > 0 && rel <= s->prm.tolerance)
             break;
     }
+    s->warm = 0;
     stats->iterations = it;
     stats->residual = rel;
     if (s->prm.tolerance > 0 && rel > 10 * s->prm.tolerance)
