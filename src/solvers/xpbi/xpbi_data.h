@@ -132,6 +132,7 @@ typedef struct pd_xpbi_state {
     pd_mat3* dcdf_ft;        /* jacobi: dC_p/dF F_p^n^T of this sweep */
     pd_mat3* u_near;         /* the left singular vectors of F_p of the last iteration (Eq. 9) */
     int warm;                /* u_near holds this step's: the SVDs start from it */
+    pd_mat3* grad_moment;    /* Q_p = sum_b w_b g_b g_b^T + w_p (sum g)(sum g)^T (1/m^2 kg) */
     pd_vec3* v_start;        /* v^n + dt g (Alg. 1's third line) */
     pd_vec3* dv;             /* jacobi: summed changes; xsph: the smoothed velocities */
     pd_vec3* impulse;        /* what the constraints gave a pinned particle this step (N s) */
@@ -234,5 +235,10 @@ pd_status pd_xpbi_hourglass_prepare(pd_xpbi_state* s, const pd_particles* p);
 pd_real pd_xpbi_hourglass_constraint(const pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
                                      const pd_vec3* v, pd_real dt, pd_vec3* grad, pd_vec3* grad_p,
                                      pd_real* norm);
+/* The same at p's velocity gradient l (Eq. 11) given (the particle constraint's: no pass over
+ * the neighbours for it). */
+pd_real pd_xpbi_hourglass_constraint_at(const pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
+                                        const pd_vec3* v, pd_real dt, pd_mat3 l, pd_vec3* grad,
+                                        pd_vec3* grad_p, pd_real* norm);
 
 #endif

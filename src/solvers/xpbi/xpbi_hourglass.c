@@ -180,7 +180,14 @@ pd_status pd_xpbi_hourglass_prepare(pd_xpbi_state* s, const pd_particles* p) {
 pd_real pd_xpbi_hourglass_constraint(const pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
                                      const pd_vec3* v, pd_real dt, pd_vec3* grad, pd_vec3* grad_p,
                                      pd_real* norm) {
-    pd_mat3 l = pd_m3_scale(pd_xpbi_velocity_gradient(s, p, v), dt); /* dt L_p, Eq. 11 */
+    return pd_xpbi_hourglass_constraint_at(s, x0, p, v, dt, pd_xpbi_velocity_gradient(s, p, v),
+                                           grad, grad_p, norm);
+}
+
+pd_real pd_xpbi_hourglass_constraint_at(const pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
+                                        const pd_vec3* v, pd_real dt, pd_mat3 grad_v, pd_vec3* grad,
+                                        pd_vec3* grad_p, pd_real* norm) {
+    pd_mat3 l = pd_m3_scale(grad_v, dt); /* dt L_p, Eq. 11 */
     pd_vec3 xp = pd_v3_madd(x0[p], dt, v[p]);
     pd_mat3 m = pd_m3_zero();
     pd_real psi2 = 0; /* 2 Psi_h */

@@ -93,6 +93,7 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
     X(dlambda, pd_real, 1)                                                                         \
     X(dcdf_ft, pd_mat3, 1)                                                                         \
     X(u_near, pd_mat3, 1)                                                                          \
+    X(grad_moment, pd_mat3, 1)                                                                     \
     X(dv, pd_vec3, 1)                                                                              \
     X(impulse, pd_vec3, 1)                                                                         \
     X(surface_normal, pd_vec3, 1)                                                                  \
@@ -250,7 +251,7 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     size_t hourglass = 32 * (sizeof(pd_xpbi_hourglass) + sizeof(pd_vec3));
     /* contact between bodies: a pair sum per entry, a surface normal per particle */
     size_t pairs = scene->body_count > 1 ? 32 * sizeof(pd_contact_pair_sum) : 0;
-    return hourglass + pairs + sizeof(pd_vec3) + 4 * sizeof(pd_mat3) + 10 * sizeof(pd_real) +
+    return hourglass + pairs + sizeof(pd_vec3) + 5 * sizeof(pd_mat3) + 10 * sizeof(pd_real) +
            2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) + 2 * sizeof(uint64_t) +
            32 * (sizeof(pd_xpbi_neighbor) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
            sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));

@@ -105,10 +105,11 @@ static pd_real svd_constraint(const pd_xpbi_state* s, const pd_xpbi_material* m,
     return constraint_of_stretches(m, u, sv, w, dcdf);
 }
 
-pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
-                                    const pd_vec3* v, pd_real dt, pd_mat3* m_out) {
+/* pd_xpbi_particle_constraint at the velocity gradient l (Eq. 11) given. */
+static pd_real constraint_at_gradient(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
+                                      pd_mat3 l, pd_real dt, pd_mat3* m_out) {
     const pd_xpbi_material* m = &s->mat[pt->material[p]];
-    pd_mat3 grow = pd_m3_scale(pd_xpbi_velocity_gradient(s, p, v), dt); /* Eq. 11 */
+    pd_mat3 grow = pd_m3_scale(l, dt);
     for (int k = 0; k < 3; ++k)
         grow.m[k][k] += 1;
     pd_mat3 f = pd_m3_mul(grow, s->f[p]); /* Eq. 9 */
@@ -131,6 +132,11 @@ pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* 
     return c;
 }
 
+pd_real pd_xpbi_particle_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
+                                    const pd_vec3* v, pd_real dt, pd_mat3* m_out) {
+    return constraint_at_gradient(s, pt, p, pd_xpbi_velocity_gradient(s, p, v), dt, m_out);
+}
+
 /* Eq. 4-5 at the stretches s (signed as pd_svd3 gives them) with the Hencky strain e_a = ln |s_a|:
  * C_mu = |e| (Eq. 4) with dC_mu/ds_a = e_a / (C_mu s_a), C_lambda = tr e (Eq. 5) with
  * dC_lambda/ds_a = 1 / s_a; dC/dF = U diag(dC/ds) V^T. C_mu's direction is undefined at 0
@@ -149,10 +155,11 @@ static pd_real split_of_stretches(int which, pd_mat3 u, pd_vec3 s, pd_mat3 v, pd
     return c;
 }
 
-pd_real pd_xpbi_split_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
-                                 const pd_vec3* v, pd_real dt, int which, pd_mat3* m_out) {
+/* pd_xpbi_split_constraint at the velocity gradient l (Eq. 11) given. */
+static pd_real split_at_gradient(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
+                                 pd_mat3 l, pd_real dt, int which, pd_mat3* m_out) {
     const pd_xpbi_material* m = &s->mat[pt->material[p]];
-    pd_mat3 grow = pd_m3_scale(pd_xpbi_velocity_gradient(s, p, v), dt); /* Eq. 11 */
+    pd_mat3 grow = pd_m3_scale(l, dt); /* dt L_p, Eq. 11 */
     for (int k = 0; k < 3; ++k)
         grow.m[k][k] += 1;
     pd_mat3 f = pd_m3_mul(grow, s->f[p]), u, w; /* Eq. 9 */
@@ -164,6 +171,11 @@ pd_real pd_xpbi_split_constraint(const pd_xpbi_state* s, const pd_particles* pt,
     pd_real c = split_of_stretches(which, u, sv, w, &dcdf);
     *m_out = pd_m3_mul(dcdf, pd_m3_transpose(s->f[p]));
     return c;
+}
+
+pd_real pd_xpbi_split_constraint(const pd_xpbi_state* s, const pd_particles* pt, uint32_t p,
+                                 const pd_vec3* v, pd_real dt, int which, pd_mat3* m_out) {
+    return split_at_gradient(s, pt, p, pd_xpbi_velocity_gradient(s, p, v), dt, which, m_out);
 }
 
 typedef struct sweep_job {
@@ -186,26 +198,27 @@ static inline void give(sweep_job* job, uint32_t b, pd_vec3 grad, pd_real scale)
         job->impulse[b] = pd_v3_madd(job->impulse[b], scale, grad);
 }
 
-/* sum_b w_b |grad_b C_p|^2 with grad_b = M g_b (Eq. 12) and grad_p = -sum_b grad_b (Eq. 13):
- * the denominator of Eq. 17 without alpha~; *rate gets grad C . v = dC/dt at the velocities v
- * (the damping's, when asked for). */
-static pd_real weighted_gradient_norm(const pd_xpbi_state* s, uint32_t p, pd_mat3 m,
-                                      const pd_vec3* v, pd_real* rate, pd_vec3* kept) {
-    pd_vec3 gp = pd_v3(0, 0, 0);
-    pd_real sum = 0, dcdt = 0;
-    uint32_t first = s->near.offsets[p];
-    for (uint32_t e = first; e < s->near.offsets[p + 1]; ++e) {
-        pd_vec3 gb = pd_m3_mulv(m, s->nb[e].g);
-        if (kept)
-            kept[e - first] = gb;
-        gp = pd_v3_sub(gp, gb);
-        sum += s->inv_mass[s->nb[e].j] * pd_v3_len2(gb);
-        if (rate)
-            dcdt += pd_v3_dot(gb, v[s->nb[e].j]);
-    }
-    if (rate)
-        *rate = dcdt + pd_v3_dot(gp, v[p]);
-    return sum + s->inv_mass[p] * pd_v3_len2(gp);
+/* sum_b w_b |grad_b C_p|^2 with grad_b = M g_b (Eq. 12) and grad_p = -sum_b grad_b (Eq. 13),
+ * the denominator of Eq. 17 without alpha~, from p's moment Q = sum_b w_b g_b g_b^T + w_p
+ * (sum_b g_b)(sum_b g_b)^T (moment_range): sum_ij (M Q)_ij M_ij, without a pass over the
+ * neighbours. *mq gets M Q. */
+static pd_real weighted_gradient_norm(const pd_xpbi_state* s, uint32_t p, pd_mat3 m, pd_mat3* mq) {
+    *mq = pd_m3_mul(m, s->grad_moment[p]);
+    pd_real sum = 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            sum += mq->m[i][j] * m.m[i][j];
+    return sum;
+}
+
+/* grad C . v = dC/dt at the velocities whose gradient is l (Eq. 11): sum_b (M g_b) . (v_b - v_p)
+ * = sum_ij M_ij l_ij (the damping's). */
+static pd_real constraint_rate(pd_mat3 m, pd_mat3 l) {
+    pd_real sum = 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            sum += m.m[i][j] * l.m[i][j];
+    return sum;
 }
 
 /* Eq. 17 with XPBD's constraint damping (Macklin et al. 2016, Eq. 26; the paper's Sec. 6):
@@ -222,21 +235,14 @@ static pd_real damped_change(pd_real tau, pd_real dt, pd_real rate, pd_real norm
     return -*h / ((1 + tau / dt) * norm + alpha);
 }
 
-/* Gradients grad_b C_p = M g_b (Eq. 12) kept from the norm's loop for the update's (the same
- * values), for particles of at most this many neighbours (more: computed again). */
-#define XPBI_KEPT_GRADIENTS 128
-
 /* Alg. 1's update of one particle constraint after its dlambda: dv = M^-1 grad C dlambda / dt
- * (Eq. 18) to p's neighbours and p, with the gradients `kept` by weighted_gradient_norm (NULL:
- * from m). */
-static void apply_constraint(sweep_job* job, uint32_t p, pd_mat3 m, const pd_vec3* kept,
-                             pd_real dlambda) {
+ * (Eq. 18) to p's neighbours and p, grad_b C = M g_b (Eq. 12). */
+static void apply_constraint(sweep_job* job, uint32_t p, pd_mat3 m, pd_real dlambda) {
     const pd_xpbi_state* s = job->s;
     pd_real scale = dlambda / job->dt;
     pd_vec3 gp = pd_v3(0, 0, 0);
-    uint32_t first = s->near.offsets[p];
-    for (uint32_t e = first; e < s->near.offsets[p + 1]; ++e) {
-        pd_vec3 gb = kept ? kept[e - first] : pd_m3_mulv(m, s->nb[e].g);
+    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+        pd_vec3 gb = pd_m3_mulv(m, s->nb[e].g);
         gp = pd_v3_sub(gp, gb);
         give(job, s->nb[e].j, gb, scale);
     }
@@ -244,41 +250,50 @@ static void apply_constraint(sweep_job* job, uint32_t p, pd_mat3 m, const pd_vec
 }
 
 /* The multiplier's change of Eq. 17 at p for the current velocities; *h gets the residual
- * h_p = C_p + alpha~ lambda_p (Fig. 14) before it, *m the matrix of p's gradients. */
+ * h_p = C_p + alpha~ lambda_p (Fig. 14) before it, *m the matrix of p's gradients, *l the
+ * velocity gradient of Eq. 11 and *mq = M Q (weighted_gradient_norm; 0 where C holds): Eq. 18
+ * moves v_b by w_b dlambda / dt M g_b, so l by dlambda / dt M Q. */
 static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, pd_real* h,
-                                 pd_vec3* kept) {
+                                 pd_mat3* l, pd_mat3* mq) {
     const pd_xpbi_state* s = job->s;
+    *l = pd_xpbi_velocity_gradient(s, p, job->v);            /* Eq. 11 */
     pd_real alpha = 1 / (s->volume0[p] * job->dt * job->dt); /* alpha = 1 / V^0 (Eq. 6) / dt^2 */
     pd_real c;
     if (s->prm.constraints == PD_XPBI_TWO_CONSTRAINTS) { /* C_mu, alpha_mu = 1 / (2 mu V^0) */
-        c = pd_xpbi_split_constraint(s, job->p, p, job->v, job->dt, PD_XPBI_C_MU, m);
+        c = split_at_gradient(s, job->p, p, *l, job->dt, PD_XPBI_C_MU, m);
         alpha /= 2 * s->mat[job->p->material[p]].mu;
     } else
-        c = pd_xpbi_particle_constraint(s, job->p, p, job->v, job->dt, m);
+        c = constraint_at_gradient(s, job->p, p, *l, job->dt, m);
     *h = c + alpha * s->lambda[p];
+    *mq = pd_m3_zero();
     if (!(c > XPBI_C_FLOOR))
         return 0;
-    pd_real tau = s->prm.damping, rate = 0;
-    pd_real norm = weighted_gradient_norm(s, p, *m, job->v, tau > 0 ? &rate : NULL, kept);
+    pd_real tau = s->prm.damping;
+    pd_real norm = weighted_gradient_norm(s, p, *m, mq);
+    pd_real rate = tau > 0 ? constraint_rate(*m, *l) : 0;
     return damped_change(tau, job->dt, rate, norm, alpha, h);
 }
 
 /* The two-constraint form's second (Eq. 5): C_lambda's multiplier change and Eq. 18's update
- * at p, alpha_lambda = 1 / (lambda V^0) (none for lambda 0: nu 0). Returns its h^2. */
-static pd_real volume_update(sweep_job* job, uint32_t p, pd_vec3* kept) {
+ * at p, alpha_lambda = 1 / (lambda V^0) (none for lambda 0: nu 0), from and to the velocity
+ * gradient *l C_mu's update left: its gradients are M g_b too (Eq. 12), so the moment Q_p gives
+ * its denominator and l's change as it does C_mu's and Eq. 6's. Returns its h^2. */
+static pd_real volume_update(sweep_job* job, uint32_t p, pd_mat3* l) {
     pd_xpbi_state* s = job->s;
     pd_real lame = s->mat[job->p->material[p]].lambda;
     if (!(lame > 0))
         return 0;
-    pd_mat3 m;
-    pd_real c = pd_xpbi_split_constraint(s, job->p, p, job->v, job->dt, PD_XPBI_C_LAMBDA, &m);
+    pd_mat3 m, mq;
+    pd_real c = split_at_gradient(s, job->p, p, *l, job->dt, PD_XPBI_C_LAMBDA, &m);
     pd_real alpha = 1 / (lame * s->volume0[p] * job->dt * job->dt);
-    pd_real h = c + alpha * s->lambda_v[p], tau = s->prm.damping, rate = 0;
-    pd_real norm = weighted_gradient_norm(s, p, m, job->v, tau > 0 ? &rate : NULL, kept);
+    pd_real h = c + alpha * s->lambda_v[p], tau = s->prm.damping;
+    pd_real norm = weighted_gradient_norm(s, p, m, &mq);
+    pd_real rate = tau > 0 ? constraint_rate(m, *l) : 0;
     pd_real dl = damped_change(tau, job->dt, rate, norm, alpha, &h);
     if (dl != 0) {
         s->lambda_v[p] += dl;
-        apply_constraint(job, p, m, kept, dl);
+        apply_constraint(job, p, m, dl);
+        *l = pd_m3_add(*l, pd_m3_scale(mq, dl / job->dt)); /* Eq. 18 */
     }
     return h * h;
 }
@@ -286,11 +301,12 @@ static pd_real volume_update(sweep_job* job, uint32_t p, pd_vec3* kept) {
 /* The hourglass constraint's multiplier change at p (Eq. 17 for C_h,p of xpbi_hourglass.c,
  * alpha = 1 / V^0); *h its residual C_h + alpha~ lambda_h. Its gradients with respect to p's
  * neighbours are left in grad (room for p's entries). */
-static pd_real hourglass_change(const sweep_job* job, uint32_t p, pd_vec3* grad, pd_real* h) {
+static pd_real hourglass_change(const sweep_job* job, uint32_t p, pd_mat3 l, pd_vec3* grad,
+                                pd_real* h) {
     pd_xpbi_state* s = job->s;
     pd_vec3 gp;
-    pd_real norm, c = pd_xpbi_hourglass_constraint(s, s->step->step_start, p, job->v, job->dt, grad,
-                                                   &gp, &norm);
+    pd_real norm, c = pd_xpbi_hourglass_constraint_at(s, s->step->step_start, p, job->v, job->dt, l,
+                                                      grad, &gp, &norm);
     pd_real alpha = 1 / (s->volume0[p] * job->dt * job->dt);
     *h = c + alpha * s->lambda_h[p];
     if (!(c > XPBI_C_FLOOR))
@@ -318,28 +334,34 @@ static void apply_hourglass(sweep_job* job, uint32_t p, const pd_vec3* grad, pd_
     give(job, p, gp, scale);
 }
 
+/* The hourglass gradients of a particle of at most this many neighbours go to the stack (more:
+ * to hg_grad). */
+#define XPBI_KEPT_GRADIENTS 128
+
 /* Gauss-Seidel over one task's particle constraints (Alg. 1, Eq. 17-19), each particle's
- * hourglass constraint right after its elastic one. */
+ * hourglass constraint right after its elastic one (or two: C_mu, then C_lambda), at the
+ * velocity gradient their updates left (multiplier_change: no pass over the neighbours for it). */
 static void elastic_task(sweep_job* job, const uint32_t* particles, size_t count, size_t task) {
     pd_xpbi_state* s = job->s;
     pd_real h2 = 0;
-    pd_vec3 kept[XPBI_KEPT_GRADIENTS], kept_h[XPBI_KEPT_GRADIENTS];
+    pd_vec3 kept_h[XPBI_KEPT_GRADIENTS];
     for (size_t k = 0; k < count; ++k) {
         uint32_t p = particles[k];
-        int keep = s->near.offsets[p + 1] - s->near.offsets[p] <= XPBI_KEPT_GRADIENTS;
-        pd_mat3 m;
-        pd_real h, dl = multiplier_change(job, p, &m, &h, keep ? kept : NULL);
+        pd_mat3 m, l, mq;
+        pd_real h, dl = multiplier_change(job, p, &m, &h, &l, &mq);
         h2 += h * h;
         if (dl != 0) {
             s->lambda[p] += dl;
-            apply_constraint(job, p, m, keep ? kept : NULL, dl);
+            apply_constraint(job, p, m, dl);
+            l = pd_m3_add(l, pd_m3_scale(mq, dl / job->dt));
         }
         if (s->prm.constraints == PD_XPBI_TWO_CONSTRAINTS)
-            h2 += volume_update(job, p, keep ? kept : NULL);
+            h2 += volume_update(job, p, &l);
         if (!(s->prm.hourglass > 0))
             continue;
+        int keep = s->near.offsets[p + 1] - s->near.offsets[p] <= XPBI_KEPT_GRADIENTS;
         pd_vec3* grad = keep ? kept_h : s->hg_grad + s->near.offsets[p];
-        dl = hourglass_change(job, p, grad, &h);
+        dl = hourglass_change(job, p, l, grad, &h);
         h2 += h * h;
         if (dl != 0) {
             s->lambda_h[p] += dl;
@@ -448,12 +470,13 @@ static void jacobi_multipliers(void* ctx, size_t begin, size_t end, int thread) 
     pd_real h2 = 0;
     for (size_t p = begin; p < end; ++p) {
         pd_real h;
-        s->dlambda[p] = multiplier_change(job, (uint32_t)p, &s->dcdf_ft[p], &h, NULL);
+        pd_mat3 l, mq; /* every constraint sees the same velocities: l is the hourglass one's too */
+        s->dlambda[p] = multiplier_change(job, (uint32_t)p, &s->dcdf_ft[p], &h, &l, &mq);
         s->lambda[p] += s->dlambda[p];
         h2 += h * h;
         if (s->prm.hourglass > 0) {
             s->dlambda_h[p] =
-                hourglass_change(job, (uint32_t)p, s->hg_grad + s->near.offsets[p], &h);
+                hourglass_change(job, (uint32_t)p, l, s->hg_grad + s->near.offsets[p], &h);
             s->lambda_h[p] += s->dlambda_h[p];
             h2 += h * h;
         }
@@ -470,7 +493,7 @@ static void jacobi_gather_task(sweep_job* job, const uint32_t* particles, size_t
     for (size_t k = 0; k < count; ++k) {
         uint32_t p = particles[k];
         if (s->dlambda[p] != 0)
-            apply_constraint(job, p, s->dcdf_ft[p], NULL, s->dlambda[p]);
+            apply_constraint(job, p, s->dcdf_ft[p], s->dlambda[p]);
         if (s->prm.hourglass > 0 && s->dlambda_h[p] != 0)
             apply_hourglass(job, p, s->hg_grad + s->near.offsets[p], s->dlambda_h[p]);
     }
@@ -590,6 +613,26 @@ static void start_range(void* ctx, size_t begin, size_t end, int thread) {
         if (s->bodies_touch)
             for (uint32_t e = s->near.offsets[i]; e < s->near.offsets[i + 1]; ++e)
                 s->pair_sum[e] = (pd_contact_pair_sum){0, pd_v3(0, 0, 0)};
+    }
+}
+
+/* Per particle p: Q = sum_b w_b g_b g_b^T + w_p (sum_b g_b)(sum_b g_b)^T with the inverse
+ * masses w and g_b = V_b L_p grad W_b (Eq. 11): for Eq. 17's denominator and the velocity
+ * gradient's change by Eq. 18 (multiplier_change), fixed over the step's iterations. */
+static void moment_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    update_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    for (size_t p = begin; p < end; ++p) {
+        pd_mat3 q = pd_m3_zero();
+        pd_vec3 sum = pd_v3(0, 0, 0);
+        for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+            const pd_xpbi_neighbor* nb = &s->nb[e];
+            pd_xpbi_add_outer(&q, s->inv_mass[nb->j], nb->g, nb->g);
+            sum = pd_v3_add(sum, nb->g);
+        }
+        pd_xpbi_add_outer(&q, s->inv_mass[p], sum, sum);
+        s->grad_moment[p] = q;
     }
 }
 
@@ -729,6 +772,7 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
     double t1 = pd_now();
     update_job uj = {s, p, impulse, ctx->dt, ctx->gravity, xsph_c(&s->prm, ctx->dt)};
     pd_parallel_for(s->n, PD_XPBI_GRAIN, start_range, &uj);
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, moment_range, &uj);
     if (s->bodies_touch)
         pd_parallel_for(s->n, PD_XPBI_GRAIN, surface_range, &uj);
     solve(s, p, impulse, stats);
