@@ -202,7 +202,7 @@ PD_TEST(constraint_gradient_matches_finite_differences) {
         for (uint32_t e = s->near.offsets[q]; e <= s->near.offsets[q + 1]; ++e) {
             int self = e == s->near.offsets[q + 1];
             uint32_t b = self ? q : s->near.indices[e];
-            pd_vec3 g = self ? gq : pd_m3_mulv(m, s->nb[e].g);
+            pd_vec3 g = self ? gq : pd_m3_mulv(m, s->nb_g[e]);
             if (!self)
                 gq = pd_v3_sub(gq, g);
             double fd[3];

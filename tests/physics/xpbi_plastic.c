@@ -334,7 +334,7 @@ PD_TEST(two_constraints_gradients_match_finite_differences) {
         for (uint32_t e = s->near.offsets[q]; e <= s->near.offsets[q + 1]; ++e) {
             int self = e == s->near.offsets[q + 1];
             uint32_t b = self ? q : s->near.indices[e];
-            pd_vec3 g = self ? gq : pd_m3_mulv(m, s->nb[e].g), fd;
+            pd_vec3 g = self ? gq : pd_m3_mulv(m, s->nb_g[e]), fd;
             if (!self)
                 gq = pd_v3_sub(gq, g);
             double *comp[3] = {&p->vel[b].x, &p->vel[b].y, &p->vel[b].z}, d[3];

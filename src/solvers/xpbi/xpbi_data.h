@@ -78,16 +78,6 @@ typedef struct pd_xpbi_material {
     pd_real log_jp0; /* cam_clay: alpha_0 */
 } pd_xpbi_material;
 
-/* One neighbour b of a particle p at the step's start (Sec. 4.2): its index, the corrected
- * kernel gradient times its volume, g = V_b^n L_p grad W_b(x_p^n) (Eq. 10-11; zero for a
- * particle of another body, whose velocity the continuum does not see), and V_b^n W_b(x_p^n)
- * (Eq. 20's weight). */
-typedef struct pd_xpbi_neighbor {
-    uint32_t j;
-    pd_real w; /* V_b^n W_b(x_p^n) (1) */
-    pd_vec3 g; /* V_b^n L_p grad W_b(x_p^n) (1/m) */
-} pd_xpbi_neighbor;
-
 /* One neighbour entry's hourglass data (xpbi_hourglass.c): y = F_ref,p^n X_pb with the reference
  * offset X_pb = X_b - X_p (x_ref) and k = beta E V_b^0 W(|X_pb|) / |X_pb|^2 (the constraint's
  * gradients go to a buffer of the caller's: 32 bytes an entry to read, none to write back). */
@@ -143,8 +133,12 @@ typedef struct pd_xpbi_state {
     pd_hash_grid grid;
     double search_seconds; /* the last pd_xpbi_neighborhoods' V^n and search (the bench's stage) */
     pd_neighbor_list near; /* within k at the step's start, all bodies */
-    pd_xpbi_neighbor* nb;  /* per entry of near: the kernel data */
-    size_t nb_capacity;
+    /* per entry e of near (neighbour b = near.indices[e] of p at the step's start, Sec. 4.2),
+     * apart (structure of arrays: the iterations stream the gradients and indices alone) */
+    pd_vec3* nb_g; /* V_b^n L_p grad W_b(x_p^n), Eq. 10-11 (1/m); 0 for another body's b,
+                    * whose velocity the continuum does not see */
+    pd_real* nb_w; /* V_b^n W_b(x_p^n), Eq. 20's weight (1); 0 for another body's b */
+    size_t nb_g_capacity, nb_w_capacity;
     pd_xpbi_hourglass* hg; /* per entry of near when hourglass > 0 */
     size_t hg_capacity;
     pd_vec3* hg_grad; /* per entry: the hourglass gradients (sqrt(Pa) / m) where a sweep keeps
@@ -199,10 +193,10 @@ static inline void pd_xpbi_add_outer(pd_mat3* m, pd_real s, pd_vec3 a, pd_vec3 b
 static inline pd_mat3 pd_xpbi_velocity_gradient(const pd_xpbi_state* s, uint32_t p,
                                                 const pd_vec3* v) {
     pd_mat3 grad = pd_m3_zero();
-    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
-        const pd_xpbi_neighbor* nb = &s->nb[e]; /* Eq. 11: sum_b V_b (v_b - v_p) (L_p grad W)^T */
-        pd_xpbi_add_outer(&grad, 1, pd_v3_sub(v[nb->j], v[p]), nb->g);
-    }
+    const uint32_t* j = s->near.indices;
+    /* Eq. 11: sum_b V_b (v_b - v_p) (L_p grad W)^T */
+    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e)
+        pd_xpbi_add_outer(&grad, 1, pd_v3_sub(v[j[e]], v[p]), s->nb_g[e]);
     return grad;
 }
 

@@ -211,7 +211,7 @@ pd_real pd_xpbi_hourglass_constraint_at(const pd_xpbi_state* s, const pd_vec3* x
         for (uint32_t e = first; e < last; ++e) {
             pd_vec3* g = &grad[e - first];
             pd_vec3 a = s->hg[e].k == 0 ? pd_v3(0, 0, 0) : *g;
-            *g = pd_v3_scale(pd_v3_sub(a, pd_m3_mulv(m, s->nb[e].g)), 1 / c);
+            *g = pd_v3_scale(pd_v3_sub(a, pd_m3_mulv(m, s->nb_g[e])), 1 / c);
             gp = pd_v3_sub(gp, *g);
             sum += s->inv_mass[s->near.indices[e]] * pd_v3_len2(*g);
         }

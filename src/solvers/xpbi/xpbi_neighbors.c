@@ -56,24 +56,21 @@ static void kernel_range(void* ctx, size_t begin, size_t end, int thread) {
     for (size_t p = begin; p < end; ++p) {
         pd_mat3 a = pd_m3_zero();
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
-            pd_xpbi_neighbor* nb = &s->nb[e];
             uint32_t b = s->near.indices[e];
-            nb->j = b;
-            nb->w = 0, nb->g = pd_v3(0, 0, 0);
+            pd_vec3* g = &s->nb_g[e];
+            s->nb_w[e] = 0, *g = pd_v3(0, 0, 0);
             if (job->body[b] != job->body[p])
                 continue;
             pd_vec3 d = pd_v3_sub(job->x[p], job->x[b]);
             pd_real r = pd_v3_len(d);
             pd_real dw = pd_sph_wendland_c2_derivative(r, H);
-            nb->g = r > 0 ? pd_v3_scale(d, dw / r) : pd_v3(0, 0, 0); /* grad W_b(x_p) */
-            nb->w = s->volume[b] * pd_sph_wendland_c2(r, H);
-            pd_xpbi_add_outer(&a, s->volume[b], nb->g, pd_v3_scale(d, -1));
+            *g = r > 0 ? pd_v3_scale(d, dw / r) : pd_v3(0, 0, 0); /* grad W_b(x_p) */
+            s->nb_w[e] = s->volume[b] * pd_sph_wendland_c2(r, H);
+            pd_xpbi_add_outer(&a, s->volume[b], *g, pd_v3_scale(d, -1));
         }
         pd_mat3 l = pd_xpbi_correction(a, s->prm.svd_cutoff);
-        for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
-            pd_xpbi_neighbor* nb = &s->nb[e];
-            nb->g = pd_v3_scale(pd_m3_mulv(l, nb->g), s->volume[nb->j]);
-        }
+        for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e)
+            s->nb_g[e] = pd_v3_scale(pd_m3_mulv(l, s->nb_g[e]), s->volume[s->near.indices[e]]);
     }
 }
 
@@ -129,9 +126,12 @@ static void color_cells(pd_xpbi_state* s, const pd_vec3* x) {
 }
 
 static pd_status reserve_neighbors(pd_xpbi_state* s, size_t entries) {
-    void* array = s->nb;
-    int ok = pd_reserve_scratch(&array, &s->nb_capacity, entries, sizeof(pd_xpbi_neighbor));
-    s->nb = array;
+    void* array = s->nb_g;
+    int ok = pd_reserve_scratch(&array, &s->nb_g_capacity, entries, sizeof(pd_vec3));
+    s->nb_g = array;
+    array = s->nb_w;
+    ok = ok && pd_reserve_scratch(&array, &s->nb_w_capacity, entries, sizeof(pd_real));
+    s->nb_w = array;
     return ok ? PD_OK : PD_ERR_OUT_OF_MEMORY;
 }
 

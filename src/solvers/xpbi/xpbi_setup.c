@@ -195,7 +195,8 @@ void pd_xpbi_destroy(void* state) {
     PD_FREE_ARRAY(s->contact_n, pd_real, contacts);
     PD_FREE_ARRAY(s->contact_t, pd_vec3, contacts);
     PD_FREE_ARRAY(s->history, pd_real, (size_t)s->prm.iterations + 1);
-    PD_FREE_ARRAY(s->nb, pd_xpbi_neighbor, s->nb_capacity);
+    PD_FREE_ARRAY(s->nb_g, pd_vec3, s->nb_g_capacity);
+    PD_FREE_ARRAY(s->nb_w, pd_real, s->nb_w_capacity);
     PD_FREE_ARRAY(s->hg, pd_xpbi_hourglass, s->hg_capacity);
     PD_FREE_ARRAY(s->hg_grad, pd_vec3, s->hg_grad_capacity);
     PD_FREE_ARRAY(s->pair_sum, pd_contact_pair_sum, s->pair_capacity);
@@ -253,6 +254,6 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     size_t pairs = scene->body_count > 1 ? 32 * sizeof(pd_contact_pair_sum) : 0;
     return hourglass + pairs + sizeof(pd_vec3) + 5 * sizeof(pd_mat3) + 10 * sizeof(pd_real) +
            2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) + 2 * sizeof(uint64_t) +
-           32 * (sizeof(pd_xpbi_neighbor) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
+           32 * (sizeof(pd_vec3) + sizeof(pd_real) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
            sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
 }

@@ -242,9 +242,9 @@ static void apply_constraint(sweep_job* job, uint32_t p, pd_mat3 m, pd_real dlam
     pd_real scale = dlambda / job->dt;
     pd_vec3 gp = pd_v3(0, 0, 0);
     for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
-        pd_vec3 gb = pd_m3_mulv(m, s->nb[e].g);
+        pd_vec3 gb = pd_m3_mulv(m, s->nb_g[e]);
         gp = pd_v3_sub(gp, gb);
-        give(job, s->nb[e].j, gb, scale);
+        give(job, s->near.indices[e], gb, scale);
     }
     give(job, p, gp, scale);
 }
@@ -627,9 +627,9 @@ static void moment_range(void* ctx, size_t begin, size_t end, int thread) {
         pd_mat3 q = pd_m3_zero();
         pd_vec3 sum = pd_v3(0, 0, 0);
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
-            const pd_xpbi_neighbor* nb = &s->nb[e];
-            pd_xpbi_add_outer(&q, s->inv_mass[nb->j], nb->g, nb->g);
-            sum = pd_v3_add(sum, nb->g);
+            pd_vec3 g = s->nb_g[e];
+            pd_xpbi_add_outer(&q, s->inv_mass[s->near.indices[e]], g, g);
+            sum = pd_v3_add(sum, g);
         }
         pd_xpbi_add_outer(&q, s->inv_mass[p], sum, sum);
         s->grad_moment[p] = q;
@@ -672,7 +672,7 @@ static void xsph_range(void* ctx, size_t begin, size_t end, int thread) {
     for (size_t p = begin; p < end; ++p) {
         pd_vec3 sum = pd_v3(0, 0, 0);
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e)
-            sum = pd_v3_madd(sum, s->nb[e].w, pd_v3_sub(v[s->nb[e].j], v[p]));
+            sum = pd_v3_madd(sum, s->nb_w[e], pd_v3_sub(v[s->near.indices[e]], v[p]));
         s->dv[p] = s->inv_mass[p] > 0 ? pd_v3_madd(v[p], job->xsph, sum) : v[p];
     }
 }
