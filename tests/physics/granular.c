@@ -275,21 +275,8 @@ PD_TEST(granular_stiffness_follows_eq_25_to_27) {
 static size_t run_threads(int threads, pd_vec3* out, size_t cap) {
     pd_set_threads(threads);
     pd_test_sim t;
-    size_t n = 0;
     int ok = open_column(&t, "", "\"plastic_passes\":2", 0.05, 0);
-    pd_error err = {0};
-    for (int k = 0; ok && k < 10; ++k)
-        ok = pd_world_step(t.world, &err) == PD_OK;
-    if (ok) {
-        const pd_particles* p = &t.world->particles;
-        n = p->count < cap ? p->count : cap;
-        for (size_t i = 0; i < n; ++i)
-            out[p->id[i]] = p->pos[i];
-    }
-    if (t.world)
-        pd_test_sim_close(&t);
-    pd_set_threads(0);
-    return ok ? n : 0;
+    return pd_test_positions_after_steps(&t, ok, 10, out, cap);
 }
 
 PD_TEST(granular_same_bits_on_any_thread_count) {
@@ -297,9 +284,7 @@ PD_TEST(granular_same_bits_on_any_thread_count) {
     static pd_vec3 one[CAP], two[CAP];
     size_t n1 = run_threads(1, one, CAP), n2 = run_threads(2, two, CAP);
     PD_REQUIRE(n1 == n2 && n1 < CAP && n1 > 4 * 512);
-    size_t differ = 0;
-    for (size_t i = 0; i < n1; ++i)
-        differ += memcmp(&one[i], &two[i], sizeof(pd_vec3)) != 0;
+    size_t differ = pd_test_positions_differing(one, two, n1);
     printf("  %zu grains after 10 steps: %zu differ between 1 and 2 threads\n", n1, differ);
     PD_CHECK(differ == 0);
 }

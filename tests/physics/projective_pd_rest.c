@@ -173,21 +173,8 @@ PD_TEST(in_solve_granular_terms_are_the_gradient_of_their_energy) {
 static size_t layer_on_threads(int threads, pd_vec3* out, size_t cap) {
     pd_set_threads(threads);
     pd_test_sim t;
-    size_t n = 0;
     int ok = open_layer(&t, 30, IN_SOLVE, NO_EQ28, 0.16, 0.08);
-    pd_error err = {0};
-    for (int k = 0; ok && k < 5; ++k)
-        ok = pd_world_step(t.world, &err) == PD_OK;
-    if (ok) {
-        const pd_particles* p = &t.world->particles;
-        n = p->count < cap ? p->count : cap;
-        for (size_t i = 0; i < n; ++i)
-            out[p->id[i]] = p->pos[i];
-    }
-    if (t.world)
-        pd_test_sim_close(&t);
-    pd_set_threads(0);
-    return ok ? n : 0;
+    return pd_test_positions_after_steps(&t, ok, 5, out, cap);
 }
 
 PD_TEST(in_solve_granular_terms_same_bits_on_any_thread_count) {
@@ -195,9 +182,7 @@ PD_TEST(in_solve_granular_terms_same_bits_on_any_thread_count) {
     static pd_vec3 one[CAP], two[CAP];
     size_t n1 = layer_on_threads(1, one, CAP), n2 = layer_on_threads(2, two, CAP);
     PD_REQUIRE(n1 == n2 && n1 < CAP && n1 > 4 * 512);
-    size_t differ = 0;
-    for (size_t i = 0; i < n1; ++i)
-        differ += memcmp(&one[i], &two[i], sizeof(pd_vec3)) != 0;
+    size_t differ = pd_test_positions_differing(one, two, n1);
     printf("  %zu grains after 5 steps: %zu differ between 1 and 2 threads\n", n1, differ);
     PD_CHECK(differ == 0);
 }

@@ -69,6 +69,37 @@ static inline int pd_test_sim_run(pd_test_sim* t, double t_end) {
     return 1;
 }
 
+/* For the thread-count tests (pd_set_threads before opening): with the simulation opened
+ * (`opened`), takes `steps` steps, copies the positions by particle id into out (at most cap),
+ * closes it and restores the default thread count. Returns the particles copied, 0 when a step
+ * or the opening failed. */
+static inline size_t pd_test_positions_after_steps(pd_test_sim* t, int opened, int steps,
+                                                   pd_vec3* out, size_t cap) {
+    pd_error err = {0};
+    int ok = opened;
+    for (int k = 0; ok && k < steps; ++k)
+        ok = pd_world_step(t->world, &err) == PD_OK;
+    size_t n = 0;
+    if (ok) {
+        const pd_particles* p = &t->world->particles;
+        n = p->count < cap ? p->count : cap;
+        for (size_t i = 0; i < n; ++i)
+            out[p->id[i]] = p->pos[i];
+    }
+    if (t->world)
+        pd_test_sim_close(t);
+    pd_set_threads(0);
+    return ok ? n : 0;
+}
+
+/* Positions of two runs that differ in any bit. */
+static inline size_t pd_test_positions_differing(const pd_vec3* a, const pd_vec3* b, size_t n) {
+    size_t differ = 0;
+    for (size_t i = 0; i < n; ++i)
+        differ += memcmp(&a[i], &b[i], sizeof(pd_vec3)) != 0;
+    return differ;
+}
+
 /* Principal standard deviations of a particle cloud, ascending: a body's shape without its pose
  * (rotation-invariant), for tests that compare a shape with its rest shape. */
 static inline void pd_test_principal_sizes(const pd_vec3* x, size_t n, double out[3]) {
