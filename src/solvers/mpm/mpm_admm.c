@@ -911,8 +911,8 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
     X(bc_normal, pd_vec3)                                                                          \
     X(bc_target, pd_vec3)                                                                          \
     X(bc_stick, pd_vec3)                                                                           \
-    X(bc_friction, pd_vec3) X(bc_mu, pd_real) X(admm_diag, pd_real) X(bc_kind, uint8_t)            \
-        X(bc_collider, int32_t)
+    X(bc_friction, pd_vec3)                                                                        \
+    X(bc_mu, pd_real) X(admm_diag, pd_real) X(bc_kind, uint8_t) X(bc_collider, int32_t)
 
 /* The dual step's three sums per chunk of PD_MPM_ADMM_GRAIN particles. */
 static size_t admm_sum_count(size_t n) {
