@@ -3,6 +3,8 @@
  * the Bingham slab's rate is xpbi.c's), non-associated Cam-clay inside the iterations (Eq. 14;
  * src/constitutive/cam_clay.h) and the two-constraint form of Eq. 4-5 on the bar's E and nu and
  * a cantilever's frequency. */
+#include <stdlib.h>
+
 #include "bar.h"
 #include "support.h"
 #include "solvers/xpbi/xpbi_data.h"
@@ -76,13 +78,16 @@ PD_TEST(von_mises_bar_pulled_past_yield_carries_its_yield_stress) {
  * those centres over 0.15 s (uniaxial strain: ln J = ln(H / H_0) = -0.157), the piston then
  * withdrawn by 0.1 m over 0.1 s, the block settling to 0.45 s (damping tau 2 ms). Non-associated
  * Cam-clay (M of 45 degrees, beta 0.5, xi 1, alpha_0 -0.02: p_0 = K sinh 0.02) compacts past
- * p_0 and hardens by Wolper's law: at the compaction tip p = p_0(alpha) = K sinh(-alpha) is the
- * elastic volume strain's K |tr eps|, so ln J = alpha - sinh(-alpha): at the deepest, alpha -
- * alpha_0 = -(x - 0.02) with x + sinh x = -ln J (asked within 15 %; a state on the ellipse
- * short of the tip compacts a little less). Released, it keeps the compaction: ln(H / H_0) below
- * -0.05 asked (a third of the deepest). Drucker-Prager (friction angle 45 degrees, xpbi's: no
- * volume correction), whose cone holds every uniaxial compression of this material, springs
- * back and past (dilated by the rebound): ln(H / H_0) above -0.01 asked. */
+ * p_0 and hardens by Wolper's law: at the compaction tip p = p_0(alpha) = K sinh(-xi alpha) is
+ * the elastic volume strain's K |tr eps|, and the volume the return shed is alpha - alpha_0, so
+ * ln J = alpha - alpha_0 - sinh(-xi alpha) (asked within 15 %; a state on the ellipse short of
+ * the tip compacts a little less). `hardening` (xi 3) and `log_plastic_volume` (alpha_0 -0.1),
+ * each changed on its own, move the deepest compaction by Wolper's law too: a key the method
+ * dropped, or read in another's place, reads the default's alpha. Released, the default block
+ * keeps the compaction: ln(H / H_0) below -0.05 asked (a third of the deepest). Drucker-Prager
+ * (friction angle 45 degrees, xpbi's: no volume correction), whose cone holds every uniaxial
+ * compression of this material, springs back and past (dilated by the rebound): ln(H / H_0)
+ * above -0.01 asked. */
 static const char* k_oedometer =
     "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":\"auto\",\"fps\":50,\"frames\":23},"
     "\"solver\":{\"xpbi\":{\"damping\":0.002}},"
@@ -98,25 +103,49 @@ static const char* k_oedometer =
     "{\"t\":0.25,\"translate\":[0,0.1,0]}]}]}";
 
 typedef struct squeezed {
-    double peak, log_h;  /* ln(H / H_0) at the piston's deepest and at the end */
-    double plastic_peak; /* cam_clay: mean alpha - alpha_0 at the deepest */
-    double plastic;      /* ... and at the end */
+    double peak, log_h;       /* ln(H / H_0) at the piston's deepest and at the end */
+    double plastic_peak;      /* cam_clay: mean alpha - alpha_0 at the deepest */
+    double plastic;           /* ... and at the end */
+    double inner, inner_want; /* the inner 4^3 particles' mean alpha - alpha_0 at the deepest,
+                               * and Wolper's law at each one's own ln J */
+    double hardening;         /* xi, the scene's */
 } squeezed;
 
-static double mean_plastic_volume(const pd_test_sim* t) {
+/* The mean of alpha - alpha_0 over the block. */
+static double mean_plastic_volume(const pd_test_sim* t, double alpha0) {
     const pd_xpbi_state* xs = t->world->solver_state;
     double alpha = 0;
     for (size_t i = 0; i < t->world->particles.count; ++i)
-        alpha += xs->log_jp[i] + 0.02;
+        alpha += xs->log_jp[i] - alpha0;
     return alpha / (double)t->world->particles.count;
 }
 
-/* x with x + sinh x = c (Newton from c / 2). */
-static double tip_compaction(double c) {
-    double x = 0.5 * c;
+/* alpha - alpha_0 at the compaction tip for a total ln J: alpha - alpha_0 - sinh(-xi alpha) =
+ * ln J (Newton from alpha_0 + ln J / 2; the left side grows with alpha). */
+static double tip_compaction(double log_j, double xi, double alpha0) {
+    double a = alpha0 + 0.5 * log_j;
     for (int k = 0; k < 50; ++k)
-        x -= (x + sinh(x) - c) / (1 + cosh(x));
-    return x;
+        a -= (a - alpha0 - sinh(-xi * a) - log_j) / (1 + xi * cosh(xi * a));
+    return a - alpha0;
+}
+
+/* The inner 4^3 particles (away from the walls' and the piston's kernel deficiency, where the
+ * block's F departs from its shape's: their mean ln J reads -0.21 to -0.23 where ln(H / H_0) is
+ * -0.16): their mean alpha - alpha_0, and Wolper's law at each one's own ln J = ln det F^E +
+ * alpha - alpha_0. */
+static void interior_tip(const pd_test_sim* t, double alpha0, squeezed* out) {
+    const pd_xpbi_state* xs = t->world->solver_state;
+    const pd_particles* p = &t->world->particles;
+    double xi = xs->mat[0].clay.xi, n = 0;
+    out->inner = out->inner_want = 0, out->hardening = xi;
+    for (size_t i = 0; i < p->count; ++i) {
+        pd_vec3 r = p->rest[i];
+        if (fmin(fmin(r.x, r.y), r.z) < 0.025 || fmax(fmax(r.x, r.y), r.z) > 0.075)
+            continue;
+        double a = xs->log_jp[i] - alpha0, log_j = log(pd_m3_det(xs->f[i])) + a;
+        out->inner += a, out->inner_want += tip_compaction(log_j, xi, alpha0), n += 1;
+    }
+    out->inner /= n, out->inner_want /= n;
 }
 
 /* H: the top layer's mean y less the bottom layer's (0.0875 m at rest; the colliders touch
@@ -132,32 +161,34 @@ static double block_height(const pd_particles* p) {
     return top / nt - bottom / nb;
 }
 
-static int oedometer(const char* const* sets, int count, squeezed* out) {
+static int oedometer(const char* const* sets, int count, double alpha0, squeezed* out) {
     pd_test_sim t;
     if (!pd_test_sim_open(&t, k_oedometer, sets, count))
         return 0;
     const pd_particles* p = &t.world->particles;
     int ok = pd_test_sim_run(&t, 0.15);
     out->peak = log(block_height(p) / 0.0875);
-    out->plastic_peak = mean_plastic_volume(&t);
+    out->plastic_peak = mean_plastic_volume(&t, alpha0);
+    interior_tip(&t, alpha0, out);
     ok = ok && pd_test_sim_run(&t, 0.45);
     out->log_h = log(block_height(p) / 0.0875);
-    out->plastic = mean_plastic_volume(&t);
+    out->plastic = mean_plastic_volume(&t, alpha0);
     printf("  %s: dt %.3g s; ln(H / H_0) at the deepest %.4f, released %.4f; mean alpha - "
-           "alpha_0 at the deepest %.4f, released %.4f\n",
-           count ? "drucker_prager (no alpha)" : "cam_clay", t.world->def.dt, out->peak, out->log_h,
-           out->plastic_peak, out->plastic);
+           "alpha_0 at the deepest %.4f, released %.4f; the inner particles' %.4f (Wolper's law at "
+           "their ln J %.4f)\n",
+           count ? sets[0] : "cam_clay", t.world->def.dt, out->peak, out->log_h, out->plastic_peak,
+           out->plastic, out->inner, out->inner_want);
     pd_test_sim_close(&t);
     return ok;
 }
 
 PD_TEST(cam_clay_block_keeps_its_compaction_drucker_prager_springs_back) {
     squeezed clay, sand;
-    PD_REQUIRE(oedometer(NULL, 0, &clay));
+    PD_REQUIRE(oedometer(NULL, 0, -0.02, &clay));
     const char* dp[] = {"materials.snow.plasticity={\"model\":\"drucker_prager\","
                         "\"friction_angle\":45}"};
-    PD_REQUIRE(oedometer(dp, 1, &sand));
-    double want = -(tip_compaction(-clay.peak) - 0.02);
+    PD_REQUIRE(oedometer(dp, 1, -0.02, &sand));
+    double want = tip_compaction(clay.peak, 1, -0.02);
     printf("  Wolper's hardening at the tip for ln J %.4f: alpha - alpha_0 = %.4f\n", clay.peak,
            want);
     PD_CHECK(clay.peak < -0.1);
@@ -165,6 +196,112 @@ PD_TEST(cam_clay_block_keeps_its_compaction_drucker_prager_springs_back) {
     PD_CHECK(clay.log_h < -0.05);
     PD_CHECK(sand.peak < -0.1);
     PD_CHECK(sand.log_h > -0.01);
+}
+
+/* The same oedometer with xi 3, then alpha_0 -0.1, each on its own, read on the inner particles
+ * against Wolper's law at their own ln J (interior_tip): the scene's keys reach the return, and
+ * the hardening integrated over the steps (p_0 taken at each step's alpha) keeps the law. 5 %
+ * asked; at the same ln J the default's xi 1 and alpha_0 -0.02 give 2.5 x and 1.5 x the
+ * compaction, so a key the method dropped fails it. The block's mean against ln(H / H_0) reads
+ * 0.85 and 0.82 of the law here (the default's 0.91, above): the boundary particles' F lags the
+ * block's shape. */
+PD_TEST(cam_clay_hardening_and_initial_compaction_move_the_tip_by_wolpers_law) {
+    const char* hard[] = {"materials.snow.plasticity.hardening=3"};
+    const char* dense[] = {"materials.snow.plasticity.log_plastic_volume=-0.1"};
+    squeezed a, b;
+    PD_REQUIRE(oedometer(hard, 1, -0.02, &a));
+    PD_REQUIRE(oedometer(dense, 1, -0.1, &b));
+    PD_CHECK(a.peak < -0.1 && b.peak < -0.1);
+    PD_CHECK(a.hardening == 3);
+    PD_CHECK_REL(a.inner, a.inner_want, 0.05);
+    PD_CHECK_REL(b.inner, b.inner_want, 0.05);
+}
+
+/* Snow pulled apart: the 0.1 m cube of the oedometer (8^3 particles, E 1e5 Pa, nu 0.3, M of 45
+ * degrees) without gravity, pre-compacted (alpha_0 -0.1, xi 2: p_0 = K sinh 0.2 = 16.8 kPa), each
+ * face's 6 x 6 inner particles pinned and moved outward by 1 mm over 0.15 s (the edges free).
+ * Past the tension tip p = -beta p_0 a trial returns to it with its deviator removed, and the
+ * volume past it is plastic (alpha grows, p_0 shrinks; the return takes p_0 at the step's alpha,
+ * as Wolper's: src/constitutive/cam_clay.c): a particle the last step returned to the tip keeps
+ * the elastic volume strain tr eps = ln det F^E = beta sinh(xi max(-alpha, 0)) of the step's
+ * alpha. Read at 0.15 s, while the pull still loads, over the particles whose alpha grew in
+ * that step, at `tension_ratio` 0.25 and 0.1 (0.050 and 0.020 at alpha_0): 1e-6 asked, and at
+ * least 16 particles at the tip. What fails it: a tension_ratio or hardening the method dropped
+ * (the default 0.05 or 30 in their place), a tip at another alpha, an F^E that is not the
+ * returned one (Eq. 22's). */
+static const char* k_pulled_snow =
+    "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":\"auto\",\"fps\":50,\"frames\":10},"
+    "\"solver\":{\"xpbi\":{\"damping\":0.002}},\"gravity\":[0,0,0],"
+    "\"materials\":{\"snow\":{\"density\":400,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3,"
+    "\"plasticity\":{\"model\":\"cam_clay\",\"friction_angle\":45,\"tension_ratio\":0.25,"
+    "\"hardening\":2,\"log_plastic_volume\":-0.1}}},"
+    "\"bodies\":[{\"name\":\"block\",\"material\":\"snow\",\"spacing\":0.0125,"
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.1,0.1,0.1]},\"pins\":[]}]}";
+
+/* The six face pins: the face's inner 6 x 6 particles, moved outward by 1 mm over 0.15 s. */
+static void face_pins(char* out, size_t size) {
+    size_t used = 0;
+    for (int f = 0; f < 6; ++f) {
+        int axis = f / 2, side = f % 2;
+        double lo[3] = {0.01, 0.01, 0.01}, hi[3] = {0.09, 0.09, 0.09}, move[3] = {0, 0, 0};
+        lo[axis] = side ? 0.09 : -1, hi[axis] = side ? 1 : 0.01;
+        move[axis] = side ? 0.001 : -0.001;
+        used += (size_t)snprintf(
+            out + used, size - used,
+            "%s{\"region\":{\"type\":\"box\",\"min\":[%g,%g,%g],\"max\":[%g,%g,%g]},"
+            "\"keyframes\":[{\"t\":0,\"translate\":[0,0,0]},{\"t\":0.15,\"translate\":[%g,%g,%g]}]"
+            "}",
+            f ? "," : "", lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], move[0], move[1], move[2]);
+    }
+}
+
+typedef struct tension_tip {
+    double strain, want; /* mean ln det F^E, and beta sinh(xi max(-alpha, 0)) over the same
+                          * (alpha at the step's start) */
+    int at_tip;          /* particles whose alpha grew in the last step */
+} tension_tip;
+
+static int pull_snow(double beta, tension_tip* out) {
+    char s_beta[80], s_pins[2048] = "bodies[0].pins=[";
+    snprintf(s_beta, sizeof s_beta, "materials.snow.plasticity.tension_ratio=%g", beta);
+    face_pins(s_pins + strlen(s_pins), sizeof s_pins - strlen(s_pins) - 2);
+    strcat(s_pins, "]");
+    const char* sets[] = {s_beta, s_pins};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, k_pulled_snow, sets, 2))
+        return 0;
+    const pd_xpbi_state* xs = t.world->solver_state;
+    size_t n = t.world->particles.count;
+    double* before = malloc(n * sizeof *before);
+    int ok = before && pd_test_sim_run(&t, 0.15 - t.world->def.dt);
+    for (size_t i = 0; ok && i < n; ++i)
+        before[i] = xs->log_jp[i];
+    ok = ok && pd_test_sim_run(&t, t.world->time + t.world->def.dt);
+    *out = (tension_tip){0};
+    for (size_t i = 0; ok && i < n; ++i) {
+        if (xs->log_jp[i] <= before[i])
+            continue;
+        out->strain += log(pd_m3_det(xs->f[i]));
+        out->want += beta * sinh(2 * fmax(-before[i], 0));
+        out->at_tip++;
+    }
+    if (out->at_tip)
+        out->strain /= out->at_tip, out->want /= out->at_tip;
+    printf("  beta %g: dt %.3g s; %d of %zu particles at the tip, ln det F^E %.6f, beta sinh(xi "
+           "max(-alpha, 0)) %.6f\n",
+           beta, t.world->def.dt, out->at_tip, n, out->strain, out->want);
+    free(before);
+    pd_test_sim_close(&t);
+    return ok;
+}
+
+PD_TEST(cam_clay_block_pulled_apart_holds_its_tension_tip) {
+    tension_tip a, b;
+    PD_REQUIRE(pull_snow(0.25, &a));
+    PD_REQUIRE(pull_snow(0.1, &b));
+    PD_CHECK(a.at_tip >= 16 && b.at_tip >= 16);
+    PD_CHECK_REL(a.strain, a.want, 1e-6);
+    PD_CHECK_REL(b.strain, b.want, 1e-6);
 }
 
 /* The two-constraint form (solver.xpbi.constraints "two", Eq. 4-5) on the cross-method bar's
