@@ -927,7 +927,7 @@ static const char k_usage[] =
     "  --threads 1,2   thread counts to run (comma-separated)\n"
     "  --steps N       measured steps per case (default: the case's own)\n"
     "  --warmup N      untimed steps before them, 0 or more (default: the case's own)\n"
-    "  --filter NAME   only cases whose name contains NAME\n"
+    "  --filter NAME   only cases whose name contains NAME (NAME,NAME...: any of them)\n"
     "  --label TEXT    a word on what sets this run apart (a build, an override), kept in\n"
     "                  every row it records\n"
     "  --no-record     print only; by default each result is appended to its case's history\n"
@@ -1056,6 +1056,21 @@ static int parse_args(int argc, char** argv, bench_options* o) {
     return 0;
 }
 
+/* --filter: a case runs when its name contains one of the comma-separated words (all run
+ * without a filter). */
+static int filter_matches(const char* filter, const char* name) {
+    if (!filter)
+        return 1;
+    for (const char* w = filter; *w;) {
+        size_t len = strcspn(w, ",");
+        for (const char* at = name; len && *at; ++at)
+            if (!strncmp(at, w, len))
+                return 1;
+        w += len + (w[len] == ',');
+    }
+    return 0;
+}
+
 int main(int argc, char** argv) {
     bench_options o;
     int code = parse_args(argc, argv, &o);
@@ -1080,7 +1095,7 @@ int main(int argc, char** argv) {
     static bench_result res[BENCH_MAX_RESULTS];
     int n = 0, failed = 0;
     for (int k = 0; k < BENCH_CASE_COUNT; ++k) {
-        if (o.filter && !strstr(k_cases[k].name, o.filter))
+        if (!filter_matches(o.filter, k_cases[k].name))
             continue;
         for (int t = 0; t < o.thread_count && n < BENCH_MAX_RESULTS; ++t) {
             run_case(&k_cases[k], &o, o.threads[t], &res[n]);
@@ -1093,7 +1108,7 @@ int main(int argc, char** argv) {
     }
     static peers_result peers[BENCH_MAX_THREADS];
     int peer_count = 0;
-    if (!o.filter || strstr(k_peers_name, o.filter)) {
+    if (filter_matches(o.filter, k_peers_name)) {
         for (int t = 0; t < o.thread_count; ++t) {
             peers_run(o.threads[t], &peers[peer_count]);
             failed |= !peers[peer_count].ran && !strstr(peers[peer_count].note, "skipped");
@@ -1103,7 +1118,7 @@ int main(int argc, char** argv) {
     }
     static stream_result streams[BENCH_MAX_THREADS];
     int stream_count = 0;
-    if (!o.filter || strstr(k_stream_name, o.filter)) {
+    if (filter_matches(o.filter, k_stream_name)) {
         for (int t = 0; t < o.thread_count; ++t) {
             stream_run(o.threads[t], &streams[stream_count]);
             failed |= !streams[stream_count++].ok;
@@ -1112,7 +1127,7 @@ int main(int argc, char** argv) {
     }
     static cantilever_result cantilevers[BENCH_MAX_THREADS];
     int cantilever_count = 0;
-    if (!o.filter || strstr(k_cantilever_name, o.filter)) {
+    if (filter_matches(o.filter, k_cantilever_name)) {
         for (int t = 0; t < o.thread_count; ++t) {
             cantilever_bench(o.threads[t], &cantilevers[cantilever_count]);
             cantilever_print(stdout, &cantilevers[cantilever_count++]);
