@@ -212,3 +212,38 @@ PD_TEST(semi_refuses_another_global_solve) {
         pd_destroy_world(w);
     pd_scene_free(&scene);
 }
+
+typedef struct semi_observed {
+    int calls, last;
+    double final;
+} semi_observed;
+
+static void observe(void* ctx, int iteration, pd_real residual) {
+    semi_observed* o = ctx;
+    o->calls++;
+    o->last = iteration, o->final = residual;
+}
+
+/* pd_world_observe_iterations in this mode (peridot_bench --convergence draws its curve from
+ * it): the squashed block's step reports each of its 40 iterations, numbered on, the last with
+ * the residual the step ends at. An observer left uncalled, called once a step or with another
+ * yardstick fails. */
+PD_TEST(semi_observer_sees_every_iteration) {
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
+    pd_particles* p = &t.world->particles;
+    for (size_t i = 0; i < p->count; ++i)
+        if (!(p->flags[i] & PD_P_CONSTRAINED))
+            p->pos[i].y = 0.5 * p->pos[i].y;
+    semi_observed o = {0};
+    pd_world_observe_iterations(t.world, observe, &o);
+    PD_REQUIRE(pd_test_sim_run(&t, 1.0 / 30));
+    pd_world_info in = pd_world_get_info(t.world);
+    printf("  %d calls (last numbered %d) for %d iterations; residual %.4g (the step's %.4g)\n",
+           o.calls, o.last, in.iterations, o.final, in.residual);
+    PD_CHECK(o.calls == in.iterations && o.calls == 40);
+    PD_CHECK(o.last == in.iterations);
+    PD_CHECK_REL(o.final, in.residual, 1e-12);
+    pd_world_observe_iterations(t.world, NULL, NULL);
+    pd_test_sim_close(&t);
+}

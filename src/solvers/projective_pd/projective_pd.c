@@ -813,6 +813,13 @@ static pd_real semi_restart(pd_ppd_state* s, const pd_descent_problem* pr, pd_se
     return pd_descent_evaluate(d, pr, r);
 }
 
+/* The world's observer of iterations (pd_world_observe_iterations), as the accurate mode's
+ * descent calls it: the iteration and |r| relative to the step's yardstick r0. */
+static void semi_observe(const pd_descent* d, int it, pd_real r, pd_real r0) {
+    if (d->on_iteration)
+        d->on_iteration(d->on_iteration_ctx, it, r0 > 0 ? r / r0 : r);
+}
+
 /* solver.iteration semi_iterative: He 2017's local/global iteration as the paper runs it (one
  * local step, one Jacobi sweep of the global system per outer iteration), the outer iterates
  * Chebyshev-accelerated (optim/semi_iterative.h) with rho = semi_rho or the Gershgorin bound of
@@ -837,12 +844,12 @@ static pd_status solve_semi(pd_ppd_state* s, pd_real merit, pd_real r, pd_real r
         if (st != PD_OK)
             return st;
         merit = pd_descent_evaluate(d, &pr, &r);
-        ++it;
+        semi_observe(d, ++it, r, r0);
         if (w.k % s->prm.semi_check)
             continue;
         if (merit > checked && it < budget) {
             merit = semi_restart(s, &pr, &w, &r);
-            ++it;
+            semi_observe(d, ++it, r, r0);
             continue;
         }
         checked = merit;
