@@ -247,3 +247,38 @@ PD_TEST(semi_observer_sees_every_iteration) {
     pd_world_observe_iterations(t.world, NULL, NULL);
     pd_test_sim_close(&t);
 }
+
+/* Bytes pd_create_world holds for k_ball's scene with `sets`, and its particles. */
+static size_t world_bytes(const char* const* sets, int count, size_t* particles) {
+    pd_scene scene;
+    pd_error err = {0};
+    pd_world* w = NULL;
+    size_t bytes = 0;
+    if (pd_scene_parse(k_ball, "test.json", ".", sets, count, &scene, &err) != PD_OK)
+        return 0;
+    size_t before = pd_bytes_in_use();
+    if (pd_create_world(&scene, &w, &err) == PD_OK) {
+        bytes = pd_bytes_in_use() - before;
+        *particles = pd_world_get_info(w).particles;
+        pd_destroy_world(w);
+    }
+    pd_scene_free(&scene);
+    return bytes;
+}
+
+/* This mode runs no descent, so it keeps no L-BFGS pairs: the ball's world in it holds exactly
+ * the default history's 5 pairs of two vectors (n + 1 points each) less than in the accurate
+ * mode, whose pairs stay. A world that allocates the pairs anyway, or drops them in the accurate
+ * mode, fails. */
+PD_TEST(semi_keeps_no_lbfgs_pairs) {
+    const char* accurate[] = {"solver.iteration=accurate"};
+    size_t n_semi = 0, n_accurate = 0;
+    size_t semi = world_bytes(NULL, 0, &n_semi);
+    size_t acc = world_bytes(accurate, 1, &n_accurate);
+    size_t pairs = 2 * 5 * (n_accurate + 1) * sizeof(pd_vec3);
+    printf("  %zu particles: %zu bytes accurate (%.0f a particle), %zu semi_iterative (%.0f); "
+           "the pairs %zu\n",
+           n_semi, acc, (double)acc / n_accurate, semi, (double)semi / n_semi, pairs);
+    PD_REQUIRE(semi > 0 && acc > 0 && n_semi == n_accurate);
+    PD_CHECK(acc - semi == pairs);
+}

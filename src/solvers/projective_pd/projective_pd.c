@@ -1038,14 +1038,16 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
     /* about 33 bonds of j, c (single), kb, and where a material flows rev and xi (a scene where
      * nothing flows keeps neither: keep_families_lean); per particle kinv (upper triangle), 14
      * vectors (ystar, g, two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir,
-     * work, and the collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair, diag,
+     * work, and the collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair (none
+     * in semi_iterative), diag,
      * kq, the family weight w, and push, limit, ktan, plastic strain, density, the granular factor
      * and the density constraints' seven, flags, and the scatter plan's order and task */
     size_t bonds = (size_t)(bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = sizeof(uint32_t) + sizeof(float) + sizeof(pd_real) +
                       (any_material_flows(scene) ? sizeof(uint32_t) + sizeof(pd_vec3) : 0);
-    size_t per_particle = sizeof(pd_ppd_sym3) + (15 + 2 * (size_t)prm->history) * sizeof(pd_vec3) +
-                          15 * sizeof(pd_real) + 26;
+    size_t pairs = prm->iteration == PD_PPD_SEMI_ITERATIVE ? 0 : (size_t)prm->history;
+    size_t per_particle =
+        sizeof(pd_ppd_sym3) + (15 + 2 * pairs) * sizeof(pd_vec3) + 15 * sizeof(pd_real) + 26;
     size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     /* src/contact: gradient, diagonal, its grid, and about 20 candidates within one spacing,
      * each with a pair slot (index + stiffness) */
