@@ -29,6 +29,8 @@ typedef struct pd_scene {
     pd_material_def* materials;
     int body_count;
     pd_body_def* bodies;
+    int emitter_count;
+    pd_emitter_def* emitters;
     int collider_count;
     pd_collider_def* colliders;
     pd_output_def output;

@@ -159,6 +159,22 @@ typedef struct pd_body_def {
 } pd_body_def;
 pd_body_def pd_default_body_def(void);
 
+/* A continuous source (emitters[i]): from `start` until `stop` a disc nozzle pours material
+ * along `direction` at `speed`, one lattice layer of particles each time the material in the
+ * nozzle has moved one spacing (world/emitters.c); the particles join body `body` as its tail. */
+typedef struct pd_emitter_def {
+    int body;          /* index into the scene's bodies */
+    int material;      /* index into the scene's materials (default: the body's) */
+    pd_vec3 center;    /* the nozzle's centre (m) */
+    pd_vec3 direction; /* unit: the flow, normal to the nozzle's disc */
+    pd_real radius;    /* m */
+    pd_real speed;     /* m/s */
+    pd_real start;     /* s */
+    pd_real stop;      /* s; INFINITY: until the run ends */
+    pd_real spacing;   /* m (default: the body's) */
+} pd_emitter_def;
+pd_emitter_def pd_default_emitter_def(void);
+
 /* ---- colliders ---- */
 typedef enum pd_collider_type {
     PD_COLLIDER_PLANE,

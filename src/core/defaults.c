@@ -53,6 +53,15 @@ pd_body_def pd_default_body_def(void) {
     return b;
 }
 
+pd_emitter_def pd_default_emitter_def(void) {
+    pd_emitter_def e;
+    memset(&e, 0, sizeof e);
+    e.direction = pd_v3(0, -1, 0);
+    e.start = 0;
+    e.stop = INFINITY;
+    return e;
+}
+
 pd_collider_def pd_default_collider_def(void) {
     pd_collider_def c;
     memset(&c, 0, sizeof c);

@@ -241,6 +241,7 @@ static pd_status parse_tree(const cJSON* root, pd_scene* s, pd_error* err) {
     PD_JTRY(require(root, "bodies", "an array of bodies", &bodies, err));
     PD_JTRY(pd_scene_parse_bodies(bodies, s, err));
     PD_JTRY(pd_scene_parse_colliders(cJSON_GetObjectItemCaseSensitive(root, "colliders"), s, err));
+    PD_JTRY(pd_scene_parse_emitters(cJSON_GetObjectItemCaseSensitive(root, "emitters"), s, err));
     return pd_scene_parse_output(cJSON_GetObjectItemCaseSensitive(root, "output"), s, &s->output,
                                  err);
 }
@@ -537,6 +538,7 @@ void pd_scene_free(pd_scene* s) {
         PD_FREE_ARRAY(b->material_changes, pd_material_change_def, b->material_change_count);
     }
     PD_FREE_ARRAY(s->bodies, pd_body_def, s->body_count);
+    PD_FREE_ARRAY(s->emitters, pd_emitter_def, s->emitter_count);
     for (int i = 0; s->colliders && i < s->collider_count; ++i)
         PD_FREE_ARRAY(s->colliders[i].keyframes, pd_keyframe, s->colliders[i].keyframe_count);
     PD_FREE_ARRAY(s->colliders, pd_collider_def, s->collider_count);

@@ -366,6 +366,71 @@ pd_status pd_scene_parse_bodies(const cJSON* item, pd_scene* s, pd_error* err) {
     return PD_OK;
 }
 
+/* emitters[i]: the body its particles join (by name), their material (the body's unless given),
+ * the nozzle and the stream; stop after start, and a spacing (the body's unless given). */
+static pd_status body_key(const cJSON* obj, const char* path, const pd_scene* s, int* out,
+                          pd_error* err) {
+    char name[PD_NAME_MAX], child[PD_JPATH_MAX], list[512] = "";
+    PD_JTRY(pd_json_string(obj, "body", path, 1, name, sizeof name, err));
+    for (int i = 0; i < s->body_count; ++i) {
+        if (strcmp(s->bodies[i].name, name) == 0) {
+            *out = i;
+            return PD_OK;
+        }
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", s->bodies[i].name);
+    }
+    pd_jpath_key(child, path, "body");
+    return pd_fail(err, PD_ERR_BAD_SCENE, child, "expected the name of a body (%s), got \"%s\"",
+                   list, name);
+}
+
+static pd_status parse_emitter(const cJSON* obj, const char* path, const pd_scene* s,
+                               pd_emitter_def* e, pd_error* err) {
+    const pd_scene_table* t = &pd_scene_emitter_table;
+    char child[PD_JPATH_MAX];
+    PD_JTRY(pd_scene_check_keys(obj, path, t, NULL, err));
+    PD_JTRY(body_key(obj, path, s, &e->body, err));
+    const pd_body_def* b = &s->bodies[e->body];
+    e->material = b->material;
+    e->spacing = b->spacing;
+    if (cJSON_GetObjectItemCaseSensitive(obj, "material"))
+        PD_JTRY(material_key(obj, path, s, &e->material, err));
+    PD_JTRY(pd_scene_read_keys(t, obj, path, e, err));
+    pd_jpath_key(child, path, "direction");
+    PD_JTRY(unit_direction(&e->direction, child, err));
+    if (!(e->stop > e->start)) {
+        pd_jpath_key(child, path, "stop");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child, "expected a stop after start (%g s), got %g s",
+                       e->start, e->stop);
+    }
+    return PD_OK;
+}
+
+pd_status pd_scene_parse_emitters(const cJSON* item, pd_scene* s, pd_error* err) {
+    char found[96];
+    if (!item)
+        return PD_OK;
+    if (!cJSON_IsArray(item))
+        return pd_fail(err, PD_ERR_BAD_SCENE, "emitters", "expected an array of emitters, got %s",
+                       pd_json_describe(item, found, sizeof found));
+    int n = cJSON_GetArraySize(item);
+    if (n == 0)
+        return PD_OK;
+    s->emitters = PD_NEW_ARRAY(pd_emitter_def, (size_t)n);
+    if (!s->emitters)
+        return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "emitters", "out of memory");
+    s->emitter_count = n;
+    int i = 0;
+    for (const cJSON* c = item->child; c; c = c->next, ++i) {
+        char path[PD_JPATH_MAX];
+        pd_jpath_index(path, "emitters", i);
+        s->emitters[i] = pd_default_emitter_def();
+        PD_JTRY(parse_emitter(c, path, s, &s->emitters[i], err));
+    }
+    return PD_OK;
+}
+
 /* Whether a collider of `type` takes `key` of k_collider: point and normal are a plane's, inside
  * any other type's, thickness a mesh's. */
 static int collider_takes(pd_collider_type type, const char* key) {

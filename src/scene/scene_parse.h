@@ -31,6 +31,7 @@
 pd_status pd_scene_parse_materials(const cJSON* item, pd_scene* s, pd_error* err);
 pd_status pd_scene_parse_bodies(const cJSON* item, pd_scene* s, pd_error* err);
 pd_status pd_scene_parse_colliders(const cJSON* item, pd_scene* s, pd_error* err);
+pd_status pd_scene_parse_emitters(const cJSON* item, pd_scene* s, pd_error* err);
 pd_status pd_scene_parse_output(const cJSON* item, const pd_scene* s, pd_output_def* out,
                                 pd_error* err);
 

@@ -281,6 +281,18 @@ static cJSON* collider_json(const pd_collider_def* c) {
 }
 
 /* An array of the names (the row's choices) whose bit is set in `bits`. */
+static cJSON* emitter_json(const pd_scene* s, const pd_emitter_def* e) {
+    const pd_scene_table* t = &pd_scene_emitter_table;
+    cJSON* o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "body", s->bodies[e->body].name);
+    cJSON_AddStringToObject(o, "material", s->materials[e->material].name);
+    WRITE_KEYS(o, t, e, "center", "direction", "radius", "speed", "start");
+    if (isfinite(e->stop)) /* the default (until the run ends) has no number */
+        pd_scene_write_key(o, t, "stop", e);
+    pd_scene_write_key(o, t, "spacing", e);
+    return o;
+}
+
 static void add_flags(cJSON* obj, const pd_scene_table* t, const char* key, unsigned bits) {
     cJSON* list = cJSON_AddArrayToObject(obj, key);
     const pd_param_info* info = &pd_scene_key_find(t, key)->p;
@@ -355,6 +367,11 @@ cJSON* pd_scene_to_json(const pd_scene* s) {
     cJSON* colliders = cJSON_AddArrayToObject(root, "colliders");
     for (int i = 0; i < s->collider_count; ++i)
         cJSON_AddItemToArray(colliders, collider_json(&s->colliders[i]));
+    if (s->emitter_count) { /* absent from the scenes without: their resolved form is unchanged */
+        cJSON* emitters = cJSON_AddArrayToObject(root, "emitters");
+        for (int i = 0; i < s->emitter_count; ++i)
+            cJSON_AddItemToArray(emitters, emitter_json(s, &s->emitters[i]));
+    }
     cJSON* out = cJSON_AddObjectToObject(root, "output");
     WRITE_KEYS(out, &pd_scene_output_table, &s->output, "dir", "every", "checkpoint_every");
     add_flags(out, &pd_scene_output_table, "format", s->output.formats);

@@ -63,6 +63,13 @@ static const pd_scene_key k_top[] = {
      .flags = HAND,
      .type_doc = "array",
      .def_doc = "[]"},
+    {.p = {"emitters", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "Continuous sources: nozzles that pour material into a body while the run goes "
+           "(section `emitters[i]`)."},
+     .flags = HAND,
+     .type_doc = "array",
+     .def_doc = "[]",
+     .range_doc = "a method that takes them (mpm, xpbi)"},
     {.p = {"output", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL, "What is written (section `output`)."},
      .flags = HAND,
      .type_doc = "object",
@@ -434,6 +441,43 @@ static const pd_scene_key k_collider[] = {
 };
 
 /* `format` and `attributes` are lists of choices stored as bit sets (bit i: choice i). */
+static const pd_scene_key k_emitter[] = {
+    {.p = {"body", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "The body the emitted particles join, as its tail (its `body` attribute, its contact "
+           "field, its material changes)."},
+     .flags = HAND | REQ,
+     .range_doc = "a name of `bodies`, kind dynamic"},
+    {.p = {"material", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL, "The emitted material."},
+     .flags = HAND,
+     .def_doc = "the body's",
+     .range_doc = "a key of `materials`"},
+    {.p = {"center", PD_PARAM_VEC3, offsetof(pd_emitter_def, center), 0, ANY_NUMBER, "m", NULL,
+           "Centre of the nozzle: a disc normal to `direction`."},
+     .flags = REQ},
+    {.p = {"direction", PD_PARAM_VEC3, offsetof(pd_emitter_def, direction), 0, ANY_NUMBER, "1",
+           NULL, "Direction of the flow out of the nozzle (normalised)."},
+     .def_doc = "[0, -1, 0]",
+     .range_doc = "non-zero"},
+    {.p = {"radius", PD_PARAM_REAL, offsetof(pd_emitter_def, radius), 0, POSITIVE, "m", NULL,
+           "Radius of the nozzle. A layer is the lattice of `spacing` in the disc, one point "
+           "on its centre: about pi radius^2 / spacing^2 particles."},
+     .flags = REQ | PD_KEY_MIN_OPEN},
+    {.p = {"speed", PD_PARAM_REAL, offsetof(pd_emitter_def, speed), 0, POSITIVE, "m/s", NULL,
+           "Exit speed: the particles appear with velocity speed direction, a layer each time the "
+           "material in the nozzle has moved one spacing (every spacing / speed s)."},
+     .flags = REQ | PD_KEY_MIN_OPEN},
+    {.p = {"start", PD_PARAM_REAL, offsetof(pd_emitter_def, start), 0, 0, INF, "s", NULL,
+           "Time of the first layer."}},
+    {.p = {"stop", PD_PARAM_REAL, offsetof(pd_emitter_def, stop), 0, 0, INF, "s", NULL,
+           "No layer from this time on."},
+     .def_doc = "the run's end",
+     .range_doc = "> start"},
+    {.p = {"spacing", PD_PARAM_REAL, offsetof(pd_emitter_def, spacing), 0, POSITIVE, "m", NULL,
+           "Particle spacing of the stream; each particle has mass density spacing^3."},
+     .flags = PD_KEY_MIN_OPEN,
+     .def_doc = "the body's"},
+};
+
 static const pd_scene_key k_output[] = {
     {.p = {"dir", PD_PARAM_STRING, offsetof(pd_output_def, dir), 0, 0, 0, "-", NULL,
            "Output folder, relative to the working directory; `peridot run -o` overrides it. A "
@@ -519,6 +563,15 @@ const pd_scene_table pd_scene_keyframe_table = {"`keyframes[j]` (pins and collid
                                                 k_keyframe, COUNT(k_keyframe)};
 const pd_scene_table pd_scene_collider_table = {"`colliders[i]`", NULL, k_collider,
                                                 COUNT(k_collider)};
+const pd_scene_table pd_scene_emitter_table = {
+    "`emitters[i]`",
+    "Particles enter at the end of each step in which layers fall due, as the tail of `body` "
+    "(ids after every particle before them): frames hold more particles as the run goes. A layer "
+    "is emitted at start + k spacing / speed (k = 0, 1, ...), before `stop` and within the "
+    "run, and has moved speed (t - t_k) along `direction` when it appears. Room for every "
+    "particle the emitter will make is reserved when the run starts (`peridot info` counts "
+    "it). Refused by the methods that keep bonds (projective_pd, hyperelastic_pd, sbpd).",
+    k_emitter, COUNT(k_emitter)};
 const pd_scene_table pd_scene_output_table = {"`output`", NULL, k_output, COUNT(k_output)};
 
 const pd_scene_table* const pd_scene_tables[] = {
@@ -533,6 +586,7 @@ const pd_scene_table* const pd_scene_tables[] = {
     &pd_scene_material_change_table,
     &pd_scene_keyframe_table,
     &pd_scene_collider_table,
+    &pd_scene_emitter_table,
     &pd_scene_output_table,
     NULL,
 };

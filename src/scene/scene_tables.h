@@ -58,6 +58,7 @@ extern const pd_scene_table pd_scene_pin_table;             /* pd_pin_def */
 extern const pd_scene_table pd_scene_material_change_table; /* pd_material_change_def */
 extern const pd_scene_table pd_scene_keyframe_table;        /* pd_keyframe */
 extern const pd_scene_table pd_scene_collider_table;        /* pd_collider_def */
+extern const pd_scene_table pd_scene_emitter_table;         /* pd_emitter_def */
 extern const pd_scene_table pd_scene_output_table;          /* pd_output_def */
 
 /* Every table above, in the order of the docs, NULL-terminated. */

@@ -350,10 +350,46 @@ static pd_status check_output(const pd_scene* s, pd_error* err) {
                    s->output.every, s->world.frames, s->world.frames, s->world.frames);
 }
 
+/* Emitters only under a method that takes particles arriving in the run (on_emit), into a
+ * dynamic body, of a material the method runs on that body. */
+static pd_status check_emitters(const pd_scene* s, pd_error* err) {
+    if (s->emitter_count == 0)
+        return PD_OK;
+    if (!s->solver->on_emit) {
+        char list[256] = "";
+        for (const pd_solver_vtable* const* m = pd_solver_all(); *m; ++m)
+            if ((*m)->on_emit) {
+                size_t used = strlen(list);
+                snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", (*m)->name);
+            }
+        return pd_fail(err, PD_ERR_BAD_SCENE, "emitters",
+                       "method %s does not take emitters: its particles keep bonds made when the "
+                       "run starts, and a particle arriving later would have none (the methods "
+                       "that take them: %s)",
+                       s->solver->name, list);
+    }
+    for (int i = 0; i < s->emitter_count; ++i) {
+        const pd_emitter_def* e = &s->emitters[i];
+        char path[PD_JPATH_MAX], child[PD_JPATH_MAX];
+        pd_jpath_index(path, "emitters", i);
+        if (s->bodies[e->body].kind != PD_BODY_DYNAMIC) {
+            pd_jpath_key(child, path, "body");
+            return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                           "expected a dynamic body to pour into; body '%s' is not",
+                           s->bodies[e->body].name);
+        }
+        pd_jpath_key(child, path, "material");
+        if (s->solver->check_body_material)
+            PD_JTRY(s->solver->check_body_material(s, e->body, e->material, child, err));
+    }
+    return PD_OK;
+}
+
 pd_status pd_scene_validate(const pd_scene* s, pd_error* err) {
     PD_JTRY(check_material_blocks(s, err));
     PD_JTRY(check_time(&s->world, err));
     PD_JTRY(check_output(s, err));
     PD_JTRY(check_body_materials(s, err));
+    PD_JTRY(check_emitters(s, err));
     return check_bodies(s, err);
 }

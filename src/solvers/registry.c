@@ -86,6 +86,8 @@ unsigned pd_solver_capabilities(const pd_solver_vtable* m) {
         c |= PD_CAP_PIN_RELEASE;
     if (m->persistent)
         c |= PD_CAP_CHECKPOINTS;
+    if (m->on_emit)
+        c |= PD_CAP_EMITTERS;
     return c;
 }
 
@@ -107,6 +109,7 @@ static const struct {
     {"pin_release", "`bodies[i].pins[k].release`"},
     {"checkpoints", "`output.checkpoint_every`"},
     {"hencky_maxwell", "a Maxwell branch on the Hencky strain (`viscoelasticity` hencky_maxwell)"},
+    {"emitters", "particles poured in while the run goes (`emitters`)"},
 };
 
 static int capability_index(unsigned cap) {

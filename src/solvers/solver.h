@@ -127,7 +127,8 @@ enum {
     PD_CAP_PIN_RELEASE = 1u << 11,      /* derived from releases_pins */
     PD_CAP_CHECKPOINTS = 1u << 12,      /* derived from persistent */
     PD_CAP_MAXWELL = 1u << 13,          /* derived from materials->viscoelasticity */
-    PD_CAP_COUNT = 14
+    PD_CAP_EMITTERS = 1u << 14,         /* derived from on_emit */
+    PD_CAP_COUNT = 15
 };
 
 typedef struct pd_solver_vtable {
@@ -208,6 +209,12 @@ typedef struct pd_solver_vtable {
      * method does not implement changes, and a scene that asks for one is refused. */
     pd_status (*change_materials)(void* state, struct pd_world* world, const uint8_t* changed,
                                   pd_error* err);
+    /* Emitters (scene `emitters`): the world has just appended particles first .. count - 1
+     * (positions, velocities, masses, materials set; room for them was reserved before
+     * `create`, world->particles.capacity); the method gives them its state at rest (F = I)
+     * and counts them from now on. NULL: the method takes no particles after its start, and a
+     * scene with emitters is refused. */
+    pd_status (*on_emit)(void* state, struct pd_world* world, size_t first, pd_error* err);
     /* Refuses, with a message naming `path` (the key that gives the body the material:
      * bodies[i].material or bodies[i].material_changes[k].material), a material the method
      * implements in general but cannot run on this body (e.g. plastic flow on a one-layer

@@ -10,8 +10,7 @@
 #include "neighbor/isotropy.h"
 #include "world/particles.h"
 
-/* Two unit vectors perpendicular to `axis` (and to each other). */
-static void perpendicular_pair(pd_vec3 axis, pd_vec3* u, pd_vec3* v) {
+void pd_perpendicular_pair(pd_vec3 axis, pd_vec3* u, pd_vec3* v) {
     pd_vec3 a = pd_v3_scale(axis, 1.0 / pd_v3_len(axis));
     pd_vec3 t = fabs(a.x) < 0.9 ? pd_v3(1, 0, 0) : pd_v3(0, 1, 0);
     *u = pd_v3_cross(a, t);
@@ -54,7 +53,7 @@ static pd_status push_points(pd_world* w, const pd_body_def* b, int body, const 
 static pd_status push_rod_ghosts(pd_world* w, const pd_body_def* b, int body, const pd_vec3* pts,
                                  size_t n) {
     pd_vec3 u, v;
-    perpendicular_pair(rod_axis(&b->shape), &u, &v);
+    pd_perpendicular_pair(rod_axis(&b->shape), &u, &v);
     pd_vec3 dirs[4] = {u, pd_v3_scale(u, -1), v, pd_v3_scale(v, -1)};
     for (int d = 0; d < 4; ++d) {
         for (size_t k = 0; k < n; ++k) {

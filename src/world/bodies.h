@@ -4,6 +4,10 @@
 #include "neighbor/family.h"
 #include "world/world.h"
 
+/* Two unit vectors perpendicular to `axis` (and to each other): a rod's ghosts, an emitter's
+ * disc. */
+void pd_perpendicular_pair(pd_vec3 axis, pd_vec3* u, pd_vec3* v);
+
 /* Samples every body of w->scene into particles and attaches pins. */
 pd_status pd_world_add_bodies(pd_world* w, pd_error* err);
 

@@ -220,6 +220,10 @@ static pd_status get_header(pd_world* w, pd_ckpt_reader* r, uint64_t scene_print
         st = pd_ckpt_get(r, "clock", clock, sizeof *clock, err);
     if (st == PD_OK)
         st = pd_ckpt_get(r, "particles", &count, sizeof count, err);
+    /* the emitters' layers due by then, made as the run made them (their state is overwritten
+     * with the checkpoint's below) */
+    if (st == PD_OK && w->emitter_count)
+        st = pd_world_emit(w, (pd_real)clock->time, err);
     if (st == PD_OK && count != w->particles.count)
         return pd_fail(err, PD_ERR_BAD_SCENE, "", "%s holds %llu particles; the scene has %zu",
                        r->path, (unsigned long long)count, w->particles.count);

@@ -133,6 +133,7 @@ pd_status pd_scene_estimate(const pd_scene* scene, pd_estimate* out, pd_error* e
         particles += n;
         bonds += body_bonds(&scene->bodies[b], n, area, extent, horizon);
     }
+    particles += (double)pd_scene_emitted_particles(scene); /* reserved at the start */
     const pd_solver_vtable* solver = scene->solver;
     /* the methods size their bond arrays as fraction * 4.2 horizon^3 a particle */
     double full = 4.2 * horizon * horizon * horizon;

@@ -1,6 +1,6 @@
 /* World life cycle and the order of one step:
  * (reorder) -> material changes due -> (renewal) -> pins -> solver (method) -> colliders ->
- * pin reactions -> stability check -> time += dt.
+ * pin reactions -> stability check -> time += dt -> emitters' layers due.
  * A method that resolves contact and friction inside its step (contact_in_solve) keeps its
  * velocities: the collider pass then only catches particles that still ended inside. */
 #include "world/world.h"
@@ -72,6 +72,8 @@ static pd_real runaway_speed(const pd_world* w) {
         v0 = fmax(v0, pd_v3_len(w->particles.vel[i]));
     for (int c = 0; c < w->colliders.count; ++c)
         v0 = fmax(v0, pd_v3_len(w->colliders.items[c].def.velocity));
+    for (int k = 0; k < w->scene->emitter_count; ++k)
+        v0 = fmax(v0, w->scene->emitters[k].speed);
     pd_real duration = w->def.frames / w->def.fps;
     pd_real fall = pd_v3_len(w->def.gravity) * duration;
     return fmax(100.0, 100.0 * (v0 + fall));
@@ -146,12 +148,16 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     }
     pd_set_threads(w->def.threads);
     pd_status st = pd_world_add_bodies(w, err);
+    if (st == PD_OK) /* room for every particle the emitters make, and the layers due at 0 */
+        st = pd_world_prepare_emitters(w, err);
+    if (st == PD_OK)
+        st = pd_world_emit(w, 0, err);
     if (st == PD_OK && w->particles.count == 0)
         st = pd_fail(err, PD_ERR_BAD_SCENE, "bodies", "the scene has no particles");
     if (st == PD_OK)
         st = pd_world_prepare_material_changes(w, err);
     if (st == PD_OK) {
-        w->order = PD_NEW_ARRAY(uint32_t, w->particles.count);
+        w->order = PD_NEW_ARRAY(uint32_t, w->particles.capacity);
         st = w->order ? PD_OK : PD_ERR_OUT_OF_MEMORY;
     }
     if (st == PD_OK)
@@ -164,11 +170,11 @@ pd_status pd_create_world(const pd_scene* scene, pd_world** out, pd_error* err) 
     if (st == PD_OK)
         st = pd_world_check_bodies_apart(w, err);
     if (st == PD_OK) {
-        w->step_start = PD_NEW_ARRAY(pd_vec3, w->particles.count);
+        w->step_start = PD_NEW_ARRAY(pd_vec3, w->particles.capacity);
         st = w->step_start ? PD_OK : PD_ERR_OUT_OF_MEMORY;
     }
     /* Per-step scratch: velocities before the step, the collider skip and touched masks. */
-    size_t scratch = w->particles.count * (sizeof(pd_vec3) + 2 * sizeof(uint8_t)) + 4096;
+    size_t scratch = w->particles.capacity * (sizeof(pd_vec3) + 2 * sizeof(uint8_t)) + 4096;
     if (st == PD_OK && pd_arena_init(&w->arena, scratch) != 0)
         st = PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK)
@@ -193,8 +199,9 @@ void pd_destroy_world(pd_world* w) {
         return;
     if (w->solver_state)
         w->solver->destroy(w->solver_state);
-    PD_FREE_ARRAY(w->step_start, pd_vec3, w->particles.count);
-    PD_FREE_ARRAY(w->order, uint32_t, w->particles.count);
+    PD_FREE_ARRAY(w->step_start, pd_vec3, w->particles.capacity);
+    PD_FREE_ARRAY(w->order, uint32_t, w->particles.capacity);
+    pd_world_free_emitters(w);
     PD_FREE_ARRAY(w->body_renews, uint8_t, w->scene->body_count);
     PD_FREE_ARRAY(w->next_change, int, w->scene->body_count);
     pd_particles_free(&w->particles);
@@ -390,7 +397,7 @@ pd_status pd_world_step(pd_world* w, pd_error* err) {
     w->step_index++;
     if (++w->step_in_frame >= w->steps_per_frame)
         w->step_in_frame = 0;
-    return PD_OK;
+    return w->emitter_count ? pd_world_emit(w, t1, err) : PD_OK;
 }
 
 pd_status pd_world_set_time_step(pd_world* w, pd_real dt, pd_error* err) {

@@ -9,6 +9,7 @@
 #include "core/arena.h"
 #include "peridot/peridot.h"
 #include "solvers/solver.h"
+#include "world/emitters.h"
 #include "world/particles.h"
 
 typedef struct pd_pin {
@@ -46,13 +47,16 @@ struct pd_world {
     /* particles colliders leave alone this step (held, ghosts): solvers that project contacts
      * inside their iterations pass it to pd_colliders_project */
     const uint8_t* contact_skip;
-    uint32_t* order;   /* order[id] = index of the particle with that id (output order) */
+    uint32_t* order;   /* order[id] = index of the particle with that id (output order); like
+                        * step_start, sized by particles.capacity (emitters add particles) */
     int reorder_every; /* steps between Morton reorderings (0: only at creation) */
     int steps_since_reorder;
     int* next_change;     /* per scene body: its next material change (NULL: no changes) */
     uint8_t* body_renews; /* per scene body: 1 renews its families (NULL: none renews) */
     int renew_every;      /* steps between renewals (0: never) */
     int steps_since_renewal;
+    int emitter_count; /* the scene's emitters, as they run */
+    pd_emitter_run* emitters;
     pd_arena arena; /* per-step scratch */
     /* pd_world_observe_iterations: handed to the methods in the step context */
     void (*on_iteration)(void* ctx, int iteration, pd_real relative_residual);

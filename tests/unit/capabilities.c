@@ -25,6 +25,7 @@ PD_TEST(methods_declare_only_what_is_not_derived) {
         PD_CHECK(!(all & PD_CAP_MATERIAL_CHANGES) == !(*m)->change_materials);
         PD_CHECK(!(all & PD_CAP_PIN_RELEASE) == !(*m)->releases_pins);
         PD_CHECK(!(all & PD_CAP_CHECKPOINTS) == !(*m)->persistent);
+        PD_CHECK(!(all & PD_CAP_EMITTERS) == !(*m)->on_emit);
         PD_CHECK(all & PD_CAP_ELASTIC); /* every method today simulates elastic solids */
     }
 }

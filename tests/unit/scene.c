@@ -778,6 +778,7 @@ typedef union any_def {
     pd_keyframe keyframe;
     pd_collider_def collider;
     pd_output_def output;
+    pd_emitter_def emitter;
 } any_def;
 
 /* The struct behind table t at the values a scene that leaves every key out gets. */
@@ -800,6 +801,8 @@ static void table_defaults(const pd_scene_table* t, any_def* d) {
         d->collider = pd_default_collider_def();
     else if (t == &pd_scene_output_table)
         d->output = pd_default_output_def();
+    else if (t == &pd_scene_emitter_table)
+        d->emitter = pd_default_emitter_def();
     /* pins and keyframes: zero (a keyframe's translate starts at 0) */
 }
 
@@ -969,6 +972,9 @@ static int scene_keys_declared(const cJSON* root, const pd_scene* s) {
             keys_declared(c, "colliders[i]", &pd_scene_collider_table, &pd_scene_shape_table, NULL);
         ok &= keyframes_declared(c, "colliders[i].keyframes[j]");
     }
+    const cJSON* emitters = cJSON_GetObjectItemCaseSensitive(root, "emitters");
+    for (const cJSON* e = emitters ? emitters->child : NULL; e; e = e->next)
+        ok &= keys_declared(e, "emitters[i]", &pd_scene_emitter_table, NULL, NULL);
     return ok & keys_declared(cJSON_GetObjectItemCaseSensitive(root, "output"), "output",
                               &pd_scene_output_table, NULL, NULL);
 }
@@ -994,11 +1000,14 @@ PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
         "colliders[2]={\"type\": \"mesh\", \"path\": \"ball.obj\", \"thickness\": 0.01}",
         "bodies[0].pins[1].release=2",
         "time.dt=auto",
-        "materials.snow={\"density\": 400, \"plasticity\": {\"model\": \"cam_clay\"}}"};
+        "materials.snow={\"density\": 400, \"plasticity\": {\"model\": \"cam_clay\"}}",
+        "emitters=[{\"body\": \"ball\", \"material\": \"gel\", \"center\": [0, 1, 0], "
+        "\"direction\": [0, -1, 0], \"radius\": 0.02, \"speed\": 1, \"start\": 0.1, "
+        "\"stop\": 2, \"spacing\": 0.01}]"};
     char* json = dq(k_full);
     pd_scene s;
     pd_error err;
-    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 9, &s, &err);
+    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 10, &s, &err);
     free(json);
     if (st != PD_OK)
         printf("  error %s: %s\n", err.path, err.message);
