@@ -1187,3 +1187,84 @@ PD_TEST(herschel_bulkley_is_refused_by_the_methods_without_it) {
     }
     PD_CHECK(others >= 3);
 }
+
+/* `emitters` (src/world/emitters.c): a good one is taken under mpm; each bad value is refused at
+ * its path, and the block itself by the methods with bonds (at `emitters`, naming the methods
+ * that take it). */
+PD_TEST(emitters_with_bad_values_are_refused) {
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    static const struct {
+        const char* what;
+        const char* emitters;
+        const char* path;
+    } cases[] = {
+        {"good", "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":0.02,\"speed\":1}]", ""},
+        {"not an array", "{\"body\":\"ball\"}", "emitters"},
+        {"unknown key",
+         "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":0.02,\"speed\":1,"
+         "\"rate\":2}]",
+         "emitters[0].rate"},
+        {"no body", "[{\"center\":[0,0.8,0],\"radius\":0.02,\"speed\":1}]", "emitters[0].body"},
+        {"unknown body", "[{\"body\":\"cup\",\"center\":[0,0.8,0],\"radius\":0.02,\"speed\":1}]",
+         "emitters[0].body"},
+        {"unknown material",
+         "[{\"body\":\"ball\",\"material\":\"tar\",\"center\":[0,0.8,0],"
+         "\"radius\":0.02,\"speed\":1}]",
+         "emitters[0].material"},
+        {"no center", "[{\"body\":\"ball\",\"radius\":0.02,\"speed\":1}]", "emitters[0].center"},
+        {"zero radius", "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":0,\"speed\":1}]",
+         "emitters[0].radius"},
+        {"negative speed",
+         "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":0.02,\"speed\":-1}]",
+         "emitters[0].speed"},
+        {"zero direction",
+         "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"direction\":[0,0,0],"
+         "\"radius\":0.02,\"speed\":1}]",
+         "emitters[0].direction"},
+        {"stop before start",
+         "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":0.02,"
+         "\"speed\":1,\"start\":0.5,\"stop\":0.2}]",
+         "emitters[0].stop"},
+        {"zero spacing",
+         "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":0.02,\"speed\":1,"
+         "\"spacing\":0}]",
+         "emitters[0].spacing"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        char set[512];
+        snprintf(set, sizeof set, "emitters=%s", cases[k].emitters);
+        const char* sets[] = {"method=mpm", "solver={}", "time.dt=auto", set};
+        if (!*cases[k].path) {
+            pd_scene s;
+            pd_error err = {0};
+            pd_status st = pd_scene_parse(good, "good.json", ".", sets, 4, &s, &err);
+            printf("  %s: %s %s %s\n", cases[k].what, pd_status_string(st), err.path, err.message);
+            PD_CHECK(st == PD_OK);
+            if (st == PD_OK) {
+                PD_CHECK(s.emitter_count == 1 && s.emitters[0].body == 1);
+                PD_CHECK(s.emitters[0].spacing == s.bodies[1].spacing); /* the body's */
+                PD_CHECK(s.emitters[0].material == s.bodies[1].material);
+                pd_scene_free(&s);
+            }
+            continue;
+        }
+        PD_CHECK(refused(good, sets, 4, cases[k].path, 0, cases[k].what));
+    }
+    /* the block under every method that keeps bonds */
+    const char* block = "emitters=[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":0.02,"
+                        "\"speed\":1}]";
+    int bonded = 0;
+    for (const pd_solver_vtable* const* m = pd_solver_all(); *m; ++m) {
+        if ((*m)->on_emit)
+            continue;
+        char method[64];
+        snprintf(method, sizeof method, "method=%s", (*m)->name);
+        const char* sets[] = {method, "solver={}", "time.dt=auto", block};
+        PD_CHECK(refused(good, sets, 4, "emitters", 0, (*m)->name));
+        PD_CHECK(strstr(last_message, "mpm") && strstr(last_message, "xpbi"));
+        ++bonded;
+    }
+    PD_CHECK(bonded == 3);
+    free(good);
+}

@@ -523,7 +523,7 @@ static void cauchy_range(void* ctx, size_t begin, size_t end, int thread) {
  * zeros (allocated then) when no material is plastic. */
 static const void* mpm_publish_fields(void* state, int k) {
     pd_mpm_state* s = state;
-    size_t n = s->n + 1;
+    size_t n = s->cap + 1;
     if (k == 0) {
         if (!s->stress && !(s->stress = PD_NEW_ARRAY(pd_real, 6 * n)))
             return NULL;
@@ -551,6 +551,7 @@ const pd_solver_vtable pd_mpm_solver = {
     .destroy = pd_mpm_destroy,
     .step = mpm_step,
     .on_reorder = pd_mpm_on_reorder,
+    .on_emit = pd_mpm_on_emit,
     .order = mpm_order,
     .reorder_every = PD_MPM_REORDER_EVERY,
     .persistent = pd_mpm_persistent,

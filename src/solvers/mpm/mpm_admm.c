@@ -921,10 +921,10 @@ static size_t admm_sum_count(size_t n) {
 
 pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes) {
     if (!s->admm_b) {
-#define ALLOC_ONE(field, T) s->field = PD_NEW_ARRAY(T, s->n + 1);
+#define ALLOC_ONE(field, T) s->field = PD_NEW_ARRAY(T, s->cap + 1);
         ADMM_PARTICLE_ARRAYS(ALLOC_ONE)
 #undef ALLOC_ONE
-        s->admm_sums = PD_NEW_ARRAY(pd_real, admm_sum_count(s->n));
+        s->admm_sums = PD_NEW_ARRAY(pd_real, admm_sum_count(s->cap));
 #define CHECK_ONE(field, T) || !s->field
         if (!s->admm_sums ADMM_PARTICLE_ARRAYS(CHECK_ONE))
             return PD_ERR_OUT_OF_MEMORY;
@@ -945,10 +945,10 @@ pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes) {
 }
 
 void pd_mpm_admm_free(pd_mpm_state* s) {
-#define FREE_ONE(field, T) PD_FREE_ARRAY(s->field, T, s->n + 1);
+#define FREE_ONE(field, T) PD_FREE_ARRAY(s->field, T, s->cap + 1);
     ADMM_PARTICLE_ARRAYS(FREE_ONE)
 #undef FREE_ONE
-    PD_FREE_ARRAY(s->admm_sums, pd_real, admm_sum_count(s->n));
+    PD_FREE_ARRAY(s->admm_sums, pd_real, admm_sum_count(s->cap));
 #define FREE_NODE(field, T) PD_FREE_ARRAY(s->field, T, s->admm_nodes);
     ADMM_NODE_ARRAYS(FREE_NODE)
 #undef FREE_NODE

@@ -77,7 +77,7 @@ static void apply_dn(const branch_job* job, const pd_vec3* u) {
 pd_status pd_mpm_maxwell_reserve(pd_mpm_state* s) {
     if (s->mx_b)
         return PD_OK;
-#define MX_ALLOC(field, T) s->field = PD_NEW_ARRAY(T, s->n + 1);
+#define MX_ALLOC(field, T) s->field = PD_NEW_ARRAY(T, s->cap + 1);
     PD_MPM_MAXWELL_ARRAYS(MX_ALLOC)
 #undef MX_ALLOC
 #define MX_CHECK(field, T) || !s->field
@@ -86,7 +86,7 @@ pd_status pd_mpm_maxwell_reserve(pd_mpm_state* s) {
 }
 
 void pd_mpm_maxwell_free(pd_mpm_state* s) {
-#define MX_FREE(field, T) PD_FREE_ARRAY(s->field, T, s->n + 1);
+#define MX_FREE(field, T) PD_FREE_ARRAY(s->field, T, s->cap + 1);
     PD_MPM_MAXWELL_ARRAYS(MX_FREE)
 #undef MX_FREE
 }

@@ -140,6 +140,7 @@ typedef struct pd_mpm_state {
     pd_real* stress;
     pd_real* plastic_strain; /* the sum of |ln s_tr - ln s| of the returns (kept, published) */
     size_t n;
+    size_t cap; /* particles every per-particle array holds (the world's capacity: emitters) */
     /* pins: per node (capacity pin_nodes) the mass and velocity the pinned particles alone give
      * it (their transfer), and whether it is held */
     size_t pin_nodes;
@@ -207,6 +208,7 @@ pd_real pd_mpm_max_time_step(void* state, const struct pd_world* w);
 pd_state_arrays* pd_mpm_persistent(void* state);
 pd_status pd_mpm_restored(void* state, struct pd_world* w, struct pd_ckpt_reader* r, pd_error* err);
 pd_status pd_mpm_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
+pd_status pd_mpm_on_emit(void* state, struct pd_world* w, size_t first, pd_error* err);
 size_t pd_mpm_bytes_per_particle(const struct pd_scene* scene, double bond_fraction);
 
 #endif

@@ -119,7 +119,7 @@ static pd_status reserve(pd_mpm_state* s, size_t nodes) {
         if (!o)
             return PD_ERR_OUT_OF_MEMORY;
         s->opt = o;
-        o->n = s->n;
+        o->n = s->cap; /* room for the particles emitters add */
 #define ALLOC_ONE(f, T) o->f = PD_NEW_ARRAY(T, o->n + 1);
         OPT_PARTICLE_ARRAYS(ALLOC_ONE)
         if (s->has_maxwell) {

@@ -100,7 +100,7 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
  * first asked for: mpm_publish_fields). The affine momenta of the transfer are written over C
  * (mpm_data.h). */
 static pd_status allocate(pd_mpm_state* s, const pd_world* w, pd_error* err) {
-    size_t n = s->n + 1; /* one more: an empty world still has its arrays */
+    size_t n = s->cap + 1; /* one more: an empty world still has its arrays */
     int plastic = 0, corrected = 0;
     for (int k = 0; k < s->material_count; ++k)
         plastic |= s->mat[k].plastic, corrected |= s->mat[k].volume_correction;
@@ -120,8 +120,9 @@ static pd_status allocate(pd_mpm_state* s, const pd_world* w, pd_error* err) {
     if (!s->f || !s->c || (s->has_maxwell && !s->fn) || (corrected && !s->dilation) ||
         (plastic && !s->plastic_strain) ||
         (s->has_pins && (!s->pin_reaction || !s->pin_lambda || !s->pin_fit)) ||
-        pd_family_allocate(&s->none, s->n, 0) != PD_OK)
+        pd_family_allocate(&s->none, s->cap, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
+    s->none.count = s->n; /* its offsets (zeros) hold cap + 1 */
     pd_state_arrays_init(&s->persist, &s->none);
     PD_STATE_PARTICLES(&s->persist, s, f);
     PD_STATE_PARTICLES(&s->persist, s, c);
@@ -148,7 +149,7 @@ static pd_status contact_fields(pd_mpm_state* s, const pd_world* w, pd_error* er
     s->field_wall_friction = PD_NEW_ARRAY(pd_real, (size_t)bodies);
     s->field_body_mass = PD_NEW_ARRAY(pd_real, (size_t)bodies);
     s->field_half_spacing = PD_NEW_ARRAY(pd_real, (size_t)bodies);
-    s->v_grid = PD_NEW_ARRAY(pd_vec3, s->n + 1);
+    s->v_grid = PD_NEW_ARRAY(pd_vec3, s->cap + 1);
     if (!s->field_friction || !s->field_wall_friction || !s->field_body_mass ||
         !s->field_half_spacing || !s->v_grid)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %d contact fields", bodies);
@@ -168,11 +169,13 @@ static pd_status contact_fields(pd_mpm_state* s, const pd_world* w, pd_error* er
     return PD_OK;
 }
 
-/* The cell size: dx spacings of the finest body. */
+/* The cell size: dx spacings of the finest body or emitter. */
 static pd_real cell_size(const pd_mpm_state* s, const pd_world* w) {
     pd_real h = INFINITY;
     for (size_t i = 0; i < s->n; ++i)
         h = fmin(h, w->particles.spacing[i]);
+    for (int k = 0; k < w->scene->emitter_count; ++k) /* the particles still to come */
+        h = fmin(h, w->scene->emitters[k].spacing);
     return s->prm.dx * (isfinite(h) ? h : 1);
 }
 
@@ -182,6 +185,7 @@ pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error*
         return PD_ERR_OUT_OF_MEMORY;
     memcpy(&s->prm, params, sizeof s->prm);
     s->n = w->particles.count;
+    s->cap = w->particles.capacity > s->n ? w->particles.capacity : s->n;
     s->particles = &w->particles;
     pd_status st = materials(s, w, err);
     if (st == PD_OK)
@@ -217,7 +221,7 @@ pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error*
 
 void pd_mpm_destroy(void* state) {
     pd_mpm_state* s = state;
-    size_t n = s->n + 1;
+    size_t n = s->cap + 1;
     PD_FREE_ARRAY(s->f, pd_mat3, n);
     PD_FREE_ARRAY(s->c, pd_mat3, n);
     PD_FREE_ARRAY(s->fn, pd_mat3, n);
@@ -244,6 +248,7 @@ void pd_mpm_destroy(void* state) {
     pd_grid_fields_free(&s->fields);
     pd_mpm_admm_free(s);
     pd_mpm_optimiser_free(s);
+    s->none.count = s->cap; /* as allocated */
     pd_family_free(&s->none);
     pd_grid_free(&s->grid);
     pd_free(s, sizeof *s);
@@ -327,6 +332,34 @@ pd_status pd_mpm_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r);
     pd_reorder_end(&r);
     return st;
+}
+
+/* Emitted particles enter at rest in their own frame: F_E = F_N = I (Fang 2019's sampled state),
+ * no affine velocity, no dilation or plastic strain, no pin; their mass joins their body's
+ * contact field. */
+pd_status pd_mpm_on_emit(void* state, pd_world* w, size_t first, pd_error* err) {
+    (void)err;
+    pd_mpm_state* s = state;
+    const pd_particles* p = &w->particles;
+    for (size_t i = first; i < p->count; ++i) {
+        s->f[i] = pd_m3_identity();
+        s->c[i] = pd_m3_zero();
+        if (s->fn)
+            s->fn[i] = pd_m3_identity();
+        if (s->dilation)
+            s->dilation[i] = 0;
+        if (s->plastic_strain)
+            s->plastic_strain[i] = 0;
+        if (s->pin_lambda)
+            s->pin_lambda[i] = s->pin_reaction[i] = pd_v3(0, 0, 0);
+        if (s->fields.count) {
+            s->field_body_mass[p->body[i]] += p->mass[i];
+            s->field_half_spacing[p->body[i]] =
+                fmax(s->field_half_spacing[p->body[i]], p->spacing[i] / 2);
+        }
+    }
+    s->n = s->none.count = p->count;
+    return PD_OK;
 }
 
 size_t pd_mpm_bytes_per_particle(const pd_scene* scene, double bond_fraction) {

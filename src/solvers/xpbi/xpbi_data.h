@@ -95,6 +95,7 @@ typedef struct pd_xpbi_state {
     int material_count;
     pd_xpbi_material* mat;
     size_t n;
+    size_t cap;      /* particles every per-particle array holds (the world's capacity: emitters) */
     pd_real r;       /* the kernel radius r (m); support k = 2 r */
     pd_real spacing; /* the finest body's spacing (m) */
     int collider_count;
@@ -175,6 +176,7 @@ pd_state_arrays* pd_xpbi_persistent(void* state);
 pd_status pd_xpbi_restored(void* state, struct pd_world* w, struct pd_ckpt_reader* r,
                            pd_error* err);
 pd_status pd_xpbi_on_reorder(void* state, struct pd_world* w, const uint32_t* perm);
+pd_status pd_xpbi_on_emit(void* state, struct pd_world* w, size_t first, pd_error* err);
 size_t pd_xpbi_bytes_per_particle(const struct pd_scene* scene, double bond_fraction);
 
 /* m += (s a) b^T entry by entry, in the order of pd_m3_add_outer (the same products and sums:

@@ -76,7 +76,7 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
     return PD_OK;
 }
 
-/* Every array at once; sizes n + 1 so that an empty world still has its arrays. */
+/* Every array at once; sizes cap + 2 so that an empty world still has its arrays. */
 #define XPBI_PARTICLE_ARRAYS(X)                                                                    \
     X(f, pd_mat3, 1)                                                                               \
     X(volume0, pd_real, 1)                                                                         \
@@ -103,7 +103,7 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
     X(keys, uint64_t, 2)
 
 static size_t array_count(const pd_xpbi_state* s, int per) {
-    return (s->n + 2) * (size_t)per;
+    return (s->cap + 2) * (size_t)per;
 }
 
 static pd_status allocate(pd_xpbi_state* s, pd_error* err) {
@@ -113,13 +113,14 @@ static pd_status allocate(pd_xpbi_state* s, pd_error* err) {
     ok &= s->name != NULL;
     XPBI_PARTICLE_ARRAYS(XPBI_ALLOC)
 #undef XPBI_ALLOC
-    size_t contacts = (s->n + 1) * (size_t)(s->collider_count > 0 ? s->collider_count : 1);
+    size_t contacts = (s->cap + 1) * (size_t)(s->collider_count > 0 ? s->collider_count : 1);
     s->contact_n = PD_NEW_ARRAY(pd_real, contacts);
     s->contact_t = PD_NEW_ARRAY(pd_vec3, contacts);
     s->history = PD_NEW_ARRAY(pd_real, (size_t)s->prm.iterations + 1);
     if (!ok || !s->contact_n || !s->contact_t || !s->history ||
-        pd_family_allocate(&s->none, s->n, 0) != PD_OK)
+        pd_family_allocate(&s->none, s->cap, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "xpbi's %zu particles", s->n);
+    s->none.count = s->n; /* its offsets (zeros) hold cap + 1 */
     pd_state_arrays_init(&s->persist, &s->none);
     PD_STATE_PARTICLES(&s->persist, s, f);
     PD_STATE_PARTICLES(&s->persist, s, volume0);
@@ -130,12 +131,39 @@ static pd_status allocate(pd_xpbi_state* s, pd_error* err) {
     return PD_OK;
 }
 
-/* r: `radius` spacings of the finest body. */
+/* r: `radius` spacings of the finest body or emitter. */
 static pd_real finest_spacing(const pd_xpbi_state* s, const pd_world* w) {
     pd_real h = INFINITY;
     for (size_t i = 0; i < s->n; ++i)
         h = fmin(h, w->particles.spacing[i]);
+    for (int k = 0; k < w->scene->emitter_count; ++k) /* the particles still to come */
+        h = fmin(h, w->scene->emitters[k].spacing);
     return isfinite(h) ? h : 1;
+}
+
+/* Particles first .. count - 1 in their sampled (or emitted) state, the rest state: F = I, and
+ * the hourglass reference (Sec. 5) their rest positions (an emitted stream's layers one spacing
+ * apart upstream of the nozzle, world/emitters.c: their positions when they appear would put
+ * every layer's reference at the nozzle). */
+static void rest_state(pd_xpbi_state* s, const pd_world* w, size_t first) {
+    for (size_t i = first; i < w->particles.count; ++i) {
+        s->f[i] = pd_m3_identity();
+        s->f_ref[i] = pd_m3_identity();
+        s->log_jp[i] = s->mat[w->particles.material[i]].log_jp0;
+        s->volume0[i] = w->particles.volume[i];
+        s->x_ref[i] = w->particles.rest[i];
+        s->plastic_strain[i] = 0;
+    }
+}
+
+/* Emitted particles enter in the rest state; the neighbourhoods are rebuilt every step (Sec.
+ * 4.2), so nothing else is owed to them. */
+pd_status pd_xpbi_on_emit(void* state, pd_world* w, size_t first, pd_error* err) {
+    (void)err;
+    pd_xpbi_state* s = state;
+    rest_state(s, w, first);
+    s->n = s->none.count = w->particles.count;
+    return PD_OK;
 }
 
 pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error* err) {
@@ -144,6 +172,7 @@ pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error
         return PD_ERR_OUT_OF_MEMORY;
     memcpy(&s->prm, params, sizeof s->prm);
     s->n = w->particles.count;
+    s->cap = w->particles.capacity > s->n ? w->particles.capacity : s->n;
     s->collider_count = w->colliders.count;
     pd_status st = materials(s, w, err);
     if (st == PD_OK)
@@ -152,13 +181,7 @@ pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error
         pd_xpbi_destroy(s);
         return st;
     }
-    for (size_t i = 0; i < s->n; ++i) { /* the sampled state is the rest state */
-        s->f[i] = pd_m3_identity();
-        s->f_ref[i] = pd_m3_identity();
-        s->log_jp[i] = s->mat[w->particles.material[i]].log_jp0;
-        s->volume0[i] = w->particles.volume[i];
-        s->x_ref[i] = w->particles.pos[i];
-    }
+    rest_state(s, w, 0);
     s->spacing = finest_spacing(s, w);
     s->bodies_touch = s->prm.contact && w->scene->body_count > 1;
     s->r = s->prm.radius * s->spacing;
@@ -191,7 +214,8 @@ void pd_xpbi_destroy(void* state) {
 #define XPBI_FREE(name, T, per) PD_FREE_ARRAY(s->name, T, array_count(s, per));
     XPBI_PARTICLE_ARRAYS(XPBI_FREE)
 #undef XPBI_FREE
-    size_t contacts = (s->n + 1) * (size_t)(s->collider_count > 0 ? s->collider_count : 1);
+    s->none.count = s->cap; /* as allocated */
+    size_t contacts = (s->cap + 1) * (size_t)(s->collider_count > 0 ? s->collider_count : 1);
     PD_FREE_ARRAY(s->contact_n, pd_real, contacts);
     PD_FREE_ARRAY(s->contact_t, pd_vec3, contacts);
     PD_FREE_ARRAY(s->history, pd_real, (size_t)s->prm.iterations + 1);

@@ -832,6 +832,7 @@ const pd_solver_vtable pd_xpbi_solver = {
     .destroy = pd_xpbi_destroy,
     .step = xpbi_step,
     .on_reorder = pd_xpbi_on_reorder,
+    .on_emit = pd_xpbi_on_emit,
     .persistent = pd_xpbi_persistent,
     .restored = pd_xpbi_restored,
     .max_time_step = pd_xpbi_max_time_step,
