@@ -325,3 +325,44 @@ def test_an_unstable_step_raises_unstable_error():
         sim.step()
     assert "t = 0.01" in e.value.message
     print(f"unstable: {e.value}")
+
+
+def test_a_stream_from_an_emitter_grows_the_arrays_and_the_frames(tmp_path):
+    """An emitter (scene `emitters`) adds a layer of 13 particles every 10 ms: the arrays and
+    the frames (PLY, VTU and the .pvd) hold the particles there are when read, the newest
+    layer at the nozzle's velocity, and a frame written earlier is left as it was; the frames
+    equal the command line's."""
+    scene = {
+        "version": 1, "method": "mpm", "time": {"dt": "auto", "fps": 50, "frames": 3},
+        "materials": {"m": {"density": 1000, "youngs_modulus": 2e4, "poisson_ratio": 0.3}},
+        "bodies": [{"name": "goo", "material": "m", "spacing": 0.01,
+                    "shape": {"type": "sphere", "center": [0.1, 0.03, 0], "radius": 0.02}}],
+        "emitters": [{"body": "goo", "center": [0, 0.2, 0], "radius": 0.02, "speed": 1}],
+        "output": {"format": ["ply", "vtu"], "attributes": ["velocity", "id"]},
+    }
+    scene_path = tmp_path / "stream.json"
+    scene_path.write_text(json.dumps(scene))
+    cli_dir, py_dir = tmp_path / "cli", tmp_path / "py"
+    subprocess.run([CLI, "run", str(scene_path), "-o", str(cli_dir), "--quiet"], check=True)
+    sim = peridot.load(scene_path)
+    counts = [len(sim)]
+    sim.write_frame(py_dir)
+    first = (py_dir / "frame_00000.ply").read_bytes()
+    while sim.frame < 3:
+        sim.step_frame()
+        sim.write_frame(py_dir)
+        counts.append(len(sim))
+        assert sim.positions.shape == (len(sim), 3)
+        assert np.array_equal(sim.field("id"), np.arange(len(sim)))
+        assert np.array_equal(sim.velocities[-13:], np.tile([0.0, -1.0, 0.0], (13, 1)))
+    # layers due at 0, 0.02, 0.04, 0.06 s: 1, 3, 5, 7 (k at k * 10 ms), 13 particles each
+    assert [c - counts[0] for c in counts] == [0, 26, 52, 78]
+    assert (py_dir / "frame_00000.ply").read_bytes() == first
+    for f in range(4):
+        ply = read_ply(py_dir / f"frame_{f:05d}.ply")
+        assert len(ply) == counts[f]
+        for ext in ("ply", "vtu"):
+            name = f"frame_{f:05d}.{ext}"
+            assert (py_dir / name).read_bytes() == (cli_dir / name).read_bytes(), name
+    assert (py_dir / "frames.pvd").read_bytes() == (cli_dir / "frames.pvd").read_bytes()
+    print(f"particles per frame {counts}")
