@@ -130,17 +130,19 @@ pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, p
 }
 
 /* Whether particle i touched a collider at the step's start position x. A no_slip collider
- * holds the particles within half a spacing of it (the grain's radius): a granular or fluid
- * particle rests there, on the density the collider's share gives it (src/sph/wall_density.h),
- * not on the surface, and would otherwise slide on the floor without friction (He 2017 Sec. 8
- * holds such particles by ghost particles bonded to them). */
+ * holds the particles within half a spacing of it (the grain's radius), or within the method's
+ * hold distance: a granular or fluid particle rests there, on the density the collider's share
+ * gives it (src/sph/wall_density.h), not on the surface, and would otherwise slide on the floor
+ * without friction (He 2017 Sec. 8 holds such particles by ghost particles bonded to them). */
 static int touching_at_start(const pd_collider_contact* c, size_t i, pd_vec3 x) {
     pd_real d;
     int k = pd_colliders_nearest(c->colliders, x, &d, NULL);
     if (k < 0)
         return 0;
     int sticks = c->colliders->items[k].def.boundary == PD_BOUNDARY_NO_SLIP && c->spacing;
-    return sticks ? d <= 0.5 * c->spacing[i] : d < PD_FRICTION_TOUCH;
+    if (!sticks)
+        return d < PD_FRICTION_TOUCH;
+    return d <= (c->hold ? c->hold[i] : 0.5 * c->spacing[i]);
 }
 
 /* Particle i's friction from the iterate: anchor, normal and limit when it touches a

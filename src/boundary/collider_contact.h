@@ -32,6 +32,8 @@ typedef struct pd_collider_contact {
     size_t n;
     const pd_colliders* colliders;
     const pd_real* spacing; /* per particle (m): the length of the corner probe */
+    const pd_real* hold;    /* per particle (m): a no_slip collider holds it within this distance
+                             * when the step starts; NULL: half a spacing (set by the method) */
     pd_real dt;
     pd_real stick_speed; /* friction's smoothing speed (m/s): eps = stick_speed dt (friction.h);
                           * PD_FRICTION_STICK_SPEED unless the method sets its own */

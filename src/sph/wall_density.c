@@ -1,6 +1,9 @@
 #include "sph/wall_density.h"
 
+#include <math.h>
+
 #include "boundary/collider.h"
+#include "sph/kernels.h"
 
 /* A slab at height z of the kernel holds pi C / 4 (H^2 - z^2)^4 (C = 315 / (64 pi H^9)); its
  * integral from d to H, with u = z / H, is (315 / 256) [P(1) - P(u)] for
@@ -15,6 +18,32 @@ pd_real pd_sph_poly6_beyond_plane(pd_real d, pd_real H) {
         return 0;
     pd_real u = d <= -H ? -1 : d / H;
     return 315.0 / 256.0 * (128.0 / 315.0 - slab_primitive(u));
+}
+
+pd_real pd_sph_poly6_lattice_sum(pd_real horizon, int lowest_row) {
+    int r = (int)ceil(horizon);
+    pd_real sum = 0;
+    for (int i = -r; i <= r; ++i)
+        for (int j = lowest_row > -r ? lowest_row : -r; j <= r; ++j)
+            for (int k = -r; k <= r; ++k)
+                sum += pd_sph_poly6((pd_real)(i * i + j * j + k * k), horizon);
+    return sum;
+}
+
+/* Bisection on the height: the bottom row's kernel sum over the rest sum plus the plane's share
+ * falls monotonically with it, from above 1 at the plane to below 1 a horizon away. */
+pd_real pd_sph_poly6_rest_height(pd_real horizon) {
+    pd_real rest = pd_sph_poly6_lattice_sum(horizon, -(int)ceil(horizon));
+    pd_real own = pd_sph_poly6_lattice_sum(horizon, 0) / rest;
+    pd_real lo = 0, hi = horizon;
+    for (int it = 0; it < 60; ++it) {
+        pd_real mid = 0.5 * (lo + hi);
+        if (own + pd_sph_poly6_beyond_plane(mid, horizon) > 1)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
 }
 
 /* The colliders' solids overlap where walls meet (a floor and a side wall): their shares are

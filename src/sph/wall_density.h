@@ -16,6 +16,20 @@ struct pd_colliders;
  * (d <= 0: half or more of it; d >= H: 0); the whole kernel integrates to 1. */
 pd_real pd_sph_poly6_beyond_plane(pd_real d, pd_real H);
 
+/* The Poly6 kernel sum of a particle of a unit cubic lattice (a unit volume a point, radius
+ * `horizon` in spacings) over the lattice rows at heights >= lowest_row above its own (rows at
+ * every height: lowest_row <= -horizon): the rest sum of an interior particle, or that of one
+ * in a layer's bottom row (lowest_row 0). */
+pd_real pd_sph_poly6_lattice_sum(pd_real horizon, int lowest_row);
+
+/* The height above a plane (in spacings) at which a particle of the bottom row of a cubic
+ * lattice layer resting on it reaches the interior rest sum, the plane's share (the half-space
+ * beyond it, pd_sph_poly6_beyond_plane) standing in for the rows the layer misses: where a
+ * density constraint or penalty at rho_0 carries an unloaded bottom row; a loaded one is pressed
+ * below it. 0.5545 at a horizon of 2.01 (the half spacing of a lattice's own rows falls short:
+ * the continuum half-space holds less kernel than the discrete rows it replaces). */
+pd_real pd_sph_poly6_rest_height(pd_real horizon);
+
 /* The share of particle p's Poly6 kernel (radius H) inside the colliders, each collider's solid
  * taken as the half-space beyond the tangent plane at p's distance, overlapping solids as a
  * union of independent regions (wall_density.c). */

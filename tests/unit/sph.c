@@ -431,3 +431,64 @@ PD_TEST(wendland_c2_derivative_matches_finite_differences) {
     PD_CHECK(pd_sph_wendland_c2_derivative(H, H) == 0);
     PD_CHECK(pd_sph_wendland_c2_derivative(1.5 * H, H) == 0);
 }
+
+/* The height at which a layer's bottom row rests on a wall at rho_0 (issue 37 item 1: the
+ * distance within which a no_slip collider holds a grain the density penalty carries). Checked
+ * through the density module itself: a layer of particles (spacing s, rows 0..3 above the
+ * grain's, 7 x 7 wide) over a floor plane at the returned height below the centre particle of
+ * its bottom row, whose pd_density_ratio (neighbour sums and the plane's share, the interior
+ * lattice's rest sum) must be 1; half a spacing above the floor it reads more (the floor's
+ * share there exceeds the rows it stands for). */
+static pd_real bottom_row_ratio(pd_real height) {
+    pd_real s = 0.005, H = 2.01 * s;
+    enum { W = 7, ROWS = 4, N = W * ROWS * W };
+    static pd_vec3 y[N];
+    static pd_real volume[N], radius[N], rest[N];
+    static uint32_t nbr[N];
+    size_t count = 0, centre = 0;
+    for (int i = 0; i < W; ++i)
+        for (int j = 0; j < ROWS; ++j)
+            for (int k = 0; k < W; ++k) {
+                if (i == W / 2 && j == 0 && k == W / 2)
+                    centre = count;
+                y[count] = pd_v3((i - W / 2) * s, height * s + j * s, (k - W / 2) * s);
+                volume[count] = s * s * s, radius[count] = H;
+                rest[count] = 1.0105648891822328; /* kernel sum inside the lattice, unit s */
+                count++;
+            }
+    uint32_t offsets[N + 1] = {0}, m = 0;
+    for (size_t q = 0; q < count; ++q)
+        if (q != centre)
+            nbr[m++] = (uint32_t)q;
+    for (size_t q = centre + 1; q <= count; ++q)
+        offsets[q] = m; /* the centre's list holds every other particle; the rest have none */
+    pd_collider_def def = pd_default_collider_def();
+    def.type = PD_COLLIDER_PLANE;
+    def.normal = pd_v3(0, 1, 0);
+    pd_colliders cols;
+    pd_error err = {0};
+    if (pd_colliders_create(&def, 1, &cols, &err) != PD_OK)
+        return -1;
+    pd_density_constraint_def d = {.count = count,
+                                   .offsets = offsets,
+                                   .nbr = nbr,
+                                   .volume = volume,
+                                   .radius = radius,
+                                   .rest_sum = rest,
+                                   .colliders = &cols};
+    pd_real ratio = pd_density_ratio(&d, y, centre);
+    pd_colliders_destroy(&cols);
+    return ratio;
+}
+
+PD_TEST(bottom_row_rests_on_a_wall_at_its_rest_height) {
+    pd_real h = pd_sph_poly6_rest_height(2.01);
+    pd_real at = bottom_row_ratio(h), half = bottom_row_ratio(0.5);
+    printf("  rest height %.4f spacings: density ratio there %.10f, at half a spacing %.4f; "
+           "rest sum %.10f\n",
+           h, at, half, pd_sph_poly6_lattice_sum(2.01, -3));
+    PD_CHECK_NEAR(pd_sph_poly6_lattice_sum(2.01, -3), 1.0105648891822328, 1e-12);
+    PD_CHECK_NEAR(at, 1, 1e-9);
+    PD_CHECK(half > 1.02);
+    PD_CHECK(h > 0.5 && h < 0.6);
+}

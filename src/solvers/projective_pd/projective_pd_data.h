@@ -120,6 +120,7 @@ typedef struct pd_ppd_material {
     pd_real static_threshold; /* eta (1) */
     pd_real repulsion;        /* spacings */
     pd_real rest_sum;         /* kernel sum of an interior family at rest: rho_0 (1) */
+    pd_real rest_height;      /* bottom row on a wall at rho_0 (spacings): the in_solve hold */
     pd_real rest_density;     /* the material's density (kg/m^3) */
 } pd_ppd_material;
 
@@ -171,6 +172,8 @@ typedef struct pd_ppd_state {
     pd_real *dens_radius, *dens_rest, *dens_inv_mass, *dens_lambda, *dens_partial;
     uint8_t* dens_kind;
     pd_real* dens_pressure; /* the pressure the step's density constraints carried (Pa) */
+    pd_real* dens_hold;     /* in_solve: the distance within which a no_slip collider holds a
+                             * particle (m; collider_contact.h's hold) */
     pd_real density_error;  /* largest C_i before the step's last density iteration */
     pd_density_constraint_def dens_def; /* the step's, for the in-solve terms */
     const pd_real* dens_spacing;        /* the particles' spacing (m), for the repulsion */

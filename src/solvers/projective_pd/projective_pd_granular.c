@@ -360,11 +360,29 @@ static void penalty_gradient_kernel(void* vctx, size_t begin, size_t end, int th
     s->dens_partial[begin / GRANULAR_GRAIN] += e;
 }
 
+/* in_solve: a no_slip collider holds a grain within the height at which the density penalty
+ * carries it on the collider's share (collider_contact.h's hold): the bottom row of a layer
+ * resting at rho_0 sits at pd_sph_poly6_rest_height spacings (0.5545 at horizon 2.01), a loaded
+ * one below it. Half a spacing, the grain's radius and the hold of a touching particle, fell
+ * short of it: the penalty carried a layer's bottom row 2.77-2.80 mm above a no_slip floor at
+ * 5 mm, never held, and the tilted layer slid on it as a block (docs/methods/projective_pd.md).
+ * Other particles keep the half spacing. */
+static void hold_distances(pd_ppd_state* s, const pd_world* w) {
+    int in_solve = pd_ppd_granular_in_solve(s);
+    for (size_t i = 0; i < s->n; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        pd_real h = m->granular && in_solve ? m->rest_height : 0.5;
+        s->dens_hold[i] = h * w->particles.spacing[i];
+    }
+    s->cc.hold = s->dens_hold;
+}
+
 void pd_ppd_granular_prepare(pd_ppd_state* s, const pd_world* w) {
     if (!s->granular)
         return;
     s->dens_def = density_def(s, w);
     s->dens_spacing = w->particles.spacing;
+    hold_distances(s, w);
 }
 
 pd_real pd_ppd_granular_energy(pd_ppd_state* s, const pd_vec3* y) {

@@ -13,6 +13,7 @@
 #include "math/svd3.h"
 #include "parallel/parallel.h"
 #include "sph/kernels.h"
+#include "sph/wall_density.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "boundary/collider.h"
 #include "world/bodies.h"
@@ -260,6 +261,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(dens_inv_mass, pd_real, n)                                                                   \
     X(dens_lambda, pd_real, n)                                                                     \
     X(dens_pressure, pd_real, n)                                                                   \
+    X(dens_hold, pd_real, n)                                                                       \
     X(dens_kind, uint8_t, n)                                                                       \
     X(fluid_nu, pd_real, n)                                                                        \
     X(fluid_delta, pd_real, n)
@@ -524,19 +526,6 @@ static void mark_weighted(const pd_ppd_state* s, const pd_world* w, uint8_t* wei
                       w->scene->bodies[p->body[i]].kind != PD_BODY_ROD;
 }
 
-/* rho_0: the kernel sum of a particle inside the cubic lattice the bodies are sampled on
- * (spacing 1, every particle's volume 1), which depends on the horizon only. A jittered or
- * Poisson-disk body at rest shows a slightly different mean (its sampling scatters). */
-static pd_real rest_kernel_sum(pd_real horizon) {
-    int r = (int)ceil(horizon);
-    pd_real sum = 0;
-    for (int i = -r; i <= r; ++i)
-        for (int j = -r; j <= r; ++j)
-            for (int k = -r; k <= r; ++k)
-                sum += pd_sph_poly6((pd_real)(i * i + j * j + k * k), horizon);
-    return sum;
-}
-
 /* Per material: the isotropic direction weights, the moments and the constants of Eq. 8, on
  * the families (at creation) of the particles that are of the material or will be after a
  * material change (`takes`, n + 1 bytes of scratch): a material first taken after a change
@@ -558,7 +547,12 @@ static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const u
         s->mat[m].iso = dw;
         pd_ppd_yield_constants(&sc->materials[m], &s->mat[m]);
         pd_ppd_granular_constants(&sc->materials[m], &s->mat[m]);
-        s->mat[m].rest_sum = rest_kernel_sum(s->prm.horizon);
+        /* rho_0: the kernel sum of a particle inside the cubic lattice the bodies are sampled
+         * on (spacing 1, every particle's volume 1), which depends on the horizon only (a
+         * jittered or Poisson-disk body at rest shows a slightly different mean); and the
+         * height at which the bottom row of such a lattice rests on a wall at rho_0 */
+        s->mat[m].rest_sum = pd_sph_poly6_lattice_sum(s->prm.horizon, -(int)ceil(s->prm.horizon));
+        s->mat[m].rest_height = pd_sph_poly6_rest_height(s->prm.horizon);
         s->plastic |= s->mat[m].plastic;
         s->granular |= s->mat[m].granular | s->mat[m].fluid;
         s->fluid |= s->mat[m].fluid;
