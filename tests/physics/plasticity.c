@@ -300,7 +300,7 @@ PD_TEST(tension_past_the_apex_returns_to_the_apex) {
     size_t centre = p->count / 2;
     pd_ppd_stress_invariants(s, p->pos, (uint32_t)centre, &i1_before, &j2_before);
     pd_error err = {0};
-    PD_REQUIRE(pd_ppd_plastic_flow(s, t.world, t.world->particles.pos, &err) == PD_OK);
+    PD_REQUIRE(pd_ppd_plastic_flow(s, t.world, t.world->particles.pos, 0, &err) == PD_OK);
     double worst_lim = 0, worst_j2 = 0;
     int interior = 0;
     for (size_t i = 0; i < p->count; ++i) {

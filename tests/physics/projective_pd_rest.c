@@ -186,3 +186,15 @@ PD_TEST(in_solve_granular_terms_same_bits_on_any_thread_count) {
     printf("  %zu grains after 5 steps: %zu differ between 1 and 2 threads\n", n1, differ);
     PD_CHECK(differ == 0);
 }
+
+#define RETURN_IN_SOLVE "\"plastic_return\":\"in_solve\""
+
+/* issue 37 item 1's precondition for the return inside the solve (plastic_return in_solve: the
+ * references returned from the step's start at every iterate): at rest the solve's equilibrium
+ * lies inside the cone, and no iterate on the way there leaves a lasting flow. */
+PD_TEST(settled_sand_layer_gains_no_plastic_strain_with_the_return_in_the_solve) {
+    rest r = layer_at_rest(30, IN_SOLVE "," RETURN_IN_SOLVE, NO_EQ28, 0.3, 0.6);
+    PD_CHECK(r.ok);
+    PD_CHECK(r.gained < 1e-3);
+    PD_CHECK(r.density > 1500 && r.density < 1700);
+}

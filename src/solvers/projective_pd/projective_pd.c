@@ -559,8 +559,10 @@ static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
 static pd_real evaluate(void* ctx, const pd_vec3* y, pd_vec3* r, pd_real* r_norm,
                         int* not_gradient) {
     pd_ppd_state* s = ctx;
+    int yielded = pd_ppd_return_at(s, y); /* plastic_return in_solve: X returned at y */
     pd_real merit = local_step(s, y, r, r_norm);
-    *not_gradient = s->inverted; /* the inversion fix's force is no gradient */
+    /* the inversion fix's force is no gradient, nor is the returned stress's */
+    *not_gradient = s->inverted || yielded;
     return merit;
 }
 
@@ -881,7 +883,7 @@ static pd_status solve_with_plastic_passes(pd_ppd_state* s, struct pd_world* w, 
             return st;
         pd_error err = {0};
         double t0 = pd_now();
-        st = pd_ppd_plastic_flow(s, w, s->opt.y, &err);
+        st = pd_ppd_plastic_flow(s, w, s->opt.y, 0, &err);
         s->t_plastic += pd_now() - t0;
         if (st != PD_OK)
             return st;
@@ -966,7 +968,10 @@ static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* sta
     if (st != PD_OK)
         return st;
     contact_follows_pins(s, p);
-    pd_ppd_granular_prepare(s, w); /* before the start points' evaluations */
+    pd_ppd_granular_prepare(s, w);              /* before the start points' evaluations */
+    if ((st = pd_ppd_return_begin(s)) != PD_OK) /* plastic_return in_solve */
+        return st;
+    s->opt.def.secant_pairs = s->ret_active; /* r = 0 solved where the return makes no gradient */
     ppd_step_hooks hooks = {s, w, 0};
     pd_implicit_step implicit = {.ctx = &hooks,
                                  .opt = &s->opt,
@@ -979,7 +984,9 @@ static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* sta
                                  .before_solve = hook_before_solve,
                                  .solve = hook_solve,
                                  .after_solve = hook_after_solve};
-    if ((st = pd_implicit_step_run(&implicit, s->step)) != PD_OK)
+    st = pd_implicit_step_run(&implicit, s->step);
+    int returned = pd_ppd_return_end(s); /* the last iterate's return is the step's */
+    if (st != PD_OK)
         return st;
     pd_real r0 = hooks.r0;
     double t0 = pd_now();
@@ -987,7 +994,8 @@ static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* sta
     s->t_redistribution = pd_now() - t0;
     pd_error err = {0};
     t0 = pd_now();
-    st = pd_ppd_plastic_flow(s, w, p->pos, &err); /* Sec. 5, at the step's new positions */
+    /* Sec. 5, at the step's new positions (in_solve: what moved after the solve) */
+    st = pd_ppd_plastic_flow(s, w, p->pos, returned, &err);
     s->t_plastic += pd_now() - t0;
     if (st != PD_OK)
         return st;

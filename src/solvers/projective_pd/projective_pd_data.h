@@ -11,6 +11,8 @@ enum { PD_PPD_CHEBYSHEV, PD_PPD_DIRECT, PD_PPD_POSITION_BASED };
 enum { PD_PPD_ACCURATE, PD_PPD_SEMI_ITERATIVE };
 /* Where granular matter's density constraints and repulsion act (projective_pd_granular.c) */
 enum { PD_PPD_GRANULAR_AFTER_SOLVE, PD_PPD_GRANULAR_IN_SOLVE };
+/* Where the plastic return acts (projective_pd_plastic.c) */
+enum { PD_PPD_RETURN_AFTER_SOLVE, PD_PPD_RETURN_IN_SOLVE };
 /* Where the yield test's I1 and J2 come from (projective_pd_plastic.c) */
 enum {
     PD_PPD_INVARIANTS_AUTO,
@@ -38,6 +40,7 @@ typedef struct pd_ppd_params {
     int density_iterations;        /* Jacobi iterations of the density constraints (src/sph) */
     int redistribution_iterations; /* Jacobi iterations of Eq. 22-24 (src/sph) */
     int viscosity_iterations;      /* Jacobi iterations of the implicit viscosity (src/sph) */
+    int plastic_return;            /* PD_PPD_RETURN_AFTER_SOLVE or _IN_SOLVE */
     int plastic_passes;            /* plastic corrections per step, between parts of the solve */
     int plastic_invariants;        /* PD_PPD_INVARIANTS_* */
     pd_real density_relaxation;
@@ -182,7 +185,16 @@ typedef struct pd_ppd_state {
     pd_real *fluid_nu, *fluid_delta;
     pd_real redistribution_error; /* mean C_i H^2 before the last redistribution iteration */
     int plastic;                  /* some material flows plastically */
-    pd_vec3* cheb_a;              /* Chebyshev scratch */
+    /* plastic_return in_solve: the step's start references (per bond, ret_capacity of them)
+     * and shape tensors, each particle's plastic strain increment at the last iterate and
+     * whether its references differ from the start's there (projective_pd_plastic.c) */
+    pd_vec3* ret_xi;
+    size_t ret_capacity;
+    pd_ppd_sym3* ret_kinv;
+    pd_real* ret_dp;
+    uint8_t* ret_moved;
+    int ret_active;  /* the step's solve returns at its iterates */
+    pd_vec3* cheb_a; /* Chebyshev scratch */
     pd_vec3* cheb_b;
     uint8_t* weighted;      /* bonds of i take the isotropic direction weights (solids) */
     pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */

@@ -67,10 +67,22 @@ pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uin
 
 /* Plasticity (Sec. 5, projective_pd_plastic.c): the yield constants of every material, and the
  * plastic flow at positions y, the step's new positions or an iterate (reference vectors
- * updated, the system rebuilt). */
+ * updated, the system rebuilt when some flowed or the references had `changed` before). */
 void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out);
 pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const struct pd_world* w, const pd_vec3* y,
-                              pd_error* err);
+                              int changed, pd_error* err);
+/* plastic_return in_solve (projective_pd_plastic.c): before the step's first evaluation, the
+ * references and shape tensors of the step's start kept (the arrays grown to the families);
+ * at each iterate y, every plastic particle's references returned from the start's at y
+ * (returns 1 when some particle yields there: its force is then no gradient of the merit);
+ * after the solve, the plastic strain of the last iterate's return counted (returns 1 when some
+ * particle's references moved: the system must be rebuilt). */
+pd_status pd_ppd_return_begin(pd_ppd_state* s);
+int pd_ppd_return_at(pd_ppd_state* s, const pd_vec3* y);
+int pd_ppd_return_end(pd_ppd_state* s);
+void pd_ppd_return_free(pd_ppd_state* s);
+/* (X*X)^+ of i's family into s->kinv[i] and s->planar[i] (projective_pd_setup.c). */
+void pd_ppd_shape_tensor(pd_ppd_state* s, uint32_t i);
 /* Eq. 20: the map F^-1 that gives a bond newly added to particle i its reference vector,
  * X = F^-1 (y_j - y_i), with F from i's current family at y and its singular values clamped
  * to [1 + e_iso - ||e_dev||, 1 + e_iso + ||e_dev||] (Sec. 5, New Particle Neighbors). */

@@ -63,12 +63,22 @@ static const pd_param_info k_params[] = {
      "2017; beyond the paper); 0 is the paper's preconditioned descent (Sec. 4.2, Eq. 13).",
      "iteration=accurate"},
     PD_CONTACT_SOLVER_ROWS(pd_ppd_params, contact, contact_stiffness),
+    {"plastic_return", PD_PARAM_ENUM, P(plastic_return), PD_PPD_RETURN_AFTER_SOLVE, 0, 0, "-",
+     "after_solve|in_solve",
+     "Where plastic materials return to the yield surface (Sec. 5, Eq. 18-19). after_solve: the "
+     "paper's order, once after the step's elastic solve (plastic_passes splits it). in_solve "
+     "(beyond the paper; implicit elastoplasticity, Simo & Hughes 1998, Ortiz & Stainier 1999): "
+     "at every iterate the reference vectors are returned from the step's start at that iterate, "
+     "and the solve balances momentum with the returned stress (its line search on the "
+     "residual where a particle yields), so that it never resists a flow with the elastic trial "
+     "stress."},
     {"plastic_passes", PD_PARAM_INT, P(plastic_passes), 1, 1, 20, "1", NULL,
      "Plastic corrections per step for plastic materials: 1 is the paper's order (Sec. 5: after "
      "the step's solve); more split the solve's iterations evenly and correct the reference "
      "vectors at the iterate in between, so that the solve sees a stress bounded by the yield "
      "surface, not the step's elastic trial stress (which resists flow like a viscosity of "
-     "about G h)."},
+     "about G h).",
+     "plastic_return=after_solve"},
     {"plastic_invariants", PD_PARAM_ENUM, P(plastic_invariants), PD_PPD_INVARIANTS_AUTO, 0, 0, "-",
      "auto|deformation_gradient|bond_strains",
      "Where the yield test (Eq. 14) takes I1 and J2: deformation_gradient from the principal "

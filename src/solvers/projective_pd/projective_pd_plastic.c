@@ -29,9 +29,11 @@
  *   constraints hold the grains apart the bonds carry little of the weight: with the bonds'
  *   I1 alone a sand layer tilted 5 degrees below its friction angle slid 6-14 mm in 0.3 s. */
 #include <math.h>
+#include <string.h>
 
 #include "constitutive/elastic_constants.h"
 #include "constitutive/drucker_prager.h"
+#include "core/alloc.h"
 #include "math/svd3.h"
 #include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
@@ -247,13 +249,140 @@ static void flow_kernel(void* vctx, size_t begin, size_t end, int thread) {
     s->partial[begin / PLASTIC_GRAIN] = flowed;
 }
 
-pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const pd_world* w, const pd_vec3* y, pd_error* err) {
+pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const pd_world* w, const pd_vec3* y, int changed,
+                              pd_error* err) {
     if (!s->plastic)
         return PD_OK;
     flow_ctx c = {s, y, 0};
     pd_parallel_for(s->n, PLASTIC_GRAIN, flow_kernel, &c);
-    int flowed = 0;
+    int flowed = changed;
     for (size_t k = 0; k < s->chunks; ++k)
         flowed |= s->partial[k] != 0;
     return flowed ? pd_ppd_build_system(s, w, err) : PD_OK; /* new X: new (X*X)^+, stiffness */
+}
+
+/* ------------------------------------------- plastic_return in_solve (issue 37 item 1)
+ * Implicit elastoplasticity (Simo & Hughes 1998, Sec. 3.3; the variational updates of Ortiz &
+ * Stainier 1999): the return belongs to the step's equations, not after them. At every iterate
+ * y each plastic particle's reference vectors are those of the step's start X_n returned at y
+ * (Eq. 18-19, from X_n, never from the last iterate's), X^(y); the local step evaluates the
+ * bonds with X^(y), so the residual is the momentum balance of backward Euler with the returned
+ * stress, and the solution is the step's elastoplastic equilibrium: the solve never resists a
+ * flow with the elastic trial stress (the viscosity G h of the paper's order). Where no particle
+ * yields the merit is Eq. 12's energy and r its gradient. Where one does, r is no gradient of
+ * E(y, X^(y)): Eq. 18's return is radial in the bond strains, which Eq. 8's energy does not
+ * measure in the metric a closest-point projection would need (and Drucker-Prager's return keeps
+ * the volume, non-associated, which no potential's gradient does: mpm_implicit.c), so the solve
+ * is of r(y) = 0 as an equation: the line search on |r| and secant L-BFGS pairs (descent.h's
+ * not_gradient, secant_pairs), as mpm's optimiser step does on the cone. The step's bond
+ * stiffness and global matrix stay the start's (a preconditioner; the rebuild after the step
+ * takes the new references). */
+
+typedef struct return_ctx {
+    pd_ppd_state* s;
+    const pd_vec3* y;
+} return_ctx;
+
+static pd_status grow_return_arrays(pd_ppd_state* s) {
+    size_t n = s->n, bonds = s->fam.bond_count;
+    if (!s->ret_kinv) {
+        s->ret_kinv = PD_NEW_ARRAY(pd_ppd_sym3, n + 1);
+        s->ret_dp = PD_NEW_ARRAY(pd_real, n + 1);
+        s->ret_moved = PD_NEW_ARRAY(uint8_t, n + 1);
+        if (!s->ret_kinv || !s->ret_dp || !s->ret_moved)
+            return PD_ERR_OUT_OF_MEMORY;
+    }
+    if (s->ret_capacity < bonds + 1) {
+        PD_FREE_ARRAY(s->ret_xi, pd_vec3, s->ret_capacity);
+        s->ret_capacity = bonds + bonds / 4 + 1; /* renewed families grow and shrink a little */
+        s->ret_xi = PD_NEW_ARRAY(pd_vec3, s->ret_capacity);
+        if (!s->ret_xi) {
+            s->ret_capacity = 0;
+            return PD_ERR_OUT_OF_MEMORY;
+        }
+    }
+    return PD_OK;
+}
+
+void pd_ppd_return_free(pd_ppd_state* s) {
+    size_t n = s->n;
+    PD_FREE_ARRAY(s->ret_kinv, pd_ppd_sym3, n + 1);
+    PD_FREE_ARRAY(s->ret_dp, pd_real, n + 1);
+    PD_FREE_ARRAY(s->ret_moved, uint8_t, n + 1);
+    PD_FREE_ARRAY(s->ret_xi, pd_vec3, s->ret_capacity);
+    s->ret_capacity = 0;
+}
+
+pd_status pd_ppd_return_begin(pd_ppd_state* s) {
+    s->ret_active = 0;
+    if (!s->plastic || s->prm.plastic_return != PD_PPD_RETURN_IN_SOLVE)
+        return PD_OK;
+    pd_status st = grow_return_arrays(s);
+    if (st != PD_OK)
+        return st;
+    memcpy(s->ret_xi, s->fam.xi, s->fam.bond_count * sizeof(pd_vec3));
+    memcpy(s->ret_kinv, s->kinv, s->n * sizeof(pd_ppd_sym3));
+    memset(s->ret_dp, 0, s->n * sizeof(pd_real));
+    memset(s->ret_moved, 0, s->n);
+    s->ret_active = 1;
+    return PD_OK;
+}
+
+/* Particle i's references and shape tensor back to the step's start. */
+static void restore_start(pd_ppd_state* s, uint32_t i) {
+    if (!s->ret_moved[i])
+        return;
+    pd_family* f = &s->fam;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+        f->xi[b] = s->ret_xi[b];
+    s->kinv[i] = s->ret_kinv[i];
+    s->ret_moved[i] = 0;
+}
+
+static void return_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    return_ctx* c = vctx;
+    pd_ppd_state* s = c->s;
+    int yielded = 0;
+    (void)thread;
+    for (size_t i = begin; i < end; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        restore_start(s, (uint32_t)i);
+        s->ret_dp[i] = 0;
+        if (!m->plastic)
+            continue;
+        if (m->granular && pd_ppd_granular_in_solve(s) && !s->fixed[i]) /* I1's pressure at y */
+            s->dens_pressure[i] = s->prm.density_stiffness * m->bulk *
+                                  fmax(pd_density_ratio(&s->dens_def, c->y, i) - 1, 0);
+        pd_real dp = flow_particle(s, c->y, (uint32_t)i);
+        if (dp > 0) {
+            pd_ppd_shape_tensor(s, (uint32_t)i);
+            s->ret_moved[i] = 1;
+            s->ret_dp[i] = dp;
+            yielded = 1;
+        }
+    }
+    s->partial[begin / PLASTIC_GRAIN] = yielded;
+}
+
+int pd_ppd_return_at(pd_ppd_state* s, const pd_vec3* y) {
+    if (!s->ret_active)
+        return 0;
+    return_ctx c = {s, y};
+    pd_parallel_for(s->n, PLASTIC_GRAIN, return_kernel, &c);
+    int yielded = 0;
+    for (size_t k = 0; k < s->chunks; ++k)
+        yielded |= s->partial[k] != 0;
+    return yielded;
+}
+
+int pd_ppd_return_end(pd_ppd_state* s) {
+    if (!s->ret_active)
+        return 0;
+    s->ret_active = 0;
+    int moved = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        s->plastic_strain[i] += s->ret_dp[i];
+        moved |= s->ret_moved[i];
+    }
+    return moved;
 }

@@ -355,8 +355,7 @@ static void for_each_particle(pd_ppd_state* s, pd_real* gcorr,
 
 /* (X*X)^+ of i's family (Sec. 3); a family that spans only a plane (shell) or a line is
  * marked planar and gets the pseudo-inverse. */
-static void shape_tensor(const build_job* job, uint32_t i) {
-    pd_ppd_state* s = job->s;
+void pd_ppd_shape_tensor(pd_ppd_state* s, uint32_t i) {
     pd_mat3 k = pd_family_shape_tensor(&s->fam, i, NULL, s->volume); /* w_i V_j */
     pd_vec3 l;
     pd_mat3 q;
@@ -365,6 +364,10 @@ static void shape_tensor(const build_job* job, uint32_t i) {
     pd_mat3 kinv = pd_m3_pinv_sym_eigen(l, q, 1e-6);
     s->kinv[i] = (pd_ppd_sym3){kinv.m[0][0], kinv.m[0][1], kinv.m[0][2],
                                kinv.m[1][1], kinv.m[1][2], kinv.m[2][2]};
+}
+
+static void shape_tensor(const build_job* job, uint32_t i) {
+    pd_ppd_shape_tensor(job->s, i);
 }
 
 static void shape_tensors(pd_ppd_state* s) {
@@ -866,6 +869,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     PPD_GRANULAR_ARRAYS(FREE_ITEM)
     pd_state_bonds_free(&s->persist);
     PD_FREE_ARRAY(s->gcorr, pd_real, s->gcorr_capacity);
+    pd_ppd_return_free(s);
     pd_descent_free(&s->opt);
     pd_collider_contact_free(&s->cc);
     FREE(partial, pd_real, s->partial_count);
