@@ -11,6 +11,8 @@ enum { PD_PPD_CHEBYSHEV, PD_PPD_DIRECT, PD_PPD_POSITION_BASED };
 enum { PD_PPD_ACCURATE, PD_PPD_SEMI_ITERATIVE };
 /* Where granular matter's density constraints and repulsion act (projective_pd_granular.c) */
 enum { PD_PPD_GRANULAR_AFTER_SOLVE, PD_PPD_GRANULAR_IN_SOLVE };
+/* What granular matter's Eq. 25-26 take for rho / rho_0 (projective_pd_granular.c) */
+enum { PD_PPD_COMPACTION_KERNEL, PD_PPD_COMPACTION_REFERENCE };
 /* Where the plastic return acts (projective_pd_plastic.c) */
 enum { PD_PPD_RETURN_AFTER_SOLVE, PD_PPD_RETURN_IN_SOLVE };
 /* Where the yield test's I1 and J2 come from (projective_pd_plastic.c) */
@@ -88,6 +90,7 @@ typedef struct pd_ppd_material_params {
     pd_real saturation;         /* water saturation theta of Eq. 27 (1) */
     pd_real cohesion_falloff;   /* H_0 of Eq. 27 (1) */
     pd_real debonding;          /* b of Eq. 27 (1) */
+    int compaction;             /* PD_PPD_COMPACTION_*: what Eq. 25-26's rho / rho_0 reads */
     int static_friction;        /* Eq. 28 on */
     pd_real static_threshold;   /* eta of Eq. 28 (1) */
     pd_real repulsion;          /* closest approach of two particles (spacings, Sec. 8) */
@@ -119,6 +122,7 @@ typedef struct pd_ppd_material {
     pd_real cohesion_ratio;      /* K_c / K_f (1) */
     pd_real cohesion_decay;      /* H_c = H_0 theta^(-1/2) (1; infinite when dry) */
     pd_real debond_ratio;        /* rho_1 / rho_0 = 1 - b theta (1) */
+    int compaction;              /* PD_PPD_COMPACTION_* */
     int static_friction;
     pd_real static_threshold; /* eta (1) */
     pd_real repulsion;        /* spacings */

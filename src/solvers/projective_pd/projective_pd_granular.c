@@ -56,6 +56,7 @@ void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out) {
     out->cohesion_decay =
         mp->saturation > 0 ? mp->cohesion_falloff / sqrt(mp->saturation) : INFINITY; /* Eq. 27 */
     out->debond_ratio = 1 - mp->debonding * mp->saturation;
+    out->compaction = mp->compaction;
     out->static_friction = mp->static_friction;
     out->static_threshold = mp->static_threshold;
     out->repulsion = mp->repulsion;
@@ -120,6 +121,32 @@ typedef struct density_ctx {
     const pd_vec3* predicted;
 } density_ctx;
 
+/* granular.compaction reference_kernel (issue 37): rho / rho_0 as the family's Poly6 sum at y
+ * over its sum at the reference vectors, sum_j V_j W(|y_j - y_i|) / sum_j V_j W(|X_ij|). A
+ * grain at a free surface misses the same neighbours in both, so it reads 1 at rest where the
+ * kernel density reads 0.6-0.8 (its kernel's deficiency, not loose sand) and Eq. 25 took its
+ * friction away; compaction (neighbours closer than their references) reads above 1, separation
+ * below, and a grain without neighbours 0. A Shepard-type normalisation by the family's own
+ * reference sum. */
+static pd_real reference_ratio(const pd_ppd_state* s, const pd_vec3* y, size_t i) {
+    const pd_family* f = &s->fam;
+    pd_real H = s->dens_radius[i], now = 0, ref = 0;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_real v = s->volume[f->j[b]];
+        now += v * pd_sph_poly6(pd_v3_len2(pd_v3_sub(y[f->j[b]], y[i])), H);
+        ref += v * pd_sph_poly6(pd_v3_len2(pd_family_xi(f, (uint32_t)i, b)), H);
+    }
+    return ref > 0 ? now / ref : 0;
+}
+
+/* The density ratio Eq. 25-26 compare, by the material's granular.compaction. */
+static pd_real compaction_ratio(const pd_ppd_state* s, const pd_ppd_material* m,
+                                const pd_density_constraint_def* def, const pd_vec3* y, size_t i) {
+    if (m->compaction == PD_PPD_COMPACTION_REFERENCE)
+        return reference_ratio(s, y, i);
+    return pd_density_ratio(def, y, i);
+}
+
 static void density_kernel(void* vctx, size_t begin, size_t end, int thread) {
     density_ctx* c = vctx;
     pd_ppd_state* s = c->s;
@@ -132,7 +159,8 @@ static void density_kernel(void* vctx, size_t begin, size_t end, int thread) {
         }
         s->vscale[i] = 1;
         if (m->granular && !s->fixed[i])
-            s->vscale[i] = pd_ppd_granular_factor(m, pd_density_ratio(&c->def, c->predicted, i));
+            s->vscale[i] =
+                pd_ppd_granular_factor(m, compaction_ratio(s, m, &c->def, c->predicted, i));
     }
 }
 

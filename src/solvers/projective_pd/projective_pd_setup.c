@@ -43,6 +43,14 @@ static const pd_param_info k_material_params[] = {
      "the capillary force model the paper cites; docs/methods/projective_pd.md)."},
     {"granular.debonding", PD_PARAM_REAL, M(debonding), 1, 0, 1, "1", NULL,
      "b of Eq. 27 (the paper: typically 1)."},
+    {"granular.compaction", PD_PARAM_ENUM, M(compaction), PD_PPD_COMPACTION_KERNEL, 0, 0, "-",
+     "kernel_density|reference_kernel",
+     "What rho / rho_0 of Eq. 25-26 reads. kernel_density: the kernel sum over the family and the "
+     "colliders' share over the interior rest sum (as printed; a free surface reads loose: its "
+     "kernel misses the air's grains). reference_kernel (beyond the paper; issue 37): the "
+     "family's kernel sum at the current positions over the same family's at its reference "
+     "vectors, which miss the same grains, so a free surface at rest reads 1 and only "
+     "compaction or separation moves it; an empty family reads 0 (loose)."},
     {"granular.static_friction", PD_PARAM_BOOL, M(static_friction), 1, 0, 1, "-", NULL,
      "Static friction of Eq. 28: a particle the solve pushed back by eta of its predicted move "
      "stays where it was."},
