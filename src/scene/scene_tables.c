@@ -260,7 +260,10 @@ static const pd_scene_key k_body[] = {
     {.p = {"sampling", PD_PARAM_ENUM, offsetof(pd_body_def, sampling), PD_SAMPLING_GRID, 0, 0, "-",
            PD_SCENE_SAMPLINGS,
            "grid: lattice min + spacing (i + 1/2) over the bounding box, kept where inside; "
-           "jittered: grid plus offsets from `seed`."}},
+           "jittered: grid plus offsets from `seed`; poisson_disk: darts at least 0.85 spacing "
+           "apart from `seed`. A particle's volume (its mass over the density) is spacing^3, "
+           "for poisson_disk the shape's volume over the count (it packs about 1.08 a "
+           "spacing^3)."}},
     {.p = {"velocity", PD_PARAM_VEC3, offsetof(pd_body_def, velocity), 0, ANY_NUMBER, "m/s", NULL,
            "Initial velocity."},
      .range_doc = "not for kind fixed"},
