@@ -149,3 +149,27 @@ PD_TEST(known_failure_in_solve_layer_flows_above_its_angle) {
            above, theta, t, a, want);
     PD_CHECK(above >= want);
 }
+
+/* The same layer with the return inside the solve (plastic_return in_solve: the references
+ * returned from the step's start at every iterate, no viscosity G h), the yield check's moduli
+ * those the energy has at the granular factor, and compaction read against the family's
+ * reference sum (granular.compaction reference_kernel: a free surface keeps its friction). */
+static const layer_keys k_return = {
+    "\"plastic_return\":\"in_solve\",\"granular_constraints\":\"in_solve\"",
+    "\"static_friction\":false,\"compaction\":\"reference_kernel\"", "\"cone\":\"extension\""};
+
+PD_TEST(return_in_the_solve_lets_the_layer_flow_above_its_angle) {
+    double theta = 35, t = 0.3, phi_eff = plane_strain_angle(30) * PD_PI / 180;
+    double a = 9.81 * (sin(theta * PD_PI / 180) - cos(theta * PD_PI / 180) * tan(phi_eff));
+    double above = layer_slide(k_return, 30, theta, t), want = 0.5 * (0.5 * a) * t * t;
+    printf("  return in the solve: the middle slid %.4f m at %g degrees in %g s; half of Coulomb's "
+           "acceleration moves it %.4f m, all of it %.4f m\n",
+           above, theta, t, want, 2 * want);
+    PD_CHECK(above >= want);
+}
+
+PD_TEST(known_failure_return_in_the_solve_layer_stands_below_its_angle) {
+    double below = layer_slide(k_return, 30, 25, 0.3);
+    printf("  return in the solve: the middle slid %.5f m at 25 degrees in 0.3 s\n", below);
+    PD_CHECK(below >= 0 && below < 0.001);
+}

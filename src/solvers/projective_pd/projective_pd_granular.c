@@ -139,12 +139,17 @@ static pd_real reference_ratio(const pd_ppd_state* s, const pd_vec3* y, size_t i
     return ref > 0 ? now / ref : 0;
 }
 
-/* The density ratio Eq. 25-26 compare, by the material's granular.compaction. */
+/* The density ratio Eq. 25-26 compare, by the material's granular.compaction. reference_kernel
+ * corrects the kernel density for the kernel's deficiency only, up to rho_0: max(kernel,
+ * min(reference, 1)). A family whose reference vectors are long (new neighbours placed by Eq.
+ * 20 far out) reads any ratio over them, and exp(H_f (ratio - 1)) of Eq. 25 overflowed: the
+ * a = 2 column's solve went non-finite at 0.21 s. */
 static pd_real compaction_ratio(const pd_ppd_state* s, const pd_ppd_material* m,
                                 const pd_density_constraint_def* def, const pd_vec3* y, size_t i) {
+    pd_real kernel = pd_density_ratio(def, y, i);
     if (m->compaction == PD_PPD_COMPACTION_REFERENCE)
-        return reference_ratio(s, y, i);
-    return pd_density_ratio(def, y, i);
+        return fmax(kernel, fmin(reference_ratio(s, y, i), 1));
+    return kernel;
 }
 
 static void density_kernel(void* vctx, size_t begin, size_t end, int thread) {

@@ -63,6 +63,7 @@ void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out) {
 /* The strain state of particle i's family at y: e_iso, I1 and sqrt(J2) (Eq. 16-17). */
 typedef struct strain_state {
     pd_real e_iso, i1, sqrt_j2;
+    pd_real shear; /* the shear modulus sqrt(J2) was taken with (Pa) */
 } strain_state;
 
 /* e_iso and <e_dev^2> as Eq. 16-17 print them: the weighted mean and spread of the bond
@@ -138,23 +139,45 @@ static int strain_moments(const pd_ppd_state* s, const pd_ppd_material* m, const
     return gradient_strain_moments(s, y, i, e_iso, dev2);
 }
 
+/* The bulk and shear moduli Eq. 8's energy has where Eq. 25-27 scale lambda and kv by the
+ * granular factor vs: the mu term keeps its share, 2 mu (A + 2 B) / 3 of the bulk modulus (10/9
+ * G on an isotropic family) and 2 mu B of the shear modulus (2/3 G), the rest scales with vs.
+ * Scaling the whole bulk modulus by vs (the paper's order's reading) drops the tension the mu
+ * term carries where vs is 0: a layer whose density penalty (in_solve) carried 1500 Pa against
+ * its bonds' tension read I1 six times its weight's and stood at 45 degrees with phi 30
+ * (plastic_return in_solve, granular.compaction reference_kernel). */
+static void moduli_at_granular_factor(const pd_ppd_material* m, pd_real vs, pd_real* bulk,
+                                      pd_real* shear) {
+    pd_real k_mu = 2 * m->mu * (m->moment_a + 2 * m->moment_b) / 3, g_mu = 2 * m->mu * m->moment_b;
+    *bulk = k_mu + vs * (m->bulk - k_mu);
+    *shear = g_mu + vs * (m->shear - g_mu);
+}
+
 static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
                               uint32_t i) {
-    strain_state out = {0, 0, 0};
+    strain_state out = {0, 0, 0, 0};
     pd_real dev2 = 0;
     if (!strain_moments(s, m, y, i, &out.e_iso, &dev2))
         return out;
-    out.i1 = -9 * m->bulk * pd_ppd_vscale(s, i) * out.e_iso; /* granular: lambda = k_f + k_c */
+    pd_real shear = m->shear;
+    if (m->granular && s->prm.plastic_return == PD_PPD_RETURN_IN_SOLVE) {
+        pd_real bulk;
+        moduli_at_granular_factor(m, pd_ppd_vscale(s, i), &bulk, &shear);
+        out.i1 = -9 * bulk * out.e_iso;
+    } else {
+        out.i1 = -9 * m->bulk * pd_ppd_vscale(s, i) * out.e_iso; /* granular: lambda = k_f + k_c */
+    }
     if (m->granular) /* and the pressure the density constraints carry */
         out.i1 += 3 * s->dens_pressure[i];
-    out.sqrt_j2 = sqrt(15 * dev2) * m->shear;
+    out.sqrt_j2 = sqrt(15 * dev2) * shear;
+    out.shear = shear;
     return out;
 }
 
 pd_mat3 pd_ppd_new_bond_map(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     const pd_ppd_material* m = &s->mat[s->material[i]];
     strain_state st = strain_of(s, m, y, i);
-    pd_real dev = st.sqrt_j2 / (m->shear * sqrt(15.0)); /* ||e_dev|| = sqrt(<e_dev^2>) */
+    pd_real dev = st.sqrt_j2 / (st.shear * sqrt(15.0)); /* ||e_dev|| = sqrt(<e_dev^2>) */
     pd_real lo = fmax(1 + st.e_iso - dev, 1e-3), hi = fmax(1 + st.e_iso + dev, lo);
     pd_mat3 u, v;
     pd_vec3 sv;
