@@ -72,6 +72,19 @@ PD_TEST(von_mises_bar_pulled_past_yield_carries_its_yield_stress) {
     PD_CHECK(b.plastic > 0.005); /* past yield: 1.5 % stretch less 0.5 % elastic */
 }
 
+/* The same bar with the hourglass pairs' misfits returned by each particle's own return
+ * (hourglass_relaxation plastic: the constraint a Maxwell element relaxing as the material
+ * does) instead of the renewed reference: it holds the alternation as well (10 % asked, as
+ * above). */
+PD_TEST(von_mises_bar_pulled_past_yield_carries_its_yield_stress_with_returned_pairs) {
+    pulled_bar b;
+    const char* sets[] = {"solver.xpbi.hourglass_plastic=true",
+                          "solver.xpbi.hourglass_relaxation=plastic"};
+    PD_REQUIRE(pull_bar(sets, 2, &b));
+    PD_CHECK_REL(b.stress, 500 / (1 + b.strain), 0.10);
+    PD_CHECK(b.renewals == 0);
+}
+
 /* Snow-like confined compression (an oedometer): a 0.1 m cube (8^3 particles), rho 400, E 1e5
  * Pa, nu 0.3, under gravity in a frictionless box container whose walls touch its outer
  * particles' centres, squeezed by a piston plane from above by 13 mm of its 87.5 mm between

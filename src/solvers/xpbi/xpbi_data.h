@@ -33,6 +33,11 @@ enum { PD_XPBI_C_MU, PD_XPBI_C_LAMBDA };
  * the step's end only (semi_implicit, Sec. 5.1's comparison, Fig. 9) */
 enum { PD_XPBI_PLASTIC_IMPLICIT, PD_XPBI_PLASTIC_SEMI_IMPLICIT };
 
+/* solver.xpbi.hourglass_relaxation: how a plastic material's hourglass reference follows its
+ * flow (xpbi_hourglass.c): fitted to the positions and renewed (hourglass_renewal), or each
+ * pair's misfit returned with the particle's own plastic return every step */
+enum { PD_XPBI_HG_RENEWAL, PD_XPBI_HG_PLASTIC };
+
 typedef struct pd_xpbi_params {
     int iterations;            /* XPBD iterations per step (the cap when tolerance > 0) */
     pd_real tolerance;         /* > 0: stop once |h| / |h^(0)| is below it (Fig. 18) */
@@ -53,6 +58,7 @@ typedef struct pd_xpbi_params {
     int constraints;           /* PD_XPBI_ONE_CONSTRAINT (Eq. 6) or PD_XPBI_TWO_CONSTRAINTS */
     int hourglass_plastic;     /* 1: the hourglass constraint with the updated reference on a
                                 * von Mises, Herschel-Bulkley or Cam-clay material */
+    int hourglass_relaxation;  /* PD_XPBI_HG_RENEWAL or PD_XPBI_HG_PLASTIC */
 } pd_xpbi_params;
 
 /* Method keys inside a material (xpbi_params.c). */
@@ -71,6 +77,8 @@ typedef struct pd_xpbi_material {
                            Herschel-Bulkley's return of a step dt (`flow`), 3: non-associated
                            Cam-clay's (`clay`, with the particle's log_jp) */
     pd_real hourglass;  /* beta E (Pa): 0 where off, and for Drucker-Prager */
+    int hg_returned;    /* 1: plastic with the hourglass constraint, its pairs' misfits returned
+                           with the particle's return (hourglass_relaxation plastic) */
     pd_real friction;   /* contact_friction against other bodies (1) */
     pd_hencky_yield yield;
     pd_herschel_bulkley flow;
@@ -111,6 +119,16 @@ typedef struct pd_xpbi_state {
                               * plastic one fitted to the neighbours' positions each step */
     int have_ref;            /* x_ref holds the first step's positions */
     int renewals;            /* how often the reference was renewed (tests) */
+    /* hourglass_relaxation plastic (xpbi_hourglass.c): the part of the deviatoric elastic strain
+     * the step's end return kept, |dev ln s| / |dev ln s_tr| (1 where elastic), per particle;
+     * the last step's neighbour lists (near) and each entry's reference offset y as returned at
+     * its end, for this step's pairs to take over (none: the first step, after a reorder or a
+     * checkpoint) */
+    pd_real* hg_keep;
+    uint32_t *hg_old_offsets, *hg_old_index;
+    pd_vec3* hg_old_y;
+    size_t hg_old_index_capacity, hg_old_y_capacity;
+    int hg_old_valid;
     /* rebuilt every step */
     pd_real* volume;         /* V_p^n = V_p^0 det F_p^n (m^3) */
     pd_real* inv_mass;       /* 1 / m, 0 for pinned and fixed particles */
@@ -228,6 +246,10 @@ pd_real pd_xpbi_split_constraint(const pd_xpbi_state* s, const pd_particles* pt,
  * C_h is 0), and *norm
  * = sum over them of w |grad|^2 with the inverse masses w (Eq. 17's denominator). */
 pd_status pd_xpbi_hourglass_prepare(pd_xpbi_state* s, const pd_particles* p);
+/* hourglass_relaxation plastic, after Eq. 22: each pair's reference offset carried with the
+ * step's velocity gradient and its misfit returned by the particle's hg_keep, kept for the next
+ * step's pairs. */
+pd_status pd_xpbi_hourglass_return(pd_xpbi_state* s, const pd_particles* p);
 pd_real pd_xpbi_hourglass_constraint(const pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
                                      const pd_vec3* v, pd_real dt, pd_vec3* grad, pd_vec3* grad_p,
                                      pd_real* norm);

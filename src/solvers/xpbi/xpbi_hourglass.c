@@ -62,6 +62,33 @@ typedef struct prepare_job {
     const pd_particles* p;
 } prepare_job;
 
+/* hourglass_relaxation plastic: the reference offset y_pb the last step left for the pair p, b
+ * (pd_xpbi_hourglass_return), or the step-start offset x_b^n - x_p^n (no misfit) for a pair it
+ * did not have. */
+static pd_vec3 returned_offset(const pd_xpbi_state* s, uint32_t p, uint32_t b) {
+    if (s->hg_old_valid)
+        for (uint32_t e = s->hg_old_offsets[p]; e < s->hg_old_offsets[p + 1]; ++e)
+            if (s->hg_old_index[e] == b)
+                return s->hg_old_y[e];
+    const pd_vec3* x = s->step->step_start;
+    return pd_v3_sub(x[b], x[p]);
+}
+
+/* A particle whose pairs' misfits are returned (hg_returned): y_pb from returned_offset, k_pb
+ * from the step-start distance (the reference is the current configuration less the misfit). */
+static void prepare_returned(pd_xpbi_state* s, const pd_particles* pt, uint32_t p, pd_real stiff) {
+    const pd_vec3* x = s->step->step_start;
+    pd_real H = 2 * s->r;
+    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+        uint32_t b = s->near.indices[e];
+        pd_real d2 = pd_v3_len2(pd_v3_sub(x[b], x[p])), w = 0;
+        if (pt->body[b] == pt->body[p] && d2 > 0)
+            w = pd_sph_wendland_c2(sqrt(d2), H);
+        s->hg[e].y = returned_offset(s, p, b);
+        s->hg[e].k = w > 0 ? stiff * s->volume0[b] * w / d2 : 0;
+    }
+}
+
 /* Per entry: y = F_p^n X_pb and k_pb (0 for another body, outside the support k = 2 r in the
  * reference, or where p's material has no hourglass stiffness). */
 static void prepare_range(void* ctx, size_t begin, size_t end, int thread) {
@@ -72,6 +99,10 @@ static void prepare_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_real H = 2 * s->r;
     for (size_t p = begin; p < end; ++p) {
         pd_real stiff = s->mat[pt->material[p]].hourglass;
+        if (s->mat[pt->material[p]].hg_returned && s->step) {
+            prepare_returned(s, pt, (uint32_t)p, stiff);
+            continue;
+        }
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
             uint32_t b = s->near.indices[e];
             pd_vec3 x = pd_v3_sub(s->x_ref[b], s->x_ref[p]);
@@ -120,7 +151,7 @@ static void fit_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_real most = -1;
     for (size_t p = begin; p < end; ++p) {
         const pd_xpbi_material* m = &s->mat[job->p->material[p]];
-        if (!m->plastic || !(m->hourglass > 0))
+        if (!m->plastic || !(m->hourglass > 0) || m->hg_returned)
             continue;
         pd_mat3 f = fitted_gradient(s, job->p, (uint32_t)p);
         pd_mat3 c = pd_m3_mul(pd_m3_transpose(f), f);
@@ -138,7 +169,7 @@ static void fit_range(void* ctx, size_t begin, size_t end, int thread) {
 static pd_real fit_plastic(pd_xpbi_state* s, const pd_particles* p) {
     int plastic = 0;
     for (int k = 0; k < s->material_count; ++k)
-        plastic |= s->mat[k].plastic && s->mat[k].hourglass > 0;
+        plastic |= s->mat[k].plastic && s->mat[k].hourglass > 0 && !s->mat[k].hg_returned;
     if (!plastic)
         return -1;
     fit_job job = {s, p, s->sweep_h2};
@@ -218,4 +249,57 @@ pd_real pd_xpbi_hourglass_constraint_at(const pd_xpbi_state* s, const pd_vec3* x
     *grad_p = gp;
     *norm = sum + s->inv_mass[p] * pd_v3_len2(gp);
     return c;
+}
+
+typedef struct return_job {
+    pd_xpbi_state* s;
+    const pd_particles* p;
+} return_job;
+
+/* Per entry of a returned particle p, with x^{n+1} = x^n + dt v^{n+1} and L the velocity
+ * gradient of v^{n+1} (Eq. 11, as Eq. 22 takes it): y' = (I + dt L) y (the reference carried as
+ * F is), eps = x_pb^{n+1} - y', and y'' = x_pb^{n+1} - q_p eps with q_p = hg_keep: the misfit
+ * keeps the part of the elastic strain the particle's return kept. */
+static void return_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const return_job* job = ctx;
+    pd_xpbi_state* s = job->s;
+    const pd_vec3* x0 = s->step->step_start;
+    const pd_vec3* v = job->p->vel;
+    pd_real dt = s->step->dt;
+    for (size_t p = begin; p < end; ++p) {
+        if (!s->mat[job->p->material[p]].hg_returned)
+            continue;
+        pd_mat3 l = pd_m3_scale(pd_xpbi_velocity_gradient(s, (uint32_t)p, v), dt);
+        pd_vec3 xp = pd_v3_madd(x0[p], dt, v[p]);
+        for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+            uint32_t b = s->near.indices[e];
+            pd_vec3 y = pd_v3_add(s->hg[e].y, pd_m3_mulv(l, s->hg[e].y));
+            pd_vec3 x = pd_v3_sub(pd_v3_madd(x0[b], dt, v[b]), xp);
+            s->hg_old_y[e] = pd_v3_madd(x, -s->hg_keep[p], pd_v3_sub(x, y));
+        }
+    }
+}
+
+pd_status pd_xpbi_hourglass_return(pd_xpbi_state* s, const pd_particles* p) {
+    int any = 0;
+    for (int k = 0; k < s->material_count; ++k)
+        any |= s->mat[k].hg_returned;
+    if (!any || !(s->prm.hourglass > 0) || s->n == 0)
+        return PD_OK;
+    size_t entries = s->near.offsets[s->n];
+    void* array = s->hg_old_y;
+    int ok = pd_reserve_scratch(&array, &s->hg_old_y_capacity, entries, sizeof(pd_vec3));
+    s->hg_old_y = array;
+    array = s->hg_old_index;
+    ok = ok && pd_reserve_scratch(&array, &s->hg_old_index_capacity, entries, sizeof(uint32_t));
+    s->hg_old_index = array;
+    if (!ok)
+        return PD_ERR_OUT_OF_MEMORY;
+    return_job job = {s, p};
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, return_range, &job);
+    memcpy(s->hg_old_offsets, s->near.offsets, (s->n + 1) * sizeof *s->hg_old_offsets);
+    memcpy(s->hg_old_index, s->near.indices, entries * sizeof *s->hg_old_index);
+    s->hg_old_valid = 1;
+    return PD_OK;
 }

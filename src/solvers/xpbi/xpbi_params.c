@@ -105,6 +105,16 @@ static const pd_param_info k_params[] = {
      "fit's Green strain |F^T F - I| / 2 reaches this, every particle's reference becomes its "
      "step-start position. 0: renewed every step (the constraint then holds only the "
      "alternation's growth within a step). Acts only with hourglass_plastic."},
+    {"hourglass_relaxation", PD_PARAM_ENUM, P(hourglass_relaxation), PD_XPBI_HG_RENEWAL, 0, 0, "-",
+     "renewal|plastic",
+     "How a plastic material's hourglass reference follows its flow (beyond the paper; "
+     "docs/methods/xpbi.md, \"Departures\"; acts only with hourglass_plastic). renewal: F in "
+     "eps fitted each step to the neighbours' positions, every reference renewed at "
+     "hourglass_renewal. plastic: each pair's reference offset y_pb is carried with the "
+     "particle's velocity gradient like F, and at the step's end its misfit eps_pb = x_b - x_p - "
+     "y_pb is scaled by the part of the deviatoric elastic strain the particle's plastic return "
+     "kept (F = F_E F_P for the constraint: a Maxwell element whose relaxation is the "
+     "material's own); a pair that comes within the kernel's support starts without misfit."},
     {"constraints", PD_PARAM_ENUM, P(constraints), PD_XPBI_ONE_CONSTRAINT, 0, 0, "-", "one|two",
      "one: a constraint per particle, C = sqrt(2 Psi) with alpha = 1 / V^0 (Eq. 6, the paper's "
      "choice). two: Eq. 4-5's pair, C_mu = |ln Sigma| with alpha = 1 / (2 mu V^0) and C_lambda "

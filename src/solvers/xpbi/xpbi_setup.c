@@ -72,6 +72,8 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
         int with = !xm->plastic ||
                    (s->prm.hourglass_plastic && m->plasticity != PD_PLASTICITY_DRUCKER_PRAGER);
         xm->hourglass = with ? s->prm.hourglass * el.E : 0;
+        xm->hg_returned =
+            xm->plastic && xm->hourglass > 0 && s->prm.hourglass_relaxation == PD_XPBI_HG_PLASTIC;
     }
     return PD_OK;
 }
@@ -98,6 +100,8 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
     X(impulse, pd_vec3, 1)                                                                         \
     X(surface_normal, pd_vec3, 1)                                                                  \
     X(sweep_h2, pd_real, 1)                                                                        \
+    X(hg_keep, pd_real, 1)                                                                         \
+    X(hg_old_offsets, uint32_t, 1)                                                                 \
     X(order, uint32_t, 1)                                                                          \
     X(task, uint32_t, 1)                                                                           \
     X(keys, uint64_t, 2)
@@ -223,6 +227,8 @@ void pd_xpbi_destroy(void* state) {
     PD_FREE_ARRAY(s->nb_w, pd_real, s->nb_w_capacity);
     PD_FREE_ARRAY(s->hg, pd_xpbi_hourglass, s->hg_capacity);
     PD_FREE_ARRAY(s->hg_grad, pd_vec3, s->hg_grad_capacity);
+    PD_FREE_ARRAY(s->hg_old_index, uint32_t, s->hg_old_index_capacity);
+    PD_FREE_ARRAY(s->hg_old_y, pd_vec3, s->hg_old_y_capacity);
     PD_FREE_ARRAY(s->pair_sum, pd_contact_pair_sum, s->pair_capacity);
     PD_FREE_ARRAY(s->mat, pd_xpbi_material, (size_t)s->material_count + 1);
     pd_hash_grid_destroy(&s->grid);
@@ -254,13 +260,15 @@ pd_state_arrays* pd_xpbi_persistent(void* state) {
  * hourglass constraint's reference positions were read with F. */
 pd_status pd_xpbi_restored(void* state, pd_world* w, struct pd_ckpt_reader* r, pd_error* err) {
     (void)w, (void)r, (void)err;
-    ((pd_xpbi_state*)state)->have_ref = 1; /* x_ref came with the checkpoint */
+    ((pd_xpbi_state*)state)->have_ref = 1;     /* x_ref came with the checkpoint */
+    ((pd_xpbi_state*)state)->hg_old_valid = 0; /* the pairs' misfits did not: they start at 0 */
     return PD_OK;
 }
 
 pd_status pd_xpbi_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     (void)w;
     pd_xpbi_state* s = state;
+    s->hg_old_valid = 0; /* the pairs' returned misfits are kept by index: forgotten */
     pd_reorder r;
     pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r);
     pd_reorder_end(&r);
@@ -274,10 +282,14 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     size_t colliders = (size_t)(scene->collider_count > 0 ? scene->collider_count : 1);
     /* solver.xpbi.hourglass > 0: y and k, and the gradients' room */
     size_t hourglass = 32 * (sizeof(pd_xpbi_hourglass) + sizeof(pd_vec3));
+    /* hourglass_relaxation plastic: q and the last step's offsets per particle, the last
+     * step's index and returned offset per entry */
+    size_t returned =
+        sizeof(pd_real) + sizeof(uint32_t) + 32 * (sizeof(uint32_t) + sizeof(pd_vec3));
     /* contact between bodies: a pair sum per entry, a surface normal per particle */
     size_t pairs = scene->body_count > 1 ? 32 * sizeof(pd_contact_pair_sum) : 0;
-    return hourglass + pairs + sizeof(pd_vec3) + 5 * sizeof(pd_mat3) + 10 * sizeof(pd_real) +
-           2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) + 2 * sizeof(uint64_t) +
-           32 * (sizeof(pd_vec3) + sizeof(pd_real) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
-           sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
+    return hourglass + returned + pairs + sizeof(pd_vec3) + 5 * sizeof(pd_mat3) +
+           10 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) +
+           2 * sizeof(uint64_t) + 32 * (sizeof(pd_vec3) + sizeof(pd_real) + sizeof(uint32_t)) +
+           4 * sizeof(uint32_t) + sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
 }

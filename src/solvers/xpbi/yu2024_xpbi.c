@@ -685,6 +685,19 @@ static void adopt_smoothed_range(void* ctx, size_t begin, size_t end, int thread
         job->p->vel[i] = job->s->dv[i];
 }
 
+/* |dev ln z| / |dev ln s| of the return z = Z(s) of Eq. 14, 22: the part of the deviatoric
+ * (Hencky) elastic strain the return kept (1 where it kept it all or there is none): a von Mises
+ * or Herschel-Bulkley return scales the deviator by exactly this. The hourglass constraint's
+ * pairs return their misfits by it (hourglass_relaxation plastic, xpbi_hourglass.c). */
+static pd_real deviatoric_kept(pd_vec3 s, pd_vec3 z) {
+    pd_real a[3] = {log(fabs(s.x)), log(fabs(s.y)), log(fabs(s.z))};
+    pd_real b[3] = {log(fabs(z.x)), log(fabs(z.y)), log(fabs(z.z))};
+    pd_real ma = (a[0] + a[1] + a[2]) / 3, mb = (b[0] + b[1] + b[2]) / 3, na = 0, nb = 0;
+    for (int k = 0; k < 3; ++k)
+        na += (a[k] - ma) * (a[k] - ma), nb += (b[k] - mb) * (b[k] - mb);
+    return na > nb && na > 0 ? sqrt(nb / na) : 1;
+}
+
 /* Eq. 22: F^{n+1} = Z((I + dt grad v^{n+1}) F^n) with the post-XSPH velocity (the plastic
  * strain grows by sum |ln s_tr - ln s|), x^{n+1} = x^n + dt v^{n+1}; a pinned particle stays
  * where the world put it and leaves the constraints' force on it, impulse / dt, in `force`. */
@@ -703,6 +716,8 @@ static void deformation_range(void* ctx, size_t begin, size_t end, int thread) {
         pd_svd3(f, &u, &st, &w);
         const pd_xpbi_material* m = &s->mat[p->material[i]];
         pd_vec3 sn = plastic_stretches(m, job->dt, st, s->log_jp[i], &s->log_jp[i]);
+        if (m->hg_returned)
+            s->hg_keep[i] = deviatoric_kept(st, sn);
         if (m->plastic && (sn.x != st.x || sn.y != st.y || sn.z != st.z)) {
             s->plastic_strain[i] += fabs(log(fabs(st.x) / sn.x)) + fabs(log(fabs(st.y) / sn.y)) +
                                     fabs(log(fabs(st.z / sn.z)));
@@ -781,6 +796,7 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
     pd_parallel_for(s->n, PD_XPBI_GRAIN, adopt_smoothed_range, &uj);
     double t3 = pd_now();
     pd_parallel_for(s->n, PD_XPBI_GRAIN, deformation_range, &uj);
+    st = pd_xpbi_hourglass_return(s, p);
     double t4 = pd_now();
     /* Fig. 17's stages: the search, L_p with the per-entry kernel data, colours and hourglass
      * offsets (kernels), the iterations, XSPH and the particle update */
@@ -791,7 +807,7 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
     stats->bonds =
         s->n ? s->near.offsets[s->n] : 0; /* sum |N_p| (Table 2), the bench's bonds column */
     s->step = NULL;
-    return PD_OK;
+    return st;
 }
 
 /* Eq. 14's returns (plastic_stretches), each measured under xpbi: von Mises by the sheared slab
