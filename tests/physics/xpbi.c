@@ -681,12 +681,15 @@ PD_TEST(herschel_bulkley_slab_shears_on_its_flow_curve) {
 
 /* The central quarter of the top pin (the von Mises slab's second reading) reads the Bingham
  * slab's viscous part 22 % high where written (41.12 Pa for 38.87). The velocity is why: the six
- * layers move in pairs (measured at 0.32 s: 0, 0.0000, 0.0048, 0.0052, 0.0100, 0.0100 m/s), the
- * zero-energy mode of Eq. 11 (docs/methods/xpbi.md, "The bar"; the hourglass constraint is off
- * for a flowing material), and Eq. 11 at a layer, which takes the layers on either side, reads
- * 0.24-0.26 /s where the pins shear at 0.2: the viscous part of Yue's curve at 0.245 /s is 12.2
- * Pa. The return is right for the rate it is given; the rate is not the imposed one. The whole
- * pin's 39.78 is nearer partly because the free sides carry less shear. */
+ * layers move in pairs (measured at 0.32 s: 0, 0.0000, 0.0048, 0.0052, 0.0100, 0.0100 m/s), and
+ * Eq. 11 at a layer, which takes the layers on either side, reads 0.24-0.26 /s where the pins
+ * shear at 0.2: the viscous part of Yue's curve at 0.245 /s is 12.2 Pa. The return is right for
+ * the rate it is given; the rate is not the imposed one. The pairs are the one-layer pins'
+ * equilibrium: a pinned layer's one-sided L_p leaves a uniform stress's forces on the first free
+ * layer unbalanced (the slab between thick walls below flows on the curve), and an hourglass
+ * constraint that straightens them here carries that force to the pins (46.37 Pa with
+ * hourglass_plastic's renewed reference, 43.76 with the returned pairs). The whole pin's 39.78
+ * is nearer partly because the free sides carry less shear. */
 PD_TEST(known_failure_herschel_bulkley_slab_central_quarter_on_its_flow_curve) {
     const hb_slabs* r = herschel_bulkley_slabs();
     PD_REQUIRE(r->ok);
