@@ -35,7 +35,15 @@
  * X = x^n and F_ref = I (a new reference configuration: the alternation present is kept, not
  * undone). An elastic material keeps F_ref = F (Eq. 22's products since the reference, bit for
  * bit). Drucker-Prager gets no constraint (k = 0): a cohesionless flow rearranges its grains at
- * the particle scale. */
+ * the particle scale.
+ *
+ * The returned pairs (hourglass_relaxation plastic, in place of the fit): the constraint as a
+ * Maxwell element relaxing as the material does. Each pair keeps its reference offset y_pb from
+ * step to step (a new pair starts at x_b^n - x_p^n, without misfit); after Eq. 22 it is carried
+ * as F is, y' = (I + dt L) y, and its misfit eps = x_pb^{n+1} - y' scaled by q_p, the part of the
+ * deviatoric elastic strain the particle's return kept (y'' = x_pb^{n+1} - q_p eps). In a steady
+ * flow the constraint then resists a non-affine rate with the material's own secant viscosity
+ * (docs/methods/xpbi.md). */
 #include <math.h>
 #include <string.h>
 
