@@ -267,7 +267,9 @@ typedef struct return_job {
 /* Per entry of a returned particle p, with x^{n+1} = x^n + dt v^{n+1} and L the velocity
  * gradient of v^{n+1} (Eq. 11, as Eq. 22 takes it): y' = (I + dt L) y (the reference carried as
  * F is), eps = x_pb^{n+1} - y', and y'' = x_pb^{n+1} - q_p eps with q_p = hg_keep: the misfit
- * keeps the part of the elastic strain the particle's return kept. */
+ * keeps the part of the elastic strain the particle's return kept. Another particle's entries get
+ * x_pb^{n+1} (no misfit), so that a particle whose material changes to a returned one finds
+ * offsets. */
 static void return_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const return_job* job = ctx;
@@ -276,14 +278,18 @@ static void return_range(void* ctx, size_t begin, size_t end, int thread) {
     const pd_vec3* v = job->p->vel;
     pd_real dt = s->step->dt;
     for (size_t p = begin; p < end; ++p) {
-        if (!s->mat[job->p->material[p]].hg_returned)
-            continue;
-        pd_mat3 l = pd_m3_scale(pd_xpbi_velocity_gradient(s, (uint32_t)p, v), dt);
+        int returned = s->mat[job->p->material[p]].hg_returned;
+        pd_mat3 l =
+            returned ? pd_m3_scale(pd_xpbi_velocity_gradient(s, (uint32_t)p, v), dt) : pd_m3_zero();
         pd_vec3 xp = pd_v3_madd(x0[p], dt, v[p]);
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
             uint32_t b = s->near.indices[e];
-            pd_vec3 y = pd_v3_add(s->hg[e].y, pd_m3_mulv(l, s->hg[e].y));
             pd_vec3 x = pd_v3_sub(pd_v3_madd(x0[b], dt, v[b]), xp);
+            if (!returned) {
+                s->hg_old_y[e] = x;
+                continue;
+            }
+            pd_vec3 y = pd_v3_add(s->hg[e].y, pd_m3_mulv(l, s->hg[e].y));
             s->hg_old_y[e] = pd_v3_madd(x, -s->hg_keep[p], pd_v3_sub(x, y));
         }
     }
