@@ -15,6 +15,7 @@
 #include "scene/scene_json.h"
 #include "scene/scene_parse.h"
 #include "solvers/solver.h"
+#include "world/emitters.h"
 
 /* dt^2 E / (rho h^2) above this loses the inertia term M / dt^2 of the implicit step to rounding
  * next to the stiffness (double keeps 16 digits; 1e12 leaves 4), so that the step no longer
@@ -377,6 +378,15 @@ static pd_status check_emitters(const pd_scene* s, pd_error* err) {
             return pd_fail(err, PD_ERR_BAD_SCENE, child,
                            "expected a dynamic body to pour into; body '%s' is not",
                            s->bodies[e->body].name);
+        }
+        if (e->radius > PD_EMITTER_MAX_RADIUS * e->spacing) {
+            pd_jpath_key(child, path, "radius");
+            return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                           "a nozzle of %.3g spacings in radius pours layers of about %.3g "
+                           "particles; expected at most %d spacings (%.3g m at spacing %g m)",
+                           e->radius / e->spacing,
+                           PD_PI * (e->radius / e->spacing) * (e->radius / e->spacing),
+                           PD_EMITTER_MAX_RADIUS, PD_EMITTER_MAX_RADIUS * e->spacing, e->spacing);
         }
         pd_jpath_key(child, path, "material");
         if (s->solver->check_body_material)

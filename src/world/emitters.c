@@ -12,6 +12,8 @@
 /* A layer counts as due within this fraction of a layer's interval: rounding of the summed
  * steps must not move a layer to the next step. */
 #define PD_EMIT_TOLERANCE 1e-9
+/* More particles than any memory holds: where the count saturates. */
+#define PD_EMIT_MAX_PARTICLES 1e15
 
 size_t pd_emitter_disc(const pd_emitter_def* e, pd_vec3* out) {
     pd_vec3 u, v;
@@ -39,6 +41,7 @@ size_t pd_emitter_layers_due(const pd_emitter_def* e, pd_real t) {
         double before_stop = ceil((e->stop - e->start) / interval - PD_EMIT_TOLERANCE) - 1;
         last = fmin(last, before_stop);
     }
+    last = fmin(last, PD_EMIT_MAX_PARTICLES); /* a count no memory holds: saturated */
     return last < 0 ? 0 : (size_t)last + 1;
 }
 
@@ -47,10 +50,11 @@ static size_t max_layers(const pd_scene* s, const pd_emitter_def* e) {
 }
 
 size_t pd_scene_emitted_particles(const pd_scene* s) {
-    size_t n = 0;
+    double n = 0; /* in double: a count no memory holds saturates, for the estimate to refuse */
     for (int k = 0; k < s->emitter_count; ++k)
-        n += pd_emitter_disc(&s->emitters[k], NULL) * max_layers(s, &s->emitters[k]);
-    return n;
+        n +=
+            (double)pd_emitter_disc(&s->emitters[k], NULL) * (double)max_layers(s, &s->emitters[k]);
+    return n < PD_EMIT_MAX_PARTICLES ? (size_t)n : (size_t)PD_EMIT_MAX_PARTICLES;
 }
 
 pd_status pd_world_prepare_emitters(pd_world* w, pd_error* err) {

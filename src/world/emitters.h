@@ -20,12 +20,16 @@ typedef struct pd_emitter_run {
     size_t layers, max_layers;
 } pd_emitter_run;
 
+/* A nozzle of at most this many spacings in radius (scene_validate.c refuses a wider one: its
+ * layer alone, pi R^2 = 7.9e7 particles, fills gigabytes, and counting it takes (2R + 1)^2
+ * tests). */
+#define PD_EMITTER_MAX_RADIUS 5000
 /* The points of one layer: the lattice of e->spacing in the disc of e->radius normal to
  * e->direction, one point on its centre (offsets from the centre); out may be NULL to count. */
 size_t pd_emitter_disc(const pd_emitter_def* e, pd_vec3* out);
 /* Layers of e due by time t: those with t_k = start + k spacing / speed <= t and t_k < stop. */
 size_t pd_emitter_layers_due(const pd_emitter_def* e, pd_real t);
-/* Particles the scene's emitters make within its time.frames / time.fps. */
+/* Particles the scene's emitters make within its time.frames / time.fps (saturating at 1e15). */
 size_t pd_scene_emitted_particles(const pd_scene* s);
 
 /* Computes the emitters' discs and reserves room in the world's particles for every particle

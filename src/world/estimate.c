@@ -158,10 +158,13 @@ pd_status pd_scene_check_memory(const pd_scene* scene, const pd_estimate* est, p
     if (!((double)est->bytes > 0.8 * limit.bytes))
         return PD_OK;
     const double gib = 1073741824.0;
-    return pd_fail(err, PD_ERR_TOO_LARGE, "bodies",
+    /* most of them poured by emitters: say so, where they are given */
+    int poured = 2 * (double)pd_scene_emitted_particles(scene) > (double)est->particles;
+    return pd_fail(err, PD_ERR_TOO_LARGE, poured ? "emitters" : "bodies",
                    "the scene needs up to about %.3g GiB for about %zu particles, more than the "
                    "%.3g GiB (80 %% of %s, %.3g GiB) this process can use; use a larger spacing "
-                   "or smaller bodies",
+                   "or %s",
                    (double)est->bytes / gib, est->particles, 0.8 * limit.bytes / gib, limit.source,
-                   limit.bytes / gib);
+                   limit.bytes / gib,
+                   poured ? "narrower, slower or shorter-lived emitters" : "smaller bodies");
 }

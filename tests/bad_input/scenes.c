@@ -1226,6 +1226,8 @@ PD_TEST(emitters_with_bad_values_are_refused) {
          "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":0.02,"
          "\"speed\":1,\"start\":0.5,\"stop\":0.2}]",
          "emitters[0].stop"},
+        {"nozzle too wide", "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":1e6,\"speed\":1}]",
+         "emitters[0].radius"},
         {"zero spacing",
          "[{\"body\":\"ball\",\"center\":[0,0.8,0],\"radius\":0.02,\"speed\":1,"
          "\"spacing\":0}]",

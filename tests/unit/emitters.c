@@ -91,3 +91,26 @@ PD_TEST(the_estimate_counts_the_particles_emitters_make) {
     PD_CHECK(emitted == 13 * 31 && without_emitted == 0);
     PD_CHECK(without > 0 && with == without + emitted);
 }
+
+/* A stream no memory holds (a layer of 317 particles every 1e-10 s for 3 s: 9.5e12) is
+ * refused before anything is allocated, at `emitters`; a nozzle wider than 5000 spacings is
+ * refused by the scene's validation (bad_input.scenes). */
+PD_TEST(a_stream_no_memory_holds_is_refused_at_emitters) {
+    const char* json =
+        "{\"version\":1,\"method\":\"mpm\",\"time\":{\"dt\":\"auto\",\"fps\":30,\"frames\":90},"
+        "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e4,\"poisson_ratio\":0.3}},"
+        "\"bodies\":[{\"name\":\"b\",\"material\":\"m\",\"spacing\":0.01,"
+        "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.05,0.05,0.05]}}],"
+        "\"emitters\":[{\"body\":\"b\",\"center\":[0,0.5,0],\"radius\":1e-6,\"speed\":1e3,"
+        "\"spacing\":1e-7}]}";
+    pd_scene s;
+    pd_error err = {0};
+    PD_REQUIRE(pd_scene_parse(json, "t.json", ".", NULL, 0, &s, &err) == PD_OK);
+    pd_estimate est;
+    PD_REQUIRE(pd_scene_estimate(&s, &est, &err) == PD_OK);
+    pd_status st = pd_scene_check_memory(&s, &est, &err);
+    printf("  %zu particles estimated: %s at %s: %s\n", est.particles, pd_status_string(st),
+           err.path, err.message);
+    PD_CHECK(st == PD_ERR_TOO_LARGE && strcmp(err.path, "emitters") == 0);
+    pd_scene_free(&s);
+}
