@@ -284,6 +284,7 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
                     pd_v3_scale(normal, pd_v3_dot(pd_v3_sub(vc, g->velocity[n]), normal));
                 s->bc_stick[n] = pd_v3_sub(vc, g->velocity[n]);
                 s->bc_friction[n] = pd_v3(0, 0, 0);
+                s->bc_slide[n] = pd_v3(0, 0, 0); /* the split starts stuck */
                 s->bc_mu[n] = pd_mpm_node_friction(s, col, n);
             }
         }
@@ -292,7 +293,7 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
 
 /* u at node n without what the constraints fix there. */
 static pd_vec3 free_part(const pd_mpm_state* s, size_t n, pd_vec3 u) {
-    if (s->bc_kind[n] == PD_MPM_BC_FULL || s->bc_kind[n] == PD_MPM_BC_STICK)
+    if (s->bc_kind[n] == PD_MPM_BC_FULL)
         return pd_v3(0, 0, 0);
     if (s->bc_kind[n] == PD_MPM_BC_NORMAL)
         return pd_v3_sub(u, pd_v3_scale(s->bc_normal[n], pd_v3_dot(u, s->bc_normal[n])));
@@ -578,50 +579,76 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
     }
 }
 
-/* Coulomb friction inside the iterations (friction_in_solve), after each grid step, from the
- * step's reaction j = (A dv - rhs) / m at each collider node (its normal part j_n as in
- * friction_after_solve): a slip node takes the kinetic friction impulse mu j_n m against its
- * sliding into the next grid steps' right-hand side (bc_friction), so that the body above it
- * feels it within the step; one whose sliding that impulse would stop or reverse (mu j_n >=
- * |v_t| without it) sticks (STICK: held at the collider's velocity), and a stuck node whose
- * reaction leaves the cone (j_n <= 0, or |j_t| > mu j_n) slips again, its friction along j_t.
- * Friction after the solve alone stopped a floor node but let the body above it slide for the
- * whole step: the longer the step, the more a held block crept and the farther a collapse ran
- * (tests/physics/mpm_admm_friction.c). Beyond the paper, as the friction is. */
-static void stick_or_slip(admm_ctx* c) {
+/* Coulomb friction inside the iterations (friction_in_solve) as one more splitting of the
+ * augmented Lagrangian (Boyd et al. 2011 Sec. 6.3, the l1 term's soft threshold; beyond the
+ * paper, as the friction is): at a collider node n with friction mu, the tangential velocity
+ * relative to the collider v_t = P_t (dv_n - dv_stick) is copied into a variable z_n that
+ * carries the dissipation mu j_n m |z| (j_n: the normal reaction per mass of the last grid
+ * step), with the constraint v_t = z_n, its multiplier lambda_n (an impulse, bc_friction) and a
+ * penalty k_n (bc_penalty) in A's diagonal. Each iteration after the grid step:
+ *   z = shrink(v_t + lambda / k, mu j_n m / k),   lambda += k (v_t - z)   (the z and dual steps),
+ * and the next grid step's right-hand side takes k (P_t dv_stick + z) - lambda. At convergence
+ * lambda is Coulomb's impulse: |lambda| <= mu j_n m, against the sliding where z != 0. The
+ * stick-or-slip switch this replaces cycled at long steps (tens of nodes flipping each
+ * iteration, the residual stuck at 2e-3 on Fig. 16's column at 30 x; docs/methods/mpm.md). */
+static pd_vec3 tangential(pd_vec3 u, pd_vec3 nrm) {
+    return pd_v3_sub(u, pd_v3_scale(nrm, pd_v3_dot(u, nrm)));
+}
+
+/* k_n = m_n, the node's mass (k |v_t - z|^2 / 2 a kinetic energy), added to A's diagonal and
+ * the preconditioner's. Measured on the block of tests/physics/mpm_admm_friction.c sliding at mu
+ * 0.2 and 30 x the bound: k = m_n reaches the ADMM's tolerance in 24 iterations and Coulomb's
+ * 1.5115 m/s^2 (1.5117); k = A_nn (the stiffness's scale, 30 times m_n or more there) stopped
+ * at the cap of 30 with the friction unconverged (1.30), 3 A_nn at 0.79. */
+static void friction_penalties(admm_ctx* c) {
     pd_mpm_state* s = c->s;
-    const pd_grid* g = &s->grid;
+    int centre = node_row_slot(0, 0, 0);
+    for (size_t n = 0; n < s->grid.nodes; ++n) {
+        s->bc_penalty[n] = 0;
+        if (s->bc_kind[n] != PD_MPM_BC_NORMAL || !(s->bc_mu[n] > 0))
+            continue;
+        pd_real k = s->grid.mass[n];
+        s->bc_penalty[n] = k;
+        s->admm_a[row_at(n, centre)] += k;
+        s->admm_diag[n] += k;
+    }
+}
+
+/* The grid step's right-hand side at the friction nodes: k (P_t dv_stick + z) - lambda. */
+static void friction_rhs(const pd_mpm_state* s, pd_vec3* rhs) {
+    for (size_t n = 0; n < s->grid.nodes; ++n) {
+        pd_real k = s->bc_penalty[n];
+        if (!(k > 0))
+            continue;
+        pd_vec3 target = pd_v3_add(tangential(s->bc_stick[n], s->bc_normal[n]), s->bc_slide[n]);
+        rhs[n] = pd_v3_add(rhs[n], pd_v3_sub(pd_v3_scale(target, k), s->bc_friction[n]));
+    }
+}
+
+/* The z and dual steps above, from the grid step's dv. The normal reaction is A dv - rhs along
+ * the normal less the penalty's own k dv_n . n (the penalty acts in the tangent plane). Adds
+ * the split's share of the residuals (iterate's, in the same units: k |v|^2 is an energy as
+ * w^2 |F|^2 is) to sums: primal k |v_t - z|^2, dual k |z - z_last|^2, scale k |v_t^n|^2. */
+static void friction_step(admm_ctx* c, pd_real sums[3]) {
+    pd_mpm_state* s = c->s;
     apply_a(c, s->admm_dv, s->cg_ad);
-    for (size_t n = 0; n < g->nodes; ++n) {
-        int kind = s->bc_kind[n];
-        pd_real mu = s->bc_mu[n], m = g->mass[n];
-        if ((kind != PD_MPM_BC_NORMAL && kind != PD_MPM_BC_STICK) || !(mu > 0))
+    for (size_t n = 0; n < s->grid.nodes; ++n) {
+        pd_real k = s->bc_penalty[n], m = s->grid.mass[n];
+        if (!(k > 0))
             continue;
-        pd_vec3 nrm = s->bc_normal[n];
-        pd_vec3 j = pd_v3_scale(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), 1 / m);
-        pd_real jn = pd_v3_dot(j, nrm);
-        if (kind == PD_MPM_BC_STICK) {
-            pd_vec3 jt = pd_v3_sub(j, pd_v3_scale(nrm, jn));
-            pd_real held = pd_v3_len(jt);
-            if (jn > 0 && held <= mu * jn)
-                continue;
-            s->bc_kind[n] = PD_MPM_BC_NORMAL; /* dv keeps the stuck node's value */
-            s->bc_friction[n] =
-                jn > 0 && held > 0 ? pd_v3_scale(jt, mu * jn * m / held) : pd_v3(0, 0, 0);
-            continue;
-        }
-        /* v + dv - v_collider without this node's friction impulse, tangential */
-        pd_vec3 rel = pd_v3_sub(pd_v3_sub(s->admm_dv[n], s->bc_stick[n]),
-                                pd_v3_scale(s->bc_friction[n], 1 / m));
-        pd_vec3 vt = pd_v3_sub(rel, pd_v3_scale(nrm, pd_v3_dot(rel, nrm)));
-        pd_real speed = pd_v3_len(vt);
-        if (jn > 0 && speed <= mu * jn) {
-            s->bc_kind[n] = PD_MPM_BC_STICK;
-            s->admm_dv[n] = s->bc_stick[n];
-            s->bc_friction[n] = pd_v3(0, 0, 0);
-        } else {
-            s->bc_friction[n] = jn > 0 ? pd_v3_scale(vt, -mu * jn * m / speed) : pd_v3(0, 0, 0);
-        }
+        pd_vec3 nrm = s->bc_normal[n], dv = s->admm_dv[n];
+        pd_real jn =
+            (pd_v3_dot(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), nrm) - k * pd_v3_dot(dv, nrm)) / m;
+        pd_vec3 vt = tangential(pd_v3_sub(dv, s->bc_stick[n]), nrm);
+        pd_vec3 u = pd_v3_add(vt, pd_v3_scale(s->bc_friction[n], 1 / k));
+        pd_real speed = pd_v3_len(u), limit = jn > 0 ? s->bc_mu[n] * jn * m / k : 0;
+        pd_vec3 last = s->bc_slide[n];
+        s->bc_slide[n] = speed > limit ? pd_v3_scale(u, 1 - limit / speed) : pd_v3(0, 0, 0);
+        s->bc_friction[n] =
+            pd_v3_add(s->bc_friction[n], pd_v3_scale(pd_v3_sub(vt, s->bc_slide[n]), k));
+        sums[0] += k * pd_v3_len2(pd_v3_sub(vt, s->bc_slide[n]));
+        sums[1] += k * pd_v3_len2(pd_v3_sub(s->bc_slide[n], last));
+        sums[2] += k * pd_v3_len2(tangential(s->bc_stick[n], nrm));
     }
 }
 
@@ -763,19 +790,17 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     divergence(&s->grid, s->affine, s->admm_rhs);
     for (size_t n = 0; n < nn; ++n)
         s->admm_rhs[n] = pd_v3_add(s->admm_rhs[n], pd_v3_scale(gravity_dv, s->grid.mass[n]));
-    if (s->prm.friction_in_solve) /* the slip nodes' kinetic friction (stick_or_slip) */
-        for (size_t n = 0; n < nn; ++n)
-            if (s->bc_kind[n] == PD_MPM_BC_NORMAL)
-                s->admm_rhs[n] = pd_v3_add(s->admm_rhs[n], s->bc_friction[n]);
+    if (s->prm.friction_in_solve) /* the friction split's terms (friction_step) */
+        friction_rhs(s, s->admm_rhs);
     *cg_total += grid_solve(c, s->admm_rhs, s->admm_dv);
+    pd_real sums[3] = {0, 0, 0};
     if (s->prm.friction_in_solve)
-        stick_or_slip(c);
+        friction_step(c, sums);
     double t2 = pd_now();
     pd_mat3* previous = s->admm_du; /* D dv^k, for the dual residual: kept, not copied */
     s->admm_du = s->cg_m, s->cg_m = previous;
     apply_d(c, s->admm_dv, s->admm_du); /* D dv^{k+1}: the next iteration's D dv^k too */
     pd_parallel_for(s->n, PD_MPM_ADMM_GRAIN, dual_range, c);
-    pd_real sums[3] = {0, 0, 0};
     for (size_t q = 0; q < (s->n + PD_MPM_ADMM_GRAIN - 1) / PD_MPM_ADMM_GRAIN; ++q)
         for (int a = 0; a < 3; ++a)
             sums[a] += s->admm_sums[3 * q + a];
@@ -809,6 +834,8 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
     if (s->has_maxwell)
         pd_mpm_maxwell_start(s, c.p, dt, c.rho);
     assemble_a(&c);
+    if (s->prm.friction_in_solve)
+        friction_penalties(&c);
     s->admm_seconds[PD_MPM_ADMM_ASSEMBLE] = pd_now() - t0;
     pd_vec3 gdv = pd_v3_scale(ctx->gravity, dt);
     for (size_t n = 0; n < nn; ++n) /* the explicit guess: gravity alone */
@@ -912,7 +939,9 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
     X(bc_target, pd_vec3)                                                                          \
     X(bc_stick, pd_vec3)                                                                           \
     X(bc_friction, pd_vec3)                                                                        \
-    X(bc_mu, pd_real) X(admm_diag, pd_real) X(bc_kind, uint8_t) X(bc_collider, int32_t)
+    X(bc_slide, pd_vec3)                                                                           \
+    X(bc_mu, pd_real)                                                                              \
+    X(bc_penalty, pd_real) X(admm_diag, pd_real) X(bc_kind, uint8_t) X(bc_collider, int32_t)
 
 /* The dual step's three sums per chunk of PD_MPM_ADMM_GRAIN particles. */
 static size_t admm_sum_count(size_t n) {

@@ -52,7 +52,7 @@ typedef struct pd_mpm_params {
     pd_real auto_step_cfl;       /* > 0: implicit dt "auto" <= this dx / max |v_p| too */
     pd_real rho;                 /* the ADMM penalty (1: the SEW weights carry the stiffness) */
     pd_real relaxation;          /* over-relaxation alpha (Sec. 7.3) */
-    int friction_in_solve;       /* 1: the ADMM's slip nodes stick inside its iterations */
+    int friction_in_solve;       /* 1: Coulomb friction split inside the ADMM's iterations */
     int iterations;              /* ADMM iterations at most */
     pd_real tolerance;           /* ... until the primal residual is below this */
     int cg_iterations;           /* conjugate gradient iterations of a grid step at most */
@@ -180,8 +180,10 @@ typedef struct pd_mpm_state {
     size_t admm_nodes;
     pd_vec3 *admm_dv, *admm_rhs, *cg_r, *cg_z, *cg_d, *cg_ad, *bc_normal, *bc_target;
     pd_vec3* bc_stick;    /* a NORMAL node's dv that holds it on its collider */
-    pd_vec3* bc_friction; /* ... its kinetic friction impulse in the grid step (m v) */
+    pd_vec3* bc_friction; /* ... its friction impulse, the split's multiplier (m v) */
+    pd_vec3* bc_slide;    /* ... the split's sliding velocity z (friction_in_solve) */
     pd_real* bc_mu;       /* ... and its Coulomb friction there */
+    pd_real* bc_penalty;  /* ... the split's penalty k (kg; 0: no friction inside) */
     /* A = M + rho D^T W^T W D, stored by blocks of 4 nodes (mpm_admm.c's row_at; capacity
      * admm_rows); admm_u: a product's u by component */
     pd_real *admm_a, *admm_u;

@@ -16,9 +16,8 @@ void pd_mpm_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_re
 /* Newton steps of the particle step (Eq. 10) at most. */
 #define PD_MPM_NEWTON_STEPS 12
 
-/* A node's boundary condition in the implicit solve (Sec. 7.2); STICK: a NORMAL node that
- * Coulomb friction holds still on its collider during the ADMM's iterations (mpm_admm.c). */
-enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL, PD_MPM_BC_STICK };
+/* A node's boundary condition in the implicit solve (Sec. 7.2). */
+enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL };
 
 /* The pins on the grid (mpm_pins.c; docs/methods/mpm.md "Pins"). pd_mpm_pin_share, before the
  * transfer: each pin's velocity gradient fitted to its particles and the pinned particles'

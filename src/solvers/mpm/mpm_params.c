@@ -64,10 +64,11 @@ static const pd_param_info k_params[] = {
      "cost.",
      "integrator=admm"},
     {"friction_in_solve", PD_PARAM_BOOL, P(friction_in_solve), 1, 0, 1, "-", NULL,
-     "admm: Coulomb friction at the colliders inside the iterations: after each grid step a slip "
-     "node takes the kinetic friction impulse mu j_n (j_n: the step's normal reaction) into the "
-     "next grid steps, one that impulse would stop sticks (held still) until its reaction "
-     "leaves the cone, so that the body above a floor node feels its friction within the step. "
+     "admm: Coulomb friction at the colliders inside the iterations, as one more splitting of "
+     "the augmented Lagrangian: each slip node's tangential velocity is copied into a variable "
+     "that carries the dissipation mu j_n m |z| (j_n: the last grid step's normal reaction), "
+     "updated by a soft threshold after each grid step with its multiplier (the friction "
+     "impulse), so that the body above a floor node feels its friction within the step. "
      "false: friction after the solve, on the constrained nodes alone (at long steps a body "
      "Coulomb holds creeps). Beyond the paper.",
      "integrator=admm"},
