@@ -103,7 +103,8 @@ def main():
         row = f"{int(os.path.basename(path)[6:11])},{len(big)}," \
               f"{big.max() / len(x) if len(big) else 0:.3f},{len(x) - big.sum()}"
         if below is not None:
-            lengths = sorted((np.ptp(x[label == n, 1]) for n in names[sizes >= least]), reverse=True)
+            lengths = sorted((np.ptp(x[label == n, 1]) for n in names[sizes >= least]),
+                             reverse=True)
             row += f",{len(x)}," + ";".join(f"{v:.3f}" for v in lengths)
         if "--density" in args:
             d = nearest(x, s)
