@@ -312,8 +312,9 @@ static void hold_pinned_nodes(pd_mpm_state* s) {
 static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 dv,
                           const pd_grid_wall* wall) {
     pd_grid_fields_add_velocity(&s->grid, &s->fields, dv);
-    pd_grid_contact contact = {ctx->particles->body, s->field_friction, s->field_body_mass,
-                               s->field_half_spacing, ctx->dt};
+    pd_grid_contact_normal normal = (pd_grid_contact_normal)s->prm.contact_normal;
+    pd_grid_contact contact = {ctx->particles->body,  s->field_friction, s->field_body_mass,
+                               s->field_half_spacing, ctx->dt,           normal};
     if (s->prm.contact) /* else each body its own way: they pass through each other */
         pd_grid_fields_contact(&s->grid, &s->fields, &contact);
     pd_grid_fields_apply_colliders(&s->grid, &s->fields, wall, PD_GRID_COLLIDER_REACH * s->dx,

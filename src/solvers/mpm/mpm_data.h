@@ -48,6 +48,7 @@ typedef struct pd_mpm_params {
     int damping_round_trips;     /* RPIC round trips before each step (Sec. 8) */
     int integrator;              /* PD_MPM_EXPLICIT (Sec. 6) or PD_MPM_ADMM (Sec. 7) */
     int contact;                 /* 1: a velocity field per body (grid_fields.h) */
+    int contact_normal;          /* pd_grid_contact_normal: fitted or mass_gradient */
     pd_real auto_step_factor;    /* admm: time.dt "auto" is this times the explicit bound */
     pd_real auto_step_cfl;       /* > 0: implicit dt "auto" <= this dx / max |v_p| too */
     pd_real rho;                 /* the ADMM penalty (1: the SEW weights carry the stiffness) */

@@ -35,13 +35,22 @@ static const pd_param_info k_params[] = {
      "Contact between bodies by multi-field MPM (Bardenhagen et al. 2000; beyond the paper): "
      "each body has its own velocity field on the grid, and where two meet at a node whose "
      "particles' surfaces (each particle reaching half its spacing) overlap by the step's end, "
-     "a field that approaches the node's centre-of-mass velocity along the normal (the larger "
-     "body's, from its mass gradient) loses that normal part, with Coulomb friction (materials' "
+     "a field that approaches the node's centre-of-mass velocity along the normal "
+     "(contact_normal) loses that normal part, with Coulomb friction (materials' "
      "`contact_friction`) on the tangential one; fields moving apart are free, so bodies bounce "
      "and separate. "
      "False: the fields do not meet, so bodies pass through each other. Explicit integrator "
      "only: admm, newton and lbfgs have one field for all bodies (they would stick) and refuse "
      "two or more."},
+    {"contact_normal", PD_PARAM_ENUM, P(contact_normal), PD_GRID_NORMAL_FITTED, 0, 0, "-",
+     "fitted|mass_gradient",
+     "The normal of the contact between bodies at a node two fields share. fitted: the plane "
+     "that best separates the larger body's particles from the others' among those the node's "
+     "stencil reaches, by a weighted logistic regression (Nairn, Hammerquist, Smith 2020), along "
+     "which the gap is measured too. mass_gradient: the larger body's own mass gradient, the gap "
+     "along the difference of the two bodies' normals (tilts where a body's surface turns: at an "
+     "edge where two blocks meet over part of a face they part sideways; docs/methods/mpm.md).",
+     "contact=true,integrator=explicit"},
     {"auto_step_factor", PD_PARAM_REAL, P(auto_step_factor), 10, 1, 1000, "1", NULL,
      "admm, newton, lbfgs: time.dt \"auto\" takes this many times the explicit bound (its CFL and "
      "P-wave "
