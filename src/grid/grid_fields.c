@@ -213,6 +213,7 @@ static pd_vec3 across_normal(const pd_real* fm, const pd_vec3* fg, size_t k, siz
 #define FIT_ITERATIONS 32
 #define FIT_DECREMENT  1e-12
 #define FIT_POINTS     1024
+#define FIT_SETTLED    40
 
 /* A particle of the fit: xi = (x_p - x_n) / dx, its weight w_p (each class's summing to 1/2),
  * y = +1 (the others) or -1 (field l). */
@@ -282,6 +283,24 @@ static pd_real logistic_sums(const fit_point* pts, size_t count, const pd_real q
     return loss;
 }
 
+/* Leaves out the points classified right by more than FIT_SETTLED (y z > FIT_SETTLED): their
+ * terms in J, its gradient and Hessian are below e^-FIT_SETTLED of their weight, under round-off
+ * beside the rest (they are the particles behind each body's facing layers once |a| has grown);
+ * their loss is taken off *loss so that J stays comparable. The fit's later steps then sum over
+ * the facing layers alone. */
+static size_t drop_settled(fit_point* pts, size_t count, const pd_real q[4], pd_real* loss) {
+    size_t kept = 0;
+    for (size_t k = 0; k < count; ++k) {
+        const fit_point* f = &pts[k];
+        pd_real yz = f->y * (q[0] * f->xi[0] + q[1] * f->xi[1] + q[2] * f->xi[2] + q[3]);
+        if (yz > FIT_SETTLED)
+            *loss -= f->w * log1p(exp(-yz));
+        else
+            pts[kept++] = *f;
+    }
+    return kept;
+}
+
 /* Solves h x = b for the symmetric positive definite h (upper triangle) by Cholesky; 0 when it
  * is not positive definite to round-off. */
 static int solve4(pd_real h[4][4], const pd_real b[4], pd_real x[4]) {
@@ -333,18 +352,22 @@ static pd_vec3 fitted_normal(const pd_grid* g, size_t n, const int32_t* field_of
             -(grad[0] * step[0] + grad[1] * step[1] + grad[2] * step[2] + grad[3] * step[3]);
         if (!(decrement > FIT_DECREMENT))
             break; /* J is within about decrement / 2 of its least */
-        pd_real t = 1, tl = loss;
+        /* the trial's sums in one pass: a full step is taken nearly always, its sums kept */
+        pd_real t = 1, tl = loss, tg[4], th[4][4];
         for (int half = 0; half < 30; ++half, t /= 2) {
             for (int i = 0; i < 4; ++i)
                 trial[i] = q[i] + t * step[i];
-            tl = logistic_sums(pts, count, trial, NULL, NULL);
+            tl = logistic_sums(pts, count, trial, tg, th);
             if (tl <= loss - 1e-4 * t * decrement)
                 break;
         }
         if (!(tl < loss))
             break; /* no descent left at round-off */
+        loss = tl;
         memcpy(q, trial, sizeof q);
-        loss = logistic_sums(pts, count, q, grad, h);
+        memcpy(grad, tg, sizeof grad);
+        memcpy(h, th, sizeof th);
+        count = drop_settled(pts, count, q, &loss);
     }
     pd_vec3 a = pd_v3(q[0], q[1], q[2]);
     pd_real len = pd_v3_len(a);
