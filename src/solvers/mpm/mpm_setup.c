@@ -207,12 +207,14 @@ pd_status pd_mpm_create(pd_world* w, const void* params, void** state, pd_error*
     pd_grid_init(&s->grid, s->dx);
     pd_real bound = pd_mpm_max_time_step(s, w);
     if (!w->def.dt_auto && s->prm.integrator == PD_MPM_EXPLICIT && w->def.dt > bound) {
+        /* the message reads s: written before s is freed */
+        st = pd_fail(err, PD_ERR_BAD_SCENE, "time.dt",
+                     "mpm's explicit step is stable up to %.3g s here (solver.mpm.cfl %g of dx = "
+                     "%.3g m over the fastest speed plus the P-wave speed); got %.3g s: give a "
+                     "smaller dt, \"auto\", or solver.mpm.integrator \"admm\"",
+                     bound, s->prm.cfl, s->dx, w->def.dt);
         pd_mpm_destroy(s);
-        return pd_fail(err, PD_ERR_BAD_SCENE, "time.dt",
-                       "mpm's explicit step is stable up to %.3g s here (solver.mpm.cfl %g of dx = "
-                       "%.3g m over the fastest speed plus the P-wave speed); got %.3g s: give a "
-                       "smaller dt, \"auto\", or solver.mpm.integrator \"admm\"",
-                       bound, s->prm.cfl, s->dx, w->def.dt);
+        return st;
     }
     w->bond_count = 0;
     *state = s;
