@@ -604,6 +604,19 @@ typedef struct contact_check {
     double apart;    /* the largest change of a field's velocity at a node not in contact */
 } contact_check;
 
+/* The two bodies' grid fields of cloud k on a 2 cm grid (field[p]: p's body), and a copy of
+ * their velocities before any contact (the caller frees it). */
+static pd_vec3* two_fields(const cloud* k, const int32_t* field, pd_grid* g, pd_grid_fields* f) {
+    pd_grid_init(g, 0.02);
+    pd_error err = {0};
+    pd_grid_fit(g, k->x, k->n, 2, 1u << 24, &err);
+    pd_grid_fields_init(f, 2);
+    pd_grid_fields_from_particles(g, f, field, k->m, k->v, NULL);
+    pd_vec3* before = malloc(2 * g->nodes * sizeof *before);
+    memcpy(before, f->velocity, 2 * g->nodes * sizeof *before);
+    return before;
+}
+
 /* Node x's gap rule of grid_fields.h, from the particles directly: along u (equal bodies: u =
  * n_0 - n_1 over its length, n_b = g_b / |g_b|), field 1's lowest particle less field 0's
  * highest among those within a spacing (0.01 m, half a cell) of the node's line along u, less
@@ -636,14 +649,8 @@ static contact_check run_contact(pd_vec3 va, pd_vec3 vb, pd_real mu, pd_real dt,
     int32_t* field;
     cloud k = two_blocks(0.01, va, vb, &field);
     pd_grid g;
-    pd_grid_init(&g, 0.02);
-    pd_error err = {0};
-    pd_grid_fit(&g, k.x, k.n, 2, 1u << 24, &err);
     pd_grid_fields f;
-    pd_grid_fields_init(&f, 2);
-    pd_grid_fields_from_particles(&g, &f, field, k.m, k.v, NULL);
-    pd_vec3* before = malloc(2 * g.nodes * sizeof *before);
-    memcpy(before, f.velocity, 2 * g.nodes * sizeof *before);
+    pd_vec3* before = two_fields(&k, field, &g, &f);
     pd_real friction[2] = {mu, mu}, body_mass[2] = {1, 1}, half[2] = {0.005, 0.005};
     pd_grid_contact contact = {field, friction, body_mass, half, dt, mode};
     pd_grid_fields_contact(&g, &f, &contact);
@@ -758,14 +765,8 @@ static double sideways_impulse(double theta, pd_grid_contact_normal mode, double
         field[p] = b;
     }
     pd_grid g;
-    pd_grid_init(&g, 0.02);
-    pd_error err = {0};
-    pd_grid_fit(&g, k.x, k.n, 2, 1u << 24, &err);
     pd_grid_fields f;
-    pd_grid_fields_init(&f, 2);
-    pd_grid_fields_from_particles(&g, &f, field, k.m, k.v, NULL);
-    pd_vec3* before = malloc(2 * g.nodes * sizeof *before);
-    memcpy(before, f.velocity, 2 * g.nodes * sizeof *before);
+    pd_vec3* before = two_fields(&k, field, &g, &f);
     pd_real friction[2] = {0, 0}, body_mass[2] = {1, 1}, half[2] = {0.005, 0.005};
     pd_grid_contact contact = {field, friction, body_mass, half, 0.001, mode};
     pd_grid_fields_contact(&g, &f, &contact);
