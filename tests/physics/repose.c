@@ -129,6 +129,13 @@ static double plane_strain_angle(double phi) {
     return asin(3 * b) * 180 / PD_PI;
 }
 
+/* A Coulomb layer's acceleration down a slope of theta degrees at the plane-strain angle of a
+ * friction angle phi: g (sin theta - cos theta tan phi_eff) (m/s^2). */
+static double coulomb_acceleration(double phi, double theta) {
+    double phi_eff = plane_strain_angle(phi) * PD_PI / 180, th = theta * PD_PI / 180;
+    return 9.81 * (sin(th) - cos(th) * tan(phi_eff));
+}
+
 PD_TEST(in_solve_layer_stands_below_its_angle_on_a_no_slip_floor) {
     double below = layer_slide(k_in_solve, 30, 25, 0.3);
     printf("  phi 30 (plane strain %.1f degrees), density penalty in the solve, no Eq. 28: the "
@@ -141,8 +148,7 @@ PD_TEST(in_solve_layer_stands_below_its_angle_on_a_no_slip_floor) {
  * g (sin theta - cos theta tan phi_eff) (1.05 m/s^2 at 35 degrees); issue 37 asks for at least
  * half of it. With the return after the solve the layer creeps (its viscosity G h). */
 PD_TEST(known_failure_in_solve_layer_flows_above_its_angle) {
-    double theta = 35, t = 0.3, phi_eff = plane_strain_angle(30) * PD_PI / 180;
-    double a = 9.81 * (sin(theta * PD_PI / 180) - cos(theta * PD_PI / 180) * tan(phi_eff));
+    double theta = 35, t = 0.3, a = coulomb_acceleration(30, theta);
     double above = layer_slide(k_in_solve, 30, theta, t), want = 0.5 * (0.5 * a) * t * t;
     printf("  the middle slid %.4f m at %g degrees in %g s; half of Coulomb's acceleration "
            "(%.3f m/s^2) moves it %.4f m\n",
@@ -159,8 +165,7 @@ static const layer_keys k_return = {
     "\"static_friction\":false,\"compaction\":\"reference_kernel\"", "\"cone\":\"extension\""};
 
 PD_TEST(return_in_the_solve_lets_the_layer_flow_above_its_angle) {
-    double theta = 35, t = 0.3, phi_eff = plane_strain_angle(30) * PD_PI / 180;
-    double a = 9.81 * (sin(theta * PD_PI / 180) - cos(theta * PD_PI / 180) * tan(phi_eff));
+    double theta = 35, t = 0.3, a = coulomb_acceleration(30, theta);
     double above = layer_slide(k_return, 30, theta, t), want = 0.5 * (0.5 * a) * t * t;
     printf("  return in the solve: the middle slid %.4f m at %g degrees in %g s; half of Coulomb's "
            "acceleration moves it %.4f m, all of it %.4f m\n",
