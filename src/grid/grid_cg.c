@@ -78,6 +78,8 @@ int pd_grid_cg_solve(const pd_grid_cg* cg, size_t n, pd_vec3* r, pd_vec3* x) {
     cg_pass pass = {.cg = cg, .r = r, .x = x, .step = 0, .grain = chunk_grain(n)};
     pd_real sums[2];
     sweep(n, &pass, update_range); /* z = M^-1 r, |r|^2, r . z */
+    if (cg->project)
+        cg->project(cg->ctx, cg->z);
     sum_chunks(&pass, n, sums);
     pd_real r0 = sqrt(sums[0]), rz = sums[1];
     int products = 0;
@@ -94,6 +96,8 @@ int pd_grid_cg_solve(const pd_grid_cg* cg, size_t n, pd_vec3* r, pd_vec3* x) {
             break;
         pass.step = rz / dad[0];
         sweep(n, &pass, update_range);
+        if (cg->project)
+            cg->project(cg->ctx, cg->z);
         sum_chunks(&pass, n, sums);
         if (sqrt(sums[0]) <= cg->tolerance * r0)
             break;

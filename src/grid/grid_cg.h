@@ -18,6 +18,10 @@ typedef struct pd_grid_cg {
     int max_iterations;
     pd_real tolerance;   /* stop once |r| fell by this factor */
     pd_vec3 *z, *d, *ad; /* scratch, n each */
+    /* NULL, or z <- P z after the preconditioner, P the orthogonal projector onto the free
+     * subspace where that is not node by node (mpm's pins): the preconditioner P D^-1 P, r . z
+     * unchanged as r = P r */
+    void (*project)(void* ctx, pd_vec3* z);
 } pd_grid_cg;
 
 /* Improves x from the residual r = b - A x (free directions only; overwritten) over n nodes.

@@ -370,8 +370,12 @@ static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
 /* The implicit grid update (Sec. 7) after the transfer without stress: the velocity change of
  * the ADMM or of the optimiser (mpm_implicit.c). */
 static pd_status implicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_step_stats* stats) {
-    if (s->has_pins)
+    if (s->has_pins) { /* the constraint's null space on the shared nodes (mpm_pins.c) */
         pd_mpm_pin_nodes(s);
+        pd_status st = pd_mpm_pin_basis(s, ctx->particles);
+        if (st != PD_OK)
+            return st;
+    }
     pd_real residual;
     int admm = s->prm.integrator == PD_MPM_ADMM;
     pd_status st = admm ? pd_mpm_admm_solve(s, ctx, &stats->iterations, &residual)

@@ -254,8 +254,8 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
         s->bc_kind[n] = PD_MPM_BC_FREE;
         if (!(g->mass[n] > 0))
             continue;
-        if (s->has_pins && s->pin_node_hold[n] > 0) { /* moves with its pins */
-            s->bc_kind[n] = PD_MPM_BC_FULL;
+        if (s->has_pins && s->pin_node_hold[n] > 0) { /* moves with its pins (mpm_pins.c) */
+            s->bc_kind[n] = s->pin_local[n] >= 0 ? PD_MPM_BC_PIN : PD_MPM_BC_FULL;
             s->bc_target[n] = pd_v3_sub(s->pin_node_velocity[n], g->velocity[n]);
             continue;
         }
@@ -289,6 +289,8 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
             }
         }
     }
+    if (s->has_pins) /* a shared node's target: what the pins' constraint fixes of v_pin */
+        pd_mpm_pin_project(s, s->bc_target, 1);
 }
 
 /* u at node n without what the constraints fix there. */
@@ -304,6 +306,12 @@ static pd_vec3 free_part(const pd_mpm_state* s, size_t n, pd_vec3 u) {
 static void project_free(const pd_mpm_state* s, pd_vec3* u) {
     for (size_t n = 0; n < s->grid.nodes; ++n)
         u[n] = free_part(s, n, u[n]);
+    pd_mpm_pin_project(s, u, 0); /* the pins' constraint: over several nodes */
+}
+
+/* The conjugate gradients' preconditioned residual kept in the pins' free subspace. */
+static void project_pins(void* ctx, pd_vec3* z) {
+    pd_mpm_pin_project(((const admm_ctx*)ctx)->s, z, 0);
 }
 
 /* dv with the constrained parts set to what the constraints fix. */
@@ -489,6 +497,8 @@ static void product(admm_ctx* c, const pd_vec3* u, pd_vec3* out, int free_only) 
                 job.off[node_row_slot(a, b, cc)] = a * ny * nz + b * nz + cc;
     split_range(&job, 0, nn, 0); /* a copy: cheaper than a parallel region's barrier */
     pd_parallel_for(nn, 256, apply_range, &job);
+    if (free_only) /* the pins' constraint: over several nodes */
+        pd_mpm_pin_project(s, out, 0);
 }
 
 /* out = A u from the stored rows. */
@@ -543,8 +553,8 @@ static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
     for (size_t i = 0; i < nn; ++i)
         r[i] = pd_v3_sub(rhs[i], s->cg_ad[i]);
     project_free(s, r);
-    pd_grid_cg cg = {apply_a_free,        c,       s->admm_diag, s->prm.cg_iterations,
-                     s->prm.cg_tolerance, s->cg_z, s->cg_d,      s->cg_ad};
+    pd_grid_cg cg = {apply_a_free, c,       s->admm_diag, s->prm.cg_iterations, s->prm.cg_tolerance,
+                     s->cg_z,      s->cg_d, s->cg_ad,     project_pins};
     return pd_grid_cg_solve(&cg, nn, r, dv);
 }
 
@@ -557,11 +567,11 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
     const pd_grid* g = &s->grid;
     apply_a(c, s->admm_dv, s->cg_ad);
     /* the pins' impulse per mass of the pins there: a fixed node's A dv - rhs */
-    for (size_t n = 0; n < g->nodes && s->has_pins; ++n)
-        s->pin_node_impulse[n] =
-            s->pin_node_hold[n] > 0
-                ? pd_v3_scale(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), 1 / s->pin_node_mass[n])
-                : pd_v3(0, 0, 0);
+    if (s->has_pins) {
+        for (size_t n = 0; n < g->nodes; ++n)
+            s->cg_r[n] = pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]);
+        pd_mpm_pin_impulses(s, s->cg_r);
+    }
     for (size_t n = 0; n < g->nodes && !s->prm.friction_in_solve; ++n) { /* else inside */
         if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
             continue;
@@ -880,8 +890,8 @@ int pd_mpm_grid_matrix_solve(pd_mpm_state* s, const pd_vec3* b, pd_vec3* z) {
     memcpy(s->cg_r, b, nn * sizeof *s->cg_r);
     project_free(s, s->cg_r);
     memset(z, 0, nn * sizeof *z);
-    pd_grid_cg cg = {apply_a_free,        &c,      s->admm_diag, s->prm.cg_iterations,
-                     s->prm.cg_tolerance, s->cg_z, s->cg_d,      s->cg_ad};
+    pd_grid_cg cg = {apply_a_free, &c,      s->admm_diag, s->prm.cg_iterations, s->prm.cg_tolerance,
+                     s->cg_z,      s->cg_d, s->cg_ad,     project_pins};
     return pd_grid_cg_solve(&cg, nn, s->cg_r, z);
 }
 

@@ -149,22 +149,19 @@ typedef struct pd_mpm_state {
     pd_vec3* pin_node_velocity;
     pd_vec3* pin_node_impulse; /* a held node's impulse from its pins, over their mass there */
     pd_vec3* pin_reaction;     /* per particle: that impulse per mass where it is (G2P) */
-    pd_vec3* pin_lambda;    /* per particle: its multiplier, the impulse of the explicit step's pin
-                             * constraint (mpm_pins.c; kept: the next step starts from it) */
-    pd_real* pin_node_hold; /* held nodes: 1 where a pinned particle reaches the node, else 0; the
-                             * explicit step's multiplier: 1 / m_i at the nodes the pins share
-                             * with the free body, else 0 (mpm_pins.c) */
+    pd_real* pin_node_hold;    /* 1 where a pinned particle reaches the node, else 0 */
     int has_pins;
     int pin_count;           /* the world's pins */
     pd_mpm_pin_fit* pin_fit; /* per pin: its velocity gradient fitted (mpm_pins.c) */
-    /* the explicit step's multiplier per pinned particle (mpm_pins.c): the pinned particles'
-     * indices, the conjugate gradients' five vectors (lambda, r, z, d, q) and G's diagonal, for
-     * pin_cap of them; the last solve's iterations */
-    size_t pin_cap, pinned;
-    uint32_t* pin_index;
-    pd_vec3* pin_cg;
-    pd_real* pin_diag;
-    int pin_iterations;
+    /* the pins' constraint sum_i w_ip v_i = v_p on the nodes the pins share with the free body
+     * (mpm_pins.c): those nodes (pin_shared, pin_shared_count of them; pin_local: a node's place
+     * among them, -1 elsewhere, per node), the null space of W there as orthonormal columns
+     * (pin_null_cols of them, column by column in pin_z), and the factorisation's scratch
+     * (pin_s, pin_perm, pin_coef), room for pin_shared_cap nodes */
+    int32_t* pin_local;
+    uint32_t *pin_shared, *pin_perm;
+    size_t pin_shared_count, pin_shared_cap, pin_null_cols;
+    pd_real *pin_s, *pin_z, *pin_coef;
     int has_returns; /* a material has Z_E or the Maxwell branch: the correctors' pass runs */
     /* the implicit step (mpm_admm.c): per particle */
     pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;

@@ -433,6 +433,11 @@ static void apply_hessian_cg(void* ctx, const pd_vec3* u, pd_vec3* out) {
     apply_hessian(ctx, u, out);
 }
 
+/* The conjugate gradients' preconditioned residual kept in the pins' free subspace. */
+static void project_pins(void* ctx, pd_vec3* z) {
+    pd_mpm_pin_project(((const pd_mpm_optimiser*)ctx)->st, z, 0);
+}
+
 /* newton: z = H^-1 b by Jacobi-preconditioned conjugate gradients from 0, at most cg_iterations,
  * until the residual fell by cg_tolerance (an inexact Newton step; CG's iterates from 0 are
  * descent directions of a positive definite H). */
@@ -442,8 +447,8 @@ static pd_status newton_direction(pd_mpm_optimiser* o, const pd_vec3* b, pd_vec3
     memset(z, 0, o->cap * sizeof *z);
     memcpy(o->cg_r, b, nn * sizeof *o->cg_r);
     pd_mpm_project_free(s, o->cg_r);
-    pd_grid_cg cg = {apply_hessian_cg,    o,       o->diag, s->prm.cg_iterations,
-                     s->prm.cg_tolerance, o->cg_z, o->cg_d, o->cg_ad};
+    pd_grid_cg cg = {apply_hessian_cg, o,       o->diag,  s->prm.cg_iterations, s->prm.cg_tolerance,
+                     o->cg_z,          o->cg_d, o->cg_ad, project_pins};
     o->cg_total += pd_grid_cg_solve(&cg, nn, o->cg_r, z);
     return PD_OK;
 }
@@ -525,10 +530,8 @@ static void friction_and_pins(pd_mpm_optimiser* o, const pd_colliders* colliders
     pd_mpm_state* s = o->st;
     const pd_grid* g = &s->grid;
     int ny = g->dim[1], nz = g->dim[2];
-    for (size_t n = 0; n < g->nodes && s->has_pins; ++n) /* a held node's +dE/d dv */
-        s->pin_node_impulse[n] = s->pin_node_hold[n] > 0
-                                     ? pd_v3_scale(o->gradient[n], 1 / s->pin_node_mass[n])
-                                     : pd_v3(0, 0, 0);
+    if (s->has_pins) /* a held node's +dE/d dv */
+        pd_mpm_pin_impulses(s, o->gradient);
     for (size_t n = 0; n < g->nodes; ++n) {
         if (s->bc_kind[n] != PD_MPM_BC_NORMAL)
             continue;

@@ -16,22 +16,36 @@ void pd_mpm_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_re
 /* Newton steps of the particle step (Eq. 10) at most. */
 #define PD_MPM_NEWTON_STEPS 12
 
-/* A node's boundary condition in the implicit solve (Sec. 7.2). */
-enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL };
+/* A node's boundary condition in the implicit solve (Sec. 7.2); PIN: a node only pinned particles
+ * reach, held at their velocity (mpm_pins.c). */
+enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL, PD_MPM_BC_PIN };
 
 /* The pins on the grid (mpm_pins.c; docs/methods/mpm.md "Pins"). pd_mpm_pin_share, before the
  * transfer: each pin's velocity gradient fitted to its particles and the pinned particles'
- * APIC transfer alone, the velocity at which pd_mpm_pin_nodes holds every node a pinned particle
- * reaches (pin_node_hold 1, else 0): the implicit steps fix those nodes (Sec. 7.2's projection
- * inside CG: A stays SPD on the free nodes, the optimiser's constrained directions are removed),
- * the explicit step with a field per body sets them after the grid update. A pinned particle's
- * interpolated velocity sum_i w_ip v_i is then its own wherever its pins move rigidly (affinely
- * within a step). pd_mpm_pin_constrain, the explicit step with one field: after the grid update
- * the least change of the nodes' kinetic energy that gives every pinned particle its velocity, a
- * multiplier (impulse) per pinned particle (its reaction, in pin_reaction per mass). */
+ * APIC transfer alone, v_pin, which gives every pinned particle its velocity wherever its pin
+ * moves rigidly (affinely within a step); pd_mpm_pin_nodes marks every node a pinned particle
+ * reaches (pin_node_hold 1, else 0). The implicit steps hold those nodes (Sec. 7.2's
+ * projection inside CG) but for W's null space on the shared ones (below); the explicit step
+ * with a field per body holds them after the grid update. pd_mpm_pin_constrain, the explicit
+ * step with one field: after the grid update the least change of the nodes' kinetic energy
+ * that gives every pinned particle its velocity (its reaction, in pin_reaction per mass). */
 pd_status pd_mpm_pin_share(pd_mpm_state* s, const pd_particles* p);
 pd_status pd_mpm_pin_constrain(pd_mpm_state* s, const pd_particles* p);
 void pd_mpm_pin_nodes(pd_mpm_state* s);
+/* The pins' constraint W v = v_p exactly inside the implicit steps (mpm_pins.c; docs/methods/
+ * mpm.md "Pins"). A node only pinned particles reach is held at v_pin (FULL); the nodes the pins
+ * share with the free body (pd_mpm_pin_shared_node; PIN) keep W's null space there free:
+ * pd_mpm_pin_basis finds it (Z, orthonormal), after pd_mpm_pin_share and pd_mpm_pin_nodes on a
+ * grid that holds the step's start; pd_mpm_pin_project sets u <- Z Z^T u on those nodes (the
+ * free part: a direction, a residual), or with `range` u <- u - Z Z^T u (what the constraint
+ * fixes: the target, the reaction). Where W has full rank there (a block of pinned particles
+ * two or more layers thick: Z is empty) the shared nodes are held, as the constraint then
+ * says. pd_mpm_pin_impulses: the pins' impulse per pinned mass at each node from the
+ * constraint's reaction (its range part) at the held and shared nodes. */
+int pd_mpm_pin_shared_node(const pd_mpm_state* s, size_t n);
+pd_status pd_mpm_pin_basis(pd_mpm_state* s, const pd_particles* p);
+void pd_mpm_pin_project(const pd_mpm_state* s, pd_vec3* u, int range);
+void pd_mpm_pin_impulses(pd_mpm_state* s, const pd_vec3* reaction);
 
 /* Room in the ADMM's per-node arrays for `nodes` nodes (grown, never shrunk). */
 pd_status pd_mpm_admm_reserve(pd_mpm_state* s, size_t nodes);

@@ -2,33 +2,32 @@
  * their bars' ends without saying how). A pinned particle p's velocity is prescribed, v_p (the
  * world moves it along its pin's keyframes); the grid must give it that velocity,
  *
- *   sum_i w_ip v_i = v_p,                                                  (1)
+ *   (W v)_p = sum_i w_ip v_i = v_p,                                                  (1)
  *
  * so that the body around it moves with it (the transfer back reads the nodes, not v_p).
- * Two ways, both here:
- *  - held nodes (the implicit integrators, and a field per body): every node a pinned particle
- *    reaches is held at the pins' APIC transfer, v_i = sum_p w_ip m_p (v_p + L_k (x_i - x_p)) /
- *    sum_p w_ip m_p, L_k the velocity gradient of pin k fitted to its particles' velocities (least
- *    squares; exact for a pin's rigid motion, which is affine within a step). Where the pins'
- *    velocities are that affine field the nodes carry it exactly and (1) holds at every pinned
- *    particle (APIC reproduces an affine field: sum_i w_ip (x_i - x_p) = 0). The PIC transfer
- *    held a rotating pin at its particles' average, sum_p w_ip m_p v_p / m_i, off by L times the
- *    offset of the node's pinned centre of mass from the node (about a quarter cell at the pin's
- *    faces). The hold reaches every node the pinned particles reach, up to 1.5 cells past them.
- *  - a multiplier per pinned particle (the explicit step, one field): the grid velocity after the
- *    update, v*, changed by the least kinetic energy that meets (1), min sum_i m_i |v_i - v*_i|^2 /
- * 2 subject to (1): v_i = v*_i + sum_p w_ip lambda_p / m_i, the impulses lambda solving
- *
- *      sum_q G_pq lambda_q = v_p - sum_i w_ip v*_i,   G_pq = sum_i w_ip w_iq / m_i,      (2)
- *
- *    by conjugate gradients with G's diagonal as preconditioner from the last step's lambda (G is
- *    symmetric positive semi-definite; (2) is consistent wherever the pins' motion is affine,
- *    which an affine node field meets; near-singular with 8 pinned particles to a node, so the
- *    warm start matters). Nodes only pinned particles reach take the affine field at once. The
- *    nodes change in proportion to the pins' share of them, so the clamp ends at the pinned
- *    particles instead of 1.5 cells past them. The impulse the nodes take is the pins' reaction.
- * All loops here are sequential over the pinned particles, in their order: the same bytes on
- * any thread count. */
+ * Each pin's velocity gradient L_k is fitted to its particles' velocities (least squares; exact
+ * for a pin's rigid motion, affine within a step) and the pinned particles alone transferred by
+ * APIC with it, v_pin,i = sum_p w_ip m_p (v_p + L_k (x_i - x_p)) / sum_p w_ip m_p: where the
+ * pins move affinely, v_pin meets (1) at every pinned particle (APIC reproduces an affine
+ * field). (1)'s other solutions differ from v_pin by W's null space:
+ *  - a node only pinned particles reach (no free mass there) is held at v_pin (it moves no free
+ *    particle; the pinned particles' velocity gradient takes the pin's there);
+ *  - on the nodes the pins share with the free body, N, (1) reads W_N v_N = v_p - W v_pin off N,
+ *    met by v_pin,N; its solutions are v_pin,N + Z y, Z an orthonormal basis of W_N's null space,
+ *    found each step from S = W_N^T W_N (one scalar matrix for the three components; per pin
+ *    where no node is shared by two pins) by Cholesky with symmetric pivoting to its rank. The
+ *    target t = (I - Z Z^T) v_pin,N is what (1) fixes, Z Z^T what it leaves free.
+ * A block of pinned particles three layers thick or more fixes its shared nodes (W_N has full
+ * column rank: Z is empty, the nodes held 1.5 cells past the particles because (1) says so); a
+ * thinner pin leaves some free (a pin of one layer, most).
+ * The explicit step (one field): the least change of the nodes' kinetic energy that meets (1),
+ * v_N = t + Z y with (Z^T M Z) y = Z^T M (v* - t), v* the updated grid velocity (the multiplier
+ * form v* + M^-1 W^T lambda solved in the null space: exact, without iterations). The implicit
+ * steps: Sec. 7.2's constraints projected inside the grid solves, u_N <- Z Z^T u_N
+ * (pd_mpm_pin_project). The impulse the constraint takes at the held and shared nodes (its
+ * range part) is the pins' reaction. A field per body (the explicit step with several bodies)
+ * still holds every node a pinned particle reaches at v_pin. All loops here are sequential, in
+ * the particles' and the nodes' order: the same bytes on any thread count. */
 #include <math.h>
 #include <string.h>
 
@@ -36,12 +35,6 @@
 #include "math/svd3.h"
 #include "solvers/mpm/mpm_internal.h"
 #include "world/world.h"
-
-/* Conjugate gradients on (2): stop once the constraint's residual is below this fraction of
- * its start (over the three components: one that starts at round-off need not fall), or after
- * this many iterations. */
-#define PIN_CG_TOLERANCE  1e-3
-#define PIN_CG_ITERATIONS 200
 
 /* The per-node arrays for `nodes` nodes (grown by half again, never shrunk). */
 static pd_status reserve_nodes(pd_mpm_state* s, size_t nodes) {
@@ -52,12 +45,15 @@ static pd_status reserve_nodes(pd_mpm_state* s, size_t nodes) {
     PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_hold, pd_real, s->pin_nodes);
+    PD_FREE_ARRAY(s->pin_local, int32_t, s->pin_nodes);
     s->pin_nodes = cap;
     s->pin_node_mass = PD_NEW_ARRAY(pd_real, cap);
     s->pin_node_velocity = PD_NEW_ARRAY(pd_vec3, cap);
     s->pin_node_impulse = PD_NEW_ARRAY(pd_vec3, cap);
     s->pin_node_hold = PD_NEW_ARRAY(pd_real, cap);
-    return s->pin_node_mass && s->pin_node_velocity && s->pin_node_impulse && s->pin_node_hold
+    s->pin_local = PD_NEW_ARRAY(int32_t, cap);
+    return s->pin_node_mass && s->pin_node_velocity && s->pin_node_impulse && s->pin_node_hold &&
+                   s->pin_local
                ? PD_OK
                : PD_ERR_OUT_OF_MEMORY;
 }
@@ -147,35 +143,8 @@ void pd_mpm_pin_nodes(pd_mpm_state* s) {
         s->pin_node_hold[n] = s->grid.mass[n] > 0 && s->pin_node_mass[n] > 0 ? 1 : 0;
 }
 
-/* ---- the multiplier per pinned particle (the explicit step's, one field) ---- */
-
-/* The pinned particles' indices (their count can only fall: a pin let go frees its particles);
- * the solve's vectors sized for them. */
-static pd_status list_pinned(pd_mpm_state* s, const pd_particles* p) {
-    size_t count = 0;
-    for (size_t i = 0; i < s->n; ++i)
-        count += (p->flags[i] & PD_P_PINNED) != 0;
-    if (count > s->pin_cap) {
-        PD_FREE_ARRAY(s->pin_index, uint32_t, s->pin_cap);
-        PD_FREE_ARRAY(s->pin_cg, pd_vec3, 5 * s->pin_cap);
-        PD_FREE_ARRAY(s->pin_diag, pd_real, s->pin_cap);
-        s->pin_cap = count;
-        s->pin_index = PD_NEW_ARRAY(uint32_t, count);
-        s->pin_cg = PD_NEW_ARRAY(pd_vec3, 5 * count);
-        s->pin_diag = PD_NEW_ARRAY(pd_real, count);
-        if (!s->pin_index || !s->pin_cg || !s->pin_diag)
-            return PD_ERR_OUT_OF_MEMORY;
-    }
-    s->pinned = 0;
-    for (size_t i = 0; i < s->n; ++i)
-        if (p->flags[i] & PD_P_PINNED)
-            s->pin_index[s->pinned++] = (uint32_t)i;
-    return PD_OK;
-}
-
-/* sum_i w_ip u_i at pinned particle q (the transfer back's v_p of a node field), or with
- * inv_mass sum_i w_ip u_i inv_mass_i. */
-static pd_vec3 gather(const pd_grid* g, const pd_vec3* u, size_t q, const pd_real* inv_mass) {
+/* sum_i w_ip u_i at pinned particle q (the transfer back's v_p of a node field). */
+static pd_vec3 gather(const pd_grid* g, const pd_vec3* u, size_t q) {
     stencil st = stencil_of(g, q);
     pd_vec3 sum = pd_v3(0, 0, 0);
     for (int di = 0; di < 3; ++di)
@@ -183,155 +152,346 @@ static pd_vec3 gather(const pd_grid* g, const pd_vec3* u, size_t q, const pd_rea
             for (int dk = 0; dk < 3; ++dk) {
                 size_t n = g->base[q] + di * st.si + dj * st.sj + (size_t)dk;
                 pd_real w = st.w[0][di] * st.w[1][dj] * st.w[2][dk];
-                sum = pd_v3_madd(sum, inv_mass ? w * inv_mass[n] : w, u[n]);
+                sum = pd_v3_madd(sum, w, u[n]);
             }
     return sum;
 }
 
-/* u = W^T lambda on the nodes the pinned particles reach, u_i = sum_p w_ip lambda_p (cleared,
- * then filled, stencil by stencil; u stays zero elsewhere). */
-static void spread(const pd_mpm_state* s, const pd_vec3* lambda, pd_vec3* u) {
+/* ---- W's null space on the shared nodes ---- */
+
+/* Pivots of S = W^T W below this times its largest diagonal end its rank: a direction the
+ * pinned particles see with weights below about 1e-5 of theirs is left free (it moves them by
+ * less than that fraction of its velocity). */
+#define PIN_RANK_TOLERANCE 1e-10
+/* Shared nodes beyond this are all held instead: S takes n^2 numbers and its factorisation
+ * n^3 / 3 multiply-adds (a clamp of Fig. 7's bar shares about 250). */
+#define PIN_MAX_SHARED 3000
+
+int pd_mpm_pin_shared_node(const pd_mpm_state* s, size_t n) {
+    pd_real m = s->grid.mass[n], pinned = s->pin_node_mass[n];
+    return m > 0 && pinned > 0 && m - pinned > 1e-9 * m;
+}
+
+static pd_status reserve_shared(pd_mpm_state* s, size_t count) {
+    if (count <= s->pin_shared_cap)
+        return PD_OK;
+    size_t cap = count + count / 2, old = s->pin_shared_cap;
+    PD_FREE_ARRAY(s->pin_shared, uint32_t, old);
+    PD_FREE_ARRAY(s->pin_perm, uint32_t, old);
+    PD_FREE_ARRAY(s->pin_coef, pd_real, 3 * old);
+    PD_FREE_ARRAY(s->pin_s, pd_real, old * old);
+    PD_FREE_ARRAY(s->pin_z, pd_real, old * old);
+    s->pin_shared_cap = cap;
+    s->pin_shared = PD_NEW_ARRAY(uint32_t, cap);
+    s->pin_perm = PD_NEW_ARRAY(uint32_t, cap);
+    s->pin_coef = PD_NEW_ARRAY(pd_real, 3 * cap);
+    s->pin_s = PD_NEW_ARRAY(pd_real, cap * cap);
+    s->pin_z = PD_NEW_ARRAY(pd_real, cap * cap);
+    return s->pin_shared && s->pin_perm && s->pin_coef && s->pin_s && s->pin_z
+               ? PD_OK
+               : PD_ERR_OUT_OF_MEMORY;
+}
+
+/* S = W^T W on the shared nodes (one scalar matrix for the three components), S_ij = sum_p
+ * w_ip w_jp over the pinned particles, row-major; sequential, in the particles' order. */
+static void assemble_s(pd_mpm_state* s, const pd_particles* p) {
     const pd_grid* g = &s->grid;
-    for (int pass = 0; pass < 2; ++pass)
-        for (size_t k = 0; k < s->pinned; ++k) {
-            size_t q = s->pin_index[k];
-            stencil st = stencil_of(g, q);
-            for (int di = 0; di < 3; ++di)
-                for (int dj = 0; dj < 3; ++dj)
-                    for (int dk = 0; dk < 3; ++dk) {
-                        size_t n = g->base[q] + di * st.si + dj * st.sj + (size_t)dk;
-                        u[n] = pass == 0 ? pd_v3(0, 0, 0)
-                                         : pd_v3_madd(u[n], st.w[0][di] * st.w[1][dj] * st.w[2][dk],
-                                                      lambda[k]);
-                    }
-        }
-}
-
-/* G lambda of (2): W M^-1 W^T lambda (u: node scratch). */
-static void apply_g(const pd_mpm_state* s, const pd_vec3* lambda, pd_vec3* u, pd_vec3* out) {
-    spread(s, lambda, u);
-    for (size_t k = 0; k < s->pinned; ++k)
-        out[k] = gather(&s->grid, u, s->pin_index[k], s->pin_node_hold);
-}
-
-static pd_vec3 v3_mul(pd_vec3 a, pd_vec3 b) {
-    return pd_v3(a.x * b.x, a.y * b.y, a.z * b.z);
-}
-
-/* Componentwise sum_k a_k b_k (three systems with the one matrix G, one per axis). */
-static pd_vec3 dots(const pd_vec3* a, const pd_vec3* b, size_t n) {
-    pd_vec3 sum = pd_v3(0, 0, 0);
-    for (size_t k = 0; k < n; ++k)
-        sum = pd_v3_add(sum, v3_mul(a[k], b[k]));
-    return sum;
-}
-
-static pd_real ratio(pd_real a, pd_real b) {
-    return b > 0 ? a / b : 0;
-}
-
-/* (2) by Jacobi-preconditioned conjugate gradients, one per axis, from lambda as given (the
- * last step's impulses); returns the iterations. r holds the right-hand side on entry, the
- * residual on return. */
-static int solve_g(pd_mpm_state* s, pd_vec3* lambda, pd_vec3* r, pd_vec3* z, pd_vec3* d, pd_vec3* q,
-                   pd_vec3* u) {
-    size_t np = s->pinned;
-    pd_vec3 b = dots(r, r, np);
-    apply_g(s, lambda, u, q);
-    for (size_t k = 0; k < np; ++k) {
-        r[k] = s->pin_diag[k] > 0 ? pd_v3_sub(r[k], q[k]) : pd_v3(0, 0, 0);
-        d[k] = z[k] = pd_v3_scale(r[k], s->pin_diag[k]);
+    size_t n = s->pin_shared_count;
+    pd_real* a = s->pin_s;
+    memset(a, 0, n * n * sizeof *a);
+    for (size_t q = 0; q < s->n; ++q) {
+        if (!(p->flags[q] & PD_P_PINNED))
+            continue;
+        stencil st = stencil_of(g, q);
+        int32_t at[27];
+        pd_real w[27];
+        int k = 0;
+        for (int di = 0; di < 3; ++di)
+            for (int dj = 0; dj < 3; ++dj)
+                for (int dk = 0; dk < 3; ++dk) {
+                    int32_t l = s->pin_local[g->base[q] + di * st.si + dj * st.sj + (size_t)dk];
+                    pd_real wt = st.w[0][di] * st.w[1][dj] * st.w[2][dk];
+                    if (l >= 0 && wt > 0)
+                        at[k] = l, w[k++] = wt;
+                }
+        for (int i = 0; i < k; ++i)
+            for (int j = 0; j < k; ++j)
+                a[(size_t)at[i] * n + (size_t)at[j]] += w[i] * w[j];
     }
-    pd_vec3 rz = dots(r, z, np);
-    pd_real tol2 = PIN_CG_TOLERANCE * PIN_CG_TOLERANCE * (b.x + b.y + b.z);
-    int it = 0;
-    for (; it < PIN_CG_ITERATIONS; ++it) {
-        pd_vec3 rr = dots(r, r, np);
-        if (rr.x + rr.y + rr.z <= tol2)
+}
+
+static void swap_rows_columns(pd_real* a, size_t stride, size_t n, size_t i, size_t j,
+                              uint32_t* perm) {
+    for (size_t c = 0; c < n; ++c) {
+        pd_real t = a[i * stride + c];
+        a[i * stride + c] = a[j * stride + c], a[j * stride + c] = t;
+    }
+    for (size_t r = 0; r < n; ++r) {
+        pd_real t = a[r * stride + i];
+        a[r * stride + i] = a[r * stride + j], a[r * stride + j] = t;
+    }
+    uint32_t t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+}
+
+/* Cholesky with symmetric pivoting of the n x n symmetric positive semi-definite block a (rows
+ * `stride` apart, overwritten: L below the diagonal in the pivots' order perm): P^T S P = L L^T
+ * to the rank returned, the first pivot below PIN_RANK_TOLERANCE times the largest diagonal
+ * ending it. */
+static size_t pivoted_cholesky(pd_real* a, size_t stride, size_t n, uint32_t* perm) {
+    pd_real largest = 0;
+    for (size_t i = 0; i < n; ++i)
+        perm[i] = (uint32_t)i, largest = fmax(largest, a[i * stride + i]);
+    size_t k = 0;
+    for (; k < n; ++k) {
+        size_t piv = k;
+        for (size_t j = k + 1; j < n; ++j)
+            if (a[j * stride + j] > a[piv * stride + piv])
+                piv = j;
+        if (!(a[piv * stride + piv] > PIN_RANK_TOLERANCE * largest))
             break;
-        apply_g(s, d, u, q);
-        pd_vec3 dq = dots(d, q, np);
-        pd_vec3 alpha = pd_v3(ratio(rz.x, dq.x), ratio(rz.y, dq.y), ratio(rz.z, dq.z));
-        for (size_t k = 0; k < np; ++k) {
-            lambda[k] = pd_v3_add(lambda[k], v3_mul(alpha, d[k]));
-            r[k] = pd_v3_sub(r[k], v3_mul(alpha, q[k]));
-            z[k] = pd_v3_scale(r[k], s->pin_diag[k]);
+        if (piv != k)
+            swap_rows_columns(a, stride, n, k, piv, perm);
+        pd_real d = sqrt(a[k * stride + k]);
+        a[k * stride + k] = d;
+        for (size_t i = k + 1; i < n; ++i)
+            a[i * stride + k] /= d;
+        for (size_t i = k + 1; i < n; ++i) /* the trailing Schur complement, kept symmetric */
+            for (size_t j = k + 1; j <= i; ++j)
+                a[i * stride + j] = a[j * stride + i] =
+                    a[i * stride + j] - a[i * stride + k] * a[j * stride + k];
+    }
+    return k;
+}
+
+/* W's null space on the block of shared nodes [o, o + nb) (S's diagonal block there factorised:
+ * P^T S P = [L11; L21] [L11; L21]^T of rank r): the columns P [-L11^-T L21^T; I] (L^T x = 0),
+ * zero outside the block, after the columns found so far; all orthonormalised by Gram-Schmidt
+ * twice, column c at z + c n. */
+static void null_basis(pd_mpm_state* s, size_t o, size_t nb, size_t r) {
+    size_t n = s->pin_shared_count;
+    const pd_real* a = s->pin_s + o * n + o;
+    const uint32_t* perm = s->pin_perm + o;
+    pd_real* x = s->pin_coef; /* scratch: 3 n, nb needed */
+    for (size_t c = 0; c < nb - r; ++c) {
+        pd_real* z = s->pin_z + s->pin_null_cols * n;
+        memset(x, 0, nb * sizeof *x);
+        x[r + c] = 1;
+        for (size_t i = r; i-- > 0;) { /* L11^T x_top = -L21^T e_c */
+            pd_real sum = -a[(r + c) * n + i];
+            for (size_t j = i + 1; j < r; ++j)
+                sum -= a[j * n + i] * x[j];
+            x[i] = sum / a[i * n + i];
         }
-        pd_vec3 rz_new = dots(r, z, np);
-        pd_vec3 beta = pd_v3(ratio(rz_new.x, rz.x), ratio(rz_new.y, rz.y), ratio(rz_new.z, rz.z));
-        rz = rz_new;
-        for (size_t k = 0; k < np; ++k)
-            d[k] = pd_v3_add(z[k], v3_mul(beta, d[k]));
-    }
-    return it;
-}
-
-/* The nodes only pinned particles reach (no free mass there, to round-off) take the pins'
- * affine field at once (pd_mpm_pin_share's), which meets (1) wherever only they count, and leave
- * their change in pin_node_velocity (0 elsewhere: the pins' share of the reaction there). (2)
- * then acts on the nodes the pins share with the free body, pin_node_hold their 1 / m_i (0 at
- * the others), over the pinned particles that reach one of them: fewer unknowns, and none where
- * every particle is pinned. */
-static void hold_pin_interior(pd_mpm_state* s) {
-    pd_grid* g = &s->grid;
-    for (size_t n = 0; n < g->nodes; ++n) {
-        pd_real m = g->mass[n], free = m - s->pin_node_mass[n];
-        int interior = m > 0 && !(free > 1e-9 * m) && s->pin_node_mass[n] > 0;
-        s->pin_node_hold[n] = m > 0 && free > 1e-9 * m ? 1 / m : 0;
-        pd_vec3 dv = interior ? pd_v3_sub(s->pin_node_velocity[n], g->velocity[n]) : pd_v3(0, 0, 0);
-        g->velocity[n] = pd_v3_add(g->velocity[n], dv);
-        s->pin_node_velocity[n] = dv;
-    }
-}
-
-/* G's inverse diagonal at pinned particle q (0 where it reaches no shared node: left out), or
- * with share the weight sum_i w_iq over the shared nodes (the part of lambda_q the nodes take:
- * W^T lambda spreads it there only). */
-static pd_real inverse_diagonal(const pd_mpm_state* s, size_t q, int share) {
-    const pd_grid* g = &s->grid;
-    stencil st = stencil_of(g, q);
-    pd_real diag = 0, sum = 0;
-    for (int di = 0; di < 3; ++di)
-        for (int dj = 0; dj < 3; ++dj)
-            for (int dk = 0; dk < 3; ++dk) {
-                pd_real w = st.w[0][di] * st.w[1][dj] * st.w[2][dk];
-                pd_real h = s->pin_node_hold[g->base[q] + di * st.si + dj * st.sj + (size_t)dk];
-                diag += w * w * h;
-                sum += h > 0 ? w : 0;
+        memset(z, 0, n * sizeof *z);
+        for (size_t i = 0; i < nb; ++i)
+            z[o + perm[i]] = x[i];
+        for (int pass = 0; pass < 2; ++pass) {
+            for (size_t b = 0; b < s->pin_null_cols; ++b) {
+                const pd_real* y = s->pin_z + b * n;
+                pd_real dot = 0;
+                for (size_t i = 0; i < n; ++i)
+                    dot += y[i] * z[i];
+                for (size_t i = 0; i < n; ++i)
+                    z[i] -= dot * y[i];
             }
-    return share ? sum : diag > 0 ? 1 / diag : 0;
+            pd_real norm = 0;
+            for (size_t i = 0; i < n; ++i)
+                norm += z[i] * z[i];
+            for (size_t i = 0; i < n; ++i)
+                z[i] /= sqrt(norm);
+        }
+        s->pin_null_cols++;
+    }
+}
+
+/* Each shared node's pin (in pin_perm, before the factorisation uses it); 0 when two pins
+ * reach one node (then the shared nodes stay one block). */
+static int group_by_pin(pd_mpm_state* s, const pd_particles* p) {
+    const pd_grid* g = &s->grid;
+    size_t n = s->pin_shared_count;
+    for (size_t i = 0; i < n; ++i)
+        s->pin_perm[i] = UINT32_MAX;
+    for (size_t q = 0; q < s->n; ++q) {
+        if (!(p->flags[q] & PD_P_PINNED))
+            continue;
+        stencil st = stencil_of(g, q);
+        uint32_t pin = (uint32_t)p->pin[q];
+        for (int di = 0; di < 3; ++di)
+            for (int dj = 0; dj < 3; ++dj)
+                for (int dk = 0; dk < 3; ++dk) {
+                    int32_t l = s->pin_local[g->base[q] + di * st.si + dj * st.sj + (size_t)dk];
+                    if (l < 0 || !(st.w[0][di] * st.w[1][dj] * st.w[2][dk] > 0))
+                        continue;
+                    if (s->pin_perm[l] != UINT32_MAX && s->pin_perm[l] != pin)
+                        return 0;
+                    s->pin_perm[l] = pin;
+                }
+    }
+    return 1;
+}
+
+/* The shared nodes pin by pin (group_by_pin's pin in pin_perm), each pin's in the nodes' order:
+ * S is then block diagonal, and its factorisation n^3 / 3 per pin. pin_s (not yet assembled)
+ * holds the new order meanwhile. */
+static void order_by_pin(pd_mpm_state* s) {
+    size_t count = s->pin_shared_count, k = 0;
+    for (int pin = 0; pin < s->pin_count; ++pin)
+        for (size_t i = 0; i < count; ++i)
+            if (s->pin_perm[i] == (uint32_t)pin)
+                s->pin_s[k++] = (pd_real)s->pin_shared[i];
+    for (size_t i = 0; i < count; ++i) {
+        s->pin_shared[i] = (uint32_t)s->pin_s[i];
+        s->pin_local[s->pin_shared[i]] = (int32_t)i;
+    }
+}
+
+pd_status pd_mpm_pin_basis(pd_mpm_state* s, const pd_particles* p) {
+    const pd_grid* g = &s->grid;
+    size_t count = 0;
+    for (size_t n = 0; n < g->nodes; ++n) {
+        s->pin_local[n] = -1;
+        count += (size_t)pd_mpm_pin_shared_node(s, n);
+    }
+    s->pin_shared_count = s->pin_null_cols = 0;
+    if (count == 0 || count > PIN_MAX_SHARED) /* none, or all held */
+        return PD_OK;
+    pd_status st = reserve_shared(s, count);
+    if (st != PD_OK)
+        return st;
+    for (size_t n = 0; n < g->nodes; ++n)
+        if (pd_mpm_pin_shared_node(s, n)) {
+            s->pin_local[n] = (int32_t)s->pin_shared_count;
+            s->pin_shared[s->pin_shared_count++] = (uint32_t)n;
+        }
+    if (s->pin_count > 1 && group_by_pin(s, p))
+        order_by_pin(s);
+    assemble_s(s, p);
+    size_t n = s->pin_shared_count;
+    for (size_t o = 0; o < n;) { /* the diagonal blocks of S: no entry couples them */
+        size_t end = o + 1;
+        for (size_t i = o; i < end && end < n; ++i)
+            for (size_t j = end; j < n; ++j)
+                if (s->pin_s[i * n + j] != 0)
+                    end = j + 1;
+        size_t r = pivoted_cholesky(s->pin_s + o * n + o, n, end - o, s->pin_perm + o);
+        null_basis(s, o, end - o, r);
+        o = end;
+    }
+    return PD_OK;
+}
+
+void pd_mpm_pin_project(const pd_mpm_state* s, pd_vec3* u, int range) {
+    size_t n = s->pin_shared_count, cols = s->pin_null_cols;
+    if (!s->has_pins || n == 0)
+        return;
+    pd_vec3* coef = (pd_vec3*)s->pin_coef; /* 3 n numbers: room for cols <= n vec3 */
+    for (size_t c = 0; c < cols; ++c) {    /* Z^T u on the shared nodes */
+        const pd_real* z = s->pin_z + c * n;
+        pd_vec3 sum = pd_v3(0, 0, 0);
+        for (size_t i = 0; i < n; ++i)
+            sum = pd_v3_madd(sum, z[i], u[s->pin_shared[i]]);
+        coef[c] = sum;
+    }
+    if (!range) /* Z Z^T u */
+        for (size_t i = 0; i < n; ++i)
+            u[s->pin_shared[i]] = pd_v3(0, 0, 0);
+    for (size_t c = 0; c < cols; ++c) {
+        const pd_real* z = s->pin_z + c * n;
+        for (size_t i = 0; i < n; ++i)
+            u[s->pin_shared[i]] = pd_v3_madd(u[s->pin_shared[i]], range ? -z[i] : z[i], coef[c]);
+    }
+}
+
+void pd_mpm_pin_impulses(pd_mpm_state* s, const pd_vec3* reaction) {
+    for (size_t n = 0; n < s->grid.nodes; ++n)
+        s->pin_node_impulse[n] = s->pin_node_hold[n] > 0 ? reaction[n] : pd_v3(0, 0, 0);
+    pd_mpm_pin_project(s, s->pin_node_impulse, 1);
+    for (size_t n = 0; n < s->grid.nodes; ++n)
+        if (s->pin_node_hold[n] > 0)
+            s->pin_node_impulse[n] = pd_v3_scale(s->pin_node_impulse[n], 1 / s->pin_node_mass[n]);
+}
+
+/* Cholesky of the k x k SPD a (row-major, in place) and the solve a x = b for 3 right-hand
+ * sides (b: k vec3, overwritten by x). */
+static void solve_spd(pd_real* a, size_t k, pd_vec3* b) {
+    for (size_t j = 0; j < k; ++j) {
+        for (size_t i = 0; i < j; ++i)
+            a[j * k + j] -= a[j * k + i] * a[j * k + i];
+        a[j * k + j] = sqrt(a[j * k + j]);
+        for (size_t r = j + 1; r < k; ++r) {
+            for (size_t i = 0; i < j; ++i)
+                a[r * k + j] -= a[r * k + i] * a[j * k + i];
+            a[r * k + j] /= a[j * k + j];
+        }
+    }
+    for (size_t r = 0; r < k; ++r) { /* L y = b */
+        for (size_t i = 0; i < r; ++i)
+            b[r] = pd_v3_madd(b[r], -a[r * k + i], b[i]);
+        b[r] = pd_v3_scale(b[r], 1 / a[r * k + r]);
+    }
+    for (size_t r = k; r-- > 0;) { /* L^T x = y */
+        for (size_t i = r + 1; i < k; ++i)
+            b[r] = pd_v3_madd(b[r], -a[i * k + r], b[i]);
+        b[r] = pd_v3_scale(b[r], 1 / a[r * k + r]);
+    }
+}
+
+/* ---- the explicit step (one field) ---- */
+
+/* d += Z y on the shared nodes with y = -(Z^T M Z)^-1 Z^T M d: the change d of the least
+ * kinetic energy sum_i m_i |d_i|^2 / 2 among those (1) allows. */
+static void least_change(pd_mpm_state* s, pd_vec3* d) {
+    const pd_real* mass = s->grid.mass;
+    size_t ns = s->pin_shared_count, cols = s->pin_null_cols;
+    pd_vec3* y = (pd_vec3*)s->pin_coef;
+    pd_real* b = s->pin_s; /* Z^T M Z (the factorisation is spent) */
+    for (size_t c = 0; c < cols; ++c) {
+        const pd_real* zc = s->pin_z + c * ns;
+        y[c] = pd_v3(0, 0, 0);
+        for (size_t i = 0; i < ns; ++i)
+            y[c] = pd_v3_madd(y[c], -zc[i] * mass[s->pin_shared[i]], d[s->pin_shared[i]]);
+        for (size_t e = 0; e <= c; ++e) {
+            const pd_real* ze = s->pin_z + e * ns;
+            pd_real sum = 0;
+            for (size_t i = 0; i < ns; ++i)
+                sum += zc[i] * mass[s->pin_shared[i]] * ze[i];
+            b[c * cols + e] = b[e * cols + c] = sum;
+        }
+    }
+    if (cols > 0)
+        solve_spd(b, cols, y);
+    for (size_t c = 0; c < cols; ++c) {
+        const pd_real* zc = s->pin_z + c * ns;
+        for (size_t i = 0; i < ns; ++i)
+            d[s->pin_shared[i]] = pd_v3_madd(d[s->pin_shared[i]], zc[i], y[c]);
+    }
 }
 
 pd_status pd_mpm_pin_constrain(pd_mpm_state* s, const pd_particles* p) {
     pd_status st = pd_mpm_pin_share(s, p);
     if (st == PD_OK)
-        st = list_pinned(s, p);
+        st = pd_mpm_pin_basis(s, p);
     if (st != PD_OK)
         return st;
-    hold_pin_interior(s);
-    size_t np = s->pinned, cap = s->pin_cap;
-    pd_vec3 *lambda = s->pin_cg, *r = lambda + cap, *z = r + cap, *d = z + cap, *q = d + cap;
-    pd_vec3* u = s->pin_node_impulse; /* node scratch */
     pd_grid* g = &s->grid;
-    memset(u, 0, g->nodes * sizeof *u);
-    for (size_t k = 0; k < np; ++k) { /* (2)'s right-hand side and G's inverse diagonal */
-        size_t i = s->pin_index[k];
-        s->pin_diag[k] = inverse_diagonal(s, i, 0);
-        r[k] = s->pin_diag[k] > 0 ? pd_v3_sub(p->vel[i], gather(g, g->velocity, i, NULL))
-                                  : pd_v3(0, 0, 0);
-        lambda[k] = s->pin_lambda[i]; /* the last step's */
-    }
-    s->pin_iterations = solve_g(s, lambda, r, z, d, q, u);
-    spread(s, lambda, u);
+    pd_vec3* d = s->pin_node_impulse; /* the change at the held and shared nodes */
+    pd_mpm_pin_nodes(s);
     for (size_t n = 0; n < g->nodes; ++n)
-        g->velocity[n] = pd_v3_madd(g->velocity[n], s->pin_node_hold[n], u[n]);
-    for (size_t k = 0; k < np; ++k) { /* the reaction per mass (advect_range): the impulse the
-                                       * shared nodes took of lambda and the interior nodes'
-                                       * change, shared by the weights */
-        size_t i = s->pin_index[k];
-        s->pin_lambda[i] = lambda[k];
-        s->pin_reaction[i] = pd_v3_madd(gather(g, s->pin_node_velocity, i, NULL),
-                                        inverse_diagonal(s, i, 1) / p->mass[i], lambda[k]);
+        d[n] = s->pin_node_hold[n] > 0 ? s->pin_node_velocity[n] : pd_v3(0, 0, 0);
+    pd_mpm_pin_project(s, d, 1); /* the shared nodes' target t = (I - Z Z^T) v_pin */
+    for (size_t n = 0; n < g->nodes; ++n)
+        if (s->pin_node_hold[n] > 0)
+            d[n] = pd_v3_sub(d[n], g->velocity[n]);
+    least_change(s, d);
+    for (size_t n = 0; n < g->nodes; ++n) { /* the impulse m d, per mass of the pins there */
+        if (!(s->pin_node_hold[n] > 0))
+            continue;
+        g->velocity[n] = pd_v3_add(g->velocity[n], d[n]);
+        d[n] = pd_v3_scale(d[n], g->mass[n] / s->pin_node_mass[n]);
     }
+    for (size_t i = 0; i < s->n; ++i) /* the reaction per mass (advect_range) */
+        if (p->flags[i] & PD_P_PINNED)
+            s->pin_reaction[i] = gather(g, d, i);
     return PD_OK;
 }

@@ -114,12 +114,10 @@ static pd_status allocate(pd_mpm_state* s, const pd_world* w, pd_error* err) {
     s->dilation = corrected ? PD_NEW_ARRAY(pd_real, n) : NULL;
     s->plastic_strain = plastic ? PD_NEW_ARRAY(pd_real, n) : NULL;
     s->pin_reaction = s->has_pins ? PD_NEW_ARRAY(pd_vec3, n) : NULL;
-    s->pin_lambda = s->has_pins ? PD_NEW_ARRAY(pd_vec3, n) : NULL;
     s->pin_count = s->has_pins ? w->pin_count : 0;
     s->pin_fit = s->has_pins ? PD_NEW_ARRAY(pd_mpm_pin_fit, (size_t)s->pin_count + 1) : NULL;
     if (!s->f || !s->c || (s->has_maxwell && !s->fn) || (corrected && !s->dilation) ||
-        (plastic && !s->plastic_strain) ||
-        (s->has_pins && (!s->pin_reaction || !s->pin_lambda || !s->pin_fit)) ||
+        (plastic && !s->plastic_strain) || (s->has_pins && (!s->pin_reaction || !s->pin_fit)) ||
         pd_family_allocate(&s->none, s->cap, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "mpm's %zu particles", s->n);
     s->none.count = s->n; /* its offsets (zeros) hold cap + 1 */
@@ -132,8 +130,6 @@ static pd_status allocate(pd_mpm_state* s, const pd_world* w, pd_error* err) {
         PD_STATE_PARTICLES(&s->persist, s, dilation);
     if (s->plastic_strain)
         PD_STATE_PARTICLES(&s->persist, s, plastic_strain);
-    if (s->pin_lambda) /* the pins' multipliers start from the last step's (mpm_pins.c) */
-        PD_STATE_PARTICLES(&s->persist, s, pin_lambda);
     return PD_OK;
 }
 
@@ -231,15 +227,17 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
     PD_FREE_ARRAY(s->plastic_strain, pd_real, n);
     PD_FREE_ARRAY(s->pin_reaction, pd_vec3, n);
-    PD_FREE_ARRAY(s->pin_lambda, pd_vec3, n);
     PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_mass, pd_real, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_hold, pd_real, s->pin_nodes);
+    PD_FREE_ARRAY(s->pin_local, int32_t, s->pin_nodes);
+    PD_FREE_ARRAY(s->pin_shared, uint32_t, s->pin_shared_cap);
+    PD_FREE_ARRAY(s->pin_perm, uint32_t, s->pin_shared_cap);
+    PD_FREE_ARRAY(s->pin_coef, pd_real, 3 * s->pin_shared_cap);
+    PD_FREE_ARRAY(s->pin_s, pd_real, s->pin_shared_cap * s->pin_shared_cap);
+    PD_FREE_ARRAY(s->pin_z, pd_real, s->pin_shared_cap * s->pin_shared_cap);
     PD_FREE_ARRAY(s->pin_fit, pd_mpm_pin_fit, (size_t)s->pin_count + 1);
-    PD_FREE_ARRAY(s->pin_index, uint32_t, s->pin_cap);
-    PD_FREE_ARRAY(s->pin_cg, pd_vec3, 5 * s->pin_cap);
-    PD_FREE_ARRAY(s->pin_diag, pd_real, s->pin_cap);
     PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
     PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
     PD_FREE_ARRAY(s->wall_friction, pd_real, (size_t)s->material_count + 1);
