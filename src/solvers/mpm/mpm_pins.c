@@ -163,9 +163,11 @@ static pd_vec3 gather(const pd_grid* g, const pd_vec3* u, size_t q) {
  * pinned particles see with weights below about 1e-5 of theirs is left free (it moves them by
  * less than that fraction of its velocity). */
 #define PIN_RANK_TOLERANCE 1e-10
-/* Shared nodes beyond this are all held instead: S takes n^2 numbers and its factorisation
- * n^3 / 3 multiply-adds (a clamp of Fig. 7's bar shares about 250). */
-#define PIN_MAX_SHARED 3000
+/* Shared nodes beyond this are all held instead: S takes n^2 numbers, its factorisation n^3 / 3
+ * multiply-adds and the dense null space n times its columns at every projection (Fig. 7's two
+ * clamps share 384; the sheared block of physics.mpm_implicit, one layer pinned over each
+ * 0.2 x 0.04 m face, about 970, most of them free: its test took 600 s of CPU for a few). */
+#define PIN_MAX_SHARED 400
 
 int pd_mpm_pin_shared_node(const pd_mpm_state* s, size_t n) {
     pd_real m = s->grid.mass[n], pinned = s->pin_node_mass[n];
