@@ -350,8 +350,8 @@ pd_status pd_mpm_on_emit(void* state, pd_world* w, size_t first, pd_error* err) 
             s->dilation[i] = 0;
         if (s->plastic_strain)
             s->plastic_strain[i] = 0;
-        if (s->pin_lambda)
-            s->pin_lambda[i] = s->pin_reaction[i] = pd_v3(0, 0, 0);
+        if (s->pin_reaction)
+            s->pin_reaction[i] = pd_v3(0, 0, 0);
         if (s->fields.count) {
             s->field_body_mass[p->body[i]] += p->mass[i];
             s->field_half_spacing[p->body[i]] =
