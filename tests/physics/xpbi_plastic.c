@@ -72,6 +72,23 @@ PD_TEST(von_mises_bar_pulled_past_yield_carries_its_yield_stress) {
     PD_CHECK(b.plastic > 0.005); /* past yield: 1.5 % stretch less 0.5 % elastic */
 }
 
+/* hourglass_renewal: the same bar with the reference renewed once a particle's fit reaches a
+ * Green strain |F^T F - I| / 2 of 0.005 instead of the default 0.25. Each renewal restarts the
+ * fits, and the largest fit's strain is at least the middle's axial one, so the bar renews at
+ * least (its middle's strain) / 0.005 times (3 at 1.7 %; measured 7: the fits near the pins
+ * run ahead), where the default never does; the bar still carries its yield stress (10 %, as
+ * above). What fails it: the key dropped (no renewal), a renewal that loses the bar's state. */
+PD_TEST(von_mises_bar_renews_its_hourglass_reference_at_its_green_strain) {
+    pulled_bar fine, coarse;
+    const char* sets[] = {"solver.xpbi.hourglass_plastic=true",
+                          "solver.xpbi.hourglass_renewal=0.005"};
+    PD_REQUIRE(pull_bar(sets, 2, &fine));
+    PD_REQUIRE(pull_bar(sets, 1, &coarse));
+    PD_CHECK(coarse.renewals == 0);
+    PD_CHECK(fine.renewals >= (int)(fine.strain / 0.005));
+    PD_CHECK_REL(fine.stress, 500 / (1 + fine.strain), 0.10);
+}
+
 /* The same bar with the hourglass pairs' misfits returned by each particle's own return
  * (hourglass_relaxation plastic: the constraint a Maxwell element relaxing as the material
  * does) instead of the renewed reference: it holds the alternation as well (10 % asked, as
