@@ -11,17 +11,20 @@
 /* A stream without gravity: a nozzle of radius 6 spacings (113 lattice points, 113 h^2 =
  * 0.999 pi r^2) pours along -y at 1 m/s, a layer every 5 ms, into body "stream", a small
  * ball of spacing 1 cm far aside (the emitter's spacing, 5 mm, is its own: a mass taken with the
- * body's spacing would be 8 times too large). */
+ * body's spacing would be 8 times too large). The stream is of its own material, twice as dense as
+ * the ball's (an emitter that took its body's material would pour half the mass). */
 static const char* k_stream =
     "{\"version\":1,\"method\":\"mpm\",\"time\":{\"dt\":\"auto\",\"fps\":100,\"frames\":8},"
     "\"gravity\":[0,0,0],"
-    "\"materials\":{\"goo\":{\"density\":1000,\"youngs_modulus\":2e4,\"poisson_ratio\":0.3}},"
+    "\"materials\":{\"goo\":{\"density\":1000,\"youngs_modulus\":2e4,\"poisson_ratio\":0.3},"
+    "\"syrup\":{\"density\":2000,\"youngs_modulus\":2e4,\"poisson_ratio\":0.3}},"
     "\"bodies\":[{\"name\":\"stream\",\"material\":\"goo\",\"spacing\":0.01,"
     "\"shape\":{\"type\":\"sphere\",\"center\":[0.5,0,0],\"radius\":0.02}}],"
-    "\"emitters\":[{\"body\":\"stream\",\"center\":[0,0.3,0],\"direction\":[0,-2,0],"
+    "\"emitters\":[{\"body\":\"stream\",\"material\":\"syrup\",\"center\":[0,0.3,0],\"direction\":["
+    "0,-2,0],"
     "\"radius\":0.03,\"speed\":1,\"spacing\":0.005}]}";
 
-#define STREAM_RHO    1000.0
+#define STREAM_RHO    2000.0 /* the emitter's material, not the body's */
 #define STREAM_RADIUS 0.03
 #define STREAM_SPEED  1.0
 
