@@ -34,4 +34,9 @@ pd_status pd_shape_bounds(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, c
 pd_status pd_shape_measure(const pd_shape_def* shape, pd_vec3* lo, pd_vec3* hi, double* volume,
                            double* area, const char* path, pd_error* err);
 
+/* The volume the shape occupies (m^3): pd_shape_measure's, but where a mesh's closed pieces
+ * overlap, their union's (the region the sampler fills), measured on a lattice of `spacing`. */
+pd_status pd_shape_occupied_volume(const pd_shape_def* shape, pd_real spacing, double* volume,
+                                   const char* path, pd_error* err);
+
 #endif

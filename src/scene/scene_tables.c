@@ -263,7 +263,8 @@ static const pd_scene_key k_body[] = {
            "jittered: grid plus offsets from `seed`; poisson_disk: darts at least 0.85 spacing "
            "apart from `seed`. A particle's volume (its mass over the density) is spacing^3, "
            "for poisson_disk the shape's volume over the count (it packs about 1.08 a "
-           "spacing^3)."}},
+           "spacing^3; a mesh of overlapping closed pieces occupies their union, measured on a "
+           "lattice of the spacing)."}},
     {.p = {"velocity", PD_PARAM_VEC3, offsetof(pd_body_def, velocity), 0, ANY_NUMBER, "m/s", NULL,
            "Initial velocity."},
      .range_doc = "not for kind fixed"},

@@ -132,9 +132,8 @@ static pd_status particle_volume(const pd_body_def* body, size_t n, pd_real* vol
     *vol = body->spacing * body->spacing * body->spacing;
     if (body->sampling != PD_SAMPLING_POISSON_DISK || body->kind == PD_BODY_ROD || n == 0)
         return PD_OK;
-    pd_vec3 lo, hi;
-    double volume, area;
-    pd_status st = pd_shape_measure(&body->shape, &lo, &hi, &volume, &area, path, err);
+    double volume;
+    pd_status st = pd_shape_occupied_volume(&body->shape, body->spacing, &volume, path, err);
     if (st == PD_OK && volume > 0)
         *vol = volume / (double)n;
     return st;
