@@ -9,6 +9,7 @@
 #include "core/param.h"
 #include "grid/grid.h"
 #include "grid/grid_fields.h"
+#include "linalg/sym_direct.h"
 #include "neighbor/family.h"
 #include "solvers/solver.h"
 #include "world/state_arrays.h"
@@ -62,7 +63,11 @@ typedef struct pd_mpm_params {
     pd_real optimiser_tolerance; /* ... until |dE/d dv| is below this times the momentum scale */
     int history;                 /* lbfgs: pairs kept */
     int lbfgs_preconditioner;    /* PD_MPM_LBFGS_DIAGONAL or PD_MPM_LBFGS_GRID_MATRIX */
+    int grid_solver;             /* admm: PD_MPM_GRID_CG or PD_MPM_GRID_CHOLESKY */
 } pd_mpm_params;
+
+/* The ADMM's grid step: Jacobi-preconditioned conjugate gradients, or A's Cholesky factor. */
+enum { PD_MPM_GRID_CG, PD_MPM_GRID_CHOLESKY };
 
 /* lbfgs's initial Hessian: the diagonal of the grid matrix, or the matrix by conjugate
  * gradients (mpm_implicit.c). */
@@ -190,6 +195,17 @@ typedef struct pd_mpm_state {
     uint8_t* bc_kind;
     int32_t* bc_collider;
     int last_cg_iterations;
+    /* the grid step by A's Cholesky factor (grid_solver cholesky, mpm_admm.c's factor_grid_matrix):
+     * A's blocks are multiples of the identity, so each velocity component solves one scalar
+     * system over its free nodes; up to three factors (components with the same free nodes share
+     * one; direct_of: each component's, -1: conjugate gradients), A in pd_sym_csr's form over the
+     * nodes with mass (direct_*, capacities direct_caps), each factor's fixed nodes */
+    pd_sym_direct direct[3];
+    int direct_of[3];
+    uint32_t *direct_offsets, *direct_cols;
+    pd_real *direct_weight, *direct_diag;
+    uint8_t* direct_fixed;
+    size_t direct_caps[5];
     pd_real bound_chunk[PD_MPM_BOUND_CHUNKS]; /* each chunk's fastest signal (m/s) */
     double admm_seconds[PD_MPM_ADMM_STAGES];  /* the last solve's stages (s) */
     struct pd_mpm_optimiser* opt;             /* newton, lbfgs (NULL until their first step) */

@@ -96,6 +96,14 @@ static const pd_param_info k_params[] = {
      "admm, newton: a grid step's (a Newton step's) conjugate gradients stop once the residual "
      "fell by this factor.",
      "integrator=admm|newton|lbfgs"},
+    {"grid_solver", PD_PARAM_ENUM, P(grid_solver), PD_MPM_GRID_CG, 0, 0, "-", "cg|cholesky",
+     "admm: how the grid step solves A dv = rhs (Sec. 7.1). cg: conjugate gradients with A's "
+     "diagonal (cg_iterations, cg_tolerance), the paper's. cholesky: A factored once a step "
+     "(envelope Cholesky, one scalar system per velocity component: A's blocks are multiples of "
+     "the identity) and each iteration's step solved exactly by its factor; beyond the paper. "
+     "Falls back to cg for a step with pins or a collider node whose normal is not along an "
+     "axis.",
+     "integrator=admm"},
     {"optimiser_iterations", PD_PARAM_INT, P(optimiser_iterations), 50, 1, 10000, "1", NULL,
      "newton, lbfgs: iterations of the optimiser per step at most.", "integrator=newton|lbfgs"},
     {"optimiser_tolerance", PD_PARAM_REAL, P(optimiser_tolerance), 1e-6, 0, 1, "1", NULL,
