@@ -874,8 +874,8 @@ PD_TEST(admm_agrees_with_the_optimisers_minimiser) {
  * the paper's conjugate gradients run to convergence (cg_tolerance 1e-12): one ADMM step (5
  * iterations, tolerance 0) of a sand block sliding on the rough floor at 30 x the explicit
  * bound, where the floor's nodes hold their normal (y) velocity and the friction split adds its
- * penalty: the two grid velocity changes agree within 1e-8 relative, and the factor takes one
- * product with A an iteration (the right-hand side's), the conjugate gradients hundreds. A
+ * penalty: the two grid velocity changes agree within 1e-8 relative, and the factor takes at most
+ * one product with A an iteration (the right-hand side's), the conjugate gradients a hundred. A
  * component solved over the wrong nodes (the floor's y freed, the friction penalty lost) or a
  * factor of another matrix moves dv by far more; conjugate gradients at the default 1e-3 differ
  * by 6e-4. */
@@ -928,7 +928,7 @@ PD_TEST(admm_grid_step_by_cholesky_is_the_converged_conjugate_gradients) {
            cg.count, cg.iterations, chol.cg, chol.residual, cg.cg, cg.residual, diff, diff_loose,
            loose.cg);
     PD_CHECK(chol.iterations == 5 && cg.iterations == 5);
-    PD_CHECK(chol.cg == chol.iterations); /* the factor's path: A dv once an iteration */
+    PD_CHECK(chol.cg <= chol.iterations && cg.cg > 50 * cg.iterations); /* the factor's path */
     PD_CHECK(diff < 1e-8);
     free(chol.dv), free(cg.dv), free(loose.dv);
 }

@@ -127,6 +127,7 @@ typedef struct admm_ctx {
     pd_mpm_state* s;
     const pd_particles* p;
     pd_real dt, rho, alpha;
+    int ad_fresh; /* cg_ad holds A admm_dv (the friction split's product): the next grid step's */
 } admm_ctx;
 
 /* ---------------------------------------------------------------- D and D^T with F^n */
@@ -682,18 +683,23 @@ static void solve_by_factors(pd_mpm_state* s, const pd_vec3* r, pd_vec3* dv) {
 
 /* Preconditioned conjugate gradients on A dv = rhs in the constraints' free subspace, from the
  * dv given (which satisfies them): the grid step of Sec. 7.1 (a diagonal preconditioner) with
- * the boundary conditions projected inside (Sec. 7.2). Returns the products with A taken. */
+ * the boundary conditions projected inside (Sec. 7.2). Returns the products with A taken (the
+ * conjugate gradients'; by the factors, the right-hand side's A dv when the friction split's
+ * product did not leave it). */
 static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
     pd_mpm_state* s = c->s;
     size_t nn = s->grid.nodes;
     pd_vec3* r = s->cg_r;
-    apply_a(c, dv, s->cg_ad);
+    int products = !c->ad_fresh;
+    if (!c->ad_fresh || dv != s->admm_dv)
+        apply_a(c, dv, s->cg_ad);
+    c->ad_fresh = 0;
     for (size_t i = 0; i < nn; ++i)
         r[i] = pd_v3_sub(rhs[i], s->cg_ad[i]);
     project_free(s, r);
-    if (s->direct_of[0] >= 0) { /* grid_solver cholesky: exact, one product */
+    if (s->direct_of[0] >= 0) { /* grid_solver cholesky: exact */
         solve_by_factors(s, r, dv);
-        return 1;
+        return products;
     }
     pd_grid_cg cg = {apply_a_free, c,       s->admm_diag, s->prm.cg_iterations, s->prm.cg_tolerance,
                      s->cg_z,      s->cg_d, s->cg_ad,     project_pins};
@@ -707,7 +713,8 @@ static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
 static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
     pd_mpm_state* s = c->s;
     const pd_grid* g = &s->grid;
-    apply_a(c, s->admm_dv, s->cg_ad);
+    if (!c->ad_fresh)
+        apply_a(c, s->admm_dv, s->cg_ad);
     /* the pins' impulse per mass of the pins there: a fixed node's A dv - rhs */
     if (s->has_pins) {
         for (size_t n = 0; n < g->nodes; ++n)
@@ -784,6 +791,7 @@ static void friction_rhs(const pd_mpm_state* s, pd_vec3* rhs) {
 static void friction_step(admm_ctx* c, pd_real sums[3]) {
     pd_mpm_state* s = c->s;
     apply_a(c, s->admm_dv, s->cg_ad);
+    c->ad_fresh = 1; /* dv stays until the next grid step, which starts from A dv */
     for (size_t n = 0; n < s->grid.nodes; ++n) {
         pd_real k = s->bc_penalty[n], m = s->grid.mass[n];
         if (!(k > 0))
