@@ -1041,28 +1041,74 @@ static int any_material_flows(const pd_scene* scene) {
     return 0;
 }
 
+/* Whether some material is granular or a fluid: the density constraints' arrays. */
+static int any_material_granular(const pd_scene* scene) {
+    for (int m = 0; m < scene->material_count; ++m) {
+        const pd_ppd_material_params* mp =
+            (const pd_ppd_material_params*)scene->materials[m].method_params;
+        if (mp->granular || mp->fluid)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether some material is plastic (the in-solve plastic return's arrays). */
+static int any_material_plastic(const pd_scene* scene) {
+    for (int m = 0; m < scene->material_count; ++m)
+        if (scene->materials[m].plasticity != PD_PLASTICITY_NONE)
+            return 1;
+    return 0;
+}
+
+/* The hash grid of a search over the particles (neighbor/hash_grid.c): sorted, bucket and
+ * sorted_pos grown by a quarter, the cell table of 2 n starts grown by a quarter. */
+#define PPD_GRID_BYTES (1.25 * (2 * sizeof(uint32_t) + sizeof(pd_vec3)) + 2.5 * sizeof(uint32_t))
+
+/* What projective_pd holds a particle between steps, array by array as allocated (the 25K
+ * bunny's table in docs/benchmarks.md): `bonds` a particle. */
 static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     const pd_ppd_params* prm = scene->solver_params;
-    /* about 33 bonds of j, c (single), kb, and where a material flows rev and xi (a scene where
-     * nothing flows keeps neither: keep_families_lean); per particle kinv (upper triangle), 14
-     * vectors (ystar, g, two Chebyshev scratch, the optimiser's y, r, ytrial, yold, rold, dir,
-     * work, and the collider contact's two blocked, anchor, normal, line), 2 per L-BFGS pair (none
-     * in semi_iterative), diag,
-     * kq, the family weight w, and push, limit, ktan, plastic strain, density, the granular factor
-     * and the density constraints' seven, flags, and the scatter plan's order and task */
-    size_t bonds = (size_t)(bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
-    size_t per_bond = sizeof(uint32_t) + sizeof(float) + sizeof(pd_real) +
-                      (any_material_flows(scene) ? sizeof(uint32_t) + sizeof(pd_vec3) : 0);
+    double bonds = bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon + 1;
+    int flows = any_material_flows(scene), granular = any_material_granular(scene);
+    /* per bond: the family's j, c (single precision) and kb; where a material flows, the
+     * family's opposite bond and X, and the rebuild's surface correction */
+    double per_bond = sizeof(uint32_t) + sizeof(float) + sizeof(pd_real);
+    if (flows)
+        per_bond += sizeof(uint32_t) + sizeof(pd_vec3) + sizeof(pd_real);
+    /* per particle: the family's offsets and w, the scatter plan's order and task; kinv (upper
+     * triangle), kq, diag, ystar, g, plastic strain, density, the density's kernel radius and
+     * rest sum, two Chebyshev scratch vectors, three flags (planar, fixed, weighted) */
+    double per_particle = 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(uint32_t) +
+                          sizeof(pd_ppd_sym3) + 6 * sizeof(pd_real) + 4 * sizeof(pd_vec3) + 3;
+    /* the optimiser's y, r, ytrial, yold, rold, dir, work and its L-BFGS pairs (none in
+     * semi_iterative, which runs no descent) */
     size_t pairs = prm->iteration == PD_PPD_SEMI_ITERATIVE ? 0 : (size_t)prm->history;
-    size_t per_particle =
-        sizeof(pd_ppd_sym3) + (15 + 2 * pairs) * sizeof(pd_vec3) + 15 * sizeof(pd_real) + 26;
-    size_t direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
-    /* src/contact: gradient, diagonal, its grid, and about 20 candidates within one spacing,
-     * each with a pair slot (index + stiffness) */
-    size_t contact = prm->contact ? 2 * sizeof(pd_vec3) + sizeof(pd_real) + 7 * sizeof(uint32_t) +
-                                        20 * (2 * sizeof(uint32_t) + sizeof(pd_real))
+    per_particle += (7 + 2 * pairs) * sizeof(pd_vec3);
+    /* the collider contact: blocked, blocked2, anchor, normal, line; push, limit, ktan; skip,
+     * held, active, stuck */
+    per_particle += 5 * sizeof(pd_vec3) + 3 * sizeof(pd_real) + 4;
+    /* granular matter and fluids: vscale, the density constraints' inverse mass, lambda,
+     * pressure and hold, the fluid's nu and delta, the constraints' kind */
+    if (granular)
+        per_particle += 7 * sizeof(pd_real) + 1;
+    /* a flowing body's renewal grid, kept between renewals */
+    if (flows)
+        per_particle += PPD_GRID_BYTES;
+    /* plastic_return in_solve: the step's start references (a quarter spare) and shape
+     * tensors, the strain increments and the moved flags */
+    if (prm->plastic_return == PD_PPD_RETURN_IN_SOLVE && any_material_plastic(scene))
+        per_bond += 1.25 * sizeof(pd_vec3),
+            per_particle += sizeof(pd_ppd_sym3) + sizeof(pd_real) + 1;
+    double direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
+    /* src/contact: gradient, diagonal, the positions the candidates were found at, the pair
+     * and friction counts; its candidate list (every pair within the horizon: about the bonds,
+     * a quarter spare) and its grid; pair slots (index and stiffness) for about 4 eligible
+     * candidates a particle */
+    double contact = prm->contact ? 2 * sizeof(pd_vec3) + sizeof(pd_real) + 3 * sizeof(uint32_t) +
+                                        1.25 * bonds * sizeof(uint32_t) + PPD_GRID_BYTES +
+                                        1.25 * 4 * (sizeof(uint32_t) + sizeof(pd_real))
                                   : 0;
-    return bonds * per_bond + per_particle + direct + contact;
+    return (size_t)ceil(bonds * per_bond + per_particle + direct + contact);
 }
 
 /* What projective_pd publishes beyond the world's attributes. */
