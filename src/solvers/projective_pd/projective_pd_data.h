@@ -198,7 +198,7 @@ typedef struct pd_ppd_state {
     pd_real* ret_dp;
     uint8_t* ret_moved;
     int ret_active;  /* the step's solve returns at its iterates */
-    pd_vec3* cheb_a; /* Chebyshev scratch */
+    pd_vec3* cheb_a; /* Chebyshev scratch: two of the optimiser's vectors (share_sweep_scratch) */
     pd_vec3* cheb_b;
     uint8_t* weighted;      /* bonds of i take the isotropic direction weights (solids) */
     pd_collider_contact cc; /* contact with the colliders (boundary/collider_contact.h) */

@@ -257,8 +257,6 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(density, pd_real, n)                                                                         \
     X(dens_radius, pd_real, n)                                                                     \
     X(dens_rest, pd_real, n)                                                                       \
-    X(cheb_a, pd_vec3, n)                                                                          \
-    X(cheb_b, pd_vec3, n)                                                                          \
     X(weighted, uint8_t, n)
 
 /* Per particle, only when some material is granular or a fluid (the density constraints, Sec.
@@ -285,6 +283,20 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
 #define FREE(field, T, count)      PD_FREE_ARRAY(s->field, T, (count) + 1)
 #define FREE_ITEM(field, T, count) FREE(field, T, count);
 
+/* The Chebyshev sweeps' two scratch vectors are two of the optimiser's that no sweep finds in
+ * use (48 bytes a particle less): in the accurate mode yold and rold, which the descent fills
+ * only after the search direction (descent.c, iterate) and reads only in the line search and
+ * the pair it keeps; in semi_iterative rold and work, as yold there holds the acceleration's
+ * last iterate and ytrial the last energy check's (solve_semi), and work is never used. The
+ * density stages that borrow them run between solves (projective_pd_granular.c), when all are
+ * free. The sweeps clear them before use (pd_chebyshev_jacobi): the same bits as arrays of
+ * their own. */
+static void share_sweep_scratch(pd_ppd_state* s) {
+    int semi = s->prm.iteration == PD_PPD_SEMI_ITERATIVE;
+    s->cheb_a = semi ? s->opt.work : s->opt.yold;
+    s->cheb_b = s->opt.rold;
+}
+
 static pd_status allocate_state(pd_ppd_state* s) {
     size_t n = s->n;
     PPD_PARTICLE_ARRAYS(ALLOC_ITEM)
@@ -300,6 +312,7 @@ static pd_status allocate_state(pd_ppd_state* s) {
     def.armijo = s->prm.armijo;
     if (pd_descent_init(&s->opt, n, &def) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
+    share_sweep_scratch(s);
     if (pd_collider_contact_init(&s->cc, n) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
     s->chunks = (n + 511) / 512;
