@@ -8,22 +8,48 @@
 #include "core/alloc.h"
 #include "linalg/chebyshev.h"
 
-/* The per-particle arrays: one list drives allocation and release. */
+/* The per-particle arrays every scene with colliders uses: one list drives allocation and
+ * release. */
 #define CC_ARRAYS(X)                                                                               \
     X(skip, uint8_t)                                                                               \
     X(held, uint8_t)                                                                               \
     X(blocked, pd_vec3)                                                                            \
-    X(blocked2, pd_vec3)                                                                           \
     X(push, pd_real)                                                                               \
     X(anchor, pd_vec3)                                                                             \
     X(normal, pd_vec3)                                                                             \
     X(limit, pd_real)                                                                              \
     X(ktan, pd_real)                                                                               \
-    X(active, uint8_t)                                                                             \
-    X(stuck, uint8_t)                                                                              \
-    X(line, pd_vec3)
+    X(active, uint8_t)
 
-pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n) {
+/* The i-th of count collider definitions `stride` bytes apart. */
+static const pd_collider_def* def_at(const pd_collider_def* defs, size_t stride, int i) {
+    return (const pd_collider_def*)((const char*)defs + (size_t)i * stride);
+}
+
+/* The colliders may make a corner (two surfaces at once) unless they are a lone plane: the
+ * residual with its normal taken out moves a particle along it, at the same distance, and
+ * corner_normal finds nothing. Only a no_slip collider's contacts are stuck. */
+unsigned pd_collider_contact_features(const pd_collider_def* defs, int count, size_t stride) {
+    unsigned f = 0;
+    if (count > 1 || (count == 1 && defs->type != PD_COLLIDER_PLANE))
+        f |= PD_CC_CORNERS;
+    for (int k = 0; k < count; ++k)
+        if (def_at(defs, stride, k)->boundary == PD_BOUNDARY_NO_SLIP)
+            f |= PD_CC_STICKS;
+    return f;
+}
+
+size_t pd_collider_contact_bytes(unsigned features) {
+    size_t bytes = 3 * sizeof(pd_vec3) + 3 * sizeof(pd_real) + 3; /* CC_ARRAYS */
+    if (features & PD_CC_CORNERS)
+        bytes += sizeof(pd_vec3);
+    if (features & PD_CC_STICKS)
+        bytes += sizeof(pd_vec3) + 1;
+    return bytes;
+}
+
+pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n,
+                                   const pd_colliders* colliders) {
     memset(c, 0, sizeof *c);
     c->n = n;
     c->stick_speed = PD_FRICTION_STICK_SPEED;
@@ -31,6 +57,17 @@ pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n) {
 #define ALLOC_ONE(a, T) ok &= (c->a = PD_NEW_ARRAY(T, n + 1)) != NULL;
     CC_ARRAYS(ALLOC_ONE)
 #undef ALLOC_ONE
+    unsigned f = PD_CC_CORNERS | PD_CC_STICKS;
+    if (colliders)
+        f = colliders->count ? pd_collider_contact_features(&colliders->items[0].def,
+                                                            colliders->count, sizeof(pd_collider))
+                             : 0;
+    if (f & PD_CC_CORNERS)
+        ok &= (c->blocked2 = PD_NEW_ARRAY(pd_vec3, n + 1)) != NULL;
+    if (f & PD_CC_STICKS) {
+        ok &= (c->stuck = PD_NEW_ARRAY(uint8_t, n + 1)) != NULL;
+        ok &= (c->line = PD_NEW_ARRAY(pd_vec3, n + 1)) != NULL;
+    }
     if (!ok) {
         pd_collider_contact_free(c);
         return PD_ERR_OUT_OF_MEMORY;
@@ -43,6 +80,9 @@ void pd_collider_contact_free(pd_collider_contact* c) {
 #define FREE_ONE(a, T) PD_FREE_ARRAY(c->a, T, n + 1);
     CC_ARRAYS(FREE_ONE)
 #undef FREE_ONE
+    PD_FREE_ARRAY(c->blocked2, pd_vec3, n + 1);
+    PD_FREE_ARRAY(c->stuck, uint8_t, n + 1);
+    PD_FREE_ARRAY(c->line, pd_vec3, n + 1);
     memset(c, 0, sizeof *c);
 }
 
@@ -51,7 +91,8 @@ void pd_collider_contact_begin_step(pd_collider_contact* c, const pd_colliders* 
                                     const uint8_t* skip_always, pd_real dt) {
     memset(c->held, 0, c->n);
     memset(c->limit, 0, c->n * sizeof(pd_real));
-    memset(c->stuck, 0, c->n);
+    if (c->stuck)
+        memset(c->stuck, 0, c->n);
     c->colliders = colliders;
     c->spacing = spacing;
     c->dt = dt;
@@ -75,10 +116,13 @@ void pd_collider_contact_project(pd_collider_contact* c, pd_vec3* y) {
 }
 
 pd_vec3 pd_collider_contact_filter(const pd_collider_contact* c, size_t i, pd_vec3 v) {
-    if (c->stuck[i])
+    if (c->stuck && c->stuck[i])
         v = pd_v3_scale(c->normal[i], pd_v3_dot(v, c->normal[i]));
-    pd_vec3 n = c->blocked[i], m = c->blocked2[i];
+    pd_vec3 n = c->blocked[i];
     v = pd_v3_madd(v, -pd_v3_dot(v, n), n);
+    if (!c->blocked2)
+        return v;
+    pd_vec3 m = c->blocked2[i];
     return pd_v3_madd(v, -pd_v3_dot(v, m), m);
 }
 
@@ -103,14 +147,19 @@ static pd_vec3 corner_normal(const pd_collider_contact* c, size_t i, pd_vec3 y, 
 
 pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, pd_vec3* r) {
     pd_real d = 0;
-    c->blocked[i] = c->blocked2[i] = pd_v3(0, 0, 0);
+    uint8_t stuck = 0;
+    c->blocked[i] = pd_v3(0, 0, 0);
+    if (c->blocked2)
+        c->blocked2[i] = pd_v3(0, 0, 0);
     c->push[i] = 0;
-    c->stuck[i] = 0;
     c->ktan[i] = 0;
     if (c->limit[i] > 0)
         d = pd_friction_apply(r, y, c->anchor[i], c->normal[i], c->limit[i], c->stick_speed * c->dt,
-                              &c->ktan[i], &c->stuck[i]);
-    c->line[i] = c->stuck[i] ? c->normal[i] : pd_v3(0, 0, 0);
+                              &c->ktan[i], &stuck);
+    if (c->stuck) { /* stuck is only set by a no_slip collider's infinite limit */
+        c->stuck[i] = stuck;
+        c->line[i] = stuck ? c->normal[i] : pd_v3(0, 0, 0);
+    }
     if (c->held[i]) {
         pd_vec3 n;
         pd_colliders_nearest(c->colliders, y, NULL, &n);
@@ -119,7 +168,7 @@ pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, p
             c->blocked[i] = n;
             c->push[i] = rn;
             *r = pd_collider_contact_filter(c, i, *r);
-            pd_vec3 m = corner_normal(c, i, y, *r, n);
+            pd_vec3 m = c->blocked2 ? corner_normal(c, i, y, *r, n) : pd_v3(0, 0, 0);
             if (pd_v3_dot(*r, m) > 0) {
                 c->blocked2[i] = m;
                 *r = pd_collider_contact_filter(c, i, *r);
@@ -200,8 +249,9 @@ static int nonzero(pd_vec3 v) {
 
 void pd_collider_contact_sweeps(pd_collider_contact* c, pd_chebyshev_def* def) {
     for (size_t i = 0; i < c->n; ++i)
-        c->active[i] = (uint8_t)(nonzero(c->blocked[i]) || nonzero(c->blocked2[i]) ||
-                                 nonzero(c->line[i]) || c->ktan[i] > 0);
+        c->active[i] =
+            (uint8_t)(nonzero(c->blocked[i]) || (c->blocked2 && nonzero(c->blocked2[i])) ||
+                      (c->line && nonzero(c->line[i])) || c->ktan[i] > 0);
     def->active = c->active;
     def->blocked = c->blocked;
     def->blocked2 = c->blocked2;

@@ -40,7 +40,8 @@ typedef struct pd_collider_contact {
     uint8_t* skip;       /* 1: not projected during this step */
     uint8_t* held;       /* 1: touching a collider at the current iterate */
     pd_vec3* blocked;    /* outward normal of a contact the particle pushes into, else 0 */
-    pd_vec3* blocked2;   /* a second one, orthogonal to the first (a corner), else 0 */
+    pd_vec3* blocked2;   /* a second one, orthogonal to the first (a corner), else 0; NULL
+                          * where the colliders make no corner */
     pd_real* push;       /* force the blocked contact takes, r . n (N) */
     /* Coulomb friction (boundary/friction.h), set when lambda is renewed */
     pd_vec3* anchor; /* start position carried by the collider's surface over the step (m) */
@@ -49,11 +50,23 @@ typedef struct pd_collider_contact {
     /* at the current iterate */
     pd_real* ktan;   /* friction's tangential stiffness (N/m) */
     uint8_t* active; /* 1: blocked, blocked2, line or ktan set (pd_collider_contact_sweeps) */
-    uint8_t* stuck;  /* 1: a no_slip contact, held on its normal line */
-    pd_vec3* line;   /* normal where stuck, else 0 */
+    uint8_t* stuck;  /* 1: a no_slip contact, held on its normal line (NULL: none is no_slip) */
+    pd_vec3* line;   /* normal where stuck, else 0 (NULL: none is no_slip) */
 } pd_collider_contact;
 
-pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n);
+/* What of the contact's state colliders may need beyond every contact's: a second normal where
+ * they may make a corner (more than a lone plane), the stuck flags and lines where one is
+ * no_slip. Of count definitions `stride` bytes apart (a pd_collider_def array's or a
+ * pd_colliders' items). */
+enum { PD_CC_CORNERS = 1, PD_CC_STICKS = 2 };
+unsigned pd_collider_contact_features(const pd_collider_def* defs, int count, size_t stride);
+/* Bytes a particle the contact holds for those features (for memory estimates). */
+size_t pd_collider_contact_bytes(unsigned features);
+
+/* The arrays for n particles; blocked2 only where the colliders may make a corner (more than a
+ * lone plane), stuck and line only where one is no_slip: NULL otherwise (colliders NULL: all).
+ * The colliders the steps pass must not make more of them. */
+pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n, const pd_colliders* colliders);
 void pd_collider_contact_free(pd_collider_contact* c);
 
 /* The step begins: nothing held, no friction. A particle is skipped for the step when

@@ -29,7 +29,7 @@ static int floor_open(floor_case* f, int boundary, pd_real friction) {
     pd_error err = {0};
     if (pd_colliders_create(&d, 1, &f->col, &err) != PD_OK)
         return 0;
-    if (pd_collider_contact_init(&f->cc, 4) != PD_OK)
+    if (pd_collider_contact_init(&f->cc, 4, NULL) != PD_OK)
         return 0;
     /* start positions x and the predictions y */
     f->x[0] = pd_v3(0, 0.002, 0), f->y[0] = pd_v3(0.001, -0.003, 0); /* lands */
@@ -147,10 +147,41 @@ PD_TEST(no_slip_holds_touching_particles_at_their_anchor) {
 PD_TEST(collider_contact_releases_what_it_allocates) {
     size_t before = pd_bytes_in_use();
     pd_collider_contact c;
-    PD_REQUIRE(pd_collider_contact_init(&c, 1000) == PD_OK);
+    PD_REQUIRE(pd_collider_contact_init(&c, 1000, NULL) == PD_OK);
     PD_CHECK(pd_bytes_in_use() > before);
     pd_collider_contact_free(&c);
     PD_CHECK(pd_bytes_in_use() == before);
+}
+
+/* The arrays of features the colliders cannot use are not allocated: a lone slip plane holds
+ * no second normal (it makes no corner) and no stuck flag or line (nothing sticks to it): 49
+ * bytes a particle less than with a no_slip plane and a wall. */
+static size_t contact_bytes(const pd_collider_def* defs, int count, pd_collider_contact* c) {
+    pd_colliders col;
+    pd_error err = {0};
+    if (pd_colliders_create(defs, count, &col, &err) != PD_OK)
+        return 0;
+    size_t before = pd_bytes_in_use();
+    size_t bytes = pd_collider_contact_init(c, 999, &col) == PD_OK ? pd_bytes_in_use() - before : 0;
+    pd_colliders_destroy(&col);
+    return bytes;
+}
+
+PD_TEST(collider_contact_holds_what_its_colliders_use) {
+    pd_collider_def d[2] = {pd_default_collider_def(), pd_default_collider_def()};
+    d[0].type = d[1].type = PD_COLLIDER_PLANE;
+    d[0].normal = pd_v3(0, 1, 0), d[1].normal = pd_v3(1, 0, 0);
+    pd_collider_contact slip, both;
+    size_t lean = contact_bytes(d, 1, &slip);
+    d[0].boundary = PD_BOUNDARY_NO_SLIP;
+    size_t full = contact_bytes(d, 2, &both);
+    printf("  1000 points: %zu bytes beside a slip plane, %zu beside a no_slip plane and a wall\n",
+           lean, full);
+    PD_CHECK(!slip.blocked2 && !slip.stuck && !slip.line);
+    PD_CHECK(both.blocked2 && both.stuck && both.line);
+    PD_CHECK(full - lean == 1000 * (2 * sizeof(pd_vec3) + 1));
+    pd_collider_contact_free(&slip);
+    pd_collider_contact_free(&both);
 }
 
 /* A particle pushed into the corner of a container box (x >= 0, z >= 0 faces) and one into the
@@ -161,7 +192,8 @@ PD_TEST(collider_contact_releases_what_it_allocates) {
  * updates stay in both planes. Without the second normal the checks fail. */
 static void corner_check(const pd_colliders* col, pd_vec3 y, pd_vec3 r, pd_vec3 n1, pd_vec3 n2) {
     pd_collider_contact cc;
-    PD_REQUIRE(pd_collider_contact_init(&cc, 1) == PD_OK);
+    PD_REQUIRE(pd_collider_contact_init(&cc, 1, col) == PD_OK);
+    PD_REQUIRE(cc.blocked2 != NULL); /* a box, two planes: they may make a corner */
     pd_real spacing = 0.01;
     pd_collider_contact_begin_step(&cc, col, &y, &spacing, NULL, 1.0 / 30);
     pd_collider_contact_project(&cc, &y);

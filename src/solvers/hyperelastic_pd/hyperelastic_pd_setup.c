@@ -440,7 +440,7 @@ static void declare_persistent(pd_hpd_state* s) {
     pd_state_declare(a, "factor_row", &s->direct.row_of, sizeof(int32_t), PD_STATE_PER_PARTICLE);
 }
 
-static pd_status allocate(pd_hpd_state* s) {
+static pd_status allocate(pd_hpd_state* s, const pd_world* w) {
     size_t n = s->n;
 #define ALLOC_ONE(field, T)                                                                        \
     if (!(s->field = PD_NEW_ARRAY(T, n + 1)))                                                      \
@@ -460,7 +460,8 @@ static pd_status allocate(pd_hpd_state* s) {
     def.history = s->prm.history;
     def.line_search = s->prm.line_search;
     def.armijo = 0; /* Sec. 5.2: any decrease of E is accepted */
-    if (pd_descent_init(&s->opt, n, &def) != PD_OK || pd_collider_contact_init(&s->cc, n) != PD_OK)
+    if (pd_descent_init(&s->opt, n, &def) != PD_OK ||
+        pd_collider_contact_init(&s->cc, n, &w->colliders) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
     s->cc.stick_speed = s->prm.stick_speed;
     return PD_OK;
@@ -474,7 +475,7 @@ static pd_status setup(pd_hpd_state* s, pd_world* w, pd_error* err) {
         st = pd_world_check_families(w, &s->fam, s->prm.horizon, err);
     declare_persistent(s);
     if (st == PD_OK)
-        st = allocate(s);
+        st = allocate(s, w);
     if (st != PD_OK)
         return st;
     for (int m = 0; m < s->material_count; ++m) {

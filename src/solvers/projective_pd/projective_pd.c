@@ -1085,9 +1085,9 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
      * semi_iterative, which runs no descent) */
     size_t pairs = prm->iteration == PD_PPD_SEMI_ITERATIVE ? 0 : (size_t)prm->history;
     per_particle += (7 + 2 * pairs) * sizeof(pd_vec3);
-    /* the collider contact: blocked, blocked2, anchor, normal, line; push, limit, ktan; skip,
-     * held, active, stuck */
-    per_particle += 5 * sizeof(pd_vec3) + 3 * sizeof(pd_real) + 4;
+    /* the collider contact, for the features its colliders use */
+    per_particle += pd_collider_contact_bytes(pd_collider_contact_features(
+        scene->colliders, scene->collider_count, sizeof(pd_collider_def)));
     /* granular matter and fluids: vscale, the density constraints' inverse mass, lambda,
      * pressure and hold, the fluid's nu and delta, the constraints' kind */
     if (granular)

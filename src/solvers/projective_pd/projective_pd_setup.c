@@ -297,7 +297,7 @@ static void share_sweep_scratch(pd_ppd_state* s) {
     s->cheb_b = s->opt.rold;
 }
 
-static pd_status allocate_state(pd_ppd_state* s) {
+static pd_status allocate_state(pd_ppd_state* s, const pd_world* w) {
     size_t n = s->n;
     PPD_PARTICLE_ARRAYS(ALLOC_ITEM)
     if (pd_state_bonds_reserve(&s->persist, s->fam.bond_capacity) != PD_OK)
@@ -313,7 +313,7 @@ static pd_status allocate_state(pd_ppd_state* s) {
     if (pd_descent_init(&s->opt, n, &def) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
     share_sweep_scratch(s);
-    if (pd_collider_contact_init(&s->cc, n) != PD_OK)
+    if (pd_collider_contact_init(&s->cc, n, &w->colliders) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
     s->chunks = (n + 511) / 512;
     size_t tasks = n / PPD_TASK_GRAIN + PD_SCATTER_COLORS + 1; /* the most split_tasks makes */
@@ -710,7 +710,7 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     if (st != PD_OK)
         return st;
     declare_persistent(s);
-    st = allocate_state(s);
+    st = allocate_state(s, w);
     if (st != PD_OK)
         return st;
     shape_tensors(s);
