@@ -964,7 +964,10 @@ static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* sta
     s->local_evaluations = 0;
     s->fix_off = 0;
     s->contact_status = PD_OK;
-    pd_status st = pd_ppd_plan_local_step(s, w); /* planned when the families changed */
+    pd_error err = {0};
+    pd_status st = s->system_stale ? pd_ppd_build_system(s, w, &err) : PD_OK; /* no renewal */
+    if (st == PD_OK)
+        st = pd_ppd_plan_local_step(s, w); /* planned when the families changed */
     if (st != PD_OK)
         return st;
     contact_follows_pins(s, p);
@@ -992,10 +995,9 @@ static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* sta
     double t0 = pd_now();
     pd_ppd_fluid_redistribute(s, w); /* Sec. 6 */
     s->t_redistribution = pd_now() - t0;
-    pd_error err = {0};
     t0 = pd_now();
     /* Sec. 5, at the step's new positions (in_solve: what moved after the solve) */
-    st = pd_ppd_plastic_flow(s, w, p->pos, returned, &err);
+    st = pd_ppd_plastic_flow_at_step_end(s, w, p->pos, returned, &err);
     s->t_plastic += pd_now() - t0;
     if (st != PD_OK)
         return st;

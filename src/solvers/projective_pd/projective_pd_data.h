@@ -143,6 +143,10 @@ typedef struct pd_ppd_state {
     const pd_step_context* step;
     pd_real matrix_dt; /* the h of the matrix's diagonal m/h^2 + sum c (s): the world's dt when
                         * pd_ppd_build_system last ran */
+    /* 1: the references moved (the plastic flow at a step's end) and what depends on them
+     * (pd_ppd_build_system) is not rebuilt yet: the next step's renewal rebuilds it anyway,
+     * else its start does (projective_pd_plastic.c) */
+    int system_stale;
     size_t n;
     pd_family fam;
     pd_state_arrays persist; /* what lasts from step to step (state_arrays.h) */

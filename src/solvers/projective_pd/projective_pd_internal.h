@@ -71,6 +71,10 @@ pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uin
 void pd_ppd_yield_constants(const pd_material_def* m, pd_ppd_material* out);
 pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const struct pd_world* w, const pd_vec3* y,
                               int changed, pd_error* err);
+/* The same at the step's end: the rebuild is left to the next step (system_stale) where that
+ * changes no bit of it (projective_pd_plastic.c). */
+pd_status pd_ppd_plastic_flow_at_step_end(pd_ppd_state* s, const struct pd_world* w,
+                                          const pd_vec3* y, int changed, pd_error* err);
 /* plastic_return in_solve (projective_pd_plastic.c): before the step's first evaluation, the
  * references and shape tensors of the step's start kept (the arrays grown to the families);
  * at each iterate y, every plastic particle's references returned from the start's at y

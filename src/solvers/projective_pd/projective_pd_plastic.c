@@ -272,16 +272,39 @@ static void flow_kernel(void* vctx, size_t begin, size_t end, int thread) {
     s->partial[begin / PLASTIC_GRAIN] = flowed;
 }
 
+/* Sec. 5's correction of every plastic particle at y; whether any reference moved. */
+static int flow_all(pd_ppd_state* s, const pd_vec3* y) {
+    flow_ctx c = {s, y, 0};
+    pd_parallel_for(s->n, PLASTIC_GRAIN, flow_kernel, &c);
+    int flowed = 0;
+    for (size_t k = 0; k < s->chunks; ++k)
+        flowed |= s->partial[k] != 0;
+    return flowed;
+}
+
 pd_status pd_ppd_plastic_flow(pd_ppd_state* s, const pd_world* w, const pd_vec3* y, int changed,
                               pd_error* err) {
     if (!s->plastic)
         return PD_OK;
-    flow_ctx c = {s, y, 0};
-    pd_parallel_for(s->n, PLASTIC_GRAIN, flow_kernel, &c);
-    int flowed = changed;
-    for (size_t k = 0; k < s->chunks; ++k)
-        flowed |= s->partial[k] != 0;
+    int flowed = flow_all(s, y) | changed;
     return flowed ? pd_ppd_build_system(s, w, err) : PD_OK; /* new X: new (X*X)^+, stiffness */
+}
+
+/* A plastic particle's body renews its families every step (pd_ppd_update_renewal), and the
+ * renewal rebuilds the system before anything reads it: a rebuild after the step's last
+ * correction was done twice, the first thrown away (a tenth of the 100K sand's semi_iterative
+ * step, measured). What the renewal reads of it, the shape tensors of the families with new
+ * neighbours (Eq. 20's map), it computes itself (projective_pd_renew.c); a step that does not
+ * renew rebuilds at its start (advance). With the return in the solve the rebuild stays here:
+ * its granular factor (at this step's end) enters the next renewal's Eq. 20 through the
+ * moduli of the strain state (moduli_at_granular_factor). */
+pd_status pd_ppd_plastic_flow_at_step_end(pd_ppd_state* s, const pd_world* w, const pd_vec3* y,
+                                          int changed, pd_error* err) {
+    if (s->prm.plastic_return == PD_PPD_RETURN_IN_SOLVE)
+        return pd_ppd_plastic_flow(s, w, y, changed, err);
+    if (s->plastic && (flow_all(s, y) | changed))
+        s->system_stale = 1;
+    return PD_OK;
 }
 
 /* ------------------------------------------- plastic_return in_solve (issue 37 item 1)

@@ -9,6 +9,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "neighbor/family_renewal.h"
+#include "parallel/parallel.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "world/world.h"
 
@@ -16,28 +17,57 @@ pd_status pd_ppd_on_time_step(void* state, pd_world* w, pd_error* err) {
     return pd_ppd_build_system(state, w, err); /* the diagonal's m/h^2 at the new h */
 }
 
-/* Per particle of a renewing body with a plastic material, Eq. 20's map to the reference
- * space from its old family (identity elsewhere); NULL without plastic materials. */
-static pd_mat3* plastic_maps(const pd_ppd_state* s, const pd_world* w, const uint8_t* body_renews) {
-    if (!s->plastic)
-        return NULL;
-    pd_mat3* to_rest = PD_NEW_ARRAY(pd_mat3, s->n + 1);
-    for (size_t i = 0; to_rest && i < s->n; ++i) {
-        int renews = body_renews && body_renews[w->particles.body[i]];
-        to_rest[i] = renews && s->mat[s->material[i]].plastic && !s->planar[i]
-                         ? pd_ppd_new_bond_map(s, w->particles.pos, (uint32_t)i)
-                         : pd_m3_identity();
-    }
-    return to_rest;
+/* Eq. 20 on the bonds the renewal added: X = F^-1 (y_j - y_i) instead of their current vectors,
+ * F from i's old family (still s->fam), for a particle of a renewing body with a plastic
+ * material and a full-rank family (identity elsewhere). Only the particles with a new bond need
+ * F; their shape tensors are computed here from the old family, as the rebuild after the step's
+ * last plastic correction would have left them (that rebuild is left to the renewal:
+ * pd_ppd_plastic_flow_at_step_end), and the renewal's own rebuild then replaces them. */
+typedef struct new_bonds_job {
+    pd_ppd_state* s;
+    const pd_vec3* y;
+    const int32_t* body;
+    const uint8_t* body_renews;
+    const uint32_t* map;
+    pd_family* fresh;
+} new_bonds_job;
+
+static int has_new_bond(const uint32_t* map, const pd_family* fresh, uint32_t i) {
+    for (uint32_t b = fresh->offsets[i]; b < fresh->offsets[i + 1]; ++b)
+        if (map[b] == PD_BOND_NEW)
+            return 1;
+    return 0;
 }
 
-/* A bond the renewal added gets X = F^-1 (y_j - y_i) (Eq. 20) instead of its current vector. */
-static void place_new_bonds(const pd_ppd_state* s, const pd_vec3* y, const pd_mat3* to_rest,
-                            const uint32_t* map, pd_family* fresh) {
-    for (uint32_t i = 0; i < fresh->count; ++i)
+static pd_mat3 new_bond_map(pd_ppd_state* s, const new_bonds_job* job, uint32_t i) {
+    if (!job->body_renews || !job->body_renews[job->body[i]])
+        return pd_m3_identity();
+    pd_ppd_shape_tensor(s, i); /* (X*X)^+ and planar of the old family */
+    return s->planar[i] ? pd_m3_identity() : pd_ppd_new_bond_map(s, job->y, i);
+}
+
+static void place_new_bonds_range(void* ctx, size_t begin, size_t end, int thread) {
+    const new_bonds_job* job = ctx;
+    pd_ppd_state* s = job->s;
+    pd_family* fresh = job->fresh;
+    (void)thread;
+    for (size_t k = begin; k < end; ++k) {
+        uint32_t i = (uint32_t)k;
+        if (!s->mat[s->material[i]].plastic || !has_new_bond(job->map, fresh, i))
+            continue;
+        pd_mat3 to_rest = new_bond_map(s, job, i);
         for (uint32_t b = fresh->offsets[i]; b < fresh->offsets[i + 1]; ++b)
-            if (map[b] == PD_BOND_NEW && s->mat[s->material[i]].plastic)
-                fresh->xi[b] = pd_m3_mulv(to_rest[i], pd_v3_sub(y[fresh->j[b]], y[i]));
+            if (job->map[b] == PD_BOND_NEW)
+                fresh->xi[b] = pd_m3_mulv(to_rest, pd_v3_sub(job->y[fresh->j[b]], job->y[i]));
+    }
+}
+
+static void place_new_bonds(pd_ppd_state* s, const pd_world* w, const uint8_t* body_renews,
+                            const uint32_t* map, pd_family* fresh) {
+    if (!s->plastic)
+        return;
+    new_bonds_job job = {s, w->particles.pos, w->particles.body, body_renews, map, fresh};
+    pd_parallel_for(s->n, 256, place_new_bonds_range, &job);
 }
 
 /* Whether particle i flows (a plastic material: Drucker-Prager, von Mises, granular, fluid). */
@@ -89,17 +119,10 @@ static pd_status renew(pd_ppd_state* s, pd_world* w, const uint8_t* body_renews,
                           .horizon = s->prm.horizon};
     pd_family fresh;
     uint32_t* map = NULL;
-    pd_mat3* to_rest = plastic_maps(s, w, body_renews);
-    if (s->plastic && !to_rest)
-        return PD_ERR_OUT_OF_MEMORY;
     pd_status st = pd_family_renew(&s->fam, &s->grid, &def, &fresh, &map);
-    if (st != PD_OK) {
-        PD_FREE_ARRAY(to_rest, pd_mat3, s->n + 1);
+    if (st != PD_OK)
         return pd_fail(err, st, "", "renewing the families failed (%s)", pd_status_string(st));
-    }
-    if (to_rest)
-        place_new_bonds(s, p->pos, to_rest, map, &fresh);
-    PD_FREE_ARRAY(to_rest, pd_mat3, s->n + 1);
+    place_new_bonds(s, w, body_renews, map, &fresh);
     pd_bonds_map_free(map, &fresh); /* every per-bond array is rebuilt from the family */
     pd_family_free(&s->fam);
     s->fam = fresh;

@@ -614,6 +614,7 @@ static pd_real* surface_scratch(pd_ppd_state* s) {
  * creation. */
 pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err) {
     s->matrix_dt = w->def.dt;
+    s->system_stale = 0;
     shape_tensors(s);
     mark_weighted(s, w, s->weighted);
     pd_ppd_granular_stiffness(s, w);
@@ -851,6 +852,9 @@ pd_status pd_ppd_restored(void* state, pd_world* w, pd_ckpt_reader* r, pd_error*
     if (st != PD_OK)
         return st;
     s->motion_start = motion_start, s->rho = bounds[0], s->rho_contact = bounds[1];
+    /* A run may have written its system before rebuilding it after the last plastic flow
+     * (system_stale): the next step's renewal rebuilds it, as in the run that wrote it. */
+    s->system_stale = 0;
     pd_bond_set_free(&s->broken);
     size_t pairs = bytes / sizeof(uint64_t);
     if (pairs) {
