@@ -29,6 +29,30 @@ static pd_real ratio_of(const pd_density_constraint_def* d, const pd_vec3* y, si
     return sum * inv_r + wall;
 }
 
+/* A family up to this many neighbours keeps its Spiky gradients for the denominator of lambda
+ * (a stack buffer of 3 KB); a larger one computes them again. */
+#define PD_DENSITY_STAGE 128
+
+/* grad_i C_i alone, as ratio_of computes it: a unilateral constraint needs it only where
+ * compressed (the ratio's loop with the gradient costs twice the ratio's alone). The neighbours'
+ * gradients W(y_i - y_j, H_i) go to `staged` when the family fits it. */
+static pd_vec3 gradient_of(const pd_density_constraint_def* d, const pd_vec3* y, size_t i,
+                           pd_vec3 staged[PD_DENSITY_STAGE]) {
+    pd_real H = d->radius[i], inv_r = 1.0 / d->rest_sum[i];
+    pd_vec3 g = pd_v3(0, 0, 0), wall_grad = pd_v3(0, 0, 0);
+    uint32_t first = d->offsets[i], keep = d->offsets[i + 1] - first <= PD_DENSITY_STAGE;
+    for (uint32_t b = first; b < d->offsets[i + 1]; ++b) {
+        uint32_t j = d->nbr[b];
+        pd_vec3 w = pd_sph_spiky_gradient(pd_v3_sub(y[i], y[j]), H);
+        if (keep)
+            staged[b - first] = w;
+        g = pd_v3_madd(g, d->volume[j], w);
+    }
+    if (d->colliders)
+        pd_sph_collider_share_gradient(d->colliders, y[i], H, &wall_grad);
+    return pd_v3_madd(wall_grad, inv_r, g);
+}
+
 pd_real pd_density_ratio(const pd_density_constraint_def* def, const pd_vec3* y, size_t i) {
     return ratio_of(def, y, i, NULL);
 }
@@ -58,19 +82,22 @@ static void lambda_kernel(void* vctx, size_t begin, size_t end, int thread) {
         c->sc->lambda[i] = 0;
         if (!(d->kind[i] & PD_DENSITY_ACTIVE))
             continue;
-        pd_vec3 gi;
-        pd_real C = ratio_of(d, c->y, i, &gi) - 1;
-        c->sc->grad[i] = gi;
+        pd_real C = ratio_of(d, c->y, i, NULL) - 1;
         if (d->kind[i] & PD_DENSITY_UNILATERAL)
             C = fmax(C, 0);
         worst = fmax(worst, C);
-        if (C == 0)
+        if (C == 0) /* lambda 0: grad_i C_i is not read (move_kernel) */
             continue;
+        pd_vec3 staged[PD_DENSITY_STAGE];
+        pd_vec3 gi = gradient_of(d, c->y, i, staged);
+        c->sc->grad[i] = gi;
         pd_real H = d->radius[i], inv_r = 1.0 / d->rest_sum[i];
         pd_real denom = d->inv_mass[i] * pd_v3_len2(gi);
-        for (uint32_t b = d->offsets[i]; b < d->offsets[i + 1]; ++b) {
+        uint32_t first = d->offsets[i], keep = d->offsets[i + 1] - first <= PD_DENSITY_STAGE;
+        for (uint32_t b = first; b < d->offsets[i + 1]; ++b) {
             uint32_t j = d->nbr[b];
-            pd_vec3 gj = pd_sph_spiky_gradient(pd_v3_sub(c->y[i], c->y[j]), H);
+            pd_vec3 gj =
+                keep ? staged[b - first] : pd_sph_spiky_gradient(pd_v3_sub(c->y[i], c->y[j]), H);
             denom += d->inv_mass[j] * pd_v3_len2(gj) * d->volume[j] * d->volume[j] * inv_r * inv_r;
         }
         if (denom > 0)
@@ -114,6 +141,13 @@ static void apply_kernel(void* vctx, size_t begin, size_t end, int thread) {
     }
 }
 
+static int all_zero(const pd_real* a, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if (a[i] != 0)
+            return 0;
+    return 1;
+}
+
 pd_real pd_density_constraint_solve(const pd_density_constraint_def* def, pd_vec3* y,
                                     int iterations, pd_density_scratch* scratch) {
     size_t chunks = pd_density_chunks(def->count);
@@ -127,6 +161,8 @@ pd_real pd_density_constraint_solve(const pd_density_constraint_def* def, pd_vec
         worst_all = 0;
         for (size_t k = 0; k < chunks; ++k)
             worst_all = fmax(worst_all, scratch->partial[k]);
+        if (all_zero(scratch->lambda, def->count))
+            break; /* nothing moves: every later iteration would find the same */
         pd_parallel_for(def->count, PD_DENSITY_GRAIN, move_kernel, &c);
         pd_parallel_for(def->count, PD_DENSITY_GRAIN, apply_kernel, &c);
     }
