@@ -214,6 +214,66 @@ pd_status pd_family_renew_into(const pd_family* old, pd_hash_grid* grid, const p
     return renew(old, grid, d, out, old_bond, 1);
 }
 
+void pd_neighbor_cache_invalidate(pd_neighbor_cache* c) {
+    c->valid = 0;
+}
+
+void pd_neighbor_cache_destroy(pd_neighbor_cache* c) {
+    pd_neighbor_list_destroy(&c->list);
+    PD_FREE_ARRAY(c->anchor, pd_vec3, c->anchor_capacity);
+    c->anchor = NULL, c->anchor_capacity = 0, c->valid = 0;
+}
+
+/* Whether every pair within `radius` at pos is on the cached list: no particle moved more than
+ * half the skin since its search (two particles approach each other by at most twice the
+ * largest move; a thousandth of the skin kept for the rounding of the distances). */
+static int cache_holds(const pd_neighbor_cache* c, const pd_vec3* pos, size_t n, pd_real radius) {
+    if (!c->valid || c->count != n || c->radius != radius || !(c->skin > 0))
+        return 0;
+    pd_real limit = 0.499 * c->skin, limit2 = limit * limit;
+    for (size_t i = 0; i < n; ++i)
+        if (!(pd_v3_len2(pd_v3_sub(pos[i], c->anchor[i])) <= limit2))
+            return 0;
+    return 1;
+}
+
+/* The list a renewal filters: the cached one while it holds, else a search of the grid (with
+ * the skin, the positions kept as its anchor). */
+static pd_status candidates(pd_hash_grid* grid, const pd_renewal_def* d, size_t n, pd_real radius,
+                            pd_real max_spacing, pd_neighbor_list* own,
+                            const pd_neighbor_list** list) {
+    pd_neighbor_cache* c = d->cache;
+    *list = own;
+    if (!c || !(c->skin_spacings > 0))
+        return pd_neighbors_build(grid, d->pos, n, radius, own);
+    c->renewals++;
+    *list = &c->list;
+    if (cache_holds(c, d->pos, n, radius)) {
+        c->uses++;
+        return PD_OK;
+    }
+    if (c->valid && c->skin > 0 && c->uses == 1) /* lasted one renewal: moving too fast */
+        c->pause = PD_VERLET_PAUSE;
+    c->valid = 0;
+    c->skin = c->pause > 0 ? 0 : c->skin_spacings * max_spacing;
+    c->pause -= c->pause > 0;
+    if (c->anchor_capacity < n) {
+        PD_FREE_ARRAY(c->anchor, pd_vec3, c->anchor_capacity);
+        c->anchor_capacity = 0;
+        c->anchor = PD_NEW_ARRAY(pd_vec3, n + n / 8 + 1);
+        if (!c->anchor)
+            return PD_ERR_OUT_OF_MEMORY;
+        c->anchor_capacity = n + n / 8 + 1;
+    }
+    pd_status st = pd_neighbors_build(grid, d->pos, n, radius + c->skin, &c->list);
+    if (st != PD_OK)
+        return st;
+    memcpy(c->anchor, d->pos, n * sizeof(pd_vec3));
+    c->count = n, c->radius = radius, c->valid = 1, c->uses = 1;
+    c->searches++;
+    return PD_OK;
+}
+
 static pd_status renew(const pd_family* old, pd_hash_grid* grid, const pd_renewal_def* d,
                        pd_family* out, uint32_t** old_bond, int reuse) {
     size_t n = old->count;
@@ -221,11 +281,13 @@ static pd_status renew(const pd_family* old, pd_hash_grid* grid, const pd_renewa
     pd_real max_spacing = 0;
     for (size_t i = 0; i < n; ++i)
         max_spacing = fmax(max_spacing, d->spacing[i]);
-    pd_neighbor_list list = {0};
+    pd_neighbor_list own = {0};
+    const pd_neighbor_list* list = &own;
     uint32_t* degree = PD_NEW_ARRAY(uint32_t, n + 1);
-    pd_status st = degree ? pd_neighbors_build(grid, d->pos, n, d->horizon * max_spacing, &list)
-                          : PD_ERR_OUT_OF_MEMORY;
-    renew_job job = {old, &list, d, out, NULL, degree};
+    pd_status st = degree
+                       ? candidates(grid, d, n, d->horizon * max_spacing, max_spacing, &own, &list)
+                       : PD_ERR_OUT_OF_MEMORY;
+    renew_job job = {old, list, d, out, NULL, degree};
     if (st == PD_OK)
         pd_parallel_for(n, RENEW_GRAIN, count_range, &job);
     size_t bonds = 0;
@@ -250,7 +312,7 @@ static pd_status renew(const pd_family* old, pd_hash_grid* grid, const pd_renewa
         pd_family_free(out);
     }
     PD_FREE_ARRAY(degree, uint32_t, n + 1);
-    pd_neighbor_list_destroy(&list);
+    pd_neighbor_list_destroy(&own);
     return st;
 }
 

@@ -22,6 +22,27 @@ pd_status pd_bond_set_add(pd_bond_set* set, int32_t id_a, int32_t id_b);
 int pd_bond_set_has(const pd_bond_set* set, int32_t id_a, int32_t id_b);
 void pd_bond_set_free(pd_bond_set* set);
 
+/* A Verlet list for renewals (Verlet 1967's neighbour list with a skin): the pairs within the
+ * search radius plus a skin at the positions of its last search (anchor), valid while no particle
+ * has moved half the skin since, so that every pair within the radius now is on it. A renewal
+ * then filters it by the exact distance instead of searching the grid again: the families come
+ * out the same (the list is sorted, every pair tested at the current positions). A list that
+ * lasted a single renewal (particles moving fast) is searched without a skin for the next
+ * PD_VERLET_PAUSE renewals, which then cost what a search without a list costs. */
+typedef struct pd_neighbor_cache {
+    pd_neighbor_list list;
+    pd_vec3* anchor; /* positions of the last search */
+    size_t count, anchor_capacity;
+    pd_real radius, skin;  /* of the last search (m) */
+    pd_real skin_spacings; /* the skin, in the largest spacing; 0: no list kept */
+    int valid, uses, pause;
+    size_t searches, renewals; /* counters, for measurements */
+} pd_neighbor_cache;
+#define PD_VERLET_PAUSE 8
+/* Forget the list (the particles were renumbered). */
+void pd_neighbor_cache_invalidate(pd_neighbor_cache* c);
+void pd_neighbor_cache_destroy(pd_neighbor_cache* c);
+
 /* What a renewal reads: the particles of the moment and which bodies renew. */
 typedef struct pd_renewal_def {
     const pd_vec3* pos;         /* positions the new neighbourhoods are found on (m) */
@@ -36,6 +57,7 @@ typedef struct pd_renewal_def {
     const uint8_t* particle_renews;
     const pd_bond_set* broken; /* may be NULL */
     pd_real horizon;           /* in spacings, as pd_family_build */
+    pd_neighbor_cache* cache;  /* may be NULL: the grid searched at every renewal */
 } pd_renewal_def;
 
 /* Builds `out` from `old`: a particle of a renewing body is bonded to every particle of its

@@ -2,6 +2,7 @@
  * fresh build there, carries the state of bonds that persist and marks new ones; a body that
  * does not renew keeps its bonds however its particles move; removed bonds go in pairs and
  * broken ones never come back; nothing leaks. */
+#include <math.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -507,6 +508,75 @@ PD_TEST(renewing_into_a_spare_reuses_its_arrays) {
     pd_family_free(&f);
     pd_family_free(&plain);
     pd_family_free(&spare);
+    pd_hash_grid_destroy(&grid);
+    PD_CHECK(pd_bytes_in_use() == bytes0);
+}
+
+/* Particles moved from the lattice by `step` spacings, into out. Pattern 0: along x, the sign
+ * alternating every second lattice column, so that pairs two spacings apart along x approach
+ * (or part) by twice the step. Pattern 1: along (1, 2, 0)/sqrt(5), the two parities of
+ * i + j + k in opposite directions, so that pairs sqrt(5) spacings apart along it approach by
+ * twice the step. */
+static void move_lattice(const blocks* b, size_t n, pd_real s, pd_real step, int pattern,
+                         pd_vec3* out) {
+    pd_vec3 dir =
+        pattern ? pd_v3_scale(pd_v3(1, 2, 0), step * s / sqrt(5.0)) : pd_v3(step * s, 0, 0);
+    for (size_t i = 0; i < n; ++i) {
+        long ix = lround(b->pos[i].x / s), iy = lround(b->pos[i].y / s),
+             iz = lround(b->pos[i].z / s);
+        int sign = pattern ? (int)((ix + iy + iz) & 1) : (int)((ix / 2) & 1);
+        out[i] = pd_v3_madd(b->pos[i], sign ? -1 : 1, dir);
+    }
+}
+
+/* Renewals through a Verlet list (pd_neighbor_cache, skin 0.25 spacings) equal fresh builds.
+ * Horizon 1.96 spacings puts the lattice's sqrt(5) pairs (2.236) beyond the list's 2.21: moved
+ * 0.1 spacings (below half the skin, pattern 0) the list is kept, and pairs two spacings apart
+ * come within the horizon (1.8) or leave the list's reach; moved 0.14 (beyond half the skin,
+ * pattern 1) sqrt(5) pairs come within the horizon (2.236 - 0.28), which only a new search
+ * finds: a list kept past half the skin misses them. */
+PD_TEST(renewal_through_a_verlet_list_equals_fresh_builds) {
+    static blocks b;
+    static pd_vec3 moved[NP];
+    size_t bytes0 = pd_bytes_in_use();
+    pd_real s = 0.01, horizon = 1.96;
+    size_t n = two_blocks(&b, s);
+    pd_hash_grid grid = {0};
+    pd_neighbor_cache cache = {.skin_spacings = 0.25};
+    pd_family f, g, fresh;
+    PD_REQUIRE(pd_family_build(&f, &grid, b.pos, b.vol, b.h, b.body, n, horizon) == PD_OK);
+    uint8_t renew[2] = {1, 1};
+    const pd_real steps[] = {0, 0.1, 0.14};
+    const int patterns[] = {0, 0, 1};
+    size_t searches[3];
+    int differ[3], news[3];
+    for (int k = 0; k < 3; ++k) {
+        move_lattice(&b, n, s, steps[k], patterns[k], moved);
+        pd_renewal_def d = renewal(&b, moved, renew, NULL);
+        d.horizon = horizon, d.cache = &cache;
+        uint32_t* map = NULL;
+        PD_REQUIRE(pd_family_renew(&f, &grid, &d, &g, &map) == PD_OK);
+        PD_REQUIRE(pd_family_build(&fresh, &grid, moved, b.vol, b.h, b.body, n, horizon) == PD_OK);
+        differ[k] = news[k] = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            differ[k] += !same_neighbours(&g, &fresh, i);
+            for (uint32_t q = g.offsets[i]; q < g.offsets[i + 1]; ++q)
+                news[k] += map[q] == PD_BOND_NEW;
+        }
+        searches[k] = cache.searches;
+        printf("  moved %.2f spacings: %zu bonds, %d new, %zu searches in %zu renewals, %d "
+               "families differ from a fresh build\n",
+               steps[k], g.bond_count, news[k], cache.searches, cache.renewals, differ[k]);
+        pd_bonds_map_free(map, &g);
+        pd_family_free(&fresh);
+        pd_family_free(&f);
+        f = g;
+    }
+    PD_CHECK(differ[0] == 0 && differ[1] == 0 && differ[2] == 0);
+    PD_CHECK(searches[0] == 1 && searches[1] == 1 && searches[2] == 2); /* kept, then searched */
+    PD_CHECK(news[1] > 0 && news[2] > 0);
+    pd_family_free(&f);
+    pd_neighbor_cache_destroy(&cache);
     pd_hash_grid_destroy(&grid);
     PD_CHECK(pd_bytes_in_use() == bytes0);
 }

@@ -152,7 +152,8 @@ typedef struct pd_ppd_state {
     pd_state_arrays persist; /* what lasts from step to step (state_arrays.h) */
     pd_bond_set broken;      /* pairs (by particle id) broken for good */
     pd_hash_grid grid;
-    pd_ppd_material* mat; /* per scene material */
+    pd_neighbor_cache renewal_list; /* the renewals' Verlet list (family_renewal.h) */
+    pd_ppd_material* mat;           /* per scene material */
     int material_count;
     const pd_real* mass; /* the world's arrays (kg, m^3) */
     const pd_real* volume;

@@ -766,6 +766,7 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     pd_ppd_state* s = state;
     pd_reorder r;
     pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r); /* factor_row too */
+    pd_neighbor_cache_invalidate(&s->renewal_list);
     pd_contact_particles_reordered(&s->contact);
     if (st == PD_OK)
         st = pd_ppd_plan_local_step(s, w);
@@ -926,5 +927,6 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     pd_family_free(&s->fam);
     pd_bond_set_free(&s->broken);
     pd_hash_grid_destroy(&s->grid);
+    pd_neighbor_cache_destroy(&s->renewal_list);
     pd_free(s, sizeof *s);
 }
