@@ -28,13 +28,14 @@ static const pd_param_info k_params[] = {
      "sum_b V_b grad W_b (x_b - x_p)^T below this times the largest are dropped (a flat or "
      "linear neighbourhood; the paper gives no value)."},
     {"xsph", PD_PARAM_REAL, P(xsph), 0.01, 0, 1, "1", NULL,
-     "c of XSPH smoothing, Eq. 20 (Sec. 4.4: 0.01 in all examples). 0: none."},
-    {"xsph_time", PD_PARAM_REAL, P(xsph_time), 0, 0, 1, "s", NULL,
-     "0: Eq. 20 as printed, c per step, a viscosity that grows as c / dt (a slump at 1e-4 s "
-     "spread 16 % less than at 1e-3 s; docs/methods/xpbi.md). Above 0: c per this much simulated "
-     "time (beyond the paper), each step smoothing by c dt / xsph_time (at most 1), a rate that "
-     "does not depend on the step; at dt = xsph_time the same as 0 (the paper's steps: 5e-5 to "
-     "2e-4 s)."},
+     "c of XSPH smoothing, Eq. 20 (Sec. 4.4: 0.01 in all examples), per xsph_time of simulated "
+     "time (per step where xsph_time is 0). 0: none."},
+    {"xsph_time", PD_PARAM_REAL, P(xsph_time), 1e-4, 0, 1, "s", NULL,
+     "XSPH per unit time (beyond the paper; docs/methods/xpbi.md, \"Departures\"): each step "
+     "smooths by c dt / xsph_time (at most 1), a rate c / xsph_time that does not depend on the "
+     "step. 1e-4 s: the paper's step (Fig. 13, 19; Sec. 5.1 takes 5e-5 to 2e-4 s), where it is "
+     "Eq. 20's c = 0.01 every step. 0: Eq. 20 as printed, c per step, a viscosity that grows as "
+     "c / dt (a slump at 1e-4 s spread 16 % less than at 1e-3 s)."},
     {"distance_epsilon", PD_PARAM_REAL, P(distance_epsilon), 0.25, 0, 1, "r", NULL,
      "epsilon of the point-point distance constraints, Eq. 21, in r (Sec. 4.4: 0.25 r): every "
      "pair of neighbours (any bodies) is kept at least r - epsilon apart at the candidate "
