@@ -398,9 +398,12 @@ static void contact_pair(sweep_job* job, uint32_t p, uint32_t b, uint32_t e, pd_
     n = len > 0 ? pd_v3_scale(n, 1 / len) : n; /* 0: along d */
     if (len > 0) {
         /* A pair that meets already closer than d_c along n is pushed apart by at most
-         * PD_XPBI_CONTACT_POP a second (contact_velocity.h; docs/methods/xpbi.md) */
+         * PD_XPBI_CONTACT_POP a second (contact_velocity.h; docs/methods/xpbi.md). One that
+         * starts behind along n (p past b: the surfaces' normal, from a few scattered grains,
+         * is not this pair's) is left alone: held at 0 from there, it was pushed d_c in one
+         * step, 26 m/s to two grains lying apart on the floor in Fig. 13's scene. */
         const pd_vec3* x0 = s->step->step_start;
-        pd_real dn0 = fmin(fmax(pd_v3_dot(pd_v3_sub(x0[p], x0[b]), n), 0), dc);
+        pd_real dn0 = fmin(pd_v3_dot(pd_v3_sub(x0[p], x0[b]), n), dc);
         dc = fmin(dc, dn0 + PD_XPBI_CONTACT_POP * job->dt);
     }
     pd_vec3 du = pd_contact_pair_velocity(d, n, dc, pd_v3_sub(job->v[p], job->v[b]), mu, job->dt,
