@@ -100,17 +100,6 @@ void pd_grid_fields_add_velocity(const pd_grid* g, pd_grid_fields* f, pd_vec3 dv
             f->velocity[i] = pd_v3_add(f->velocity[i], dv);
 }
 
-void pd_grid_fields_hold(const pd_grid* g, pd_grid_fields* f, const pd_real* hold,
-                         const pd_vec3* velocity) {
-    size_t k = (size_t)f->count;
-    for (size_t n = 0; n < g->nodes; ++n)
-        for (size_t b = 0; hold[n] > 0 && b < k; ++b)
-            if (f->mass[n * k + b] > 0) {
-                pd_vec3* v = &f->velocity[n * k + b];
-                *v = pd_v3_madd(*v, hold[n], pd_v3_sub(velocity[n], *v));
-            }
-}
-
 /* ------------------------------------------------------------ contact */
 
 /* Field b's change at a node (Bardenhagen 2000 Sec. 3): rel = v_b - v_cm; when it approaches

@@ -91,11 +91,6 @@ void pd_grid_fields_contact(const pd_grid* g, pd_grid_fields* f, const pd_grid_c
 pd_vec3 pd_grid_fields_contact_normal(const pd_grid* g, const pd_grid_fields* f,
                                       const pd_grid_contact* c, size_t n, pd_vec3* gap_direction);
 
-/* Moves every field's velocity at node i by the part hold[i] (0 to 1) towards velocity[i]
- * (pins): v <- v + hold[i] (velocity[i] - v). */
-void pd_grid_fields_hold(const pd_grid* g, pd_grid_fields* f, const pd_real* hold,
-                         const pd_vec3* velocity);
-
 /* Grid to particle from each particle's own field: v_p and, when c is not NULL, APIC's C_p, as
  * pd_grid_to_particles. */
 void pd_grid_fields_to_particles(const pd_grid* g, const pd_grid_fields* f, const int32_t* field_of,

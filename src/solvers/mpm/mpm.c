@@ -294,23 +294,10 @@ static void pin_reactions(pd_mpm_state* s) {
     s->grid.velocity = saved;
 }
 
-/* A held node moves with its pins: v <- v_pin (mpm_internal.h); the impulse m (v_pin - v) that
- * takes, per mass of the pins there, is their reaction. */
-static void hold_pinned_nodes(pd_mpm_state* s) {
-    for (size_t n = 0; n < s->grid.nodes; ++n) {
-        s->pin_node_impulse[n] = pd_v3(0, 0, 0);
-        if (!(s->pin_node_hold[n] > 0))
-            continue;
-        pd_vec3 dv = pd_v3_sub(s->pin_node_velocity[n], s->grid.velocity[n]);
-        s->pin_node_impulse[n] = pd_v3_scale(dv, s->grid.mass[n] / s->pin_node_mass[n]);
-        s->grid.velocity[n] = pd_v3_add(s->grid.velocity[n], dv);
-    }
-}
-
 /* The fields' share of the explicit grid update (a field per body): gravity dv, the contact
  * between the bodies (grid_fields.h), the colliders on each field, the pins. */
-static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 dv,
-                          const pd_grid_wall* wall) {
+static pd_status fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 dv,
+                               const pd_grid_wall* wall) {
     pd_grid_fields_add_velocity(&s->grid, &s->fields, dv);
     pd_grid_contact_normal normal = (pd_grid_contact_normal)s->prm.contact_normal;
     pd_grid_contact contact = {ctx->particles->body,  s->field_friction, s->field_body_mass,
@@ -319,8 +306,7 @@ static void fields_update(pd_mpm_state* s, const pd_step_context* ctx, pd_vec3 d
         pd_grid_fields_contact(&s->grid, &s->fields, &contact);
     pd_grid_fields_apply_colliders(&s->grid, &s->fields, wall, PD_GRID_COLLIDER_REACH * s->dx,
                                    ctx->colliders);
-    if (s->has_pins)
-        pd_grid_fields_hold(&s->grid, &s->fields, s->pin_node_hold, s->pin_node_velocity);
+    return s->has_pins ? pd_mpm_pin_constrain_fields(s, ctx->particles) : PD_OK;
 }
 
 /* Particle to grid (APIC with MLS-MPM's stress in the affine momentum, Sec. 6; dt 0: the
@@ -345,14 +331,10 @@ static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
     int fields = s->fields.count > 0;
     grid_job gj = {&s->grid, pd_v3_scale(ctx->gravity, dt)};
     pd_parallel_for(s->grid.nodes, 1024, gravity_range, &gj);
-    if (s->has_pins && !fields) { /* a multiplier per pinned particle (mpm_pins.c) */
+    if (s->has_pins && !fields) { /* the least change that meets the pins (mpm_pins.c) */
         pd_status st = pd_mpm_pin_constrain(s, p);
         if (st != PD_OK)
             return st;
-    } else if (s->has_pins) { /* the pins' impulse from the combined node (contact keeps
-                               * momentum) */
-        pd_mpm_pin_nodes(s);
-        hold_pinned_nodes(s);
     }
     stats->iterations = 1;
     stats->residual = 0;
@@ -363,8 +345,7 @@ static pd_status explicit_grid(pd_mpm_state* s, const pd_step_context* ctx, pd_s
                                 ctx->colliders);
         return PD_OK;
     }
-    fields_update(s, ctx, gj.dv, &wall);
-    return PD_OK;
+    return fields_update(s, ctx, gj.dv, &wall); /* the pins last, on their bodies' fields */
 }
 
 /* The implicit grid update (Sec. 7) after the transfer without stress: the velocity change of
@@ -442,8 +423,8 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
     if (st != PD_OK)
         return st;
     int explicit_step = s->prm.integrator == PD_MPM_EXPLICIT;
-    /* held nodes: the implicit steps, and the explicit one with a field per body */
-    int held_pins = s->has_pins && (!explicit_step || s->fields.count > 0);
+    /* held nodes: the implicit steps (the explicit one takes its pins' reaction directly) */
+    int held_pins = s->has_pins && !explicit_step;
     if (held_pins && (st = pd_mpm_pin_share(s, p)) != PD_OK)
         return st;
     double t1 = pd_now();

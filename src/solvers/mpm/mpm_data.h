@@ -113,6 +113,15 @@ typedef struct pd_mpm_pin_fit {
     pd_mat3 xx, vx, grad;
 } pd_mpm_pin_fit;
 
+/* A block of the nodes the pins share with the free body (mpm_pins.c): pin_shared[start ..
+ * start + count), the pinned particles pin_list[first .. first + pinned) that reach them, W's
+ * rank there, and its basis: `cols` columns of `count` numbers from pin_z[z], orthonormal, of
+ * W's null space (range 0) or of W^T's range (range 1), whichever has fewer. */
+typedef struct pd_mpm_pin_block {
+    size_t start, count, first, pinned, rank, cols, z;
+    int range;
+} pd_mpm_pin_block;
+
 typedef struct pd_mpm_state {
     pd_mpm_params prm;
     pd_real dx; /* m */
@@ -155,18 +164,33 @@ typedef struct pd_mpm_state {
     pd_vec3* pin_node_impulse; /* a held node's impulse from its pins, over their mass there */
     pd_vec3* pin_reaction;     /* per particle: that impulse per mass where it is (G2P) */
     pd_real* pin_node_hold;    /* 1 where a pinned particle reaches the node, else 0 */
+    pd_real* pin_field_mass;   /* with a field per body: the pinned body's field, node by node */
+    pd_vec3* pin_field_velocity;
     int has_pins;
     int pin_count;           /* the world's pins */
     pd_mpm_pin_fit* pin_fit; /* per pin: its velocity gradient fitted (mpm_pins.c) */
     /* the pins' constraint sum_i w_ip v_i = v_p on the nodes the pins share with the free body
-     * (mpm_pins.c): those nodes (pin_shared, pin_shared_count of them; pin_local: a node's place
-     * among them, -1 elsewhere, per node), the null space of W there as orthonormal columns
-     * (pin_null_cols of them, column by column in pin_z), and the factorisation's scratch
-     * (pin_s, pin_perm, pin_coef), room for pin_shared_cap nodes */
+     * (mpm_pins.c): those nodes (pin_shared, pin_shared_count of them, block by block; pin_local:
+     * a node's place among them, -1 elsewhere, per node), the blocks no pinned particle couples
+     * (pin_block, pin_blocks of them), each with an orthonormal basis of W's null space or of
+     * its complement (in pin_z), room for pin_shared_cap nodes; the scratch of finding them
+     * (pin_perm, pin_order, pin_label per shared node, pin_coef 3 per shared node, pin_s a
+     * block's S, the pinned particles block by block in pin_list); the key a basis is kept
+     * under while the pinned particles stay (pin_key_*), and the factorisations done */
     int32_t* pin_local;
-    uint32_t *pin_shared, *pin_perm;
-    size_t pin_shared_count, pin_shared_cap, pin_null_cols;
+    uint32_t *pin_shared, *pin_perm, *pin_order, *pin_label, *pin_list;
+    size_t pin_shared_count, pin_shared_cap, pin_blocks, pin_block_cap, pin_s_cap, pin_z_cap;
+    size_t pin_list_cap;
+    pd_mpm_pin_block* pin_block;
     pd_real *pin_s, *pin_z, *pin_coef;
+    int pin_only_body; /* the body whose pins the share and the basis take (-1: all) */
+    int pin_key_valid, pin_key_body, pin_key_dim[3];
+    pd_vec3 pin_key_origin;
+    size_t pin_key_nodes, pin_key_pinned, pin_key_cap;
+    uint32_t* pin_key_node; /* the shared nodes in the nodes' order */
+    pd_vec3* pin_key_pos;   /* the pinned particles' positions in the particles' order */
+    int32_t* pin_key_pin;   /* and their pins */
+    long pin_factorisations;
     int has_returns; /* a material has Z_E or the Maxwell branch: the correctors' pass runs */
     /* the implicit step (mpm_admm.c): per particle */
     pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;

@@ -25,13 +25,17 @@ enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL, PD_MPM_BC_PIN };
  * APIC transfer alone, v_pin, which gives every pinned particle its velocity wherever its pin
  * moves rigidly (affinely within a step); pd_mpm_pin_nodes marks every node a pinned particle
  * reaches (pin_node_hold 1, else 0). The implicit steps hold those nodes (Sec. 7.2's
- * projection inside CG) but for W's null space on the shared ones (below); the explicit step
- * with a field per body holds them after the grid update. pd_mpm_pin_constrain, the explicit
- * step with one field: after the grid update the least change of the nodes' kinetic energy
- * that gives every pinned particle its velocity (its reaction, in pin_reaction per mass). */
+ * projection inside CG) but for W's null space on the shared ones (below). pd_mpm_pin_constrain,
+ * the explicit step with one field: after the grid update the least change of the nodes' kinetic
+ * energy that gives every pinned particle its velocity (its reaction, in pin_reaction per mass). */
 pd_status pd_mpm_pin_share(pd_mpm_state* s, const pd_particles* p);
 pd_status pd_mpm_pin_constrain(pd_mpm_state* s, const pd_particles* p);
 void pd_mpm_pin_nodes(pd_mpm_state* s);
+/* The explicit step with a field per body: pd_mpm_pin_constrain on each pinned body's own field
+ * (its mass and velocity; the other bodies' fields are the contact's), after the contact and
+ * the colliders. pd_mpm_pin_free: the pins' node arrays. */
+pd_status pd_mpm_pin_constrain_fields(pd_mpm_state* s, const pd_particles* p);
+void pd_mpm_pin_free(pd_mpm_state* s);
 /* The pins' constraint W v = v_p exactly inside the implicit steps (mpm_pins.c; docs/methods/
  * mpm.md "Pins"). A node only pinned particles reach is held at v_pin (FULL); the nodes the pins
  * share with the free body (pd_mpm_pin_shared_node; PIN) keep W's null space there free:

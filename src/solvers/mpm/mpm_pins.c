@@ -13,21 +13,28 @@
  *  - a node only pinned particles reach (no free mass there) is held at v_pin (it moves no free
  *    particle; the pinned particles' velocity gradient takes the pin's there);
  *  - on the nodes the pins share with the free body, N, (1) reads W_N v_N = v_p - W v_pin off N,
- *    met by v_pin,N; its solutions are v_pin,N + Z y, Z an orthonormal basis of W_N's null space,
- *    found each step from S = W_N^T W_N (one scalar matrix for the three components; per pin
- *    where no node is shared by two pins) by Cholesky with symmetric pivoting to its rank. The
- *    target t = (I - Z Z^T) v_pin,N is what (1) fixes, Z Z^T what it leaves free.
+ *    met by v_pin,N; its solutions are v_pin,N + Z y, Z an orthonormal basis of W_N's null space.
+ *    N falls into blocks no pinned particle couples (two nodes one pinned particle reaches are
+ *    in one block): S = W_N^T W_N (one scalar matrix for the three components) is block
+ *    diagonal, and each block is factorised alone by Cholesky with symmetric pivoting to its
+ *    rank r; of its nb nodes it keeps an orthonormal basis of W's null space (Z, nb - r columns)
+ *    or of its complement, W^T's range (Q, r columns; Z Z^T = I - Q Q^T), whichever is smaller.
+ *    The target t = (I - Z Z^T) v_pin,N is what (1) fixes, Z Z^T what it leaves free. The basis
+ *    is kept while the shared nodes and the pinned particles' positions are the same bytes (a
+ *    still pin: S would be the same). A block past PIN_MAX_BLOCK nodes is held whole.
  * A block of pinned particles three layers thick or more fixes its shared nodes (W_N has full
  * column rank: Z is empty, the nodes held 1.5 cells past the particles because (1) says so); a
  * thinner pin leaves some free (a pin of one layer, most).
  * The explicit step (one field): the least change of the nodes' kinetic energy that meets (1),
  * v_N = t + Z y with (Z^T M Z) y = Z^T M (v* - t), v* the updated grid velocity (the multiplier
- * form v* + M^-1 W^T lambda solved in the null space: exact, without iterations). The implicit
- * steps: Sec. 7.2's constraints projected inside the grid solves, u_N <- Z Z^T u_N
+ * form v* + M^-1 W^T lambda solved in the null space: exact, without iterations; with Q the
+ * same change v_N - v* = M^-1 Q mu, (Q^T M^-1 Q) mu = Q^T (t - v*)). The implicit steps:
+ * Sec. 7.2's constraints projected inside the grid solves, u_N <- Z Z^T u_N
  * (pd_mpm_pin_project). The impulse the constraint takes at the held and shared nodes (its
- * range part) is the pins' reaction. A field per body (the explicit step with several bodies)
- * still holds every node a pinned particle reaches at v_pin. All loops here are sequential, in
- * the particles' and the nodes' order: the same bytes on any thread count. */
+ * range part) is the pins' reaction. A field per body (the explicit step with several bodies):
+ * the same on each pinned body's own field, its mass and velocity, after the contact; the other
+ * bodies' fields are the contact's. All loops here are sequential, in the particles' and the
+ * nodes' order: the same bytes on any thread count. */
 #include <math.h>
 #include <string.h>
 
@@ -46,16 +53,26 @@ static pd_status reserve_nodes(pd_mpm_state* s, size_t nodes) {
     PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_node_hold, pd_real, s->pin_nodes);
     PD_FREE_ARRAY(s->pin_local, int32_t, s->pin_nodes);
+    PD_FREE_ARRAY(s->pin_field_mass, pd_real, s->pin_nodes);
+    PD_FREE_ARRAY(s->pin_field_velocity, pd_vec3, s->pin_nodes);
     s->pin_nodes = cap;
     s->pin_node_mass = PD_NEW_ARRAY(pd_real, cap);
     s->pin_node_velocity = PD_NEW_ARRAY(pd_vec3, cap);
     s->pin_node_impulse = PD_NEW_ARRAY(pd_vec3, cap);
     s->pin_node_hold = PD_NEW_ARRAY(pd_real, cap);
     s->pin_local = PD_NEW_ARRAY(int32_t, cap);
+    s->pin_field_mass = s->fields.count > 0 ? PD_NEW_ARRAY(pd_real, cap) : NULL;
+    s->pin_field_velocity = s->fields.count > 0 ? PD_NEW_ARRAY(pd_vec3, cap) : NULL;
     return s->pin_node_mass && s->pin_node_velocity && s->pin_node_impulse && s->pin_node_hold &&
-                   s->pin_local
+                   s->pin_local &&
+                   (s->fields.count == 0 || (s->pin_field_mass && s->pin_field_velocity))
                ? PD_OK
                : PD_ERR_OUT_OF_MEMORY;
+}
+
+/* Whether particle q is pinned and of the body the pins' step takes now (pin_only_body). */
+static int pinned(const pd_mpm_state* s, const pd_particles* p, size_t q) {
+    return (p->flags[q] & PD_P_PINNED) && (s->pin_only_body < 0 || p->body[q] == s->pin_only_body);
 }
 
 /* Each pin's velocity gradient L_k, the least-squares fit v_p = v_k + L_k (x_p - x_k) over its
@@ -108,7 +125,7 @@ static void scatter_pins(pd_mpm_state* s, const pd_particles* p) {
     memset(s->pin_node_mass, 0, g->nodes * sizeof *s->pin_node_mass);
     memset(s->pin_node_velocity, 0, g->nodes * sizeof *s->pin_node_velocity);
     for (size_t q = 0; q < s->n; ++q) {
-        if (!(p->flags[q] & PD_P_PINNED))
+        if (!pinned(s, p, q))
             continue;
         stencil st = stencil_of(g, q);
         pd_mat3 grad = s->pin_fit[p->pin[q]].grad;
@@ -129,13 +146,19 @@ static void scatter_pins(pd_mpm_state* s, const pd_particles* p) {
             s->pin_node_velocity[n] = pd_v3_scale(s->pin_node_velocity[n], 1 / s->pin_node_mass[n]);
 }
 
-pd_status pd_mpm_pin_share(pd_mpm_state* s, const pd_particles* p) {
+/* The share of body `body`'s pinned particles (-1: every body's). */
+static pd_status share_body(pd_mpm_state* s, const pd_particles* p, int body) {
     pd_status st = reserve_nodes(s, s->grid.nodes);
     if (st != PD_OK)
         return st;
+    s->pin_only_body = body;
     fit_pins(s, p);
     scatter_pins(s, p);
     return PD_OK;
+}
+
+pd_status pd_mpm_pin_share(pd_mpm_state* s, const pd_particles* p) {
+    return share_body(s, p, -1);
 }
 
 void pd_mpm_pin_nodes(pd_mpm_state* s) {
@@ -163,11 +186,9 @@ static pd_vec3 gather(const pd_grid* g, const pd_vec3* u, size_t q) {
  * pinned particles see with weights below about 1e-5 of theirs is left free (it moves them by
  * less than that fraction of its velocity). */
 #define PIN_RANK_TOLERANCE 1e-10
-/* Shared nodes beyond this are all held instead: S takes n^2 numbers, its factorisation n^3 / 3
- * multiply-adds and the dense null space n times its columns at every projection (Fig. 7's two
- * clamps share 384; the sheared block of physics.mpm_implicit, one layer pinned over each
- * 0.2 x 0.04 m face, about 970, most of them free: its test took 600 s of CPU for a few). */
-#define PIN_MAX_SHARED 400
+/* A block of more shared nodes than this is held whole instead (its S takes n^2 numbers and
+ * n^3 / 3 multiply-adds; the sheared block's faces, the largest blocks met, have 485). */
+#define PIN_MAX_BLOCK 2000
 
 int pd_mpm_pin_shared_node(const pd_mpm_state* s, size_t n) {
     pd_real m = s->grid.mass[n], pinned = s->pin_node_mass[n];
@@ -180,172 +201,304 @@ static pd_status reserve_shared(pd_mpm_state* s, size_t count) {
     size_t cap = count + count / 2, old = s->pin_shared_cap;
     PD_FREE_ARRAY(s->pin_shared, uint32_t, old);
     PD_FREE_ARRAY(s->pin_perm, uint32_t, old);
+    PD_FREE_ARRAY(s->pin_order, uint32_t, old);
+    PD_FREE_ARRAY(s->pin_label, uint32_t, old);
     PD_FREE_ARRAY(s->pin_coef, pd_real, 3 * old);
-    PD_FREE_ARRAY(s->pin_s, pd_real, old * old);
-    PD_FREE_ARRAY(s->pin_z, pd_real, old * old);
     s->pin_shared_cap = cap;
     s->pin_shared = PD_NEW_ARRAY(uint32_t, cap);
     s->pin_perm = PD_NEW_ARRAY(uint32_t, cap);
+    s->pin_order = PD_NEW_ARRAY(uint32_t, cap);
+    s->pin_label = PD_NEW_ARRAY(uint32_t, cap);
     s->pin_coef = PD_NEW_ARRAY(pd_real, 3 * cap);
-    s->pin_s = PD_NEW_ARRAY(pd_real, cap * cap);
-    s->pin_z = PD_NEW_ARRAY(pd_real, cap * cap);
-    return s->pin_shared && s->pin_perm && s->pin_coef && s->pin_s && s->pin_z
+    return s->pin_shared && s->pin_perm && s->pin_order && s->pin_label && s->pin_coef
                ? PD_OK
                : PD_ERR_OUT_OF_MEMORY;
 }
 
-/* S = W^T W on the shared nodes (one scalar matrix for the three components), S_ij = sum_p
- * w_ip w_jp over the pinned particles, row-major; sequential, in the particles' order. */
-static void assemble_s(pd_mpm_state* s, const pd_particles* p) {
+/* The local places of the shared nodes in pinned particle q's stencil (at most 27), with their
+ * weights w_iq > 0; returns how many. */
+static int shared_stencil(const pd_mpm_state* s, size_t q, int32_t* at, pd_real* w) {
     const pd_grid* g = &s->grid;
-    size_t n = s->pin_shared_count;
-    pd_real* a = s->pin_s;
-    memset(a, 0, n * n * sizeof *a);
+    stencil st = stencil_of(g, q);
+    int k = 0;
+    for (int di = 0; di < 3; ++di)
+        for (int dj = 0; dj < 3; ++dj)
+            for (int dk = 0; dk < 3; ++dk) {
+                int32_t l = s->pin_local[g->base[q] + di * st.si + dj * st.sj + (size_t)dk];
+                pd_real wt = st.w[0][di] * st.w[1][dj] * st.w[2][dk];
+                if (l >= 0 && wt > 0)
+                    at[k] = l, w[k++] = wt;
+            }
+    return k;
+}
+
+/* ---- the kept basis (while the pinned particles stay) ---- */
+
+/* Whether the basis found last was found from these shared nodes (pin_order, `count` in the
+ * nodes' order), these pinned particles (the same positions bitwise, pins and order) on the
+ * same grid: then S, and every number found from it, would be the same bytes. */
+static int key_matches(const pd_mpm_state* s, const pd_particles* p, size_t count) {
+    const pd_grid* g = &s->grid;
+    if (!s->pin_key_valid || s->pin_key_body != s->pin_only_body || s->pin_key_nodes != count ||
+        memcmp(s->pin_key_dim, g->dim, sizeof g->dim) != 0 ||
+        memcmp(&s->pin_key_origin, &g->origin, sizeof g->origin) != 0 ||
+        memcmp(s->pin_key_node, s->pin_order, count * sizeof *s->pin_order) != 0)
+        return 0;
+    size_t k = 0;
     for (size_t q = 0; q < s->n; ++q) {
-        if (!(p->flags[q] & PD_P_PINNED))
+        if (!pinned(s, p, q))
             continue;
-        stencil st = stencil_of(g, q);
-        int32_t at[27];
-        pd_real w[27];
-        int k = 0;
-        for (int di = 0; di < 3; ++di)
-            for (int dj = 0; dj < 3; ++dj)
-                for (int dk = 0; dk < 3; ++dk) {
-                    int32_t l = s->pin_local[g->base[q] + di * st.si + dj * st.sj + (size_t)dk];
-                    pd_real wt = st.w[0][di] * st.w[1][dj] * st.w[2][dk];
-                    if (l >= 0 && wt > 0)
-                        at[k] = l, w[k++] = wt;
-                }
-        for (int i = 0; i < k; ++i)
-            for (int j = 0; j < k; ++j)
-                a[(size_t)at[i] * n + (size_t)at[j]] += w[i] * w[j];
+        if (k >= s->pin_key_pinned || s->pin_key_pin[k] != p->pin[q] ||
+            memcmp(&s->pin_key_pos[k], &p->pos[q], sizeof p->pos[q]) != 0)
+            return 0;
+        k++;
+    }
+    return k == s->pin_key_pinned;
+}
+
+/* Keeps the key of the basis just found (key_matches); a failed allocation keeps none. */
+static void keep_key(pd_mpm_state* s, const pd_particles* p, size_t count) {
+    size_t pinned_count = 0;
+    for (size_t q = 0; q < s->n; ++q)
+        pinned_count += (size_t)pinned(s, p, q);
+    size_t need = count > pinned_count ? count : pinned_count;
+    s->pin_key_valid = 0;
+    if (need > s->pin_key_cap) {
+        size_t old = s->pin_key_cap, cap = need + need / 2;
+        PD_FREE_ARRAY(s->pin_key_node, uint32_t, old);
+        PD_FREE_ARRAY(s->pin_key_pos, pd_vec3, old);
+        PD_FREE_ARRAY(s->pin_key_pin, int32_t, old);
+        s->pin_key_node = PD_NEW_ARRAY(uint32_t, cap);
+        s->pin_key_pos = PD_NEW_ARRAY(pd_vec3, cap);
+        s->pin_key_pin = PD_NEW_ARRAY(int32_t, cap);
+        s->pin_key_cap = s->pin_key_node && s->pin_key_pos && s->pin_key_pin ? cap : 0;
+        if (s->pin_key_cap == 0)
+            return;
+    }
+    memcpy(s->pin_key_node, s->pin_order, count * sizeof *s->pin_order);
+    size_t k = 0;
+    for (size_t q = 0; q < s->n; ++q)
+        if (pinned(s, p, q))
+            s->pin_key_pos[k] = p->pos[q], s->pin_key_pin[k++] = p->pin[q];
+    s->pin_key_nodes = count, s->pin_key_pinned = k, s->pin_key_body = s->pin_only_body;
+    memcpy(s->pin_key_dim, s->grid.dim, sizeof s->grid.dim);
+    s->pin_key_origin = s->grid.origin;
+    s->pin_key_valid = 1;
+}
+
+/* ---- the blocks: the shared nodes no pinned particle couples ---- */
+
+static uint32_t root_of(uint32_t* parent, uint32_t i) {
+    while (parent[i] != i)
+        i = parent[i] = parent[parent[i]];
+    return i;
+}
+
+/* The shared nodes (pin_order, in the nodes' order) in blocks: two nodes one pinned particle
+ * reaches are in one block (union-find in pin_perm, each root the block's first node); the
+ * blocks in the order of their first nodes, each block's nodes in the nodes' order, into
+ * pin_shared (pin_local their places), and the pinned particles block by block into pin_list
+ * (a particle's block is that of the shared nodes it reaches). S is block diagonal in this
+ * order: each block is factorised alone. */
+static pd_status find_blocks(pd_mpm_state* s, const pd_particles* p, size_t count) {
+    uint32_t* parent = s->pin_perm;
+    for (size_t i = 0; i < count; ++i)
+        parent[i] = (uint32_t)i, s->pin_local[s->pin_order[i]] = (int32_t)i;
+    int32_t at[27];
+    pd_real w[27];
+    size_t pinned_count = 0;
+    for (size_t q = 0; q < s->n; ++q) {
+        if (!pinned(s, p, q))
+            continue;
+        pinned_count++;
+        int k = shared_stencil(s, q, at, w);
+        for (int i = 1; i < k; ++i) {
+            uint32_t a = root_of(parent, (uint32_t)at[0]), b = root_of(parent, (uint32_t)at[i]);
+            if (a != b)
+                parent[a > b ? a : b] = a < b ? a : b;
+        }
+    }
+    size_t blocks = 0;
+    for (size_t i = 0; i < count; ++i) /* a block per root, its number in pin_label */
+        if (root_of(parent, (uint32_t)i) == i)
+            s->pin_label[i] = (uint32_t)blocks++;
+    if (!pd_reserve_scratch((void**)&s->pin_block, &s->pin_block_cap, blocks,
+                            sizeof *s->pin_block) ||
+        !pd_reserve_scratch((void**)&s->pin_list, &s->pin_list_cap, pinned_count,
+                            sizeof *s->pin_list))
+        return PD_ERR_OUT_OF_MEMORY;
+    memset(s->pin_block, 0, blocks * sizeof *s->pin_block);
+    for (size_t i = 0; i < count; ++i)
+        s->pin_block[s->pin_label[root_of(parent, (uint32_t)i)]].count++;
+    for (size_t b = 1; b < blocks; ++b)
+        s->pin_block[b].start = s->pin_block[b - 1].start + s->pin_block[b - 1].count;
+    for (size_t b = 0; b < blocks; ++b)
+        s->pin_block[b].count = 0;
+    for (size_t i = 0; i < count; ++i) {
+        pd_mpm_pin_block* blk = &s->pin_block[s->pin_label[root_of(parent, (uint32_t)i)]];
+        s->pin_shared[blk->start + blk->count++] = s->pin_order[i];
+    }
+    for (size_t i = 0; i < count; ++i)
+        s->pin_local[s->pin_shared[i]] = (int32_t)i;
+    /* the pinned particles by block: counted, placed (a particle reaching no shared node in none)
+     */
+    uint32_t* block_of = s->pin_label; /* per shared node now */
+    for (size_t b = 0; b < blocks; ++b)
+        for (size_t i = 0; i < s->pin_block[b].count; ++i)
+            s->pin_perm[s->pin_block[b].start + i] = (uint32_t)b;
+    memcpy(block_of, s->pin_perm, count * sizeof *block_of);
+    for (size_t q = 0; q < s->n; ++q)
+        if (pinned(s, p, q) && shared_stencil(s, q, at, w) > 0)
+            s->pin_block[block_of[at[0]]].pinned++;
+    for (size_t b = 1; b < blocks; ++b)
+        s->pin_block[b].first = s->pin_block[b - 1].first + s->pin_block[b - 1].pinned;
+    for (size_t b = 0; b < blocks; ++b)
+        s->pin_block[b].pinned = 0;
+    for (size_t q = 0; q < s->n; ++q)
+        if (pinned(s, p, q) && shared_stencil(s, q, at, w) > 0) {
+            pd_mpm_pin_block* blk = &s->pin_block[block_of[at[0]]];
+            s->pin_list[blk->first + blk->pinned++] = (uint32_t)q;
+        }
+    s->pin_blocks = blocks;
+    return PD_OK;
+}
+
+/* S = W^T W on block b's nodes (one scalar matrix for the three components), S_ij = sum_p w_ip
+ * w_jp over its pinned particles in the particles' order, into pin_s (row-major, nb x nb). */
+static void assemble_s(pd_mpm_state* s, const pd_mpm_pin_block* b) {
+    size_t nb = b->count;
+    pd_real* a = s->pin_s;
+    memset(a, 0, nb * nb * sizeof *a);
+    int32_t at[27];
+    pd_real w[27];
+    for (size_t k = 0; k < b->pinned; ++k) {
+        int m = shared_stencil(s, s->pin_list[b->first + k], at, w);
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < m; ++j)
+                a[(size_t)(at[i] - (int32_t)b->start) * nb + (size_t)(at[j] - (int32_t)b->start)] +=
+                    w[i] * w[j];
     }
 }
 
-static void swap_rows_columns(pd_real* a, size_t stride, size_t n, size_t i, size_t j,
-                              uint32_t* perm) {
+static void swap_rows_columns(pd_real* a, size_t n, size_t i, size_t j, uint32_t* perm) {
     for (size_t c = 0; c < n; ++c) {
-        pd_real t = a[i * stride + c];
-        a[i * stride + c] = a[j * stride + c], a[j * stride + c] = t;
+        pd_real t = a[i * n + c];
+        a[i * n + c] = a[j * n + c], a[j * n + c] = t;
     }
     for (size_t r = 0; r < n; ++r) {
-        pd_real t = a[r * stride + i];
-        a[r * stride + i] = a[r * stride + j], a[r * stride + j] = t;
+        pd_real t = a[r * n + i];
+        a[r * n + i] = a[r * n + j], a[r * n + j] = t;
     }
     uint32_t t = perm[i];
     perm[i] = perm[j], perm[j] = t;
 }
 
-/* Cholesky with symmetric pivoting of the n x n symmetric positive semi-definite block a (rows
- * `stride` apart, overwritten: L below the diagonal in the pivots' order perm): P^T S P = L L^T
- * to the rank returned, the first pivot below PIN_RANK_TOLERANCE times the largest diagonal
- * ending it. */
-static size_t pivoted_cholesky(pd_real* a, size_t stride, size_t n, uint32_t* perm) {
+/* Cholesky with symmetric pivoting of the n x n symmetric positive semi-definite a (row-major,
+ * overwritten: L below the diagonal in the pivots' order perm): P^T S P = L L^T to the rank
+ * returned, the first pivot below PIN_RANK_TOLERANCE times the largest diagonal ending it. */
+static size_t pivoted_cholesky(pd_real* a, size_t n, uint32_t* perm) {
     pd_real largest = 0;
     for (size_t i = 0; i < n; ++i)
-        perm[i] = (uint32_t)i, largest = fmax(largest, a[i * stride + i]);
+        perm[i] = (uint32_t)i, largest = fmax(largest, a[i * n + i]);
     size_t k = 0;
     for (; k < n; ++k) {
         size_t piv = k;
         for (size_t j = k + 1; j < n; ++j)
-            if (a[j * stride + j] > a[piv * stride + piv])
+            if (a[j * n + j] > a[piv * n + piv])
                 piv = j;
-        if (!(a[piv * stride + piv] > PIN_RANK_TOLERANCE * largest))
+        if (!(a[piv * n + piv] > PIN_RANK_TOLERANCE * largest))
             break;
         if (piv != k)
-            swap_rows_columns(a, stride, n, k, piv, perm);
-        pd_real d = sqrt(a[k * stride + k]);
-        a[k * stride + k] = d;
+            swap_rows_columns(a, n, k, piv, perm);
+        pd_real d = sqrt(a[k * n + k]);
+        a[k * n + k] = d;
         for (size_t i = k + 1; i < n; ++i)
-            a[i * stride + k] /= d;
+            a[i * n + k] /= d;
         for (size_t i = k + 1; i < n; ++i) /* the trailing Schur complement, kept symmetric */
             for (size_t j = k + 1; j <= i; ++j)
-                a[i * stride + j] = a[j * stride + i] =
-                    a[i * stride + j] - a[i * stride + k] * a[j * stride + k];
+                a[i * n + j] = a[j * n + i] = a[i * n + j] - a[i * n + k] * a[j * n + k];
     }
     return k;
 }
 
-/* W's null space on the block of shared nodes [o, o + nb) (S's diagonal block there factorised:
- * P^T S P = [L11; L21] [L11; L21]^T of rank r): the columns P [-L11^-T L21^T; I] (L^T x = 0),
- * zero outside the block, after the columns found so far; all orthonormalised by Gram-Schmidt
- * twice, column c at z + c n. */
-static void null_basis(pd_mpm_state* s, size_t o, size_t nb, size_t r) {
-    size_t n = s->pin_shared_count;
-    const pd_real* a = s->pin_s + o * n + o;
-    const uint32_t* perm = s->pin_perm + o;
-    pd_real* x = s->pin_coef; /* scratch: 3 n, nb needed */
-    for (size_t c = 0; c < nb - r; ++c) {
-        pd_real* z = s->pin_z + s->pin_null_cols * n;
-        memset(x, 0, nb * sizeof *x);
-        x[r + c] = 1;
-        for (size_t i = r; i-- > 0;) { /* L11^T x_top = -L21^T e_c */
-            pd_real sum = -a[(r + c) * n + i];
-            for (size_t j = i + 1; j < r; ++j)
-                sum -= a[j * n + i] * x[j];
-            x[i] = sum / a[i * n + i];
+/* Column z (nb numbers) made orthogonal to the `done` columns before it (nb apart) and of unit
+ * length: Gram-Schmidt twice. */
+static void orthonormalise(const pd_real* before, size_t done, size_t nb, pd_real* z) {
+    for (int pass = 0; pass < 2; ++pass) {
+        for (size_t b = 0; b < done; ++b) {
+            const pd_real* y = before + b * nb;
+            pd_real dot = 0;
+            for (size_t i = 0; i < nb; ++i)
+                dot += y[i] * z[i];
+            for (size_t i = 0; i < nb; ++i)
+                z[i] -= dot * y[i];
         }
-        memset(z, 0, n * sizeof *z);
+        pd_real norm = 0;
         for (size_t i = 0; i < nb; ++i)
-            z[o + perm[i]] = x[i];
-        for (int pass = 0; pass < 2; ++pass) {
-            for (size_t b = 0; b < s->pin_null_cols; ++b) {
-                const pd_real* y = s->pin_z + b * n;
-                pd_real dot = 0;
-                for (size_t i = 0; i < n; ++i)
-                    dot += y[i] * z[i];
-                for (size_t i = 0; i < n; ++i)
-                    z[i] -= dot * y[i];
+            norm += z[i] * z[i];
+        for (size_t i = 0; i < nb; ++i)
+            z[i] /= sqrt(norm);
+    }
+}
+
+/* Block b's basis from P^T S P = [L11; L21] [L11; L21]^T of rank r (pin_s, pin_perm): where r
+ * is at most half its nodes, W^T's range, the columns of P L; else W's null space, the columns
+ * P [-L11^-T L21^T; I] (L^T x = 0); orthonormalised, at pin_z + b->z. The two span orthogonal
+ * complements, so Z Z^T = I - Q Q^T: either serves, the smaller costs less at every projection. */
+static void block_basis(pd_mpm_state* s, pd_mpm_pin_block* b) {
+    size_t nb = b->count, r = b->rank;
+    const pd_real* a = s->pin_s;
+    const uint32_t* perm = s->pin_perm;
+    pd_real* x = s->pin_coef; /* scratch: nb numbers */
+    b->range = r <= nb - r;
+    b->cols = b->range ? r : nb - r;
+    for (size_t c = 0; c < b->cols; ++c) {
+        pd_real* z = s->pin_z + b->z + c * nb;
+        memset(x, 0, nb * sizeof *x);
+        if (b->range) /* L's column c, below the diagonal */
+            for (size_t i = c; i < nb; ++i)
+                x[i] = a[i * nb + c];
+        else {
+            x[r + c] = 1;
+            for (size_t i = r; i-- > 0;) { /* L11^T x_top = -L21^T e_c */
+                pd_real sum = -a[(r + c) * nb + i];
+                for (size_t j = i + 1; j < r; ++j)
+                    sum -= a[j * nb + i] * x[j];
+                x[i] = sum / a[i * nb + i];
             }
-            pd_real norm = 0;
-            for (size_t i = 0; i < n; ++i)
-                norm += z[i] * z[i];
-            for (size_t i = 0; i < n; ++i)
-                z[i] /= sqrt(norm);
         }
-        s->pin_null_cols++;
+        for (size_t i = 0; i < nb; ++i)
+            z[perm[i]] = x[i];
+        orthonormalise(s->pin_z + b->z, c, nb, z);
     }
 }
 
-/* Each shared node's pin (in pin_perm, before the factorisation uses it); 0 when two pins
- * reach one node (then the shared nodes stay one block). */
-static int group_by_pin(pd_mpm_state* s, const pd_particles* p) {
-    const pd_grid* g = &s->grid;
-    size_t n = s->pin_shared_count;
-    for (size_t i = 0; i < n; ++i)
-        s->pin_perm[i] = UINT32_MAX;
-    for (size_t q = 0; q < s->n; ++q) {
-        if (!(p->flags[q] & PD_P_PINNED))
+/* Each block's basis: S assembled and factorised block by block (a block past PIN_MAX_BLOCK
+ * held: rank nb, no columns). */
+static pd_status find_bases(pd_mpm_state* s) {
+    size_t largest = 0, room = 0;
+    for (size_t k = 0; k < s->pin_blocks; ++k) {
+        pd_mpm_pin_block* b = &s->pin_block[k];
+        b->z = room;
+        if (b->count <= PIN_MAX_BLOCK)
+            largest = b->count > largest ? b->count : largest, room += b->count * (b->count / 2);
+    }
+    if (!pd_reserve_scratch((void**)&s->pin_s, &s->pin_s_cap, largest * largest,
+                            sizeof *s->pin_s) ||
+        !pd_reserve_scratch((void**)&s->pin_z, &s->pin_z_cap, room, sizeof *s->pin_z))
+        return PD_ERR_OUT_OF_MEMORY;
+    for (size_t k = 0; k < s->pin_blocks; ++k) {
+        pd_mpm_pin_block* b = &s->pin_block[k];
+        if (b->count > PIN_MAX_BLOCK) {
+            b->rank = b->count, b->cols = 0, b->range = 0;
             continue;
-        stencil st = stencil_of(g, q);
-        uint32_t pin = (uint32_t)p->pin[q];
-        for (int di = 0; di < 3; ++di)
-            for (int dj = 0; dj < 3; ++dj)
-                for (int dk = 0; dk < 3; ++dk) {
-                    int32_t l = s->pin_local[g->base[q] + di * st.si + dj * st.sj + (size_t)dk];
-                    if (l < 0 || !(st.w[0][di] * st.w[1][dj] * st.w[2][dk] > 0))
-                        continue;
-                    if (s->pin_perm[l] != UINT32_MAX && s->pin_perm[l] != pin)
-                        return 0;
-                    s->pin_perm[l] = pin;
-                }
+        }
+        assemble_s(s, b);
+        b->rank = pivoted_cholesky(s->pin_s, b->count, s->pin_perm);
+        block_basis(s, b);
     }
-    return 1;
-}
-
-/* The shared nodes pin by pin (group_by_pin's pin in pin_perm), each pin's in the nodes' order:
- * S is then block diagonal, and its factorisation n^3 / 3 per pin. pin_s (not yet assembled)
- * holds the new order meanwhile. */
-static void order_by_pin(pd_mpm_state* s) {
-    size_t count = s->pin_shared_count, k = 0;
-    for (int pin = 0; pin < s->pin_count; ++pin)
-        for (size_t i = 0; i < count; ++i)
-            if (s->pin_perm[i] == (uint32_t)pin)
-                s->pin_s[k++] = (pd_real)s->pin_shared[i];
-    for (size_t i = 0; i < count; ++i) {
-        s->pin_shared[i] = (uint32_t)s->pin_s[i];
-        s->pin_local[s->pin_shared[i]] = (int32_t)i;
-    }
+    s->pin_factorisations++;
+    return PD_OK;
 }
 
 pd_status pd_mpm_pin_basis(pd_mpm_state* s, const pd_particles* p) {
@@ -355,53 +508,63 @@ pd_status pd_mpm_pin_basis(pd_mpm_state* s, const pd_particles* p) {
         s->pin_local[n] = -1;
         count += (size_t)pd_mpm_pin_shared_node(s, n);
     }
-    s->pin_shared_count = s->pin_null_cols = 0;
-    if (count == 0 || count > PIN_MAX_SHARED) /* none, or all held */
+    s->pin_shared_count = 0;
+    if (count == 0)
         return PD_OK;
     pd_status st = reserve_shared(s, count);
     if (st != PD_OK)
         return st;
+    size_t k = 0;
     for (size_t n = 0; n < g->nodes; ++n)
-        if (pd_mpm_pin_shared_node(s, n)) {
-            s->pin_local[n] = (int32_t)s->pin_shared_count;
-            s->pin_shared[s->pin_shared_count++] = (uint32_t)n;
-        }
-    if (s->pin_count > 1 && group_by_pin(s, p))
-        order_by_pin(s);
-    assemble_s(s, p);
-    size_t n = s->pin_shared_count;
-    for (size_t o = 0; o < n;) { /* the diagonal blocks of S: no entry couples them */
-        size_t end = o + 1;
-        for (size_t i = o; i < end && end < n; ++i)
-            for (size_t j = end; j < n; ++j)
-                if (s->pin_s[i * n + j] != 0)
-                    end = j + 1;
-        size_t r = pivoted_cholesky(s->pin_s + o * n + o, n, end - o, s->pin_perm + o);
-        null_basis(s, o, end - o, r);
-        o = end;
+        if (pd_mpm_pin_shared_node(s, n))
+            s->pin_order[k++] = (uint32_t)n;
+    s->pin_shared_count = count;
+    if (key_matches(s, p, count)) { /* the same S: the basis kept, its nodes' places back */
+        for (size_t i = 0; i < count; ++i)
+            s->pin_local[s->pin_shared[i]] = (int32_t)i;
+        return PD_OK;
     }
+    s->pin_key_valid = 0;
+    if ((st = find_blocks(s, p, count)) != PD_OK || (st = find_bases(s)) != PD_OK) {
+        s->pin_shared_count = 0;
+        return st;
+    }
+    keep_key(s, p, count);
     return PD_OK;
 }
 
-void pd_mpm_pin_project(const pd_mpm_state* s, pd_vec3* u, int range) {
-    size_t n = s->pin_shared_count, cols = s->pin_null_cols;
-    if (!s->has_pins || n == 0)
-        return;
-    pd_vec3* coef = (pd_vec3*)s->pin_coef; /* 3 n numbers: room for cols <= n vec3 */
-    for (size_t c = 0; c < cols; ++c) {    /* Z^T u on the shared nodes */
-        const pd_real* z = s->pin_z + c * n;
+/* Block b's columns' coefficients c = B^T u on its nodes (B its basis). */
+static void coefficients(const pd_mpm_state* s, const pd_mpm_pin_block* b, const pd_vec3* u,
+                         pd_vec3* coef) {
+    const uint32_t* node = s->pin_shared + b->start;
+    for (size_t c = 0; c < b->cols; ++c) {
+        const pd_real* z = s->pin_z + b->z + c * b->count;
         pd_vec3 sum = pd_v3(0, 0, 0);
-        for (size_t i = 0; i < n; ++i)
-            sum = pd_v3_madd(sum, z[i], u[s->pin_shared[i]]);
+        for (size_t i = 0; i < b->count; ++i)
+            sum = pd_v3_madd(sum, z[i], u[node[i]]);
         coef[c] = sum;
     }
-    if (!range) /* Z Z^T u */
-        for (size_t i = 0; i < n; ++i)
-            u[s->pin_shared[i]] = pd_v3(0, 0, 0);
-    for (size_t c = 0; c < cols; ++c) {
-        const pd_real* z = s->pin_z + c * n;
-        for (size_t i = 0; i < n; ++i)
-            u[s->pin_shared[i]] = pd_v3_madd(u[s->pin_shared[i]], range ? -z[i] : z[i], coef[c]);
+}
+
+void pd_mpm_pin_project(const pd_mpm_state* s, pd_vec3* u, int range) {
+    if (!s->has_pins || s->pin_shared_count == 0)
+        return;
+    pd_vec3* coef = (pd_vec3*)s->pin_coef; /* 3 n numbers: room for cols <= n vec3 */
+    for (size_t k = 0; k < s->pin_blocks; ++k) {
+        const pd_mpm_pin_block* b = &s->pin_block[k];
+        const uint32_t* node = s->pin_shared + b->start;
+        coefficients(s, b, u, coef);
+        /* Z Z^T u (range 0) or (I - Z Z^T) u (range 1): B B^T u where B spans what is asked,
+         * else u - B B^T u */
+        int keep_columns = b->range == range;
+        if (keep_columns)
+            for (size_t i = 0; i < b->count; ++i)
+                u[node[i]] = pd_v3(0, 0, 0);
+        for (size_t c = 0; c < b->cols; ++c) {
+            const pd_real* z = s->pin_z + b->z + c * b->count;
+            for (size_t i = 0; i < b->count; ++i)
+                u[node[i]] = pd_v3_madd(u[node[i]], keep_columns ? z[i] : -z[i], coef[c]);
+        }
     }
 }
 
@@ -441,37 +604,51 @@ static void solve_spd(pd_real* a, size_t k, pd_vec3* b) {
 
 /* ---- the explicit step (one field) ---- */
 
-/* d += Z y on the shared nodes with y = -(Z^T M Z)^-1 Z^T M d: the change d of the least
- * kinetic energy sum_i m_i |d_i|^2 / 2 among those (1) allows. */
-static void least_change(pd_mpm_state* s, pd_vec3* d) {
+/* Block b's part of the least change: d <- d + delta, delta in W's null space, minimising the
+ * kinetic energy sum_i m_i |d_i|^2 / 2. With the null space's basis Z: delta = Z y, (Z^T M Z) y
+ * = -Z^T M d. With the range's Q (Q^T delta = 0): d <- M^-1 Q mu, (Q^T M^-1 Q) mu = Q^T d (the
+ * same minimiser: its gradient M d lies in Q's span, its Q^T d unchanged). */
+static void least_change_block(pd_mpm_state* s, const pd_mpm_pin_block* b, pd_vec3* d) {
     const pd_real* mass = s->grid.mass;
-    size_t ns = s->pin_shared_count, cols = s->pin_null_cols;
+    const uint32_t* node = s->pin_shared + b->start;
+    size_t nb = b->count, cols = b->cols;
     pd_vec3* y = (pd_vec3*)s->pin_coef;
-    pd_real* b = s->pin_s; /* Z^T M Z (the factorisation is spent) */
+    pd_real* a = s->pin_s; /* B^T M^+-1 B (scratch: cols <= nb / 2) */
+    if (cols == 0)
+        return;
     for (size_t c = 0; c < cols; ++c) {
-        const pd_real* zc = s->pin_z + c * ns;
+        const pd_real* zc = s->pin_z + b->z + c * nb;
         y[c] = pd_v3(0, 0, 0);
-        for (size_t i = 0; i < ns; ++i)
-            y[c] = pd_v3_madd(y[c], -zc[i] * mass[s->pin_shared[i]], d[s->pin_shared[i]]);
+        for (size_t i = 0; i < nb; ++i) {
+            pd_real m = b->range ? 1 : -mass[node[i]];
+            y[c] = pd_v3_madd(y[c], zc[i] * m, d[node[i]]);
+        }
         for (size_t e = 0; e <= c; ++e) {
-            const pd_real* ze = s->pin_z + e * ns;
+            const pd_real* ze = s->pin_z + b->z + e * nb;
             pd_real sum = 0;
-            for (size_t i = 0; i < ns; ++i)
-                sum += zc[i] * mass[s->pin_shared[i]] * ze[i];
-            b[c * cols + e] = b[e * cols + c] = sum;
+            for (size_t i = 0; i < nb; ++i) {
+                pd_real m = mass[node[i]];
+                sum += zc[i] * (b->range ? 1 / m : m) * ze[i];
+            }
+            a[c * cols + e] = a[e * cols + c] = sum;
         }
     }
-    if (cols > 0)
-        solve_spd(b, cols, y);
+    solve_spd(a, cols, y);
+    if (b->range)
+        for (size_t i = 0; i < nb; ++i)
+            d[node[i]] = pd_v3(0, 0, 0);
     for (size_t c = 0; c < cols; ++c) {
-        const pd_real* zc = s->pin_z + c * ns;
-        for (size_t i = 0; i < ns; ++i)
-            d[s->pin_shared[i]] = pd_v3_madd(d[s->pin_shared[i]], zc[i], y[c]);
+        const pd_real* zc = s->pin_z + b->z + c * nb;
+        for (size_t i = 0; i < nb; ++i)
+            d[node[i]] = pd_v3_madd(d[node[i]], b->range ? zc[i] / mass[node[i]] : zc[i], y[c]);
     }
 }
 
-pd_status pd_mpm_pin_constrain(pd_mpm_state* s, const pd_particles* p) {
-    pd_status st = pd_mpm_pin_share(s, p);
+/* The constraint on the grid's field (or a body's, swapped in: pd_mpm_pin_constrain_fields) for
+ * body `body`'s pins (-1: all): the grid velocity's least change that meets (1); its impulse m d
+ * per pinned mass, gathered at the pinned particles, their reaction. */
+static pd_status constrain_body(pd_mpm_state* s, const pd_particles* p, int body) {
+    pd_status st = share_body(s, p, body);
     if (st == PD_OK)
         st = pd_mpm_pin_basis(s, p);
     if (st != PD_OK)
@@ -485,7 +662,9 @@ pd_status pd_mpm_pin_constrain(pd_mpm_state* s, const pd_particles* p) {
     for (size_t n = 0; n < g->nodes; ++n)
         if (s->pin_node_hold[n] > 0)
             d[n] = pd_v3_sub(d[n], g->velocity[n]);
-    least_change(s, d);
+    if (s->pin_shared_count > 0)
+        for (size_t k = 0; k < s->pin_blocks; ++k)
+            least_change_block(s, &s->pin_block[k], d);
     for (size_t n = 0; n < g->nodes; ++n) { /* the impulse m d, per mass of the pins there */
         if (!(s->pin_node_hold[n] > 0))
             continue;
@@ -493,7 +672,66 @@ pd_status pd_mpm_pin_constrain(pd_mpm_state* s, const pd_particles* p) {
         d[n] = pd_v3_scale(d[n], g->mass[n] / s->pin_node_mass[n]);
     }
     for (size_t i = 0; i < s->n; ++i) /* the reaction per mass (advect_range) */
-        if (p->flags[i] & PD_P_PINNED)
+        if (pinned(s, p, i))
             s->pin_reaction[i] = gather(g, d, i);
     return PD_OK;
+}
+
+pd_status pd_mpm_pin_constrain(pd_mpm_state* s, const pd_particles* p) {
+    return constrain_body(s, p, -1);
+}
+
+/* Whether body b has a pinned particle. */
+static int body_pinned(const pd_mpm_state* s, const pd_particles* p, int b) {
+    for (size_t q = 0; q < s->n; ++q)
+        if ((p->flags[q] & PD_P_PINNED) && p->body[q] == b)
+            return 1;
+    return 0;
+}
+
+pd_status pd_mpm_pin_constrain_fields(pd_mpm_state* s, const pd_particles* p) {
+    pd_grid* g = &s->grid;
+    pd_grid_fields* f = &s->fields;
+    size_t count = (size_t)f->count;
+    pd_status st = reserve_nodes(s, g->nodes);
+    for (int b = 0; b < f->count && st == PD_OK; ++b) {
+        if (!body_pinned(s, p, b))
+            continue;
+        for (size_t n = 0; n < g->nodes; ++n) /* body b's field in the grid's place */
+            s->pin_field_mass[n] = f->mass[n * count + (size_t)b],
+            s->pin_field_velocity[n] = f->velocity[n * count + (size_t)b];
+        pd_real* mass = g->mass;
+        pd_vec3* velocity = g->velocity;
+        g->mass = s->pin_field_mass, g->velocity = s->pin_field_velocity;
+        st = constrain_body(s, p, b);
+        g->mass = mass, g->velocity = velocity;
+        for (size_t n = 0; n < g->nodes && st == PD_OK; ++n)
+            if (s->pin_field_mass[n] > 0)
+                f->velocity[n * count + (size_t)b] = s->pin_field_velocity[n];
+    }
+    s->pin_only_body = -1;
+    return st;
+}
+
+void pd_mpm_pin_free(pd_mpm_state* s) {
+    size_t nodes = s->pin_nodes, cap = s->pin_shared_cap, key = s->pin_key_cap;
+    PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, nodes);
+    PD_FREE_ARRAY(s->pin_node_mass, pd_real, nodes);
+    PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, nodes);
+    PD_FREE_ARRAY(s->pin_node_hold, pd_real, nodes);
+    PD_FREE_ARRAY(s->pin_local, int32_t, nodes);
+    PD_FREE_ARRAY(s->pin_field_mass, pd_real, nodes);
+    PD_FREE_ARRAY(s->pin_field_velocity, pd_vec3, nodes);
+    PD_FREE_ARRAY(s->pin_shared, uint32_t, cap);
+    PD_FREE_ARRAY(s->pin_perm, uint32_t, cap);
+    PD_FREE_ARRAY(s->pin_order, uint32_t, cap);
+    PD_FREE_ARRAY(s->pin_label, uint32_t, cap);
+    PD_FREE_ARRAY(s->pin_coef, pd_real, 3 * cap);
+    pd_free(s->pin_block, s->pin_block_cap * sizeof *s->pin_block);
+    pd_free(s->pin_list, s->pin_list_cap * sizeof *s->pin_list);
+    pd_free(s->pin_s, s->pin_s_cap * sizeof *s->pin_s);
+    pd_free(s->pin_z, s->pin_z_cap * sizeof *s->pin_z);
+    PD_FREE_ARRAY(s->pin_key_node, uint32_t, key);
+    PD_FREE_ARRAY(s->pin_key_pos, pd_vec3, key);
+    PD_FREE_ARRAY(s->pin_key_pin, int32_t, key);
 }

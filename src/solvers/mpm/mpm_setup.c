@@ -227,16 +227,7 @@ void pd_mpm_destroy(void* state) {
     PD_FREE_ARRAY(s->v_grid, pd_vec3, n);
     PD_FREE_ARRAY(s->plastic_strain, pd_real, n);
     PD_FREE_ARRAY(s->pin_reaction, pd_vec3, n);
-    PD_FREE_ARRAY(s->pin_node_impulse, pd_vec3, s->pin_nodes);
-    PD_FREE_ARRAY(s->pin_node_mass, pd_real, s->pin_nodes);
-    PD_FREE_ARRAY(s->pin_node_velocity, pd_vec3, s->pin_nodes);
-    PD_FREE_ARRAY(s->pin_node_hold, pd_real, s->pin_nodes);
-    PD_FREE_ARRAY(s->pin_local, int32_t, s->pin_nodes);
-    PD_FREE_ARRAY(s->pin_shared, uint32_t, s->pin_shared_cap);
-    PD_FREE_ARRAY(s->pin_perm, uint32_t, s->pin_shared_cap);
-    PD_FREE_ARRAY(s->pin_coef, pd_real, 3 * s->pin_shared_cap);
-    PD_FREE_ARRAY(s->pin_s, pd_real, s->pin_shared_cap * s->pin_shared_cap);
-    PD_FREE_ARRAY(s->pin_z, pd_real, s->pin_shared_cap * s->pin_shared_cap);
+    pd_mpm_pin_free(s);
     PD_FREE_ARRAY(s->pin_fit, pd_mpm_pin_fit, (size_t)s->pin_count + 1);
     PD_FREE_ARRAY(s->stress, pd_real, 6 * n);
     PD_FREE_ARRAY(s->mat, pd_mpm_material, (size_t)s->material_count + 1);
