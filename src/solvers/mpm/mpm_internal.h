@@ -39,7 +39,8 @@ void pd_mpm_pin_free(pd_mpm_state* s);
 /* The pins' constraint W v = v_p exactly inside the implicit steps (mpm_pins.c; docs/methods/
  * mpm.md "Pins"). A node only pinned particles reach is held at v_pin (FULL); the nodes the pins
  * share with the free body (pd_mpm_pin_shared_node; PIN) keep W's null space there free:
- * pd_mpm_pin_basis finds it (Z, orthonormal), after pd_mpm_pin_share and pd_mpm_pin_nodes on a
+ * pd_mpm_pin_basis finds it block by block (Z, or its complement Q, orthonormal; kept while the
+ * pinned particles and the shared nodes stay), after pd_mpm_pin_share and pd_mpm_pin_nodes on a
  * grid that holds the step's start; pd_mpm_pin_project sets u <- Z Z^T u on those nodes (the
  * free part: a direction, a residual), or with `range` u <- u - Z Z^T u (what the constraint
  * fixes: the target, the reaction). Where W has full rank there (a block of pinned particles
