@@ -191,6 +191,19 @@ typedef struct pd_mpm_state {
     pd_vec3* pin_key_pos;   /* the pinned particles' positions in the particles' order */
     int32_t* pin_key_pin;   /* and their pins */
     long pin_factorisations;
+    /* each block's basis found last (pin_prev_*: the blocks, their nodes, bases, and pinned
+     * particles' positions and pins in the blocks' order, on that grid, for that body), kept for
+     * a block found again with the same nodes and particles (a still pin beside a moving one) */
+    pd_mpm_pin_block* pin_prev_block;
+    uint32_t* pin_prev_shared;
+    pd_real* pin_prev_z;
+    pd_vec3* pin_prev_pos;
+    int32_t* pin_prev_pin;
+    size_t pin_prev_blocks, pin_prev_block_cap, pin_prev_shared_cap, pin_prev_z_cap,
+        pin_prev_pos_cap, pin_prev_pin_cap;
+    int pin_prev_body, pin_prev_dim[3];
+    pd_vec3 pin_prev_origin;
+    long pin_block_factorisations; /* blocks factorised (not taken from pin_prev_*) */
     int has_returns; /* a material has Z_E or the Maxwell branch: the correctors' pass runs */
     /* the implicit step (mpm_admm.c): per particle */
     pd_mat3 *admm_b, *admm_fn, *admm_f, *admm_fhat, *admm_y, *admm_du, *cg_m;

@@ -21,7 +21,9 @@
  *    or of its complement, W^T's range (Q, r columns; Z Z^T = I - Q Q^T), whichever is smaller.
  *    The target t = (I - Z Z^T) v_pin,N is what (1) fixes, Z Z^T what it leaves free. The basis
  *    is kept while the shared nodes and the pinned particles' positions are the same bytes (a
- *    still pin: S would be the same). A block past PIN_MAX_BLOCK nodes is held whole.
+ *    still pin: S would be the same), and a block found again with the same nodes and particles
+ *    takes the basis it had (a still pin beside a moving one). A block past PIN_MAX_BLOCK nodes
+ *    is held whole.
  * A block of pinned particles three layers thick or more fixes its shared nodes (W_N has full
  * column rank: Z is empty, the nodes held 1.5 cells past the particles because (1) says so); a
  * thinner pin leaves some free (a pin of one layer, most).
@@ -473,9 +475,65 @@ static void block_basis(pd_mpm_state* s, pd_mpm_pin_block* b) {
     }
 }
 
+/* Whether block b's nodes and pinned particles (positions and pins, in its order) are those of
+ * a block found last on the same grid for the same body: then its S, and its basis, are that
+ * block's. Returns that block, or NULL. */
+static const pd_mpm_pin_block* same_block(const pd_mpm_state* s, const pd_particles* p,
+                                          const pd_mpm_pin_block* b) {
+    if (s->pin_prev_body != s->pin_only_body ||
+        memcmp(s->pin_prev_dim, s->grid.dim, sizeof s->grid.dim) != 0 ||
+        memcmp(&s->pin_prev_origin, &s->grid.origin, sizeof s->grid.origin) != 0)
+        return NULL;
+    for (size_t k = 0; k < s->pin_prev_blocks; ++k) {
+        const pd_mpm_pin_block* o = &s->pin_prev_block[k];
+        if (o->count != b->count || o->pinned != b->pinned ||
+            memcmp(s->pin_prev_shared + o->start, s->pin_shared + b->start,
+                   b->count * sizeof *s->pin_shared) != 0)
+            continue;
+        size_t i = 0;
+        for (; i < b->pinned; ++i) {
+            uint32_t q = s->pin_list[b->first + i];
+            if (s->pin_prev_pin[o->first + i] != p->pin[q] ||
+                memcmp(&s->pin_prev_pos[o->first + i], &p->pos[q], sizeof p->pos[q]) != 0)
+                break;
+        }
+        if (i == b->pinned)
+            return o;
+    }
+    return NULL;
+}
+
+/* Keeps the blocks just found, with their bases, for same_block (none when out of memory). */
+static void keep_blocks(pd_mpm_state* s, const pd_particles* p, size_t room) {
+    size_t blocks = s->pin_blocks, count = s->pin_shared_count, pinned = 0;
+    for (size_t k = 0; k < blocks; ++k)
+        pinned += s->pin_block[k].pinned;
+    s->pin_prev_blocks = 0;
+    if (!pd_reserve_scratch((void**)&s->pin_prev_block, &s->pin_prev_block_cap, blocks,
+                            sizeof *s->pin_prev_block) ||
+        !pd_reserve_scratch((void**)&s->pin_prev_shared, &s->pin_prev_shared_cap, count,
+                            sizeof *s->pin_prev_shared) ||
+        !pd_reserve_scratch((void**)&s->pin_prev_z, &s->pin_prev_z_cap, room,
+                            sizeof *s->pin_prev_z) ||
+        !pd_reserve_scratch((void**)&s->pin_prev_pos, &s->pin_prev_pos_cap, pinned,
+                            sizeof *s->pin_prev_pos) ||
+        !pd_reserve_scratch((void**)&s->pin_prev_pin, &s->pin_prev_pin_cap, pinned,
+                            sizeof *s->pin_prev_pin))
+        return;
+    memcpy(s->pin_prev_block, s->pin_block, blocks * sizeof *s->pin_block);
+    memcpy(s->pin_prev_shared, s->pin_shared, count * sizeof *s->pin_shared);
+    memcpy(s->pin_prev_z, s->pin_z, room * sizeof *s->pin_z);
+    for (size_t i = 0; i < pinned; ++i) /* the blocks' lists are contiguous, in order */
+        s->pin_prev_pos[i] = p->pos[s->pin_list[i]], s->pin_prev_pin[i] = p->pin[s->pin_list[i]];
+    s->pin_prev_body = s->pin_only_body;
+    memcpy(s->pin_prev_dim, s->grid.dim, sizeof s->grid.dim);
+    s->pin_prev_origin = s->grid.origin;
+    s->pin_prev_blocks = blocks;
+}
+
 /* Each block's basis: S assembled and factorised block by block (a block past PIN_MAX_BLOCK
- * held: rank nb, no columns). */
-static pd_status find_bases(pd_mpm_state* s) {
+ * held: rank nb, no columns), or a block found last again taken as it was. */
+static pd_status find_bases(pd_mpm_state* s, const pd_particles* p) {
     size_t largest = 0, room = 0;
     for (size_t k = 0; k < s->pin_blocks; ++k) {
         pd_mpm_pin_block* b = &s->pin_block[k];
@@ -493,10 +551,18 @@ static pd_status find_bases(pd_mpm_state* s) {
             b->rank = b->count, b->cols = 0, b->range = 0;
             continue;
         }
+        const pd_mpm_pin_block* o = same_block(s, p, b);
+        if (o) {
+            b->rank = o->rank, b->cols = o->cols, b->range = o->range;
+            memcpy(s->pin_z + b->z, s->pin_prev_z + o->z, b->cols * b->count * sizeof *s->pin_z);
+            continue;
+        }
         assemble_s(s, b);
         b->rank = pivoted_cholesky(s->pin_s, b->count, s->pin_perm);
         block_basis(s, b);
+        s->pin_block_factorisations++;
     }
+    keep_blocks(s, p, room);
     s->pin_factorisations++;
     return PD_OK;
 }
@@ -525,7 +591,7 @@ pd_status pd_mpm_pin_basis(pd_mpm_state* s, const pd_particles* p) {
         return PD_OK;
     }
     s->pin_key_valid = 0;
-    if ((st = find_blocks(s, p, count)) != PD_OK || (st = find_bases(s)) != PD_OK) {
+    if ((st = find_blocks(s, p, count)) != PD_OK || (st = find_bases(s, p)) != PD_OK) {
         s->pin_shared_count = 0;
         return st;
     }
@@ -734,4 +800,9 @@ void pd_mpm_pin_free(pd_mpm_state* s) {
     PD_FREE_ARRAY(s->pin_key_node, uint32_t, key);
     PD_FREE_ARRAY(s->pin_key_pos, pd_vec3, key);
     PD_FREE_ARRAY(s->pin_key_pin, int32_t, key);
+    pd_free(s->pin_prev_block, s->pin_prev_block_cap * sizeof *s->pin_prev_block);
+    pd_free(s->pin_prev_shared, s->pin_prev_shared_cap * sizeof *s->pin_prev_shared);
+    pd_free(s->pin_prev_z, s->pin_prev_z_cap * sizeof *s->pin_prev_z);
+    pd_free(s->pin_prev_pos, s->pin_prev_pos_cap * sizeof *s->pin_prev_pos);
+    pd_free(s->pin_prev_pin, s->pin_prev_pin_cap * sizeof *s->pin_prev_pin);
 }
