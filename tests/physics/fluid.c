@@ -6,6 +6,7 @@
  *   density of its bulk (a kernel or more below its free surface) within 1 % on average and in
  *   its core (a kernel from every boundary), where its own compressibility shows without them;
  *   the particles on the container's vertical edges stay a known failure.
+ * - A column 10 cm tall: the pressure the constraints carry grows downwards by rho g.
  * - A 4 cm cube that slumps over a 6 x 6 cm floor keeps its volume within 5 % (issue 7: "the
  *   honey scene keeps its volume within 5 % after settling"): the volume is that under the
  *   surface where the kernel density falls to half the rest density (the free surface of SPH),
@@ -22,7 +23,10 @@
 #define SPACING 0.005
 #define HORIZON 2.01 /* solver.horizon's default, in spacings */
 
-static int open_fluid(pd_test_sim* t, double width, const char* solver, const char* fluid) {
+/* A block of the fluid, width x height x width from the origin, in a container `container` wide
+ * on a floor. */
+static int open_fluid_block(pd_test_sim* t, double width, double height, double container,
+                            const char* solver, const char* fluid) {
     char json[4096];
     snprintf(json, sizeof json,
              "{\"version\":1,\"method\":\"projective_pd\",\"solver\":{%s},"
@@ -31,12 +35,17 @@ static int open_fluid(pd_test_sim* t, double width, const char* solver, const ch
              "\"poisson_ratio\":0.3,\"plasticity\":{\"model\":\"von_mises\","
              "\"yield_stress\":20},\"fluid\":{%s}}},"
              "\"bodies\":[{\"name\":\"honey\",\"material\":\"honey\",\"spacing\":%.17g,"
-             "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[0.04,0.04,0.04]}}],"
+             "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[%.17g,%.17g,%.17g]}}],"
              "\"colliders\":[{\"type\":\"plane\",\"normal\":[0,1,0],\"boundary\":\"slip\"},"
              "{\"type\":\"box\",\"min\":[0,-1,0],\"max\":[%.17g,1,%.17g],\"inside\":true,"
              "\"boundary\":\"slip\"}]}",
-             solver, fluid, SPACING, width, width);
+             solver, fluid, SPACING, width, height, width, container, container);
     return pd_test_sim_open(t, json, NULL, 0);
+}
+
+/* The 4 cm cube in a container `width` wide. */
+static int open_fluid(pd_test_sim* t, double width, const char* solver, const char* fluid) {
+    return open_fluid_block(t, 0.04, 0.04, width, solver, fluid);
 }
 
 static int run_until(pd_world* w, double t_end) {
@@ -127,32 +136,8 @@ static double fluid_volume(const pd_world* w, double width) {
     return width * width * sum / columns;
 }
 
-/* The slope of the pressure against height (Pa/m) over the particles a kernel radius or more
- * from the floor and the highest particle: the pressure of the bonds (their I1 / 3, Eq. 17)
- * plus the pressure the density constraints carried in the last step
- * (projective_pd_granular.c), which granular matter adds to the I1 of its yield check. */
-static double pressure_slope(pd_world* w, int constraints) {
-    pd_ppd_state* s = (pd_ppd_state*)w->solver_state;
-    const pd_particles* p = &w->particles;
-    double top = 0, H = HORIZON * SPACING, n = 0, sy = 0, sp = 0, syy = 0, syp = 0;
-    for (size_t i = 0; i < p->count; ++i)
-        top = fmax(top, p->pos[i].y);
-    for (size_t i = 0; i < p->count; ++i) {
-        double y = p->pos[i].y;
-        if (y < H || y > top - H)
-            continue;
-        pd_real i1, sqrt_j2;
-        pd_ppd_stress_invariants(s, p->pos, (uint32_t)i, &i1, &sqrt_j2);
-        double pressure = i1 / 3 + (constraints ? s->dens_pressure[i] : 0);
-        n += 1, sy += y, sp += pressure, syy += y * y, syp += y * pressure;
-    }
-    return n > 10 ? (n * syp - sy * sp) / (n * syy - sy * sy) : 0;
-}
-
 /* The column's largest bulk density error after 0.5 s with 10 density iterations per step
- * (k = 0) and without the constraints (k = 1), run once for both tests; the pressure slopes
- * of the first run (with and without the constraints' share). */
-static double column_slope[2];
+ * (k = 0) and without the constraints (k = 1), run once for both tests. */
 
 static density_errors column_errors(int k) {
     static density_errors errors[2];
@@ -164,12 +149,8 @@ static density_errors column_errors(int k) {
     errors[k] = (density_errors){1e30, 1e30, 1e30, 0, 0};
     run[k] = 1;
     if (open_fluid(&t, 0.04, solver[k], "\"viscosity\":5")) {
-        if (run_until(t.world, 0.5)) {
+        if (run_until(t.world, 0.5))
             errors[k] = bulk_density_errors(t.world);
-            if (k == 0)
-                column_slope[0] = pressure_slope(t.world, 1),
-                column_slope[1] = pressure_slope(t.world, 0);
-        }
         pd_test_sim_close(&t);
     }
     density_errors e = errors[k];
@@ -197,16 +178,90 @@ PD_TEST(fluid_bulk_density_within_one_percent) {
     PD_CHECK(without.mean > 0.01 && without.core_worst > 0.01);
 }
 
-/* Hydrostatics: in the column at rest the pressure grows downwards by rho g (1400 x 9.81
- * Pa/m), within 10 %. The constraints' pressure read from their multipliers must be scaled
- * right (h^2, V) and summed over the iterations for this; the bonds alone do not carry the
- * weight (control). */
+/* Hydrostatics: a column 3 x 3 cm and 10 cm tall (20 layers) in a snug container, at rest from
+ * 0.2 s. */
+#define COLUMN_WIDTH  0.03
+#define COLUMN_HEIGHT 0.10
+#define SLOPE_FROM    0.2 /* s: the frames pooled, SLOPE_FROM to 0.5 s every SLOPE_EVERY */
+#define SLOPE_EVERY   0.02
+
+/* Least-squares sums of a pressure against height over every (frame, particle) sample. */
+typedef struct slope_fit {
+    double n, sy, sp, syy, syp;
+} slope_fit;
+
+static void fit_add(slope_fit* f, double y, double pressure) {
+    f->n += 1, f->sy += y, f->sp += pressure, f->syy += y * y, f->syp += y * pressure;
+}
+
+static double fit_slope(const slope_fit* f) {
+    return f->n > 10 ? (f->n * f->syp - f->sy * f->sp) / (f->n * f->syy - f->sy * f->sy) : 0;
+}
+
+/* Adds the column's pressures now to fit[0], the pressure the density constraints carried in
+ * the last step (p_i = -sum lambda_i / (V_i h^2), projective_pd_granular.c), and fit[1], that
+ * plus the bonds' I1 / 3 (Eq. 17), what granular matter's yield check reads: over the particles
+ * a kernel radius or more from the floor, the highest particle and the container's walls (a
+ * wall's share stands for the matter beyond it: the reading is the interior's). */
+static void add_pressures(pd_world* w, slope_fit fit[2]) {
+    pd_ppd_state* s = (pd_ppd_state*)w->solver_state;
+    const pd_particles* p = &w->particles;
+    double top = 0, H = HORIZON * SPACING;
+    for (size_t i = 0; i < p->count; ++i)
+        top = fmax(top, p->pos[i].y);
+    for (size_t i = 0; i < p->count; ++i) {
+        pd_vec3 x = p->pos[i];
+        if (x.y < H || x.y > top - H || fmin(x.x, x.z) < H || fmax(x.x, x.z) > COLUMN_WIDTH - H)
+            continue;
+        pd_real i1, sqrt_j2;
+        pd_ppd_stress_invariants(s, p->pos, (uint32_t)i, &i1, &sqrt_j2);
+        fit_add(&fit[0], x.y, s->dens_pressure[i]);
+        fit_add(&fit[1], x.y, s->dens_pressure[i] + i1 / 3);
+    }
+}
+
+/* The column's pressure gradients (Pa/m, downwards positive): [0] the constraints', [1] with the
+ * bonds' I1 / 3; run once for both tests. 0 when the run failed. */
+static const double* hydrostatic_gradients(void) {
+    static double out[2];
+    static int run;
+    if (run)
+        return out;
+    run = 1;
+    pd_test_sim t;
+    if (!open_fluid_block(&t, COLUMN_WIDTH, COLUMN_HEIGHT, COLUMN_WIDTH,
+                          "\"density_iterations\":10", "\"viscosity\":5"))
+        return out;
+    slope_fit fit[2] = {{0}};
+    int ok = 1;
+    for (double at = SLOPE_FROM; ok && at < 0.5 + 1e-9; at += SLOPE_EVERY)
+        if ((ok = run_until(t.world, at)))
+            add_pressures(t.world, fit);
+    pd_test_sim_close(&t);
+    if (ok)
+        out[0] = -fit_slope(&fit[0]), out[1] = -fit_slope(&fit[1]);
+    printf("  pressure gradient: the constraints' %.0f Pa/m, with the bonds' I1 / 3 %.0f, over "
+           "%.0f samples; rho g = %.0f\n",
+           out[0], out[1], fit[0].n, 1400 * 9.81);
+    return out;
+}
+
+/* At rest the pressure the density constraints carry grows downwards by rho g (1400 x 9.81
+ * Pa/m), within 10 %: read from their multipliers it must be scaled right (h^2, V) and summed
+ * over the iterations. Pooled over the frames from 0.2 to 0.5 s and read in the interior: one
+ * frame's reading of the 4 cm column's four inner layers swung by 20 %, and with the particles
+ * on the walls counted it read -4.8 % where its interior read +56 % (docs/validation.md). */
 PD_TEST(density_constraints_carry_the_hydrostatic_pressure) {
-    PD_REQUIRE(column_errors(0).count > 0);
-    double rho_g = 1400 * 9.81, with = -column_slope[0], bonds = -column_slope[1];
-    printf("  pressure gradient %.0f Pa/m (bonds alone %.0f), rho g = %.0f\n", with, bonds, rho_g);
-    PD_CHECK(fabs(with / rho_g - 1) < 0.1);
-    PD_CHECK(fabs(bonds / rho_g - 1) > 0.5);
+    const double* g = hydrostatic_gradients();
+    PD_CHECK_NEAR(g[0] / (1400 * 9.81), 1, 0.1);
+}
+
+/* The same with the bonds' I1 / 3 added, the pressure granular matter's yield check reads: the
+ * bonds' share reads 0.5 rho g where the constraints leave them at most 0.06 of the weight
+ * (docs/validation.md). */
+PD_TEST(known_failure_hydrostatic_pressure_with_the_bonds_share) {
+    const double* g = hydrostatic_gradients();
+    PD_CHECK_NEAR(g[1] / (1400 * 9.81), 1, 0.1);
 }
 
 /* Every particle below the free surface, those on the container's walls included: the four
