@@ -269,7 +269,7 @@ PD_TEST(density_constraints_carry_the_hydrostatic_pressure) {
 }
 
 /* The same with the bonds' I1 / 3 added, the pressure granular matter's yield check reads: the
- * bonds' share reads 0.5 rho g where the constraints leave them at most 0.06 of the weight
+ * bonds' share reads 0.5 rho g where the constraints leave them at most 0.07 of the weight
  * (docs/validation.md). */
 PD_TEST(known_failure_hydrostatic_pressure_with_the_bonds_share) {
     fluid_check("hydrostatic_pressure_with_the_bonds_share", 1,
