@@ -194,10 +194,21 @@ int pd_ppd_static_friction_holds(pd_vec3 x, pd_vec3 ystar, pd_vec3 y, pd_real et
     return d2 > 0 && pd_v3_dot(pd_v3_sub(y, ystar), d) >= eta * d2;
 }
 
+/* Eq. 28 holds a grain the solve pushed back by eta of its predicted move. From rest that move
+ * is h^2 g, so the test reads the push along gravity (the grains below carrying its weight) and
+ * not its sideways motion: every grain of a standing column passes it, however far beyond the
+ * cone its shear lies (docs/methods/projective_pd.md, "Eq. 28 and the return in the solve").
+ * With plastic_return in_solve the solve knows which grains are on the cone at its solution:
+ * there the friction is saturated (Coulomb: sliding), and Eq. 28, the paper's stand-in for
+ * sticking, leaves them alone. */
+static int friction_saturated(const pd_ppd_state* s, size_t i) {
+    return s->ret_active && s->ret_moved[i];
+}
+
 static void static_friction(pd_ppd_state* s, const pd_vec3* x, pd_vec3* y) {
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
-        if (m->granular && m->static_friction && !s->fixed[i] &&
+        if (m->granular && m->static_friction && !s->fixed[i] && !friction_saturated(s, i) &&
             pd_ppd_static_friction_holds(x[i], s->ystar[i], y[i], m->static_threshold))
             y[i] = x[i];
     }

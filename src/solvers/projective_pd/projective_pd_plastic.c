@@ -231,6 +231,37 @@ static pd_real move_references(pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd
     return sw > 0 ? sqrt(sp / sw) : 0;
 }
 
+/* plastic_return in_solve, cohesionless granular matter: a grain whose family holds fewer than
+ * LOOSE_BONDS bonds has left the packing (a lattice grain has 32 inside, 22 on a face, 10
+ * at a corner, at horizon 2.01): a grain of the spreading front or in flight. Cohesionless sand
+ * carries no stress without confinement, so the return takes it to the cone's apex, the
+ * stress-free state: its references become its bond vectors (X = Y). Left elastic (a family of
+ * 1-2 bonds is planar and never yields; one of 3-4 fits F exactly), such grains kept the
+ * strains Eq. 20 gave their new bonds from a few-bond F: in the a = 2 column they were thrown
+ * at 2.5-6 m/s (sqrt(g H) is 0.6 m/s) and the run gained energy until it blew up
+ * (docs/methods/projective_pd.md, "Eq. 28 and the return in the solve"). Its contacts (the
+ * density penalty, the repulsion) still act on it. */
+#define LOOSE_BONDS 8
+
+static int loose_grain(const pd_ppd_state* s, const pd_ppd_material* m, uint32_t i) {
+    return m->granular && m->yield_a == 0 && !s->fixed[i] &&
+           s->prm.plastic_return == PD_PPD_RETURN_IN_SOLVE &&
+           s->fam.offsets[i + 1] - s->fam.offsets[i] < LOOSE_BONDS;
+}
+
+/* X = Y on every bond of i; returns the weighted RMS of |D_p| / |X|, as move_references. */
+static pd_real return_to_apex(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
+    pd_family* f = &s->fam;
+    pd_real sp = 0, sw = 0;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        pd_vec3 Y = pd_v3_sub(y[f->j[b]], y[i]);
+        pd_real wv = f->w[i] * s->volume[f->j[b]];
+        sw += wv, sp += wv * pd_v3_len2(pd_v3_sub(Y, f->xi[b])) / pd_v3_len2(f->xi[b]);
+        f->xi[b] = Y;
+    }
+    return sw > 0 ? sqrt(sp / sw) : 0;
+}
+
 /* The plastic correction of particle i; returns its increment of plastic strain, the
  * weighted RMS of |D_p| / |X|. Eq. 18 returns the strain state onto the surface to first
  * order in the strain; the correction is repeated (with R = I: the first one took the
@@ -239,6 +270,8 @@ static pd_real move_references(pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd
 static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     const pd_ppd_material* m = &s->mat[s->material[i]];
     pd_real alpha, beta, dp = 0;
+    if (loose_grain(s, m, i))
+        return return_to_apex(s, y, i);
     if (!m->plastic || s->planar[i] || s->fixed[i])
         return 0;
     strain_state st = strain_of(s, m, y, i);
