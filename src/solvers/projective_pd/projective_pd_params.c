@@ -72,7 +72,7 @@ static const pd_param_info k_params[] = {
      "and the solve balances momentum with the returned stress (its line search on the "
      "residual where a particle yields), so that it never resists a flow with the elastic trial "
      "stress. With it, granular matter's static friction (Eq. 28) holds only grains inside the "
-     "cone at the solution, and a cohesionless grain with fewer than 8 bonds (off the packing) "
+     "cone at the solution, and a cohesionless grain with fewer than 5 bonds (off the packing) "
      "returns to the cone's apex."},
     {"plastic_passes", PD_PARAM_INT, P(plastic_passes), 1, 1, 20, "1", NULL,
      "Plastic corrections per step for plastic materials: 1 is the paper's order (Sec. 5: after "

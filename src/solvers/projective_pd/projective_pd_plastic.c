@@ -232,16 +232,18 @@ static pd_real move_references(pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd
 }
 
 /* plastic_return in_solve, cohesionless granular matter: a grain whose family holds fewer than
- * LOOSE_BONDS bonds has left the packing (a lattice grain has 32 inside, 22 on a face, 10
- * at a corner, at horizon 2.01): a grain of the spreading front or in flight. Cohesionless sand
- * carries no stress without confinement, so the return takes it to the cone's apex, the
- * stress-free state: its references become its bond vectors (X = Y). Left elastic (a family of
- * 1-2 bonds is planar and never yields; one of 3-4 fits F exactly), such grains kept the
- * strains Eq. 20 gave their new bonds from a few-bond F: in the a = 2 column they were thrown
- * at 2.5-6 m/s (sqrt(g H) is 0.6 m/s) and the run gained energy until it blew up
+ * LOOSE_BONDS bonds has left the packing (at horizon 2.01 a lattice grain has 32 inside, 22 on a
+ * face and 10 at a corner, 7 when its three bonds of exactly 2 spacings stretch past the
+ * horizon): a grain of the spreading front or in flight. Cohesionless sand carries no stress
+ * without confinement, so the return takes it to the cone's apex, the stress-free state: its
+ * references become its bond vectors (X = Y). Left elastic (a family of 1-2 bonds is planar and
+ * never yields; one of 3-4 fits F exactly), such grains kept the strains Eq. 20 gave their new
+ * bonds from a few-bond F: in the a = 2 column they were thrown at 2.5-6 m/s (sqrt(g H) is
+ * 0.6 m/s), each with 1-4 bonds, and the run gained energy until it blew up
  * (docs/methods/projective_pd.md, "Eq. 28 and the return in the solve"). Its contacts (the
- * density penalty, the repulsion) still act on it. */
-#define LOOSE_BONDS 8
+ * density penalty, the repulsion) still act on it. With 8, the corners of a settled layer
+ * (7 bonds) were returned at rest. */
+#define LOOSE_BONDS 5
 
 static int loose_grain(const pd_ppd_state* s, const pd_ppd_material* m, uint32_t i) {
     return m->granular && m->yield_a == 0 && !s->fixed[i] &&
