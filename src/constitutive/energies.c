@@ -134,6 +134,12 @@ pd_vec3 pd_hencky_kirchhoff(pd_real lambda, pd_real mu, pd_vec3 s) { /* Fang 201
     return pd_v3(2 * mu * a + v, 2 * mu * b + v, 2 * mu * c + v);
 }
 
+pd_real pd_hencky_energy_kirchhoff(pd_real lambda, pd_real mu, pd_vec3 s, pd_vec3* tau) {
+    pd_real a = log(s.x), b = log(s.y), c = log(s.z), tr = a + b + c, v = lambda * tr;
+    *tau = pd_v3(2 * mu * a + v, 2 * mu * b + v, 2 * mu * c + v);
+    return mu * (a * a + b * b + c * c) + 0.5 * lambda * tr * tr;
+}
+
 pd_mat3 pd_hencky_kirchhoff_derivative(pd_real lambda, pd_real mu, pd_vec3 s) {
     pd_real inv[3] = {1 / s.x, 1 / s.y, 1 / s.z};
     pd_mat3 d;

@@ -42,6 +42,8 @@ pd_mat3 pd_fixed_corotated_piola_differential(pd_real lambda, pd_real mu, pd_mat
 pd_real pd_hencky_energy(pd_real lambda, pd_real mu, pd_vec3 s);
 pd_vec3 pd_hencky_kirchhoff(pd_real lambda, pd_real mu, pd_vec3 s);
 pd_mat3 pd_hencky_kirchhoff_derivative(pd_real lambda, pd_real mu, pd_vec3 s);
+/* Psi and tau together from one set of logs (the same bits as the two above). */
+pd_real pd_hencky_energy_kirchhoff(pd_real lambda, pd_real mu, pd_vec3 s, pd_vec3* tau);
 
 /* Compressible neo-Hookean with an isochoric split, J = s_0 s_1 s_2 > 0 (the stress of Wang et
  * al. 2025 Eq. 15, which sbpd's Drucker-Prager return mapping projects):

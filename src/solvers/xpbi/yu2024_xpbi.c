@@ -81,13 +81,13 @@ pd_real pd_xpbi_constraint(const pd_xpbi_material* m, pd_mat3 f, pd_mat3* dcdf) 
  * order or sign of U's columns. */
 static pd_real left_constraint(const pd_xpbi_material* m, pd_mat3 u, pd_vec3 s, pd_vec3 z,
                                pd_mat3 f, pd_mat3* dcdf) {
-    pd_real psi = pd_hencky_energy(m->lambda, m->mu, z); /* Eq. 3 */
-    pd_real c = psi > 0 ? sqrt(2 * psi) : 0;             /* Eq. 6 */
+    pd_vec3 tau;
+    pd_real psi = pd_hencky_energy_kirchhoff(m->lambda, m->mu, z, &tau); /* Eq. 3 */
+    pd_real c = psi > 0 ? sqrt(2 * psi) : 0;                             /* Eq. 6 */
     if (!(c > XPBI_C_FLOOR)) {
         *dcdf = pd_m3_zero();
         return c;
     }
-    pd_vec3 tau = pd_hencky_kirchhoff(m->lambda, m->mu, z);
     pd_vec3 d = pd_v3(tau.x / (z.x * s.x * c), tau.y / (z.y * s.y * c), tau.z / (z.z * s.z * c));
     *dcdf = pd_m3_mul(pd_m3_from_eigen(u, d), f); /* dC/dF = P / C */
     return c;
@@ -422,14 +422,19 @@ static void pair_task(sweep_job* job, const uint32_t* particles, size_t count, s
     const pd_vec3* x0 = s->step->step_start;
     const int32_t* body = job->p->body;
     pd_real rest = s->r * (1 - s->prm.distance_epsilon), dt = job->dt;
+    /* |d|^2 at or beyond this: |d| - rest >= 0 whatever sqrt's rounding (no sqrt for the
+     * pairs that hold, nearly all) */
+    pd_real rest2 = rest * rest * (1 + 1e-9);
     int distance = s->prm.distance_epsilon < 1;
     for (size_t k = 0; k < count; ++k) {
         uint32_t p = particles[k];
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
             uint32_t b = s->near.indices[e];
+            if (b < p)
+                continue;
             pd_real wsum = s->inv_mass[p] + s->inv_mass[b];
             int other = body[b] != body[p];
-            if (b < p || wsum == 0 || (other ? !s->bodies_touch : !distance))
+            if (wsum == 0 || (other ? !s->bodies_touch : !distance))
                 continue;
             pd_vec3 d =
                 pd_v3_sub(pd_v3_madd(x0[p], dt, job->v[p]), pd_v3_madd(x0[b], dt, job->v[b]));
@@ -437,6 +442,8 @@ static void pair_task(sweep_job* job, const uint32_t* particles, size_t count, s
                 contact_pair(job, p, b, e, d, wsum);
                 continue;
             }
+            if (!(pd_v3_len2(d) < rest2))
+                continue;
             pd_real len = pd_v3_len(d), c = len - rest;
             if (!(c < 0) || !(len > 0))
                 continue;
