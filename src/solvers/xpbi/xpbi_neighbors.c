@@ -55,6 +55,7 @@ static void kernel_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_real H = 2 * s->r;
     for (size_t p = begin; p < end; ++p) {
         pd_mat3 a = pd_m3_zero();
+        pd_real gap = INFINITY;
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
             uint32_t b = s->near.indices[e];
             pd_vec3* g = &s->nb_g[e];
@@ -63,11 +64,14 @@ static void kernel_range(void* ctx, size_t begin, size_t end, int thread) {
                 continue;
             pd_vec3 d = pd_v3_sub(job->x[p], job->x[b]);
             pd_real r = pd_v3_len(d);
+            if (b > p)
+                gap = fmin(gap, r);
             pd_real dw = pd_sph_wendland_c2_derivative(r, H);
             *g = r > 0 ? pd_v3_scale(d, dw / r) : pd_v3(0, 0, 0); /* grad W_b(x_p) */
             s->nb_w[e] = s->volume[b] * pd_sph_wendland_c2(r, H);
             pd_xpbi_add_outer(&a, s->volume[b], *g, pd_v3_scale(d, -1));
         }
+        s->pair_gap[p] = gap;
         pd_mat3 l = pd_xpbi_correction(a, s->prm.svd_cutoff);
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e)
             s->nb_g[e] = pd_v3_scale(pd_m3_mulv(l, s->nb_g[e]), s->volume[s->near.indices[e]]);

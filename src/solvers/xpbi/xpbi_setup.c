@@ -100,6 +100,9 @@ static pd_status materials(pd_xpbi_state* s, const pd_world* w, pd_error* err) {
     X(impulse, pd_vec3, 1)                                                                         \
     X(surface_normal, pd_vec3, 1)                                                                  \
     X(sweep_h2, pd_real, 1)                                                                        \
+    X(pair_gap, pd_real, 1)                                                                        \
+    X(speed_chunk, pd_real, 1)                                                                     \
+    X(task_fired, uint32_t, 1)                                                                     \
     X(hg_keep, pd_real, 1)                                                                         \
     X(hg_old_offsets, uint32_t, 1)                                                                 \
     X(order, uint32_t, 1)                                                                          \
@@ -289,7 +292,8 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     /* contact between bodies: a pair sum per entry, a surface normal per particle */
     size_t pairs = scene->body_count > 1 ? 32 * sizeof(pd_contact_pair_sum) : 0;
     return hourglass + returned + pairs + sizeof(pd_vec3) + 5 * sizeof(pd_mat3) +
-           10 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) +
-           2 * sizeof(uint64_t) + 32 * (sizeof(pd_vec3) + sizeof(pd_real) + sizeof(uint32_t)) +
-           4 * sizeof(uint32_t) + sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
+           12 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) +
+           2 * sizeof(uint64_t) + sizeof(uint32_t) +
+           32 * (sizeof(pd_vec3) + sizeof(pd_real) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
+           sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
 }

@@ -417,7 +417,6 @@ static void contact_pair(sweep_job* job, uint32_t p, uint32_t b, uint32_t e, pd_
  * |x_p - x_b| - r + epsilon >= 0, hard (alpha 0), solved where violated; between bodies the
  * contact (contact_pair) when solver.xpbi.contact is on, else nothing (they pass through). */
 static void pair_task(sweep_job* job, const uint32_t* particles, size_t count, size_t task) {
-    (void)task;
     pd_xpbi_state* s = job->s;
     const pd_vec3* x0 = s->step->step_start;
     const int32_t* body = job->p->body;
@@ -426,8 +425,18 @@ static void pair_task(sweep_job* job, const uint32_t* particles, size_t count, s
      * pairs that hold, nearly all) */
     pd_real rest2 = rest * rest * (1 + 1e-9);
     int distance = s->prm.distance_epsilon < 1;
+    /* |x~_p - x~_b| >= |x_p^n - x_b^n| - dt (|v_p| + |v_b|): p's pairs all hold while its
+     * nearest neighbour b > p at the step's start (pair_gap) stays beyond rest + dt (|v_p| + the
+     * largest |v| before the sweep), a margin of 1e-6 rest over the rounding; the velocities
+     * only outrun that bound once a constraint acted (this task's, or an earlier colour's:
+     * pair_fired), then every pair is tested. The skipped pairs are those the test passes. */
+    int bound = !s->bodies_touch && !s->pair_fired;
+    pd_real reach = rest * (1 + 1e-6);
+    s->task_fired[task] = 0;
     for (size_t k = 0; k < count; ++k) {
         uint32_t p = particles[k];
+        if (bound && s->pair_gap[p] - dt * (pd_v3_len(job->v[p]) + s->pair_speed) > reach)
+            continue;
         for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
             uint32_t b = s->near.indices[e];
             if (b < p)
@@ -451,6 +460,7 @@ static void pair_task(sweep_job* job, const uint32_t* particles, size_t count, s
             pd_real scale = -c / wsum / dt;      /* dlambda / dt */
             give(job, p, n, scale);
             give(job, b, pd_v3_scale(n, -1), scale);
+            bound = 0, s->task_fired[task] = 1;
         }
     }
 }
@@ -469,6 +479,35 @@ static void colored_sweep(sweep_job* job) {
     for (int c = 0; c < PD_XPBI_COLORS; ++c) {
         job->first = s->color_task[c];
         pd_parallel_for(s->color_task[c + 1] - s->color_task[c], 1, run_tasks, job);
+    }
+}
+
+/* Per chunk: the largest |v|^2. */
+static void speed_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    sweep_job* job = ctx;
+    pd_real most = 0;
+    for (size_t i = begin; i < end; ++i)
+        most = fmax(most, pd_v3_len2(job->v[i]));
+    job->s->speed_chunk[begin / PD_XPBI_GRAIN] = most;
+}
+
+/* The pair constraints' sweep (pair_task): the colours in turn as colored_sweep, with the
+ * largest speed before it and, after each colour, whether a distance constraint acted. */
+static void pair_sweep(sweep_job* job) {
+    pd_xpbi_state* s = job->s;
+    size_t chunks = (s->n + PD_XPBI_GRAIN - 1) / PD_XPBI_GRAIN;
+    pd_parallel_for(s->n, PD_XPBI_GRAIN, speed_range, job);
+    pd_real most = 0;
+    for (size_t k = 0; k < chunks; ++k)
+        most = fmax(most, s->speed_chunk[k]);
+    s->pair_speed = sqrt(most);
+    s->pair_fired = !(most < INFINITY); /* NaN or infinite: test every pair */
+    for (int c = 0; c < PD_XPBI_COLORS; ++c) {
+        job->first = s->color_task[c];
+        pd_parallel_for(s->color_task[c + 1] - s->color_task[c], 1, run_tasks, job);
+        for (size_t t = s->color_task[c]; t < s->color_task[c + 1]; ++t)
+            s->pair_fired |= s->task_fired[t] != 0;
     }
 }
 
@@ -747,7 +786,7 @@ static pd_real iterate(pd_xpbi_state* s, pd_particles* p, pd_vec3* impulse) {
     pd_real h2 = elastic_sweep(s, p, impulse);
     sweep_job job = {s, p, p->vel, impulse, s->step->dt, 0, pair_task};
     if (s->prm.distance_epsilon < 1 || s->bodies_touch)
-        colored_sweep(&job);
+        pair_sweep(&job);
     if (s->collider_count > 0)
         pd_parallel_for(s->n, PD_XPBI_GRAIN, collider_range, &job);
     return h2;
