@@ -47,7 +47,7 @@ static double max_abs_entry(pd_mat3 a) {
             double x = fabs((double)a.m[i][j]);
             if (isnan(x))
                 return x;
-            m = fmax(m, x);
+            m = x > m ? x : m; /* fmax without its libm call (no NaN here) */
         }
     return m;
 }

@@ -233,8 +233,10 @@ pd_real pd_xpbi_hourglass_constraint_at(const pd_xpbi_state* s, const pd_vec3* x
     uint32_t first = s->near.offsets[p], last = s->near.offsets[p + 1];
     for (uint32_t e = first; e < last; ++e) {
         const pd_xpbi_hourglass* h = &s->hg[e];
-        if (h->k == 0)
+        if (h->k == 0) {
+            grad[e - first] = pd_v3(0, 0, 0); /* a_pb = 0: the second pass reads no k */
             continue;
+        }
         uint32_t b = s->near.indices[e];
         pd_vec3 xb = pd_v3_madd(x0[b], dt, v[b]);
         /* eps = x~_pb - (I + dt L) y */
@@ -249,8 +251,7 @@ pd_real pd_xpbi_hourglass_constraint_at(const pd_xpbi_state* s, const pd_vec3* x
     if (c > XPBI_HG_FLOOR)
         for (uint32_t e = first; e < last; ++e) {
             pd_vec3* g = &grad[e - first];
-            pd_vec3 a = s->hg[e].k == 0 ? pd_v3(0, 0, 0) : *g;
-            *g = pd_v3_scale(pd_v3_sub(a, pd_m3_mulv(m, s->nb_g[e])), 1 / c);
+            *g = pd_v3_scale(pd_v3_sub(*g, pd_m3_mulv(m, s->nb_g[e])), 1 / c);
             gp = pd_v3_sub(gp, *g);
             sum += s->inv_mass[s->near.indices[e]] * pd_v3_len2(*g);
         }
