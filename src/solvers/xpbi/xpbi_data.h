@@ -148,6 +148,7 @@ typedef struct pd_xpbi_state {
     pd_vec3* surface_normal; /* bodies touch: away from the other bodies near (unit or 0) */
     pd_real* contact_n;      /* per particle and collider: the normal dv accumulated (m/s) */
     pd_vec3* contact_t;      /* ... and the friction's tangential dv accumulated (m/s) */
+    pd_real* collider_gap;   /* ... and the collider's signed distance at x^n (m; -inf: mesh) */
     pd_real* sweep_h2;       /* per task (per chunk: jacobi): the sum of h^2 of the last sweep */
     pd_real* pair_gap;       /* per particle: min |x_b^n - x_p^n| over its neighbours b > p (m) */
     pd_real* speed_chunk;    /* per chunk: the largest |v| before a distance sweep (m/s) */

@@ -64,8 +64,8 @@ static void kernel_range(void* ctx, size_t begin, size_t end, int thread) {
                 continue;
             pd_vec3 d = pd_v3_sub(job->x[p], job->x[b]);
             pd_real r = pd_v3_len(d);
-            if (b > p)
-                gap = fmin(gap, r);
+            if (b > p && r < gap)
+                gap = r;
             pd_real dw = pd_sph_wendland_c2_derivative(r, H);
             *g = r > 0 ? pd_v3_scale(d, dw / r) : pd_v3(0, 0, 0); /* grad W_b(x_p) */
             s->nb_w[e] = s->volume[b] * pd_sph_wendland_c2(r, H);

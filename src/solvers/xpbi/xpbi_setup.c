@@ -123,8 +123,9 @@ static pd_status allocate(pd_xpbi_state* s, pd_error* err) {
     size_t contacts = (s->cap + 1) * (size_t)(s->collider_count > 0 ? s->collider_count : 1);
     s->contact_n = PD_NEW_ARRAY(pd_real, contacts);
     s->contact_t = PD_NEW_ARRAY(pd_vec3, contacts);
+    s->collider_gap = PD_NEW_ARRAY(pd_real, contacts);
     s->history = PD_NEW_ARRAY(pd_real, (size_t)s->prm.iterations + 1);
-    if (!ok || !s->contact_n || !s->contact_t || !s->history ||
+    if (!ok || !s->contact_n || !s->contact_t || !s->collider_gap || !s->history ||
         pd_family_allocate(&s->none, s->cap, 0) != PD_OK)
         return pd_fail(err, PD_ERR_OUT_OF_MEMORY, "", "xpbi's %zu particles", s->n);
     s->none.count = s->n; /* its offsets (zeros) hold cap + 1 */
@@ -225,6 +226,7 @@ void pd_xpbi_destroy(void* state) {
     size_t contacts = (s->cap + 1) * (size_t)(s->collider_count > 0 ? s->collider_count : 1);
     PD_FREE_ARRAY(s->contact_n, pd_real, contacts);
     PD_FREE_ARRAY(s->contact_t, pd_vec3, contacts);
+    PD_FREE_ARRAY(s->collider_gap, pd_real, contacts);
     PD_FREE_ARRAY(s->history, pd_real, (size_t)s->prm.iterations + 1);
     PD_FREE_ARRAY(s->nb_g, pd_vec3, s->nb_g_capacity);
     PD_FREE_ARRAY(s->nb_w, pd_real, s->nb_w_capacity);
@@ -295,5 +297,5 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
            12 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) +
            2 * sizeof(uint64_t) + sizeof(uint32_t) +
            32 * (sizeof(pd_vec3) + sizeof(pd_real) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
-           sizeof(pd_vec3) + colliders * (sizeof(pd_real) + sizeof(pd_vec3));
+           sizeof(pd_vec3) + colliders * (2 * sizeof(pd_real) + sizeof(pd_vec3));
 }

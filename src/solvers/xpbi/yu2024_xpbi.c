@@ -616,11 +616,18 @@ static void collider_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_xpbi_state* s = job->s;
     const pd_step_context* c = s->step;
     int k_count = s->collider_count;
+    pd_real margin = 1e-6 * s->r;
     for (size_t i = begin; i < end; ++i) {
         if (s->inv_mass[i] == 0 || (c->contact_skip && c->contact_skip[i]))
             continue;
+        pd_real reach = job->dt * pd_v3_len(job->v[i]) + margin;
         for (int k = 0; k < k_count; ++k) {
             size_t a = i * (size_t)k_count + (size_t)k;
+            /* the signed distance changes by at most |dx| (1-Lipschitz): a particle that has
+             * not touched and whose candidate x^n + dt v stays outside returns unchanged, as
+             * collider_contact would return it */
+            if (s->contact_n[a] == 0 && s->collider_gap[a] > reach)
+                continue;
             job->v[i] = collider_contact(&c->colliders->items[k], c->step_start[i], job->v[i],
                                          job->dt, &s->contact_n[a], &s->contact_t[a]);
         }
@@ -657,8 +664,14 @@ static void start_range(void* ctx, size_t begin, size_t end, int thread) {
             p->vel[i] = pd_v3_madd(p->vel[i], job->dt, job->gravity);
         s->lambda[i] = 0, s->lambda_h[i] = 0, s->lambda_v[i] = 0;
         job->impulse[i] = pd_v3(0, 0, 0);
-        for (size_t c = 0; c < k; ++c)
+        for (size_t c = 0; c < k; ++c) {
+            const pd_collider* col = &s->step->colliders->items[c];
             s->contact_n[i * k + c] = 0, s->contact_t[i * k + c] = pd_v3(0, 0, 0);
+            /* analytic shapes: their exact distance (a mesh keeps its own cheap bound) */
+            s->collider_gap[i * k + c] = col->def.type == PD_COLLIDER_MESH
+                                             ? -INFINITY
+                                             : pd_collider_sdf(col, s->step->step_start[i], NULL);
+        }
         if (s->bodies_touch)
             for (uint32_t e = s->near.offsets[i]; e < s->near.offsets[i + 1]; ++e)
                 s->pair_sum[e] = (pd_contact_pair_sum){0, pd_v3(0, 0, 0)};
