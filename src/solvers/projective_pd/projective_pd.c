@@ -40,9 +40,13 @@
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
-/* F = (Y*X)(X*X)^+ over i's family (Sec. 3). */
+/* F = (Y*X)(X*X)^+ over i's family (Sec. 3). Between a step's last plastic correction and the
+ * next renewal (system_stale) the stored (X*X)^+ are those of the references before it: F is
+ * then taken with the family's own, as the stress read between steps must be. */
 pd_mat3 pd_ppd_deformation_gradient(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
-    return pd_family_deformation_gradient(&s->fam, i, NULL, s->volume, y, pd_ppd_kinv(s, i));
+    pd_mat3 kinv =
+        s->system_stale ? pd_ppd_sym3_full(pd_ppd_family_kinv(s, i, NULL)) : pd_ppd_kinv(s, i);
+    return pd_family_deformation_gradient(&s->fam, i, NULL, s->volume, y, kinv);
 }
 
 /* dir(F xi) and dir(Y) of one bond (Eq. 10, 11); a vanishing one borrows the other, or X's. */

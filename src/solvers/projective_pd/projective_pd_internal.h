@@ -52,10 +52,12 @@ pd_status pd_ppd_update_renewal(pd_ppd_state* s, struct pd_world* w, int at_crea
 pd_status pd_ppd_break_bonds(void* state, struct pd_world* w, pd_bond_test test, void* ctx,
                              size_t* removed, pd_error* err);
 
-/* (X*X)^+ of i's family as a full matrix. */
-static inline pd_mat3 pd_ppd_kinv(const pd_ppd_state* s, uint32_t i) {
-    pd_ppd_sym3 k = s->kinv[i];
+/* A symmetric matrix from its upper triangle; pd_ppd_kinv: (X*X)^+ of i's family so. */
+static inline pd_mat3 pd_ppd_sym3_full(pd_ppd_sym3 k) {
     return (pd_mat3){{{k.xx, k.xy, k.xz}, {k.xy, k.yy, k.yz}, {k.xz, k.yz, k.zz}}};
+}
+static inline pd_mat3 pd_ppd_kinv(const pd_ppd_state* s, uint32_t i) {
+    return pd_ppd_sym3_full(s->kinv[i]);
 }
 /* The granular factor on lambda and kv of particle i (Sec. 7): 1 without granular matter. */
 static inline pd_real pd_ppd_vscale(const pd_ppd_state* s, size_t i) {
@@ -87,6 +89,8 @@ int pd_ppd_return_end(pd_ppd_state* s);
 void pd_ppd_return_free(pd_ppd_state* s);
 /* (X*X)^+ of i's family into s->kinv[i] and s->planar[i] (projective_pd_setup.c). */
 void pd_ppd_shape_tensor(pd_ppd_state* s, uint32_t i);
+/* The same (X*X)^+ computed, not stored; *planar (may be NULL) as pd_ppd_shape_tensor's flag. */
+pd_ppd_sym3 pd_ppd_family_kinv(const pd_ppd_state* s, uint32_t i, int* planar);
 /* Eq. 20: the map F^-1 that gives a bond newly added to particle i its reference vector,
  * X = F^-1 (y_j - y_i), with F from i's current family at y and its singular values clamped
  * to [1 + e_iso - ||e_dev||, 1 + e_iso + ||e_dev||] (Sec. 5, New Particle Neighbors). */

@@ -376,15 +376,22 @@ static void for_each_particle(pd_ppd_state* s, pd_real* gcorr,
 
 /* (X*X)^+ of i's family (Sec. 3); a family that spans only a plane (shell) or a line is
  * marked planar and gets the pseudo-inverse. */
-void pd_ppd_shape_tensor(pd_ppd_state* s, uint32_t i) {
+pd_ppd_sym3 pd_ppd_family_kinv(const pd_ppd_state* s, uint32_t i, int* planar) {
     pd_mat3 k = pd_family_shape_tensor(&s->fam, i, NULL, s->volume); /* w_i V_j */
     pd_vec3 l;
     pd_mat3 q;
     pd_eigen_sym3(k, &l, &q);
-    s->planar[i] = l.x <= 1e-6 * l.z;
+    if (planar)
+        *planar = l.x <= 1e-6 * l.z;
     pd_mat3 kinv = pd_m3_pinv_sym_eigen(l, q, 1e-6);
-    s->kinv[i] = (pd_ppd_sym3){kinv.m[0][0], kinv.m[0][1], kinv.m[0][2],
-                               kinv.m[1][1], kinv.m[1][2], kinv.m[2][2]};
+    return (pd_ppd_sym3){kinv.m[0][0], kinv.m[0][1], kinv.m[0][2],
+                         kinv.m[1][1], kinv.m[1][2], kinv.m[2][2]};
+}
+
+void pd_ppd_shape_tensor(pd_ppd_state* s, uint32_t i) {
+    int planar;
+    s->kinv[i] = pd_ppd_family_kinv(s, i, &planar);
+    s->planar[i] = (uint8_t)planar;
 }
 
 static void shape_tensor(const build_job* job, uint32_t i) {
