@@ -788,6 +788,19 @@ static double spinning_ball_bound(const char* energy) {
     return bound;
 }
 
+/* The step's grid velocity change on the nodes with mass, and its iteration counts. */
+static void read_step(const pd_test_sim* t, implicit_run* r) {
+    const pd_mpm_state* s = t->world->solver_state;
+    r->dv = malloc(3 * s->grid.nodes * sizeof *r->dv);
+    for (size_t n = 0; r->dv && n < s->grid.nodes; ++n)
+        if (s->grid.mass[n] > 0) {
+            r->dv[3 * r->count] = s->admm_dv[n].x, r->dv[3 * r->count + 1] = s->admm_dv[n].y;
+            r->dv[3 * r->count + 2] = s->admm_dv[n].z, r->count++;
+        }
+    pd_world_info in = pd_world_get_info(t->world);
+    r->iterations = in.iterations, r->residual = in.residual, r->cg = s->last_cg_iterations;
+}
+
 static implicit_run implicit_step_of(double dt, const char* energy, const char* const* extra,
                                      int nextra) {
     implicit_run r = {NULL, 0, -1, -1, NAN, NAN};
@@ -804,14 +817,7 @@ static implicit_run implicit_step_of(double dt, const char* energy, const char* 
     pd_error err = {0};
     if (pd_world_step(t.world, &err) == PD_OK && t.world->steps_per_frame == 1) {
         pd_mpm_state* s = t.world->solver_state;
-        r.dv = malloc(3 * s->grid.nodes * sizeof *r.dv);
-        for (size_t n = 0; r.dv && n < s->grid.nodes; ++n)
-            if (s->grid.mass[n] > 0) {
-                r.dv[3 * r.count] = s->admm_dv[n].x, r.dv[3 * r.count + 1] = s->admm_dv[n].y;
-                r.dv[3 * r.count + 2] = s->admm_dv[n].z, r.count++;
-            }
-        pd_world_info in = pd_world_get_info(t.world);
-        r.iterations = in.iterations, r.residual = in.residual, r.cg = s->last_cg_iterations;
+        read_step(&t, &r);
         if (s->prm.integrator == PD_MPM_ADMM)
             r.momentum = pd_mpm_implicit_residual(s, &t.world->particles, t.world->def.gravity, dt,
                                                   s->admm_dv);
@@ -899,17 +905,8 @@ static implicit_run sliding_sand_step(const char* solver, const char* tolerance)
     if (!pd_test_sim_open(&t, SLIDING_SAND, sets, 3))
         return r;
     pd_error err = {0};
-    if (pd_world_step(t.world, &err) == PD_OK) {
-        pd_mpm_state* s = t.world->solver_state;
-        r.dv = malloc(3 * s->grid.nodes * sizeof *r.dv);
-        for (size_t n = 0; r.dv && n < s->grid.nodes; ++n)
-            if (s->grid.mass[n] > 0) {
-                r.dv[3 * r.count] = s->admm_dv[n].x, r.dv[3 * r.count + 1] = s->admm_dv[n].y;
-                r.dv[3 * r.count + 2] = s->admm_dv[n].z, r.count++;
-            }
-        pd_world_info in = pd_world_get_info(t.world);
-        r.iterations = in.iterations, r.residual = in.residual, r.cg = s->last_cg_iterations;
-    }
+    if (pd_world_step(t.world, &err) == PD_OK)
+        read_step(&t, &r);
     pd_test_sim_close(&t);
     return r;
 }

@@ -217,9 +217,7 @@ static int pin_plane_run(const char* integrator, int steps, pin_plane* out) {
         out->layer[k] /= in_layer[k] > 0 ? in_layer[k] : 1;
     out->force = pd_world_pin(t.world, 0).force.x * out->dt;
     out->count = p->count;
-    out->pos = malloc(p->count * sizeof *out->pos);
-    for (size_t id = 0; out->pos && id < p->count; ++id)
-        out->pos[id] = p->pos[t.world->order[id]];
+    out->pos = pd_test_positions_by_id(t.world);
     pd_test_sim_close(&t);
     return ok && out->pos && in_layer[1] == 32 && in_layer[4] == 32;
 }
@@ -334,9 +332,7 @@ static int clamped_beam(int steps, int refactor, clamp_run* out) {
             out->sag += p->rest[i].y - p->pos[i].y, n += 1;
     out->sag /= n;
     out->count = p->count;
-    out->pos = malloc(p->count * sizeof *out->pos);
-    for (size_t id = 0; out->pos && id < p->count; ++id)
-        out->pos[id] = p->pos[t.world->order[id]];
+    out->pos = pd_test_positions_by_id(t.world);
     pd_test_sim_close(&t);
     return ok && out->pos;
 }
@@ -416,9 +412,7 @@ static int slide_run(double t_end, slide* out) {
             out->pinned = fmax(out->pinned, pd_v3_len(s->v_grid[i]));
     }
     out->count = p->count;
-    out->pos = malloc(p->count * sizeof *out->pos);
-    for (size_t id = 0; out->pos && id < p->count; ++id)
-        out->pos[id] = p->pos[t.world->order[id]];
+    out->pos = pd_test_positions_by_id(t.world);
     pd_test_sim_close(&t);
     return ok && out->pos;
 }
@@ -466,9 +460,7 @@ static int fig7_steps(int steps, int anew, pd_vec3** pos, size_t* count, long* b
     const pd_particles* p = &t.world->particles;
     *blocks = s->pin_block_factorisations;
     *count = p->count;
-    *pos = malloc(p->count * sizeof **pos);
-    for (size_t id = 0; *pos && id < p->count; ++id)
-        (*pos)[id] = p->pos[t.world->order[id]];
+    *pos = pd_test_positions_by_id(t.world);
     pd_test_sim_close(&t);
     return ok && *pos;
 }

@@ -5,6 +5,7 @@
 #define PD_PHYSICS_SUPPORT_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "math/svd3.h"
@@ -90,6 +91,15 @@ static inline size_t pd_test_positions_after_steps(pd_test_sim* t, int opened, i
         pd_test_sim_close(t);
     pd_set_threads(0);
     return ok ? n : 0;
+}
+
+/* The world's positions by particle id (malloc'd: the caller frees; NULL without memory). */
+static inline pd_vec3* pd_test_positions_by_id(const pd_world* w) {
+    const pd_particles* p = &w->particles;
+    pd_vec3* out = malloc(p->count * sizeof *out);
+    for (size_t i = 0; out && i < p->count; ++i)
+        out[p->id[i]] = p->pos[i];
+    return out;
 }
 
 /* Positions of two runs that differ in any bit. */
