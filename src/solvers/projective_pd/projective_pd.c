@@ -1098,9 +1098,13 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
      * pressure and hold, the fluid's nu and delta, the constraints' kind */
     if (granular)
         per_particle += 7 * sizeof(pd_real) + 1;
-    /* a flowing body's renewal grid, kept between renewals */
-    if (flows)
-        per_particle += PPD_GRID_BYTES;
+    /* a flowing body's renewal grid, kept between renewals, and its Verlet list: the positions
+     * of the last search, the offsets and every pair within the horizon plus the skin */
+    if (flows) {
+        double reach = (prm->horizon + PPD_VERLET_SKIN) / prm->horizon;
+        per_particle += PPD_GRID_BYTES + sizeof(pd_vec3) + sizeof(uint32_t) +
+                        bonds * reach * reach * reach * sizeof(uint32_t);
+    }
     /* plastic_return in_solve: the step's start references (a quarter spare) and shape
      * tensors, the strain increments and the moved flags */
     if (prm->plastic_return == PD_PPD_RETURN_IN_SOLVE && any_material_plastic(scene))

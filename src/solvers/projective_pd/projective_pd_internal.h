@@ -31,6 +31,11 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const struct pd_world* w, pd_erro
 /* Particles per task of the local step's scatter plan (a few cells: the colours' tasks balance
  * over the threads). */
 #define PPD_TASK_GRAIN 128
+
+/* The skin of the renewals' Verlet list, in spacings: its search radius is the horizon plus
+ * this (2.26 spacings at the default horizon of 2.01: 1.4 times the pairs to filter), and it
+ * lasts while no grain has moved an eighth of a spacing. */
+#define PPD_VERLET_SKIN 0.25
 /* Plans the local step anew when the families changed since it was planned, at the world's
  * positions, its cells aligned with the world's Z-curve (pd_world_order_cell). */
 pd_status pd_ppd_plan_local_step(pd_ppd_state* s, const struct pd_world* w);

@@ -13,11 +13,6 @@
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "world/world.h"
 
-/* The skin of the renewals' Verlet list, in spacings: its search radius is the horizon plus
- * this (2.26 spacings at the default horizon of 2.01: 1.4 times the pairs to filter), and it
- * lasts while no grain has moved an eighth of a spacing. */
-#define PPD_VERLET_SKIN 0.25
-
 pd_status pd_ppd_on_time_step(void* state, pd_world* w, pd_error* err) {
     return pd_ppd_build_system(state, w, err); /* the diagonal's m/h^2 at the new h */
 }
