@@ -1148,6 +1148,7 @@ static int filter_matches(const char* filter, const char* name) {
 }
 
 int main(int argc, char** argv) {
+    pd_prefer_passive_waiting(argv); /* CPU times without threads spinning at barriers */
     bench_options o;
     int code = parse_args(argc, argv, &o);
     if (code)

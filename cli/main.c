@@ -30,19 +30,8 @@ static void usage(FILE* f) {
                "version.\n");
 }
 
-/* OpenMP threads that spin while waiting steal the cores from each other and from anything
- * else running (measured: 6 frames took 52 s with spinning threads on a loaded 2-core
- * machine, 3.8 s with passive waiting). The policy is read when the runtime loads, before
- * main, so the program re-executes itself once with it set, unless the user chose one. */
-static void prefer_passive_waiting(char** argv) {
-    if (getenv("OMP_WAIT_POLICY"))
-        return;
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-    execv("/proc/self/exe", argv); /* returns only on failure: then carry on as we are */
-}
-
 int main(int argc, char** argv) {
-    prefer_passive_waiting(argv);
+    pd_prefer_passive_waiting(argv);
     if (argc < 2) {
         usage(stderr);
         return 2;
