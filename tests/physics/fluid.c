@@ -278,7 +278,7 @@ PD_TEST(known_failure_hydrostatic_pressure_with_the_bonds_share) {
 }
 
 /* Every particle below the free surface, those on the container's walls included: the four
- * on its vertical edges read 4.7 % light (docs/validation.md). */
+ * on its vertical edges read 4.9 % light (docs/validation.md). */
 PD_TEST(known_failure_fluid_density_within_one_percent_on_the_container_edges) {
     PD_CHECK(column_errors(0).worst < 0.01);
 }
