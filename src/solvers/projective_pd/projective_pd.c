@@ -196,6 +196,38 @@ static pd_real local_particle_scalar(pd_ppd_state* s, const pd_vec3* y, uint32_t
     return e;
 }
 
+/* The pressure i's own bonds exert at y, -tr(sigma_i) / 3 with sigma_i the virial of the forces
+ * of its energy E_i (Eq. 8, the dilatation term included): sigma_i V_i = sum_b t_b (x) Y_b, t_b =
+ * dE_i/dY_b the bond's force (local_particle_scalar's). For E_i a function of F alone this is
+ * dE_i/dF F^T / V_i, the Cauchy stress to first order (Lehoucq and Silling 2008's peridynamic
+ * stress of a homogeneous deformation). With the part of t through F, sum_b w V_j H X_b (x) Y_b
+ * = dE/dF F^T, so the trace needs one pass over the bonds. */
+pd_real pd_ppd_bond_pressure(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
+    const pd_family* f = &s->fam;
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    if (f->offsets[i] == f->offsets[i + 1] || !(s->volume[i] > 0))
+        return 0;
+    pd_mat3 F = pd_ppd_deformation_gradient(s, y, i), dEdF = pd_m3_zero();
+    pd_real vs = pd_ppd_vscale(s, i), lambda = m->lambda * vs;
+    pd_real kv = s->planar[i] ? 0 : m->kv * vs, J = pd_m3_det(F);
+    pd_real direct = 0, sum_kl2 = 0; /* sum t_b . Y_b of the parts in Y directly */
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        ppd_bond o = scalar_bond(s, y, i, b, F, m->mu, lambda);
+        direct += pd_v3_dot(o.t, o.Y);
+        if (o.lfx > 1e-12 * o.len)
+            pd_m3_add_outer(&dEdF, -2 * o.k * m->mu * o.len / o.lfx,
+                            pd_v3_madd(o.Y, -pd_v3_dot(o.dfx, o.Y), o.dfx), o.X);
+        sum_kl2 += o.k * o.len * o.len;
+    }
+    if (kv > 0)
+        dEdF = pd_m3_add(dEdF, pd_m3_scale(cofactor(F), 2 * kv / 9 * (J - 1) * sum_kl2));
+    pd_real through_f = 0; /* dE/dF : F */
+    for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k)
+            through_f += dEdF.m[r][k] * F.m[r][k];
+    return -(direct + through_f) / (3 * s->volume[i]);
+}
+
 /* ---------------------------------------------------------------- the vectorised local step */
 
 /* Bonds a family may have for the vectorised path (larger ones take the scalar form). */

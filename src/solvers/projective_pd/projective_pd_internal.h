@@ -103,6 +103,9 @@ pd_mat3 pd_ppd_new_bond_map(const pd_ppd_state* s, const pd_vec3* y, uint32_t i)
 /* I1 (-tr sigma, Pa) and sqrt(J2) (Pa) of particle i at y from its bond strains (Eq. 16-17). */
 void pd_ppd_stress_invariants(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* i1,
                               pd_real* sqrt_j2);
+/* The pressure particle i's own bonds exert at y: -tr / 3 of the virial of its energy's bond
+ * forces (Pa; projective_pd.c). */
+pd_real pd_ppd_bond_pressure(const pd_ppd_state* s, const pd_vec3* y, uint32_t i);
 /* sqrt(J2) - (A + B I1) of particle i at y (Pa; > 0 outside the yield surface), its
  * A + B I1 in *limit. */
 pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd_real* limit);
