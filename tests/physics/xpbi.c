@@ -72,16 +72,16 @@ static bar_interior measure_interior(const pd_test_sim* t) {
     return b;
 }
 
-/* The paper's xpbi (solver.hourglass 0, and XSPH per step as Eq. 20 prints it, xsph_time 0):
+/* The paper's xpbi (solver.hourglass 0, and XSPH per step as Eq. 20 prints it, xsph_scaling step):
  * the alternation over time, in the bar stretched and in the bar squeezed by as much. Measured:
  * stretched, 9.7e-6 m at 0.03 s and 3.7e-4 m at 0.09 s (doubling about every 10 ms), F_xx - 1
  * 0.00135 where the neighbours show 0.0039; squeezed, 2.9e-6 and 6.7e-6 m, F_xx - 1 -0.00307 where
  * they show -0.00307. The checks: stretched, a growth of 10 times at least and F below half of the
  * neighbours' slope; squeezed, a growth below 5 times and F within 5 % of it (the mode is a tensile
- * instability). With the default XSPH per unit time (c = 0.1 a step of 1 ms) the mode grows more
- * slowly: 7.2e-6 and 2.8e-4 m, F_xx - 1 0.0020 where the neighbours show 0.0034 at 0.09 s. */
+ * instability). With XSPH per unit time (xsph_scaling time: c = 0.1 a step of 1 ms) the mode grows
+ * more slowly: 7.2e-6 and 2.8e-4 m, F_xx - 1 0.0020 where the neighbours show 0.0034 at 0.09 s. */
 static int paper_bar(const char* translate, bar_interior* at) {
-    const char* sets[] = {"solver.hourglass=0", "solver.xpbi.xsph_time=0", translate};
+    const char* sets[] = {"solver.hourglass=0", "solver.xpbi.xsph_scaling=step", translate};
     const double times[3] = {0.03, 0.06, 0.09};
     pd_test_sim t;
     if (!pd_test_sim_open(&t, k_bar, sets, 3))
@@ -372,10 +372,10 @@ static void momentum_drift(const char* xsph, double* drift) {
 
 PD_TEST(a_step_keeps_linear_momentum) {
     double exact, with_xsph;
-    momentum_drift("solver.xsph=0", &exact);
-    momentum_drift("solver.xsph=0.01", &with_xsph);
-    printf("  |P(0.02 s) - P(0)| / sum m |v| over 20 steps: %.3g without XSPH, %.3g with c = "
-           "0.01\n",
+    momentum_drift("solver.xpbi.xsph_viscosity=0", &exact);
+    momentum_drift("solver.xpbi.xsph_scaling=viscosity", &with_xsph); /* the default */
+    printf("  |P(0.02 s) - P(0)| / sum m |v| over 20 steps: %.3g without XSPH, %.3g with the "
+           "default\n",
            exact, with_xsph);
     PD_CHECK(exact < 1e-12);
 }
@@ -490,6 +490,7 @@ PD_TEST(refuses_what_it_does_not_implement) {
         {"bodies[0].kind=shell", "bodies[0].kind"},
         {"solver.contact_stiffness=4", "solver.xpbi.contact_stiffness"}, /* a penalty's */
         {"solver.xsph_strength=1", "solver.xpbi.xsph_strength"},
+        {"solver.xpbi.xsph_time=1e-3", "solver.xpbi.xsph_time"}, /* acts with scaling time */
         {"solver.radius=1.5", "solver.xpbi.radius"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
@@ -875,11 +876,12 @@ PD_TEST(semi_implicit_plasticity_overshoots_by_one_steps_elastic_increment) {
  * Mises material (125 particles at 12 mm, E 1e4 Pa, sigma_Y 100 Pa: rho g H = 589 Pa, tau_Y / (rho
  * g H) = 0.1) slumps on a floor with friction 0.5; its spread, the 95th percentile of the
  * particles' distances from the axis at 0.3 s (at rest from about 0.25 s), at dt 1e-3 and 1e-4 s.
- * XSPH (Eq. 20) smooths a fraction c of the velocity differences every step, a viscosity that
- * grows as c / dt: at the paper's c = 0.01 the slump at 1e-4 s is held back by it, whatever the
- * plasticity (known_failure_ below); without it the time step's effect is the plasticity's. */
-static double slump_spread_run(const char* mode, double dt, double xsph, double xsph_time) {
-    char json[1536], set[64], smooth[64], per[64];
+ * XSPH (Eq. 20) smooths a fraction c of the velocity differences every step, a viscosity
+ * c k^2 / (30 dt) that grows as 1 / dt at a fixed c: at the paper's c = 0.01 per step the slump at
+ * 1e-4 s is held back by it, whatever the plasticity (known_failure_ below); without it the time
+ * step's effect is the plasticity's. `xsph` is one --set sizing XSPH (NULL: the defaults). */
+static double slump_spread_run(const char* mode, double dt, const char* xsph) {
+    char json[1536], set[64];
     snprintf(json, sizeof json,
              "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":%.17g,\"fps\":20,"
              "\"frames\":6},\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e4,"
@@ -890,12 +892,9 @@ static double slump_spread_run(const char* mode, double dt, double xsph, double 
              "\"friction\":0.5}]}",
              dt);
     snprintf(set, sizeof set, "solver.xpbi.plasticity=%s", mode);
-    snprintf(smooth, sizeof smooth, "solver.xpbi.xsph=%.17g", xsph);
-    snprintf(per, sizeof per, "solver.xpbi.xsph_time=%.17g", xsph_time);
-    const char* sets[] = {set, smooth, per};
+    const char* sets[] = {set, xsph};
     pd_test_sim t;
-    /* xsph_time below 0: the scene's defaults (c = 0.01 per xsph_time 1e-4 s), nothing set */
-    if (!pd_test_sim_open(&t, json, sets, xsph_time < 0 ? 1 : 3))
+    if (!pd_test_sim_open(&t, json, sets, xsph ? 2 : 1))
         return -1;
     if (!pd_test_sim_run(&t, 0.3)) {
         pd_test_sim_close(&t);
@@ -908,77 +907,55 @@ static double slump_spread_run(const char* mode, double dt, double xsph, double 
         r[i] = sqrt(p->pos[i].x * p->pos[i].x + p->pos[i].z * p->pos[i].z);
     qsort(r, n, sizeof *r, pd_test_compare_doubles);
     double spread = r[(size_t)(0.95 * (double)(n - 1))];
-    printf("  %s, xsph %g (per %s), dt %g s: spread %.2f mm (%zu particles)\n", mode, xsph,
-           xsph_time > 0   ? "xsph_time"
-           : xsph_time < 0 ? "the default xsph_time"
-                           : "step",
-           dt, 1e3 * spread, n);
+    printf("  %s, %s, dt %g s: spread %.2f mm (%zu particles)\n", mode,
+           xsph ? xsph : "the default XSPH", dt, 1e3 * spread, n);
     pd_test_sim_close(&t);
     return spread;
 }
 
-/* The runs above, each once per process: a run per xsph_time at dt = xsph_time smooths by the
- * same c every step as one per step (dt / xsph_time = 1 exactly), so the tests share it. */
-static double slump_spread_timed(const char* mode, double dt, double xsph, double xsph_time) {
-    static struct {
-        char mode[16];
-        double dt, c, spread;
-    } done[16];
-    static int count;
-    double per = xsph_time < 0 ? 1e-4 : xsph_time; /* the default's, solver.xpbi.xsph_time */
-    double c = per > 0 ? xsph * (dt / per) : xsph;
-    for (int k = 0; k < count; ++k)
-        if (strcmp(done[k].mode, mode) == 0 && done[k].dt == dt && done[k].c == c) {
-            printf("  %s, xsph %g per %s, dt %g s: spread %.2f mm (the run above)\n", mode, xsph,
-                   xsph_time > 0 ? "xsph_time" : "step", dt, 1e3 * done[k].spread);
-            return done[k].spread;
-        }
-    double spread = slump_spread_run(mode, dt, xsph, xsph_time);
-    if (count < 16) {
-        snprintf(done[count].mode, sizeof done[count].mode, "%s", mode);
-        done[count].dt = dt, done[count].c = c, done[count++].spread = spread;
-    }
-    return spread;
-}
-
-static double slump_spread(const char* mode, double dt, double xsph) {
-    return slump_spread_timed(mode, dt, xsph, 0);
+/* A test's pair of spreads, at 1e-3 and 1e-4 s; their ratio printed. */
+static double slump_ratio(const char* mode, const char* xsph, double* fine) {
+    *fine = slump_spread_run(mode, 1e-4, xsph);
+    double coarse = slump_spread_run(mode, 1e-3, xsph);
+    printf("  spread at 1e-3 over 1e-4, %s, %s: %.3f\n", mode, xsph ? xsph : "the default XSPH",
+           coarse / *fine);
+    return coarse;
 }
 
 /* Without XSPH: implicit plasticity's spreads within 10 % (an in-loop return that lagged the
  * iterations would behave as the semi-implicit one); the semi-implicit variant's printed beside
  * them (measured: 0.88, its stresses past yield during a step resist more at the larger step). */
 PD_TEST(slump_spreads_alike_at_dt_1e3_and_1e4_with_implicit_plasticity) {
-    double coarse = slump_spread("implicit", 1e-3, 0), fine = slump_spread("implicit", 1e-4, 0);
-    double semi_coarse = slump_spread("semi_implicit", 1e-3, 0);
-    double semi_fine = slump_spread("semi_implicit", 1e-4, 0);
-    printf("  spread at 1e-3 over 1e-4 without XSPH: implicit %.3f, semi-implicit %.3f\n",
-           coarse / fine, semi_coarse / semi_fine);
+    double fine, semi_fine;
+    double coarse = slump_ratio("implicit", "solver.xpbi.xsph_viscosity=0", &fine);
+    slump_ratio("semi_implicit", "solver.xpbi.xsph_viscosity=0", &semi_fine);
     PD_REQUIRE(fine > 0 && semi_fine > 0);
     PD_CHECK_REL(coarse, fine, 0.1);
 }
 
-/* The same with XSPH as Eq. 20 prints it, c = 0.01 every step (solver.xpbi.xsph_time 0, the
- * paper's form): 1.19 (implicit) where written. */
+/* The same with XSPH as Eq. 20 prints it, c = 0.01 every step (xsph_scaling step, the paper's
+ * form): 1.19 (implicit) where written. */
 PD_TEST(known_failure_slump_spreads_alike_at_dt_1e3_and_1e4_with_xsph) {
-    double coarse = slump_spread("implicit", 1e-3, 0.01),
-           fine = slump_spread("implicit", 1e-4, 0.01);
-    printf("  spread at 1e-3 over 1e-4 with XSPH c = 0.01 per step: implicit %.3f\n",
-           coarse / fine);
+    double fine, coarse = slump_ratio("implicit", "solver.xpbi.xsph_scaling=step", &fine);
     PD_REQUIRE(fine > 0);
     PD_CHECK_REL(coarse, fine, 0.1);
 }
 
-/* XSPH per unit time, the default (solver.xpbi.xsph_time 1e-4 s: c = 0.01 per 1e-4 s, the
- * paper's c at its step): the step at 1e-3 s smooths by 0.1, as much per second as ten steps of
- * 1e-4 s by 0.01 each, and the spreads agree within 10 % as without XSPH. The runs set nothing
- * but the plasticity: fails if the default went back to per step (the 1.19 above) or xsph_time
- * were ignored. The run at 1e-4 s is the known failure's (the same c every step). */
+/* XSPH per unit time (xsph_scaling time: c = 0.01 per xsph_time 1e-4 s, the paper's c at its
+ * step): the step at 1e-3 s smooths by 0.1, as much per second as ten steps of 1e-4 s by 0.01
+ * each, and the spreads agree within 10 % as without XSPH. Fails if xsph_time were ignored (per
+ * step: the 1.19 above). */
 PD_TEST(slump_spreads_alike_at_dt_1e3_and_1e4_with_xsph_per_time) {
-    double fine = slump_spread_timed("implicit", 1e-4, 0.01, -1);
-    double coarse = slump_spread_timed("implicit", 1e-3, 0.01, -1);
-    printf("  spread at 1e-3 over 1e-4 with the default XSPH, c = 0.01 per 1e-4 s: implicit %.3f\n",
-           coarse / fine);
+    double fine, coarse = slump_ratio("implicit", "solver.xpbi.xsph_scaling=time", &fine);
+    PD_REQUIRE(fine > 0);
+    PD_CHECK_REL(coarse, fine, 0.1);
+}
+
+/* The default, XSPH as a viscosity (xsph_scaling viscosity, 1e-4 m^2/s: c = 30 nu dt / k^2, here
+ * 5.2e-3 a step of 1e-3 s and 5.2e-4 of 1e-4 s): the spreads agree within 10 %. The runs set
+ * nothing but the plasticity: fails if the default went back to per step (the 1.19 above). */
+PD_TEST(slump_spreads_alike_at_dt_1e3_and_1e4_with_the_default_xsph) {
+    double fine, coarse = slump_ratio("implicit", NULL, &fine);
     PD_REQUIRE(fine > 0);
     PD_CHECK_REL(coarse, fine, 0.1);
 }

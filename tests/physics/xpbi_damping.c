@@ -15,7 +15,7 @@
  * started in its first longitudinal mode, v_x = V cos(pi x / L) (omega = pi c / L = 157 rad/s
  * for the slender continuum), dt 0.2 ms (omega dt 0.03), no XSPH (Eq. 20 smooths the mode too). */
 static const char* k_bar =
-    "{\"version\":1,\"method\":\"xpbi\",\"solver\":{\"xsph\":0},"
+    "{\"version\":1,\"method\":\"xpbi\",\"solver\":{\"xsph_viscosity\":0},"
     "\"time\":{\"dt\":0.0002,\"fps\":500,\"frames\":50},\"gravity\":[0,0,0],"
     "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0}},"
     "\"bodies\":[{\"name\":\"bar\",\"material\":\"m\",\"spacing\":0.01,"

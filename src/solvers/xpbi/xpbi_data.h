@@ -38,13 +38,20 @@ enum { PD_XPBI_PLASTIC_IMPLICIT, PD_XPBI_PLASTIC_SEMI_IMPLICIT };
  * pair's misfit returned with the particle's own plastic return every step */
 enum { PD_XPBI_HG_RENEWAL, PD_XPBI_HG_PLASTIC };
 
+/* solver.xpbi.xsph_scaling: how Eq. 20's smoothing is sized each step (xsph_c): as the kinematic
+ * viscosity xsph_viscosity, as c per xsph_time of simulated time, or as c every step (Eq. 20 as
+ * printed) */
+enum { PD_XPBI_XSPH_VISCOSITY, PD_XPBI_XSPH_TIME, PD_XPBI_XSPH_STEP };
+
 typedef struct pd_xpbi_params {
     int iterations;            /* XPBD iterations per step (the cap when tolerance > 0) */
     pd_real tolerance;         /* > 0: stop once |h| / |h^(0)| is below it (Fig. 18) */
     pd_real radius;            /* r in particle spacings; the kernel's support is k = 2 r */
     pd_real svd_cutoff;        /* L_p's pseudo-inverse drops singular values below this x max */
-    pd_real xsph;              /* c of Eq. 20 */
-    pd_real xsph_time;         /* > 0: c applies per this much time, not per step (s) */
+    int xsph_scaling;          /* PD_XPBI_XSPH_VISCOSITY, _TIME or _STEP */
+    pd_real xsph_viscosity;    /* viscosity: Eq. 20 as this kinematic viscosity (m^2/s) */
+    pd_real xsph;              /* time, step: c of Eq. 20 */
+    pd_real xsph_time;         /* time: c applies per this much simulated time (s) */
     pd_real distance_epsilon;  /* epsilon of Eq. 21 in r */
     int solver;                /* PD_XPBI_GAUSS_SEIDEL or PD_XPBI_JACOBI */
     pd_real jacobi_relaxation; /* jacobi: the summed velocity changes are scaled by this */

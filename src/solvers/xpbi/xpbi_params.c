@@ -27,15 +27,28 @@ static const pd_param_info k_params[] = {
      "The kernel gradient correction L_p of Eq. 10 is an SVD pseudo-inverse: singular values of "
      "sum_b V_b grad W_b (x_b - x_p)^T below this times the largest are dropped (a flat or "
      "linear neighbourhood; the paper gives no value)."},
+    {"xsph_scaling", PD_PARAM_ENUM, P(xsph_scaling), PD_XPBI_XSPH_VISCOSITY, 0, 0, "-",
+     "viscosity|time|step",
+     "How XSPH (Eq. 20) is sized each step (beyond the paper; docs/methods/xpbi.md, "
+     "\"Departures\"). Eq. 20 smooths a fraction c of the neighbours' velocity differences, a "
+     "kinematic viscosity c k^2 / (30 dt) (k = 2 r). viscosity: c = 30 xsph_viscosity dt / k^2 "
+     "each step (at most 1), the same viscosity at any step and spacing. time: c per xsph_time "
+     "of simulated time. step: c every step, Eq. 20 as printed (a viscosity that grows as "
+     "1 / dt: a slump at 1e-4 s spread 16 % less than at 1e-3 s)."},
+    {"xsph_viscosity", PD_PARAM_REAL, P(xsph_viscosity), 1e-4, 0, 1, "m^2/s", NULL,
+     "xsph_scaling viscosity: the kinematic viscosity XSPH smooths with. 1e-4 m^2/s: the median "
+     "of what c = 0.01 per step gave the paper's scenes at their spacing and step (Table 2: "
+     "1.3e-5 to 2.0e-4). 0: none.",
+     "xsph_scaling=viscosity"},
     {"xsph", PD_PARAM_REAL, P(xsph), 0.01, 0, 1, "1", NULL,
-     "c of XSPH smoothing, Eq. 20 (Sec. 4.4: 0.01 in all examples), per xsph_time of simulated "
-     "time (per step where xsph_time is 0). 0: none."},
-    {"xsph_time", PD_PARAM_REAL, P(xsph_time), 1e-4, 0, 1, "s", NULL,
-     "XSPH per unit time (beyond the paper; docs/methods/xpbi.md, \"Departures\"): each step "
-     "smooths by c dt / xsph_time (at most 1), a rate c / xsph_time that does not depend on the "
-     "step. 1e-4 s: the paper's step (Fig. 13, 19; Sec. 5.1 takes 5e-5 to 2e-4 s), where it is "
-     "Eq. 20's c = 0.01 every step. 0: Eq. 20 as printed, c per step, a viscosity that grows as "
-     "c / dt (a slump at 1e-4 s spread 16 % less than at 1e-3 s)."},
+     "xsph_scaling time or step: c of XSPH smoothing, Eq. 20 (Sec. 4.4: 0.01 in all "
+     "examples), per xsph_time of simulated time or per step. 0: none.",
+     "xsph_scaling=time|step"},
+    {"xsph_time", PD_PARAM_REAL, P(xsph_time), 1e-4, 1e-7, 1, "s", NULL,
+     "xsph_scaling time: each step smooths by c dt / xsph_time (at most 1), a rate c / "
+     "xsph_time whatever the step. 1e-4 s: the paper's step (Fig. 13, 19), where it is Eq. 20's "
+     "c every step.",
+     "xsph_scaling=time"},
     {"distance_epsilon", PD_PARAM_REAL, P(distance_epsilon), 0.25, 0, 1, "r", NULL,
      "epsilon of the point-point distance constraints, Eq. 21, in r (Sec. 4.4: 0.25 r): every "
      "pair of neighbours (any bodies) is kept at least r - epsilon apart at the candidate "

@@ -643,11 +643,22 @@ typedef struct update_job {
     pd_real xsph; /* the step's c of Eq. 20 (xsph_c) */
 } update_job;
 
-/* The step's c of Eq. 20: solver.xpbi.xsph per step, or per xsph_time of simulated time (c dt /
- * xsph_time, at most 1): a smoothing of a fraction c every step is a viscosity of order c / dt
- * times the kernel's second moment, so per step the result depends on dt. */
-static pd_real xsph_c(const pd_xpbi_params* prm, pd_real dt) {
-    return prm->xsph_time > 0 ? fmin(prm->xsph * (dt / prm->xsph_time), 1) : prm->xsph;
+/* The step's c of Eq. 20. For a smooth field sum_b V_b W_b = 1 and the first moment vanishes, so
+ * Eq. 20 changes v by c (m_2 / 6) lap v, m_2 = sum_b V_b W_b |x_pb|^2 = k^2 / 5 for the Wendland
+ * C2 in 3D: a kinematic viscosity nu = c k^2 / (30 dt). xsph_scaling viscosity solves that for c
+ * (the same nu at any step), time takes c per xsph_time, step c every step (Eq. 20 as printed,
+ * nu growing as 1 / dt). At most 1: the whole difference to the neighbours' mean. */
+static pd_real xsph_c(const pd_xpbi_state* s, pd_real dt) {
+    const pd_xpbi_params* prm = &s->prm;
+    pd_real k = 2 * s->r;
+    switch (prm->xsph_scaling) {
+        case PD_XPBI_XSPH_VISCOSITY:
+            return fmin(30 * prm->xsph_viscosity * dt / (k * k), 1);
+        case PD_XPBI_XSPH_TIME:
+            return fmin(prm->xsph * (dt / prm->xsph_time), 1);
+        default:
+            return prm->xsph;
+    }
 }
 
 /* Alg. 1's third line: v = v^n + dt g (pinned and fixed particles keep the velocity the world
@@ -847,7 +858,7 @@ static pd_status xpbi_step(void* state, pd_world* w, const pd_step_context* ctx,
         return st;
     }
     double t1 = pd_now();
-    update_job uj = {s, p, impulse, ctx->dt, ctx->gravity, xsph_c(&s->prm, ctx->dt)};
+    update_job uj = {s, p, impulse, ctx->dt, ctx->gravity, xsph_c(s, ctx->dt)};
     pd_parallel_for(s->n, PD_XPBI_GRAIN, start_range, &uj);
     pd_parallel_for(s->n, PD_XPBI_GRAIN, moment_range, &uj);
     if (s->bodies_touch)
