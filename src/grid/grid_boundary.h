@@ -27,17 +27,19 @@
 #define PD_GRID_COLLIDER_REACH (13.0 / 32.0)
 
 /* A rough (no_slip) surface against a material that slides on itself by Coulomb friction (a
- * cohesionless sand of friction angle phi): the grains touching it stay, and the material above
- * them slides where its own strength gives out. On the plane along the surface its shear
- * traction is at most tan phi times the normal one (Mohr-Coulomb's bound on any plane: the
- * fully rough wall of soil mechanics, wall friction angle delta = phi), so the surface bears no
- * more than that. A held node would bear any traction: it removes its material's whole
+ * cohesionless sand): the grains touching it stay, and the material above them slides where its
+ * own strength gives out. Sheared along the surface, a Drucker-Prager sand of cone sqrt(J2) <= b
+ * I1 whose flow keeps the volume (Klar's return) carries an isotropic stress plus the shear, so
+ * its shear traction there is at most 3 b times the normal one (Mohr-Coulomb's sin phi in plane
+ * strain; tan phi, the bound on the plane of largest obliquity, is more than such a sand bears
+ * along the plane it shears on: tests/physics/mpm_sand_layer.c), and the surface bears no more
+ * than that. A held node would bear any traction: it removes its material's whole
  * momentum each step (m_i v_i, however weak the sand), and the grains take 72 % of their velocity
  * from held nodes a quarter cell above the surface, 28 % three quarters up (the bottom two
  * grains at dx = 2 spacings): a bottom cell stuck to the floor whatever its load. So a no_slip node
  * whose material has a wall friction mu keeps the slip condition with Coulomb's mu (it sticks while
  * its tangential impulse is within mu of its normal one) and may lift off (the material carries no
- * tension). Each material's wall friction: tan phi of a cohesionless one, INFINITY (held)
+ * tension). Each material's wall friction: 3 b of a cohesionless sand, INFINITY (held)
  * otherwise; a node's, its material's mass-weighted mean, INFINITY where any of it is held. */
 typedef struct pd_grid_wall {
     const int32_t* particle_material; /* one field: each particle's material */

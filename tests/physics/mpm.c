@@ -1030,13 +1030,14 @@ PD_TEST(block_slides_on_another_body_at_the_coulomb_rate) {
 }
 
 /* A rough floor under sand (grid_boundary.h's pd_grid_wall): a layer of cohesionless sand (phi
- * 30 degrees, 0.16 x 0.02 m, 4 grains thick, spacing 5 mm, in a frictionless channel 4 grains
- * deep) on a no_slip floor, gravity tilted theta along x. The floor bears at most tan phi times
- * the normal load along it, so past phi the whole base slides and the layer's centre of mass
- * runs down at Coulomb's g (sin theta - tan phi cos theta) (any stuck part of the base would
- * bear less and speed it up; a held floor, more, and slow it); below phi the base stays. Returns
- * the slope of a least-squares line through the mean velocity along x over 0.1-0.3 s, and in
- * *base how far the middle of the bottom layer (x 6-10 cm) moved along x over that time. */
+ * 30 degrees on the extension cone, 0.32 x 0.02 m, 4 grains thick, spacing 5 mm, in a
+ * frictionless channel 4 grains deep) on a no_slip floor, gravity tilted theta along x. The floor
+ * bears at most what the sand bears in shear along it, 3 b of its cone times the normal load
+ * (tests/physics/mpm_sand_layer.c), so past that angle the whole base slides and the layer's
+ * centre of mass runs down at g (sin theta - 3 b cos theta) (any stuck part of the base would bear
+ * less and speed it up; a held floor, more, and slow it); below it the base stays. Returns the
+ * slope of a least-squares line through the mean velocity along x over 0.1-0.3 s, and in *base
+ * how far the middle of the bottom layer (x 12-20 cm) moved along x over that time. */
 static double sand_on_tilted_floor(double theta_degrees, double* base) {
     double th = theta_degrees * PD_PI / 180;
     char json[2048];
@@ -1047,7 +1048,7 @@ static double sand_on_tilted_floor(double theta_degrees, double* base) {
              "\"plasticity\": {\"model\": \"drucker_prager\", \"friction_angle\": 30, "
              "\"cohesion\": 0, \"cone\": \"extension\"}}}, \"bodies\": [{\"name\": \"layer\", "
              "\"material\": \"sand\", \"spacing\": 0.005, \"shape\": {\"type\": \"box\", "
-             "\"min\": [0, 0, 0], \"max\": [0.16, 0.02, 0.02]}}], \"colliders\": [{\"type\": "
+             "\"min\": [0, 0, 0], \"max\": [0.32, 0.02, 0.02]}}], \"colliders\": [{\"type\": "
              "\"plane\", \"normal\": [0, 1, 0], \"boundary\": \"no_slip\"}, {\"type\": \"box\", "
              "\"min\": [-1, -1, 0], \"max\": [2, 2, 0.02], \"inside\": true, \"boundary\": "
              "\"slip\", \"friction\": 0}]}",
@@ -1067,7 +1068,7 @@ static double sand_on_tilted_floor(double theta_degrees, double* base) {
         if (time > 0.1 - 1e-9)
             st += time, sv += v, stt += time * time, stv += time * v, ++k;
         for (size_t i = 0; i < p->count && (frame == 5 || frame == 15); ++i)
-            if (p->rest[i].y < 0.005 && p->rest[i].x > 0.06 && p->rest[i].x < 0.1) {
+            if (p->rest[i].y < 0.005 && p->rest[i].x > 0.12 && p->rest[i].x < 0.2) {
                 x0 += frame == 5 ? p->pos[i].x : 0, x1 += frame == 15 ? p->pos[i].x : 0;
                 middle += frame == 5;
             }
@@ -1077,17 +1078,23 @@ static double sand_on_tilted_floor(double theta_degrees, double* base) {
     return (k * stv - st * sv) / (k * stt - st * st);
 }
 
-/* At 40 degrees: g (sin 40 - tan 30 cos 40) = 1.966 m/s^2 within 10 % (a floor bearing sin phi
- * = 0.5 of the load, the plane of largest shear stress, runs at 2.55; a held floor keeps the
- * bottom cell and slows the layer). At 20 degrees the middle of the base moves under a tenth of a
- * spacing in 0.3 s. */
+/* At 40 degrees: g (sin 40 - 3 b cos 40) = 2.588 m/s^2 within 10 %, b = 0.165 the extension
+ * cone's (a floor bearing tan phi = 0.577 of the load, as until 2026-11-28, ran this layer two
+ * cells thick at 1.963, Coulomb's at tan 30, but a layer four cells thick sheared within itself
+ * at 3 b: the sand's friction then depended on its thickness; a held floor keeps the bottom cell
+ * and slows the layer). At 20 degrees the middle of the base moves under a tenth of a spacing in
+ * 0.3 s: the layer is 16 times as long as it is thick, as its free ends slump and the layer
+ * behind them stretches (a layer half as long moved its base's middle 1.23 mm over 0.1-0.3 s,
+ * 0.33 while the floor held tan phi). */
 PD_TEST(sand_slides_on_a_rough_floor_at_its_own_friction) {
     double steep_base, flat_base;
     double a = sand_on_tilted_floor(40, &steep_base);
-    double th = 40 * PD_PI / 180, want = 9.81 * (sin(th) - tan(PD_PI / 6) * cos(th));
+    double sp = sin(PD_PI / 6), b = 2 * sp / (sqrt(3.0) * (3 + sp));
+    double th = 40 * PD_PI / 180, want = 9.81 * (sin(th) - 3 * b * cos(th));
     double a20 = sand_on_tilted_floor(20, &flat_base);
-    printf("  40 degrees: %.4f m/s^2 (Coulomb at tan 30: %.4f), base moved %.2f mm\n", a, want,
-           steep_base * 1e3);
+    printf("  40 degrees: %.4f m/s^2 (Coulomb at 3 b = %.4f: %.4f; at tan 30: %.4f), base moved "
+           "%.2f mm\n",
+           a, 3 * b, want, 9.81 * (sin(th) - tan(PD_PI / 6) * cos(th)), steep_base * 1e3);
     printf("  20 degrees: %.4f m/s^2, base moved %.3f mm\n", a20, flat_base * 1e3);
     PD_CHECK_REL(a, want, 0.10);
     PD_CHECK(fabs(flat_base) < 0.0005);

@@ -244,7 +244,7 @@ pd_real pd_mpm_node_friction(const pd_mpm_state* s, const pd_collider* col, size
 /* Sec. 7.2: the nodes whose material lies within reach of a collider's solid at the step's start
  * (grid_boundary.h, as in the explicit step) keep, through the solve, the collider's velocity
  * along its normal (no_slip: all of it, but a sand's node only the normal part, as the explicit
- * step's floor bears no more than tan phi of the sand's load along it); Coulomb friction acts
+ * step's floor bears no more than 3 b of the sand's load along it); Coulomb friction acts
  * after the solve with the normal impulse the constraint took (friction_after_solve). */
 static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
     pd_mpm_state* s = c->s;

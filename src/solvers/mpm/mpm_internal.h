@@ -79,7 +79,7 @@ int pd_mpm_principal_newton(pd_mpm_principal_law law, const void* ctx, pd_real v
  * set what they fix in a velocity change. */
 void pd_mpm_find_constraints(pd_mpm_state* s, const pd_particles* p, const pd_colliders* colliders);
 /* The Coulomb coefficient of node n against collider col: a slip collider's friction; against a
- * no_slip one, the wall friction of the material there (grid_boundary.h's pd_grid_wall: tan phi
+ * no_slip one, the wall friction of the material there (grid_boundary.h's pd_grid_wall: 3 b
  * of a cohesionless sand, INFINITY where the node is held). */
 pd_real pd_mpm_node_friction(const pd_mpm_state* s, const pd_collider* col, size_t n);
 void pd_mpm_project_free(const pd_mpm_state* s, pd_vec3* u);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "constitutive/drucker_prager.h"
 #include "constitutive/elastic_constants.h"
 #include "core/error.h"
 #include "scene/scene_json.h"
@@ -54,11 +55,15 @@ pd_status pd_mpm_check_body_material(const pd_scene* scene, int body, int materi
 }
 
 /* The friction a no_slip collider bears against material m (grid_boundary.h's pd_grid_wall):
- * tan phi for a cohesionless Drucker-Prager sand, which slides on its own grains at the wall;
- * INFINITY (held) for any other (a cohesive one's c + tan phi sigma_n is no ratio). */
+ * for a cohesionless Drucker-Prager sand, what the sand itself bears in shear along the wall,
+ * 3 b of its cone sqrt(J2) <= b I1: sheared along a plane under Klar's return, which keeps the
+ * volume, the stress is isotropic plus the shear (the plastic flow is the strain rate, a pure
+ * shear), so sqrt(J2) = tau and I1 = 3 sigma_n (0.495 on the extension cone at 30 degrees,
+ * 0.693 on the compression cone; Mohr-Coulomb's sin phi for plane strain's b = sin phi / 3).
+ * INFINITY (held) for any other material (a cohesive one's a + b I1 is no ratio). */
 static pd_real wall_friction(const pd_material_def* m) {
     if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER && m->cohesion == 0)
-        return tan(m->friction_angle * PD_PI / 180);
+        return 3 * pd_dp_material_cone(m).b;
     return INFINITY;
 }
 
