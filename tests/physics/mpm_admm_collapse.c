@@ -140,18 +140,18 @@ static collapse_run collapse(const char* const* sets, int count) {
 
 /* a = 3, 8 grains across (768 grains): the ADMM at "auto" (10 x the explicit bound) with
  * Fig. 16's 15 iterations a step, the explicit step at its bound; the ADMM's runout within 20 %
- * of the explicit one (the issue's). Measured 2.250 against 2.125 (+5.9 %; a grain is 0.125),
- * the farthest grain 3.003 against 2.426 (+24 %), on the rough floor that bears tan phi
- * (grid_boundary.h), with the ADMM's Coulomb friction split inside its iterations (mpm_admm.c's
- * friction_step); 33 and 11 s of CPU (the stick-or-slip switch before the split: 2.500, +17.6
- * %, and 3.128). A known failure until 2026-11-28, with the friction after
- * the solve: 2.625 (+23.5 %), the farthest grain 3.59, as the body above the floor's nodes slid
- * over them for the whole step (physics.mpm_admm_friction). The rest of the gap is the
- * transfers' damping, a tenth as many round trips a second (above, and the two tests below).
- * The ADMM converged (80 iterations to 1.5e-7) runs as with 15 (its farthest grain 1.172 for
- * 1.163 at 0.2 s, held floor). Neither integrator is converged in dt: the explicit step at half
- * its bound runs out 2.000 (farthest grain 2.169), the ADMM at 3 and 5 x (friction after the
- * solve) 2.500 and 2.625 (docs/methods/mpm.md). */
+ * of the explicit one (the issue's). Measured 2.500 against 2.250 (+11.1 %; a grain is 0.125),
+ * the farthest grain 3.333 against 2.650 (+26 %), on the rough floor that bears 3 b of the
+ * sand's load (grid_boundary.h), with the ADMM's Coulomb friction split inside its iterations
+ * (mpm_admm.c's friction_step); 31 and 10 s of CPU (while the floor bore tan phi: 2.250 against
+ * 2.125; the stick-or-slip switch before the split: 2.500, +17.6 %, and 3.128). A known failure
+ * until 2026-11-28, with the friction after the solve: 2.625 (+23.5 %), the farthest grain 3.59, as
+ * the body above the floor's nodes slid over them for the whole step (physics.mpm_admm_friction).
+ * The rest of the gap is the transfers' damping, a tenth as many round trips a second (above, and
+ * the two tests below). The ADMM converged (80 iterations to 1.5e-7) runs as with 15 (its farthest
+ * grain 1.172 for 1.163 at 0.2 s, held floor). Neither integrator is converged in dt: the explicit
+ * step at half its bound runs out 2.000 (farthest grain 2.169), the ADMM at 3 and 5 x (friction
+ * after the solve) 2.500 and 2.625 (docs/methods/mpm.md). */
 PD_TEST(admm_collapse_runs_out_within_20_percent_of_the_explicit_step) {
     collapse_run ex = collapse(NULL, 0);
     const char* admm[] = {"solver.mpm.integrator=admm", "solver.mpm.iterations=15"};

@@ -92,8 +92,8 @@ static double dv_apart(const column_step* a, const column_step* b) {
 }
 
 /* The column's step at 12 x the explicit bound, every particle on the cone: lbfgs (5 pairs over
- * the grid matrix) reaches 1e-6 of the momentum in fewer than 80 iterations (measured 66; newton
- * 20; without its pairs, a line search on |r| over the grid matrix alone: 200 iterations ended
+ * the grid matrix) reaches 1e-6 of the momentum in fewer than 80 iterations (measured 70; newton
+ * 17; without its pairs, a line search on |r| over the grid matrix alone: 200 iterations ended
  * at 1.4e-4, 2.9e-3 from newton's velocity change). Both stop at 1e-6 and are compared with
  * newton at 1e-10 in the M norm, within the bound their residuals give (residual_bound): a
  * residual that is not the model's (W's gradient, with the associated flow's pressure) would
