@@ -171,8 +171,8 @@ PD_TEST(admm_collapse_runs_out_within_20_percent_of_the_explicit_step) {
  * known failure since the floor bears 3 b of the sand's load (2026-11-28, docs/validation.md):
  * 1.837 against 1.892 (-2.9 %), runout 1.875 for 1.875; while it bore tan phi 1.810 against
  * 1.810 (with the stick-or-slip switch 1.823, +0.7 %; on the held floor 1.680 against 1.686, and
- * at 2 x the bound 1.740, +3.2 %, at 10 x 2.045, +21 %). Whether 15 iterations of the friction
- * split still reach the tolerance on the floor that lets more of the sand slide is not measured. */
+ * at 2 x the bound 1.740, +3.2 %, at 10 x 2.045, +21 %). Not the iteration cap: converged (100
+ * iterations to 1e-8) the ADMM's farthest grain is 1.849 (-2.3 %). */
 PD_TEST(known_failure_admm_at_the_explicit_bound_collapses_with_the_explicit_step) {
     collapse_run ex = collapse_with(NULL, 0, 0, 0.3);
     const char* admm[] = {"solver.mpm.integrator=admm", "solver.mpm.iterations=15",
@@ -188,8 +188,9 @@ PD_TEST(known_failure_admm_at_the_explicit_bound_collapses_with_the_explicit_ste
  * given 9 APIC round trips without force before each step, so that its particles go through the
  * grid as often a second as the explicit step's, against the explicit step, both until 0.8 s
  * (both all but at rest: the fronts move by about 0.01 L0 from 0.6 s on). The issue's 20 % on
- * the runout and on the farthest grain; measured 2.125 against 2.125 and 2.344 against 2.426
- * (-3.4 %) on the rough floor with the friction split inside the iterations (the stick-or-slip
+ * the runout and on the farthest grain; measured 2.250 against 2.250 and 2.510 against 2.649
+ * (-5.2 %) on the rough floor bearing 3 b (2.125 against 2.125 and 2.344 against 2.426 while it
+ * bore tan phi) with the friction split inside the iterations (the stick-or-slip
  * switch: 2.125 and 2.384; after the solve: 2.375,
  * +11.8 %, and 2.621, +8.0 %; on the held floor 1.875 against 1.750 and 2.010 against 1.874, +7 %,
  * where without the round trips 2.500, +43 %, and 2.477, +32 %). The added round trips take
