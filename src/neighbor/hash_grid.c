@@ -1,8 +1,10 @@
 /* Fixed-radius neighbour search on a hashed uniform grid (cell size = radius). Particles are
  * counting-sorted by bucket (cell_start holds the bucket boundaries); each particle then scans
- * the buckets of the 27 cells around its own. The CSR list is built in two passes over the
- * particles (count, prefix sum, fill), each pass writing only its own particles' slots, so the
- * result does not depend on the thread count. Every candidate is distance-checked, so hash
+ * the buckets of the 27 cells around its own for its neighbours of higher index, so each pair
+ * is tested once. Those rows go to per-chunk buffers (a chunk's content does not depend on the
+ * thread that scans it); the pair i < j then lists i in j's row, in increasing i, and each row
+ * is its lower part followed by its upper one: the same list, sorted, on any number of
+ * threads. Every candidate is distance-checked, so hash
  * collisions cost time but never correctness. */
 #include "neighbor/hash_grid.h"
 
@@ -91,8 +93,9 @@ typedef struct grid_job {
     pd_hash_grid* grid;
     const pd_vec3* pos;
     pd_real radius2;
-    uint32_t* offsets; /* count pass: offsets[i + 1] = count of i */
-    uint32_t* indices; /* fill pass target */
+    uint32_t* indices; /* the list's */
+    size_t n;
+    int failed; /* a chunk's buffer could not grow */
 } grid_job;
 
 static void insertion_sort_u32(uint32_t* a, size_t n) {
@@ -204,81 +207,123 @@ static inline pd_real dist2(pd_vec3 a, pd_vec3 b) {
     return d.x * d.x + d.y * d.y + d.z * d.z;
 }
 
-/* The scans below are branch-free in the distance test: about one candidate in five is a
- * neighbour, a pattern no branch predictor follows. */
+/* One chunk of particles' neighbours of higher index, row after row (the scan's output). */
+typedef struct pd_grid_chunk {
+    uint32_t* upper;
+    size_t capacity, count;
+} pd_grid_chunk;
 
-/* Number of neighbours of particle i. */
-static uint32_t count_neighbors(const grid_job* job, uint32_t i, cell_query* q) {
+/* Room for `more` entries beyond the chunk's count, grown by half again when short (kept
+ * between builds: a warm grid does not allocate). Returns 0 when out of memory. */
+static int reserve_chunk(pd_grid_chunk* c, size_t more) {
+    if (c->count + more <= c->capacity)
+        return 1;
+    size_t grown = c->count + more + (c->count + more) / 2 + 64;
+    uint32_t* p = pd_alloc(grown * sizeof(uint32_t));
+    if (!p)
+        return 0;
+    if (c->count)
+        memcpy(p, c->upper, c->count * sizeof(uint32_t));
+    pd_free(c->upper, c->capacity * sizeof(uint32_t));
+    c->upper = p;
+    c->capacity = grown;
+    return 1;
+}
+
+/* The first entry of sorted[begin, end) above i: a bucket holds its particles in increasing
+ * order, so the candidates j > i are its tail. */
+static uint32_t first_above(const uint32_t* sorted, uint32_t begin, uint32_t end, uint32_t i) {
+    while (begin < end) {
+        uint32_t mid = begin + (end - begin) / 2;
+        if (sorted[mid] > i)
+            end = mid;
+        else
+            begin = mid + 1;
+    }
+    return begin;
+}
+
+/* Appends the neighbours j > i of particle i to the chunk, sorted; returns their number (0
+ * when out of memory: *failed set). Each candidate is stored and kept only by advancing the
+ * count: about one candidate in five is a neighbour, a pattern no branch predictor follows. */
+static uint32_t upper_neighbors(const grid_job* job, uint32_t i, cell_query* q, pd_grid_chunk* c,
+                                int* failed) {
     const pd_hash_grid* grid = job->grid;
     const pd_vec3 pi = job->pos[i];
     const pd_real radius2 = job->radius2;
     uint32_t buckets[27];
     int nb = buckets_to_scan(grid, pi, q, buckets);
-    uint32_t count = 0;
+    size_t first = c->count;
     for (int b = 0; b < nb; ++b) {
         uint32_t end = grid->cell_start[buckets[b] + 1];
-        for (uint32_t s = grid->cell_start[buckets[b]]; s < end; ++s)
-            count += dist2(pi, grid->sorted_pos[s]) <= radius2;
-    }
-    /* i counted itself, unless a NaN or infinite coordinate keeps it from its own radius */
-    return count - (dist2(pi, pi) <= radius2);
-}
-
-enum { PD_STAGE = 64 };
-
-/* Copies up to n staged entries to dst + written, never past cap. */
-static uint32_t flush_stage(uint32_t* dst, uint32_t written, uint32_t cap, const uint32_t* stage,
-                            uint32_t n) {
-    uint32_t room = cap - written;
-    n = n < room ? n : room;
-    memcpy(dst + written, stage, n * sizeof(uint32_t));
-    return written + n;
-}
-
-/* Writes the neighbours of particle i to dst, which has room for the `cap` the count pass
- * found. Every candidate is stored in a staging buffer and kept only by advancing the cursor;
- * full stages are flushed. The cap is a guard: the two passes evaluate the same expression,
- * so they agree unless a compiler contracts one of them differently (FMA). */
-static uint32_t write_neighbors(const grid_job* job, uint32_t i, cell_query* q, uint32_t* dst,
-                                uint32_t cap) {
-    const pd_hash_grid* grid = job->grid;
-    const pd_vec3 pi = job->pos[i];
-    const pd_real radius2 = job->radius2;
-    uint32_t buckets[27], stage[PD_STAGE];
-    int nb = buckets_to_scan(grid, pi, q, buckets);
-    uint32_t written = 0, staged = 0;
-    for (int b = 0; b < nb; ++b) {
-        uint32_t end = grid->cell_start[buckets[b] + 1];
-        for (uint32_t s = grid->cell_start[buckets[b]]; s < end; ++s) {
-            uint32_t j = grid->sorted[s];
-            stage[staged] = j;
-            staged += (dist2(pi, grid->sorted_pos[s]) <= radius2) & (j != i);
-            if (staged == PD_STAGE) {
-                written = flush_stage(dst, written, cap, stage, staged);
-                staged = 0;
-            }
+        uint32_t s = first_above(grid->sorted, grid->cell_start[buckets[b]], end, i);
+        if (s == end)
+            continue;
+        if (!reserve_chunk(c, end - s)) {
+            __atomic_store_n(failed, 1, __ATOMIC_RELAXED);
+            c->count = first;
+            return 0;
         }
+        uint32_t* dst = c->upper;
+        size_t n = c->count;
+        for (; s < end; ++s) {
+            dst[n] = grid->sorted[s];
+            n += dist2(pi, grid->sorted_pos[s]) <= radius2;
+        }
+        c->count = n;
     }
-    return flush_stage(dst, written, cap, stage, staged);
+    sort_u32(c->upper + first, c->count - first);
+    return (uint32_t)(c->count - first);
 }
 
-static void count_range(void* ctx, size_t begin, size_t end, int thread) {
+/* The scan of a chunk: its rows of neighbours j > i, their counts in counts[i]. */
+static void upper_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     grid_job* job = ctx;
+    pd_grid_chunk* c = &job->grid->chunks[begin / PD_GRID_GRAIN];
     cell_query q = {.valid = 0};
+    c->count = 0;
     for (size_t i = begin; i < end; ++i)
-        job->offsets[i + 1] = count_neighbors(job, (uint32_t)i, &q);
+        job->grid->counts[i] = upper_neighbors(job, (uint32_t)i, &q, c, &job->failed);
 }
 
-static void fill_range(void* ctx, size_t begin, size_t end, int thread) {
+/* Row i: its neighbours j < i (lower_range's, in increasing i), then its own j > i. Copies the
+ * chunk's rows of j > i after the lower parts (counts[n + i] is the cursor past them). */
+static void upper_fill_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     grid_job* job = ctx;
-    cell_query q = {.valid = 0};
+    const pd_hash_grid* grid = job->grid;
+    const uint32_t* from = grid->chunks[begin / PD_GRID_GRAIN].upper;
+    size_t n = job->n;
     for (size_t i = begin; i < end; ++i) {
-        uint32_t* dst = job->indices + job->offsets[i];
-        uint32_t cap = job->offsets[i + 1] - job->offsets[i];
-        uint32_t count = write_neighbors(job, (uint32_t)i, &q, dst, cap);
-        sort_u32(dst, count);
+        uint32_t count = grid->counts[i];
+        memcpy(job->indices + grid->counts[n + i], from, count * sizeof(uint32_t));
+        from += count;
+    }
+}
+
+/* Each pair i < j found from i lists i in j's row too. Counted over the chunks in order, then
+ * (after the offsets) written in increasing i, so every row's lower part comes out sorted:
+ * serial, about 2 ns a pair. */
+static void count_lower(const pd_hash_grid* grid, size_t n) {
+    uint32_t* lower = grid->counts + n;
+    memset(lower, 0, n * sizeof(uint32_t));
+    for (size_t c = 0; c < (n + PD_GRID_GRAIN - 1) / PD_GRID_GRAIN; ++c)
+        for (size_t k = 0; k < grid->chunks[c].count; ++k)
+            lower[grid->chunks[c].upper[k]]++;
+}
+
+static void fill_lower(const pd_hash_grid* grid, size_t n, const uint32_t* offsets,
+                       uint32_t* indices) {
+    uint32_t* cursor = grid->counts + n;
+    for (size_t i = 0; i < n; ++i)
+        cursor[i] = offsets[i];
+    for (size_t c = 0; c < (n + PD_GRID_GRAIN - 1) / PD_GRID_GRAIN; ++c) {
+        const uint32_t* up = grid->chunks[c].upper;
+        size_t last = (c + 1) * PD_GRID_GRAIN < n ? (c + 1) * PD_GRID_GRAIN : n;
+        for (size_t i = c * PD_GRID_GRAIN; i < last; ++i)
+            for (uint32_t k = 0; k < grid->counts[i]; ++k)
+                indices[cursor[*up++]++] = (uint32_t)i;
     }
 }
 
@@ -391,6 +436,38 @@ static pd_status start_list(pd_neighbor_list* out, size_t n) {
     return PD_OK;
 }
 
+/* The per-chunk rows and the counts (none held after this). */
+static void free_rows(pd_hash_grid* grid) {
+    for (size_t c = 0; c < grid->chunk_capacity; ++c)
+        pd_free(grid->chunks[c].upper, grid->chunks[c].capacity * sizeof(uint32_t));
+    pd_free(grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
+    pd_free(grid->counts, grid->counts_capacity * sizeof(uint32_t));
+    grid->chunks = NULL, grid->counts = NULL;
+    grid->chunk_capacity = grid->counts_capacity = 0;
+}
+
+/* The per-chunk rows and the two counts per particle, grown only. */
+static pd_status reserve_scan(pd_hash_grid* grid, size_t n) {
+    size_t chunks = (n + PD_GRID_GRAIN - 1) / PD_GRID_GRAIN;
+    if (chunks > grid->chunk_capacity) {
+        pd_grid_chunk* c = pd_calloc(chunks, sizeof(pd_grid_chunk));
+        if (!c)
+            return PD_ERR_OUT_OF_MEMORY;
+        if (grid->chunk_capacity)
+            memcpy(c, grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
+        pd_free(grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
+        grid->chunks = c;
+        grid->chunk_capacity = chunks;
+    }
+    return reserve_u32(&grid->counts, &grid->counts_capacity, 2 * n);
+}
+
+/* offsets[i + 1] = the count of j > i plus that of j < i. */
+static void row_counts(const pd_hash_grid* grid, size_t n, uint32_t* offsets) {
+    for (size_t i = 0; i < n; ++i)
+        offsets[i + 1] = grid->counts[i] + grid->counts[n + i];
+}
+
 pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, pd_real radius,
                              pd_neighbor_list* out) {
     pd_status st = grid ? check_arguments(pos, n, radius, out) : PD_ERR_INVALID_ARGUMENT;
@@ -398,20 +475,32 @@ pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, p
         st = start_list(out, n);
     if (st != PD_OK || n == 0)
         return st;
-    grid_job job = {grid, pos, radius * radius, out->offsets, NULL};
+    grid_job job = {grid, pos, radius * radius, NULL, n, 0};
     st = build_grid(grid, &job, n, radius);
-    if (st != PD_OK)
-        return st;
-    pd_parallel_for(n, PD_GRID_GRAIN, count_range, &job);
-    st = prefix_sum_offsets(out->offsets, n);
+    if (st == PD_OK)
+        st = reserve_scan(grid, n);
+    if (st == PD_OK) {
+        pd_parallel_for(n, PD_GRID_GRAIN, upper_range, &job);
+        st = job.failed ? PD_ERR_OUT_OF_MEMORY : PD_OK;
+    }
+    if (st == PD_OK) {
+        count_lower(grid, n);
+        row_counts(grid, n, out->offsets);
+        st = prefix_sum_offsets(out->offsets, n);
+    }
     if (st == PD_OK)
         st = reserve_u32(&out->indices, &out->indices_capacity, out->offsets[n]);
     if (st != PD_OK) {
         out->count = 0;
+        if (!grid->keep_rows)
+            free_rows(grid);
         return st;
     }
     job.indices = out->indices;
-    pd_parallel_for(n, PD_GRID_GRAIN, fill_range, &job);
+    fill_lower(grid, n, out->offsets, out->indices);
+    pd_parallel_for(n, PD_GRID_GRAIN, upper_fill_range, &job);
+    if (!grid->keep_rows)
+        free_rows(grid);
     return PD_OK;
 }
 
@@ -455,6 +544,7 @@ void pd_hash_grid_destroy(pd_hash_grid* grid) {
     if (!grid)
         return;
     pd_free(grid->cell_start, grid->table_capacity * sizeof(uint32_t));
+    free_rows(grid);
     free_particle_buffers(grid);
     *grid = (pd_hash_grid){0};
 }

@@ -1,5 +1,6 @@
 /* Fixed-radius neighbour search on a uniform grid: particles are counting-sorted into
- * hashed cells, then each particle scans the 27 cells around it. The result is a CSR list.
+ * hashed cells, then each particle scans the 27 cells around it for the neighbours of higher
+ * index (each pair tested once), which fill both particles' rows. The result is a CSR list.
  * Buffers are kept between calls and only grow, so a renewal does not allocate once warm. */
 #ifndef PD_HASH_GRID_H
 #define PD_HASH_GRID_H
@@ -31,6 +32,16 @@ typedef struct pd_hash_grid {
     size_t fixed_table_size;
     pd_vec3 origin;      /* corner of the grid: the lowest finite coordinates of the last build */
     pd_vec3* sorted_pos; /* pos[sorted[k]]: the scans read positions contiguously */
+    /* per chunk of particles: the neighbours j > i of its particles i, row after row (the
+     * scan's output before the rows are filled); grown only. Kept between builds when
+     * keep_rows is 1 (a caller that builds every step: no allocation once warm, about 2 bytes
+     * a neighbour entry held), else freed after each build (what a caller's memory estimate
+     * counts stays the list and the grid). */
+    int keep_rows;
+    struct pd_grid_chunk* chunks;
+    size_t chunk_capacity;
+    uint32_t* counts; /* 2 n: per particle the count of j > i, then of j < i (a cursor) */
+    size_t counts_capacity;
 } pd_hash_grid;
 
 pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, pd_real radius,

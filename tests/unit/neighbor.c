@@ -348,7 +348,7 @@ PD_TEST(grid_same_for_1_and_2_threads) {
     pd_set_threads(1);
     PD_REQUIRE(pd_neighbors_build(&grid, p, n, 0.3, &one) == PD_OK);
     pd_set_threads(2);
-    pd_hash_grid grid2 = {0};
+    pd_hash_grid grid2 = {.keep_rows = 1}; /* the rows kept or not: the same list */
     PD_REQUIRE(pd_neighbors_build(&grid2, p, n, 0.3, &two) == PD_OK);
     printf("  threads: %d, mean neighbours %.2f\n", pd_thread_count(), mean_neighbors(&two));
     PD_CHECK(lists_equal(&one, &two));
@@ -371,19 +371,23 @@ PD_TEST(grid_same_for_1_and_2_threads) {
     free_points(p, n);
 }
 
-PD_TEST(grid_rebuild_is_identical_and_allocation_free) {
+/* keep_rows 0: nothing held beyond the list and the grid; 1: the scan's rows held too, and a
+ * warm rebuild allocates nothing (the peak does not move). */
+static void check_rebuild(int keep_rows) {
     uint64_t s = 5;
     size_t n = 6000;
     pd_vec3* p = new_points(n);
     fill_uniform(p, n, -3, 3, &s);
-    pd_hash_grid grid = {0};
+    pd_hash_grid grid = {.keep_rows = keep_rows};
     pd_neighbor_list l = {0}, first = {0};
     PD_REQUIRE(pd_neighbors_build(&grid, p, n, 0.35, &l) == PD_OK);
     copy_list(&l, &first);
-    size_t bytes = pd_bytes_in_use();
+    size_t bytes = pd_bytes_in_use(), peak = pd_peak_bytes();
     PD_REQUIRE(pd_neighbors_build(&grid, p, n, 0.35, &l) == PD_OK);
     PD_CHECK(lists_equal(&l, &first));
     PD_CHECK_NEAR((double)pd_bytes_in_use(), (double)bytes, 0);
+    if (keep_rows)
+        PD_CHECK_NEAR((double)pd_peak_bytes(), (double)peak, 0);
     /* fewer particles, or slightly moved ones, fit the warm buffers too */
     PD_REQUIRE(pd_neighbors_build(&grid, p, n / 2, 0.35, &l) == PD_OK);
     for (size_t i = 0; i < n; ++i)
@@ -395,6 +399,11 @@ PD_TEST(grid_rebuild_is_identical_and_allocation_free) {
     pd_neighbor_list_destroy(&l);
     pd_hash_grid_destroy(&grid);
     free_points(p, n);
+}
+
+PD_TEST(grid_rebuild_is_identical_and_allocation_free) {
+    check_rebuild(0);
+    check_rebuild(1);
 }
 
 /* Codes along perm never decrease, and equal codes keep their old order. */

@@ -192,6 +192,7 @@ pd_status pd_xpbi_create(pd_world* w, const void* params, void** state, pd_error
     rest_state(s, w, 0);
     s->spacing = finest_spacing(s, w);
     s->bodies_touch = s->prm.contact && w->scene->body_count > 1;
+    s->grid.keep_rows = 1; /* a search every step (Sec. 4.2): no allocation once warm */
     s->r = s->prm.radius * s->spacing;
     if (s->prm.distance_epsilon < 1 && s->r * (1 - s->prm.distance_epsilon) > s->spacing) {
         /* Eq. 21 would push a body's nearest neighbours apart at rest (measured: r = 1.5
@@ -293,7 +294,9 @@ size_t pd_xpbi_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
         sizeof(pd_real) + sizeof(uint32_t) + 32 * (sizeof(uint32_t) + sizeof(pd_vec3));
     /* contact between bodies: a pair sum per entry, a surface normal per particle */
     size_t pairs = scene->body_count > 1 ? 32 * sizeof(pd_contact_pair_sum) : 0;
-    return hourglass + returned + pairs + sizeof(pd_vec3) + 5 * sizeof(pd_mat3) +
+    /* the hash grid's kept rows (keep_rows): the index of half the entries, two counts */
+    size_t rows = 16 * sizeof(uint32_t) + 2 * sizeof(uint32_t);
+    return rows + hourglass + returned + pairs + sizeof(pd_vec3) + 5 * sizeof(pd_mat3) +
            12 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 2 * sizeof(uint32_t) +
            2 * sizeof(uint64_t) + sizeof(uint32_t) +
            32 * (sizeof(pd_vec3) + sizeof(pd_real) + sizeof(uint32_t)) + 4 * sizeof(uint32_t) +
