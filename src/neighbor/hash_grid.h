@@ -1,7 +1,9 @@
 /* Fixed-radius neighbour search on a uniform grid: particles are counting-sorted into
  * hashed cells, then each particle scans the 27 cells around it for the neighbours of higher
  * index (each pair tested once), which fill both particles' rows. The result is a CSR list.
- * Buffers are kept between calls and only grow, so a renewal does not allocate once warm. */
+ * The grid's and the list's buffers are kept between calls and only grow; the scan's rows of
+ * higher neighbours too where keep_rows is set, so such a caller does not allocate once warm
+ * (without it each build allocates and frees them: half the list's indices). */
 #ifndef PD_HASH_GRID_H
 #define PD_HASH_GRID_H
 
