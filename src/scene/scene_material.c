@@ -155,14 +155,42 @@ static pd_status parse_prony(const cJSON* item, const char* p, pd_material_def* 
     return PD_OK;
 }
 
+/* The branch's K_N from `bulk_modulus`, or from Fang 2019's own lambda_N (Eq. 6) as `lambda`:
+ * one of the two, never both. */
+static pd_status read_branch_bulk_modulus(const cJSON* item, const char* p, pd_material_def* m,
+                                          pd_error* err) {
+    const pd_scene_table* t = &pd_scene_visco_table;
+    int has_k = cJSON_HasObjectItem(item, "bulk_modulus"),
+        has_l = cJSON_HasObjectItem(item, "lambda");
+    char child[PD_JPATH_MAX];
+    if (has_k && has_l) {
+        pd_jpath_key(child, p, "lambda");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "expected bulk_modulus or lambda for the branch, not both");
+    }
+    if (!has_l)
+        return pd_scene_read_key(t, "bulk_modulus", item, p, 1, m, err);
+    PD_JTRY(pd_scene_read_key(t, "lambda", item, p, 1, m, err));
+    m->maxwell_bulk_modulus += 2 * m->maxwell_shear_modulus / 3;
+    if (!(m->maxwell_bulk_modulus >= 0)) {
+        pd_jpath_key(child, p, "lambda");
+        return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                       "expected lambda_N >= -2 shear_modulus / 3 (a bulk modulus K_N >= 0), got "
+                       "K_N = %g Pa",
+                       m->maxwell_bulk_modulus);
+    }
+    return PD_OK;
+}
+
 static pd_status parse_hencky_maxwell(const cJSON* item, const char* p, pd_material_def* m,
                                       pd_error* err) {
     const pd_scene_table* t = &pd_scene_visco_table;
-    PD_JTRY(pd_json_check_object(
-        item, p, "model|shear_modulus|bulk_modulus|deviatoric_viscosity|volumetric_viscosity", NULL,
-        err));
+    PD_JTRY(pd_json_check_object(item, p,
+                                 "model|shear_modulus|bulk_modulus|lambda|deviatoric_viscosity|"
+                                 "volumetric_viscosity",
+                                 NULL, err));
     PD_JTRY(pd_scene_read_key(t, "shear_modulus", item, p, 1, m, err));
-    PD_JTRY(pd_scene_read_key(t, "bulk_modulus", item, p, 1, m, err));
+    PD_JTRY(read_branch_bulk_modulus(item, p, m, err));
     PD_JTRY(pd_scene_read_key(t, "deviatoric_viscosity", item, p, 1, m, err));
     return pd_scene_read_key(t, "volumetric_viscosity", item, p, 1, m, err);
 }

@@ -227,7 +227,12 @@ static const pd_scene_key k_visco[] = {
     {.p = {"bulk_modulus", PD_PARAM_REAL, offsetof(pd_material_def, maxwell_bulk_modulus), 0, 0,
            INF, "Pa", NULL,
            "hencky_maxwell: K_N of the branch; its lambda_N = K_N - 2 mu_N / 3 (Eq. 6)."},
-     .def_doc = "required (hencky_maxwell)"},
+     .def_doc = "required (hencky_maxwell): this or lambda"},
+    {.p = {"lambda", PD_PARAM_REAL, offsetof(pd_material_def, maxwell_bulk_modulus), 0, ANY_NUMBER,
+           "Pa", NULL,
+           "hencky_maxwell: lambda_N of the branch (Eq. 6), in place of bulk_modulus: K_N = "
+           "lambda_N + 2 mu_N / 3, which must be >= 0."},
+     .def_doc = "required (hencky_maxwell): this or bulk_modulus"},
     {.p = {"deviatoric_viscosity", PD_PARAM_REAL,
            offsetof(pd_material_def, maxwell_deviatoric_viscosity), 0, POSITIVE, "Pa s", NULL,
            "hencky_maxwell: nu_d of Eq. 7; the branch's shear relaxes with tau_d = nu_d / (2 "

@@ -890,8 +890,9 @@ PD_TEST(nul_bytes_empty_files_and_deep_nesting_are_named) {
 }
 
 /* The hencky_maxwell model (Fang 2019's Maxwell branch): only its own keys, all four required
- * and positive where a viscosity; refused with the path of the block's model by a method that
- * does not implement it (sbpd: Prony only), as Prony is by one that does not (mpm). */
+ * (K_N as bulk_modulus or lambda, one of them) and positive where a viscosity; refused with the
+ * path of the block's model by a method that does not implement it (sbpd: Prony only), as Prony is
+ * by one that does not (mpm). */
 PD_TEST(hencky_maxwell_block_is_checked_and_refused_where_not_honoured) {
     char* good = good_scene(NULL, NULL);
     PD_REQUIRE(good);
@@ -917,6 +918,21 @@ PD_TEST(hencky_maxwell_block_is_checked_and_refused_where_not_honoured) {
                           "\"volumetric_viscosity\":100}"};
     PD_CHECK(refused(good, zero, 1, "materials.gel.viscoelasticity.deviatoric_viscosity", 0,
                      "a viscosity of 0"));
+    const char* both[] = {"materials.gel.viscoelasticity={\"model\":\"hencky_maxwell\","
+                          "\"shear_modulus\":1e3,\"bulk_modulus\":2e3,\"lambda\":1e3,"
+                          "\"deviatoric_viscosity\":10,\"volumetric_viscosity\":100}"};
+    PD_CHECK(refused(good, both, 1, "materials.gel.viscoelasticity.lambda", 0,
+                     "bulk_modulus and lambda both"));
+    const char* neither[] = {"materials.gel.viscoelasticity={\"model\":\"hencky_maxwell\","
+                             "\"shear_modulus\":1e3,\"deviatoric_viscosity\":10,"
+                             "\"volumetric_viscosity\":100}"};
+    PD_CHECK(refused(good, neither, 1, "materials.gel.viscoelasticity.bulk_modulus", 0,
+                     "neither bulk_modulus nor lambda"));
+    const char* soft[] = {"materials.gel.viscoelasticity={\"model\":\"hencky_maxwell\","
+                          "\"shear_modulus\":1e3,\"lambda\":-700,"
+                          "\"deviatoric_viscosity\":10,\"volumetric_viscosity\":100}"};
+    PD_CHECK(refused(good, soft, 1, "materials.gel.viscoelasticity.lambda", 0,
+                     "lambda below -2 mu / 3"));
     const char* prony_mpm[] = {"materials.gel.viscoelasticity={\"model\":\"prony\",\"moduli\":"
                                "[1e3],\"times\":[0.1]}",
                                "method=mpm", "solver={}", "time.dt=auto"};
@@ -940,6 +956,11 @@ PD_TEST(weight_check_counts_the_maxwell_branch) {
                       "\"hencky_maxwell\",\"shear_modulus\":1000,\"bulk_modulus\":"
                       "666.6666666666666,\"deviatoric_viscosity\":10,"
                       "\"volumetric_viscosity\":10}}";
+    /* the same branch by Fang 2019's lambda_N (Eq. 6): K_N = 0 + 2 mu_N / 3 */
+    const char* gel_lambda = "materials.gel={\"density\":1000,\"youngs_modulus\":3000,"
+                             "\"poisson_ratio\":0.49,\"viscoelasticity\":{\"model\":"
+                             "\"hencky_maxwell\",\"shear_modulus\":1000,\"lambda\":0,"
+                             "\"deviatoric_viscosity\":10,\"volumetric_viscosity\":10}}";
     const char* elastic = "materials.gel={\"density\":1000,\"youngs_modulus\":3000,"
                           "\"poisson_ratio\":0.49}";
     const struct {
@@ -947,13 +968,14 @@ PD_TEST(weight_check_counts_the_maxwell_branch) {
         const char* gravity;
         int accepted;
     } cases[] = {
-        {gel, "gravity=[0,-40,0]", 1},      /* 0.673 of the instantaneous, 1.33 of E_E's */
-        {gel, "gravity=[0,-56,0]", 1},      /* 0.942; 1.12 of E_E + E_N's */
-        {gel, "gravity=[0,-62,0]", 0},      /* 1.043 */
-        {elastic, "gravity=[0,-40,0]", 0},  /* 1.33 */
-        {elastic, "gravity=[0,-29.5,0]", 1} /* 0.983 */
+        {gel, "gravity=[0,-40,0]", 1},        /* 0.673 of the instantaneous, 1.33 of E_E's */
+        {gel, "gravity=[0,-56,0]", 1},        /* 0.942; 1.12 of E_E + E_N's */
+        {gel, "gravity=[0,-62,0]", 0},        /* 1.043 */
+        {gel_lambda, "gravity=[0,-56,0]", 1}, /* as bulk_modulus 666.67 */
+        {gel_lambda, "gravity=[0,-62,0]", 0}, {elastic, "gravity=[0,-40,0]", 0}, /* 1.33 */
+        {elastic, "gravity=[0,-29.5,0]", 1}                                      /* 0.983 */
     };
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < 7; ++i) {
         const char* sets[] = {"method=mpm", "solver={}", "time.dt=auto", cases[i].material,
                               cases[i].gravity};
         if (!cases[i].accepted) {
@@ -969,6 +991,16 @@ PD_TEST(weight_check_counts_the_maxwell_branch) {
                st == PD_OK ? "accepted" : err.path, st == PD_OK ? "" : ": ",
                st == PD_OK ? "" : err.message);
         PD_CHECK(st == PD_OK);
+        if (st == PD_OK && cases[i].material == gel_lambda) {
+            /* lambda_N 0 is K_N = 2 mu_N / 3 (a lambda taken as K_N would read 0) */
+            double k_n = -1;
+            for (int m = 0; m < s.material_count; ++m)
+                if (!strcmp(s.materials[m].name, "gel"))
+                    k_n = s.materials[m].maxwell_bulk_modulus;
+            printf("  lambda_N 0, mu_N 1000 Pa: K_N %.10g Pa (2 mu_N / 3 = %.10g)\n", k_n,
+                   2000.0 / 3);
+            PD_CHECK_NEAR(k_n, 2000.0 / 3, 1e-9);
+        }
         if (st == PD_OK)
             pd_scene_free(&s);
     }

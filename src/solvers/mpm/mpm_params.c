@@ -99,7 +99,8 @@ static const pd_param_info k_params[] = {
     {"grid_solver", PD_PARAM_ENUM, P(grid_solver), PD_MPM_GRID_CG, 0, 0, "-", "cg|cholesky",
      "admm: how the grid step solves A dv = rhs (Sec. 7.1). cg: conjugate gradients with A's "
      "diagonal (cg_iterations, cg_tolerance), the paper's. cholesky: A factored once a step "
-     "(envelope Cholesky, one scalar system per velocity component: A's blocks are multiples of "
+     "(sparse Cholesky by CHOLMOD, one scalar system per velocity component: A's blocks are "
+     "multiples of "
      "the identity) and each iteration's step solved exactly by its factor; beyond the paper. "
      "Falls back to cg for a step with pins or a collider node whose normal is not along an "
      "axis.",
