@@ -1,0 +1,65 @@
+/* Issue 33: "iterations either fixed or adaptive to a residual threshold (Fig. 18), both as
+ * solver keys". With `tolerance` a step stops once |h| / |h^(0)| falls below it (Yu 2024 Fig.
+ * 18), `iterations` then being the cap: the count a step takes must follow the tolerance. */
+#include <stdio.h>
+
+#include "support.h"
+
+/* A 6 cm block thrown onto a rough floor (contact, friction and its own deformation keep the
+ * particle constraints working every step), E 1e5 Pa, dt 1 ms. */
+static const char* k_landing =
+    "{\"version\":1,\"method\":\"xpbi\",\"time\":{\"dt\":0.001,\"fps\":50,\"frames\":10},"
+    "\"gravity\":[0,-9.81,0],"
+    "\"materials\":{\"m\":{\"density\":1000,\"youngs_modulus\":1e5,\"poisson_ratio\":0.3}},"
+    "\"bodies\":[{\"name\":\"block\",\"material\":\"m\",\"spacing\":0.01,"
+    "\"velocity\":[0.5,-1,0],"
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0.001,0],\"max\":[0.06,0.061,0.06]}}],"
+    "\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],\"normal\":[0,1,0],"
+    "\"friction\":0.5}]}";
+
+typedef struct landing_iterations {
+    double mean;           /* iterations a step over the landing (0.02-0.2 s) */
+    double worst_residual; /* the largest relative residual a step ended at */
+    int capped;            /* steps that took the cap */
+} landing_iterations;
+
+static int run_landing(const char* tolerance, landing_iterations* out) {
+    const char* sets[] = {"solver.xpbi.iterations=100", tolerance};
+    pd_test_sim t;
+    if (!pd_test_sim_open(&t, k_landing, sets, 2))
+        return 0;
+    int ok = pd_test_sim_run(&t, 0.02), steps = 0;
+    double sum = 0;
+    *out = (landing_iterations){0};
+    pd_error err = {0};
+    while (ok && t.world->time < 0.2 - 1e-9) {
+        ok = pd_world_step(t.world, &err) == PD_OK;
+        pd_world_info in = pd_world_get_info(t.world);
+        sum += in.iterations, steps++;
+        out->capped += in.iterations == 100;
+        if (in.residual > out->worst_residual)
+            out->worst_residual = in.residual;
+    }
+    out->mean = sum / steps;
+    pd_test_sim_close(&t);
+    printf("  %s: %.1f iterations a step (cap 100, %d steps at it), worst relative residual "
+           "%.3g\n",
+           tolerance, out->mean, out->capped, out->worst_residual);
+    return ok;
+}
+
+/* Measured: tolerance 0 takes the cap every step (the residual then 1e-13); 1e-2 5.4 iterations
+ * a step, 1e-4 9.2 (linear convergence would give twice as many for twice the digits), none
+ * capped. What fails it: a tolerance ignored (every step at the cap), a residual that does not
+ * fall with the iterations (counts alike, or capped), or one that stops before the tolerance. */
+PD_TEST(tolerance_sets_the_iterations_a_step_takes) {
+    landing_iterations fixed, loose, tight;
+    PD_REQUIRE(run_landing("solver.xpbi.tolerance=0", &fixed));
+    PD_REQUIRE(run_landing("solver.xpbi.tolerance=1e-2", &loose));
+    PD_REQUIRE(run_landing("solver.xpbi.tolerance=1e-4", &tight));
+    PD_CHECK(fixed.mean == 100);
+    PD_CHECK(tight.mean > 1.3 * loose.mean);
+    PD_CHECK(tight.mean < 30);
+    PD_CHECK(loose.capped == 0 && loose.worst_residual <= 1e-2);
+    PD_CHECK(tight.capped == 0 && tight.worst_residual <= 1e-4);
+}
