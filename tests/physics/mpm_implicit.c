@@ -265,6 +265,39 @@ PD_TEST(admm_weight_of_a_yielding_particle_is_its_projected_stiffness) {
     pd_test_sim_close(&t);
 }
 
+/* SEW at Drucker-Prager's apex (Fang 2019 Sec. 7.3): a cohesionless grain stretched 2 % every
+ * way returns to the apex, where dZ/dSigma = 0 and the projected stiffness vanishes; the weight
+ * is then the unprojected Hessian's V0 |d^2 Psi / d Sigma^2|_F at the trial stretches (the paper's
+ * rule), not 0, which would leave the particle out of the ADMM's penalty. Within 1e-12. */
+PD_TEST(admm_weight_at_the_drucker_prager_apex_is_the_unprojected_stiffness) {
+    const char* sets[] = {"solver.mpm.integrator=admm", "time.dt=0.001",
+                          "materials.metal.plasticity={\"model\": \"drucker_prager\", "
+                          "\"friction_angle\": 30, \"cohesion\": 0}",
+                          "bodies[0].pins=[{\"region\": {\"type\": \"box\", \"min\": [-1, -1, "
+                          "-1], \"max\": [1, 1, 1]}}]"};
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, SHEARED_BLOCK, sets, 4));
+    pd_mpm_state* s = t.world->solver_state;
+    for (size_t i = 0; i < s->n; ++i)
+        s->f[i] = pd_m3_scale(pd_m3_identity(), 1.02);
+    pd_error err = {0};
+    PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK);
+    const pd_mpm_material* m = &s->mat[0];
+    double sa[3] = {1.02, 1.02, 1.02}, g[3], h[3][3], e2 = 0;
+    pd_mpm_gradient_hessian(m, sa, g, h);
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+            e2 += h[a][b] * h[a][b];
+    pd_vec3 z;
+    pd_dp_case at = pd_hencky_return(&m->yield, pd_v3(1.02, 1.02, 1.02), &z, NULL);
+    double w2 = s->admm_w2[0], unprojected = s->volume0[0] * sqrt(e2);
+    printf("  stretches 1.02 (%s): w^2 %.10g, the unprojected Hessian's V0 |H|_F %.10g\n",
+           at == PD_DP_APEX ? "past the apex" : "not at the apex", w2, unprojected);
+    PD_CHECK(at == PD_DP_APEX);
+    PD_CHECK_REL(w2, unprojected, 1e-12);
+    pd_test_sim_close(&t);
+}
+
 /* A block (0.1 x 0.05 x 0.1 m, E 1e5 Pa, spacing 12.5 mm) on a slip floor with Coulomb friction
  * mu, gravity tilted 20 degrees along x, under an implicit integrator at its auto step: the mean
  * velocity along the slope at 0.1 and 0.3 s. */
