@@ -49,8 +49,8 @@ static int run_landing(const char* tolerance, landing_iterations* out) {
     return ok;
 }
 
-/* Measured: tolerance 0 takes the cap every step (the residual then 1e-13); 1e-2 5.4 iterations
- * a step, 1e-4 9.2 (linear convergence would give twice as many for twice the digits), none
+/* Measured: tolerance 0 takes the cap every step (the residual then 1e-13); 1e-2 5.5 iterations
+ * a step, 1e-4 9.4 (linear convergence would give twice as many for twice the digits), none
  * capped. What fails it: a tolerance ignored (every step at the cap), a residual that does not
  * fall with the iterations (counts alike, or capped), or one that stops before the tolerance. */
 /* With `tolerance` a step stops once |h| / |h^(0)| falls below it (Yu 2024 Fig. 18), `iterations`
@@ -106,4 +106,22 @@ PD_TEST(distance_constraints_keep_neighbours_apart) {
     PD_REQUIRE(with > 0 && without > 0);
     PD_CHECK(with >= 0.75 * 0.98);
     PD_CHECK(without < 0.7);
+}
+
+/* A body in free fall has F = I and every C_p at round-off, which Alg. 1 leaves alone ("if C_p !=
+ * 0"): its steps are converged at once under a tolerance, not counted unconverged at the cap
+ * (they were, while round-off C_p stayed in |h| and |h| / |h^(0)| read 1). */
+PD_TEST(free_fall_steps_converge_at_once_under_a_tolerance) {
+    const char* sets[] = {"solver.xpbi.iterations=40", "solver.xpbi.tolerance=1e-3",
+                          "bodies[0].velocity=[0,0,0]", "colliders=[]"};
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_landing, sets, 4));
+    PD_REQUIRE(pd_test_sim_run(&t, 0.05));
+    pd_world_info in = pd_world_get_info(t.world);
+    printf(
+        "  50 steps of free fall: last step %d iterations, residual %.3g; %llu steps unconverged\n",
+        in.iterations, in.residual, (unsigned long long)in.unconverged_steps);
+    PD_CHECK(in.unconverged_steps == 0);
+    PD_CHECK(in.iterations < 40);
+    pd_test_sim_close(&t);
 }

@@ -264,10 +264,13 @@ static pd_real multiplier_change(const sweep_job* job, uint32_t p, pd_mat3* m, p
         alpha /= 2 * s->mat[job->p->material[p]].mu;
     } else
         c = constraint_at_gradient(s, job->p, p, *l, job->dt, m);
-    *h = c + alpha * s->lambda[p];
     *mq = pd_m3_zero();
-    if (!(c > XPBI_C_FLOOR))
+    if (!(c > XPBI_C_FLOOR)) { /* Alg. 1's C_p = 0: round-off counts as 0 in h too, or a body
+                                * in free fall (F = I) would never read converged */
+        *h = alpha * s->lambda[p];
         return 0;
+    }
+    *h = c + alpha * s->lambda[p];
     pd_real tau = s->prm.damping;
     pd_real norm = weighted_gradient_norm(s, p, *m, mq);
     pd_real rate = tau > 0 ? constraint_rate(*m, *l) : 0;
@@ -308,9 +311,10 @@ static pd_real hourglass_change(const sweep_job* job, uint32_t p, pd_mat3 l, pd_
     pd_real norm, c = pd_xpbi_hourglass_constraint_at(s, s->step->step_start, p, job->v, job->dt, l,
                                                       grad, &gp, &norm);
     pd_real alpha = 1 / (s->volume0[p] * job->dt * job->dt);
-    *h = c + alpha * s->lambda_h[p];
+    *h = alpha * s->lambda_h[p]; /* C_h at round-off counts as 0, as C_p's (multiplier_change) */
     if (!(c > XPBI_C_FLOOR))
         return 0;
+    *h += c;
     pd_real rate = 0;
     if (s->prm.damping > 0) { /* dC_h/dt from the gradients the constraint left */
         rate = pd_v3_dot(gp, job->v[p]);
