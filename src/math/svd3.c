@@ -112,10 +112,6 @@ static void orthogonalize_columns_by(dvec3 col[3], dvec3 v[3], int sqrt_angle) {
     }
 }
 
-static void orthogonalize_columns(dvec3 col[3], dvec3 v[3]) {
-    orthogonalize_columns_by(col, v, 0);
-}
-
 static void swap_columns(dvec3 col[3], dvec3 v[3], int i, int j) {
     dvec3 t = col[i];
     col[i] = col[j];
@@ -212,7 +208,8 @@ static pd_mat3 columns_to_mat(const dvec3 col[3]) {
     return r;
 }
 
-/* The SVD from the rotation v0 (NULL: the identity, pd_svd3's start): C = A v0 is rotated on. */
+/* The SVD from the rotation v0 (NULL: the identity, pd_svd3's start): C = A v0 is rotated on,
+ * its angles by sqrt for hypot when started from v0 (as left_singular_from). */
 static void svd_from(pd_mat3 a, const dvec3* v0, pd_mat3* u, pd_vec3* s, pd_mat3* v) {
     double scale = max_abs_entry(a);
     dvec3 col[3], vc[3], uc[3];
@@ -233,7 +230,7 @@ static void svd_from(pd_mat3 a, const dvec3* v0, pd_mat3* u, pd_vec3* s, pd_mat3
         for (int j = 0; j < 3; ++j)
             uc[j] = vc[j];
     } else if (scale > 0) {
-        orthogonalize_columns(col, vc);
+        orthogonalize_columns_by(col, vc, v0 != NULL);
         sort_columns_by_length(col, vc);
         build_u(col, uc, sv);
     } else {

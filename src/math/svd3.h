@@ -11,7 +11,8 @@ void pd_svd3(pd_mat3 a, pd_mat3* u, pd_vec3* s, pd_mat3* v);
 
 /* pd_svd3 with its Jacobi rotations started from the rotation v_near (det +1) instead of the
  * identity: the same decomposition to the sweep's tolerance, in fewer sweeps when v_near is
- * close to A's V (the V of a nearby matrix: an iteration's last). */
+ * close to A's V (the V of a nearby matrix: an iteration's last). Its angles take sqrt(theta^2
+ * + 1) for hypot, as pd_left_singular3_near's. */
 void pd_svd3_near(pd_mat3 a, pd_mat3 v_near, pd_mat3* u, pd_vec3* s, pd_mat3* v);
 
 /* A = U diag(s) V^T's U and s >= 0 alone, without V: one-sided Jacobi on the columns of A^T

@@ -69,6 +69,10 @@ static void projected_gradient_hessian(const pd_mpm_material* m, pd_real dilatio
 /* Eq. 10 in the singular values for one constraint: V0 dPsi/ds(Z(s)) + k s = r (k = rho w^2),
  * by Newton from s, at most PD_MPM_NEWTON_STEPS steps, each halved until every s stays > 0;
  * `law` gives dPsi/ds at Z(s) and its derivative (F_E's here, F_N's in mpm_admm_maxwell.c).
+ * It stops at a residual of 1e-12 of the right-hand side, or after a full step shorter than
+ * PD_MPM_NEWTON_STEP_TOL of s without evaluating the law again (Newton's next residual is then
+ * of the step's square where the law is smooth, of the step at a kink of the return: far below
+ * the ADMM's tolerance either way, and a law evaluation less a particle; docs/methods/mpm.md).
  * Returns the steps taken. */
 int pd_mpm_principal_newton(pd_mpm_principal_law law, const void* ctx, pd_real v0, pd_real k,
                             const pd_real r[3], pd_real s[3]) {
@@ -85,12 +89,16 @@ int pd_mpm_principal_newton(pd_mpm_principal_law law, const void* ctx, pd_real v
         }
         if (norm <= 1e-24 * scale || !solve3(h, res, dx))
             break;
-        pd_real t = 1;
+        pd_real t = 1, moved = 0, size = 0;
         for (int a = 0; a < 3; ++a)
             while (s[a] + t * dx[a] <= 0.05 * s[a])
                 t *= 0.5;
-        for (int a = 0; a < 3; ++a)
+        for (int a = 0; a < 3; ++a) {
             s[a] += t * dx[a];
+            moved = fmax(moved, fabs(dx[a])), size = fmax(size, fabs(s[a]));
+        }
+        if (t == 1 && moved <= PD_MPM_NEWTON_STEP_TOL * size)
+            return step + 1;
     }
     return step;
 }
@@ -108,8 +116,11 @@ static void elastic_law_at(const void* ctx, const pd_real s[3], pd_real g[3], pd
 
 /* Eq. 10 for one particle: F_p = argmin V0 Xi(F) + rho w^2 / 2 |F - Z|^2 with Z = D dv + b - y /
  * (rho w): the minimiser shares Z's singular vectors (Klar 2016, Overby 2017). Z's SVD starts
- * its rotations from the last iteration's V (*v_last, updated): Z moves little between
- * iterations, so its columns are nearly orthogonal already (the same SVD, in fewer sweeps). */
+ * its rotations from the last iteration's V (*v_last, updated; the first iteration's from the
+ * SEW weight's SVD of b): Z moves little between iterations, so its columns are nearly
+ * orthogonal already (the same SVD, in fewer sweeps). The Newton starts from Z's singular
+ * values (the last iteration's took more law evaluations on Fig. 16's column: 2.28 for 1.77 a
+ * particle step with a step rule of 1e-6, 1.51 for 1.36 with 1e-3). */
 static pd_mat3 particle_step(const pd_mpm_material* m, pd_real dilation, pd_real v0, pd_real k,
                              pd_mat3 target, pd_mat3* v_last) {
     pd_mat3 u, v;
@@ -621,15 +632,51 @@ static int reserve_direct(pd_mpm_state* s, size_t nn) {
                               sizeof *s->direct_fixed);
 }
 
-/* Factor f over component a's free nodes. */
-static pd_status factor_component(pd_mpm_state* s, const pd_sym_csr* csr, int f, int a) {
-    size_t rows = 0;
-    for (size_t n = 0; n < s->grid.nodes; ++n) {
+/* Whether A's pattern (csr over nn nodes) is the last step's: then its factors can keep their
+ * ordering and symbolic analysis. */
+static int same_pattern(const pd_mpm_state* s, const pd_sym_csr* csr) {
+    size_t nn = csr->n;
+    return s->direct_last_factors > 0 && nn == s->direct_nodes &&
+           !memcmp(csr->offsets, s->direct_last_offsets, (nn + 1) * sizeof *csr->offsets) &&
+           !memcmp(csr->cols, s->direct_last_cols, csr->offsets[nn] * sizeof *csr->cols);
+}
+
+/* Keeps csr's pattern for the next step's same_pattern; 0 when out of memory. */
+static int keep_pattern(pd_mpm_state* s, const pd_sym_csr* csr) {
+    size_t nn = csr->n, e = csr->offsets[nn];
+    if (!pd_reserve_scratch((void**)&s->direct_last_offsets, &s->direct_last_caps[0], nn + 1,
+                            sizeof *s->direct_last_offsets) ||
+        !pd_reserve_scratch((void**)&s->direct_last_cols, &s->direct_last_caps[1], e + 1,
+                            sizeof *s->direct_last_cols))
+        return 0;
+    memcpy(s->direct_last_offsets, csr->offsets, (nn + 1) * sizeof *csr->offsets);
+    memcpy(s->direct_last_cols, csr->cols, e * sizeof *csr->cols);
+    s->direct_nodes = nn;
+    return 1;
+}
+
+/* Factor f over component a's free nodes: its last factor's analysis again (refactored) where
+ * A's pattern and the fixed nodes are the last step's (kept: the last step's factors, 0 for a
+ * new pattern) (a deposit at rest: the same factor as
+ * a fresh one, without AMD and the symbolic pass), else a fresh factor. */
+static pd_status factor_component(pd_mpm_state* s, const pd_sym_csr* csr, int f, int a, int kept) {
+    size_t rows = 0, nn = s->grid.nodes;
+    for (size_t n = 0; n < nn; ++n) {
         s->direct_fixed[n] = !component_free(s, n, a);
         rows += !s->direct_fixed[n];
     }
+    s->direct_factors++;
+    if (f < kept && s->direct[f].chol.impl &&
+        !memcmp(s->direct_fixed, s->direct_last_fixed[f], nn) &&
+        pd_sym_direct_refactor(&s->direct[f], csr) == PD_OK) {
+        s->direct_refactors++;
+        return PD_OK;
+    }
+    if (!pd_reserve_scratch((void**)&s->direct_last_fixed[f], &s->direct_last_caps[2 + f], nn, 1))
+        return PD_ERR_OUT_OF_MEMORY;
+    memcpy(s->direct_last_fixed[f], s->direct_fixed, nn);
     pd_sym_direct_free(&s->direct[f]);
-    pd_status st = pd_sym_direct_init(&s->direct[f], s->grid.nodes, rows);
+    pd_status st = pd_sym_direct_init(&s->direct[f], nn, rows);
     return st == PD_OK ? pd_sym_direct_factor(&s->direct[f], csr, s->direct_fixed) : st;
 }
 
@@ -648,18 +695,22 @@ static void factor_grid_matrix(admm_ctx* c) {
     if (!reserve_direct(s, nn))
         return;
     pd_sym_csr csr = grid_matrix_csr(s);
-    int factor_of[3], factors = 0;
+    int factor_of[3], factors = 0, kept = same_pattern(s, &csr) ? s->direct_last_factors : 0;
+    s->direct_last_factors = 0; /* until every factor below is made */
     for (int a = 0; a < 3; ++a) {
         factor_of[a] = -1;
         for (int b = 0; b < a && factor_of[a] < 0; ++b)
             if (same_free_nodes(s, a, b))
                 factor_of[a] = factor_of[b];
         if (factor_of[a] < 0) {
-            if (factor_component(s, &csr, factors, a) != PD_OK)
+            if (factor_component(s, &csr, factors, a, kept) != PD_OK)
                 return;
             factor_of[a] = factors++;
         }
     }
+    if (!kept && !keep_pattern(s, &csr))
+        return;
+    s->direct_last_factors = factors;
     for (int a = 0; a < 3; ++a)
         s->direct_of[a] = factor_of[a];
 }
@@ -821,10 +872,10 @@ static void friction_step(admm_ctx* c, pd_real sums[3]) {
  * is the identity or the cone's by round-off, and b_p is where the particle step starts; where
  * dZ/dSigma is 0 (Drucker-Prager's apex) the unprojected Hessian there, as the paper does. */
 static pd_real sew_weight(const pd_mpm_material* m, pd_real dilation, pd_real v0, pd_mat3 f,
-                          pd_mat3 trial) {
-    pd_mat3 u, v;
+                          pd_mat3 trial, pd_mat3* v) {
+    pd_mat3 u;
     pd_vec3 sv;
-    pd_svd3(m->plastic ? trial : f, &u, &sv, &v);
+    pd_svd3(m->plastic ? trial : f, &u, &sv, v);
     pd_real sig[3] = {fmax(fabs(sv.x), 1e-3), fmax(fabs(sv.y), 1e-3), fmax(fabs(sv.z), 1e-3)};
     pd_real g[3], h[3][3], norm = 0;
     projected_gradient_hessian(m, dilation, sig, g, h);
@@ -851,7 +902,7 @@ static void sew_range(void* ctx, size_t begin, size_t end, int thread) {
     for (size_t p = begin; p < end; ++p)
         s->admm_w2[p] =
             sew_weight(&s->mat[job->c->p->material[p]], s->dilation ? s->dilation[p] : 0,
-                       s->volume0[p], s->f[p], job->trial[p]);
+                       s->volume0[p], s->f[p], job->trial[p], &s->admm_v[p]);
 }
 
 static void sew_weights(admm_ctx* c, const pd_mat3* trial) {
@@ -868,11 +919,11 @@ static void start_range(void* ctx, size_t begin, size_t end, int thread) {
             pd_m3_mul(pd_m3_add(pd_m3_identity(), pd_m3_scale(s->admm_b[p], c->dt)), s->f[p]);
         s->admm_y[p] = pd_m3_zero();
         s->admm_f[p] = s->admm_b[p];
-        s->admm_v[p] = pd_m3_identity();
     }
 }
 
-/* Eq. 9's b_p (Eq. 4's predictor at v^n); the SEW weights (above); y = 0; F = b. */
+/* Eq. 9's b_p (Eq. 4's predictor at v^n); the SEW weights (above), whose SVD's V starts the
+ * first particle step's; y = 0; F = b. */
 static void start(admm_ctx* c) {
     pd_mpm_state* s = c->s;
     pd_grid_gradient(&s->grid, s->grid.velocity, s->admm_b);
@@ -1151,5 +1202,9 @@ void pd_mpm_admm_free(pd_mpm_state* s) {
     PD_FREE_ARRAY(s->direct_weight, pd_real, s->direct_caps[2]);
     PD_FREE_ARRAY(s->direct_diag, pd_real, s->direct_caps[3]);
     PD_FREE_ARRAY(s->direct_fixed, uint8_t, s->direct_caps[4]);
+    PD_FREE_ARRAY(s->direct_last_offsets, uint32_t, s->direct_last_caps[0]);
+    PD_FREE_ARRAY(s->direct_last_cols, uint32_t, s->direct_last_caps[1]);
+    for (int f = 0; f < 3; ++f)
+        PD_FREE_ARRAY(s->direct_last_fixed[f], uint8_t, s->direct_last_caps[2 + f]);
     pd_mpm_maxwell_free(s);
 }

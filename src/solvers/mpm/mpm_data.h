@@ -243,6 +243,14 @@ typedef struct pd_mpm_state {
     pd_real *direct_weight, *direct_diag;
     uint8_t* direct_fixed;
     size_t direct_caps[5];
+    /* ... the last step's pattern (offsets, columns over direct_nodes nodes) and each factor's
+     * fixed nodes: a factor of the same pattern and fixed nodes keeps its ordering and symbolic
+     * analysis (pd_sym_direct_refactor) */
+    uint32_t *direct_last_offsets, *direct_last_cols;
+    uint8_t* direct_last_fixed[3];
+    size_t direct_last_caps[5], direct_nodes;
+    int direct_last_factors;
+    long direct_refactors, direct_factors;    /* factors of the run that kept their analysis, all */
     pd_real bound_chunk[PD_MPM_BOUND_CHUNKS]; /* each chunk's fastest signal (m/s) */
     double admm_seconds[PD_MPM_ADMM_STAGES];  /* the last solve's stages (s) */
     struct pd_mpm_optimiser* opt;             /* newton, lbfgs (NULL until their first step) */

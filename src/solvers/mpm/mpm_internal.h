@@ -15,6 +15,8 @@ void pd_mpm_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_re
 
 /* Newton steps of the particle step (Eq. 10) at most. */
 #define PD_MPM_NEWTON_STEPS 12
+/* ... and the particle step's Newton stops after a full step shorter than this of s */
+#define PD_MPM_NEWTON_STEP_TOL 1e-4
 
 /* A node's boundary condition in the implicit solve (Sec. 7.2); PIN: a node only pinned particles
  * reach, held at their velocity (mpm_pins.c). */
