@@ -378,6 +378,20 @@ static const bench_case k_cases[] = {
      "Fang 2019 Fig. 16 to 0.6 s at 60 x the explicit bound, 10 ADMM iterations at rho 0.3, each "
      "grid step by A's Cholesky factor",
      0},
+    /* ... and at 45 x with rho 0.3 and 10 iterations (45 steps to 0.6 s): the longest step whose
+     * deposit comes to rest with the explicit one's runout (docs/benchmarks.md, issue 32) */
+    {"mpm_admm_cholesky_45x_sand_column_1cm_to_rest",
+     "mpm_sand_column_1cm.json",
+     {"solver.mpm.auto_step_factor=45", "solver.mpm.iterations=10", "solver.mpm.rho=0.3",
+      "solver.mpm.grid_solver=cholesky"},
+     4,
+     0,
+     45,
+     0,
+     0,
+     "Fang 2019 Fig. 16 to 0.6 s at 45 x the explicit bound, 10 ADMM iterations at rho 0.3, each "
+     "grid step by A's Cholesky factor",
+     0},
     {"mpm_explicit_sand_column_1cm_to_rest",
      "mpm_sand_column_1cm.json",
      {"solver.mpm.integrator=explicit"},

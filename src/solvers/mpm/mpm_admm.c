@@ -932,7 +932,22 @@ static void start(admm_ctx* c) {
     sew_weights(c, s->admm_b);
 }
 
-/* The particle step (Eq. 10) for F_E, each particle alone: R / (rho w^2) is the target. */
+/* The grid step's right-hand side for particle p: F_hat over-relaxed (Sec. 7.3) and kept for the
+ * dual step, and D^T's particle term (w y + rho w^2 (F_hat - b)) F^n^T dt into `affine`. */
+static void particle_rhs(const admm_ctx* c, size_t p) {
+    pd_mpm_state* s = c->s;
+    pd_mat3 dvb = pd_m3_add(s->admm_du[p], s->admm_b[p]);
+    pd_mat3 fhat = pd_m3_add(pd_m3_scale(s->admm_f[p], c->alpha), pd_m3_scale(dvb, 1 - c->alpha));
+    s->admm_fhat[p] = fhat;
+    pd_real w = sqrt(s->admm_w2[p]);
+    pd_mat3 m = pd_m3_add(pd_m3_scale(s->admm_y[p], w),
+                          pd_m3_scale(pd_m3_sub(fhat, s->admm_b[p]), c->rho * s->admm_w2[p]));
+    s->affine[p] = pd_m3_scale(pd_m3_mul(m, pd_m3_transpose(s->admm_fn[p])), c->dt);
+}
+
+/* The particle step (Eq. 10) for F_E, each particle alone: R / (rho w^2) is the target; then the
+ * particle's share of the grid step's right-hand side (particle_rhs), in the same pass over the
+ * particles (the Maxwell branch's step and share come after and add theirs). */
 static void particle_steps(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const admm_ctx* c = ctx;
@@ -943,24 +958,7 @@ static void particle_steps(void* ctx, size_t begin, size_t end, int thread) {
                                    pd_m3_scale(s->admm_y[p], w > 0 ? 1 / (c->rho * w) : 0));
         s->admm_f[p] = particle_step(&s->mat[c->p->material[p]], s->dilation ? s->dilation[p] : 0,
                                      s->volume0[p], k, target, &s->admm_v[p]);
-    }
-}
-
-/* The grid step's right-hand side per particle: F_hat over-relaxed (Sec. 7.3) and kept for the
- * dual step, and D^T's particle term (w y + rho w^2 (F_hat - b)) F^n^T dt into `affine`. */
-static void rhs_range(void* ctx, size_t begin, size_t end, int thread) {
-    (void)thread;
-    const admm_ctx* c = ctx;
-    pd_mpm_state* s = c->s;
-    for (size_t p = begin; p < end; ++p) {
-        pd_mat3 dvb = pd_m3_add(s->admm_du[p], s->admm_b[p]);
-        pd_mat3 fhat =
-            pd_m3_add(pd_m3_scale(s->admm_f[p], c->alpha), pd_m3_scale(dvb, 1 - c->alpha));
-        s->admm_fhat[p] = fhat;
-        pd_real w = sqrt(s->admm_w2[p]);
-        pd_mat3 m = pd_m3_add(pd_m3_scale(s->admm_y[p], w),
-                              pd_m3_scale(pd_m3_sub(fhat, s->admm_b[p]), c->rho * s->admm_w2[p]));
-        s->affine[p] = pd_m3_scale(pd_m3_mul(m, pd_m3_transpose(s->admm_fn[p])), c->dt);
+        particle_rhs(c, p);
     }
 }
 
@@ -990,12 +988,12 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     pd_mpm_state* s = c->s;
     size_t nn = s->grid.nodes;
     double t0 = pd_now();
-    pd_parallel_for(s->n, 128, particle_steps, c); /* Eq. 10, each particle alone */
+    /* Eq. 10, each particle alone, and the grid step's (Sec. 7.1) rhs = dt M g + D^T (w y + rho
+     * w^2 (F_hat - b)) per particle */
+    pd_parallel_for(s->n, 128, particle_steps, c);
     if (s->has_maxwell)
         pd_mpm_maxwell_particle_step(s, c->p, c->dt, c->rho);
     double t1 = pd_now();
-    /* grid step (Sec. 7.1): rhs = dt M g + D^T (w y + rho w^2 (F_hat - b)) */
-    pd_parallel_for(s->n, 256, rhs_range, c);
     if (s->has_maxwell) /* + D_N^T (w_N y_N + rho w_N^2 (F_hat_N - b_N)) */
         pd_mpm_maxwell_add_rhs(s, c->dt, c->rho, c->alpha, s->affine);
     divergence(&s->grid, s->affine, s->admm_rhs);
