@@ -655,10 +655,10 @@ static int keep_pattern(pd_mpm_state* s, const pd_sym_csr* csr) {
     return 1;
 }
 
-/* Factor f over component a's free nodes: its last factor's analysis again (refactored) where
- * A's pattern and the fixed nodes are the last step's (kept: the last step's factors, 0 for a
- * new pattern) (a deposit at rest: the same factor as
- * a fresh one, without AMD and the symbolic pass), else a fresh factor. */
+/* Factor f over component a's free nodes. Where A's pattern is the last step's (kept: the last
+ * step's count of factors, 0 for a new pattern) and so are f's fixed nodes (a deposit at rest),
+ * f's last factor is refactored on its ordering and symbolic analysis: the same factor as a
+ * fresh one, without AMD and the symbolic pass. Else a fresh factor. */
 static pd_status factor_component(pd_mpm_state* s, const pd_sym_csr* csr, int f, int a, int kept) {
     size_t rows = 0, nn = s->grid.nodes;
     for (size_t n = 0; n < nn; ++n) {
