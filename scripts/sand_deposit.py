@@ -33,25 +33,12 @@ import json
 import math
 import os
 import re
+import sys
 
 import numpy as np
 
-
-def read_ply_positions(path):
-    with open(path, "rb") as f:
-        count, props = 0, []
-        while True:
-            line = f.readline().decode("ascii").strip()
-            if line.startswith("element vertex"):
-                count = int(line.split()[2])
-            elif line.startswith("property"):
-                props.append(line.split()[1])
-            elif line == "end_header":
-                break
-        if any(p != "float" for p in props):
-            raise SystemExit(f"{path}: only float properties are read")
-        data = np.frombuffer(f.read(4 * len(props) * count), dtype="<f4")
-    return data.reshape(count, len(props))[:, :3].astype(float)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from huppert_spread import read_ply_positions  # noqa: E402
 
 
 def side_front(u, n_total, half_width, slices, share):
