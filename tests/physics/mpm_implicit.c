@@ -219,6 +219,32 @@ static void projected_gradient(const pd_mpm_material* m, const double s[3], doub
     g[0] = tau.x / z.x, g[1] = tau.y / z.y, g[2] = tau.z / z.z;
 }
 
+/* The sheared block's particles all pinned with F set to f, one ADMM step at 1 ms taken (the
+ * step's trial b is then f: nothing moves), the material's plasticity replaced when given. */
+static pd_mpm_state* held_block_after_a_step(pd_test_sim* t, const char* plasticity, pd_mat3 f) {
+    const char* sets[] = {"solver.mpm.integrator=admm", "time.dt=0.001",
+                          "bodies[0].pins=[{\"region\": {\"type\": \"box\", \"min\": [-1, -1, "
+                          "-1], \"max\": [1, 1, 1]}}]",
+                          plasticity};
+    if (!pd_test_sim_open(t, SHEARED_BLOCK, sets, plasticity ? 4 : 3))
+        return NULL;
+    pd_mpm_state* s = t->world->solver_state;
+    for (size_t i = 0; i < s->n; ++i)
+        s->f[i] = f;
+    pd_error err = {0};
+    return pd_world_step(t->world, &err) == PD_OK ? s : NULL;
+}
+
+/* |d^2 Psi / d Sigma^2|_F of the elastic law at the stretches sa (no return). */
+static double elastic_hessian_norm(const pd_mpm_material* m, const double sa[3]) {
+    double g[3], h[3][3], e2 = 0;
+    pd_mpm_gradient_hessian(m, sa, g, h);
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+            e2 += h[a][b] * h[a][b];
+    return sqrt(e2);
+}
+
 /* SEW for a plastic material (Fang 2019 Sec. 7.3): the ADMM's weight w^2 of a particle held in a
  * simple shear of 3 % (twice the von Mises block's elastic limit; every particle pinned, so the
  * step's trial b is that F) against V0 |J|_F, J the central finite difference (1e-6) of the
@@ -226,19 +252,13 @@ static void projected_gradient(const pd_mpm_material* m, const double s[3], doub
  * weight (the unprojected, what the ADMM took before) is printed beside it; it differs by
  * several % and fails the check. */
 PD_TEST(admm_weight_of_a_yielding_particle_is_its_projected_stiffness) {
-    const char* sets[] = {"solver.mpm.integrator=admm", "time.dt=0.001",
-                          "bodies[0].pins=[{\"region\": {\"type\": \"box\", \"min\": [-1, -1, "
-                          "-1], \"max\": [1, 1, 1]}}]"};
-    pd_test_sim t;
-    PD_REQUIRE(pd_test_sim_open(&t, SHEARED_BLOCK, sets, 3));
-    pd_mpm_state* s = t.world->solver_state;
-    for (size_t i = 0; i < s->n; ++i)
-        s->f[i] = pd_m3_identity(), s->f[i].m[0][1] = 0.03;
-    pd_mat3 f = s->f[0], u, v;
+    pd_mat3 f = pd_m3_identity(), u, v;
+    f.m[0][1] = 0.03;
     pd_vec3 sv;
     pd_svd3(f, &u, &sv, &v);
-    pd_error err = {0};
-    PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK);
+    pd_test_sim t;
+    pd_mpm_state* s = held_block_after_a_step(&t, NULL, f);
+    PD_REQUIRE(s);
     const pd_mpm_material* m = &s->mat[0];
     double sa[3] = {sv.x, sv.y, sv.z}, j2 = 0, eh = 1e-6;
     for (int b = 0; b < 3; ++b) {
@@ -248,18 +268,14 @@ PD_TEST(admm_weight_of_a_yielding_particle_is_its_projected_stiffness) {
         for (int a = 0; a < 3; ++a)
             j2 += pow((gu[a] - gd[a]) / (2 * eh), 2);
     }
-    double g[3], h[3][3], e2 = 0;
-    pd_mpm_gradient_hessian(m, sa, g, h);
-    for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b)
-            e2 += h[a][b] * h[a][b];
+    double e = elastic_hessian_norm(m, sa);
     pd_vec3 z;
     double v0 = s->volume0[0], w2 = s->admm_w2[0];
     pd_dp_case yielded = pd_hencky_return(&m->yield, sv, &z, NULL);
     printf("  stretches %.5f %.5f %.5f (%s): w^2 %.6g, V0 |J|_F by finite differences %.6g "
            "(%.2g apart); the elastic Hessian's %.6g (%+.1f %%)\n",
            sv.x, sv.y, sv.z, yielded == PD_DP_CONE ? "past yield" : "elastic", w2, v0 * sqrt(j2),
-           fabs(w2 / (v0 * sqrt(j2)) - 1), v0 * sqrt(e2), 100 * (sqrt(e2) / sqrt(j2) - 1));
+           fabs(w2 / (v0 * sqrt(j2)) - 1), v0 * e, 100 * (e / sqrt(j2) - 1));
     PD_CHECK(yielded == PD_DP_CONE);
     PD_CHECK_REL(w2, v0 * sqrt(j2), 1e-5);
     pd_test_sim_close(&t);
@@ -270,27 +286,18 @@ PD_TEST(admm_weight_of_a_yielding_particle_is_its_projected_stiffness) {
  * is then the unprojected Hessian's V0 |d^2 Psi / d Sigma^2|_F at the trial stretches (the paper's
  * rule), not 0, which would leave the particle out of the ADMM's penalty. Within 1e-12. */
 PD_TEST(admm_weight_at_the_drucker_prager_apex_is_the_unprojected_stiffness) {
-    const char* sets[] = {"solver.mpm.integrator=admm", "time.dt=0.001",
-                          "materials.metal.plasticity={\"model\": \"drucker_prager\", "
-                          "\"friction_angle\": 30, \"cohesion\": 0}",
-                          "bodies[0].pins=[{\"region\": {\"type\": \"box\", \"min\": [-1, -1, "
-                          "-1], \"max\": [1, 1, 1]}}]"};
     pd_test_sim t;
-    PD_REQUIRE(pd_test_sim_open(&t, SHEARED_BLOCK, sets, 4));
-    pd_mpm_state* s = t.world->solver_state;
-    for (size_t i = 0; i < s->n; ++i)
-        s->f[i] = pd_m3_scale(pd_m3_identity(), 1.02);
-    pd_error err = {0};
-    PD_REQUIRE(pd_world_step(t.world, &err) == PD_OK);
+    pd_mpm_state* s = held_block_after_a_step(
+        &t,
+        "materials.metal.plasticity={\"model\": \"drucker_prager\", \"friction_angle\": 30, "
+        "\"cohesion\": 0}",
+        pd_m3_scale(pd_m3_identity(), 1.02));
+    PD_REQUIRE(s);
     const pd_mpm_material* m = &s->mat[0];
-    double sa[3] = {1.02, 1.02, 1.02}, g[3], h[3][3], e2 = 0;
-    pd_mpm_gradient_hessian(m, sa, g, h);
-    for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b)
-            e2 += h[a][b] * h[a][b];
+    double sa[3] = {1.02, 1.02, 1.02};
     pd_vec3 z;
     pd_dp_case at = pd_hencky_return(&m->yield, pd_v3(1.02, 1.02, 1.02), &z, NULL);
-    double w2 = s->admm_w2[0], unprojected = s->volume0[0] * sqrt(e2);
+    double w2 = s->admm_w2[0], unprojected = s->volume0[0] * elastic_hessian_norm(m, sa);
     printf("  stretches 1.02 (%s): w^2 %.10g, the unprojected Hessian's V0 |H|_F %.10g\n",
            at == PD_DP_APEX ? "past the apex" : "not at the apex", w2, unprojected);
     PD_CHECK(at == PD_DP_APEX);
