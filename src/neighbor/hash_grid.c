@@ -297,6 +297,8 @@ static void upper_fill_range(void* ctx, size_t begin, size_t end, int thread) {
     size_t n = job->n;
     for (size_t i = begin; i < end; ++i) {
         uint32_t count = grid->counts[i];
+        if (count == 0) /* a chunk without pairs j > i has no rows: from may be NULL */
+            continue;
         memcpy(job->indices + grid->counts[n + i], from, count * sizeof(uint32_t));
         from += count;
     }
