@@ -96,6 +96,8 @@ typedef struct pd_material_def {
     /* hencky_maxwell (Fang 2019 Sec. 5): the non-equilibrated branch beside E and nu */
     pd_real maxwell_shear_modulus;        /* mu_N (Pa) */
     pd_real maxwell_bulk_modulus;         /* K_N = lambda_N + 2 mu_N / 3 (Pa) */
+    pd_real maxwell_lambda;               /* lambda_N when the scene gave it instead of K_N */
+    int maxwell_by_lambda;                /* 1: the scene gave `lambda` (written back so) */
     pd_real maxwell_deviatoric_viscosity; /* nu_d (Pa s) */
     pd_real maxwell_volumetric_viscosity; /* nu_v (Pa s) */
     /* Method-specific material keys, laid out by the method's material parameter table (a

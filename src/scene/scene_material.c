@@ -171,7 +171,8 @@ static pd_status read_branch_bulk_modulus(const cJSON* item, const char* p, pd_m
     if (!has_l)
         return pd_scene_read_key(t, "bulk_modulus", item, p, 1, m, err);
     PD_JTRY(pd_scene_read_key(t, "lambda", item, p, 1, m, err));
-    m->maxwell_bulk_modulus += 2 * m->maxwell_shear_modulus / 3;
+    m->maxwell_by_lambda = 1;
+    m->maxwell_bulk_modulus = m->maxwell_lambda + 2 * m->maxwell_shear_modulus / 3;
     if (!(m->maxwell_bulk_modulus >= 0)) {
         pd_jpath_key(child, p, "lambda");
         return pd_fail(err, PD_ERR_BAD_SCENE, child,

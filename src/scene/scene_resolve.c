@@ -207,8 +207,12 @@ static cJSON* material_json(const pd_material_def* m, const pd_solver_vtable* me
     if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL) {
         cJSON* v = cJSON_AddObjectToObject(o, "viscoelasticity");
         cJSON_AddStringToObject(v, "model", "hencky_maxwell");
-        WRITE_KEYS(v, &pd_scene_visco_table, m, "shear_modulus", "bulk_modulus",
-                   "deviatoric_viscosity", "volumetric_viscosity");
+        if (m->maxwell_by_lambda) /* as the scene gave it */
+            WRITE_KEYS(v, &pd_scene_visco_table, m, "shear_modulus", "lambda",
+                       "deviatoric_viscosity", "volumetric_viscosity");
+        else
+            WRITE_KEYS(v, &pd_scene_visco_table, m, "shear_modulus", "bulk_modulus",
+                       "deviatoric_viscosity", "volumetric_viscosity");
     }
     if (m->prony_count > 0) {
         double moduli[PD_MAX_PRONY], times[PD_MAX_PRONY];

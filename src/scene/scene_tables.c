@@ -228,8 +228,8 @@ static const pd_scene_key k_visco[] = {
            INF, "Pa", NULL,
            "hencky_maxwell: K_N of the branch; its lambda_N = K_N - 2 mu_N / 3 (Eq. 6)."},
      .def_doc = "required (hencky_maxwell): this or lambda"},
-    {.p = {"lambda", PD_PARAM_REAL, offsetof(pd_material_def, maxwell_bulk_modulus), 0, ANY_NUMBER,
-           "Pa", NULL,
+    {.p = {"lambda", PD_PARAM_REAL, offsetof(pd_material_def, maxwell_lambda), 0, ANY_NUMBER, "Pa",
+           NULL,
            "hencky_maxwell: lambda_N of the branch (Eq. 6), in place of bulk_modulus: K_N = "
            "lambda_N + 2 mu_N / 3, which must be >= 0."},
      .def_doc = "required (hencky_maxwell): this or bulk_modulus"},

@@ -1003,11 +1003,13 @@ PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
         "materials.snow={\"density\": 400, \"plasticity\": {\"model\": \"cam_clay\"}}",
         "emitters=[{\"body\": \"ball\", \"material\": \"gel\", \"center\": [0, 1, 0], "
         "\"direction\": [0, -1, 0], \"radius\": 0.02, \"speed\": 1, \"start\": 0.1, "
-        "\"stop\": 2, \"spacing\": 0.01}]"};
+        "\"stop\": 2, \"spacing\": 0.01}]",
+        "materials.gel.viscoelasticity={\"model\": \"hencky_maxwell\", \"shear_modulus\": "
+        "1e3, \"lambda\": 0, \"deviatoric_viscosity\": 5, \"volumetric_viscosity\": 50}"};
     char* json = dq(k_full);
     pd_scene s;
     pd_error err;
-    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 10, &s, &err);
+    pd_status st = pd_scene_parse_unvalidated(json, "t.json", dir, sets, 11, &s, &err);
     free(json);
     if (st != PD_OK)
         printf("  error %s: %s\n", err.path, err.message);
