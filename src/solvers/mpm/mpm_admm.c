@@ -984,7 +984,7 @@ static void dual_range(void* ctx, size_t begin, size_t end, int thread) {
 }
 
 /* One ADMM iteration from admm_du = D dv^k; returns its residual (below). */
-static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
+static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total, pd_real* combined) {
     pd_mpm_state* s = c->s;
     size_t nn = s->grid.nodes;
     double t0 = pd_now();
@@ -1020,8 +1020,130 @@ static pd_real iterate(admm_ctx* c, pd_vec3 gravity_dv, int* cg_total) {
     s->admm_seconds[PD_MPM_ADMM_GRID] += t2 - t1;
     s->admm_seconds[PD_MPM_ADMM_DUAL] += pd_now() - t2;
     /* the larger of the primal residual |w (F - D dv - b)| and the dual one |w D (dv^{k+1} -
-     * dv^k)| (Boyd et al. 2011 Sec. 3.3, with rho's scale taken out), over |w b| */
+     * dv^k)| (Boyd et al. 2011 Sec. 3.3, with rho's scale taken out), over |w b|; their sum
+     * for the Anderson safeguard (Zhang et al. 2019's combined residual) */
+    *combined = scale > 0 ? sqrt((primal + dual) / scale) : 0;
     return scale > 0 ? sqrt(fmax(primal, dual) / scale) : 0;
+}
+
+/* ---------------------------------------------------------------- Anderson acceleration */
+
+/* anderson > 0 (beyond the paper): Zhang, Peng, Zhang and Deng 2019 ("Accelerating ADMM for
+ * efficient simulation and optimization", ACM TOG 38(6)) treat an ADMM iteration as a fixed-point
+ * map of the variables the next iteration starts from and accelerate it by Anderson's mixing
+ * (linalg/anderson.h). Here an iteration starts from D dv^k and y^k (Eq. 10's target), the
+ * friction split's z and lambda (friction_rhs), and dv^k for the conjugate gradients' start:
+ * the iterate packs D dv and y per particle (9 each), dv per node with mass (3) and z and
+ * lambda per friction node (3 each). Their residual is measured in the ADMM's own norm, rho |w D
+ * dv|^2 + |y|^2 / rho (with scaled dual y / (rho w): Boyd 2011 Sec. 3.3's |B z|_rho and |u|_rho)
+ * and k |z|^2 + |lambda|^2 / k for the split; dv is carried with weight 0 (D dv stands for it, and
+ * the mix is linear: the mixed D dv is D of the mixed dv, and the mixed dv keeps the constraints
+ * that every dv keeps). */
+static size_t anderson_size(const pd_mpm_state* s) {
+    return 18 * s->n + 3 * (s->aa_nodes + 2 * s->aa_friction_nodes);
+}
+
+/* Packs (unpack 0) or unpacks (1) the iterate: the particles' D dv and y, dv at the nodes with
+ * mass (aa_node; the others' never change), z and lambda at the friction split's nodes
+ * (aa_node's last aa_friction_nodes entries, listed again). */
+static void anderson_move(pd_mpm_state* s, pd_real* x, int unpack) {
+    size_t n = s->n, nodes = s->aa_nodes, fn = s->aa_friction_nodes;
+    pd_vec3* dv = (pd_vec3*)(x + 18 * n);
+    pd_vec3 *z = dv + nodes, *lambda = z + fn;
+    const uint32_t* fnode = s->aa_node + nodes;
+    if (unpack) {
+        memcpy(s->admm_du, x, n * sizeof *s->admm_du);
+        memcpy(s->admm_y, x + 9 * n, n * sizeof *s->admm_y);
+        for (size_t q = 0; q < nodes; ++q)
+            s->admm_dv[s->aa_node[q]] = dv[q];
+        for (size_t q = 0; q < fn; ++q)
+            s->bc_slide[fnode[q]] = z[q], s->bc_friction[fnode[q]] = lambda[q];
+        return;
+    }
+    memcpy(x, s->admm_du, n * sizeof *s->admm_du);
+    memcpy(x + 9 * n, s->admm_y, n * sizeof *s->admm_y);
+    for (size_t q = 0; q < nodes; ++q)
+        dv[q] = s->admm_dv[s->aa_node[q]];
+    for (size_t q = 0; q < fn; ++q)
+        z[q] = s->bc_slide[fnode[q]], lambda[q] = s->bc_friction[fnode[q]];
+}
+
+static void anderson_pack(pd_mpm_state* s, pd_real* x) {
+    anderson_move(s, x, 0);
+}
+
+static void anderson_unpack(pd_mpm_state* s, const pd_real* x) {
+    anderson_move(s, (pd_real*)x, 1);
+}
+
+/* The nodes with mass and the friction split's (aa_node), room for the history and three
+ * packed vectors (the iterate, its map, the weights), and the weights above; the history
+ * restarted (each step a new problem). */
+static pd_status anderson_start(admm_ctx* c) {
+    pd_mpm_state* s = c->s;
+    size_t np = s->n, nn = s->grid.nodes, nodes = 0, fn = 0;
+    if (!pd_reserve_scratch((void**)&s->aa_node, &s->aa_node_cap, 2 * nn, sizeof *s->aa_node))
+        return PD_ERR_OUT_OF_MEMORY;
+    for (size_t q = 0; q < nn; ++q)
+        if (s->grid.mass[q] > 0)
+            s->aa_node[nodes++] = (uint32_t)q;
+    for (size_t q = 0; q < nn; ++q)
+        if (s->prm.friction_in_solve && s->bc_penalty[q] > 0)
+            s->aa_node[nodes + fn++] = (uint32_t)q;
+    s->aa_nodes = nodes, s->aa_friction_nodes = fn;
+    size_t n = anderson_size(s);
+    pd_status st = pd_anderson_reserve(&s->aa, n, s->prm.anderson);
+    if (st != PD_OK)
+        return st;
+    if (!pd_reserve_scratch((void**)&s->aa_x, &s->aa_cap, 3 * n, sizeof *s->aa_x))
+        return PD_ERR_OUT_OF_MEMORY;
+    s->aa_w = s->aa_x + 2 * n;
+    for (size_t p = 0; p < np; ++p)
+        for (int e = 0; e < 9; ++e) {
+            s->aa_w[9 * p + e] = sqrt(c->rho * s->admm_w2[p]);
+            s->aa_w[9 * (np + p) + e] = 1 / sqrt(c->rho);
+        }
+    pd_real* w = s->aa_w + 18 * np;
+    for (size_t q = 0; q < 3 * nodes; ++q)
+        w[q] = 0; /* dv: carried */
+    w += 3 * nodes;
+    for (size_t q = 0; q < fn; ++q) {
+        pd_real k = s->bc_penalty[s->aa_node[nodes + q]];
+        for (int e = 0; e < 3; ++e)
+            w[3 * q + e] = sqrt(k), w[3 * (fn + q) + e] = 1 / sqrt(k);
+    }
+    return PD_OK;
+}
+
+/* After an iteration from the iterate in aa_x (whose combined residual it measured, r): Zhang
+ * 2019's Alg. 1. If the iterate was a plain one (the step's first, or after a return) or its
+ * residual fell below the last accepted one's, it is accepted and the next iterate is the mix
+ * of the last anderson + 1 maps (or, with `last` set, its plain map: the step's last iteration
+ * then starts from a checked iterate, so that the step never ends on an unchecked mix); else the
+ * next is the last accepted iterate's plain map and the history restarts. *mixed: whether the
+ * next iterate is a mix; *accepted: the last accepted residual. */
+static void anderson_step(admm_ctx* c, pd_real r, int last, int* mixed, pd_real* accepted) {
+    pd_mpm_state* s = c->s;
+    pd_real* g = s->aa_x + anderson_size(s);
+    if (*mixed && !(r < *accepted)) { /* the safeguard: back to the plain map */
+        anderson_unpack(s, pd_anderson_plain(&s->aa));
+        pd_anderson_restart(&s->aa);
+        s->aa_rejected++;
+        *mixed = 0;
+        c->ad_fresh = 0;
+        return;
+    }
+    *accepted = r;
+    *mixed = 0;
+    if (last)
+        return;
+    anderson_pack(s, g);
+    *mixed = pd_anderson_mix(&s->aa, s->aa_x, g, s->aa_w) > 0;
+    if (*mixed) {
+        anderson_unpack(s, g);
+        s->aa_accepted++;
+        c->ad_fresh = 0; /* dv moved: the friction split's A dv is stale */
+    }
 }
 
 pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* iterations,
@@ -1052,10 +1174,17 @@ pd_status pd_mpm_admm_solve(pd_mpm_state* s, const pd_step_context* ctx, int* it
         s->admm_dv[n] = s->grid.mass[n] > 0 ? gdv : pd_v3(0, 0, 0);
     impose_constraints(s, s->admm_dv);
     apply_d(&c, s->admm_dv, s->admm_du); /* D dv^0; each iteration leaves D dv^{k+1} there */
-    int cg = 0, k = 0;
-    pd_real r = INFINITY;
-    for (; k < s->prm.iterations && !(r <= s->prm.tolerance); ++k)
-        r = iterate(&c, gdv, &cg);
+    int cg = 0, k = 0, aa = s->prm.anderson > 0, mixed = 0;
+    if (aa && (st = anderson_start(&c)) != PD_OK)
+        return st;
+    pd_real r = INFINITY, combined, accepted = INFINITY;
+    for (; k < s->prm.iterations && !(r <= s->prm.tolerance); ++k) {
+        if (aa)
+            anderson_pack(s, s->aa_x);
+        r = iterate(&c, gdv, &cg, &combined);
+        if (aa && k + 1 < s->prm.iterations && !(r <= s->prm.tolerance))
+            anderson_step(&c, combined, k + 2 == s->prm.iterations, &mixed, &accepted);
+    }
     double t1 = pd_now();
     friction_after_solve(&c, ctx->colliders);
     s->admm_seconds[PD_MPM_ADMM_GRID] += pd_now() - t1;
@@ -1195,6 +1324,9 @@ void pd_mpm_admm_free(pd_mpm_state* s) {
     PD_FREE_ARRAY(s->admm_u, pd_real, 9 * s->admm_rows);
     for (int f = 0; f < 3; ++f)
         pd_sym_direct_free(&s->direct[f]);
+    pd_anderson_free(&s->aa);
+    PD_FREE_ARRAY(s->aa_x, pd_real, s->aa_cap);
+    PD_FREE_ARRAY(s->aa_node, uint32_t, s->aa_node_cap);
     PD_FREE_ARRAY(s->direct_offsets, uint32_t, s->direct_caps[0]);
     PD_FREE_ARRAY(s->direct_cols, uint32_t, s->direct_caps[1]);
     PD_FREE_ARRAY(s->direct_weight, pd_real, s->direct_caps[2]);

@@ -9,6 +9,7 @@
 #include "core/param.h"
 #include "grid/grid.h"
 #include "grid/grid_fields.h"
+#include "linalg/anderson.h"
 #include "linalg/sym_direct.h"
 #include "neighbor/family.h"
 #include "solvers/solver.h"
@@ -64,6 +65,7 @@ typedef struct pd_mpm_params {
     int history;                 /* lbfgs: pairs kept */
     int lbfgs_preconditioner;    /* PD_MPM_LBFGS_DIAGONAL or PD_MPM_LBFGS_GRID_MATRIX */
     int grid_solver;             /* admm: PD_MPM_GRID_CG or PD_MPM_GRID_CHOLESKY */
+    int anderson;                /* admm: Anderson acceleration's history (0: off) */
 } pd_mpm_params;
 
 /* The ADMM's grid step: Jacobi-preconditioned conjugate gradients, or A's Cholesky factor. */
@@ -257,6 +259,14 @@ typedef struct pd_mpm_state {
     pd_family none; /* no bonds: an empty family lets the core's per-particle arrays,
                      * reordering and checkpoints work as for the bonded methods */
     pd_state_arrays persist;
+    /* anderson > 0: the accelerated iteration's history, the packed iterate and its weights
+     * (mpm_admm.c, anderson_*), the run's accepted and rejected mixes */
+    pd_anderson aa;
+    pd_real *aa_x, *aa_w;
+    size_t aa_cap;
+    uint32_t* aa_node; /* the nodes with mass, then the friction split's */
+    size_t aa_node_cap, aa_nodes, aa_friction_nodes;
+    long aa_accepted, aa_rejected;
 } pd_mpm_state;
 
 pd_status pd_mpm_create(struct pd_world* w, const void* params, void** state, pd_error* err);

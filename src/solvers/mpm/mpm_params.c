@@ -105,6 +105,15 @@ static const pd_param_info k_params[] = {
      "Falls back to cg for a step with pins or a collider node whose normal is not along an "
      "axis.",
      "integrator=admm"},
+    {"anderson", PD_PARAM_INT, P(anderson), 0, 0, PD_ANDERSON_MAX_HISTORY, "1", NULL,
+     "admm: Anderson acceleration of the iterations (Zhang, Peng, Zhang and Deng 2019; beyond "
+     "the paper): each iteration is a fixed-point map of (D dv, y) and the friction split's "
+     "variables, and the next iterate mixes the last anderson + 1 maps' outputs with the weights "
+     "that minimise their combined residual; an accelerated iterate whose residual does not "
+     "fall below the last accepted one's is replaced by that one's plain iterate, and the "
+     "history restarts (their safeguard). 0: the paper's plain iteration. Refused with the "
+     "Maxwell branch (its variables are not in the map).",
+     "integrator=admm"},
     {"optimiser_iterations", PD_PARAM_INT, P(optimiser_iterations), 50, 1, 10000, "1", NULL,
      "newton, lbfgs: iterations of the optimiser per step at most.", "integrator=newton|lbfgs"},
     {"optimiser_tolerance", PD_PARAM_REAL, P(optimiser_tolerance), 1e-6, 0, 1, "1", NULL,

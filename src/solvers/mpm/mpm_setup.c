@@ -25,6 +25,12 @@ pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, co
                        "linear (Klar et al. 2016): a plastic material takes elastic_energy "
                        "\"hencky\"");
     }
+    if (prm->integrator == PD_MPM_ADMM && prm->anderson > 0 &&
+        m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL)
+        return pd_fail(err, PD_ERR_BAD_SCENE, "solver.mpm.anderson",
+                       "mpm's Anderson acceleration mixes the ADMM's F_E variables and the "
+                       "friction split's, not the Maxwell branch's (F_N, y_N): with a "
+                       "\"hencky_maxwell\" viscoelasticity set solver.mpm.anderson 0");
     pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
     if (st != PD_OK)
         return st;
