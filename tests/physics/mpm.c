@@ -1262,8 +1262,9 @@ PD_TEST(explicit_step_keeps_momentum_and_angular_momentum) {
 
 /* Every per-particle and per-node loop of a step writes its own entries and sums in a fixed
  * order: the plastic block's 30 explicit steps, 3 ADMM steps (its stored A; and by A's
- * Cholesky factor, grid_solver cholesky) and 3 steps of newton and of lbfgs (von Mises'
- * incremental potential, lbfgs over the stored A) give the same bytes on 1 and 2 threads. */
+ * Cholesky factor, grid_solver cholesky; and with Anderson's mixing, anderson 5) and 3 steps of
+ * newton and of lbfgs (von Mises' incremental potential, lbfgs over the stored A) give the same
+ * bytes on 1 and 2 threads. */
 static int positions_on(int threads, const char* integrator, int steps, pd_vec3* out, size_t cap) {
     /* 1000 particles at 1 cm: 4 chunks of the per-particle loops (256) and of the per-node ones,
      * so that they run on both threads (at 2 cm, 125 particles, every loop ran on one) */
@@ -1291,11 +1292,14 @@ static int positions_on(int threads, const char* integrator, int steps, pd_vec3*
 PD_TEST(step_is_the_same_on_any_thread_count) {
     static pd_vec3 one[1024], two[1024];
     const char* integrators[] = {
-        "solver.mpm.integrator=explicit", "solver.mpm.integrator=admm",
+        "solver.mpm.integrator=explicit",
+        "solver.mpm.integrator=admm",
         "solver.mpm={\"integrator\": \"admm\", \"grid_solver\": \"cholesky\"}",
-        "solver.mpm.integrator=newton", "solver.mpm.integrator=lbfgs"};
-    int steps[] = {30, 3, 3, 3, 3};
-    for (int k = 0; k < 5; ++k) {
+        "solver.mpm.integrator=newton",
+        "solver.mpm.integrator=lbfgs",
+        "solver.mpm={\"integrator\": \"admm\", \"anderson\": 5}"};
+    int steps[] = {30, 3, 3, 3, 3, 3};
+    for (int k = 0; k < 6; ++k) {
         PD_REQUIRE(positions_on(1, integrators[k], steps[k], one, 1024));
         PD_REQUIRE(positions_on(2, integrators[k], steps[k], two, 1024));
         int same = memcmp(one, two, sizeof one) == 0;
