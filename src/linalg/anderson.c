@@ -121,7 +121,6 @@ int pd_anderson_mix(pd_anderson* a, const pd_real* x, pd_real* g, const pd_real*
         for (size_t i = 0; i < n; ++i)
             g[i] -= gamma[j] * col[i];
     }
-    a->accepted++;
     return a->count;
 }
 

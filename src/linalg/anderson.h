@@ -28,7 +28,6 @@ typedef struct pd_anderson {
     pd_real* dg;     /* m columns of n: dG */
     pd_real* df;     /* m columns of n: dF */
     pd_real gram[PD_ANDERSON_MAX_HISTORY][PD_ANDERSON_MAX_HISTORY]; /* dF_i . dF_j */
-    int accepted, rejected; /* mixes made; restarts the caller asked for (counters) */
 } pd_anderson;
 
 /* Room for n entries and m differences (1 <= m <= PD_ANDERSON_MAX_HISTORY); forgets the
