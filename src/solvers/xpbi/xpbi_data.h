@@ -221,15 +221,49 @@ static inline void pd_xpbi_add_outer(pd_mat3* m, pd_real s, pd_vec3 a, pd_vec3 b
     m->m[2][0] += z * b.x, m->m[2][1] += z * b.y, m->m[2][2] += z * b.z;
 }
 
+/* A 3-vector in the first three lanes of a 4-wide one (a matrix as its three columns): the
+ * per-entry arithmetic of the iterations' passes over the neighbours a lane per component, each
+ * lane's the scalar code's operations in its order (no contraction: -std=c11), so the same
+ * bits (the passes were scalar: three components do not fill the registers and the sums
+ * spilled). Through pointers, not returned values (mpm_admm.c's note on -Wpsabi). */
+typedef pd_real pd_xpbi_v4 __attribute__((vector_size(4 * sizeof(pd_real))));
+
+static inline void pd_xpbi_v4_of(pd_xpbi_v4* out, pd_vec3 a) {
+    *out = (pd_xpbi_v4){a.x, a.y, a.z, 0};
+}
+
+/* m v with m's columns c: (c0 v_x + c1 v_y) + c2 v_z, pd_m3_mulv's order in each lane. */
+static inline void pd_xpbi_v4_mulv(pd_xpbi_v4* out, const pd_xpbi_v4 c[3], pd_real x, pd_real y,
+                                   pd_real z) {
+    *out = c[0] * x + c[1] * y + c[2] * z;
+}
+
+/* (a_x a_x + a_y a_y) + a_z a_z, pd_v3_len2's order. */
+static inline pd_real pd_xpbi_v4_len2(const pd_xpbi_v4* a) {
+    pd_xpbi_v4 q = *a * *a;
+    return q[0] + q[1] + q[2];
+}
+
 /* Eq. 11: grad v at x_p^n from the velocities v and p's neighbour data (inline: it is the
- * innermost loop of the iterations). */
+ * innermost loop of the iterations), by columns: column j += (v_b - v_p) g_j, the entries of
+ * pd_xpbi_add_outer(grad, 1, v_b - v_p, g) in its order. */
 static inline pd_mat3 pd_xpbi_velocity_gradient(const pd_xpbi_state* s, uint32_t p,
                                                 const pd_vec3* v) {
-    pd_mat3 grad = pd_m3_zero();
+    pd_xpbi_v4 col[3] = {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}, vp;
     const uint32_t* j = s->near.indices;
+    pd_xpbi_v4_of(&vp, v[p]);
     /* Eq. 11: sum_b V_b (v_b - v_p) (L_p grad W)^T */
-    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e)
-        pd_xpbi_add_outer(&grad, 1, pd_v3_sub(v[j[e]], v[p]), s->nb_g[e]);
+    for (uint32_t e = s->near.offsets[p]; e < s->near.offsets[p + 1]; ++e) {
+        pd_xpbi_v4 vb;
+        pd_xpbi_v4_of(&vb, v[j[e]]);
+        pd_xpbi_v4 dv = vb - vp;
+        pd_vec3 g = s->nb_g[e];
+        col[0] += dv * g.x, col[1] += dv * g.y, col[2] += dv * g.z;
+    }
+    pd_mat3 grad;
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            grad.m[r][c] = col[c][r];
     return grad;
 }
 

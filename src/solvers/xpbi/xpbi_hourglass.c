@@ -226,37 +226,44 @@ pd_real pd_xpbi_hourglass_constraint(const pd_xpbi_state* s, const pd_vec3* x0, 
 pd_real pd_xpbi_hourglass_constraint_at(const pd_xpbi_state* s, const pd_vec3* x0, uint32_t p,
                                         const pd_vec3* v, pd_real dt, pd_mat3 grad_v, pd_vec3* grad,
                                         pd_vec3* grad_p, pd_real* norm) {
-    pd_mat3 l = pd_m3_scale(grad_v, dt); /* dt L_p, Eq. 11 */
-    pd_vec3 xp = pd_v3_madd(x0[p], dt, v[p]);
-    pd_mat3 m = pd_m3_zero();
+    pd_xpbi_v4 l[3], m[3] = {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}, xp;
+    for (int j = 0; j < 3; ++j) /* dt L_p (Eq. 11) by columns */
+        l[j] = (pd_xpbi_v4){grad_v.m[0][j] * dt, grad_v.m[1][j] * dt, grad_v.m[2][j] * dt, 0};
+    pd_xpbi_v4_of(&xp, pd_v3_madd(x0[p], dt, v[p]));
     pd_real psi2 = 0; /* 2 Psi_h */
     uint32_t first = s->near.offsets[p], last = s->near.offsets[p + 1];
+    const uint32_t* index = s->near.indices;
     for (uint32_t e = first; e < last; ++e) {
         const pd_xpbi_hourglass* h = &s->hg[e];
         if (h->k == 0) {
             grad[e - first] = pd_v3(0, 0, 0); /* a_pb = 0: the second pass reads no k */
             continue;
         }
-        uint32_t b = s->near.indices[e];
-        pd_vec3 xb = pd_v3_madd(x0[b], dt, v[b]);
-        /* eps = x~_pb - (I + dt L) y */
-        pd_vec3 eps = pd_v3_sub(pd_v3_sub(xb, xp), pd_v3_add(h->y, pd_m3_mulv(l, h->y)));
-        grad[e - first] = pd_v3_scale(eps, h->k); /* a_pb for now */
-        psi2 += h->k * pd_v3_len2(eps);
-        pd_xpbi_add_outer(&m, 1, grad[e - first], h->y);
+        pd_xpbi_v4 xb, y, ly;
+        pd_xpbi_v4_of(&xb, pd_v3_madd(x0[index[e]], dt, v[index[e]]));
+        pd_xpbi_v4_of(&y, h->y);
+        pd_xpbi_v4_mulv(&ly, l, h->y.x, h->y.y, h->y.z);
+        pd_xpbi_v4 eps = (xb - xp) - (y + ly); /* eps = x~_pb - (I + dt L) y */
+        pd_xpbi_v4 a = eps * h->k;             /* a_pb */
+        grad[e - first] = pd_v3(a[0], a[1], a[2]);
+        psi2 += h->k * pd_xpbi_v4_len2(&eps);
+        m[0] += a * h->y.x, m[1] += a * h->y.y, m[2] += a * h->y.z; /* M += a_pb y^T */
     }
-    pd_real c = sqrt(psi2);
-    pd_vec3 gp = pd_v3(0, 0, 0);
-    pd_real sum = 0;
+    pd_real c = sqrt(psi2), sum = 0;
+    pd_xpbi_v4 gp = {0, 0, 0, 0};
     if (c > XPBI_HG_FLOOR)
         for (uint32_t e = first; e < last; ++e) {
-            pd_vec3* g = &grad[e - first];
-            *g = pd_v3_scale(pd_v3_sub(*g, pd_m3_mulv(m, s->nb_g[e])), 1 / c);
-            gp = pd_v3_sub(gp, *g);
-            sum += s->inv_mass[s->near.indices[e]] * pd_v3_len2(*g);
+            pd_vec3 ge = s->nb_g[e];
+            pd_xpbi_v4 a, mg;
+            pd_xpbi_v4_of(&a, grad[e - first]);
+            pd_xpbi_v4_mulv(&mg, m, ge.x, ge.y, ge.z);
+            pd_xpbi_v4 g = (a - mg) * (1 / c);
+            grad[e - first] = pd_v3(g[0], g[1], g[2]);
+            gp -= g;
+            sum += s->inv_mass[index[e]] * pd_xpbi_v4_len2(&g);
         }
-    *grad_p = gp;
-    *norm = sum + s->inv_mass[p] * pd_v3_len2(gp);
+    *grad_p = pd_v3(gp[0], gp[1], gp[2]);
+    *norm = sum + s->inv_mass[p] * pd_xpbi_v4_len2(&gp);
     return c;
 }
 
