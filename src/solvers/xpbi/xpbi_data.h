@@ -244,6 +244,23 @@ static inline pd_real pd_xpbi_v4_len2(const pd_xpbi_v4* a) {
     return q[0] + q[1] + q[2];
 }
 
+/* pd_m3_mul(a, b) by columns: column j of a b = ((0 + a_0 b_0j) + a_1 b_1j) + a_2 b_2j with a's
+ * columns a_k, pd_m3_mul's sums in its order in each lane (the same bits, zeros' signs too). */
+static inline pd_mat3 pd_xpbi_m3_mul(pd_mat3 a, pd_mat3 b) {
+    pd_xpbi_v4 col[3];
+    for (int k = 0; k < 3; ++k)
+        col[k] = (pd_xpbi_v4){a.m[0][k], a.m[1][k], a.m[2][k], 0};
+    pd_mat3 r;
+    for (int j = 0; j < 3; ++j) {
+        pd_xpbi_v4 c = {0, 0, 0, 0};
+        c = c + col[0] * b.m[0][j];
+        c = c + col[1] * b.m[1][j];
+        c = c + col[2] * b.m[2][j];
+        r.m[0][j] = c[0], r.m[1][j] = c[1], r.m[2][j] = c[2];
+    }
+    return r;
+}
+
 /* Eq. 11: grad v at x_p^n from the velocities v and p's neighbour data (inline: it is the
  * innermost loop of the iterations), by columns: column j += (v_b - v_p) g_j, the entries of
  * pd_xpbi_add_outer(grad, 1, v_b - v_p, g) in its order. */

@@ -89,7 +89,7 @@ static pd_real left_constraint(const pd_xpbi_material* m, pd_mat3 u, pd_vec3 s, 
         return c;
     }
     pd_vec3 d = pd_v3(tau.x / (z.x * s.x * c), tau.y / (z.y * s.y * c), tau.z / (z.z * s.z * c));
-    *dcdf = pd_m3_mul(pd_m3_from_eigen(u, d), f); /* dC/dF = P / C */
+    *dcdf = pd_xpbi_m3_mul(pd_m3_from_eigen(u, d), f); /* dC/dF = P / C */
     return c;
 }
 
@@ -112,7 +112,7 @@ static pd_real constraint_at_gradient(const pd_xpbi_state* s, const pd_particles
     pd_mat3 grow = pd_m3_scale(l, dt);
     for (int k = 0; k < 3; ++k)
         grow.m[k][k] += 1;
-    pd_mat3 f = pd_m3_mul(grow, s->f[p]); /* Eq. 9 */
+    pd_mat3 f = pd_xpbi_m3_mul(grow, s->f[p]); /* Eq. 9 */
     pd_mat3 u, dcdf;
     pd_vec3 sv;
     /* from the last iteration's U (this step's; the identity at its first): a sweep or two
@@ -128,7 +128,7 @@ static pd_real constraint_at_gradient(const pd_xpbi_state* s, const pd_particles
         c = left_constraint(m, u, sv, z, f, &dcdf);
     } else
         c = svd_constraint(s, m, f, dt, s->log_jp[p], &dcdf);
-    *m_out = pd_m3_mul(dcdf, pd_m3_transpose(s->f[p])); /* Eq. 12 without V_b L_p grad W_b */
+    *m_out = pd_xpbi_m3_mul(dcdf, pd_m3_transpose(s->f[p])); /* Eq. 12 without V_b L_p grad W_b */
     return c;
 }
 
@@ -203,7 +203,7 @@ static inline void give(sweep_job* job, uint32_t b, pd_vec3 grad, pd_real scale)
  * (sum_b g_b)(sum_b g_b)^T (moment_range): sum_ij (M Q)_ij M_ij, without a pass over the
  * neighbours. *mq gets M Q. */
 static pd_real weighted_gradient_norm(const pd_xpbi_state* s, uint32_t p, pd_mat3 m, pd_mat3* mq) {
-    *mq = pd_m3_mul(m, s->grad_moment[p]);
+    *mq = pd_xpbi_m3_mul(m, s->grad_moment[p]);
     pd_real sum = 0;
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
