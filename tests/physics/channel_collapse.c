@@ -28,17 +28,7 @@
  * Every method steps "auto" but projective_pd, which keeps the step and the four plastic
  * corrections of its granular tests (granular.c) and its own `granular` block (set for it
  * alone: the others refuse the key). */
-static const char* k_channel =
-    "{\"version\":1,\"method\":\"mpm\",\"solver\":{\"projective_pd\":{\"plastic_passes\":4}},"
-    "\"time\":{\"dt\":{\"projective_pd\":0.002},\"fps\":50,\"frames\":100},"
-    "\"materials\":{\"sand\":{\"density\":1600,\"youngs_modulus\":3e5,\"poisson_ratio\":0.3,"
-    "\"plasticity\":{\"model\":\"drucker_prager\",\"friction_angle\":30,\"cohesion\":0,\"cone\":"
-    "\"extension\"}}},"
-    "\"bodies\":[{\"name\":\"column\",\"material\":\"sand\",\"spacing\":%.17g,"
-    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[%.17g,%.17g,%.17g]}}],"
-    "\"colliders\":[{\"type\":\"plane\",\"normal\":[0,1,0],\"boundary\":\"no_slip\"},"
-    "{\"type\":\"box\",\"min\":[0,-1,0],\"max\":[2,2,%.17g],\"inside\":true,"
-    "\"boundary\":\"slip\",\"friction\":0}]}";
+static const char* k_channel = PD_CHANNEL_SCENE; /* runout.h */
 
 typedef struct runout {
     int ok;
@@ -47,8 +37,8 @@ typedef struct runout {
     double seconds; /* simulated until at rest */
 } runout;
 
-/* Runs the collapse of aspect ratio a until the kinetic energy is below 1e-6 of the initial
- * potential energy (after 0.2 s; at most 2 s). */
+/* Runs the collapse of aspect ratio a until at rest (runout.h: the kinetic energy below 1e-6 of
+ * the initial potential energy after 0.2 s; at most 2 s). */
 static runout collapse(double a) {
     runout r = {0};
     char json[4096];
@@ -59,27 +49,16 @@ static runout collapse(double a) {
     if (!pd_test_method_open(&t, json, own, n))
         return r;
     const pd_particles* p = &t.world->particles;
-    double pe0 = 0, ke = 0;
-    for (size_t i = 0; i < p->count; ++i)
-        pe0 += p->mass[i] * 9.81 * p->pos[i].y;
-    pd_error err = {0};
-    while (t.world->time < 2.0 - 1e-9) {
-        if (pd_world_step(t.world, &err) != PD_OK) {
-            printf("  step failed: %s\n", err.message);
-            pd_test_sim_close(&t);
-            return r;
-        }
-        ke = 0;
-        for (size_t i = 0; i < p->count; ++i)
-            ke += 0.5 * p->mass[i] * pd_v3_len2(p->vel[i]);
-        if (t.world->time > 0.2 && ke < 1e-6 * pe0)
-            break;
+    double rest = pd_channel_run_to_rest(t.world);
+    if (rest < 0) {
+        pd_test_sim_close(&t);
+        return r;
     }
     r = (runout){1, pd_channel_runout(p, SPACING, L0), pd_channel_front(p, L0), t.world->time};
     printf("  %s a = %.1f: %zu grains, dt %.3g s, %s at %.2f s (KE / PE0 %.1e): dL/L0 = %.3f "
            "(two grains thick %.3f)\n",
            g_pd_method.method->name, a, p->count, t.world->def.dt,
-           ke < 1e-6 * pe0 ? "at rest" : "stopped", r.seconds, ke / pe0, r.front, r.dl);
+           rest < 1e-6 ? "at rest" : "stopped", r.seconds, rest, r.front, r.dl);
     pd_test_sim_close(&t);
     return r;
 }

@@ -4,13 +4,15 @@
  * deposit's own bottom, not the floor: a grid method's grains rest up to a cell above a collider.
  * Two spacings are a quarter of the a = 0.5 column's height at 16 grains across, 4 % of the a = 3
  * column's: the rule cuts a thin front at coarse resolution. pd_channel_front, below, is issue
- * 37's. Shared by channel_collapse.c and mpm_admm_collapse.c. */
+ * 37's; the channel's scene and its run to rest follow. Shared by channel_collapse.c and
+ * mpm_admm_collapse.c. */
 #ifndef PD_TESTS_PHYSICS_RUNOUT_H
 #define PD_TESTS_PHYSICS_RUNOUT_H
 
 #include <math.h>
+#include <stdio.h>
 
-#include "world/particles.h"
+#include "world/world.h"
 
 #define PD_RUNOUT_BINS 256 /* slices from x = 0: 256 spacings of channel */
 
@@ -52,6 +54,46 @@ static inline double pd_channel_front(const pd_particles* p, double l0) {
         if (mass[c] >= PD_FRONT_SHARE * total / PD_FRONT_SLICES)
             last = c;
     return ((last + 1) * slice - l0) / l0;
+}
+
+/* The channel of channel_collapse.c (Lube 2005's set-up; its comments say why each number): a
+ * column of sand of length L0 and height a L0 against the back wall of a channel 4 grains deep,
+ * friction angle 30 on the extension cone (plane strain's match), E 3e5 Pa, nu 0.3, 1600 kg/m^3,
+ * on a no_slip floor, the channel's walls slipping without friction. printf's arguments: the
+ * spacing, L0, a L0, the depth twice. */
+#define PD_CHANNEL_SCENE                                                                           \
+    "{\"version\":1,\"method\":\"mpm\",\"solver\":{\"projective_pd\":{\"plastic_passes\":4}},"     \
+    "\"time\":{\"dt\":{\"projective_pd\":0.002},\"fps\":50,\"frames\":100},"                       \
+    "\"materials\":{\"sand\":{\"density\":1600,\"youngs_modulus\":3e5,\"poisson_ratio\":0.3,"      \
+    "\"plasticity\":{\"model\":\"drucker_prager\",\"friction_angle\":30,\"cohesion\":0,\"cone\":"  \
+    "\"extension\"}}},"                                                                            \
+    "\"bodies\":[{\"name\":\"column\",\"material\":\"sand\",\"spacing\":%.17g,"                    \
+    "\"shape\":{\"type\":\"box\",\"min\":[0,0,0],\"max\":[%.17g,%.17g,%.17g]}}],"                  \
+    "\"colliders\":[{\"type\":\"plane\",\"normal\":[0,1,0],\"boundary\":\"no_slip\"},"             \
+    "{\"type\":\"box\",\"min\":[0,-1,0],\"max\":[2,2,%.17g],\"inside\":true,"                      \
+    "\"boundary\":\"slip\",\"friction\":0}]}"
+
+/* Steps w until the collapse is at rest: the kinetic energy below 1e-6 of the initial potential
+ * energy (after 0.2 s), or 2 s (issue 37's measure). Returns KE / PE0 at the end, negative
+ * (after printing) when a step failed. */
+static inline double pd_channel_run_to_rest(pd_world* w) {
+    const pd_particles* p = &w->particles;
+    double pe0 = 0, ke = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        pe0 += p->mass[i] * 9.81 * p->pos[i].y;
+    pd_error err = {0};
+    while (w->time < 2.0 - 1e-9) {
+        if (pd_world_step(w, &err) != PD_OK) {
+            printf("  step failed: %s\n", err.message);
+            return -1;
+        }
+        ke = 0;
+        for (size_t i = 0; i < p->count; ++i)
+            ke += 0.5 * p->mass[i] * pd_v3_len2(p->vel[i]);
+        if (w->time > 0.2 && ke < 1e-6 * pe0)
+            break;
+    }
+    return ke / pe0;
 }
 
 #endif
