@@ -36,6 +36,7 @@ pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const pd_par
     c->def = *def;
     c->p = p;
     c->n = p->count;
+    c->grid.keep_rows = 1; /* the candidates are searched again as the bodies move */
     for (size_t i = 0; i < c->n; ++i)
         c->radius = fmax(c->radius, p->spacing[i]);
     pd_real smin = INFINITY;

@@ -243,11 +243,13 @@ static pd_status candidates(pd_hash_grid* grid, const pd_renewal_def* d, size_t 
                             pd_real max_spacing, pd_neighbor_list* own,
                             const pd_neighbor_list** list) {
     pd_neighbor_cache* c = d->cache;
-    *list = own;
-    if (!c || !(c->skin_spacings > 0))
-        return pd_neighbors_build(grid, d->pos, n, radius, own);
-    c->renewals++;
+    if (!c || !(c->skin_spacings > 0)) { /* searched anew: into the cache's list (kept) if any */
+        pd_neighbor_list* into = c ? &c->list : own;
+        *list = into;
+        return pd_neighbors_build(grid, d->pos, n, radius, into);
+    }
     *list = &c->list;
+    c->renewals++;
     if (cache_holds(c, d->pos, n, radius)) {
         c->uses++;
         return PD_OK;

@@ -33,8 +33,10 @@ typedef struct pd_neighbor_cache {
     pd_neighbor_list list;
     pd_vec3* anchor; /* positions of the last search */
     size_t count, anchor_capacity;
-    pd_real radius, skin;  /* of the last search (m) */
-    pd_real skin_spacings; /* the skin, in the largest spacing; 0: no list kept */
+    pd_real radius, skin; /* of the last search (m) */
+    /* the skin, in the largest spacing; 0: the list is searched anew at every renewal (into
+     * `list`: kept, so a warm search allocates nothing) */
+    pd_real skin_spacings;
     int valid, uses, pause;
     size_t searches, renewals; /* counters, for measurements */
 } pd_neighbor_cache;

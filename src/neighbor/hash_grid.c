@@ -26,14 +26,16 @@ enum { PD_GRID_GRAIN = 512, PD_SMALL_SORT = 48 };
  * for huge, infinite or NaN values); clamping is monotone, so neighbours stay adjacent. */
 #define PD_CELL_CLAMP 0x1p50
 
-/* Grows a uint32 buffer to at least `need` entries (its contents are not kept). */
-static pd_status reserve_u32(uint32_t** buf, size_t* capacity, size_t need) {
+/* Grows a uint32 buffer to at least `need` entries (its contents are not kept), counting the
+ * allocation in *allocations. */
+static pd_status reserve_u32(uint32_t** buf, size_t* capacity, size_t need, size_t* allocations) {
     if (need <= *capacity && *buf)
         return PD_OK; /* (an empty request still gets a buffer, so `buf + 0` is never NULL) */
     size_t grown = need + need / 4 + 16; /* slack so small fluctuations do not reallocate */
     uint32_t* p = pd_alloc(grown * sizeof(uint32_t));
     if (!p)
         return PD_ERR_OUT_OF_MEMORY;
+    ++*allocations;
     pd_free(*buf, *capacity * sizeof(uint32_t));
     *buf = p;
     *capacity = grown;
@@ -215,13 +217,14 @@ typedef struct pd_grid_chunk {
 
 /* Room for `more` entries beyond the chunk's count, grown by half again when short (kept
  * between builds: a warm grid does not allocate). Returns 0 when out of memory. */
-static int reserve_chunk(pd_grid_chunk* c, size_t more) {
+static int reserve_chunk(pd_hash_grid* grid, pd_grid_chunk* c, size_t more) {
     if (c->count + more <= c->capacity)
         return 1;
     size_t grown = c->count + more + (c->count + more) / 2 + 64;
     uint32_t* p = pd_alloc(grown * sizeof(uint32_t));
     if (!p)
         return 0;
+    __atomic_add_fetch(&grid->allocations, 1, __ATOMIC_RELAXED); /* chunks scan in parallel */
     if (c->count)
         memcpy(p, c->upper, c->count * sizeof(uint32_t));
     pd_free(c->upper, c->capacity * sizeof(uint32_t));
@@ -248,7 +251,7 @@ static uint32_t first_above(const uint32_t* sorted, uint32_t begin, uint32_t end
  * count: about one candidate in five is a neighbour, a pattern no branch predictor follows. */
 static uint32_t upper_neighbors(const grid_job* job, uint32_t i, cell_query* q, pd_grid_chunk* c,
                                 int* failed) {
-    const pd_hash_grid* grid = job->grid;
+    pd_hash_grid* grid = job->grid;
     const pd_vec3 pi = job->pos[i];
     const pd_real radius2 = job->radius2;
     uint32_t buckets[27];
@@ -259,7 +262,7 @@ static uint32_t upper_neighbors(const grid_job* job, uint32_t i, cell_query* q, 
         uint32_t s = first_above(grid->sorted, grid->cell_start[buckets[b]], end, i);
         if (s == end)
             continue;
-        if (!reserve_chunk(c, end - s)) {
+        if (!reserve_chunk(grid, c, end - s)) {
             __atomic_store_n(failed, 1, __ATOMIC_RELAXED);
             c->count = first;
             return 0;
@@ -380,6 +383,7 @@ static pd_status reserve_particles(pd_hash_grid* grid, size_t n) {
     grid->bucket = pd_alloc(grown * sizeof(uint32_t));
     grid->sorted_pos = pd_alloc(grown * sizeof(pd_vec3));
     grid->capacity = grown;
+    grid->allocations += 3;
     if (!grid->sorted || !grid->bucket || !grid->sorted_pos) {
         free_particle_buffers(grid);
         return PD_ERR_OUT_OF_MEMORY;
@@ -395,7 +399,8 @@ static pd_status build_grid(pd_hash_grid* grid, grid_job* job, size_t n, pd_real
         return PD_ERR_TOO_LARGE;
     pd_status st = reserve_particles(grid, n);
     if (st == PD_OK)
-        st = reserve_u32(&grid->cell_start, &grid->table_capacity, grid->table_size + 1);
+        st = reserve_u32(&grid->cell_start, &grid->table_capacity, grid->table_size + 1,
+                         &grid->allocations);
     if (st != PD_OK)
         return st;
     pd_parallel_for(n, PD_GRID_GRAIN, bucket_range, job);
@@ -428,9 +433,9 @@ static pd_status check_arguments(const pd_vec3* pos, size_t n, pd_real radius,
 }
 
 /* Sizes the list for n particles; offsets[0] = 0 so an empty list is still well formed. */
-static pd_status start_list(pd_neighbor_list* out, size_t n) {
+static pd_status start_list(pd_neighbor_list* out, size_t n, size_t* allocations) {
     out->count = 0;
-    pd_status st = reserve_u32(&out->offsets, &out->offsets_capacity, n + 1);
+    pd_status st = reserve_u32(&out->offsets, &out->offsets_capacity, n + 1, allocations);
     if (st != PD_OK)
         return st;
     out->offsets[0] = 0;
@@ -455,13 +460,14 @@ static pd_status reserve_scan(pd_hash_grid* grid, size_t n) {
         pd_grid_chunk* c = pd_calloc(chunks, sizeof(pd_grid_chunk));
         if (!c)
             return PD_ERR_OUT_OF_MEMORY;
+        grid->allocations++;
         if (grid->chunk_capacity)
             memcpy(c, grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
         pd_free(grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
         grid->chunks = c;
         grid->chunk_capacity = chunks;
     }
-    return reserve_u32(&grid->counts, &grid->counts_capacity, 2 * n);
+    return reserve_u32(&grid->counts, &grid->counts_capacity, 2 * n, &grid->allocations);
 }
 
 /* offsets[i + 1] = the count of j > i plus that of j < i. */
@@ -473,8 +479,10 @@ static void row_counts(const pd_hash_grid* grid, size_t n, uint32_t* offsets) {
 pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, pd_real radius,
                              pd_neighbor_list* out) {
     pd_status st = grid ? check_arguments(pos, n, radius, out) : PD_ERR_INVALID_ARGUMENT;
-    if (st == PD_OK)
-        st = start_list(out, n);
+    if (st == PD_OK) {
+        grid->builds++;
+        st = start_list(out, n, &grid->allocations);
+    }
     if (st != PD_OK || n == 0)
         return st;
     grid_job job = {grid, pos, radius * radius, NULL, n, 0};
@@ -491,7 +499,8 @@ pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, p
         st = prefix_sum_offsets(out->offsets, n);
     }
     if (st == PD_OK)
-        st = reserve_u32(&out->indices, &out->indices_capacity, out->offsets[n]);
+        st =
+            reserve_u32(&out->indices, &out->indices_capacity, out->offsets[n], &grid->allocations);
     if (st != PD_OK) {
         out->count = 0;
         if (!grid->keep_rows)
@@ -522,9 +531,10 @@ static uint32_t brute_force_row(const pd_vec3* pos, size_t n, uint32_t i, pd_rea
 
 pd_status pd_neighbors_brute_force(const pd_vec3* pos, size_t n, pd_real radius,
                                    pd_neighbor_list* out) {
+    size_t allocations = 0; /* (no grid to count them in) */
     pd_status st = check_arguments(pos, n, radius, out);
     if (st == PD_OK)
-        st = start_list(out, n);
+        st = start_list(out, n, &allocations);
     if (st != PD_OK || n == 0)
         return st;
     pd_real radius2 = radius * radius;
@@ -532,7 +542,7 @@ pd_status pd_neighbors_brute_force(const pd_vec3* pos, size_t n, pd_real radius,
         out->offsets[i + 1] = brute_force_row(pos, n, (uint32_t)i, radius2, NULL);
     st = prefix_sum_offsets(out->offsets, n);
     if (st == PD_OK)
-        st = reserve_u32(&out->indices, &out->indices_capacity, out->offsets[n]);
+        st = reserve_u32(&out->indices, &out->indices_capacity, out->offsets[n], &allocations);
     if (st != PD_OK) {
         out->count = 0;
         return st;
@@ -549,6 +559,11 @@ void pd_hash_grid_destroy(pd_hash_grid* grid) {
     free_rows(grid);
     free_particle_buffers(grid);
     *grid = (pd_hash_grid){0};
+}
+
+double pd_hash_grid_kept_row_bytes(double entries) {
+    /* a chunk grows by half again beyond its need (reserve_chunk); the counts by a quarter */
+    return 1.5 * 0.5 * entries * sizeof(uint32_t) + 2.5 * sizeof(uint32_t);
 }
 
 void pd_neighbor_list_destroy(pd_neighbor_list* list) {

@@ -44,6 +44,9 @@ typedef struct pd_hash_grid {
     size_t chunk_capacity;
     uint32_t* counts; /* 2 n: per particle the count of j > i, then of j < i (a cursor) */
     size_t counts_capacity;
+    /* the builds so far, and the buffers they allocated (the grid's and the list's): a caller's
+     * tests read them (allocations stays put once warm where keep_rows is set) */
+    size_t builds, allocations;
 } pd_hash_grid;
 
 pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, pd_real radius,
@@ -52,6 +55,9 @@ pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, p
 pd_status pd_neighbors_brute_force(const pd_vec3* pos, size_t n, pd_real radius,
                                    pd_neighbor_list* out);
 void pd_hash_grid_destroy(pd_hash_grid* grid);
+/* What keep_rows holds a particle, for a caller's memory estimate: the rows of j > i (half of
+ * `entries`, a particle's list entries, grown by up to half again) and the two counts. */
+double pd_hash_grid_kept_row_bytes(double entries);
 void pd_neighbor_list_destroy(pd_neighbor_list* list);
 
 #endif

@@ -510,14 +510,16 @@ static pd_status hpd_on_time_step(void* state, pd_world* w, pd_error* err) {
 
 /* About 4.2 h^3 bonds (j, rev, X, the coupling and k_ij of L, G) and the factor's fill; per
  * particle 9 vectors (q*, gradient, the optimiser's seven) and 2 per L-BFGS pair, 5 for the
- * collider contact, two 3x3 matrices (K^-1, F of Eq. 24) and 8 reals. */
+ * collider contact, two 3x3 matrices (K^-1, F of Eq. 24) and 8 reals; the rows the contact's
+ * hash grid keeps (its candidates: about the bonds). */
 static size_t hpd_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     const pd_hpd_params* prm = scene->solver_params;
     size_t bonds = (size_t)(bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + sizeof(pd_vec3) + 3 * sizeof(pd_real);
     size_t per_particle = (9 + 2 * (size_t)prm->history + 5) * sizeof(pd_vec3) +
                           2 * sizeof(pd_mat3) + 8 * sizeof(pd_real);
-    return bonds * (per_bond + 40) + per_particle;
+    double rows = prm->contact ? pd_hash_grid_kept_row_bytes(bonds) : 0;
+    return bonds * (per_bond + 40) + per_particle + (size_t)ceil(rows);
 }
 
 pd_real pd_hpd_elastic_energy(pd_hpd_state* s, const pd_vec3* y) {

@@ -1130,12 +1130,14 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
      * pressure and hold, the fluid's nu and delta, the constraints' kind */
     if (granular)
         per_particle += 7 * sizeof(pd_real) + 1;
-    /* a flowing body's renewal grid, kept between renewals, and its Verlet list: the positions
-     * of the last search, the offsets and every pair within the horizon plus the skin */
+    /* a flowing body's renewal grid, kept between renewals with its rows, and its Verlet
+     * list: the positions of the last search, the offsets and every pair within the horizon
+     * plus the skin */
     if (flows) {
         double reach = (prm->horizon + PPD_VERLET_SKIN) / prm->horizon;
-        per_particle += PPD_GRID_BYTES + sizeof(pd_vec3) + sizeof(uint32_t) +
-                        bonds * reach * reach * reach * sizeof(uint32_t);
+        double listed = bonds * reach * reach * reach;
+        per_particle += PPD_GRID_BYTES + pd_hash_grid_kept_row_bytes(listed) + sizeof(pd_vec3) +
+                        sizeof(uint32_t) + listed * sizeof(uint32_t);
     }
     /* plastic_return in_solve: the step's start references (a quarter spare) and shape
      * tensors, the strain increments and the moved flags */
@@ -1145,10 +1147,11 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
     double direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     /* src/contact: gradient, diagonal, the positions the candidates were found at, the pair
      * and friction counts; its candidate list (every pair within the horizon: about the bonds,
-     * a quarter spare) and its grid; pair slots (index and stiffness) for about 4 eligible
-     * candidates a particle */
+     * a quarter spare) and its grid with its rows; pair slots (index and stiffness) for about 4
+     * eligible candidates a particle */
     double contact = prm->contact ? 2 * sizeof(pd_vec3) + sizeof(pd_real) + 3 * sizeof(uint32_t) +
                                         1.25 * bonds * sizeof(uint32_t) + PPD_GRID_BYTES +
+                                        pd_hash_grid_kept_row_bytes(1.25 * bonds) +
                                         1.25 * 4 * (sizeof(uint32_t) + sizeof(pd_real))
                                   : 0;
     return (size_t)ceil(bonds * per_bond + per_particle + direct + contact);

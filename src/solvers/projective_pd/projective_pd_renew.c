@@ -119,6 +119,7 @@ static pd_status renew(pd_ppd_state* s, pd_world* w, const uint8_t* body_renews,
                           .horizon = s->prm.horizon,
                           .cache = &s->renewal_list};
     s->renewal_list.skin_spacings = PPD_VERLET_SKIN;
+    s->grid.keep_rows = 1; /* renewed every few steps: the search's rows kept */
     pd_family fresh;
     uint32_t* map = NULL;
     pd_status st = pd_family_renew(&s->fam, &s->grid, &def, &fresh, &map);

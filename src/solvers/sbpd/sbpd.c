@@ -313,15 +313,27 @@ static pd_status sbpd_step(void* state, pd_world* w, const pd_step_context* ctx,
     return st;
 }
 
+static int any_sand(const pd_scene* scene) {
+    for (int m = 0; m < scene->material_count; ++m)
+        if (scene->materials[m].plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
+            return 1;
+    return 0;
+}
+
 /* Bonds: j, rev, X, w, the force scratch and two histories per mode (3 assumed), about 4.2 r^3
  * of them (r in spacings); per particle four 3x3 matrices (K^-1, F, M, Fe), two vectors, the
- * flags, the plastic strain, Eq. 24's factor and the dilatation's histories. */
+ * flags, the plastic strain, Eq. 24's factor and the dilatation's histories; the rows the hash
+ * grid keeps for the sand's renewals and the contact's searches (about the bonds' pairs each),
+ * and the renewals' list (the bonds' pairs and the offsets, a quarter spare). */
 static size_t sbpd_bytes_per_particle(const pd_scene* scene, double bond_fraction) {
     const pd_sbpd_params* prm = scene->solver_params;
     size_t bonds = (size_t)(bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon) + 1;
     size_t per_bond = 2 * sizeof(uint32_t) + 2 * sizeof(pd_vec3) + (1 + 2 * 3) * sizeof(pd_real);
+    double rows = (any_sand(scene) + (prm->contact != 0)) * pd_hash_grid_kept_row_bytes(bonds);
+    if (any_sand(scene))
+        rows += 1.25 * (bonds + 1) * sizeof(uint32_t);
     return bonds * per_bond + 4 * sizeof(pd_mat3) + 2 * sizeof(pd_vec3) + 2 * sizeof(uint8_t) +
-           6 * sizeof(pd_real);
+           6 * sizeof(pd_real) + (size_t)ceil(rows);
 }
 
 /* What sbpd publishes beyond the world's attributes. */

@@ -8,6 +8,7 @@
 #include "contact/contact.h"
 #include "core/param.h"
 #include "neighbor/family.h"
+#include "neighbor/family_renewal.h"
 #include "constitutive/return_map.h"
 #include "solvers/solver.h"
 #include "world/state_arrays.h"
@@ -93,7 +94,8 @@ typedef struct pd_sbpd_state {
      * and fault in the families anew */
     pd_family spare;
     pd_hash_grid grid;
-    pd_sbpd_material* mat; /* per scene material */
+    pd_neighbor_cache renewal_list; /* the sand's renewals search into its list (no skin) */
+    pd_sbpd_material* mat;          /* per scene material */
     int material_count;
     int modes;           /* the most Prony modes of any material: the stride of the histories */
     const pd_real* mass; /* the world's arrays */

@@ -43,12 +43,18 @@ pd_status pd_sbpd_reserve_bonds(void* state, size_t bonds) {
  * zeros), into the spare family; the old one becomes the spare. On failure the old family and
  * arrays stay. */
 static pd_status renew(pd_sbpd_state* s, const pd_particles* p, const pd_vec3* pos) {
-    pd_renewal_def def = {pos,     p->volume, p->spacing,
-                          p->body, p->id,     s->body_renews,
-                          NULL,    NULL,      s->prm.horizon * (1 - 1e-9)};
+    pd_renewal_def def = {.pos = pos,
+                          .volume = p->volume,
+                          .spacing = p->spacing,
+                          .body = p->body,
+                          .id = p->id,
+                          .body_renews = s->body_renews,
+                          .horizon = s->prm.horizon * (1 - 1e-9),
+                          .cache = &s->renewal_list};
     pd_family out = s->spare;
     memset(&s->spare, 0, sizeof s->spare);
     uint32_t* old_bond = NULL;
+    s->grid.keep_rows = 1; /* renewed every few steps: the search's rows kept */
     pd_status st = pd_family_renew_into(&s->fam, &s->grid, &def, &out, &old_bond);
     if (st != PD_OK)
         return st;

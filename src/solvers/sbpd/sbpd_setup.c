@@ -365,6 +365,7 @@ void pd_sbpd_destroy(void* state) {
     pd_family_free(&s->spare);
     pd_family_free(&s->fam);
     pd_hash_grid_destroy(&s->grid);
+    pd_neighbor_cache_destroy(&s->renewal_list);
     pd_free(s, sizeof *s);
 }
 
