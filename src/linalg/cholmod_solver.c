@@ -29,15 +29,27 @@ static cholmod_sparse* sparse_of(impl* m, size_t n, const uint32_t* col, const u
     return a;
 }
 
-pd_status pd_cholmod_factor(pd_cholmod_solver* s, size_t n, const uint32_t* col,
-                            const uint32_t* row, const double* val) {
+/* The solver's impl, its common started on first use (cholmod_start: once per solver). */
+static impl* started(pd_cholmod_solver* s) {
+    if (s->impl)
+        return s->impl;
     impl* m = pd_calloc(1, sizeof *m);
     if (!m)
-        return PD_ERR_OUT_OF_MEMORY;
-    s->impl = m;
-    s->n = n;
+        return NULL;
     cholmod_start(&m->c);
     m->c.print = 0;
+    s->starts++;
+    s->impl = m;
+    return m;
+}
+
+pd_status pd_cholmod_factor(pd_cholmod_solver* s, size_t n, const uint32_t* col,
+                            const uint32_t* row, const double* val) {
+    pd_cholmod_release(s);
+    impl* m = started(s);
+    if (!m)
+        return PD_ERR_OUT_OF_MEMORY;
+    s->n = n;
     cholmod_sparse* a = sparse_of(m, n, col, row, val);
     if (!a)
         return PD_ERR_OUT_OF_MEMORY;
@@ -78,7 +90,12 @@ pd_status pd_cholmod_solve3(pd_cholmod_solver* s, const pd_vec3* rhs, pd_vec3* x
     return PD_OK;
 }
 
-void pd_cholmod_free(pd_cholmod_solver* s) {
+int pd_cholmod_factored(const pd_cholmod_solver* s) {
+    const impl* m = s->impl;
+    return m && m->factor;
+}
+
+void pd_cholmod_release(pd_cholmod_solver* s) {
     impl* m = s->impl;
     if (!m)
         return;
@@ -87,6 +104,13 @@ void pd_cholmod_free(pd_cholmod_solver* s) {
     cholmod_free_dense(&m->x, &m->c);
     cholmod_free_dense(&m->y, &m->c);
     cholmod_free_dense(&m->e, &m->c);
+}
+
+void pd_cholmod_free(pd_cholmod_solver* s) {
+    impl* m = s->impl;
+    if (!m)
+        return;
+    pd_cholmod_release(s);
     cholmod_finish(&m->c);
     pd_free(m, sizeof *m);
     s->impl = NULL;

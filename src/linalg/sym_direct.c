@@ -5,8 +5,14 @@
 
 #include "core/alloc.h"
 
-pd_status pd_sym_direct_init(pd_sym_direct* d, size_t n, size_t rows) {
-    memset(d, 0, sizeof *d);
+static void free_arrays(pd_sym_direct* d) {
+    PD_FREE_ARRAY(d->row_of, int32_t, d->n + 1);
+    PD_FREE_ARRAY(d->rhs, pd_vec3, d->rows + 1);
+    PD_FREE_ARRAY(d->x, pd_vec3, d->rows + 1);
+    d->row_of = NULL, d->rhs = d->x = NULL;
+}
+
+static pd_status allocate_arrays(pd_sym_direct* d, size_t n, size_t rows) {
     d->n = n;
     d->rows = rows;
     d->row_of = PD_NEW_ARRAY(int32_t, n + 1);
@@ -16,6 +22,17 @@ pd_status pd_sym_direct_init(pd_sym_direct* d, size_t n, size_t rows) {
         return PD_OK;
     pd_sym_direct_free(d);
     return PD_ERR_OUT_OF_MEMORY;
+}
+
+pd_status pd_sym_direct_init(pd_sym_direct* d, size_t n, size_t rows) {
+    memset(d, 0, sizeof *d);
+    return allocate_arrays(d, n, rows);
+}
+
+pd_status pd_sym_direct_resize(pd_sym_direct* d, size_t n, size_t rows) {
+    pd_cholmod_release(&d->chol);
+    free_arrays(d);
+    return allocate_arrays(d, n, rows);
 }
 
 /* Rows in point order: compressed columns need the numbering to follow i, and a reordering
@@ -98,7 +115,7 @@ static size_t upper_triangle_any(const pd_sym_direct* d, const pd_sym_csr* a,
 }
 
 pd_status pd_sym_direct_factor_rows(pd_sym_direct* d, const pd_sym_csr* a) {
-    pd_cholmod_free(&d->chol);
+    pd_cholmod_release(&d->chol);
     size_t nnz_max = d->rows + a->offsets[a->n];
     uint32_t* point_of = PD_NEW_ARRAY(uint32_t, d->rows + 1);
     uint32_t* col = PD_NEW_ARRAY(uint32_t, d->rows + 1);
@@ -121,7 +138,7 @@ pd_status pd_sym_direct_factor_rows(pd_sym_direct* d, const pd_sym_csr* a) {
 }
 
 pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint8_t* fixed) {
-    pd_cholmod_free(&d->chol);
+    pd_cholmod_release(&d->chol);
     if (number_rows(d, fixed) != d->rows)
         return PD_ERR_INVALID_ARGUMENT;
     return factor_upper(d, a, 0);
@@ -142,13 +159,13 @@ static int rows_in_point_order(const pd_sym_direct* d) {
 }
 
 pd_status pd_sym_direct_refactor(pd_sym_direct* d, const pd_sym_csr* a) {
-    if (!d->chol.impl)
+    if (!pd_cholmod_factored(&d->chol))
         return PD_ERR_INVALID_ARGUMENT;
     if (rows_in_point_order(d))
         return factor_upper(d, a, 1);
     /* renumbered since: number the rows in point order again (fixed points keep -1) and
      * analyse anew, once; the next refactorisations reuse it */
-    pd_cholmod_free(&d->chol);
+    pd_cholmod_release(&d->chol);
     size_t rows = 0;
     for (size_t i = 0; i < d->n; ++i)
         if (d->row_of[i] >= 0)
@@ -174,8 +191,6 @@ void pd_sym_direct_permute(pd_sym_direct* d, const uint32_t* perm, int32_t* scra
 
 void pd_sym_direct_free(pd_sym_direct* d) {
     pd_cholmod_free(&d->chol);
-    PD_FREE_ARRAY(d->row_of, int32_t, d->n + 1);
-    PD_FREE_ARRAY(d->rhs, pd_vec3, d->rows + 1);
-    PD_FREE_ARRAY(d->x, pd_vec3, d->rows + 1);
+    free_arrays(d);
     memset(d, 0, sizeof *d);
 }

@@ -16,6 +16,9 @@ typedef struct pd_sym_direct {
 
 /* Allocates for n points, `rows` of which move (fixed points never change during a run). */
 pd_status pd_sym_direct_init(pd_sym_direct* d, size_t n, size_t rows);
+/* The same for a new n and rows, the factor released but CHOLMOD's common kept (a caller whose
+ * system changes size, e.g. mpm's grid every step). */
+pd_status pd_sym_direct_resize(pd_sym_direct* d, size_t n, size_t rows);
 /* Numbers the moving points in index order and factors A over them (the previous factor is
  * released first). */
 pd_status pd_sym_direct_factor(pd_sym_direct* d, const pd_sym_csr* a, const uint8_t* fixed);

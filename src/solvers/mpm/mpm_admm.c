@@ -666,7 +666,7 @@ static pd_status factor_component(pd_mpm_state* s, const pd_sym_csr* csr, int f,
         rows += !s->direct_fixed[n];
     }
     s->direct_factors++;
-    if (f < kept && s->direct[f].chol.impl &&
+    if (f < kept && pd_cholmod_factored(&s->direct[f].chol) &&
         !memcmp(s->direct_fixed, s->direct_last_fixed[f], nn) &&
         pd_sym_direct_refactor(&s->direct[f], csr) == PD_OK) {
         s->direct_refactors++;
@@ -675,8 +675,7 @@ static pd_status factor_component(pd_mpm_state* s, const pd_sym_csr* csr, int f,
     if (!pd_reserve_scratch((void**)&s->direct_last_fixed[f], &s->direct_last_caps[2 + f], nn, 1))
         return PD_ERR_OUT_OF_MEMORY;
     memcpy(s->direct_last_fixed[f], s->direct_fixed, nn);
-    pd_sym_direct_free(&s->direct[f]);
-    pd_status st = pd_sym_direct_init(&s->direct[f], nn, rows);
+    pd_status st = pd_sym_direct_resize(&s->direct[f], nn, rows); /* CHOLMOD started once */
     return st == PD_OK ? pd_sym_direct_factor(&s->direct[f], csr, s->direct_fixed) : st;
 }
 
