@@ -4,7 +4,10 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "methods.h"
 #include "support.h"
+
+extern const pd_solver_vtable pd_xpbi_solver;
 
 /* A 6 cm block thrown onto a rough floor (contact, friction and its own deformation keep the
  * particle constraints working every step), E 1e5 Pa, dt 1 ms. */
@@ -101,11 +104,15 @@ static double closest_pair_over_landing(const char* epsilon) {
 }
 
 PD_TEST(distance_constraints_keep_neighbours_apart) {
+    g_pd_method = (pd_test_method_ctx){
+        &pd_xpbi_solver, "distance_constraints_keep_neighbours_apart", PD_CAP_ELASTIC, 0};
     double with = closest_pair_over_landing("solver.xpbi.distance_epsilon=0.25");
     double without = closest_pair_over_landing("solver.xpbi.distance_epsilon=1");
     PD_REQUIRE(with > 0 && without > 0);
-    PD_CHECK(with >= 0.75 * 0.98);
-    PD_CHECK(without < 0.7);
+    pd_test_method_bound("closest pair over the landing (spacings) with epsilon 0.25", with,
+                         0.75 * 0.98, INFINITY);
+    pd_test_method_bound("closest pair over the landing (spacings) with epsilon 1", without, 0,
+                         0.7);
 }
 
 /* A body in free fall has F = I and every C_p at round-off, which Alg. 1 leaves alone ("if C_p !=
