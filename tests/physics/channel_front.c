@@ -7,9 +7,11 @@
  * spans 2 dL = H cot phi: dL / L0 = a cot(phi) / 2. At a = 0.5 and phi = 30 that is 0.433, below
  * Lube et al. 2005's band (0.45..0.90 around 1.2 a = 0.60, whose mean flank is at atan(1 / 2.4)
  * = 22.6 degrees): a collapse enters the band only when its flow carries the sand past its
- * angle of repose. Lube's front is the deposit's edge; the measure VALIDATION.md first asked
- * for, two grains thick, cuts it where the flank is two spacings high, 2 s cot(phi) short of it:
- * 0.22 L0 at the suite's 5 mm, half of the shape's front. */
+ * angle of repose. (The Drucker-Prager sand of the methods, whose return keeps the volume, stops
+ * flowing at atan(3 b) = 26.3 degrees on the extension cone, below phi: its own deposit at rest
+ * runs out a / (6 b) = 0.505; docs/methods/mpm.md.) Lube's front is the deposit's edge; the measure
+ * VALIDATION.md first asked for, two grains thick, cuts it where the flank is two spacings high, 2
+ * s cot(phi) short of it: 0.22 L0 at the suite's 5 mm, half of the shape's front. */
 #include <math.h>
 
 #include "runout.h"
