@@ -1108,9 +1108,9 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
     const pd_ppd_params* prm = scene->solver_params;
     double bonds = bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon + 1;
     int flows = any_material_flows(scene), granular = any_material_granular(scene);
-    /* per bond: the family's j, c (single precision) and kb; where a material flows, the
+    /* per bond: the family's j, c and kb (single precision); where a material flows, the
      * family's opposite bond and X, and the rebuild's surface correction */
-    double per_bond = sizeof(uint32_t) + sizeof(float) + sizeof(pd_real);
+    double per_bond = sizeof(uint32_t) + sizeof(float) + sizeof(float);
     if (flows)
         per_bond += sizeof(uint32_t) + sizeof(pd_vec3) + sizeof(pd_real);
     /* per particle: the family's offsets and w, the scatter plan's order and task; kinv (upper

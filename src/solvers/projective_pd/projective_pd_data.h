@@ -161,8 +161,10 @@ typedef struct pd_ppd_state {
     /* per bond (persist.bond_capacity entries; the family's bond_count in use) */
     float* c;       /* a_ij + a_ji: off-diagonal weight of the global matrix, single precision (a
                      * preconditioner's: 15 % faster sweeps on the 100K sand, measured) (N/m) */
-    pd_real* kb;    /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's
-                     * quadratic stiffness is a_ij = 2 kb kq_i (N/m), kept as these two */
+    float* kb;      /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's
+                     * quadratic stiffness is a_ij = 2 kb kq_i (N/m), kept as these two. Single
+                     * precision: rest-state geometry, read into double arithmetic (4 bytes a
+                     * bond less; docs/methods/projective_pd.md, "Bond storage") */
     pd_real* gcorr; /* a rebuild's surface correction per bond, kept in scenes that flow */
     size_t gcorr_capacity;
     /* per particle */

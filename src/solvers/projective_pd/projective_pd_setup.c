@@ -456,7 +456,7 @@ static void bond_geometry(const build_job* job, uint32_t i) {
     for (uint32_t b0 = first; b0 < last; b0 += PPD_GEOM_BLOCK) {
         uint32_t count = last - b0 < PPD_GEOM_BLOCK ? last - b0 : PPD_GEOM_BLOCK;
         quartic_block(f, i, b0, count, phi);
-        pd_real* kb = s->kb + b0;
+        float* kb = s->kb + b0;
         if (s->weighted[i]) {
 #pragma omp simd
             for (uint32_t b = 0; b < count; ++b) { /* pd_direction_weight_terms, per lane */
@@ -464,7 +464,7 @@ static void bond_geometry(const build_job* job, uint32_t i) {
 #pragma GCC unroll 15
                 for (int k = 0; k < PD_QUARTIC_TERMS; ++k)
                     fn += beta[k] * phi[k][b];
-                kb[b] = fn;
+                kb[b] = (float)fn;
             }
         } else {
             for (uint32_t b = 0; b < count; ++b)
@@ -512,11 +512,12 @@ static void bond_stiffness(const build_job* job, uint32_t i) {
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         uint32_t j = f->j[b];
         pd_real fn = s->kb[b]; /* bond_geometry */
-        s->kb[b] = s->volume[i] * s->volume[j] * f->w[i] / pd_v3_len2(pd_family_xi(f, i, b));
+        pd_real kb = s->volume[i] * s->volume[j] * f->w[i] / pd_v3_len2(pd_family_xi(f, i, b));
         if (s->weighted[i] && s->weighted[j]) /* solids: isotropic in every direction */
-            s->kb[b] *= fn;
+            kb *= fn;
         if (job->gcorr)
-            s->kb[b] *= 0.5 * (job->gcorr[b] + job->gcorr[pd_family_rev(f, i, b)]);
+            kb *= 0.5 * (job->gcorr[b] + job->gcorr[pd_family_rev(f, i, b)]);
+        s->kb[b] = (float)kb; /* the product in double, rounded (fn was, by bond_geometry) */
     }
     s->kq[i] = k;
 }
