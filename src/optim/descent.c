@@ -21,6 +21,10 @@ pd_descent_def pd_default_descent_def(void) {
 /* The arrays of one solve, each n points: one list drives allocation and release. */
 #define DESCENT_ARRAYS(X) X(y) X(r) X(ytrial) X(yold) X(rold) X(dir) X(work)
 
+static size_t pair_point_bytes(const pd_descent* d) {
+    return d->def.single_pairs ? sizeof(pd_descent_vec3f) : sizeof(pd_vec3);
+}
+
 pd_status pd_descent_init(pd_descent* d, size_t n, const pd_descent_def* def) {
     memset(d, 0, sizeof *d);
     d->def = *def;
@@ -36,8 +40,8 @@ pd_status pd_descent_init(pd_descent* d, size_t n, const pd_descent_def* def) {
     DESCENT_ARRAYS(CHECK_ONE)
 #undef CHECK_ONE
     for (int k = 0; k < d->def.history; ++k) {
-        d->hist_s[k] = PD_NEW_ARRAY(pd_vec3, n + 1);
-        d->hist_y[k] = PD_NEW_ARRAY(pd_vec3, n + 1);
+        d->hist_s[k] = pd_calloc(n + 1, pair_point_bytes(d));
+        d->hist_y[k] = pd_calloc(n + 1, pair_point_bytes(d));
         ok &= d->hist_s[k] && d->hist_y[k];
     }
     d->partial = PD_NEW_ARRAY(pd_real, d->chunks + 1);
@@ -55,8 +59,8 @@ void pd_descent_free(pd_descent* d) {
     DESCENT_ARRAYS(FREE_ONE)
 #undef FREE_ONE
     for (int k = 0; k < d->def.history; ++k) {
-        PD_FREE_ARRAY(d->hist_s[k], pd_vec3, n + 1);
-        PD_FREE_ARRAY(d->hist_y[k], pd_vec3, n + 1);
+        pd_free(d->hist_s[k], (n + 1) * pair_point_bytes(d));
+        pd_free(d->hist_y[k], (n + 1) * pair_point_bytes(d));
     }
     PD_FREE_ARRAY(d->partial, pd_real, d->chunks + 1);
     memset(d, 0, sizeof *d);
@@ -64,20 +68,40 @@ void pd_descent_free(pd_descent* d) {
 
 /* ---------------------------------------------------------------- vector helpers */
 
+/* A vector of n points, double (f NULL) or single precision (v NULL), read in double. */
+typedef struct any_vec {
+    const pd_vec3* v;
+    const pd_descent_vec3f* f;
+} any_vec;
+
+static inline pd_vec3 any_at(any_vec a, size_t i) {
+    return a.f ? pd_v3(a.f[i].x, a.f[i].y, a.f[i].z) : a.v[i];
+}
+
+static any_vec dbl(const pd_vec3* v) {
+    return (any_vec){v, NULL};
+}
+
+/* Pair vector h (y_side: its change of r, else its change of y). */
+static any_vec pair(const pd_descent* d, int y_side, int h) {
+    const void* p = y_side ? d->hist_y[h] : d->hist_s[h];
+    return d->def.single_pairs ? (any_vec){NULL, p} : (any_vec){p, NULL};
+}
+
 typedef struct dot_ctx {
     pd_descent* d;
-    const pd_vec3 *a, *b;
+    any_vec a, b;
 } dot_ctx;
 
 static void dot_kernel(void* vctx, size_t begin, size_t end, int thread) {
     dot_ctx* c = vctx;
     pd_real sum = 0;
     for (size_t i = begin; i < end; ++i)
-        sum += pd_v3_dot(c->a[i], c->b[i]);
+        sum += pd_v3_dot(any_at(c->a, i), any_at(c->b, i));
     c->d->partial[begin / PD_DESCENT_GRAIN] = sum;
 }
 
-pd_real pd_descent_dot(pd_descent* d, const pd_vec3* a, const pd_vec3* b) {
+static pd_real dot_any(pd_descent* d, any_vec a, any_vec b) {
     dot_ctx c = {d, a, b};
     pd_parallel_for(d->n, PD_DESCENT_GRAIN, dot_kernel, &c);
     pd_real sum = 0;
@@ -86,10 +110,14 @@ pd_real pd_descent_dot(pd_descent* d, const pd_vec3* a, const pd_vec3* b) {
     return sum;
 }
 
+pd_real pd_descent_dot(pd_descent* d, const pd_vec3* a, const pd_vec3* b) {
+    return dot_any(d, dbl(a), dbl(b));
+}
+
 /* out += alpha v */
-static void axpy(size_t n, pd_vec3* out, pd_real alpha, const pd_vec3* v) {
+static void axpy(size_t n, pd_vec3* out, pd_real alpha, any_vec v) {
     for (size_t i = 0; i < n; ++i)
-        out[i] = pd_v3_madd(out[i], alpha, v[i]);
+        out[i] = pd_v3_madd(out[i], alpha, any_at(v, i));
 }
 
 static void* constraint_ctx(const pd_descent_problem* p) {
@@ -128,16 +156,16 @@ static pd_real search_direction(pd_descent* d, const pd_descent_problem* p, pd_s
     memcpy(d->work, d->r, d->n * sizeof(pd_vec3));
     for (int k = m - 1; k >= 0; --k) {
         int h = (d->hist_head + k) % d->def.history;
-        alpha[k] = d->hist_rho[h] * pd_descent_dot(d, d->hist_s[h], d->work);
-        axpy(d->n, d->work, -alpha[k], d->hist_y[h]);
+        alpha[k] = d->hist_rho[h] * dot_any(d, pair(d, 0, h), dbl(d->work));
+        axpy(d->n, d->work, -alpha[k], pair(d, 1, h));
     }
     filter(p, d->work, d->n);
     *st = p->precondition(p->ctx, d->work, d->dir);
     filter(p, d->dir, d->n);
     for (int k = 0; k < m; ++k) {
         int h = (d->hist_head + k) % d->def.history;
-        pd_real beta = d->hist_rho[h] * pd_descent_dot(d, d->hist_y[h], d->dir);
-        axpy(d->n, d->dir, alpha[k] - beta, d->hist_s[h]);
+        pd_real beta = d->hist_rho[h] * dot_any(d, pair(d, 1, h), dbl(d->dir));
+        axpy(d->n, d->dir, alpha[k] - beta, pair(d, 0, h));
     }
     filter(p, d->dir, d->n);
     for (size_t i = 0; i < d->n; ++i)
@@ -145,18 +173,38 @@ static pd_real search_direction(pd_descent* d, const pd_descent_problem* p, pd_s
     return pd_descent_dot(d, d->r, d->dir);
 }
 
-/* Keeps the pair (y - yold, r - rold) when its curvature is positive. */
+static pd_descent_vec3f single(pd_vec3 v) {
+    return (pd_descent_vec3f){(float)v.x, (float)v.y, (float)v.z};
+}
+
+/* Writes the pair (y - yold, r - rold) into slot h, rounded when the pairs are single. */
+static void store_pair(pd_descent* d, int h) {
+    if (d->def.single_pairs) {
+        pd_descent_vec3f *s = d->hist_s[h], *y = d->hist_y[h];
+        for (size_t i = 0; i < d->n; ++i) {
+            s[i] = single(pd_v3_sub(d->y[i], d->yold[i]));
+            y[i] = single(pd_v3_sub(d->r[i], d->rold[i]));
+        }
+        return;
+    }
+    pd_vec3 *s = d->hist_s[h], *y = d->hist_y[h];
+    for (size_t i = 0; i < d->n; ++i) {
+        s[i] = pd_v3_sub(d->y[i], d->yold[i]);
+        y[i] = pd_v3_sub(d->r[i], d->rold[i]);
+    }
+}
+
+/* Keeps the pair (y - yold, r - rold) when its curvature is positive (measured on the pair as
+ * stored). */
 static void history_push(pd_descent* d) {
     if (d->def.history == 0)
         return;
     int h = (d->hist_head + d->hist_count) % d->def.history;
-    for (size_t i = 0; i < d->n; ++i) {
-        d->hist_s[h][i] = pd_v3_sub(d->y[i], d->yold[i]);
-        d->hist_y[h][i] = pd_v3_sub(d->r[i], d->rold[i]);
-    }
-    pd_real sy = pd_descent_dot(d, d->hist_s[h], d->hist_y[h]);
-    pd_real ss = pd_descent_dot(d, d->hist_s[h], d->hist_s[h]);
-    pd_real yy = pd_descent_dot(d, d->hist_y[h], d->hist_y[h]);
+    store_pair(d, h);
+    any_vec s = pair(d, 0, h), y = pair(d, 1, h);
+    pd_real sy = dot_any(d, s, y);
+    pd_real ss = dot_any(d, s, s);
+    pd_real yy = dot_any(d, y, y);
     if (!(sy > 1e-10 * sqrt(ss * yy)))
         return;
     d->hist_rho[h] = 1 / sy;

@@ -71,6 +71,12 @@ typedef struct pd_descent_def {
      * -r^T J H r) while H J stays near the identity; when it is not, the line search fails and
      * the iteration is retried without pairs (history_resets). */
     int secant_pairs;
+    /* 1: the L-BFGS pairs are stored in single precision (12 bytes a point instead of 24 each),
+     * their dot products and updates still in double. rho = 1 / (s . y) is taken from the
+     * rounded pairs, so H is the exact L-BFGS matrix of pairs within 6e-8 of the iterates':
+     * still symmetric positive definite, the direction still a descent direction
+     * (docs/optimiser.md). 0: double. */
+    int single_pairs;
 } pd_descent_def;
 pd_descent_def pd_default_descent_def(void);
 
@@ -92,6 +98,11 @@ typedef struct pd_descent_report {
 /* Adds a continued solve's report to the step's: counts summed, the end state the last part's. */
 void pd_descent_report_add(pd_descent_report* total, const pd_descent_report* part);
 
+/* A point of a single-precision L-BFGS pair. */
+typedef struct pd_descent_vec3f {
+    float x, y, z;
+} pd_descent_vec3f;
+
 typedef struct pd_descent {
     pd_descent_def def;
     size_t n;
@@ -102,8 +113,9 @@ typedef struct pd_descent {
     pd_vec3* rold;
     pd_vec3* dir;
     pd_vec3* work;
-    pd_vec3* hist_s[PD_DESCENT_MAX_HISTORY];
-    pd_vec3* hist_y[PD_DESCENT_MAX_HISTORY];
+    /* the pairs: pd_vec3, or pd_descent_vec3f when def.single_pairs */
+    void* hist_s[PD_DESCENT_MAX_HISTORY];
+    void* hist_y[PD_DESCENT_MAX_HISTORY];
     pd_real hist_rho[PD_DESCENT_MAX_HISTORY];
     int hist_head, hist_count;
     int not_gradient; /* the last evaluation's residual is no gradient */

@@ -1119,10 +1119,10 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
      * optimiser's (share_sweep_scratch) */
     double per_particle = 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(uint32_t) +
                           sizeof(pd_ppd_sym3) + 6 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 3;
-    /* the optimiser's y, r, ytrial, yold, rold, dir, work and its L-BFGS pairs (none in
-     * semi_iterative, which runs no descent) */
+    /* the optimiser's y, r, ytrial, yold, rold, dir, work and its L-BFGS pairs in single
+     * precision (none in semi_iterative, which runs no descent) */
     size_t pairs = prm->iteration == PD_PPD_SEMI_ITERATIVE ? 0 : (size_t)prm->history;
-    per_particle += (7 + 2 * pairs) * sizeof(pd_vec3);
+    per_particle += 7 * sizeof(pd_vec3) + 2 * pairs * sizeof(pd_descent_vec3f);
     /* the collider contact, for the features its colliders use */
     per_particle += pd_collider_contact_bytes(pd_collider_contact_features(
         scene->colliders, scene->collider_count, sizeof(pd_collider_def)));

@@ -310,6 +310,9 @@ static pd_status allocate_state(pd_ppd_state* s, const pd_world* w) {
     def.history = s->prm.iteration == PD_PPD_SEMI_ITERATIVE ? 0 : s->prm.history;
     def.line_search = s->prm.line_search;
     def.armijo = s->prm.armijo;
+    /* the pairs in single precision: 120 bytes a particle less at the default history
+     * (docs/methods/projective_pd.md, "Bond storage") */
+    def.single_pairs = 1;
     if (pd_descent_init(&s->opt, n, &def) != PD_OK)
         return PD_ERR_OUT_OF_MEMORY;
     share_sweep_scratch(s);
