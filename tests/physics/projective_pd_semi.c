@@ -267,15 +267,15 @@ static size_t world_bytes(const char* const* sets, int count, size_t* particles)
 }
 
 /* This mode runs no descent, so it keeps no L-BFGS pairs: the ball's world in it holds exactly
- * the default history's 5 pairs of two vectors (n + 1 points each) less than in the accurate
- * mode, whose pairs stay. A world that allocates the pairs anyway, or drops them in the accurate
- * mode, fails. */
+ * the default history's 5 pairs of two vectors (n + 1 points each, in single precision) less
+ * than in the accurate mode, whose pairs stay. A world that allocates the pairs anyway, or drops
+ * them in the accurate mode, or keeps them in double, fails. */
 PD_TEST(semi_keeps_no_lbfgs_pairs) {
     const char* accurate[] = {"solver.iteration=accurate"};
     size_t n_semi = 0, n_accurate = 0;
     size_t semi = world_bytes(NULL, 0, &n_semi);
     size_t acc = world_bytes(accurate, 1, &n_accurate);
-    size_t pairs = 2 * 5 * (n_accurate + 1) * sizeof(pd_vec3);
+    size_t pairs = 2 * 5 * (n_accurate + 1) * sizeof(pd_descent_vec3f);
     printf("  %zu particles: %zu bytes accurate (%.0f a particle), %zu semi_iterative (%.0f); "
            "the pairs %zu\n",
            n_semi, acc, (double)acc / n_accurate, semi, (double)semi / n_semi, pairs);
