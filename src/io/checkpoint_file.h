@@ -10,7 +10,9 @@
 
 #include "io/output.h"
 
-#define PD_CHECKPOINT_FORMAT 1
+/* The format's version; a reader refuses another. 2: projective_pd keeps its bonds' kb and its
+ * shape tensors' (X*X)^+ in single precision (a format 1 file's records have other sizes). */
+#define PD_CHECKPOINT_FORMAT 2
 
 typedef struct pd_ckpt_writer {
     pd_atomic_file af;
