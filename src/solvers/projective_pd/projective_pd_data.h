@@ -131,12 +131,9 @@ typedef struct pd_ppd_material {
     pd_real rest_density;     /* the material's density (kg/m^3) */
 } pd_ppd_material;
 
-/* A symmetric 3x3 matrix by its upper triangle in single precision (24 bytes, not 72): the
- * shape tensors' (X*X)^+, rest-state geometry read into double arithmetic; F, the energy and
- * its gradient take the rounded matrix alike, so the force stays the energy's exact gradient
- * (docs/methods/projective_pd.md, "Bond storage"). */
+/* A symmetric 3x3 matrix by its upper triangle (48 bytes, not 72). */
 typedef struct pd_ppd_sym3 {
-    float xx, xy, xz, yy, yz, zz;
+    pd_real xx, xy, xz, yy, yz, zz;
 } pd_ppd_sym3;
 
 typedef struct pd_ppd_state {

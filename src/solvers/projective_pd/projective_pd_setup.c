@@ -387,8 +387,8 @@ pd_ppd_sym3 pd_ppd_family_kinv(const pd_ppd_state* s, uint32_t i, int* planar) {
     if (planar)
         *planar = l.x <= 1e-6 * l.z;
     pd_mat3 kinv = pd_m3_pinv_sym_eigen(l, q, 1e-6);
-    return (pd_ppd_sym3){(float)kinv.m[0][0], (float)kinv.m[0][1], (float)kinv.m[0][2],
-                         (float)kinv.m[1][1], (float)kinv.m[1][2], (float)kinv.m[2][2]};
+    return (pd_ppd_sym3){kinv.m[0][0], kinv.m[0][1], kinv.m[0][2],
+                         kinv.m[1][1], kinv.m[1][2], kinv.m[2][2]};
 }
 
 void pd_ppd_shape_tensor(pd_ppd_state* s, uint32_t i) {
