@@ -10,8 +10,8 @@
 
 #include "io/output.h"
 
-/* The format's version; a reader refuses another. 2: projective_pd keeps its bonds' kb and its
- * shape tensors' (X*X)^+ in single precision (a format 1 file's records have other sizes). */
+/* The format's version; a reader refuses another. 2: projective_pd keeps its bonds' kb in single
+ * precision (a format 1 file's records have other sizes). */
 #define PD_CHECKPOINT_FORMAT 2
 
 typedef struct pd_ckpt_writer {
