@@ -111,6 +111,7 @@ typedef enum pd_sampling {
     PD_SAMPLING_GRID,
     PD_SAMPLING_JITTERED,
     PD_SAMPLING_POISSON_DISK,
+    PD_SAMPLING_POISSON_DISK_RELAXED, /* poisson_disk, then shifted (sampling.c) */
 } pd_sampling;
 
 typedef enum pd_body_kind {

@@ -16,7 +16,9 @@
  * spacing: PD_ERR_BAD_SCENE; lattice over 2^31 points: PD_ERR_TOO_LARGE; mesh file missing:
  * PD_ERR_IO; unreadable, flat or inside-less mesh: PD_ERR_MESH. Points come in lattice order (x
  * fastest) and are the same for the same seed whatever the thread count. poisson_disk keeps
- * particles >= 0.85 spacing apart at about one per spacing^3. */
+ * particles >= 0.85 spacing apart at about one per spacing^3; poisson_disk_relaxed shifts those
+ * points (a solid's: not a shell's or a rod's) until each one's Wendland kernel-gradient sum
+ * over 2 spacings matches the shape's continuum, so that its neighbourhood is balanced. */
 pd_status pd_sample_shape(const pd_shape_def* shape, pd_real spacing, pd_sampling sampling,
                           uint64_t seed, pd_vec3** points, size_t* count, const char* path,
                           pd_error* err);

@@ -16,7 +16,7 @@
 #define PD_SCENE_SHAPE_TYPES    "box|sphere|cylinder|mesh"
 #define PD_SCENE_REGION_TYPES   "box|sphere|cylinder"
 #define PD_SCENE_COLLIDER_TYPES "plane|box|sphere|cylinder|mesh"
-#define PD_SCENE_SAMPLINGS      "grid|jittered|poisson_disk"
+#define PD_SCENE_SAMPLINGS      "grid|jittered|poisson_disk|poisson_disk_relaxed"
 #define PD_SCENE_KINDS          "dynamic|fixed|shell|rod"
 #define PD_SCENE_BOUNDARIES     "slip|no_slip"
 /* PD_PLASTICITY_* minus one (none is the absence of the block). */

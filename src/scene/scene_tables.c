@@ -266,8 +266,12 @@ static const pd_scene_key k_body[] = {
            PD_SCENE_SAMPLINGS,
            "grid: lattice min + spacing (i + 1/2) over the bounding box, kept where inside; "
            "jittered: grid plus offsets from `seed`; poisson_disk: darts at least 0.85 spacing "
-           "apart from `seed`. A particle's volume (its mass over the density) is spacing^3, "
-           "for poisson_disk the shape's volume over the count (it packs about 1.08 a "
+           "apart from `seed`; poisson_disk_relaxed: those darts shifted over 30 iterations "
+           "towards every particle's kernel-gradient sum over a support of 2 spacings matching "
+           "the shape's continuum (balanced neighbourhoods: a uniform stress then puts almost no "
+           "force on an inner particle of a corrected-gradient method; solids only). A "
+           "particle's volume (its mass over the density) is spacing^3, for poisson_disk and "
+           "poisson_disk_relaxed the shape's volume over the count (it packs about 1.08 a "
            "spacing^3; a mesh of overlapping closed pieces occupies their union, measured on a "
            "lattice of the spacing)."}},
     {.p = {"velocity", PD_PARAM_VEC3, offsetof(pd_body_def, velocity), 0, ANY_NUMBER, "m/s", NULL,

@@ -130,7 +130,9 @@ static pd_status attach_pins(pd_world* w, const pd_body_def* b, int body, size_t
 static pd_status particle_volume(const pd_body_def* body, size_t n, pd_real* vol, const char* path,
                                  pd_error* err) {
     *vol = body->spacing * body->spacing * body->spacing;
-    if (body->sampling != PD_SAMPLING_POISSON_DISK || body->kind == PD_BODY_ROD || n == 0)
+    int disk = body->sampling == PD_SAMPLING_POISSON_DISK ||
+               body->sampling == PD_SAMPLING_POISSON_DISK_RELAXED;
+    if (!disk || body->kind == PD_BODY_ROD || n == 0)
         return PD_OK;
     double volume;
     pd_status st = pd_shape_occupied_volume(&body->shape, body->spacing, &volume, path, err);

@@ -293,6 +293,44 @@ PD_TEST(poisson_disk_keeps_min_distance) {
     free_points(b, nb);
 }
 
+/* poisson_disk_relaxed: the same darts as poisson_disk (same count), shifted (sampling.c): the
+ * same points twice, none outside the shape, each moved less than a spacing, no pair closer
+ * than 0.75 spacing (where xpbi's Eq. 21 would push them apart at rest; the darts' 0.85 is not
+ * kept: measured 0.77 on a sphere of radius 0.08 m, mean move 0.23 spacing, 14 s of CPU at load
+ * 26). A sphere of radius 0.05 m at 1 cm, seed 7. */
+PD_TEST(poisson_disk_relaxed_shifts_the_darts_inside_the_shape) {
+    pd_shape_def s = blank_shape(PD_SHAPE_SPHERE);
+    s.radius = 0.05;
+    pd_real h = 0.01;
+    pd_vec3 *a = NULL, *b = NULL, *d = NULL;
+    size_t na = 0, nb = 0, nd = 0;
+    PD_REQUIRE(pd_sample_shape(&s, h, PD_SAMPLING_POISSON_DISK_RELAXED, 7, &a, &na, "b", NULL) ==
+               PD_OK);
+    PD_REQUIRE(pd_sample_shape(&s, h, PD_SAMPLING_POISSON_DISK_RELAXED, 7, &b, &nb, "b", NULL) ==
+               PD_OK);
+    PD_REQUIRE(pd_sample_shape(&s, h, PD_SAMPLING_POISSON_DISK, 7, &d, &nd, "b", NULL) == PD_OK);
+    PD_CHECK(same_points(a, na, b, nb));
+    PD_REQUIRE(na == nd);
+    double dmin = 1, moved = 0, worst = 0;
+    int outside = 0;
+    for (size_t i = 0; i < na; ++i) {
+        outside += !pd_shape_contains(&s, a[i]);
+        double m = pd_v3_len(pd_v3_sub(a[i], d[i]));
+        moved += m, worst = fmax(worst, m);
+        for (size_t j = i + 1; j < na; ++j)
+            dmin = fmin(dmin, pd_v3_len(pd_v3_sub(a[i], a[j])));
+    }
+    printf("  %zu points: closest pair %.4f spacing, mean move %.4f, largest %.4f spacing\n", na,
+           dmin / h, moved / (double)na / h, worst / h);
+    PD_CHECK_NEAR(outside, 0, 0);
+    PD_CHECK(dmin >= 0.75 * h);
+    PD_CHECK(moved / (double)na > 0.01 * h); /* it moved */
+    PD_CHECK(worst < h);
+    free_points(a, na);
+    free_points(b, nb);
+    free_points(d, nd);
+}
+
 PD_TEST(absurd_lattice_is_too_large) {
     pd_shape_def s = box_shape(pd_v3(0, 0, 0), pd_v3(1, 1, 1));
     pd_status st;
