@@ -778,11 +778,15 @@ static double uniform_stress_force(const char* sampling) {
     return sum / m;
 }
 
+/* ... and on the Poisson-disk darts relaxed (poisson_disk_relaxed, src/geometry/sampling.c):
+ * 0.030, a twentieth of the raw sample's (10 iterations of the shift gave 0.09, 60 gave 0.025). */
 PD_TEST(uniform_stress_forces_cancel_on_the_lattice_not_on_a_poisson_disk_body) {
     double grid = uniform_stress_force("grid"), disk = uniform_stress_force("poisson_disk");
-    PD_REQUIRE(grid >= 0 && disk >= 0);
+    double relaxed = uniform_stress_force("poisson_disk_relaxed");
+    PD_REQUIRE(grid >= 0 && disk >= 0 && relaxed >= 0);
     PD_CHECK(grid < 1e-12);
     PD_CHECK(disk > 0.1);
+    PD_CHECK(relaxed < 0.1 * disk);
 }
 
 /* Why the central quarter reads high with one pinned layer a side: the pinned layer's kernel
