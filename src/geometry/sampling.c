@@ -412,7 +412,8 @@ static pd_status poisson_candidates(const lattice* cells, uint64_t seed, pd_vec3
  * (as SPH's particle shifting, Lind et al. 2012, J. Comput. Phys. 231, moves particles down
  * the concentration gradient) moves every point by -D (g_i - g0(x_i)), where g0(x) is the same
  * sum over the shape's continuum, integral over the inside of grad W(|x - y|) dy, taken on a
- * lattice of RELAX_REFERENCE spacings: 0 inside, and at a free surface the truncated kernel's,
+ * lattice of RELAX_REFERENCE spacings (0 where the support lies wholly inside, without the
+ * lattice's sum): at a free surface the truncated kernel's,
  * so a surface particle is not pushed out (the shape's own boundary term, which the patch test
  * keeps). D follows from the residual's change for a lone particle moved by delta: sum_j V_j
  * Hess W(x_i - x_j) delta = -V W''(0) delta (the continuum integral of Hess W is 0), W''(0) =
@@ -515,16 +516,65 @@ typedef struct relax_job {
     const cell_list* cells;
     const pd_vec3* ref;
     const cell_list* ref_cells;
+    const uint8_t* whole; /* per cell of ref_cells: inside the box and every lattice point in */
     pd_real volume, ref_volume, H, gain, cap;
 } relax_job;
+
+/* 1 when the support around p (the 27 cells about its own) lies wholly inside the shape: there
+ * the continuum's sum is 0 (the lattice's would add its quadrature error, and its cost). */
+static int support_inside(const cell_list* c, const uint8_t* whole, pd_vec3 p) {
+    size_t ijk[3] = {cell_axis(c, p.x, c->origin.x, 0), cell_axis(c, p.y, c->origin.y, 1),
+                     cell_axis(c, p.z, c->origin.z, 2)};
+    for (int k = 0; k < 3; ++k)
+        if (ijk[k] == 0 || ijk[k] + 1 >= c->n[k])
+            return 0;
+    for (size_t z = ijk[2] - 1; z <= ijk[2] + 1; ++z)
+        for (size_t y = ijk[1] - 1; y <= ijk[1] + 1; ++y)
+            for (size_t x = ijk[0] - 1; x <= ijk[0] + 1; ++x)
+                if (!whole[x + c->n[0] * (y + c->n[1] * z)])
+                    return 0;
+    return 1;
+}
+
+/* Marks the cells of c (binning the inside points of lattice l) that lie within [lo, hi] and
+ * hold every lattice point the box puts in them. */
+static pd_status whole_cells(const cell_list* c, const lattice* l, pd_vec3 lo, pd_vec3 hi,
+                             uint8_t** out) {
+    uint32_t* all = PD_NEW_ARRAY(uint32_t, c->cells);
+    uint8_t* whole = PD_NEW_ARRAY(uint8_t, c->cells);
+    if (!all || !whole) {
+        if (all)
+            PD_FREE_ARRAY(all, uint32_t, c->cells);
+        if (whole)
+            PD_FREE_ARRAY(whole, uint8_t, c->cells);
+        return PD_ERR_OUT_OF_MEMORY;
+    }
+    memset(all, 0, c->cells * sizeof(uint32_t));
+    for (size_t i = 0, n = lattice_size(l); i < n; ++i)
+        all[cell_of(c, lattice_point(l, i, 0, 0))]++;
+    for (size_t k = 0; k < c->cells; ++k) {
+        size_t ijk[3] = {k % c->n[0], (k / c->n[0]) % c->n[1], k / (c->n[0] * c->n[1])};
+        int in = 1;
+        for (int a = 0; a < 3; ++a) {
+            pd_real from = pd_v3_comp(c->origin, a) + c->size * (pd_real)ijk[a];
+            in = in && from >= pd_v3_comp(lo, a) && from + c->size <= pd_v3_comp(hi, a);
+        }
+        whole[k] = (uint8_t)(in && all[k] == c->start[k + 1] - c->start[k]);
+    }
+    PD_FREE_ARRAY(all, uint32_t, c->cells);
+    *out = whole;
+    return PD_OK;
+}
 
 static void relax_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     const relax_job* job = ctx;
     for (size_t i = begin; i < end; ++i) {
         pd_vec3 g = kernel_gradient_sum(job->cells, job->x, job->x[i], i, job->volume, job->H);
-        pd_vec3 g0 = kernel_gradient_sum(job->ref_cells, job->ref, job->x[i], SIZE_MAX,
-                                         job->ref_volume, job->H);
+        pd_vec3 g0 = support_inside(job->ref_cells, job->whole, job->x[i])
+                         ? pd_v3(0, 0, 0)
+                         : kernel_gradient_sum(job->ref_cells, job->ref, job->x[i], SIZE_MAX,
+                                               job->ref_volume, job->H);
         pd_vec3 m = pd_v3_scale(pd_v3_sub(g, g0), -job->gain);
         pd_real len = pd_v3_len(m);
         if (len > job->cap)
@@ -551,13 +601,16 @@ static pd_status relax_points(inside_job* job, pd_vec3 lo, pd_vec3 hi, pd_real s
         return st;
     cell_list rc = {0}, pc = {0};
     pd_vec3* move = PD_NEW_ARRAY(pd_vec3, n);
+    uint8_t* whole = NULL;
     st = move ? cell_list_build(&rc, lo, hi, H, ref, ref_n) : PD_ERR_OUT_OF_MEMORY;
+    if (st == PD_OK)
+        st = whole_cells(&rc, &lat, lo, hi, &whole);
     /* each point's volume: the inside's (the reference lattice's) over the count */
     pd_real ref_volume = fine * fine * fine, volume = ref_volume * (pd_real)ref_n / (pd_real)n;
     /* D = gain H^2 / (20 C V) with C = 21 / (2 pi H^3) */
     pd_real gain = RELAX_GAIN * 2 * M_PI * pow(H, 5) / (420 * volume);
-    relax_job rj = {
-        job, x, move, &pc, ref, &rc, volume, ref_volume, H, gain, RELAX_MAX_MOVE * spacing};
+    relax_job rj = {job,   x,      move,       &pc, ref,  &rc,
+                    whole, volume, ref_volume, H,   gain, RELAX_MAX_MOVE * spacing};
     for (int it = 0; st == PD_OK && it < RELAX_ITERATIONS; ++it) {
         st = cell_list_build(&pc, lo, hi, H, x, n);
         if (st != PD_OK)
@@ -570,6 +623,8 @@ static pd_status relax_points(inside_job* job, pd_vec3 lo, pd_vec3 hi, pd_real s
         }
         cell_list_free(&pc);
     }
+    if (whole)
+        PD_FREE_ARRAY(whole, uint8_t, rc.cells);
     cell_list_free(&rc);
     if (move)
         PD_FREE_ARRAY(move, pd_vec3, n);
