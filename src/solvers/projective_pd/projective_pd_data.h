@@ -198,7 +198,8 @@ typedef struct pd_ppd_state {
     int plastic;                  /* some material flows plastically */
     /* plastic_return in_solve: the step's start references (per bond, ret_capacity of them)
      * and shape tensors, each particle's plastic strain increment at the last iterate and
-     * whether its references differ from the start's there (projective_pd_plastic.c) */
+     * whether its references differ from the start's there (bit 0; bit 1: its planar flag at
+     * the start) (projective_pd_plastic.c) */
     pd_vec3* ret_xi;
     size_t ret_capacity;
     pd_ppd_sym3* ret_kinv;

@@ -202,7 +202,7 @@ int pd_ppd_static_friction_holds(pd_vec3 x, pd_vec3 ystar, pd_vec3 y, pd_real et
  * there the friction is saturated (Coulomb: sliding), and Eq. 28, the paper's stand-in for
  * sticking, leaves them alone. */
 static int friction_saturated(const pd_ppd_state* s, size_t i) {
-    return s->ret_active && s->ret_moved[i];
+    return s->ret_active && s->ret_moved[i] & 1;
 }
 
 static void static_friction(pd_ppd_state* s, const pd_vec3* x, pd_vec3* y) {

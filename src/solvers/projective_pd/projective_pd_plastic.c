@@ -242,13 +242,23 @@ static pd_real move_references(pd_ppd_state* s, const pd_vec3* y, uint32_t i, pd
  * 0.6 m/s), each with 1-4 bonds, and the run gained energy until it blew up
  * (docs/methods/projective_pd.md, "Eq. 28 and the return in the solve"). Its contacts (the
  * density penalty, the repulsion) still act on it. With 8, the corners of a settled layer
- * (7 bonds) were returned at rest. */
+ * (7 bonds) were returned at rest.
+ * So is a grain whose family spans no volume: its references planar, or its bond vectors at y
+ * flat or inverted (det F <= 0), as in a single layer of grains spreading on a floor, which
+ * confines nothing across it. Left to the return (which skips both: no rotation, no cone of a
+ * flat F), such a grain kept its step-start stress: on a slip floor the front's monolayer (5-7
+ * bonds, references nearly coplanar, every Y in the floor's plane) started steps at forces of
+ * 55-133 N against 0.8 N elsewhere, and a solve stopped at 4 N (20 iterations) threw grains at 23
+ * m/s (kinetic plus potential 0.46 -> 9.1 of the initial potential in a step). */
 #define LOOSE_BONDS 5
 
-static int loose_grain(const pd_ppd_state* s, const pd_ppd_material* m, uint32_t i) {
-    return m->granular && m->yield_a == 0 && !s->fixed[i] &&
-           s->prm.plastic_return == PD_PPD_RETURN_IN_SOLVE &&
-           s->fam.offsets[i + 1] - s->fam.offsets[i] < LOOSE_BONDS;
+static int loose_grain(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
+                       uint32_t i) {
+    if (!m->granular || m->yield_a != 0 || s->fixed[i] ||
+        s->prm.plastic_return != PD_PPD_RETURN_IN_SOLVE)
+        return 0;
+    return s->fam.offsets[i + 1] - s->fam.offsets[i] < LOOSE_BONDS || s->planar[i] ||
+           !(pd_m3_det(pd_ppd_deformation_gradient(s, y, i)) > 0);
 }
 
 /* X = Y on every bond of i; returns the weighted RMS of |D_p| / |X|, as move_references. */
@@ -272,7 +282,7 @@ static pd_real return_to_apex(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
 static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     const pd_ppd_material* m = &s->mat[s->material[i]];
     pd_real alpha, beta, dp = 0;
-    if (loose_grain(s, m, i))
+    if (loose_grain(s, m, y, i))
         return return_to_apex(s, y, i);
     if (!m->plastic || s->planar[i] || s->fixed[i])
         return 0;
@@ -404,20 +414,22 @@ pd_status pd_ppd_return_begin(pd_ppd_state* s) {
     memcpy(s->ret_xi, s->fam.xi, s->fam.bond_count * sizeof(pd_vec3));
     memcpy(s->ret_kinv, s->kinv, s->n * sizeof(pd_ppd_sym3));
     memset(s->ret_dp, 0, s->n * sizeof(pd_real));
-    memset(s->ret_moved, 0, s->n);
+    for (size_t i = 0; i < s->n; ++i) /* bit 1: the start's planar flag, for restore_start */
+        s->ret_moved[i] = (uint8_t)(s->planar[i] << 1);
     s->ret_active = 1;
     return PD_OK;
 }
 
 /* Particle i's references and shape tensor back to the step's start. */
 static void restore_start(pd_ppd_state* s, uint32_t i) {
-    if (!s->ret_moved[i])
+    if (!(s->ret_moved[i] & 1))
         return;
     pd_family* f = &s->fam;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
         f->xi[b] = s->ret_xi[b];
     s->kinv[i] = s->ret_kinv[i];
-    s->ret_moved[i] = 0;
+    s->planar[i] = s->ret_moved[i] >> 1; /* pd_ppd_shape_tensor set it from the returned X */
+    s->ret_moved[i] &= 2;
 }
 
 static void return_kernel(void* vctx, size_t begin, size_t end, int thread) {
@@ -437,7 +449,7 @@ static void return_kernel(void* vctx, size_t begin, size_t end, int thread) {
         pd_real dp = flow_particle(s, c->y, (uint32_t)i);
         if (dp > 0) {
             pd_ppd_shape_tensor(s, (uint32_t)i);
-            s->ret_moved[i] = 1;
+            s->ret_moved[i] |= 1;
             s->ret_dp[i] = dp;
             yielded = 1;
         }
@@ -463,7 +475,7 @@ int pd_ppd_return_end(pd_ppd_state* s) {
     int moved = 0;
     for (size_t i = 0; i < s->n; ++i) {
         s->plastic_strain[i] += s->ret_dp[i];
-        moved |= s->ret_moved[i];
+        moved |= s->ret_moved[i] & 1;
     }
     return moved;
 }
