@@ -142,6 +142,31 @@ pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal) {
     return d;
 }
 
+/* A container box's six faces in the rest frame, each turned with the box: face 2a + 0 is
+ * the one at max along axis a (inward normal -e_a), 2a + 1 the one at min (+e_a). */
+static int container_box_faces(const pd_collider* col, pd_vec3 p, pd_real* dist, pd_vec3* normal) {
+    const pd_shape_def* s = &col->def.shape;
+    pd_vec3 q = to_rest_frame(col, p);
+    pd_real lo[3] = {s->min.x, s->min.y, s->min.z}, hi[3] = {s->max.x, s->max.y, s->max.z};
+    pd_real x[3] = {q.x, q.y, q.z};
+    for (int a = 0; a < 3; ++a) {
+        pd_real e[3] = {0, 0, 0};
+        e[a] = 1;
+        pd_vec3 n = pd_m3_mulv(col->rotation, pd_v3(e[0], e[1], e[2]));
+        dist[2 * a] = hi[a] - x[a], normal[2 * a] = pd_v3_scale(n, -1);
+        dist[2 * a + 1] = x[a] - lo[a], normal[2 * a + 1] = n;
+    }
+    return 6;
+}
+
+int pd_collider_faces(const pd_collider* col, pd_vec3 p, pd_real dist[PD_COLLIDER_MAX_FACES],
+                      pd_vec3 normal[PD_COLLIDER_MAX_FACES]) {
+    if (col->def.type == PD_COLLIDER_BOX && col->def.inside)
+        return container_box_faces(col, p, dist, normal);
+    dist[0] = pd_collider_sdf(col, p, &normal[0]);
+    return 1;
+}
+
 pd_vec3 pd_collider_to_world(const pd_collider* col, pd_vec3 rest_point) {
     pd_vec3 r = pd_m3_mulv(col->rotation, pd_v3_sub(rest_point, col->center));
     return pd_v3_add(pd_v3_add(col->center, col->translation), r);

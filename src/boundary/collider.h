@@ -58,6 +58,17 @@ pd_status pd_collider_move_to(pd_collider* col, pd_real t0, pd_keyframe to, cons
  * `inside`; an open mesh moves its wall to the front of its faces. */
 pd_real pd_collider_sdf(const pd_collider* col, pd_vec3 p, pd_vec3* normal);
 
+/* The walls collider col presents to a particle at p, for the share of a kernel inside the
+ * solid (src/sph/wall_density.c): a container box's solid, the box's outside, is the union of
+ * the half-spaces beyond its six faces, so it presents the six, each a plane (dist[k] the signed
+ * distance to face k, normal[k] its normal towards the inside); any other collider presents
+ * one, its signed distance and normal (pd_collider_sdf). The nearest face alone misses the
+ * second wall where two meet: a particle on a container's edge counted half its walls.
+ * Returns the count (at most PD_COLLIDER_MAX_FACES). */
+#define PD_COLLIDER_MAX_FACES 6
+int pd_collider_faces(const pd_collider* col, pd_vec3 p, pd_real dist[PD_COLLIDER_MAX_FACES],
+                      pd_vec3 normal[PD_COLLIDER_MAX_FACES]);
+
 /* 1 when p is surely farther than margin from collider k's solid (pd_collider_sdf(p) >= margin),
  * known without a distance query (a mesh's coarse lattice, pd_mesh_sdf_lower_bound); 0 when
  * it may be nearer, or for analytic shapes (their exact distance is as cheap). */

@@ -22,8 +22,9 @@ static pd_real ratio_of(const pd_density_constraint_def* d, const pd_vec3* y, si
     pd_real wall = 0;
     pd_vec3 wall_grad = pd_v3(0, 0, 0);
     if (d->colliders)
-        wall = grad ? pd_sph_collider_share_gradient(d->colliders, y[i], H, &wall_grad)
-                    : pd_sph_collider_share(d->colliders, y[i], H);
+        wall = grad ? pd_sph_collider_share_gradient(d->colliders, y[i], H,
+                                                     pd_density_wall_spacing(d, i), &wall_grad)
+                    : pd_sph_collider_share(d->colliders, y[i], H, pd_density_wall_spacing(d, i));
     if (grad)
         *grad = pd_v3_madd(wall_grad, inv_r, g);
     return sum * inv_r + wall;
@@ -49,7 +50,8 @@ static pd_vec3 gradient_of(const pd_density_constraint_def* d, const pd_vec3* y,
         g = pd_v3_madd(g, d->volume[j], w);
     }
     if (d->colliders)
-        pd_sph_collider_share_gradient(d->colliders, y[i], H, &wall_grad);
+        pd_sph_collider_share_gradient(d->colliders, y[i], H, pd_density_wall_spacing(d, i),
+                                       &wall_grad);
     return pd_v3_madd(wall_grad, inv_r, g);
 }
 

@@ -37,7 +37,15 @@ typedef struct pd_density_constraint_def {
     const uint8_t* kind;                  /* PD_DENSITY_* bits per particle */
     const struct pd_colliders* colliders; /* may be NULL: no wall share */
     pd_real relaxation;                   /* >= 0 */
+    const pd_real* wall_spacing; /* per particle (m): the walls' share the rows of its lattice
+                                  * continued past them; NULL or 0: the half-space beyond them
+                                  * (src/sph/wall_density.h) */
 } pd_density_constraint_def;
+
+/* Particle i's wall_spacing (0 without one). */
+static inline pd_real pd_density_wall_spacing(const pd_density_constraint_def* d, size_t i) {
+    return d->wall_spacing ? d->wall_spacing[i] : 0;
+}
 
 /* Scratch the iterations use: lambda, grad_i C_i and the corrections (count entries each), and
  * one partial maximum per chunk (pd_density_chunks(count) entries). lambda_sum, when not NULL,

@@ -83,7 +83,8 @@ static void move_kernel(void* vctx, size_t begin, size_t end, int thread) {
         }
         if (d->colliders && c->sc->lambda[i] != 0) { /* the solid as a neighbour at tau_i */
             pd_vec3 wall;
-            pd_sph_collider_share_gradient(d->colliders, c->y[i], H, &wall);
+            pd_sph_collider_share_gradient(d->colliders, c->y[i], H, pd_density_wall_spacing(d, i),
+                                           &wall);
             m = pd_v3_madd(m, c->sc->lambda[i], wall);
         }
         c->sc->move[i] = pd_v3_scale(m, -c->strength[i] * H * H);

@@ -4,8 +4,9 @@
  * own weight) of density 1400 kg/m^3 in a box container with slip walls, particles 5 mm apart.
  * - A column as wide as its container (4 x 4 cm, 4 cm tall): the density constraints hold the
  *   density of its bulk (a kernel or more below its free surface) within 1 % on average and in
- *   its core (a kernel from every boundary), where its own compressibility shows without them;
- *   the particles on the container's vertical edges stay a known failure.
+ *   its core (a kernel from every boundary), where its own compressibility shows without them,
+ *   and within 3 % everywhere below the surface, the particles on the container's walls and
+ *   vertical edges included.
  * - A column 10 cm tall: the pressure the constraints carry grows downwards by rho g.
  * - A 4 cm cube that slumps over a 6 x 6 cm floor keeps its volume within 5 % (issue 7: "the
  *   honey scene keeps its volume within 5 % after settling"): the volume is that under the
@@ -116,7 +117,7 @@ static double kernel_ratio(const pd_world* w, pd_vec3 x) {
     double sum = 0, H = HORIZON * SPACING, v = SPACING * SPACING * SPACING;
     for (size_t i = 0; i < p->count; ++i)
         sum += v * pd_sph_poly6(pd_v3_len2(pd_v3_sub(x, p->pos[i])), H);
-    return sum / rest + pd_sph_collider_share(&w->colliders, x, H);
+    return sum / rest + pd_sph_collider_share(&w->colliders, x, H, SPACING);
 }
 
 /* The height of column (x, z) where the kernel density falls to half the rest density (the
@@ -294,10 +295,17 @@ PD_TEST(bonds_i1_reads_the_virial_of_their_forces) {
                 "bonds' I1 / 3 gradient against their virial's (Pa/m)", g[1] - g[0], g[2], 0.05);
 }
 
-/* Every particle below the free surface, those on the container's walls included: the four
- * on its vertical edges read 4.9 % light (docs/validation.md). */
-PD_TEST(known_failure_fluid_density_within_one_percent_on_the_container_edges) {
-    PD_CHECK(column_errors(0).worst < 0.01);
+/* Every particle below the free surface, those on the container's walls and vertical edges
+ * included, within issue 37's 3 %: a container box counts its six faces as walls (the nearest
+ * face alone left the four particles on its vertical edges 4.9 % light) and each wall's share is
+ * the lattice's rows continued past it (the half-space read the particles on a wall 2.5 %
+ * heavy): docs/validation.md. */
+PD_TEST(fluid_density_within_three_percent_on_the_container_edges) {
+    g_pd_method = (pd_test_method_ctx){pd_solver_find("projective_pd"),
+                                       "fluid_density_within_three_percent_on_the_container_edges",
+                                       PD_CAP_FLUID, 0};
+    pd_test_method_bound("largest density error below the free surface (edges included)",
+                         column_errors(0).worst, 0, 0.03);
 }
 
 /* The closest pair and the standard deviation of each particle's distance to its nearest

@@ -119,7 +119,7 @@ PD_TEST(collider_share_of_a_corner) {
     pd_real H = 0.01;
     corner k = {pd_v3(0.1 * H, 0.15 * H, 0.3)};
     pd_vec3 g;
-    pd_real share = pd_sph_collider_share_gradient(&cols, k.c, H, &g);
+    pd_real share = pd_sph_collider_share_gradient(&cols, k.c, H, 0, &g);
     pd_real q = poly6_over(H, inside_corner, &k);
     pd_real sum = pd_sph_poly6_beyond_plane(0.1 * H, H) + pd_sph_poly6_beyond_plane(0.15 * H, H);
     printf("  corner share: union rule %.4f, quadrature %.4f, plain sum %.4f\n", share, q, sum);
@@ -130,7 +130,79 @@ PD_TEST(collider_share_of_a_corner) {
         pd_vec3 p = k.c, m = k.c;
         ((pd_real*)&p)[a] += e, ((pd_real*)&m)[a] -= e;
         pd_real fd =
-            (pd_sph_collider_share(&cols, p, H) - pd_sph_collider_share(&cols, m, H)) / (2 * e);
+            (pd_sph_collider_share(&cols, p, H, 0) - pd_sph_collider_share(&cols, m, H, 0)) /
+            (2 * e);
+        PD_CHECK_NEAR(((pd_real*)&g)[a], fd, 1e-4 * (fabs(fd) + 1));
+    }
+    pd_colliders_destroy(&cols);
+}
+
+/* The share of the rows of a unit cubic lattice continued past a plane at distance d (rows at
+ * d + 1/2, d + 3/2, ... beyond it, every lattice site summed), over the interior rest sum: what
+ * a particle of a lattice resting on a wall misses. The continued rows' share
+ * (pd_sph_poly6_layers_beyond_plane: each row's plane integral) within 0.005 of it from a
+ * particle on the wall to one a spacing from it, where the half-space is 0.025 off at half a
+ * spacing; and its derivative against a central difference. */
+static pd_real continued_rows(pd_real d, pd_real horizon) {
+    pd_real sum = 0;
+    int r = (int)ceil(horizon);
+    for (int j = 0; d + 0.5 + j < horizon; ++j)
+        for (int i = -r; i <= r; ++i)
+            for (int k = -r; k <= r; ++k) {
+                pd_real z = d + 0.5 + j;
+                sum += pd_sph_poly6(i * i + k * k + z * z, horizon);
+            }
+    return sum / pd_sph_poly6_lattice_sum(horizon, -r);
+}
+
+PD_TEST(layers_share_matches_the_continued_rows) {
+    pd_real hz = 2.01, ds[] = {0, 0.25, 0.5, 0.75, 1};
+    for (int k = 0; k < 5; ++k) {
+        pd_real deriv, layers = pd_sph_poly6_layers_beyond_plane(ds[k], hz, 1, &deriv);
+        pd_real rows = continued_rows(ds[k], hz), half = pd_sph_poly6_beyond_plane(ds[k], hz);
+        pd_real e = 1e-6, fd = (pd_sph_poly6_layers_beyond_plane(ds[k] + e, hz, 1, NULL) -
+                                pd_sph_poly6_layers_beyond_plane(ds[k] - e, hz, 1, NULL)) /
+                               (2 * e);
+        printf("  d = %.2f s: rows %.4f, continued rows' share %.4f, half-space %.4f\n", ds[k],
+               rows, layers, half);
+        PD_CHECK_NEAR(layers, rows, 0.005);
+        PD_CHECK_NEAR(deriv, fd, 1e-6);
+    }
+    PD_CHECK(pd_sph_poly6_beyond_plane(0.5, hz) - continued_rows(0.5, hz) > 0.02);
+    /* scaled: spacing s and radius 2.01 s read the same */
+    PD_CHECK_NEAR(pd_sph_poly6_layers_beyond_plane(0.0025, 0.01005, 0.005, NULL),
+                  pd_sph_poly6_layers_beyond_plane(0.5, hz, 1, NULL), 1e-12);
+}
+
+/* A container box's solid is the union of the half-spaces beyond its faces: a centre near the
+ * edge of two faces (x = 0, y = 0 of a box reaching far in z) has the corner's share of the two
+ * planes of collider_share_of_a_corner (the same quadrature), where the nearest face alone
+ * counts one wall; and its gradient against a central difference. */
+PD_TEST(container_box_counts_both_faces_at_its_edge) {
+    pd_collider_def def = pd_default_collider_def();
+    def.type = PD_COLLIDER_BOX;
+    def.shape.min = pd_v3(0, 0, -1);
+    def.shape.max = pd_v3(1, 1, 1);
+    def.inside = 1;
+    pd_colliders cols;
+    pd_error err = {0};
+    PD_REQUIRE(pd_colliders_create(&def, 1, &cols, &err) == PD_OK);
+    pd_real H = 0.01;
+    corner k = {pd_v3(0.1 * H, 0.15 * H, 0.3)};
+    pd_vec3 g;
+    pd_real share = pd_sph_collider_share_gradient(&cols, k.c, H, 0, &g);
+    pd_real q = poly6_over(H, inside_corner, &k), nearest = pd_sph_poly6_beyond_plane(0.1 * H, H);
+    printf("  container edge share: faces %.4f, quadrature %.4f, nearest face alone %.4f\n", share,
+           q, nearest);
+    PD_CHECK_NEAR(share, q, 0.01);
+    PD_CHECK(q - nearest > 0.1);
+    pd_real e = 1e-7;
+    for (int a = 0; a < 3; ++a) {
+        pd_vec3 p = k.c, m = k.c;
+        ((pd_real*)&p)[a] += e, ((pd_real*)&m)[a] -= e;
+        pd_real fd =
+            (pd_sph_collider_share(&cols, p, H, 0) - pd_sph_collider_share(&cols, m, H, 0)) /
+            (2 * e);
         PD_CHECK_NEAR(((pd_real*)&g)[a], fd, 1e-4 * (fabs(fd) + 1));
     }
     pd_colliders_destroy(&cols);
@@ -439,11 +511,11 @@ PD_TEST(wendland_c2_derivative_matches_finite_differences) {
  * its bottom row, whose pd_density_ratio (neighbour sums and the plane's share, the interior
  * lattice's rest sum) must be 1; half a spacing above the floor it reads more (the floor's
  * share there exceeds the rows it stands for). */
-static pd_real bottom_row_ratio(pd_real height) {
+static pd_real bottom_row_ratio(pd_real height, int layers) {
     pd_real s = 0.005, H = 2.01 * s;
     enum { W = 7, ROWS = 4, N = W * ROWS * W };
     static pd_vec3 y[N];
-    static pd_real volume[N], radius[N], rest[N];
+    static pd_real volume[N], radius[N], rest[N], spacing[N];
     static uint32_t nbr[N];
     size_t count = 0, centre = 0;
     for (int i = 0; i < W; ++i)
@@ -452,7 +524,7 @@ static pd_real bottom_row_ratio(pd_real height) {
                 if (i == W / 2 && j == 0 && k == W / 2)
                     centre = count;
                 y[count] = pd_v3((i - W / 2) * s, height * s + j * s, (k - W / 2) * s);
-                volume[count] = s * s * s, radius[count] = H;
+                volume[count] = s * s * s, radius[count] = H, spacing[count] = layers ? s : 0;
                 rest[count] = 1.0105648891822328; /* kernel sum inside the lattice, unit s */
                 count++;
             }
@@ -475,15 +547,16 @@ static pd_real bottom_row_ratio(pd_real height) {
                                    .volume = volume,
                                    .radius = radius,
                                    .rest_sum = rest,
-                                   .colliders = &cols};
+                                   .colliders = &cols,
+                                   .wall_spacing = spacing};
     pd_real ratio = pd_density_ratio(&d, y, centre);
     pd_colliders_destroy(&cols);
     return ratio;
 }
 
 PD_TEST(bottom_row_rests_on_a_wall_at_its_rest_height) {
-    pd_real h = pd_sph_poly6_rest_height(2.01);
-    pd_real at = bottom_row_ratio(h), half = bottom_row_ratio(0.5);
+    pd_real h = pd_sph_poly6_rest_height(2.01, 0);
+    pd_real at = bottom_row_ratio(h, 0), half = bottom_row_ratio(0.5, 0);
     printf("  rest height %.4f spacings: density ratio there %.10f, at half a spacing %.4f; "
            "rest sum %.10f\n",
            h, at, half, pd_sph_poly6_lattice_sum(2.01, -3));
@@ -491,4 +564,17 @@ PD_TEST(bottom_row_rests_on_a_wall_at_its_rest_height) {
     PD_CHECK_NEAR(at, 1, 1e-9);
     PD_CHECK(half > 1.02);
     PD_CHECK(h > 0.5 && h < 0.6);
+}
+
+/* The same with the wall's share the lattice's rows continued past it: the bottom row rests
+ * near the half spacing at which the continued lattice puts it (within 0.01 spacing, against
+ * the half-space's 0.0545), and reads 1 there through the density module. */
+PD_TEST(bottom_row_rests_near_half_a_spacing_on_the_continued_rows) {
+    pd_real h = pd_sph_poly6_rest_height(2.01, 1);
+    pd_real at = bottom_row_ratio(h, 1), half = bottom_row_ratio(0.5, 1);
+    printf("  rest height %.4f spacings: density ratio there %.10f, at half a spacing %.4f\n", h,
+           at, half);
+    PD_CHECK_NEAR(at, 1, 1e-9);
+    PD_CHECK_NEAR(h, 0.5, 0.01);
+    PD_CHECK_NEAR(half, 1, 0.005);
 }

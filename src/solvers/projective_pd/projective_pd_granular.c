@@ -74,14 +74,21 @@ pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio) {
 
 /* The density constraints of the particles (src/sph): granular ones resist compression past
  * the rest density, a fluid's (Sec. 6) hold it both ways; the arrays are refilled per use, the
- * family changes every step. Without granular matter only the kernel radius and rest sum are
- * kept, for the published density. */
+ * family changes every step. Without granular matter only the kernel radius, rest sum and wall
+ * spacing are kept, for the published density.
+ * The walls' share is the particle's lattice rows continued past them (wall_density.h), which
+ * holds a fluid column's edges within 1.6 %; granular matter keeps the half-space, which reads
+ * a grain half a spacing from a wall 2.5 % heavy: with the rows, the in_solve layer between slip
+ * walls 4 grains apart lost the confining pressure that over-reading gave it (the penalty's
+ * 500-1000 Pa against its weight's 118-275) and yielded at 25 degrees, below its plane-strain
+ * angle, 3.1 mm in 0.3 s before it stopped at 3.9 mm (docs/validation.md). */
 static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w) {
     const pd_particles* p = &w->particles;
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
         s->dens_radius[i] = s->prm.horizon * p->spacing[i];
         s->dens_rest[i] = m->rest_sum;
+        s->dens_wall[i] = m->granular ? 0 : p->spacing[i];
         if (!s->granular)
             continue;
         s->dens_inv_mass[i] = s->fixed[i] ? 0 : 1 / s->mass[i];
@@ -99,7 +106,8 @@ static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w)
                                        .rest_sum = s->dens_rest,
                                        .kind = s->dens_kind,
                                        .colliders = &w->colliders,
-                                       .relaxation = s->prm.density_relaxation};
+                                       .relaxation = s->prm.density_relaxation,
+                                       .wall_spacing = s->dens_wall};
 }
 
 int pd_ppd_granular_in_solve(const pd_ppd_state* s) {
@@ -369,7 +377,7 @@ static pd_vec3 own_gradient(const pd_density_constraint_def* d, const pd_vec3* y
     for (uint32_t b = d->offsets[i]; b < d->offsets[i + 1]; ++b)
         g = pd_v3_madd(g, d->volume[d->nbr[b]], poly6_gradient(pd_v3_sub(y[i], y[d->nbr[b]]), H));
     if (d->colliders)
-        pd_sph_collider_share_gradient(d->colliders, y[i], H, &wall);
+        pd_sph_collider_share_gradient(d->colliders, y[i], H, pd_density_wall_spacing(d, i), &wall);
     return pd_v3_madd(wall, 1 / d->rest_sum[i], g);
 }
 

@@ -257,6 +257,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(density, pd_real, n)                                                                         \
     X(dens_radius, pd_real, n)                                                                     \
     X(dens_rest, pd_real, n)                                                                       \
+    X(dens_wall, pd_real, n)                                                                       \
     X(weighted, uint8_t, n)
 
 /* Per particle, only when some material is granular or a fluid (the density constraints, Sec.
@@ -590,7 +591,7 @@ static pd_status calibrate_materials(pd_ppd_state* s, const pd_world* w, const u
          * jittered or Poisson-disk body at rest shows a slightly different mean); and the
          * height at which the bottom row of such a lattice rests on a wall at rho_0 */
         s->mat[m].rest_sum = pd_sph_poly6_lattice_sum(s->prm.horizon, -(int)ceil(s->prm.horizon));
-        s->mat[m].rest_height = pd_sph_poly6_rest_height(s->prm.horizon);
+        s->mat[m].rest_height = pd_sph_poly6_rest_height(s->prm.horizon, 0);
         s->plastic |= s->mat[m].plastic;
         s->granular |= s->mat[m].granular | s->mat[m].fluid;
         s->fluid |= s->mat[m].fluid;
