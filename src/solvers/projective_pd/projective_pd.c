@@ -1143,11 +1143,11 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
     if (flows)
         per_bond += sizeof(uint32_t) + sizeof(pd_vec3) + sizeof(pd_real);
     /* per particle: the family's offsets and w, the scatter plan's order and task; kinv (upper
-     * triangle), kq, diag, ystar, g, plastic strain, density, the density's kernel radius,
-     * rest sum and wall spacing, three flags (planar, fixed, weighted); the Chebyshev scratch
-     * is the optimiser's (share_sweep_scratch) */
+     * triangle), kq, diag, ystar, g, plastic strain, density, the density's kernel radius and
+     * rest sum, three flags (planar, fixed, weighted); the Chebyshev scratch is the
+     * optimiser's (share_sweep_scratch) */
     double per_particle = 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(uint32_t) +
-                          sizeof(pd_ppd_sym3) + 7 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 3;
+                          sizeof(pd_ppd_sym3) + 6 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 3;
     /* the optimiser's y, r, ytrial, yold, rold, dir, work and its L-BFGS pairs in single
      * precision (none in semi_iterative, which runs no descent) */
     size_t pairs = prm->iteration == PD_PPD_SEMI_ITERATIVE ? 0 : (size_t)prm->history;
@@ -1156,9 +1156,9 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
     per_particle += pd_collider_contact_bytes(pd_collider_contact_features(
         scene->colliders, scene->collider_count, sizeof(pd_collider_def)));
     /* granular matter and fluids: vscale, the density constraints' inverse mass, lambda,
-     * pressure and hold, the fluid's nu and delta, the constraints' kind */
+     * pressure, hold and wall spacing, the fluid's nu and delta, the constraints' kind */
     if (granular)
-        per_particle += 7 * sizeof(pd_real) + 1;
+        per_particle += 8 * sizeof(pd_real) + 1;
     /* a flowing body's renewal grid, kept between renewals with its rows, and its Verlet
      * list: the positions of the last search, the offsets and every pair within the horizon
      * plus the skin */

@@ -185,7 +185,8 @@ typedef struct pd_ppd_state {
      * fluid_nu, fluid_delta) are NULL when no material is granular or a fluid. */
     pd_real *dens_radius, *dens_rest, *dens_inv_mass, *dens_lambda, *dens_partial;
     pd_real* dens_wall; /* the spacing of the rows the walls' share continues (m; 0: the
-                         * half-space, granular matter's: density_def says why) */
+                         * half-space, granular matter's: density_def says why); NULL, as
+                         * the arrays below, without granular matter or a fluid */
     uint8_t* dens_kind;
     pd_real* dens_pressure; /* the pressure the step's density constraints carried (Pa) */
     pd_real* dens_hold;     /* in_solve: the distance within which a no_slip collider holds a

@@ -74,8 +74,8 @@ pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio) {
 
 /* The density constraints of the particles (src/sph): granular ones resist compression past
  * the rest density, a fluid's (Sec. 6) hold it both ways; the arrays are refilled per use, the
- * family changes every step. Without granular matter only the kernel radius, rest sum and wall
- * spacing are kept, for the published density.
+ * family changes every step. Without granular matter or a fluid only the kernel radius and
+ * rest sum are kept, for the published density (the walls' rows then at the sampling spacing).
  * The walls' share is the particle's lattice rows continued past them (wall_density.h), which
  * holds a fluid column's edges within 1.6 %; granular matter keeps the half-space, which reads
  * a grain half a spacing from a wall 2.5 % heavy: with the rows, the in_solve layer between slip
@@ -88,9 +88,9 @@ static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w)
         const pd_ppd_material* m = &s->mat[s->material[i]];
         s->dens_radius[i] = s->prm.horizon * p->spacing[i];
         s->dens_rest[i] = m->rest_sum;
-        s->dens_wall[i] = m->granular ? 0 : p->spacing[i];
         if (!s->granular)
             continue;
+        s->dens_wall[i] = m->granular ? 0 : p->spacing[i];
         s->dens_inv_mass[i] = s->fixed[i] ? 0 : 1 / s->mass[i];
         s->fluid_nu[i] = m->kinematic_viscosity;
         s->fluid_delta[i] = m->redistribution;
@@ -107,7 +107,8 @@ static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w)
                                        .kind = s->dens_kind,
                                        .colliders = &w->colliders,
                                        .relaxation = s->prm.density_relaxation,
-                                       .wall_spacing = s->dens_wall};
+                                       /* without granular matter every wall is rows */
+                                       .wall_spacing = s->granular ? s->dens_wall : p->spacing};
 }
 
 int pd_ppd_granular_in_solve(const pd_ppd_state* s) {

@@ -257,7 +257,6 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(density, pd_real, n)                                                                         \
     X(dens_radius, pd_real, n)                                                                     \
     X(dens_rest, pd_real, n)                                                                       \
-    X(dens_wall, pd_real, n)                                                                       \
     X(weighted, uint8_t, n)
 
 /* Per particle, only when some material is granular or a fluid (the density constraints, Sec.
@@ -269,6 +268,7 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
     X(dens_lambda, pd_real, n)                                                                     \
     X(dens_pressure, pd_real, n)                                                                   \
     X(dens_hold, pd_real, n)                                                                       \
+    X(dens_wall, pd_real, n)                                                                       \
     X(dens_kind, uint8_t, n)                                                                       \
     X(fluid_nu, pd_real, n)                                                                        \
     X(fluid_delta, pd_real, n)
