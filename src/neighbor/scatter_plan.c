@@ -94,17 +94,24 @@ static void split_tasks(pd_scatter_plan* p, const uint64_t* keys, size_t grain) 
     p->tasks = tasks;
 }
 
-pd_status pd_scatter_plan_reserve(pd_scatter_plan* p, size_t n) {
-    if (n <= p->capacity && p->order)
-        return PD_OK;
-    pd_scatter_plan_free(p);
-    p->order = PD_NEW_ARRAY(uint32_t, n + 1);
-    p->task = PD_NEW_ARRAY(uint32_t, n + 2);
+/* The task array holds the tasks a plan may make, not a task per particle (4 bytes a particle
+ * less): split_tasks closes a task at `grain` particles or at a colour's end, so a plan of n
+ * particles makes at most n / grain + PD_SCATTER_COLORS of them. */
+pd_status pd_scatter_plan_reserve(pd_scatter_plan* p, size_t n, size_t tasks) {
+    if (n > p->capacity || !p->order) {
+        PD_FREE_ARRAY(p->order, uint32_t, p->capacity + 1);
+        p->order = PD_NEW_ARRAY(uint32_t, n + 1);
+        p->capacity = p->order ? n : 0;
+    }
+    if (tasks > p->task_capacity || !p->task) {
+        PD_FREE_ARRAY(p->task, uint32_t, p->task_capacity + 1);
+        p->task = PD_NEW_ARRAY(uint32_t, tasks + 1);
+        p->task_capacity = p->task ? tasks : 0;
+    }
     if (!p->order || !p->task) {
         pd_scatter_plan_free(p);
         return PD_ERR_OUT_OF_MEMORY;
     }
-    p->capacity = n;
     return PD_OK;
 }
 
@@ -113,7 +120,8 @@ pd_status pd_scatter_plan_build(pd_scatter_plan* plan, const pd_family* f, const
     size_t n = f->count;
     if (n >= UINT32_MAX)
         return PD_ERR_TOO_LARGE;
-    pd_status st = pd_scatter_plan_reserve(plan, n);
+    size_t most_tasks = n / (grain ? grain : 1) + PD_SCATTER_COLORS; /* split_tasks */
+    pd_status st = pd_scatter_plan_reserve(plan, n, most_tasks);
     if (st != PD_OK)
         return st;
     plan->count = n;
@@ -158,7 +166,7 @@ int pd_scatter_plan_current(const pd_scatter_plan* plan, const pd_family* f) {
 
 void pd_scatter_plan_free(pd_scatter_plan* plan) {
     PD_FREE_ARRAY(plan->order, uint32_t, plan->capacity + 1);
-    PD_FREE_ARRAY(plan->task, uint32_t, plan->capacity + 2);
+    PD_FREE_ARRAY(plan->task, uint32_t, plan->task_capacity + 1);
     *plan = (pd_scatter_plan){0};
 }
 

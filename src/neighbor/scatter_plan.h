@@ -19,13 +19,16 @@
 
 typedef struct pd_scatter_plan {
     size_t count;    /* particles planned */
-    size_t capacity; /* particles the arrays hold */
+    size_t capacity; /* particles order holds */
     uint32_t* order; /* the particles by colour, cell (Z order) and index */
     uint32_t* task;  /* task k runs order[task[k] .. task[k+1]): whole cells of one colour */
     size_t tasks;    /* tasks in all */
     size_t color_task[PD_SCATTER_COLORS + 1]; /* colour c's tasks: color_task[c] .. [c+1] */
     pd_real cell;        /* the cells' width (m); 0: one serial task (no finite bond length) */
     uint64_t generation; /* the family's generation it was planned for */
+    /* the tasks task holds (task_capacity + 1 entries): as many as a plan may make, not one a
+     * particle (pd_scatter_plan_reserve) */
+    size_t task_capacity;
 } pd_scatter_plan;
 
 /* Plans f's particles at positions pos (any positions: the cells follow its bond lengths
@@ -38,9 +41,9 @@ typedef struct pd_scatter_plan {
  * Reuses the plan's arrays. */
 pd_status pd_scatter_plan_build(pd_scatter_plan* plan, const pd_family* f, const pd_vec3* pos,
                                 pd_real base_cell, size_t grain);
-/* Room for a plan of n particles (the arrays reused when they hold it): a plan read back from a
- * checkpoint, whose order the bond forces must be summed in again. */
-pd_status pd_scatter_plan_reserve(pd_scatter_plan* plan, size_t n);
+/* Room for a plan of n particles in `tasks` tasks (the arrays reused when they hold it): a plan
+ * read back from a checkpoint, whose order the bond forces must be summed in again. */
+pd_status pd_scatter_plan_reserve(pd_scatter_plan* plan, size_t n, size_t tasks);
 /* The plan was made for f's bonds as they are. */
 int pd_scatter_plan_current(const pd_scatter_plan* plan, const pd_family* f);
 void pd_scatter_plan_free(pd_scatter_plan* plan);

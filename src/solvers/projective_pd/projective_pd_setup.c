@@ -821,11 +821,11 @@ static pd_status load_plan(pd_ppd_state* s, pd_ckpt_reader* r, pd_error* err) {
     if (st == PD_OK && (rec.count != s->n && rec.count != 0))
         return pd_fail(err, PD_ERR_BAD_SCENE, "", "%s: a plan of %llu particles", r->path,
                        (unsigned long long)rec.count);
-    if (st == PD_OK && rec.count && (st = pd_scatter_plan_reserve(p, s->n)) != PD_OK)
-        return st;
-    if (st == PD_OK && rec.tasks > p->capacity + 1)
+    if (st == PD_OK && rec.tasks > s->n + 1)
         return pd_fail(err, PD_ERR_BAD_SCENE, "", "%s: a plan of %llu tasks", r->path,
                        (unsigned long long)rec.tasks);
+    if (st == PD_OK && rec.count && (st = pd_scatter_plan_reserve(p, s->n, rec.tasks)) != PD_OK)
+        return st;
     if (st == PD_OK)
         st = pd_ckpt_get(r, "ppd.plan.order", p->order, rec.count * sizeof(uint32_t), err);
     if (st == PD_OK)
