@@ -49,7 +49,7 @@ pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const pd_par
     c->partial = PD_NEW_ARRAY(pd_real, 4 * c->chunks + 1);
     c->f_offsets = PD_NEW_ARRAY(uint32_t, c->n + 1);
     c->pair_count = PD_NEW_ARRAY(uint32_t, c->n + 1);
-    c->near_at = PD_NEW_ARRAY(pd_vec3, c->n + 1);
+    c->near_at = PD_NEW_ARRAY(float, 3 * c->n + 1);
     if (!c->grad || !c->diag || !c->partial || !c->f_offsets || !c->pair_count || !c->near_at)
         return PD_ERR_OUT_OF_MEMORY;
     return PD_OK;
@@ -118,7 +118,7 @@ void pd_contact_free(pd_contact* c) {
     PD_FREE_ARRAY(c->own_friction, pd_real, (size_t)c->material_count + 1);
     PD_FREE_ARRAY(c->own_renews, uint8_t, (size_t)c->material_count + 1);
     PD_FREE_ARRAY(c->pair_count, uint32_t, c->n + 1);
-    PD_FREE_ARRAY(c->near_at, pd_vec3, c->n + 1);
+    PD_FREE_ARRAY(c->near_at, float, 3 * c->n + 1);
     free_pairs(c);
     PD_FREE_ARRAY(c->grad, pd_vec3, c->n + 1);
     PD_FREE_ARRAY(c->diag, pd_real, c->n + 1);
@@ -195,20 +195,42 @@ static pd_status reserve_pairs(pd_contact* c, size_t need) {
  * displacements' bounding box; without it a body falling or sliding as a whole found its
  * candidates anew at nearly every evaluation (measured on the 25K bunny's landing, 1 thread:
  * the local step's 645 ms per step fell to 602). */
+static pd_vec3 found_at(const pd_contact* c, size_t i) {
+    const float* a = c->near_at + 3 * i;
+    return pd_v3(a[0], a[1], a[2]);
+}
+
+/* The positions are kept rounded to single precision, each within near_slack of the true one:
+ * a displacement measured from them is within near_slack of the true displacement, so a
+ * particle that measures at most skin - near_slack has moved at most the skin. */
 static int candidates_stale(const pd_contact* c, const pd_vec3* y) {
     if (!c->near_valid)
         return 1;
     pd_vec3 lo = pd_v3(INFINITY, INFINITY, INFINITY), hi = pd_v3(-INFINITY, -INFINITY, -INFINITY);
     for (size_t i = 0; i < c->n; ++i) {
-        pd_vec3 u = pd_v3_sub(y[i], c->near_at[i]);
+        pd_vec3 u = pd_v3_sub(y[i], found_at(c, i));
         lo = pd_v3_min(lo, u), hi = pd_v3_max(hi, u);
     }
     pd_vec3 T = pd_v3_scale(pd_v3_add(lo, hi), 0.5);
-    pd_real skin2 = c->skin * c->skin;
+    pd_real skin = c->skin - c->near_slack, skin2 = skin * skin;
+    if (!(skin > 0))
+        return 1;
     for (size_t i = 0; i < c->n; ++i)
-        if (!(pd_v3_len2(pd_v3_sub(pd_v3_sub(y[i], c->near_at[i]), T)) <= skin2))
+        if (!(pd_v3_len2(pd_v3_sub(pd_v3_sub(y[i], found_at(c, i)), T)) <= skin2))
             return 1;
     return 0;
+}
+
+/* near_at from y, and the bound on its rounding: half a unit in the last place of single
+ * precision (2^-24 relative) on each component, sqrt(3) of that on the vector. */
+static void keep_found_at(pd_contact* c, const pd_vec3* y) {
+    pd_real largest = 0;
+    for (size_t i = 0; i < c->n; ++i) {
+        float* a = c->near_at + 3 * i;
+        a[0] = (float)y[i].x, a[1] = (float)y[i].y, a[2] = (float)y[i].z;
+        largest = fmax(largest, fmax(fabs(y[i].x), fmax(fabs(y[i].y), fabs(y[i].z))));
+    }
+    c->near_slack = sqrt(3.0) * 0x1p-24 * largest;
 }
 
 /* Drops the candidates that may never touch (pd_contact_eligible: bonded, both fixed, a ghost),
@@ -245,7 +267,7 @@ static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
     }
     if (st != PD_OK)
         return st;
-    memcpy(c->near_at, y, c->n * sizeof(pd_vec3));
+    keep_found_at(c, y);
     memset(c->pair_count, 0, c->n * sizeof(uint32_t)); /* the pairs were of the old list */
     c->near_valid = 1;
     return PD_OK;

@@ -84,7 +84,9 @@ typedef struct pd_contact {
     pd_real radius; /* largest contact distance: the grid's search radius (m) */
     pd_hash_grid grid;
     pd_neighbor_list near; /* candidates within radius + 2 skin of where they were found */
-    pd_vec3* near_at;      /* the positions they were found at */
+    float* near_at;        /* the positions they were found at, 3 a particle, single precision
+                            * (12 bytes a particle less) */
+    pd_real near_slack;    /* within this of the positions (m): candidates_stale allows for it */
     pd_real skin;          /* s/4 or more, s the smallest spacing (candidate_skin) (m) */
     int near_valid;
     /* 1: a method that tells of every reordering (pd_contact_particles_reordered) keeps the
