@@ -11,8 +11,9 @@
 #include "io/output.h"
 
 /* The format's version; a reader refuses another. 2: projective_pd keeps its bonds' kb in single
- * precision (a format 1 file's records have other sizes). */
-#define PD_CHECKPOINT_FORMAT 2
+ * precision (a format 1 file's records have other sizes). 3: and none where no material flows
+ * or changes (a format 2 file holds a record more). */
+#define PD_CHECKPOINT_FORMAT 3
 
 typedef struct pd_ckpt_writer {
     pd_atomic_file af;

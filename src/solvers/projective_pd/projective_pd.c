@@ -108,7 +108,8 @@ static void inverted_forces(pd_ppd_state* s, pd_real mu, pd_real lambda, pd_mat3
         pd_vec3 ddev = lfx > 1e-12 * len ? swap01(dfx) : dfx; /* a borrowed one is not turned */
         pd_vec3 p = pd_v3_madd(pd_v3_scale(swap01(fx), wvol), wdev * len, ddev);
         p = pd_v3_madd(p, wiso * len, diso);
-        pd_vec3 a = pd_v3_scale(pd_v3_sub(Y, p), 2 * s->kb[b] * s->kq[i]); /* a_ij (Y - p) */
+        pd_vec3 a = pd_v3_scale(pd_v3_sub(Y, p),
+                                2 * pd_ppd_bond_kb(s, i, b) * pd_ppd_kq(s, i)); /* a_ij (Y - p) */
         scatter_bond(s->g, f->j[b], a, &own);
     }
     s->g[i] = pd_v3_sub(s->g[i], own);
@@ -129,7 +130,7 @@ static ppd_bond scalar_bond(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
     ppd_bond o;
     o.X = pd_family_xi(f, i, b), o.Y = pd_v3_sub(y[f->j[b]], y[i]);
     pd_vec3 fx = pd_m3_mulv(F, o.X), diso;
-    o.len = pd_v3_len(o.X), o.k = s->kb[b], o.lfx = pd_v3_len(fx);
+    o.len = pd_v3_len(o.X), o.k = pd_ppd_bond_kb(s, i, b), o.lfx = pd_v3_len(fx);
     pd_real ly = pd_v3_len(o.Y);
     directions(fx, o.lfx, o.Y, ly, o.X, o.len, &o.dfx, &diso); /* Eq. 10 and 11 */
     o.off = pd_v3_madd(o.Y, -o.len, o.dfx);
@@ -286,16 +287,18 @@ static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
     uint32_t o = f->offsets[i], nb = f->offsets[i + 1] - o;
     pd_vec3 yi = y[i];
     pd_real* vj = st->gx; /* V_j until g overwrites it */
+    const pd_real wi = f->w[i], wkqi = wi * pd_ppd_kq(s, i);
+    const float *kb = s->kb ? s->kb + o : NULL, *c = s->c + o;
     for (uint32_t b = 0; b < nb; ++b) {
         uint32_t j = f->j[o + b];
         pd_vec3 yj = y[j];
         st->yx[b] = yj.x - yi.x, st->yy[b] = yj.y - yi.y, st->yz[b] = yj.z - yi.z;
         vj[b] = s->volume[j];
-        st->kb[b] = s->kb[o + b];
+        /* pd_ppd_bond_kb, its terms of i hoisted (the same operations) */
+        st->kb[b] = kb ? kb[b] : c[b] * wi / (2 * (wkqi + f->w[j] * pd_ppd_kq(s, j)));
     }
     stage_references(f, i, st);
     pad_family(st, nb);
-    const pd_real wi = f->w[i];
     const pd_ppd_sym3 K = s->kinv[i];
     const pd_real k00 = K.xx, k01 = K.xy, k02 = K.xz, k11 = K.yy, k12 = K.yz, k22 = K.zz;
     pd_real f00 = 0, f01 = 0, f02 = 0, f10 = 0, f11 = 0, f12 = 0, f20 = 0, f21 = 0, f22 = 0;
@@ -1066,7 +1069,6 @@ static pd_status advance(pd_ppd_state* s, struct pd_world* w, pd_step_stats* sta
     s->t_plastic += pd_now() - t0;
     if (st != PD_OK)
         return st;
-    pd_ppd_publish_density(s, w);
     s->last_residual = s->report.residual / r0;
     s->last_force_scale = r0;
     stats->iterations = s->report.iterations;
@@ -1137,17 +1139,20 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
     const pd_ppd_params* prm = scene->solver_params;
     double bonds = bond_fraction * 4.2 * prm->horizon * prm->horizon * prm->horizon + 1;
     int flows = any_material_flows(scene), granular = any_material_granular(scene);
-    /* per bond: the family's j, c and kb (single precision); where a material flows, the
-     * family's opposite bond and X, and the rebuild's surface correction */
-    double per_bond = sizeof(uint32_t) + sizeof(float) + sizeof(float);
+    /* per bond: the family's j and c (single precision); kb (single precision) where a
+     * material flows or changes (pd_ppd_bond_kb); where a material flows, the family's
+     * opposite bond and X, and the rebuild's surface correction */
+    double per_bond = sizeof(uint32_t) + sizeof(float);
+    if (flows || pd_ppd_materials_change(scene))
+        per_bond += sizeof(float);
     if (flows)
         per_bond += sizeof(uint32_t) + sizeof(pd_vec3) + sizeof(pd_real);
     /* per particle: the family's offsets and w, the scatter plan's order and task; kinv (upper
-     * triangle), kq, diag, ystar, g, plastic strain, density, the density's kernel radius and
-     * rest sum, three flags (planar, fixed, weighted); the Chebyshev scratch is the
-     * optimiser's (share_sweep_scratch) */
+     * triangle), diag, ystar, g, plastic strain and density (made when the fields are asked
+     * for: counted, as a run that writes them holds them), three flags (planar, fixed,
+     * weighted); the Chebyshev scratch is the optimiser's (share_sweep_scratch) */
     double per_particle = 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(uint32_t) +
-                          sizeof(pd_ppd_sym3) + 6 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 3;
+                          sizeof(pd_ppd_sym3) + 3 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 3;
     /* the optimiser's y, r, ytrial, yold, rold, dir, work and its L-BFGS pairs in single
      * precision (none in semi_iterative, which runs no descent) */
     size_t pairs = prm->iteration == PD_PPD_SEMI_ITERATIVE ? 0 : (size_t)prm->history;
@@ -1155,10 +1160,11 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
     /* the collider contact, for the features its colliders use */
     per_particle += pd_collider_contact_bytes(pd_collider_contact_features(
         scene->colliders, scene->collider_count, sizeof(pd_collider_def)));
-    /* granular matter and fluids: vscale, the density constraints' inverse mass, lambda,
-     * pressure, hold and wall spacing, the fluid's nu and delta, the constraints' kind */
+    /* granular matter and fluids: vscale, the density constraints' kernel radius, rest sum,
+     * inverse mass, lambda, pressure, hold and wall spacing, the fluid's nu and delta, the
+     * constraints' kind */
     if (granular)
-        per_particle += 8 * sizeof(pd_real) + 1;
+        per_particle += 10 * sizeof(pd_real) + 1;
     /* a flowing body's renewal grid, kept between renewals with its rows, and its Verlet
      * list: the positions of the last search, the offsets and every pair within the horizon
      * plus the skin */
@@ -1174,13 +1180,13 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
         per_bond += 1.25 * sizeof(pd_vec3),
             per_particle += sizeof(pd_ppd_sym3) + sizeof(pd_real) + 1;
     double direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
-    /* src/contact: gradient, diagonal, the positions the candidates were found at, the pair
-     * and friction counts; its candidate list (every pair within the horizon: about the bonds,
-     * a quarter spare) and its grid with its rows; pair slots (index and stiffness) for about 4
-     * eligible candidates a particle */
-    double contact = prm->contact ? 2 * sizeof(pd_vec3) + sizeof(pd_real) + 3 * sizeof(uint32_t) +
-                                        1.25 * bonds * sizeof(uint32_t) + PPD_GRID_BYTES +
-                                        pd_hash_grid_kept_row_bytes(1.25 * bonds) +
+    /* src/contact: gradient, diagonal, the positions the candidates were found at (single
+     * precision), the pair and friction counts; its candidate list (every pair within the
+     * horizon: about the bonds, a quarter spare) and its grid with its rows; pair slots (index
+     * and stiffness) for about 4 eligible candidates a particle */
+    double contact = prm->contact ? sizeof(pd_vec3) + 3 * sizeof(float) + sizeof(pd_real) +
+                                        3 * sizeof(uint32_t) + 1.25 * bonds * sizeof(uint32_t) +
+                                        PPD_GRID_BYTES + pd_hash_grid_kept_row_bytes(1.25 * bonds) +
                                         1.25 * 4 * (sizeof(uint32_t) + sizeof(pd_real))
                                   : 0;
     return (size_t)ceil(bonds * per_bond + per_particle + direct + contact);
@@ -1206,9 +1212,18 @@ static const pd_field_info k_fields[] = {
      "at the end of the frame's last step."},
 };
 
+/* The plastic strain, or zeros where no material is plastic; the density computed at the
+ * world's positions (the end of the last step). The arrays are made at the first request. */
 static const void* ppd_publish_fields(void* state, int k) {
     pd_ppd_state* s = state;
-    return k == 0 ? s->plastic_strain : k == 1 ? s->density : NULL;
+    if (k == 0 && !s->plastic_strain && !s->zero_strain)
+        s->zero_strain = PD_NEW_ARRAY(pd_real, s->n + 1); /* zeroed */
+    if (k == 0)
+        return s->plastic_strain ? s->plastic_strain : s->zero_strain;
+    if (k != 1 || (!s->density && !(s->density = PD_NEW_ARRAY(pd_real, s->n + 1))))
+        return NULL;
+    pd_ppd_publish_density(s, s->world);
+    return s->density;
 }
 
 const pd_solver_vtable pd_projective_pd_solver = {

@@ -162,27 +162,34 @@ typedef struct pd_ppd_state {
     float* c;       /* a_ij + a_ji: off-diagonal weight of the global matrix, single precision (a
                      * preconditioner's: 15 % faster sweeps on the 100K sand, measured) (N/m) */
     float* kb;      /* V_i V_j w f(n) / |X|^2, times the surface correction (m); the bond's
-                     * quadratic stiffness is a_ij = 2 kb kq_i (N/m), kept as these two. Single
+                     * quadratic stiffness is a_ij = 2 kb q_i (N/m; q_i: pd_ppd_kq). Single
                      * precision: rest-state geometry, read into double arithmetic (4 bytes a
-                     * bond less; docs/methods/projective_pd.md, "Bond storage") */
+                     * bond less; docs/methods/projective_pd.md, "Bond storage"). NULL where
+                     * the families keep their rest positions for good (pd_ppd_bond_kb derives
+                     * it from c: 4 bytes a bond less) */
     pd_real* gcorr; /* a rebuild's surface correction per bond, kept in scenes that flow */
     size_t gcorr_capacity;
     /* per particle */
     pd_ppd_sym3* kinv;       /* (X*X)^+ of the family (pd_ppd_kinv) */
-    pd_real* kq;             /* mu + (lambda/2 + kv) times the granular factor (Pa) */
     uint8_t* planar;         /* family spans a plane or a line: no inversion fix, no dilatation */
     pd_real* diag;           /* m/h^2 + sum_j c_ij */
     pd_vec3* ystar;          /* inertial prediction y* */
     pd_vec3* g;              /* dE/dy: exact gradient of the elastic energy (N) */
     uint8_t* fixed;          /* 1: constrained (pinned, fixed body): never moves in the solve */
-    pd_real* plastic_strain; /* accumulated plastic strain (1), published */
-    pd_real* density;        /* kernel-sum density at the step's start (kg/m^3), published */
+    pd_real* plastic_strain; /* accumulated plastic strain (1), published; NULL: none is plastic */
     pd_real* vscale;         /* per particle: factor on lambda and kv (granular, Sec. 7; NULL: 1) */
     int granular;            /* some material is granular or a fluid: density constraints */
+    /* made the first time a field is asked for (ppd_publish_fields), not before: the kernel
+     * density (kg/m^3), computed then at the world's positions, and zeros for the plastic
+     * strain of a world where no material is plastic (16 bytes a particle that a run that
+     * does not publish them does not hold) */
+    pd_real* density;
+    pd_real* zero_strain;
+    const struct pd_world* world; /* the density's positions and colliders */
     /* density constraints (src/sph) of granular particles: per particle kernel radius, rest
      * kernel sum, inverse mass, kind; lambda and the per-chunk maxima (grad and move borrow
-     * the Chebyshev scratch, free after the solve). Those but the radius and rest sum (and
-     * fluid_nu, fluid_delta) are NULL when no material is granular or a fluid. */
+     * the Chebyshev scratch, free after the solve). Those (and fluid_nu, fluid_delta) are NULL
+     * when no material is granular or a fluid. */
     pd_real *dens_radius, *dens_rest, *dens_inv_mass, *dens_lambda, *dens_partial;
     pd_real* dens_wall; /* the spacing of the rows the walls' share continues (m; 0: the
                          * half-space, granular matter's: density_def says why); NULL, as

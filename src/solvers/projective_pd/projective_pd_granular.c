@@ -75,19 +75,23 @@ pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio) {
 /* The density constraints of the particles (src/sph): granular ones resist compression past
  * the rest density, a fluid's (Sec. 6) hold it both ways; the arrays are refilled per use, the
  * family changes every step. Without granular matter or a fluid only the kernel radius and
- * rest sum are kept, for the published density (the walls' rows then at the sampling spacing).
- * The walls' share is the particle's lattice rows continued past them (wall_density.h), which
- * holds a fluid column's edges within 1.6 %; granular matter keeps the half-space, which reads
- * a grain half a spacing from a wall 2.5 % heavy: with the rows, the in_solve layer between slip
- * walls 4 grains apart lost the confining pressure that over-reading gave it (the penalty's
- * 500-1000 Pa against its weight's 118-275) and yielded at 25 degrees, below its plane-strain
- * angle, 3.1 mm in 0.3 s before it stopped at 3.9 mm (docs/validation.md). */
+ * rest sum are needed, for the published density (the walls' rows then at the sampling
+ * spacing), and only while it is computed: they are written into the Chebyshev scratch then
+ * (free between solves; 16 bytes a particle less than arrays). The walls' share is the
+ * particle's lattice rows continued past them (wall_density.h), which holds a fluid column's
+ * edges within 1.6 %; granular matter keeps the half-space, which reads a grain half a spacing
+ * from a wall 2.5 % heavy: with the rows, the in_solve layer between slip walls 4 grains apart
+ * lost the confining pressure that over-reading gave it (the penalty's 500-1000 Pa against its
+ * weight's 118-275) and yielded at 25 degrees, below its plane-strain angle, 3.1 mm in 0.3 s
+ * before it stopped at 3.9 mm (docs/validation.md). */
 static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w) {
     const pd_particles* p = &w->particles;
+    pd_real* radius = s->granular ? s->dens_radius : (pd_real*)s->cheb_b;
+    pd_real* rest = s->granular ? s->dens_rest : radius + s->n; /* cheb_b holds 3 n reals */
     for (size_t i = 0; i < s->n; ++i) {
         const pd_ppd_material* m = &s->mat[s->material[i]];
-        s->dens_radius[i] = s->prm.horizon * p->spacing[i];
-        s->dens_rest[i] = m->rest_sum;
+        radius[i] = s->prm.horizon * p->spacing[i];
+        rest[i] = m->rest_sum;
         if (!s->granular)
             continue;
         s->dens_wall[i] = m->granular ? 0 : p->spacing[i];
@@ -102,8 +106,8 @@ static pd_density_constraint_def density_def(pd_ppd_state* s, const pd_world* w)
                                        .nbr = s->fam.j,
                                        .volume = s->volume,
                                        .inv_mass = s->dens_inv_mass,
-                                       .radius = s->dens_radius,
-                                       .rest_sum = s->dens_rest,
+                                       .radius = radius,
+                                       .rest_sum = rest,
                                        .kind = s->dens_kind,
                                        .colliders = &w->colliders,
                                        .relaxation = s->prm.density_relaxation,

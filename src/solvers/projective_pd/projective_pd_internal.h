@@ -48,6 +48,9 @@ pd_status pd_ppd_renew_families(void* state, struct pd_world* w, const uint8_t* 
  * rebuilt (projective_pd_renew.c); the refusal of flowing materials on shells and rods. */
 pd_status pd_ppd_change_materials(void* state, struct pd_world* w, const uint8_t* changed,
                                   pd_error* err);
+/* Some body of the scene changes its material (bodies[i].material_changes): its families are
+ * renewed then, with X of their own, and may span two materials (projective_pd_setup.c). */
+int pd_ppd_materials_change(const struct pd_scene* sc);
 pd_status pd_ppd_check_body_material(const struct pd_scene* sc, int body, int material,
                                      const char* path, pd_error* err);
 /* The world renews, every step, the bodies that hold a flowing (plastic) particle; none when
@@ -64,9 +67,33 @@ static inline pd_mat3 pd_ppd_sym3_full(pd_ppd_sym3 k) {
 static inline pd_mat3 pd_ppd_kinv(const pd_ppd_state* s, uint32_t i) {
     return pd_ppd_sym3_full(s->kinv[i]);
 }
+
 /* The granular factor on lambda and kv of particle i (Sec. 7): 1 without granular matter. */
 static inline pd_real pd_ppd_vscale(const pd_ppd_state* s, size_t i) {
     return s->vscale ? s->vscale[i] : 1;
+}
+
+/* q_i = mu + (lambda/2 + kv) s_i of particle i (Pa; s_i the granular factor, kv 0 on a planar
+ * family): a_ij = 2 kb_ij q_i is the bond's quadratic stiffness. Formed per use from the
+ * material, the flag and the factor, which change only where the system is rebuilt (8 bytes a
+ * particle less than an array). */
+static inline pd_real pd_ppd_kq(const pd_ppd_state* s, uint32_t i) {
+    const pd_ppd_material* m = &s->mat[s->material[i]];
+    return m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * pd_ppd_vscale(s, i);
+}
+
+/* kb of i's bond b (m), stored or derived. Where a family keeps its rest positions for good
+ * (no material flows or changes, so both ends of a bond are of one material), i's kb and j's
+ * differ only by the weights: kb_ji = kb_ij w_j / w_i (the same V_i V_j, |X|, f(n) and surface
+ * correction). Then c_ij = 2 kb_ij kq_i + 2 kb_ji kq_j = 2 kb_ij (w_i kq_i + w_j kq_j) / w_i,
+ * and kb_ij = c_ij w_i / (2 (w_i kq_i + w_j kq_j)) is read from c: no kb is stored (4 bytes a
+ * bond; docs/methods/projective_pd.md, "Bond storage"). */
+static inline pd_real pd_ppd_bond_kb(const pd_ppd_state* s, uint32_t i, uint32_t b) {
+    if (s->kb)
+        return s->kb[b];
+    const pd_real* w = s->fam.w;
+    uint32_t j = s->fam.j[b];
+    return s->c[b] * w[i] / (2 * (w[i] * pd_ppd_kq(s, i) + w[j] * pd_ppd_kq(s, j)));
 }
 
 /* F = (Y*X)(X*X)^+ over i's family at positions y (Sec. 3, Eq. 2-4). */
@@ -117,8 +144,8 @@ pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
 void pd_ppd_granular_constants(const pd_material_def* m, pd_ppd_material* out);
 pd_real pd_ppd_granular_factor(const pd_ppd_material* m, pd_real ratio);
 void pd_ppd_granular_stiffness(pd_ppd_state* s, const struct pd_world* w);
-/* The published density (kg/m^3) of every particle at the world's positions: after each step
- * and at creation (elastic bodies keep their families, so no rebuild would refresh it). */
+/* The published density (kg/m^3) of every particle at the world's positions into s->density,
+ * when it is asked for (ppd_publish_fields). */
 void pd_ppd_publish_density(pd_ppd_state* s, const struct pd_world* w);
 void pd_ppd_granular_correct(pd_ppd_state* s, const struct pd_world* w, pd_vec3* y);
 /* granular_constraints in_solve: whether; the step's density definition (before the solve);

@@ -244,26 +244,24 @@ static void family_moments(const pd_ppd_state* s, const uint8_t* flags, const ui
 }
 
 /* The state's arrays per particle (n): these lists drive allocation and release. The per-bond
- * arrays (c, kb) are declared in declare_persistent: the core allocates them with the family. */
+ * arrays (c, kb where stored) are declared in declare_persistent: the core allocates them with
+ * the family. */
 #define PPD_PARTICLE_ARRAYS(X)                                                                     \
     X(kinv, pd_ppd_sym3, n)                                                                        \
-    X(kq, pd_real, n)                                                                              \
     X(planar, uint8_t, n)                                                                          \
     X(diag, pd_real, n)                                                                            \
     X(ystar, pd_vec3, n)                                                                           \
     X(g, pd_vec3, n)                                                                               \
     X(fixed, uint8_t, n)                                                                           \
-    X(plastic_strain, pd_real, n)                                                                  \
-    X(density, pd_real, n)                                                                         \
-    X(dens_radius, pd_real, n)                                                                     \
-    X(dens_rest, pd_real, n)                                                                       \
     X(weighted, uint8_t, n)
 
 /* Per particle, only when some material is granular or a fluid (the density constraints, Sec.
- * 6-7; NULL otherwise: the kernel radius and rest sum above serve the published density of
- * every body). */
+ * 6-7; NULL otherwise: the published density takes its kernel radius and rest sum into the
+ * Chebyshev scratch, density_def). */
 #define PPD_GRANULAR_ARRAYS(X)                                                                     \
     X(vscale, pd_real, n)                                                                          \
+    X(dens_radius, pd_real, n)                                                                     \
+    X(dens_rest, pd_real, n)                                                                       \
     X(dens_inv_mass, pd_real, n)                                                                   \
     X(dens_lambda, pd_real, n)                                                                     \
     X(dens_pressure, pd_real, n)                                                                   \
@@ -336,19 +334,19 @@ static pd_status allocate_granular(pd_ppd_state* s) {
 /* What lasts from step to step and follows the particles when the world reorders them; the
  * rest is rebuilt by the next step (or, as the Cholesky factor's rows, permuted apart). The
  * per-bond c and kb are rebuilt from the family after a renewal (pd_ppd_build_system): they
- * are declared so that the core sizes them with it and a checkpoint holds them. */
-static void declare_persistent(pd_ppd_state* s) {
+ * are declared so that the core sizes them with it and a checkpoint holds them; kb only where
+ * it is stored (store_kb: pd_ppd_bond_kb derives it elsewhere). */
+static void declare_persistent(pd_ppd_state* s, int store_kb) {
     pd_state_arrays* a = &s->persist;
     pd_state_arrays_init(a, &s->fam);
     PD_STATE_BONDS(a, s, c);
-    PD_STATE_BONDS(a, s, kb);
+    if (store_kb)
+        PD_STATE_BONDS(a, s, kb);
     PD_STATE_PARTICLES(a, s, kinv);
-    PD_STATE_PARTICLES(a, s, kq);
     PD_STATE_PARTICLES(a, s, planar);
     PD_STATE_PARTICLES(a, s, diag);
     PD_STATE_PARTICLES(a, s, fixed);
     PD_STATE_PARTICLES(a, s, plastic_strain);
-    PD_STATE_PARTICLES(a, s, density);
     PD_STATE_PARTICLES(a, s, vscale);
     PD_STATE_PARTICLES(a, s, dens_pressure);
     /* the factor's numbering of the points (global_solve direct; NULL otherwise): a
@@ -445,14 +443,21 @@ static void quartic_block(const pd_family* f, uint32_t i, uint32_t b0, uint32_t 
     }
 }
 
+/* Where bond_geometry leaves f(n) for bond_stiffness: kb, or c where kb is not stored (each
+ * bond's slot is read back only by the same bond's stiffness, which then writes c). */
+static float* direction_weights(pd_ppd_state* s) {
+    return s->kb ? s->kb : s->c;
+}
+
 static void bond_geometry(const build_job* job, uint32_t i) {
     pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
     const pd_ppd_material* m = &s->mat[s->material[i]];
     uint32_t first = f->offsets[i], last = f->offsets[i + 1];
+    float* fns = direction_weights(s);
     if (!s->weighted[i] && !job->gcorr) {
         for (uint32_t b = first; b < last; ++b)
-            s->kb[b] = 1;
+            fns[b] = 1;
         return;
     }
     pd_real q[PD_QUARTIC_TERMS] = {0}, phi[PD_QUARTIC_TERMS][PPD_GEOM_BLOCK];
@@ -460,7 +465,7 @@ static void bond_geometry(const build_job* job, uint32_t i) {
     for (uint32_t b0 = first; b0 < last; b0 += PPD_GEOM_BLOCK) {
         uint32_t count = last - b0 < PPD_GEOM_BLOCK ? last - b0 : PPD_GEOM_BLOCK;
         quartic_block(f, i, b0, count, phi);
-        float* kb = s->kb + b0;
+        float* kb = fns + b0;
         if (s->weighted[i]) {
 #pragma omp simd
             for (uint32_t b = 0; b < count; ++b) { /* pd_direction_weight_terms, per lane */
@@ -505,14 +510,37 @@ static void bond_geometry(const build_job* job, uint32_t i) {
     }
 }
 
+/* Where kb is not stored (pd_ppd_bond_kb): c_ij = 2 k_ij (w_i q_i + w_j q_j) straight away,
+ * k_ij = V_i V_j f(n) / |X|^2 times the surface correction (kb_ij / w_i), each factor the same
+ * bits seen from i or j (f(n) is even in n, X_ji = -X_ij), so that c_ij = c_ji to the bit as the
+ * matrix needs. */
+static void bond_weights_shared(const build_job* job, uint32_t i) {
+    pd_ppd_state* s = job->s;
+    const pd_family* f = &s->fam;
+    pd_real wqi = f->w[i] * pd_ppd_kq(s, i);
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
+        uint32_t j = f->j[b];
+        pd_real fn = s->c[b]; /* bond_geometry */
+        pd_real k = s->volume[i] * s->volume[j] / pd_v3_len2(pd_family_xi(f, i, b));
+        if (s->weighted[i] && s->weighted[j])
+            k *= fn;
+        if (job->gcorr)
+            k *= 0.5 * (job->gcorr[b] + job->gcorr[pd_family_rev(f, i, b)]);
+        s->c[b] = (float)(2 * k * (wqi + f->w[j] * pd_ppd_kq(s, j)));
+    }
+}
+
 /* Bond stiffness a_ij = 2 k_ij q_i of the quadratic form, k_ij = V_i V_j w f(n) / |X|^2 of i's
- * bonds (f: the material's isotropic direction weight, times the surface correction) into kb
- * and q_i = mu + (lambda/2 + kv) s_i (s_i the granular factor) into kq: a_ij is not stored. */
+ * bonds (f: the material's isotropic direction weight, times the surface correction) into kb;
+ * q_i = mu + (lambda/2 + kv) s_i (s_i the granular factor) is formed per use (pd_ppd_kq): a_ij
+ * is not stored. */
 static void bond_stiffness(const build_job* job, uint32_t i) {
     pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
-    const pd_ppd_material* m = &s->mat[s->material[i]];
-    pd_real k = m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * pd_ppd_vscale(s, i);
+    if (!s->kb) {
+        bond_weights_shared(job, i);
+        return;
+    }
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
         uint32_t j = f->j[b];
         pd_real fn = s->kb[b]; /* bond_geometry */
@@ -523,18 +551,21 @@ static void bond_stiffness(const build_job* job, uint32_t i) {
             kb *= 0.5 * (job->gcorr[b] + job->gcorr[pd_family_rev(f, i, b)]);
         s->kb[b] = (float)kb; /* the product in double, rounded (fn was, by bond_geometry) */
     }
-    s->kq[i] = k;
 }
 
-/* Row i of the matrix: weights c_ij = a_ij + a_ji and the diagonal m/h^2 + sum c. Runs after
- * bond_stiffness has filled every particle's kb and kq. */
+/* Row i of the matrix: weights c_ij = a_ij + a_ji (where kb is stored; bond_weights_shared
+ * wrote them otherwise) and the diagonal m/h^2 + sum c. Runs after bond_stiffness has filled
+ * every particle's kb. */
 static void matrix_row(const build_job* job, uint32_t i) {
     pd_ppd_state* s = job->s;
     const pd_family* f = &s->fam;
     pd_real sum = 0;
     for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b) {
-        uint32_t r = pd_family_rev(f, i, b);
-        s->c[b] = (float)(2 * s->kb[b] * s->kq[i] + 2 * s->kb[r] * s->kq[f->j[b]]);
+        if (s->kb) {
+            uint32_t r = pd_family_rev(f, i, b);
+            s->c[b] =
+                (float)(2 * s->kb[b] * pd_ppd_kq(s, i) + 2 * s->kb[r] * pd_ppd_kq(s, f->j[b]));
+        }
         sum += s->c[b]; /* the rounded weights: the diagonal matches the matrix swept */
     }
     s->diag[i] = s->mass[i] / (s->matrix_dt * s->matrix_dt) + sum;
@@ -728,6 +759,13 @@ static int materials_flow(const pd_scene* sc) {
     return 0;
 }
 
+int pd_ppd_materials_change(const pd_scene* sc) {
+    for (int b = 0; b < sc->body_count; ++b)
+        if (sc->bodies[b].material_change_count > 0)
+            return 1;
+    return 0;
+}
+
 static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     const pd_scene* sc = w->scene;
     const pd_particles* p = &w->particles;
@@ -742,9 +780,13 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     /* before the state's arrays: the X and opposite bonds just built (28 bytes a bond) and the
      * grid were the peak of set-up beside them (the 25K bunny: 2264 bytes a particle, 1399
      * kept) */
-    if (!materials_flow(sc))
+    int flows = materials_flow(sc);
+    if (!flows)
         keep_families_lean(s, p);
-    declare_persistent(s);
+    /* kb is derived from c (pd_ppd_bond_kb) only where every family keeps its rest positions
+     * and one material for good: no material flows (Sec. 5 edits X_ij and X_ji apart) and none
+     * is changed (a renewal, and a family across two materials, whose f(n) is i's) */
+    declare_persistent(s, flows || pd_ppd_materials_change(sc));
     st = allocate_state(s, w);
     if (st != PD_OK)
         return st;
@@ -753,6 +795,8 @@ static pd_status setup(pd_ppd_state* s, pd_world* w, pd_error* err) {
     if (st != PD_OK)
         return st;
     if (s->granular && allocate_granular(s) != PD_OK)
+        return PD_ERR_OUT_OF_MEMORY;
+    if (s->plastic && !(s->plastic_strain = PD_NEW_ARRAY(pd_real, s->n + 1)))
         return PD_ERR_OUT_OF_MEMORY;
     size_t free_count = 0;
     for (size_t i = 0; i < s->n; ++i) {
@@ -914,7 +958,7 @@ pd_status pd_ppd_create(pd_world* w, const void* params, void** state, pd_error*
         return st;
     }
     w->bond_count = s->fam.bond_count;
-    pd_ppd_publish_density(s, w);
+    s->world = w;
     *state = s;
     /* Sec. 8: plastic bodies search their neighbourhoods anew on the deformed positions at the
      * start of every step (new bonds placed by Eq. 20); elastic bodies keep their bonds */
@@ -925,6 +969,9 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     size_t n = s->n;
     PPD_PARTICLE_ARRAYS(FREE_ITEM)
     PPD_GRANULAR_ARRAYS(FREE_ITEM)
+    FREE(plastic_strain, pd_real, n);
+    FREE(density, pd_real, n);
+    FREE(zero_strain, pd_real, n);
     pd_state_bonds_free(&s->persist);
     PD_FREE_ARRAY(s->gcorr, pd_real, s->gcorr_capacity);
     pd_ppd_return_free(s);
