@@ -259,6 +259,7 @@ static void pad_family(ppd_stage* st, uint32_t nb) {
         st->yx[b] = st->yx[0], st->yy[b] = st->yy[0], st->yz[b] = st->yz[0];
         st->xx[b] = st->xx[0], st->xy[b] = st->xy[0], st->xz[b] = st->xz[0];
         st->gx[b] = 0, st->kb[b] = 0; /* gx holds V_j until stage_family's loop */
+        st->tx[b] = 1;                /* a derived kb's denominator until then */
     }
 }
 
@@ -287,18 +288,37 @@ static pd_mat3 stage_family(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
     uint32_t o = f->offsets[i], nb = f->offsets[i + 1] - o;
     pd_vec3 yi = y[i];
     pd_real* vj = st->gx; /* V_j until g overwrites it */
-    const pd_real wi = f->w[i], wkqi = wi * pd_ppd_kq(s, i);
-    const float *kb = s->kb ? s->kb + o : NULL, *c = s->c + o;
+    const pd_real wi = f->w[i];
+    if (s->kb) {
+        for (uint32_t b = 0; b < nb; ++b)
+            st->kb[b] = s->kb[o + b];
+    } else {
+        /* pd_ppd_bond_kb with the same operations: c into kb, the denominator into tx (free
+         * until bond_terms), divided over the lanes below. A family that shares its rest
+         * positions is of one material, its particles' only (no material flows or changes,
+         * a body has one): q_j is i's material's, planar or not, and vscale 1. */
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        const pd_real wkqi = wi * pd_ppd_kq(s, i), q_solid = pd_ppd_material_kq(m, 0, 1),
+                      q_planar = pd_ppd_material_kq(m, 1, 1);
+        for (uint32_t b = 0; b < nb; ++b) {
+            uint32_t j = f->j[o + b];
+            st->kb[b] = s->c[o + b];
+            st->tx[b] = 2 * (wkqi + f->w[j] * (s->planar[j] ? q_planar : q_solid));
+        }
+    }
     for (uint32_t b = 0; b < nb; ++b) {
         uint32_t j = f->j[o + b];
         pd_vec3 yj = y[j];
         st->yx[b] = yj.x - yi.x, st->yy[b] = yj.y - yi.y, st->yz[b] = yj.z - yi.z;
         vj[b] = s->volume[j];
-        /* pd_ppd_bond_kb, its terms of i hoisted (the same operations) */
-        st->kb[b] = kb ? kb[b] : c[b] * wi / (2 * (wkqi + f->w[j] * pd_ppd_kq(s, j)));
     }
     stage_references(f, i, st);
     pad_family(st, nb);
+    if (!s->kb) {
+#pragma omp simd
+        for (uint32_t b = 0; b < st->lanes; ++b)
+            st->kb[b] = st->kb[b] * wi / st->tx[b];
+    }
     const pd_ppd_sym3 K = s->kinv[i];
     const pd_real k00 = K.xx, k01 = K.xy, k02 = K.xz, k11 = K.yy, k12 = K.yz, k22 = K.zz;
     pd_real f00 = 0, f01 = 0, f02 = 0, f10 = 0, f11 = 0, f12 = 0, f20 = 0, f21 = 0, f22 = 0;

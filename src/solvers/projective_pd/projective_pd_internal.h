@@ -77,9 +77,11 @@ static inline pd_real pd_ppd_vscale(const pd_ppd_state* s, size_t i) {
  * family): a_ij = 2 kb_ij q_i is the bond's quadratic stiffness. Formed per use from the
  * material, the flag and the factor, which change only where the system is rebuilt (8 bytes a
  * particle less than an array). */
+static inline pd_real pd_ppd_material_kq(const pd_ppd_material* m, int planar, pd_real vscale) {
+    return m->mu + (0.5 * m->lambda + (planar ? 0 : m->kv)) * vscale;
+}
 static inline pd_real pd_ppd_kq(const pd_ppd_state* s, uint32_t i) {
-    const pd_ppd_material* m = &s->mat[s->material[i]];
-    return m->mu + (0.5 * m->lambda + (s->planar[i] ? 0 : m->kv)) * pd_ppd_vscale(s, i);
+    return pd_ppd_material_kq(&s->mat[s->material[i]], s->planar[i], pd_ppd_vscale(s, i));
 }
 
 /* kb of i's bond b (m), stored or derived. Where a family keeps its rest positions for good
