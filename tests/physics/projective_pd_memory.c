@@ -122,7 +122,9 @@ static void counting_free(void* p) {
  * opposite bonds (28 bytes a bond) before the state's arrays are allocated. Built fat, with the
  * state beside them (the order before), set-up's peak exceeded what it kept by about 30
  * bytes a bond (the 25K bunny: 2264 bytes a particle at its peak, 1399 kept); the bound is
- * 12 bytes a bond (malloc's rounding included). */
+ * 12 bytes a bond (malloc's rounding included). With kb derived from c (none kept) the peak is
+ * the families' build itself, their X and opposite bonds beside the particles (11.2 bytes a
+ * bond above what is kept on this ball), the rebuild's below it. */
 PD_TEST(set_up_peak_is_the_world_and_a_rebuild) {
     pd_scene scene;
     pd_error err;
