@@ -1233,14 +1233,18 @@ static const pd_field_info k_fields[] = {
 };
 
 /* The plastic strain, or zeros where no material is plastic; the density computed at the
- * world's positions (the end of the last step). The arrays are made at the first request. */
+ * world's positions (the end of the last step). The arrays are made at the first request. The
+ * density's computation borrows the Chebyshev scratch: asked for within a step (an iteration
+ * observer), the density of the last request is given, not computed. */
 static const void* ppd_publish_fields(void* state, int k) {
     pd_ppd_state* s = state;
     if (k == 0 && !s->plastic_strain && !s->zero_strain)
         s->zero_strain = PD_NEW_ARRAY(pd_real, s->n + 1); /* zeroed */
     if (k == 0)
         return s->plastic_strain ? s->plastic_strain : s->zero_strain;
-    if (k != 1 || (!s->density && !(s->density = PD_NEW_ARRAY(pd_real, s->n + 1))))
+    if (k != 1 || s->step)
+        return k == 1 ? s->density : NULL;
+    if (!s->density && !(s->density = PD_NEW_ARRAY(pd_real, s->n + 1)))
         return NULL;
     pd_ppd_publish_density(s, s->world);
     return s->density;
