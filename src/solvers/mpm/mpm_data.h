@@ -66,7 +66,12 @@ typedef struct pd_mpm_params {
     int lbfgs_preconditioner;    /* PD_MPM_LBFGS_DIAGONAL or PD_MPM_LBFGS_GRID_MATRIX */
     int grid_solver;             /* admm: PD_MPM_GRID_CG or PD_MPM_GRID_CHOLESKY */
     int anderson;                /* admm: Anderson acceleration's history (0: off) */
+    int collider_normal;         /* admm: PD_MPM_CONTACT_UNILATERAL or PD_MPM_CONTACT_HELD */
 } pd_mpm_params;
+
+/* The ADMM's collider nodes along the normal: let go when the reaction would pull, or held
+ * through the step. */
+enum { PD_MPM_CONTACT_UNILATERAL, PD_MPM_CONTACT_HELD };
 
 /* The ADMM's grid step: Jacobi-preconditioned conjugate gradients, or A's Cholesky factor. */
 enum { PD_MPM_GRID_CG, PD_MPM_GRID_CHOLESKY };
@@ -232,6 +237,7 @@ typedef struct pd_mpm_state {
     size_t admm_rows;
     pd_real* admm_diag;
     uint8_t* bc_kind;
+    uint8_t* bc_flips; /* the unilateral contact's changes of a node this step (0, 1, 2) */
     int32_t* bc_collider;
     int last_cg_iterations;
     /* the grid step by A's Cholesky factor (grid_solver cholesky, mpm_admm.c's factor_grid_matrix):

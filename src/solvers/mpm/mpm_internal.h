@@ -19,8 +19,10 @@ void pd_mpm_gradient_hessian(const pd_mpm_material* m, const pd_real s[3], pd_re
 #define PD_MPM_NEWTON_STEP_TOL 1e-4
 
 /* A node's boundary condition in the implicit solve (Sec. 7.2); PIN: a node only pinned particles
- * reach, held at their velocity (mpm_pins.c). */
-enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL, PD_MPM_BC_PIN };
+ * reach, held at their velocity (mpm_pins.c); RELEASED: a NORMAL node the ADMM's unilateral
+ * contact let go within the step (its reaction would pull; mpm_admm.c's update_contacts), free
+ * until it moves into its collider again. */
+enum { PD_MPM_BC_FREE, PD_MPM_BC_NORMAL, PD_MPM_BC_FULL, PD_MPM_BC_PIN, PD_MPM_BC_RELEASED };
 
 /* The pins on the grid (mpm_pins.c; docs/methods/mpm.md "Pins"). pd_mpm_pin_share, before the
  * transfer: each pin's velocity gradient fitted to its particles and the pinned particles'

@@ -114,6 +114,16 @@ static const pd_param_info k_params[] = {
      "history restarts (their safeguard). 0: the paper's plain iteration. Refused with the "
      "Maxwell branch (its variables are not in the map).",
      "integrator=admm"},
+    {"collider_normal", PD_PARAM_ENUM, P(collider_normal), PD_MPM_CONTACT_UNILATERAL, 0, 0, "-",
+     "unilateral|held",
+     "admm: a collider node's velocity along the collider's normal (Sec. 7.2's projection). "
+     "unilateral: held while the collider pushes, a contact inside the iterations: after each "
+     "grid step a held node whose normal reaction (A dv - rhs) . n would pull is let go, and a "
+     "let-go node whose velocity moves into the collider is held again, so that material leaves "
+     "a floor within the step as the explicit step's does. held: every node whose material "
+     "reached the collider at the step's start keeps the collider's normal velocity through the "
+     "step.",
+     "integrator=admm"},
     {"optimiser_iterations", PD_PARAM_INT, P(optimiser_iterations), 50, 1, 10000, "1", NULL,
      "newton, lbfgs: iterations of the optimiser per step at most.", "integrator=newton|lbfgs"},
     {"optimiser_tolerance", PD_PARAM_REAL, P(optimiser_tolerance), 1e-6, 0, 1, "1", NULL,
