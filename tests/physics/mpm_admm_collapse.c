@@ -138,21 +138,17 @@ static collapse_run collapse_with(const char* const* sets, int count, int trips,
     return r;
 }
 
-/* The ADMM at the explicit bound (solver.mpm.auto_step_factor 1; 15 iterations, which reach the
- * tolerance there in about 4.5) against the explicit step, both until 0.3 s, mid-flow, on the
- * column's rough floor: the farthest grain within 2 %. A known failure since the floor bears 3 b
- * of the sand's load (2026-11-28, docs/validation.md): 1.837 against 1.892 (-2.9 %), runout
- * 1.875 for 1.875 (while it bore tan phi 1.810 against 1.810; on the held floor 1.680 against
- * 1.686). Not the iteration cap (converged, 100 iterations to 1e-8: 1.849, -2.3 %), but the
- * floor's two rules, measured (docs/methods/mpm.md, "The ADMM at the explicit bound and the
- * floor"): the ADMM holds a floor node's normal velocity through the step where the explicit
- * step frees a node that leaves the floor (the explicit step so held runs 1.826, -3.5 %; the
- * frictionless floor below shows it alone), and its friction is backward Euler's (the split)
- * where the explicit step cuts the speed after its update; given both of the explicit step's
- * rules (tried, not kept) the ADMM ran 1.901 (+0.5 %). The split's share is a difference between
- * the integrators at one dt, and 2 % is below what either moves with dt (the explicit step at
- * half its bound 1.799, -4.9 %): kept as measured, not loosened. */
-PD_TEST(known_failure_admm_at_the_explicit_bound_collapses_with_the_explicit_step) {
+/* The ADMM at the explicit bound (solver.mpm.auto_step_factor 1; 15 iterations) against the
+ * explicit step, both until 0.3 s, mid-flow, on the column's rough floor: the farthest grain
+ * within 2 %. Measured 1.890 against 1.892 (-0.1 %), runout 1.875 for 1.875, with the ADMM's
+ * unilateral floor (a node let go inside the iterations where its reaction would pull). A known
+ * failure while the ADMM's floor held every node whose material reached it through the solve
+ * (collider_normal held; the floor bearing 3 b): 1.837 (-2.9 %; converged, 100 iterations to
+ * 1e-8, 1.849), the held nodes pulling the front's grains down (docs/methods/mpm.md, "The ADMM
+ * at the explicit bound and the floor"; the explicit step so held, tried: 1.826, -3.5 %). The
+ * friction split (backward Euler's Coulomb impulse) against the explicit step's cut after its
+ * update is the rest of the difference, within the 2 %. */
+PD_TEST(admm_at_the_explicit_bound_collapses_with_the_explicit_step) {
     collapse_run ex = collapse_with(NULL, 0, 0, 0.3);
     const char* admm[] = {"solver.mpm.integrator=admm", "solver.mpm.iterations=15",
                           "solver.mpm.auto_step_factor=1"};
@@ -164,18 +160,15 @@ PD_TEST(known_failure_admm_at_the_explicit_bound_collapses_with_the_explicit_ste
 }
 
 /* The same on a frictionless floor (slip, friction 0), so that only the floor's normal rule and
- * the bulk are left: the farthest grain within 2 % at 0.3 s. Measured 3.272 against 3.472
- * (-5.7 %): the ADMM holds every node whose material reached the floor at the step's start along
- * the floor's normal through the solve (mpm_admm.c's find_constraints: it cannot separate within
- * the step), where the explicit step frees a node whose updated velocity leaves it
- * (grid_boundary.c), and the front, whose grains leave the floor and land again, is held down
- * (the explicit step whose floor holds a leaving node so, tried: 3.323, -4.3 %).
- * With the ADMM's nodes freed where the explicit step's own velocity v^n + dt (g + f(F^n) / m)
- * leaves the floor (tried, not kept: at 100 x the bound it freed the nodes of a block that
- * friction holds, physics.mpm_admm_friction) the ADMM ran 3.441 (-0.9 %): the bulk, its
- * particle step, discarded F, re-projection and dilation, follows the explicit step. A floor
- * that lets go inside the iterations is what is left to do. */
-PD_TEST(known_failure_admm_at_the_bound_on_a_frictionless_floor_collapses_with_the_explicit_step) {
+ * the bulk are left: the farthest grain within 2 % at 0.3 s. Measured 3.431 against 3.472
+ * (-1.2 %), runout 2.875 for 2.875, with the ADMM's unilateral floor (mpm_admm.c's
+ * update_contacts: a node let go inside the iterations where its reaction would pull). A known
+ * failure while the floor held every node whose material reached it through the solve
+ * (collider_normal held: 3.272, -5.7 %, runout 2.750): the front, whose grains leave the floor
+ * and land again, was held down (the explicit step whose floor holds a leaving node so, tried:
+ * 3.323, -4.3 %). Freed by the explicit step's own velocity at the step's start (tried, not
+ * kept: it freed a held block's nodes at 100 x) 3.441 (-0.9 %). */
+PD_TEST(admm_at_the_bound_on_a_frictionless_floor_collapses_with_the_explicit_step) {
     const char* floor_sets[] = {"colliders[0].boundary=slip", "colliders[0].friction=0",
                                 "solver.mpm.integrator=admm", "solver.mpm.iterations=15",
                                 "solver.mpm.auto_step_factor=1"};
