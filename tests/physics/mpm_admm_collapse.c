@@ -208,11 +208,13 @@ PD_TEST(admm_with_the_explicit_steps_transfers_runs_out_within_20_percent) {
 /* Issue 32's test as it asks: channel_collapse.c's column (16 grains across L0 = 8 cm at 5 mm;
  * its scene, runout.h's) under the explicit step at its bound and under the ADMM at
  * WORKING_FACTOR x that bound (solver.mpm.auto_step_factor) with rho WORKING_RHO and
- * WORKING_ITERATIONS iterations a step, its grid step by A's factor (grid_solver cholesky): the
- * working point docs/benchmarks.md measured for the ADMM's time to solution on Fig. 16's column
- * (1.41 x faster than the explicit step there). Each runs until at rest (runout.h: KE below 1e-6
- * of the initial potential energy, or 2 s); the runouts to issue 37's front (pd_channel_front)
- * within the issue's 20 %. */
+ * WORKING_ITERATIONS iterations a step, its grid step by conjugate gradients: the working point
+ * docs/benchmarks.md measured for the ADMM's time to solution on Fig. 16's column (1.2-1.4 x
+ * faster than the explicit step there). The grid step by A's factor (grid_solver cholesky), the
+ * same runout on the held floor, factors again at each iteration whose unilateral contact set
+ * changed: the same 4.625 in 148.5 s of the ADMM's CPU for the conjugate gradients' 60.2. Each runs
+ * until at rest (runout.h: KE below 1e-6 of the initial potential energy, or 2 s); the runouts to
+ * issue 37's front (pd_channel_front) within the issue's 20 %. */
 #define WORKING_FACTOR     "30"
 #define WORKING_RHO        "0.3"
 #define WORKING_ITERATIONS "10"
@@ -251,10 +253,10 @@ static void cross(const char* test, double aspect, int known) {
         if (strcmp((*m)->name, "mpm") == 0)
             g_pd_method = (pd_test_method_ctx){*m, test, PD_CAP_DRUCKER_PRAGER, known};
     cross_run ex = {0}, im = {0};
-    const char* admm[] = {
-        "solver.mpm.integrator=admm", "solver.mpm.auto_step_factor=" WORKING_FACTOR,
-        "solver.mpm.rho=" WORKING_RHO, "solver.mpm.iterations=" WORKING_ITERATIONS,
-        "solver.mpm.grid_solver=cholesky"};
+    const char* admm[] = {"solver.mpm.integrator=admm",
+                          "solver.mpm.auto_step_factor=" WORKING_FACTOR,
+                          "solver.mpm.rho=" WORKING_RHO,
+                          "solver.mpm.iterations=" WORKING_ITERATIONS, "solver.mpm.grid_solver=cg"};
     PD_METHOD_REQUIRE(cross_collapse(aspect, NULL, 0, &ex) && cross_collapse(aspect, admm, 5, &im));
     printf("  ADMM / explicit: front %.3f, two grains thick %.3f, CPU %.2f\n", im.front / ex.front,
            im.dl / ex.dl, im.cpu / ex.cpu);
@@ -267,10 +269,11 @@ static void cross(const char* test, double aspect, int known) {
 }
 
 /* a = 3 (3072 grains): the explicit step at rest at 0.58 s, 4.375 to the front (two grains thick
- * 4.000), 21.9 s of CPU; the ADMM at 30 x (5 ms steps) 4.5625 (+4.3 %; two grains thick 3.750),
- * its front still since about 0.8 s but its kinetic energy at 1.6e-5 of PE0 to 2 s (the
- * iterations' residual plateau at the yield surface, docs/methods/mpm.md: 15 iterations leave it
- * there too), 49.4 s of CPU (one thread, load 33). Which bug would fail it, as measured on
+ * 4.000), 22.2 s of CPU; the ADMM at 30 x (5 ms steps) on the unilateral floor 4.625 (+5.7 %; two
+ * grains thick 3.750), its front still since about 0.8 s but its kinetic energy at 2.4e-5 of PE0
+ * to 2 s (the iterations' residual plateau at the yield surface, docs/methods/mpm.md: 15
+ * iterations leave it there too), 60.2 s of CPU (one thread, load 10-20); on the held floor, by
+ * A's factor, 4.5625 (+4.3 %) in 49.4 s. Which bug would fail it, as measured on
  * other columns: friction that lets the body above the floor slide for the whole step (after the
  * solve, the 8-grain column at 10 x ran out 2.625 for the explicit 2.125, +24 %), a friction
  * split that does not settle (Fig. 16's column at 30 x with the stick-or-slip switch: 4.00 for
