@@ -88,8 +88,10 @@ static const pd_param_info k_params[] = {
      "family, so triaxial compression yields on the friction angle's cone); bond_strains from "
      "the mean and spread of the bond strains (Eq. 16-17 as printed: along a lattice axis its "
      "sqrt(J2) reads 8 % high and a solid yields 7.7 % early). auto: deformation_gradient for "
-     "plastic solids, bond_strains for granular matter (its tests are measured so; "
-     "docs/methods/projective_pd.md). A fluid always takes bond_strains."},
+     "plastic solids and for granular matter under plastic_return in_solve (from the bonds, its "
+     "uncompressed rows read I1 without the density penalty's pressure and a layer tilted 5 "
+     "degrees below its angle slid), bond_strains for granular matter after the solve (its tests "
+     "are measured so; docs/methods/projective_pd.md). A fluid always takes bond_strains."},
     {"density_iterations", PD_PARAM_INT, P(density_iterations), 4, 0, 100, "1", NULL,
      "Jacobi iterations per step of the position-based density constraints (Macklin and Mueller "
      "2013) that keep granular matter from compressing past its rest density (Sec. 8, Table 1's "

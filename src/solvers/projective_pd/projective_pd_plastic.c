@@ -17,8 +17,8 @@
  *   from the principal stretches of the family's F, as an isotropic family's bonds would show
  *   them. A cubic family's bond strains are not isotropic (along a lattice axis sqrt(J2) reads
  *   8 % high, and clay yielded 7.7 % below Mohr-Coulomb's q / p in triaxial compression);
- *   "bond_strains" keeps Eq. 16-17 as printed, as granular matter does under auto and fluids
- *   (Sec. 6) always.
+ *   "bond_strains" keeps Eq. 16-17 as printed, as granular matter does under auto in the
+ *   paper's order (plastic_return after_solve; in_solve it reads F) and fluids (Sec. 6) always.
  * - Eq. 18's first case, beta = sqrt(J2 - A - B I1) / sqrt(J2), read as
  *   (sqrt(J2) - A - B I1) / sqrt(J2): the text requires beta = 0 where A + B I1 = sqrt(J2), and
  *   this beta scales the deviatoric strain back onto the surface (radial return).
@@ -125,15 +125,22 @@ static int gradient_strain_moments(const pd_ppd_state* s, const pd_vec3* y, uint
 
 /* A fluid (Sec. 6) keeps Eq. 16-17: its renewed families hold their strain in the bonds'
  * disorder, which F's affine fit does not see (read from F, an elastic cube turned fluid stood
- * instead of slumping: material_change.c). Granular matter (Sec. 7) keeps them under `auto`:
- * read from F, settled sand compacted to 2091 kg/m^3 (bound 1632) and wet sand stood only 0.87
- * spacings above dry (granular.c); its return is redesigned by issue 37. */
+ * instead of slumping: material_change.c). Granular matter (Sec. 7) keeps them under `auto`
+ * in the paper's order: read from F, settled sand compacted to 2091 kg/m^3 (bound 1632) and wet
+ * sand stood only 0.87 spacings above dry (granular.c). With the return in the solve it reads
+ * F: the density penalty's pressure alternates by row in a settled layer, and from the bonds
+ * alone the uncompressed rows' I1 let a layer tilted 5 degrees below its angle slide 2.3 mm in
+ * 0.3 s (repose.c; from F it stands). */
+static int granular_invariants(const pd_ppd_state* s) {
+    return s->prm.plastic_return == PD_PPD_RETURN_IN_SOLVE ? PD_PPD_INVARIANTS_DEFORMATION_GRADIENT
+                                                           : PD_PPD_INVARIANTS_BOND_STRAINS;
+}
+
 static int strain_moments(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
                           uint32_t i, pd_real* e_iso, pd_real* dev2) {
     int mode = s->prm.plastic_invariants;
     if (mode == PD_PPD_INVARIANTS_AUTO)
-        mode =
-            m->granular ? PD_PPD_INVARIANTS_BOND_STRAINS : PD_PPD_INVARIANTS_DEFORMATION_GRADIENT;
+        mode = m->granular ? granular_invariants(s) : PD_PPD_INVARIANTS_DEFORMATION_GRADIENT;
     if (m->fluid || mode == PD_PPD_INVARIANTS_BOND_STRAINS)
         return bond_strain_moments(s, y, i, e_iso, dev2);
     return gradient_strain_moments(s, y, i, e_iso, dev2);
