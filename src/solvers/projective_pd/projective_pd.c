@@ -747,7 +747,7 @@ static pd_real start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
     return pd_descent_evaluate(d, &pr, r);
 }
 
-/* semi_iterative's start moved back from y0 (in ytrial) toward x along its own motion: the
+/* A crushed start moved back from y0 (in ytrial) toward x along its own motion: the
  * first of x + t (y0 - x), t = 1/2, 1/4, ... 1/2^PPD_SEMI_BACKTRACKS, projected out of the
  * colliders, whose pairs are no closer than PD_CONTACT_FLOOR d_c (the contact alone evaluated
  * for each, no bond loop). x itself leaves the whole step's motion to the iteration, and one
@@ -755,7 +755,9 @@ static pd_real start_point(pd_ppd_state* s, const pd_particles* p, pd_real* r) {
  * 1 - rho of the way (1e-4 on a stiff body): measured on a 2.4K ball landing at 1 m/s
  * (h = 1/30 s), which the floor's projection of x + h v crushes onto itself (closest 0), the
  * step from x ended 20 iterations at 1.82 times the converged merit, from x + h v / 2 at 1.011
- * (docs/methods/projective_pd.md, "Why the residual did not fall"). Returns 1 with y there. */
+ * (docs/methods/projective_pd.md, "Why the residual did not fall"); the accurate mode's line
+ * search does carry the motion from x, but the same step took 63 iterations to 1e-4 from x and 42
+ * from here. Returns 1 with y there. */
 #define PPD_SEMI_BACKTRACKS 6
 static int semi_start_toward_x(pd_ppd_state* s, const pd_particles* p) {
     pd_descent* d = &s->opt;
@@ -776,8 +778,9 @@ static int semi_start_toward_x(pd_ppd_state* s, const pd_particles* p) {
 /* With contact, a start where some pair is closer than PD_CONTACT_FLOOR d_c (a fast impact
  * puts y* inside the other body) is replaced by the step's start positions x, which the last
  * step left apart: the line search then keeps pairs apart (contact_admissible), as a
- * continuous collision check would; semi_iterative, which has no line search to carry the
- * body's motion from x, first tries points between (semi_start_toward_x). Returns the merit
+ * continuous collision check would; first the points between are tried (semi_start_toward_x:
+ * semi_iterative has no line search to carry the body's motion from x, and the accurate
+ * mode's carries it at a cost in iterations). Returns the merit
  * at the start; the state is that of the optimiser's y. */
 static pd_real contact_start(pd_ppd_state* s, const pd_particles* p, pd_real merit, pd_real* r) {
     if (!s->prm.contact || s->contact.closest >= PD_CONTACT_FLOOR)
@@ -786,7 +789,7 @@ static pd_real contact_start(pd_ppd_state* s, const pd_particles* p, pd_real mer
     pd_descent_problem pr = problem(s);
     pd_real closest = s->contact.closest;
     memcpy(d->ytrial, d->y, s->n * sizeof(pd_vec3)); /* the start point, kept */
-    if (s->prm.iteration == PD_PPD_SEMI_ITERATIVE && semi_start_toward_x(s, p))
+    if (semi_start_toward_x(s, p))
         return pd_descent_evaluate(d, &pr, r);
     for (size_t i = 0; i < s->n; ++i)
         d->y[i] = s->fixed[i] ? s->ystar[i] : p->pos[i];
