@@ -187,6 +187,29 @@ static pd_status check_kind(const pd_scene* s, const pd_body_def* b, const char*
                    want == 1 ? "one layer of particles" : "one line of particles", e.x, e.y, e.z);
 }
 
+/* poisson_disk_relaxed relaxes a solid only: on a shape thinner than the spacing along an axis
+ * (every shell and rod, and a thin plate) sampling.c keeps the darts on their plane or line
+ * unrelaxed, so the key would do nothing there: refused. The same test as sampling.c's
+ * lattice (extent < spacing) on the same bounding box. */
+static pd_status check_sampling(const pd_body_def* b, const char* path, pd_vec3 lo, pd_vec3 hi,
+                                pd_error* err) {
+    if (b->sampling != PD_SAMPLING_POISSON_DISK_RELAXED)
+        return PD_OK;
+    pd_vec3 e = pd_v3_sub(hi, lo);
+    if (e.x >= b->spacing && e.y >= b->spacing && e.z >= b->spacing)
+        return PD_OK;
+    char child[PD_JPATH_MAX];
+    pd_jpath_key(child, path, "sampling");
+    return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                   "poisson_disk_relaxed relaxes solids only, but this %s's bounding box "
+                   "(%g x %g x %g m) is thinner than the spacing (%g m) along an axis, where "
+                   "the darts stay unrelaxed; use poisson_disk, jittered or grid",
+                   b->kind == PD_BODY_SHELL ? "shell"
+                   : b->kind == PD_BODY_ROD ? "rod"
+                                            : "body",
+                   e.x, e.y, e.z, b->spacing);
+}
+
 /* The Young's modulus a body meets when a load comes on: a prony material's youngs_modulus is
  * already E_0, its value before any relaxation; a hencky_maxwell branch (Fang 2019 Eq. 2, 6)
  * adds its stress to the equilibrated one at the same strain while F_N = F, so the body's Lame
@@ -277,6 +300,7 @@ static pd_status check_bodies(const pd_scene* s, pd_error* err) {
         pd_jpath_index(path, "bodies", i);
         PD_JTRY(body_bounds(b, path, &lo, &hi, err));
         PD_JTRY(check_kind(s, b, path, lo, hi, err));
+        PD_JTRY(check_sampling(b, path, lo, hi, err));
         PD_JTRY(check_body_physics(s, b, b->material, path, lo, hi, err));
         for (int k = 0; k < b->material_change_count; ++k)
             PD_JTRY(check_body_physics(s, b, b->material_changes[k].material, path, lo, hi, err));
