@@ -123,7 +123,7 @@ static void counting_free(void* p) {
  * state beside them (the order before), set-up's peak exceeded what it kept by about 30
  * bytes a bond (the 25K bunny: 2264 bytes a particle at its peak, 1399 kept); the bound is
  * 12 bytes a bond (malloc's rounding included). With kb derived from c (none kept) the peak is
- * the families' build itself, their X and opposite bonds beside the particles (11.2 bytes a
+ * the families' build itself, their X and opposite bonds beside the particles (11.1 bytes a
  * bond above what is kept on this ball), the rebuild's below it. */
 PD_TEST(set_up_peak_is_the_world_and_a_rebuild) {
     pd_scene scene;
@@ -166,8 +166,10 @@ static pd_world* create(const char* json, pd_scene* scene) {
  * after the run (kb stored: the families may be renewed then). The two are the same number
  * rounded differently (kb stored in single precision; c in single precision from the exact
  * product): within 4 units of single precision's round-off (2^-24 each) of each other, bond by
- * bond. A derivation that took i's weight for j's, kq_j for kq_i or lost the 2 fails by 10 %
- * or more (the surface correction and the interior differ, kq_i = kq_j here). Then 4 steps,
+ * bond. Only a derivation that lost the 2 fails here: w is one value per body (family.c) and
+ * this one-material ball has no planar family, so w_i = w_j and kq_i = kq_j on every bond, and
+ * swapping i's for j's changes nothing; the planar branch and pd_ppd_kq(s, j) are not exercised
+ * (a body mixing planar and solid families would be needed: not built). Then 4 steps,
  * landing included, from both: the positions agree within 1e-9 m (the solves converge to
  * their tolerance from matrices 1e-7 apart). The plastic ball keeps kb stored too. */
 PD_TEST(derived_bond_stiffness_is_the_stored_one) {
