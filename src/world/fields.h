@@ -21,7 +21,9 @@ pd_status pd_check_attribute(const pd_solver_vtable* solver, unsigned attribute,
                              pd_error* err);
 
 /* Fills `out` with the fields `attributes` asks for, in PD_ATTR_* bit order; returns how many,
- * or -1 (err filled) when a method cannot hand out a field it declared. */
+ * or -1 (err filled) when a method cannot hand out a field it declared (projective_pd's density
+ * asked for within a step, from an iteration observer, before any request since the particles
+ * were last ordered: docs/methods/projective_pd.md). */
 int pd_world_fields(pd_world* w, unsigned attributes, pd_field* out, pd_error* err);
 
 /* The scene names of the attributes pd_world_fields hands out ("velocity", "stress", ...), in

@@ -6,6 +6,7 @@
 
 #include "bar.h"
 #include "methods.h"
+#include "world/fields.h"
 
 extern const pd_solver_vtable pd_projective_pd_solver;
 
@@ -320,6 +321,63 @@ PD_TEST(semi_observer_sees_every_iteration) {
     PD_CHECK(o.last == in.iterations);
     PD_CHECK_REL(o.final, in.residual, 1e-12);
     pd_world_observe_iterations(t.world, NULL, NULL);
+    pd_test_sim_close(&t);
+}
+
+typedef struct density_observed {
+    pd_world* w;
+    int given, refused; /* requests within the step answered and refused */
+    const void* data;   /* the last answer's array */
+} density_observed;
+
+static void ask_density(void* ctx, int iteration, pd_real residual) {
+    density_observed* o = ctx;
+    pd_field field;
+    pd_error err = {0};
+    (void)iteration, (void)residual;
+    if (pd_world_fields(o->w, PD_ATTR_DENSITY, &field, &err) == 1)
+        o->given++, o->data = field.data;
+    else
+        o->refused++;
+}
+
+/* One step of the squashed block with the density asked for at every iteration. */
+static density_observed step_asking_density(pd_test_sim* t) {
+    density_observed o = {t->world, 0, 0, NULL};
+    pd_world_observe_iterations(t->world, ask_density, &o);
+    PD_CHECK(pd_world_step(t->world, &(pd_error){0}) == PD_OK);
+    pd_world_observe_iterations(t->world, NULL, NULL);
+    return o;
+}
+
+/* The published density asked for within a step (an iteration observer) is not computed (its
+ * computation borrows the solve's scratch): it is the last request's, or none before any
+ * request and after the particles are reordered (that array is in their old order). Counts of
+ * the requests answered and refused in three steps: before any request (all refused), after
+ * one between steps (all answered, with that array), after a reversal of the particles' order
+ * (all refused). A density computed within the step, or kept across the reordering, fails. */
+PD_TEST(density_within_a_step_is_the_last_requests_or_none) {
+    pd_test_sim t;
+    PD_REQUIRE(pd_test_sim_open(&t, k_block, NULL, 0));
+    density_observed first = step_asking_density(&t);
+    pd_field field;
+    pd_error err = {0};
+    PD_REQUIRE(pd_world_fields(t.world, PD_ATTR_DENSITY, &field, &err) == 1);
+    density_observed second = step_asking_density(&t);
+    size_t n = t.world->particles.count;
+    uint32_t* reversed = malloc(n * sizeof *reversed);
+    PD_REQUIRE(reversed);
+    for (size_t i = 0; i < n; ++i)
+        reversed[i] = (uint32_t)(n - 1 - i);
+    PD_REQUIRE(pd_world_permute(t.world, reversed) == PD_OK);
+    free(reversed);
+    density_observed third = step_asking_density(&t);
+    printf("  answered / refused within a step: before any request %d / %d, after one %d / %d, "
+           "after a reordering %d / %d\n",
+           first.given, first.refused, second.given, second.refused, third.given, third.refused);
+    PD_CHECK(first.given == 0 && first.refused > 0);
+    PD_CHECK(second.refused == 0 && second.given > 0 && second.data == field.data);
+    PD_CHECK(third.given == 0 && third.refused > 0);
     pd_test_sim_close(&t);
 }
 

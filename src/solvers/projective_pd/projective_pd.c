@@ -1238,7 +1238,9 @@ static const pd_field_info k_fields[] = {
 /* The plastic strain, or zeros where no material is plastic; the density computed at the
  * world's positions (the end of the last step). The arrays are made at the first request. The
  * density's computation borrows the Chebyshev scratch: asked for within a step (an iteration
- * observer), the density of the last request is given, not computed. */
+ * observer), the density of the last request is given, not computed, and none (NULL:
+ * pd_world_fields fails) when there was no request since the particles were last reordered
+ * (its array would be in their old order) or none at all (docs/methods/projective_pd.md). */
 static const void* ppd_publish_fields(void* state, int k) {
     pd_ppd_state* s = state;
     if (k == 0 && !s->plastic_strain && !s->zero_strain)
@@ -1246,10 +1248,11 @@ static const void* ppd_publish_fields(void* state, int k) {
     if (k == 0)
         return s->plastic_strain ? s->plastic_strain : s->zero_strain;
     if (k != 1 || s->step)
-        return k == 1 ? s->density : NULL;
+        return k == 1 && s->density_in_order ? s->density : NULL;
     if (!s->density && !(s->density = PD_NEW_ARRAY(pd_real, s->n + 1)))
         return NULL;
     pd_ppd_publish_density(s, s->world);
+    s->density_in_order = 1;
     return s->density;
 }
 

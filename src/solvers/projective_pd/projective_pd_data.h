@@ -185,6 +185,7 @@ typedef struct pd_ppd_state {
      * does not publish them does not hold) */
     pd_real* density;
     pd_real* zero_strain;
+    int density_in_order;         /* 1: density was computed since the last reordering */
     const struct pd_world* world; /* the density's positions and colliders */
     /* density constraints (src/sph) of granular particles: per particle kernel radius, rest
      * kernel sum, inverse mass, kind; lambda and the per-chunk maxima (grad and move borrow

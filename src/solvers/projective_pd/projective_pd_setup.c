@@ -822,6 +822,7 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     pd_ppd_state* s = state;
     pd_reorder r;
     pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r); /* factor_row too */
+    s->density_in_order = 0; /* the published density is of the old order */
     pd_neighbor_cache_invalidate(&s->renewal_list);
     pd_contact_particles_reordered(&s->contact);
     if (st == PD_OK)
