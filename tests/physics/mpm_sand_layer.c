@@ -187,7 +187,7 @@ static double sliding_sheet(double spacing) {
     return moved;
 }
 
-/* Measured +5.3 % and +6.6 % (2 and 4 grains across the sheet; 8 grains, 1.25 mm: +7.7 %, once,
+/* Measured +5.3 % and +6.5 % (2 and 4 grains across the sheet; 8 grains, 1.25 mm: +7.7 %, once,
  * 39 s of CPU): the floor stops a thin sheet as Coulomb does at every resolution. A floor whose
  * friction acted on part of the load (the nodes within reach carrying less of it on a finer
  * grid) would let the finer sheet slide farther; a floor holding its nodes stops it within mm. */
