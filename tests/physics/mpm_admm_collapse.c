@@ -225,7 +225,8 @@ PD_TEST(admm_with_the_explicit_steps_transfers_runs_out_within_20_percent) {
  * docs/benchmarks.md measured for the ADMM's time to solution on Fig. 16's column (1.2-1.4 x
  * faster than the explicit step there). The grid step by A's factor (grid_solver cholesky), the
  * same runout on the held floor, factors again at each iteration whose unilateral contact set
- * changed: the same 4.625 in 148.5 s of the ADMM's CPU for the conjugate gradients' 60.2. Each runs
+ * changed: the same 4.625 as the conjugate gradients before the let-go fix (mpm_admm.c's
+ * friction_rhs), in 148.5 s of the ADMM's CPU for their 60.2. Each runs
  * until at rest (runout.h: KE below 1e-6 of the initial potential energy, or 2 s); the runouts to
  * issue 37's front (pd_channel_front) within the issue's 20 %. */
 #define WORKING_FACTOR     "30"
@@ -281,10 +282,10 @@ static void cross(const char* test, double aspect, int known) {
 }
 
 /* a = 3 (3072 grains): the explicit step at rest at 0.58 s, 4.375 to the front (two grains thick
- * 4.000), 22.2 s of CPU; the ADMM at 30 x (5 ms steps) on the unilateral floor 4.625 (+5.7 %; two
- * grains thick 3.750), its front still since about 0.8 s but its kinetic energy at 2.4e-5 of PE0
+ * 4.000), 20.5 s of CPU; the ADMM at 30 x (5 ms steps) on the unilateral floor 4.5625 (+4.3 %; two
+ * grains thick 3.6875), its front still since about 0.8 s but its kinetic energy at 1.5e-5 of PE0
  * to 2 s (the iterations' residual plateau at the yield surface, docs/methods/mpm.md: 15
- * iterations leave it there too), 60.2 s of CPU (one thread, load 10-20); on the held floor, by
+ * iterations leave it there too), 64.6 s of CPU (one thread, load 6-8); on the held floor, by
  * A's factor, 4.5625 (+4.3 %) in 49.4 s. Which bug would fail it, as measured on
  * other columns: friction that lets the body above the floor slide for the whole step (after the
  * solve, the 8-grain column at 10 x ran out 2.625 for the explicit 2.125, +24 %), a friction
