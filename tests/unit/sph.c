@@ -106,6 +106,18 @@ static int inside_corner(pd_vec3 p, const void* ctx) {
     return p.y + k->c.y < 0 || p.x + k->c.x < 0;
 }
 
+/* The colliders' share's gradient g at c against central differences of the share. */
+static void check_share_gradient(const pd_colliders* cols, pd_vec3 c, pd_real H, pd_vec3 g) {
+    pd_real e = 1e-7;
+    for (int a = 0; a < 3; ++a) {
+        pd_vec3 p = c, m = c;
+        ((pd_real*)&p)[a] += e, ((pd_real*)&m)[a] -= e;
+        pd_real fd =
+            (pd_sph_collider_share(cols, p, H, 0) - pd_sph_collider_share(cols, m, H, 0)) / (2 * e);
+        PD_CHECK_NEAR(((pd_real*)&g)[a], fd, 1e-4 * (fabs(fd) + 1));
+    }
+}
+
 PD_TEST(collider_share_of_a_corner) {
     pd_collider_def defs[2];
     defs[0] = pd_default_collider_def();
@@ -125,15 +137,7 @@ PD_TEST(collider_share_of_a_corner) {
     printf("  corner share: union rule %.4f, quadrature %.4f, plain sum %.4f\n", share, q, sum);
     PD_CHECK_NEAR(share, q, 0.01);
     PD_CHECK(fabs(share - q) < 0.2 * (sum - q)); /* the plain sum counts the corner twice */
-    pd_real e = 1e-7;
-    for (int a = 0; a < 3; ++a) {
-        pd_vec3 p = k.c, m = k.c;
-        ((pd_real*)&p)[a] += e, ((pd_real*)&m)[a] -= e;
-        pd_real fd =
-            (pd_sph_collider_share(&cols, p, H, 0) - pd_sph_collider_share(&cols, m, H, 0)) /
-            (2 * e);
-        PD_CHECK_NEAR(((pd_real*)&g)[a], fd, 1e-4 * (fabs(fd) + 1));
-    }
+    check_share_gradient(&cols, k.c, H, g);
     pd_colliders_destroy(&cols);
 }
 
@@ -196,15 +200,7 @@ PD_TEST(container_box_counts_both_faces_at_its_edge) {
            q, nearest);
     PD_CHECK_NEAR(share, q, 0.01);
     PD_CHECK(q - nearest > 0.1);
-    pd_real e = 1e-7;
-    for (int a = 0; a < 3; ++a) {
-        pd_vec3 p = k.c, m = k.c;
-        ((pd_real*)&p)[a] += e, ((pd_real*)&m)[a] -= e;
-        pd_real fd =
-            (pd_sph_collider_share(&cols, p, H, 0) - pd_sph_collider_share(&cols, m, H, 0)) /
-            (2 * e);
-        PD_CHECK_NEAR(((pd_real*)&g)[a], fd, 1e-4 * (fabs(fd) + 1));
-    }
+    check_share_gradient(&cols, k.c, H, g);
     pd_colliders_destroy(&cols);
 }
 
