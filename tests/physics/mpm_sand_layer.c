@@ -45,16 +45,20 @@ static void as_mpm(const char* test) {
             g_pd_method = (pd_test_method_ctx){*m, test, PD_CAP_DRUCKER_PRAGER, 0};
 }
 
+/* The scenes' start: 20 frames at 50 fps, the sand (phi 30, cohesionless) up to its cone. */
+#define SAND_SCENE_HEAD                                                                            \
+    "{\"version\":1,\"method\":\"mpm\",\"time\":{\"dt\":\"auto\",\"fps\":50,"                      \
+    "\"frames\":20},\"gravity\":[0,-9.81,0],\"materials\":{\"sand\":{"                             \
+    "\"density\":1600,\"youngs_modulus\":3e5,\"poisson_ratio\":0.3,"                               \
+    "\"plasticity\":{\"model\":\"drucker_prager\",\"friction_angle\":30,\"cohesion\":0,"
+
 static layer_run tilted_layer(const char* cone, double theta_degrees) {
     layer_run r = {0};
     double th = theta_degrees * PD_PI / 180;
     char json[2048];
     snprintf(json, sizeof json,
-             "{\"version\":1,\"method\":\"mpm\",\"time\":{\"dt\":\"auto\",\"fps\":50,"
-             "\"frames\":20},\"gravity\":[0,-9.81,0],\"materials\":{\"sand\":{"
-             "\"density\":1600,\"youngs_modulus\":3e5,\"poisson_ratio\":0.3,"
-             "\"plasticity\":{\"model\":\"drucker_prager\",\"friction_angle\":30,"
-             "\"cohesion\":0,\"cone\":\"%s\"}}},\"bodies\":[{\"name\":\"layer\","
+             SAND_SCENE_HEAD
+             "\"cone\":\"%s\"}}},\"bodies\":[{\"name\":\"layer\","
              "\"material\":\"sand\",\"spacing\":%.17g,\"shape\":{\"type\":\"box\","
              "\"min\":[0,0,0],\"max\":[%.17g,%.17g,%.17g]}}],\"colliders\":[{\"type\":"
              "\"plane\",\"normal\":[0,1,0],\"boundary\":\"no_slip\"},{\"type\":\"box\","
@@ -157,11 +161,8 @@ PD_TEST(compression_cone_layer_shears_at_34_7_degrees) {
 static double sliding_sheet(double spacing) {
     char json[2048];
     snprintf(json, sizeof json,
-             "{\"version\":1,\"method\":\"mpm\",\"time\":{\"dt\":\"auto\",\"fps\":50,"
-             "\"frames\":20},\"gravity\":[0,-9.81,0],\"materials\":{\"sand\":{"
-             "\"density\":1600,\"youngs_modulus\":3e5,\"poisson_ratio\":0.3,"
-             "\"plasticity\":{\"model\":\"drucker_prager\",\"friction_angle\":30,"
-             "\"cohesion\":0,\"cone\":\"extension\"}}},\"bodies\":[{\"name\":\"sheet\","
+             SAND_SCENE_HEAD
+             "\"cone\":\"extension\"}}},\"bodies\":[{\"name\":\"sheet\","
              "\"material\":\"sand\",\"spacing\":%.17g,\"shape\":{\"type\":\"box\","
              "\"min\":[0,0,0],\"max\":[%.17g,%.17g,%.17g]}}],\"colliders\":[{\"type\":"
              "\"plane\",\"normal\":[0,1,0],\"boundary\":\"no_slip\"},{\"type\":\"box\","
