@@ -24,11 +24,16 @@ typedef struct layer_keys {
 /* Four plastic corrections per step, the rest the defaults. */
 static const layer_keys k_passes = {"\"plastic_passes\":4", "", ""};
 
+/* The rows of the layer, one a spacing, by the height a grain had when gravity tilted. */
+#define LAYER_ROWS 5
+
 /* The mean downhill displacement (m) in t_end after gravity tilts by theta of the grains in the
  * middle third of the layer between heights y_lo and y_hi above the floor (a `floor` boundary:
- * "no_slip" or "slip"), the layer having settled flat for t_settle before. -1 on failure. */
-static double slide_between(layer_keys keys, double phi, double theta, double t_settle,
-                            double t_end, const char* floor, double y_lo, double y_hi) {
+ * "no_slip" or "slip"), the layer having settled flat for t_settle before; the mean of each row
+ * of the middle third into `rows` (LAYER_ROWS of them) unless NULL. -1 on failure. */
+static double slide_rows_between(layer_keys keys, double phi, double theta, double t_settle,
+                                 double t_end, const char* floor, double y_lo, double y_hi,
+                                 double* rows) {
     char json[4096];
     double t = theta * PD_PI / 180;
     pd_vec3 tilted = pd_v3(9.81 * sin(t), -9.81 * cos(t), 0);
@@ -59,24 +64,39 @@ static double slide_between(layer_keys keys, double phi, double theta, double t_
     const pd_particles* p = &s.world->particles;
     size_t n = p->count;
     double* x0 = malloc(n * sizeof *x0);
+    int* row = malloc(n * sizeof *row);
     double out = -1;
-    if (x0) {
-        for (size_t i = 0; i < n; ++i)
+    if (x0 && row) {
+        for (size_t i = 0; i < n; ++i) {
             x0[p->id[i]] = p->pos[i].y >= y_lo && p->pos[i].y < y_hi ? p->pos[i].x : -1;
+            row[p->id[i]] = (int)(p->pos[i].y / SPACING);
+        }
         if (pd_test_sim_run(&s, t_settle + t_end)) {
-            double sum = 0;
-            int count = 0;
+            double sum = 0, row_sum[LAYER_ROWS] = {0};
+            int count = 0, row_count[LAYER_ROWS] = {0};
             for (size_t i = 0; i < n; ++i) {
                 double a = x0[p->id[i]];
-                if (a > 0.04 && a < 0.08)
-                    sum += p->pos[i].x - a, ++count;
+                int r = row[p->id[i]];
+                if (!(a > 0.04 && a < 0.08))
+                    continue;
+                sum += p->pos[i].x - a, ++count;
+                if (r >= 0 && r < LAYER_ROWS)
+                    row_sum[r] += p->pos[i].x - a, ++row_count[r];
             }
             out = count > 5 ? sum / count : -1;
+            for (int r = 0; rows && r < LAYER_ROWS; ++r)
+                rows[r] = row_count[r] ? row_sum[r] / row_count[r] : 0;
         }
-        free(x0);
     }
+    free(x0);
+    free(row);
     pd_test_sim_close(&s);
     return out;
+}
+
+static double slide_between(layer_keys keys, double phi, double theta, double t_settle,
+                            double t_end, const char* floor, double y_lo, double y_hi) {
+    return slide_rows_between(keys, phi, theta, t_settle, t_end, floor, y_lo, y_hi, NULL);
 }
 
 /* The middle of the layer, more than 1 cm above the floor (the floor holds its own layer),
@@ -204,4 +224,70 @@ PD_TEST(return_in_the_solve_layer_stands_below_its_angle) {
     record("return_in_the_solve_layer_stands_below_its_angle",
            "middle third's slide (mm) in 0.3 s at 25 degrees", below, "< 1", ok);
     PD_CHECK(ok);
+}
+
+/* The bound from above (issue 37): a cohesionless cone sqrt(J2) <= b I1 whose return keeps the
+ * volume (Eq. 18's radial return) flows in simple shear with its deviator along the shear, so
+ * sigma_xx = sigma_yy = sigma_zz = sigma_n in plane strain, sqrt(J2) = tau, I1 = 3 sigma_n and
+ * tau <= 3 b sigma_n (mpm_sand_layer.c measures its layer at this rate). The no_slip floor holds
+ * the bottom row, so the sand's own friction bounds the basal shear (the floor's, unbounded, is
+ * not the weaker). Every slab of the layer above a depth that shears is on the cone there, and
+ * accelerates at most at g (sin theta - 3 b cos theta) (26.3 degrees for phi 30; the plane
+ * strain angle's tan 29.7 is the most the cone bears, with the best sigma_xx); where it does
+ * not shear, the rows above move with the rows below. So no row of the middle third slides
+ * farther than g (sin theta - 3 b cos theta) t^2 / 2 in t from rest: 74.2 mm at 35 degrees in
+ * 0.3 s, asked within 10 %. */
+PD_TEST(known_failure_return_in_the_solve_layer_flows_no_faster_than_its_cone_allows) {
+    double theta = 35, t = 0.3, th = theta * PD_PI / 180;
+    double three_b = sin(plane_strain_angle(30) * PD_PI / 180);
+    double bound = 0.5 * 9.81 * (sin(th) - three_b * cos(th)) * t * t, rows[LAYER_ROWS];
+    double mean = slide_rows_between(k_return, 30, theta, 0.3, t, "no_slip", SPACING, 1, rows);
+    double fastest = 0;
+    for (int r = 1; r < LAYER_ROWS; ++r)
+        fastest = fmax(fastest, rows[r]);
+    printf("  return in the solve, %g degrees, %g s: rows 1-4 of the middle third slid %.1f, %.1f, "
+           "%.1f, %.1f mm (mean %.1f); the cone's simple shear (3b = %.3f) allows %.1f mm\n",
+           theta, t, 1000 * rows[1], 1000 * rows[2], 1000 * rows[3], 1000 * rows[4], 1000 * mean,
+           three_b, 1000 * bound);
+    char range[64];
+    snprintf(range, sizeof range, "<= %.1f", 1100 * bound);
+    int ok = mean > 0 && fastest <= 1.1 * bound;
+    record("known_failure_return_in_the_solve_layer_flows_no_faster_than_its_cone_allows",
+           "fastest row of the middle third (mm) in 0.3 s at 35 degrees (the cone's simple shear)",
+           fastest, range, ok);
+    PD_CHECK(ok);
+}
+
+/* Issue 37 item 2 at friction angles 20 and 40 (plane-strain angles 20.8 and 37.7 degrees): 5
+ * degrees below its angle the layer stands (under 1 mm in 0.3 s), 5 above it slides at least
+ * half of Coulomb's g (sin theta - cos theta tan phi_eff) t^2 / 2. A known failure: at phi 40
+ * the layer flows 5 degrees below its plane-strain angle, which lies above the cone's simple
+ * shear angle, atan 3b = 31.4 degrees (docs/validation.md). */
+PD_TEST(known_failure_return_in_the_solve_layer_stands_and_flows_about_its_angle_at_phi_20_and_40) {
+    const double phi[2] = {20, 40}, t = 0.3;
+    const char* test =
+        "known_failure_return_in_the_solve_layer_stands_and_flows_about_its_angle_at_phi_20_and_40";
+    for (int k = 0; k < 2; ++k) {
+        double angle = plane_strain_angle(phi[k]);
+        double below = layer_slide(k_return, phi[k], angle - 5, t);
+        double above = layer_slide(k_return, phi[k], angle + 5, t);
+        double want = 0.5 * (0.5 * coulomb_acceleration(phi[k], angle + 5)) * t * t;
+        printf("  phi %g (plane strain %.2f degrees): the middle slid %.2f mm at %.2f degrees and "
+               "%.1f mm at %.2f in 0.3 s; half of Coulomb's acceleration moves it %.1f mm\n",
+               phi[k], angle, 1000 * below, angle - 5, 1000 * above, angle + 5, 1000 * want);
+        char quantity[160], range[64];
+        int stands = below >= 0 && below < 0.001, flows = above >= want;
+        snprintf(quantity, sizeof quantity,
+                 "middle third's slide (mm) in 0.3 s at %.2f degrees (phi %g, 5 below its angle)",
+                 angle - 5, phi[k]);
+        record(test, quantity, below, "< 1", stands);
+        snprintf(quantity, sizeof quantity,
+                 "middle third's slide (mm) in 0.3 s at %.2f degrees (phi %g; half of Coulomb's "
+                 "acceleration)",
+                 angle + 5, phi[k]);
+        snprintf(range, sizeof range, ">= %.1f", 1000 * want);
+        record(test, quantity, above, range, flows);
+        PD_CHECK(stands);
+        PD_CHECK(flows);
+    }
 }
