@@ -51,7 +51,8 @@ static void deform(const pd_particles* p, pd_vec3* y) {
  * deformed state, for each preset: a wrong factor, sign or a missing a_ji term shows. The bar is
  * 6 spacings across (1440 particles: surface families and four lines of full ones), every 34th
  * particle probed (43 of them): each difference evaluates E over the whole bar, and the
- * 10-spacing bar (4000 particles, every 97th) cost 2.8 times as much for the same check. */
+ * 10-spacing bar (4000 particles, every 97th) cost about three times as much (15 s in CI) for the
+ * same check. */
 PD_TEST(energy_gradient_matches_finite_differences) {
     const char* presets[] = {"linear", "neo_hookean", "stvk", "A4"};
     for (int k = 0; k < 4; ++k) {
@@ -1266,7 +1267,7 @@ static double strain_between(const pd_particles* p, double a, double b) {
  * times as much (away from the interface and the clamps), within 15 %. Fails when the change
  * is ignored (ratio 1) or its stiffness does not reach the solve's factor. The bar is 6
  * spacings across (1440 particles): the series law does not depend on the section, and the
- * 10-spacing bar cost 2.8 times the CPU (3.982 there). */
+ * 10-spacing bar cost about three times the CPU (17 s in CI; 3.982 there). */
 PD_TEST(a_body_of_two_materials_strains_in_series) {
     const char* sets[] = {
         "materials.soft={\"density\":1000,\"youngs_modulus\":2.5e4,\"poisson_ratio\":0.3}",
