@@ -61,8 +61,8 @@ test-portable: setup
 
 # Without OpenVDB too: its C++ mesher under the sanitizers costs minutes of CI's 30 to build
 # (sanitized by hand when it landed: docs/validation.md). At -O1, as AddressSanitizer's
-# documentation advises for speed (asserts kept: no NDEBUG): the unit tests take 43 s of CPU
-# instead of 160 at -O0, the build about 75 s more (docs/validation.md).
+# documentation advises for speed (asserts kept: no NDEBUG): the unit tests take 45 s of CPU
+# instead of 162 at -O0, the build 72 s more; net about 45 s (docs/validation.md).
 test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
 		-DPD_SANITIZE=ON -DPD_OPENVDB=OFF >/dev/null
