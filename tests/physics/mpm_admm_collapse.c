@@ -260,11 +260,21 @@ static int cross_collapse(double aspect, const char* const* sets, int count, cro
     return r->rest >= 0;
 }
 
-/* The column of aspect ratio a under both integrators; the row in measured.csv under mpm
- * (methods.h), `known` for the known failure's. */
-static void cross(const char* test, double aspect, int known) {
+/* Lube 2005's runout (VALIDATION.md; channel_collapse.c's band): 1.2 a for a <~ 1.8, 1.9 a^(2/3)
+ * for a >~ 2.8, within -25 % / +50 %. */
+static double lube2005(double a) {
+    return a < 2.3 ? 1.2 * a : 1.9 * pow(a, 2.0 / 3.0);
+}
+
+/* The column of aspect ratio a under both integrators; the rows in measured.csv under mpm
+ * (methods.h). The ADMM's front in Lube 2005's band, as channel_collapse.c asks of the explicit
+ * step; against the explicit step within the issue's 20 % where `against_explicit` (a = 3), else
+ * reported: at a = 0.5 the explicit step's own front lies below the band (0.3125 for 0.45;
+ * channel_collapse.c's known failure), stopped in part by its transfers' damping, which the
+ * ADMM's thirtieth of the transfers a second does not have (docs/methods/mpm.md, "The ADMM's
+ * energy budget on the low column"). */
+static void cross(const char* test, double aspect, int against_explicit) {
     mpm_row(test);
-    g_pd_method.known = known;
     cross_run ex = {0}, im = {0};
     const char* admm[] = {"solver.mpm.integrator=admm",
                           "solver.mpm.auto_step_factor=" WORKING_FACTOR,
@@ -278,7 +288,15 @@ static void cross(const char* test, double aspect, int known) {
              "a = %g at 16 grains across: the ADMM's dL/L0 to the 1 %% front against the explicit "
              "step's",
              aspect);
-    pd_test_method_check(what, im.front, ex.front, 0.2, 1);
+    if (against_explicit)
+        pd_test_method_check(what, im.front, ex.front, 0.2, 1);
+    else
+        pd_test_method_report(what, im.front, ex.front);
+    double want = lube2005(aspect);
+    snprintf(what, sizeof what,
+             "a = %g at 16 grains across: the ADMM's dL/L0 to the 1 %% front (Lube 2005 %.2f)",
+             aspect, want);
+    pd_test_method_bound(what, im.front, 0.75 * want, 1.5 * want);
 }
 
 /* a = 3 (3072 grains): the explicit step at rest at 0.58 s, 4.375 to the front (two grains thick
@@ -293,15 +311,19 @@ static void cross(const char* test, double aspect, int known) {
  * 1.40), an ADMM cut far from convergence (the grid step capped at 3 products: 2.40 for 1.40);
  * a boundary not projected in the grid step would let the sand through the floor (not tried). */
 PD_TEST(admm_at_16_grains_across_runs_out_within_20_percent_of_the_explicit_step) {
-    cross("admm_at_16_grains_across_runs_out_within_20_percent_of_the_explicit_step", ASPECT, 0);
+    cross("admm_at_16_grains_across_runs_out_within_20_percent_of_the_explicit_step", ASPECT, 1);
 }
 
-/* a = 0.5 (512 grains): the explicit step at rest at 0.42 s, 0.3125 to the front (a known
- * failure against Lube, physics.channel_collapse); the ADMM at 30 x runs out 0.500 (+60 %; the
- * farthest grain 0.472 for 0.282), its kinetic energy at 3.4e-5 of PE0 at 2 s; 2.9 and 7.9 s of
- * CPU. The low column's failing wedge is the grid's (docs/methods/mpm.md, "The low column and
- * the front"): at 30 x it takes a thirtieth of the explicit step's transfers a second, and with
- * them of their damping (as at a = 3 at 10 x), and flows on. */
-PD_TEST(known_failure_admm_at_16_grains_across_low_column_runs_out_within_20_percent) {
-    cross("admm_at_16_grains_across_low_column_runs_out_within_20_percent", 0.5, 1);
+/* a = 0.5 (512 grains): the ADMM at 30 x runs out 0.500 to the front, in Lube 2005's band
+ * (0.45-0.90) and at the sand's deposit at rest a / (6 b) = 0.505 (channel_collapse.c); the
+ * explicit step 0.3125 (the ADMM +60 %, reported: the issue's 20 % against a front that is below
+ * the band itself), at rest at 0.42 s; the ADMM's kinetic energy at 4.4e-5 of PE0 at 2 s, its
+ * deposit creeping (docs/methods/mpm.md, "The ADMM's energy budget on the low column"); 2.8
+ * and 11.9 s of CPU (load 25-29). Which bug would fail it: a front stopped as the explicit
+ * step's is, by more damping (the ADMM given the explicit step's transfers a second, 29 APIC
+ * round trips before each step, measured 0.4375 at 2 s, 0.3125 at 0.3 s). The
+ * known failure known_failure_admm_at_16_grains_across_low_column_runs_out_within_20_percent
+ * until 2026-11-29: the same runs, the comparison with the explicit step checked. */
+PD_TEST(admm_at_16_grains_across_low_column_runs_out_in_lube2005s_band) {
+    cross("admm_at_16_grains_across_low_column_runs_out_in_lube2005s_band", 0.5, 0);
 }
