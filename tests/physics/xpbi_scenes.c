@@ -79,18 +79,44 @@ PD_TEST(bar_shows_e_on_a_relaxed_poisson_disk_body) {
     pd_test_method_check("nu shown (asked 0.25)", nu, 0.25, 0.03, 0);
 }
 
-/* Mean and standard deviation of every particle's distance to its nearest other particle. */
-static void nearest_spacing(const pd_particles* p, double* mean, double* spread) {
-    double s = 0, s2 = 0;
+/* Fig. 13's measure (Sec. 5.1: "the average distance between each particle and its nearest
+ * neighbor per frame", relative to the start, and its variance; Fig. 15: "the average distance
+ * to the nearest neighbor and respective standard deviations"): over every particle, and over the
+ * heap's inside, the particles with at least BLOCKS_INSIDE others within the kernel's support
+ * k = 2 r (r 1 spacing). An inner particle of the Poisson-disk cubes has about 39 (1.18 per
+ * spacing^3), one on a face about half, on an edge a quarter: 13 keeps the faces and leaves
+ * the edges, the corners and the grains the heap sheds (none within k: `loose`) out. */
+#define BLOCKS_INSIDE 13
+typedef struct spacing_stats {
+    double mean, spread;               /* every particle */
+    double inside_mean, inside_spread; /* those with BLOCKS_INSIDE neighbours within k */
+    double loose_share;                /* the loose grains' part of mean - start mean, in starts */
+    int inside, loose;
+} spacing_stats;
+
+static spacing_stats nearest_spacing(const pd_particles* p, double k, double start_mean) {
+    double s = 0, s2 = 0, si = 0, si2 = 0, loose = 0;
+    spacing_stats st = {0};
     for (size_t i = 0; i < p->count; ++i) {
         double best = INFINITY;
+        int within = 0;
         for (size_t j = 0; j < p->count; ++j)
-            if (j != i)
-                best = fmin(best, pd_v3_len(pd_v3_sub(p->pos[i], p->pos[j])));
+            if (j != i) {
+                double d = pd_v3_len(pd_v3_sub(p->pos[i], p->pos[j]));
+                best = fmin(best, d), within += d < k;
+            }
         s += best, s2 += best * best;
+        if (within >= BLOCKS_INSIDE)
+            si += best, si2 += best * best, st.inside++;
+        if (within == 0)
+            loose += best - start_mean, st.loose++;
     }
-    *mean = s / (double)p->count;
-    *spread = sqrt(fmax(s2 / (double)p->count - *mean * *mean, 0));
+    double n = (double)p->count, ni = fmax(st.inside, 1);
+    st.mean = s / n, st.spread = sqrt(fmax(s2 / n - st.mean * st.mean, 0));
+    st.inside_mean = si / ni;
+    st.inside_spread = sqrt(fmax(si2 / ni - st.inside_mean * st.inside_mean, 0));
+    st.loose_share = start_mean > 0 ? loose / n / start_mean : 0;
+    return st;
 }
 
 /* Fig. 13 (top) smaller: two Drucker-Prager sand blocks (0.06 m cubes, Poisson-disk at 1 cm,
@@ -98,9 +124,7 @@ static void nearest_spacing(const pd_particles* p, double* mean, double* spread)
  * at 2 m/s each over a floor (friction 0.5) and heaped, 0.3 s. The paper's measure: the mean
  * distance of a particle to its nearest neighbour stays within 10 % of its start and its
  * standard deviation does not grow by more than 50 % (issue 33; its MPM's fell and spread). A
- * method whose particles clump (no distance constraint, Eq. 21) or fly apart fails it; xpbi
- * does: 1.167 x and 11.7 x (1.27 x and 15.0 x with XSPH per step; with contact off, the blocks
- * passing through each other, 1.37 x and 8.5 x: the heaps' grains part as they spread). The
+ * method whose particles clump (no distance constraint, Eq. 21) or fly apart fails it. The
  * paper gives no speed: at 1 m/s each the mean stays within 7.2 % but the spread grows 2.5 x, and
  * the blocks merely dropped (cohesionless cubes slumping into heaps) 4 % and 2.3 x
  * (docs/validation.md, "Known failures"). */
@@ -118,36 +142,82 @@ static const char* k_blocks =
     "\"colliders\":[{\"type\":\"plane\",\"point\":[0,0,0],\"normal\":[0,1,0],"
     "\"friction\":0.5}]}";
 
-PD_TEST(known_failure_colliding_sand_blocks_keep_their_spacing) {
+/* The blocks' run to frame `frames` (0.02 s each): the worst over the frames of |mean / start -
+ * 1| and spread / start, over every particle and over the inside; the blocks' nearest particles
+ * at the end (they met). */
+typedef struct blocks_result {
+    int ok;
+    double worst_mean, worst_spread, worst_inside_mean, worst_inside_spread, gap;
+} blocks_result;
+
+static blocks_result blocks_run(int frames) {
+    blocks_result res = {0};
     pd_test_sim t;
-    PD_REQUIRE(pd_test_sim_open(&t, k_blocks, NULL, 0));
-    double mean0, spread0, worst_mean = 0, worst_spread = 0;
-    nearest_spacing(&t.world->particles, &mean0, &spread0);
-    printf("  %zu particles: nearest neighbour at the start %.5f m, spread %.5f m\n",
-           t.world->particles.count, mean0, spread0);
-    for (int frame = 1; frame <= 15; ++frame) {
-        PD_REQUIRE(pd_test_sim_run(&t, frame / 50.0));
-        double mean, spread;
-        nearest_spacing(&t.world->particles, &mean, &spread);
-        if (frame % 3 == 0)
-            printf("  t %.2f s: mean %.5f m (x %.3f), spread %.5f m (x %.3f)\n", frame / 50.0, mean,
-                   mean / mean0, spread, spread / spread0);
-        worst_mean = fmax(worst_mean, fabs(mean / mean0 - 1));
-        worst_spread = fmax(worst_spread, spread / spread0);
-    }
-    double gap = INFINITY; /* the blocks met: their nearest particles closer than a spacing */
+    if (!pd_test_sim_open(&t, k_blocks, NULL, 0))
+        return res;
     const pd_particles* p = &t.world->particles;
+    double k = 2 * 0.01; /* the kernel's support, k = 2 r at r = 1 spacing (the default) */
+    spacing_stats s0 = nearest_spacing(p, k, 0);
+    printf("  %zu particles: nearest neighbour at the start %.5f m, spread %.5f m; inside (%d): "
+           "%.5f m, %.5f m\n",
+           p->count, s0.mean, s0.spread, s0.inside, s0.inside_mean, s0.inside_spread);
+    res.ok = 1;
+    for (int frame = 1; frame <= frames && res.ok; ++frame) {
+        res.ok = pd_test_sim_run(&t, frame / 50.0);
+        spacing_stats s = nearest_spacing(p, k, s0.mean);
+        if (frame % 3 == 0 || frame <= 2)
+            printf("  t %.2f s: mean x %.3f, spread x %.2f (%d loose grains: %+.3f of the mean); "
+                   "inside (%d) x %.3f, spread x %.2f\n",
+                   frame / 50.0, s.mean / s0.mean, s.spread / s0.spread, s.loose, s.loose_share,
+                   s.inside, s.inside_mean / s0.inside_mean, s.inside_spread / s0.inside_spread);
+        res.worst_mean = fmax(res.worst_mean, fabs(s.mean / s0.mean - 1));
+        res.worst_spread = fmax(res.worst_spread, s.spread / s0.spread);
+        res.worst_inside_mean =
+            fmax(res.worst_inside_mean, fabs(s.inside_mean / s0.inside_mean - 1));
+        res.worst_inside_spread = fmax(res.worst_inside_spread, s.inside_spread / s0.inside_spread);
+    }
+    res.gap = INFINITY; /* the blocks met: their nearest particles closer than a spacing */
     for (size_t i = 0; i < p->count; ++i)
         for (size_t j = 0; j < p->count; ++j)
             if (p->body[i] == 0 && p->body[j] == 1)
-                gap = fmin(gap, pd_v3_len(pd_v3_sub(p->pos[i], p->pos[j])));
+                res.gap = fmin(res.gap, pd_v3_len(pd_v3_sub(p->pos[i], p->pos[j])));
     pd_test_sim_close(&t);
-    printf("  worst |mean / start - 1| %.3f (0.10 asked), worst spread / start %.3f (1.5 asked); "
-           "the blocks' nearest particles %.4f m apart at 0.3 s\n",
-           worst_mean, worst_spread, gap);
-    PD_CHECK(gap < 0.012);
-    PD_CHECK(worst_mean <= 0.10);
-    PD_CHECK(worst_spread <= 1.5);
+    printf("  worst |mean / start - 1| %.3f, spread / start %.2f; inside %.3f, %.2f; the blocks' "
+           "nearest particles %.4f m apart at %.2f s\n",
+           res.worst_mean, res.worst_spread, res.worst_inside_mean, res.worst_inside_spread,
+           res.gap, frames / 50.0);
+    return res;
+}
+
+/* Every particle, the paper's measure: xpbi fails it, 1.33 x and 15 x (docs/validation.md,
+ * "Known failures"): the heap sheds grains that no term of the paper's method holds (Eq. 21 only
+ * keeps them apart, Eq. 20 has no neighbour to smooth them towards), each lying a few spacings
+ * from the next; the inside keeps its mean (the test below) but not its spread (2.64 x: packed
+ * against Eq. 21's floor r - epsilon, where the sampler started every one at 0.85 spacing or
+ * more). */
+PD_TEST(known_failure_colliding_sand_blocks_keep_their_spacing) {
+    blocks_result r = blocks_run(15);
+    PD_REQUIRE(r.ok);
+    PD_CHECK(r.gap < 0.012);
+    PD_CHECK(r.worst_mean <= 0.10);
+    PD_CHECK(r.worst_spread <= 1.5);
+    PD_CHECK(r.worst_inside_spread <= 1.5);
+}
+
+/* The inside of the heap keeps its mean spacing within issue 33's 10 % through the impact (the
+ * blocks meet at 0.02 s, the inside packs most at 0.04 s; 0.064 then, and no worse over the whole
+ * 0.3 s): Eq. 21's floor (r - epsilon) holds it. Fails without it (distance_epsilon 1: 0.134) and
+ * when particles fly apart inside. */
+PD_TEST(colliding_sand_blocks_keep_their_inside_spacing) {
+    g_pd_method =
+        (pd_test_method_ctx){&pd_xpbi_solver, "colliding_sand_blocks_keep_their_inside_spacing",
+                             PD_CAP_DRUCKER_PRAGER, 0};
+    blocks_result r = blocks_run(3);
+    PD_REQUIRE(r.ok);
+    PD_CHECK(r.gap < 0.012);
+    pd_test_method_check(
+        "inside's mean nearest distance: worst departure from its start (fraction)",
+        r.worst_inside_mean, 0, 0.10, 0);
 }
 
 /* Fig. 14: a cantilever 0.4 x 0.1 x 0.1 m (Poisson-disk at 2 cm, 561 particles, its first 4 cm
