@@ -274,15 +274,19 @@ static double fig14_residual(const char* modulus, const char* solver) {
 
 /* Fig. 14's observation, the part that holds: at the soft end both solvers converge, Gauss-Seidel
  * far faster (measured 8e-14 against Jacobi's 2.4e-7 at E 1e4, 0.021 against 0.042 at 1e5), and
- * the residual left grows with the stiffness (0.59 at 1e6, Jacobi 0.63). Fails if Gauss-Seidel's
- * sweeps lost their order (Jacobi's rate) or the soft beam's constraints stopped converging. */
+ * the residual left grows with the stiffness (0.49 at 1e6; Jacobi there 0.51, not run). Fails if
+ * Gauss-Seidel's sweeps lost their order (Jacobi's rate) or the soft beam's constraints stopped
+ * converging. */
 PD_TEST(fig14_cantilevers_at_5_ms_gauss_seidel_converges_no_worse_than_jacobi) {
     const char* moduli[] = {"1e4", "1e5", "1e6"};
-    double gs[3], jac[3];
+    double gs[3], jac[2]; /* Jacobi at 1e6 is asked nothing */
     for (int k = 0; k < 3; ++k) {
         gs[k] = fig14_residual(moduli[k], "gauss_seidel");
+        PD_REQUIRE(gs[k] > 0);
+    }
+    for (int k = 0; k < 2; ++k) {
         jac[k] = fig14_residual(moduli[k], "jacobi");
-        PD_REQUIRE(gs[k] > 0 && jac[k] > 0);
+        PD_REQUIRE(jac[k] > 0);
     }
     PD_CHECK(gs[0] < 1e-8);
     PD_CHECK(jac[0] > 10 * gs[0] && jac[1] > gs[1]);
