@@ -207,7 +207,7 @@ PD_TEST(known_failure_colliding_sand_blocks_keep_their_spacing) {
 
 /* The inside of the heap keeps its mean spacing within issue 33's 10 % through the impact (the
  * blocks meet at 0.02 s, the inside packs most at 0.04 s; 0.064 then, and no worse over the whole
- * 0.3 s): Eq. 21's floor (r - epsilon) holds it. Fails without it (distance_epsilon 1: 0.134) and
+ * 0.3 s): Eq. 21's floor (r - epsilon) holds it. Fails without it (distance_epsilon 1: 0.135) and
  * when particles fly apart inside. */
 PD_TEST(colliding_sand_blocks_keep_their_inside_spacing) {
     g_pd_method =
