@@ -205,15 +205,17 @@ PD_TEST(known_failure_colliding_sand_blocks_keep_their_spacing) {
     PD_CHECK(r.worst_inside_spread <= 1.5);
 }
 
-/* The inside of the heap keeps its mean spacing within issue 33's 10 % through the impact (the
- * blocks meet at 0.02 s, the inside packs most at 0.04 s; 0.064 then, and no worse over the whole
- * 0.3 s): Eq. 21's floor (r - epsilon) holds it. Fails without it (distance_epsilon 1: 0.135) and
- * when particles fly apart inside. */
+/* The inside of the heap keeps its mean spacing within issue 33's 10 % through the impact and
+ * the heap's first shedding (the blocks meet at 0.02 s, the inside packs most at 0.04 s; 0.064
+ * then, and no worse over the whole 0.3 s): Eq. 21's floor (r - epsilon) holds it. Run to 0.12 s,
+ * where every particle's mean already departs more than 10 % (the loose grains the heap sheds,
+ * the known failure above), so the inside's selection is what this test reads. Fails without
+ * Eq. 21 (distance_epsilon 1: 0.135). */
 PD_TEST(colliding_sand_blocks_keep_their_inside_spacing) {
     g_pd_method =
         (pd_test_method_ctx){&pd_xpbi_solver, "colliding_sand_blocks_keep_their_inside_spacing",
                              PD_CAP_DRUCKER_PRAGER, 0};
-    blocks_result r = blocks_run(3);
+    blocks_result r = blocks_run(6);
     PD_REQUIRE(r.ok);
     PD_CHECK(r.gap < 0.012);
     pd_test_method_check(
@@ -274,7 +276,7 @@ static double fig14_residual(const char* modulus, const char* solver) {
 }
 
 /* Fig. 14's observation, the part that holds: at the soft end both solvers converge, Gauss-Seidel
- * far faster (measured 8e-14 against Jacobi's 2.4e-7 at E 1e4, 0.021 against 0.042 at 1e5), and
+ * far faster (measured 8e-14 against Jacobi's 2.5e-7 at E 1e4, 0.021 against 0.042 at 1e5), and
  * the residual left grows with the stiffness (0.49 at 1e6; Jacobi there 0.51, not run). Fails if
  * Gauss-Seidel's sweeps lost their order (Jacobi's rate) or the soft beam's constraints stopped
  * converging. */
@@ -296,7 +298,7 @@ PD_TEST(fig14_cantilevers_at_5_ms_gauss_seidel_converges_no_worse_than_jacobi) {
 
 /* The part that does not: "XPBI with Gauss-Seidel can converge stably with a large timestep"
  * (Sec. 5.1) at every stiffness of Fig. 14. Asked: two decades, |h| / |h^(0)| below 0.01 after
- * the 50 iterations at E 1e5 and 1e6 Pa. Measured 0.021 and 0.59 (0.18 after 200 iterations at
+ * the 50 iterations at E 1e5 and 1e6 Pa. Measured 0.021 and 0.49 (0.18 after 200 iterations at
  * 1e6; Jacobi 0.16): at 29 radii a step Gauss-Seidel's sweeps carry a correction about 2 r. */
 PD_TEST(known_failure_fig14_stiff_cantilevers_converge_at_5_ms_with_gauss_seidel) {
     double mid = fig14_residual("1e5", "gauss_seidel"),
