@@ -24,8 +24,8 @@ static int split(char* line, row* r) {
     for (int k = 0; k < FIELDS; ++k) {
         r->f[k] = line;
         size_t n = strcspn(line, ",");
-        if (k < FIELDS - 1 && line[n] != ',')
-            return 0;
+        if ((k < FIELDS - 1) != (line[n] == ','))
+            return 0; /* too few fields, or a comma inside the last: a field split in two */
         line[n] = '\0';
         line += n + (k < FIELDS - 1);
     }
@@ -93,7 +93,8 @@ int pd_docs_methods(const char* measured_csv) {
         }
         texts[n] = strdup(line);
         if (!texts[n] || !split(texts[n], &rows[n])) {
-            fprintf(stderr, "peridot docs methods: %s:%zu: expected %d comma-separated fields\n",
+            fprintf(stderr,
+                    "peridot docs methods: %s:%zu: expected exactly %d comma-separated fields\n",
                     measured_csv, lines, FIELDS);
             free(texts[n]);
             bad = 1;
