@@ -43,7 +43,10 @@ static hpd_bond bond_at(const pd_hpd_state* s, const pd_vec3* y, uint32_t i, uin
     hpd_bond out;
     pd_vec3 Y = pd_v3_sub(y[s->fam.j[b]], y[i]);
     out.len = pd_v3_len(pd_family_xi(&s->fam, i, b));
-    pd_real ly = fmax(pd_v3_len(Y), 1e-9 * out.len);
+    /* fmax's value (a NaN length takes the floor, as with fmax) without libm's out-of-line
+     * call: 2 % of the kernels' time */
+    pd_real ly = pd_v3_len(Y), floor = 1e-9 * out.len;
+    ly = ly > floor ? ly : floor;
     out.tau = ly / out.len;
     out.e = pd_v3_scale(Y, 1 / ly);
     return out;

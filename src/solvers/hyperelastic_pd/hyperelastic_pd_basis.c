@@ -12,29 +12,8 @@
  * (a third of the method's time, perf on the Fig. 5 scene), then with the powers built order by
  * order (basis value and slope still 24 % of a drop's time, perf on xu_armadillo_6k); now as two
  * polynomials, in s and in 1/s, expanded once from the coefficients (expand below) and
- * evaluated by Horner's rule. */
-
-/* sum_{k=0..n_up} up[k] s^k + sum_{k=1..n_down} down[k] s^-k. */
-static pd_real powers(const pd_real* up, int n_up, const pd_real* down, int n_down, pd_real s) {
-    pd_real v = 0, w = 0, inv = 1 / s;
-    for (int k = n_up; k >= 0; --k)
-        v = v * s + up[k];
-    for (int k = n_down; k >= 1; --k)
-        w = (w + down[k]) * inv;
-    return v + w;
-}
-
-/* Eq. 15: A_n = ((s^(n+1) - 1)/(n+1) + (s^(1-n) - 1)/(n-1)) / n, A_1 = (s^2 - 1)/2 - log s;
- * B_n = 2/n ((s^(n+1) - 1)/(n+1) - s + 1). */
-pd_real pd_hpd_basis_value(const pd_hpd_basis* f, pd_real s) {
-    pd_real v = powers(f->up, f->n_up, f->down, f->n_down, s);
-    return f->lg != 0 ? v + f->lg * log(s) : v;
-}
-
-/* Eq. 16: A_n' = (s^n - s^-n)/n, B_n' = 2 (s^n - 1)/n. */
-pd_real pd_hpd_basis_slope(const pd_hpd_basis* f, pd_real s) {
-    return powers(f->dup, f->n_up - 1 > 0 ? f->n_up - 1 : 0, f->ddown, f->n_down + 1, s);
-}
+ * evaluated by Horner's rule, inline in hyperelastic_pd_data.h (out of line their calls were
+ * 9 % of the cylinder twist's time, perf). */
 
 /* Eq. 15 term by term into the powers of s (and log s for A_1), and their derivatives. */
 static void expand(pd_hpd_basis* f) {

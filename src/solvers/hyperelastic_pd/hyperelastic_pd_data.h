@@ -4,6 +4,8 @@
 #ifndef PD_HYPERELASTIC_PD_DATA_H
 #define PD_HYPERELASTIC_PD_DATA_H
 
+#include <math.h>
+
 #include "boundary/collider_contact.h"
 #include "contact/contact.h"
 #include "contact/contact_hooks.h"
@@ -88,9 +90,28 @@ typedef struct pd_hpd_basis {
     int n_up, n_down; /* the highest powers with a coefficient */
 } pd_hpd_basis;
 
-/* f(s), f'(s), f''(s) of a combination (Eq. 15-17); s > 0. */
-pd_real pd_hpd_basis_value(const pd_hpd_basis* f, pd_real s);
-pd_real pd_hpd_basis_slope(const pd_hpd_basis* f, pd_real s);
+/* sum_{k=0..n_up} up[k] s^k + sum_{k=1..n_down} down[k] s^-k (Horner's rule in s and 1/s). */
+static inline pd_real pd_hpd_powers(const pd_real* up, int n_up, const pd_real* down, int n_down,
+                                    pd_real s) {
+    pd_real v = 0, w = 0, inv = 1 / s;
+    for (int k = n_up; k >= 0; --k)
+        v = v * s + up[k];
+    for (int k = n_down; k >= 1; --k)
+        w = (w + down[k]) * inv;
+    return v + w;
+}
+/* f(s), f'(s), f''(s) of a combination (Eq. 15-17); s > 0. Value and slope inline: the bond
+ * loops call them for every bond at every evaluation (hyperelastic_pd_basis.c). */
+/* Eq. 15: A_n = ((s^(n+1) - 1)/(n+1) + (s^(1-n) - 1)/(n-1)) / n, A_1 = (s^2 - 1)/2 - log s;
+ * B_n = 2/n ((s^(n+1) - 1)/(n+1) - s + 1). */
+static inline pd_real pd_hpd_basis_value(const pd_hpd_basis* f, pd_real s) {
+    pd_real v = pd_hpd_powers(f->up, f->n_up, f->down, f->n_down, s);
+    return f->lg != 0 ? v + f->lg * log(s) : v;
+}
+/* Eq. 16: A_n' = (s^n - s^-n)/n, B_n' = 2 (s^n - 1)/n. */
+static inline pd_real pd_hpd_basis_slope(const pd_hpd_basis* f, pd_real s) {
+    return pd_hpd_powers(f->dup, f->n_up - 1 > 0 ? f->n_up - 1 : 0, f->ddown, f->n_down + 1, s);
+}
 pd_real pd_hpd_basis_curvature(const pd_hpd_basis* f, pd_real s);
 /* The g or h of a material: its own coefficients when any is non-zero, else its preset's. */
 pd_hpd_basis pd_hpd_basis_of(const pd_hpd_material_params* mp, int which_h);
@@ -191,8 +212,22 @@ pd_status pd_hpd_break_bonds(void* state, struct pd_world* w, pd_bond_test test,
  * a step); nothing when no material fractures. */
 pd_status pd_hpd_fracture(pd_hpd_state* s, struct pd_world* w, size_t* removed, pd_error* err);
 void pd_hpd_free_bond_scratch(pd_hpd_state* s);
-/* w_ij of Eq. 19 for i's bond of reference length len (1/m^3). */
-pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len);
+/* w(|xi|/delta) before normalisation (Fig. 9's two choices besides the constant). */
+static inline pd_real pd_hpd_weight_shape(int weight, pd_real r) {
+    switch (weight) {
+        case PD_HPD_WEIGHT_INVERSE:
+            return 1 / (1 + r);
+        case PD_HPD_WEIGHT_LINEAR:
+            return r;
+        default:
+            return 1;
+    }
+}
+/* w_ij of Eq. 19 for i's bond of reference length len (1/m^3). Inline: the bond kernels call
+ * it three times a bond and evaluation, and the constant weight then needs no division. */
+static inline pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len) {
+    return s->norm[i] * pd_hpd_weight_shape(s->prm.weight, len / s->delta[i]);
+}
 /* G of Eq. 18 for a bond of unit rest direction e in material m (1 when isotropic). */
 pd_real pd_hpd_anisotropy(const pd_hpd_material* m, pd_vec3 e);
 /* The largest family volume sum_j V_j of each body (indexed by body; *count entries, freed with

@@ -194,22 +194,6 @@ pd_real pd_hpd_anisotropy(const pd_hpd_material* m, pd_vec3 e) {
     return sqrt(sum);
 }
 
-/* w(|xi|/delta) before normalisation (Fig. 9's two choices besides the constant). */
-static pd_real weight_shape(int weight, pd_real r) {
-    switch (weight) {
-        case PD_HPD_WEIGHT_INVERSE:
-            return 1 / (1 + r);
-        case PD_HPD_WEIGHT_LINEAR:
-            return r;
-        default:
-            return 1;
-    }
-}
-
-pd_real pd_hpd_bond_weight(const pd_hpd_state* s, uint32_t i, pd_real len) {
-    return s->norm[i] * weight_shape(s->prm.weight, len / s->delta[i]);
-}
-
 /* c_i of Eq. 19: sum_j w_ij V_j q_ij = 1 over i's own family (q: the surface correction's
  * factors on theta, 1 without), so that theta_i = 1 at rest for a
  * particle at a surface as in the bulk (g'(theta) = 0 there: no stress without deformation,
@@ -220,7 +204,7 @@ void pd_hpd_normalise_weights(pd_hpd_state* s, const pd_particles* p) {
         pd_real sum = 0;
         for (uint32_t b = s->fam.offsets[i]; b < s->fam.offsets[i + 1]; ++b) {
             pd_real len = pd_v3_len(pd_family_xi(&s->fam, i, b));
-            sum += weight_shape(s->prm.weight, len / s->delta[i]) * p->volume[s->fam.j[b]] *
+            sum += pd_hpd_weight_shape(s->prm.weight, len / s->delta[i]) * p->volume[s->fam.j[b]] *
                    s->bond_q[b];
         }
         s->norm[i] = sum > 0 ? 1 / sum : 0;
