@@ -39,7 +39,7 @@ typedef struct hpd_bond {
     pd_vec3 e;
 } hpd_bond;
 
-static hpd_bond bond_at(const pd_hpd_state* s, const pd_vec3* y, uint32_t i, uint32_t b) {
+static inline hpd_bond bond_at(const pd_hpd_state* s, const pd_vec3* y, uint32_t i, uint32_t b) {
     hpd_bond out;
     pd_vec3 Y = pd_v3_sub(y[s->fam.j[b]], y[i]);
     out.len = pd_v3_len(pd_family_xi(&s->fam, i, b));
