@@ -33,10 +33,8 @@
 /* det F below which a particle counts as inverted for the fix of Sec. 4.1 (see local_particle) */
 #define PPD_INVERTED 0.05
 /* Times a step may renew its friction limits from the normal forces it converged to, and
- * the iterations after which (and how many times) it renews them before (solve_with_friction):
- * after the first iteration, then after PPD_FRICTION_LAG more */
+ * the iterations after which (and how many times) it renews them before (solve_with_friction) */
 #define PPD_FRICTION_REFRESHES     2
-#define PPD_FRICTION_FIRST         1
 #define PPD_FRICTION_LAG           8
 #define PPD_FRICTION_LAGGED_PASSES 2
 
@@ -814,22 +812,13 @@ static int stopped_at_cap(const pd_ppd_state* s, const pd_descent_report* part, 
 }
 
 /* The descent with friction's normal forces lagged: renewed from the iterate (friction_limits)
- * after the first iteration and again after PPD_FRICTION_LAG more while they change (a body
- * that lands or is placed on a slope: the start point's lambda knows only the touching
- * particles' own weight, and a whole budget of 20 iterations on it let a block that sticks
- * slide 2.6 mm in its first step), and when the solve converges with other normal forces than
- * it used (an impact, a body that bounces), at most PPD_FRICTION_REFRESHES times; all within
- * the step's iteration budget. The first renewal comes after one iteration because the first
- * global step (A^-1 applied to the start's residual: the body's elastic response to its
- * unbalanced weight) already carries the weight down to the contacts, where later iterates
- * of a settling body swing about it: measured on a block released undeformed on a 35 degree
- * plane, the plane's normal force 1.00 N at the start (the bottom layer's own weight), 3.92 N
- * after one iteration, 4.02 N converged, and between 1.5 and 9.4 N over iterations 2 to 8. A
- * renewal late in the budget changes the merit with few iterations left to follow it: renewed
- * after 8 and 16 of 20, that block's first steps ended at 0.5 to 2.3 times the residual's
- * yardstick, it bounced, and a spurious impact stopped it (docs/methods/projective_pd.md). The
- * L-BFGS pairs go on across a renewal (only the friction limits change; dropping them cost
- * convergence on the demo's landing). */
+ * after the first PPD_FRICTION_LAG iterations and again after as many more while they change
+ * (a body that lands or is placed on a slope: the start point's lambda knows only the
+ * touching particles' own weight, and a whole budget of 20 iterations on it let a block that
+ * sticks slide 2.6 mm in its first step), and when the solve converges with other normal
+ * forces than it used (an impact, a body that bounces), at most PPD_FRICTION_REFRESHES times;
+ * all within the step's iteration budget. The L-BFGS pairs go on across a renewal (only the
+ * friction limits change; dropping them cost convergence on the demo's landing). */
 static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_real merit,
                                      pd_real r, pd_real r0, int budget) {
     pd_descent* d = &s->opt;
@@ -837,9 +826,9 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
     pd_descent_report part;
     for (int pass = 0, renewals = 0;; ++pass) {
         int left = budget - s->report.iterations;
-        int lag = pass == 0 ? PPD_FRICTION_FIRST : PPD_FRICTION_LAG;
-        int lagged = s->cc.colliders->count && pass < PPD_FRICTION_LAGGED_PASSES && left > lag;
-        d->def.iterations = lagged ? lag : left;
+        int lagged =
+            s->cc.colliders->count && pass < PPD_FRICTION_LAGGED_PASSES && left > PPD_FRICTION_LAG;
+        d->def.iterations = lagged ? PPD_FRICTION_LAG : left;
         pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &part);
         pd_descent_report_add(&s->report, &part);
         if (st == PD_OK)
@@ -859,7 +848,7 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
         }
         if (!s->cc.colliders->count)
             return PD_OK;
-        int cut = lagged && stopped_at_cap(s, &part, lag, r0);
+        int cut = lagged && stopped_at_cap(s, &part, PPD_FRICTION_LAG, r0);
         int changed = friction_limits(s, p);
         if (!cut && (!changed || ++renewals > PPD_FRICTION_REFRESHES))
             return PD_OK;
