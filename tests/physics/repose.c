@@ -194,9 +194,17 @@ static void record(const char* test, const char* quantity, double slide, const c
     const char* path = getenv("PD_MEASURED");
     if (!path || !*path)
         return;
+    /* A known failure's rows as methods.h writes them: the name without its prefix, and "known
+     * failure" for the verdict it does not meet. */
+    const char* prefix = "known_failure_";
+    int known = strncmp(test, prefix, strlen(prefix)) == 0;
     char key[256], row[512];
-    snprintf(key, sizeof key, "drucker_prager,%s,projective_pd,%s,", test, quantity);
-    snprintf(row, sizeof row, "%s%.4g,,%s,%s", key, 1000 * slide, range, ok ? "pass" : "fail");
+    snprintf(key, sizeof key, "drucker_prager,%s,projective_pd,%s,",
+             test + (known ? strlen(prefix) : 0), quantity);
+    snprintf(row, sizeof row, "%s%.4g,,%s,%s", key, 1000 * slide, range,
+             ok      ? "pass"
+             : known ? "known failure"
+                     : "fail");
     pd_test_record_row(path, key, row);
 }
 
@@ -240,7 +248,7 @@ PD_TEST(return_in_the_solve_layer_stands_below_its_angle) {
 PD_TEST(known_failure_return_in_the_solve_layer_flows_no_faster_than_its_cone_allows) {
     double theta = 35, t = 0.3, th = theta * PD_PI / 180;
     double three_b = sin(plane_strain_angle(30) * PD_PI / 180);
-    double bound = 0.5 * 9.81 * (sin(th) - three_b * cos(th)) * t * t, rows[LAYER_ROWS];
+    double bound = 0.5 * 9.81 * (sin(th) - three_b * cos(th)) * t * t, rows[LAYER_ROWS] = {0};
     double mean = slide_rows_between(k_return, 30, theta, 0.3, t, "no_slip", SPACING, 1, rows);
     double fastest = 0;
     for (int r = 1; r < LAYER_ROWS; ++r)
@@ -278,7 +286,7 @@ PD_TEST(known_failure_return_in_the_solve_layer_stands_and_flows_about_its_angle
         char quantity[160], range[64];
         int stands = below >= 0 && below < 0.001, flows = above >= want;
         snprintf(quantity, sizeof quantity,
-                 "middle third's slide (mm) in 0.3 s at %.2f degrees (phi %g, 5 below its angle)",
+                 "middle third's slide (mm) in 0.3 s at %.2f degrees (phi %g; 5 below its angle)",
                  angle - 5, phi[k]);
         record(test, quantity, below, "< 1", stands);
         snprintf(quantity, sizeof quantity,
