@@ -246,6 +246,18 @@ static uint32_t first_above(const uint32_t* sorted, uint32_t begin, uint32_t end
     return begin;
 }
 
+/* Compacts i's row of neighbours j > i to the pairs the caller keeps; returns their number.
+ * The scan appends a row before it is filtered, so a chunk holds the kept pairs of its rows and
+ * at most one particle's candidates beyond them. */
+static size_t keep_pairs(const pd_hash_grid* grid, uint32_t i, uint32_t* row, size_t count) {
+    size_t kept = 0;
+    for (size_t k = 0; k < count; ++k) {
+        row[kept] = row[k];
+        kept += grid->keep(grid->keep_ctx, i, row[k]) != 0;
+    }
+    return kept;
+}
+
 /* Appends the neighbours j > i of particle i to the chunk, sorted; returns their number (0
  * when out of memory: *failed set). Each candidate is stored and kept only by advancing the
  * count: about one candidate in five is a neighbour, a pattern no branch predictor follows. */
@@ -254,6 +266,7 @@ static uint32_t upper_neighbors(const grid_job* job, uint32_t i, cell_query* q, 
     pd_hash_grid* grid = job->grid;
     const pd_vec3 pi = job->pos[i];
     const pd_real radius2 = job->radius2;
+    const pd_vec3* sorted_pos = grid->sorted_pos; /* NULL when lean */
     uint32_t buckets[27];
     int nb = buckets_to_scan(grid, pi, q, buckets);
     size_t first = c->count;
@@ -271,10 +284,12 @@ static uint32_t upper_neighbors(const grid_job* job, uint32_t i, cell_query* q, 
         size_t n = c->count;
         for (; s < end; ++s) {
             dst[n] = grid->sorted[s];
-            n += dist2(pi, grid->sorted_pos[s]) <= radius2;
+            n += dist2(pi, sorted_pos ? sorted_pos[s] : job->pos[grid->sorted[s]]) <= radius2;
         }
         c->count = n;
     }
+    if (grid->keep)
+        c->count = first + keep_pairs(grid, i, c->upper + first, c->count - first);
     sort_u32(c->upper + first, c->count - first);
     return (uint32_t)(c->count - first);
 }
@@ -339,7 +354,7 @@ static void bucket_range(void* ctx, size_t begin, size_t end, int thread) {
     for (size_t i = begin; i < end; ++i) {
         cell_pos at;
         locate(grid, job->pos[i], &at);
-        grid->bucket[i] = hash_cell(at.c[0], at.c[1], at.c[2], grid->table_size);
+        grid->counts[i] = hash_cell(at.c[0], at.c[1], at.c[2], grid->table_size);
     }
 }
 
@@ -350,11 +365,11 @@ static void sort_into_buckets(pd_hash_grid* grid, size_t n) {
     for (size_t b = 0; b <= grid->table_size; ++b)
         start[b] = 0;
     for (size_t i = 0; i < n; ++i)
-        start[grid->bucket[i]]++;
+        start[grid->counts[i]]++;
     for (size_t b = 1; b <= grid->table_size; ++b)
         start[b] += start[b - 1];
     for (size_t i = n; i-- > 0;)
-        grid->sorted[--start[grid->bucket[i]]] = (uint32_t)i;
+        grid->sorted[--start[grid->counts[i]]] = (uint32_t)i;
 }
 
 static void gather_range(void* ctx, size_t begin, size_t end, int thread) {
@@ -366,29 +381,55 @@ static void gather_range(void* ctx, size_t begin, size_t end, int thread) {
 
 static void free_particle_buffers(pd_hash_grid* grid) {
     pd_free(grid->sorted, grid->capacity * sizeof(uint32_t));
-    pd_free(grid->bucket, grid->capacity * sizeof(uint32_t));
-    pd_free(grid->sorted_pos, grid->capacity * sizeof(pd_vec3));
-    grid->sorted = grid->bucket = NULL;
+    if (grid->sorted_pos)
+        pd_free(grid->sorted_pos, grid->capacity * sizeof(pd_vec3));
+    grid->sorted = NULL;
     grid->sorted_pos = NULL;
     grid->capacity = 0;
 }
 
-/* sorted, bucket and sorted_pos share one capacity, so they grow together. */
+/* sorted and sorted_pos (unless lean) share one capacity, so they grow together. */
 static pd_status reserve_particles(pd_hash_grid* grid, size_t n) {
     if (n <= grid->capacity && grid->sorted)
         return PD_OK;
     free_particle_buffers(grid);
     size_t grown = n + n / 4 + 16;
     grid->sorted = pd_alloc(grown * sizeof(uint32_t));
-    grid->bucket = pd_alloc(grown * sizeof(uint32_t));
-    grid->sorted_pos = pd_alloc(grown * sizeof(pd_vec3));
+    grid->sorted_pos = grid->lean ? NULL : pd_alloc(grown * sizeof(pd_vec3));
     grid->capacity = grown;
-    grid->allocations += 3;
-    if (!grid->sorted || !grid->bucket || !grid->sorted_pos) {
+    grid->allocations += grid->lean ? 1 : 2;
+    if (!grid->sorted || (!grid->lean && !grid->sorted_pos)) {
         free_particle_buffers(grid);
         return PD_ERR_OUT_OF_MEMORY;
     }
     return PD_OK;
+}
+
+/* The per-chunk rows and the counts (none held after this). */
+static void free_rows(pd_hash_grid* grid) {
+    for (size_t c = 0; c < grid->chunk_capacity; ++c)
+        pd_free(grid->chunks[c].upper, grid->chunks[c].capacity * sizeof(uint32_t));
+    pd_free(grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
+    pd_free(grid->counts, grid->counts_capacity * sizeof(uint32_t));
+    grid->chunks = NULL, grid->counts = NULL;
+    grid->chunk_capacity = grid->counts_capacity = 0;
+}
+
+/* The per-chunk rows and the two counts per particle, grown only. */
+static pd_status reserve_scan(pd_hash_grid* grid, size_t n) {
+    size_t chunks = (n + PD_GRID_GRAIN - 1) / PD_GRID_GRAIN;
+    if (chunks > grid->chunk_capacity) {
+        pd_grid_chunk* c = pd_calloc(chunks, sizeof(pd_grid_chunk));
+        if (!c)
+            return PD_ERR_OUT_OF_MEMORY;
+        grid->allocations++;
+        if (grid->chunk_capacity)
+            memcpy(c, grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
+        pd_free(grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
+        grid->chunks = c;
+        grid->chunk_capacity = chunks;
+    }
+    return reserve_u32(&grid->counts, &grid->counts_capacity, 2 * n, &grid->allocations);
 }
 
 static pd_status build_grid(pd_hash_grid* grid, grid_job* job, size_t n, pd_real radius) {
@@ -401,11 +442,14 @@ static pd_status build_grid(pd_hash_grid* grid, grid_job* job, size_t n, pd_real
     if (st == PD_OK)
         st = reserve_u32(&grid->cell_start, &grid->table_capacity, grid->table_size + 1,
                          &grid->allocations);
+    if (st == PD_OK)
+        st = reserve_scan(grid, n); /* its counts hold the buckets until the scan */
     if (st != PD_OK)
         return st;
     pd_parallel_for(n, PD_GRID_GRAIN, bucket_range, job);
     sort_into_buckets(grid, n);
-    pd_parallel_for(n, PD_GRID_GRAIN * 8, gather_range, job);
+    if (grid->sorted_pos)
+        pd_parallel_for(n, PD_GRID_GRAIN * 8, gather_range, job);
     return PD_OK;
 }
 
@@ -443,33 +487,6 @@ static pd_status start_list(pd_neighbor_list* out, size_t n, size_t* allocations
     return PD_OK;
 }
 
-/* The per-chunk rows and the counts (none held after this). */
-static void free_rows(pd_hash_grid* grid) {
-    for (size_t c = 0; c < grid->chunk_capacity; ++c)
-        pd_free(grid->chunks[c].upper, grid->chunks[c].capacity * sizeof(uint32_t));
-    pd_free(grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
-    pd_free(grid->counts, grid->counts_capacity * sizeof(uint32_t));
-    grid->chunks = NULL, grid->counts = NULL;
-    grid->chunk_capacity = grid->counts_capacity = 0;
-}
-
-/* The per-chunk rows and the two counts per particle, grown only. */
-static pd_status reserve_scan(pd_hash_grid* grid, size_t n) {
-    size_t chunks = (n + PD_GRID_GRAIN - 1) / PD_GRID_GRAIN;
-    if (chunks > grid->chunk_capacity) {
-        pd_grid_chunk* c = pd_calloc(chunks, sizeof(pd_grid_chunk));
-        if (!c)
-            return PD_ERR_OUT_OF_MEMORY;
-        grid->allocations++;
-        if (grid->chunk_capacity)
-            memcpy(c, grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
-        pd_free(grid->chunks, grid->chunk_capacity * sizeof(pd_grid_chunk));
-        grid->chunks = c;
-        grid->chunk_capacity = chunks;
-    }
-    return reserve_u32(&grid->counts, &grid->counts_capacity, 2 * n, &grid->allocations);
-}
-
 /* offsets[i + 1] = the count of j > i plus that of j < i. */
 static void row_counts(const pd_hash_grid* grid, size_t n, uint32_t* offsets) {
     for (size_t i = 0; i < n; ++i)
@@ -487,8 +504,6 @@ pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, p
         return st;
     grid_job job = {grid, pos, radius * radius, NULL, n, 0};
     st = build_grid(grid, &job, n, radius);
-    if (st == PD_OK)
-        st = reserve_scan(grid, n);
     if (st == PD_OK) {
         pd_parallel_for(n, PD_GRID_GRAIN, upper_range, &job);
         st = job.failed ? PD_ERR_OUT_OF_MEMORY : PD_OK;

@@ -27,22 +27,32 @@ typedef struct pd_hash_grid {
     size_t table_size;               /* hash buckets */
     uint32_t* cell_start;            /* table_size + 1 */
     uint32_t* sorted;                /* particle indices sorted by bucket */
-    uint32_t* bucket;                /* bucket of each particle */
-    size_t capacity, table_capacity; /* capacity: of sorted, bucket and sorted_pos */
+    size_t capacity, table_capacity; /* capacity: of sorted and sorted_pos */
     /* 0 (the default): table_size = 2n. Otherwise the table size to use whatever n is; tests
      * set a tiny table to force hash collisions. */
     size_t fixed_table_size;
     pd_vec3 origin;      /* corner of the grid: the lowest finite coordinates of the last build */
     pd_vec3* sorted_pos; /* pos[sorted[k]]: the scans read positions contiguously */
+    /* 1: no sorted_pos (24 bytes a particle less): the scans read pos[sorted[k]], scattered
+     * within a bucket's run of increasing indices (the contact's kept search) */
+    int lean;
     /* per chunk of particles: the neighbours j > i of its particles i, row after row (the
      * scan's output before the rows are filled); grown only. Kept between builds when
      * keep_rows is 1 (a caller that builds every step: no allocation once warm, about 2 bytes
      * a neighbour entry held), else freed after each build (what a caller's memory estimate
      * counts stays the list and the grid). */
     int keep_rows;
+    /* NULL (the default): every pair within the radius is listed. Otherwise a pair i < j is
+     * listed (in both rows) only when keep(keep_ctx, i, j), a caller's symmetric test applied
+     * to each row of the scan before it is kept: the rows and the list then hold the kept
+     * pairs only (the contact's eligible candidates, not every bonded neighbour). */
+    int (*keep)(const void* keep_ctx, uint32_t i, uint32_t j);
+    const void* keep_ctx;
     struct pd_grid_chunk* chunks;
     size_t chunk_capacity;
-    uint32_t* counts; /* 2 n: per particle the count of j > i, then of j < i (a cursor) */
+    /* 2 n: per particle the count of j > i, then of j < i (a cursor); before the scan, its
+     * first n are the bucket of each particle (the sort's keys) */
+    uint32_t* counts;
     size_t counts_capacity;
     /* the builds so far, and the buffers they allocated (the grid's and the list's): a caller's
      * tests read them (allocations stays put once warm where keep_rows is set) */

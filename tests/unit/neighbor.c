@@ -224,6 +224,72 @@ PD_TEST(grid_hash_collisions_stay_exact) {
     free_points(p, n);
 }
 
+/* A symmetric test a caller may filter with: pairs whose indices sum to a multiple of 3. */
+static int sum_divisible_by_3(const void* ctx, uint32_t i, uint32_t j) {
+    (void)ctx;
+    return (i + j) % 3 == 0;
+}
+
+/* The brute-force list with only the pairs keep() accepts, compacted in place. */
+static void keep_brute_force(pd_neighbor_list* l, int (*keep)(const void*, uint32_t, uint32_t)) {
+    uint32_t kept = 0, begin = 0;
+    for (size_t i = 0; i < l->count; ++i) {
+        uint32_t end = l->offsets[i + 1];
+        l->offsets[i] = kept;
+        for (uint32_t k = begin; k < end; ++k)
+            if (keep(NULL, (uint32_t)i, l->indices[k]))
+                l->indices[kept++] = l->indices[k];
+        begin = end;
+    }
+    l->offsets[l->count] = kept;
+}
+
+/* A lean grid (no sorted positions) filtering its pairs (keep, the contact's eligible
+ * candidates) lists exactly the brute force's pairs that pass the filter, sorted, on a small
+ * table too (collisions), and allocates nothing once warm. Its rows and list hold the kept pairs
+ * only: with a third of the pairs kept it holds under half of what an unfiltered grid holds
+ * (0.422 measured; 0.710 without the filter, 0.712 without lean). 0.04 s of CPU. */
+PD_TEST(grid_lean_and_filtered_is_the_filtered_list) {
+    uint64_t s = 11;
+    size_t n = 1500, tables[] = {0, 7};
+    pd_vec3* p = new_points(n);
+    fill_uniform(p, n, -3, 3, &s);
+    pd_neighbor_list slow = {0};
+    PD_REQUIRE(pd_neighbors_brute_force(p, n, 0.6, &slow) == PD_OK);
+    size_t all = slow.offsets[n];
+    keep_brute_force(&slow, sum_divisible_by_3);
+    size_t start = pd_bytes_in_use();
+    pd_hash_grid full = {.keep_rows = 1};
+    pd_neighbor_list full_list = {0};
+    PD_REQUIRE(pd_neighbors_build(&full, p, n, 0.6, &full_list) == PD_OK);
+    double full_bytes = (double)(pd_bytes_in_use() - start);
+    pd_neighbor_list_destroy(&full_list);
+    pd_hash_grid_destroy(&full);
+    for (size_t t = 0; t < 2; ++t) {
+        pd_hash_grid grid = {.keep_rows = 1, .lean = 1, .fixed_table_size = tables[t]};
+        grid.keep = sum_divisible_by_3;
+        pd_neighbor_list fast = {0};
+        PD_REQUIRE(pd_neighbors_build(&grid, p, n, 0.6, &fast) == PD_OK);
+        size_t before = pd_bytes_in_use();
+        PD_REQUIRE(pd_neighbors_build(&grid, p, n, 0.6, &fast) == PD_OK);
+        int equal = lists_equal(&fast, &slow);
+        double held = (double)(pd_bytes_in_use() - start) / full_bytes;
+        printf("  table %zu: %u of %zu pairs kept, equal=%d, holds %.3f of the unfiltered grid's "
+               "%.0f bytes\n",
+               grid.table_size, slow.offsets[n], all, equal, held, full_bytes);
+        PD_CHECK(equal);
+        PD_CHECK(unsorted_rows(&fast) == 0);
+        PD_CHECK(grid.sorted_pos == NULL);
+        PD_CHECK(pd_bytes_in_use() == before);
+        if (tables[t] == 0)
+            PD_CHECK(held < 0.5);
+        pd_neighbor_list_destroy(&fast);
+        pd_hash_grid_destroy(&grid);
+    }
+    pd_neighbor_list_destroy(&slow);
+    free_points(p, n);
+}
+
 /* Offsets (dx, dy, dz) of a cubic lattice with |d| <= 2.01 spacing: 6 + 12 + 8 + 6 = 32. */
 static size_t lattice_shell(int shell[64][3]) {
     size_t m = 0;

@@ -1152,9 +1152,12 @@ static int any_material_plastic(const pd_scene* scene) {
     return 0;
 }
 
-/* The hash grid of a search over the particles (neighbor/hash_grid.c): sorted, bucket and
- * sorted_pos grown by a quarter, the cell table of 2 n starts grown by a quarter. */
-#define PPD_GRID_BYTES (1.25 * (2 * sizeof(uint32_t) + sizeof(pd_vec3)) + 2.5 * sizeof(uint32_t))
+/* The hash grid of a search over the particles (neighbor/hash_grid.c): sorted and sorted_pos
+ * grown by a quarter, the cell table of 2 n starts grown by a quarter (the buckets are kept in
+ * the rows' counts). */
+#define PPD_GRID_BYTES (1.25 * (sizeof(uint32_t) + sizeof(pd_vec3)) + 2.5 * sizeof(uint32_t))
+/* The contact's grid (src/contact, lean): sorted, a cell table of n / 2 starts. */
+#define PPD_CONTACT_GRID_BYTES (1.25 * sizeof(uint32_t) + 0.625 * sizeof(uint32_t))
 
 /* What projective_pd holds a particle between steps, array by array as allocated (the 25K
  * bunny's table in docs/benchmarks.md): `bonds` a particle. */
@@ -1204,14 +1207,16 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
             per_particle += sizeof(pd_ppd_sym3) + sizeof(pd_real) + 1;
     double direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
     /* src/contact: gradient, diagonal, the positions the candidates were found at (single
-     * precision), the pair and friction counts; its candidate list (every pair within the
-     * horizon: about the bonds, a quarter spare) and its grid with its rows; pair slots (index
-     * and stiffness) for about 4 eligible candidates a particle */
-    double contact = prm->contact ? sizeof(pd_vec3) + 3 * sizeof(float) + sizeof(pd_real) +
-                                        3 * sizeof(uint32_t) + 1.25 * bonds * sizeof(uint32_t) +
-                                        PPD_GRID_BYTES + pd_hash_grid_kept_row_bytes(1.25 * bonds) +
-                                        1.25 * 4 * (sizeof(uint32_t) + sizeof(pd_real))
-                                  : 0;
+     * precision), the pair and friction counts; its candidate list, its grid's rows and its
+     * pair slots (index and stiffness) of the eligible candidates only (the grid drops the
+     * bonded ones): about 4 a particle, a quarter spare; its lean grid */
+    double eligible = 1.25 * 4;
+    double contact = prm->contact
+                         ? sizeof(pd_vec3) + 3 * sizeof(float) + sizeof(pd_real) +
+                               3 * sizeof(uint32_t) + eligible * sizeof(uint32_t) +
+                               PPD_CONTACT_GRID_BYTES + pd_hash_grid_kept_row_bytes(eligible) +
+                               eligible * (sizeof(uint32_t) + sizeof(pd_real))
+                         : 0;
     return (size_t)ceil(bonds * per_bond + per_particle + direct + contact);
 }
 
