@@ -37,12 +37,6 @@ pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const pd_par
     c->p = p;
     c->n = p->count;
     c->grid.keep_rows = 1; /* the candidates are searched again as the bodies move */
-    /* the search is kept between rebuilds: its grid without the sorted positions (24 bytes a
-     * particle; the scan reads them through the sorted indices) and with a table of n / 2
-     * buckets, not 2 n (a cell of the reach, about 2 spacings, holds about 8 particles of a
-     * body: the table stays a quarter full or less) */
-    c->grid.lean = 1;
-    c->grid.fixed_table_size = c->n / 2 + 1;
     for (size_t i = 0; i < c->n; ++i)
         c->radius = fmax(c->radius, p->spacing[i]);
     pd_real smin = INFINITY;
@@ -281,9 +275,16 @@ static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
     if (!candidates_stale(c, y))
         return PD_OK;
     c->near_valid = 0;
-    /* only the eligible pairs are kept in the grid's rows and the list: the list, its rows and
-     * the pair slots are sized to them, not to every bonded neighbour within the reach */
-    c->grid.keep = eligible_either_way, c->grid.keep_ctx = c;
+    if (c->eligible_only) {
+        /* only the eligible pairs are kept in the grid's rows and the list: the list, its rows
+         * and the pair slots are sized to them, not to every bonded neighbour within the
+         * reach; the grid without the sorted positions (24 bytes a particle; the scan reads
+         * them through the sorted indices) and with a table of n / 2 buckets, not 2 n (a cell
+         * of the reach, about 2 spacings, holds about 8 particles of a body) */
+        c->grid.keep = eligible_either_way, c->grid.keep_ctx = c;
+        c->grid.lean = 1;
+        c->grid.fixed_table_size = c->n / 2 + 1;
+    }
     pd_status st = pd_neighbors_build(&c->grid, y, c->n, c->radius + 2 * c->skin, &c->near);
     if (st == PD_OK) {
         keep_eligible(c);

@@ -92,6 +92,11 @@ typedef struct pd_contact {
     /* 1: a method that tells of every reordering (pd_contact_particles_reordered) keeps the
      * candidate list across steps; 0 (default): begin_step drops it */
     int keep_candidates;
+    /* 1: the search keeps the eligible candidates only, in a lean grid (set before the first
+     * evaluation; the same pairs, fewer bytes: projective_pd). 0 (default): the grid keeps
+     * every pair within the reach, filtered after (hyperelastic_pd's and sbpd's estimates count
+     * that list) */
+    int eligible_only;
     /* per particle, at the last evaluation */
     pd_vec3* grad; /* dE_contact/dy_i (N) */
     pd_real* diag; /* sum of the pair stiffnesses acting on i: a diagonal Hessian bound (N/m) */
