@@ -187,16 +187,9 @@ typedef struct in_solve_run {
     double cpu;     /* seconds of CPU */
 } in_solve_run;
 
-/* The deposit's height: the mean height of the grains above 90 % of the highest, over h0. */
+/* The deposit's height over h0 (runout.h's: the grains above 90 % of the highest). */
 static double deposit_height(const pd_particles* p, double h0) {
-    double top = 0, h = 0;
-    int k = 0;
-    for (size_t i = 0; i < p->count; ++i)
-        top = fmax(top, p->pos[i].y);
-    for (size_t i = 0; i < p->count; ++i)
-        if (p->pos[i].y > 0.9 * top)
-            h += p->pos[i].y, ++k;
-    return k ? h / k / h0 : 0;
+    return pd_deposit_top_height(p) / h0;
 }
 
 /* Runs the scene's column (aspect ratio a) until at rest (runout.h's measure: KE below 1e-6 of

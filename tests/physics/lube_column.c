@@ -23,6 +23,7 @@
 
 #include "methods.h"
 #include "projective_pd_support.h"
+#include "runout.h"
 
 #define SPACING 0.0025
 #define R0      (8 * SPACING) /* 16 grains across */
@@ -77,16 +78,9 @@ static double front_of(const pd_particles* p) {
     return ((last + 1) * ring - R0) / R0;
 }
 
-/* The mean height of the grains above 90 % of the highest, over H0. */
+/* The deposit's height over H0 (runout.h's: the grains above 90 % of the highest). */
 static double height_kept(const pd_particles* p) {
-    double top = 0, h = 0;
-    int k = 0;
-    for (size_t i = 0; i < p->count; ++i)
-        top = fmax(top, p->pos[i].y);
-    for (size_t i = 0; i < p->count; ++i)
-        if (p->pos[i].y > 0.9 * top)
-            h += p->pos[i].y, ++k;
-    return h / k / H0;
+    return pd_deposit_top_height(p) / H0;
 }
 
 /* A row of docs/measured.csv for this file's test `test` (verdict "pass", "fail" or "known

@@ -96,4 +96,16 @@ static inline double pd_channel_run_to_rest(pd_world* w) {
     return ke / pe0;
 }
 
+/* The deposit's height: the mean height of the grains above 90 % of the highest (m). */
+static inline double pd_deposit_top_height(const pd_particles* p) {
+    double top = 0, h = 0;
+    int k = 0;
+    for (size_t i = 0; i < p->count; ++i)
+        top = fmax(top, p->pos[i].y);
+    for (size_t i = 0; i < p->count; ++i)
+        if (p->pos[i].y > 0.9 * top)
+            h += p->pos[i].y, ++k;
+    return k ? h / k : 0;
+}
+
 #endif
