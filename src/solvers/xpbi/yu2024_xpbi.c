@@ -430,6 +430,12 @@ static void contact_pair(sweep_job* job, uint32_t p, uint32_t b, uint32_t e, pd_
     give(job, b, pd_v3_scale(du, -1), 1 / wsum);
 }
 
+/* The rest length of Eq. 21's constraints with a margin of 1e-6 of it over the rounding: a
+ * particle whose nearest neighbour stays beyond it has all its pairs holding (pair_task). */
+static pd_real pair_reach(const pd_xpbi_state* s) {
+    return s->r * (1 - s->prm.distance_epsilon) * (1 + 1e-6);
+}
+
 /* The pair constraints over one task's particles, each pair once (b > p), at the candidate
  * positions x^n + dt v: within a body the point-point distance constraints of Eq. 21, C =
  * |x_p - x_b| - r + epsilon >= 0, hard (alpha 0), solved where violated; between bodies the
@@ -449,7 +455,7 @@ static void pair_task(sweep_job* job, const uint32_t* particles, size_t count, s
      * only outrun that bound once a constraint acted (this task's, or an earlier colour's:
      * pair_fired), then every pair is tested. The skipped pairs are those the test passes. */
     int bound = !s->bodies_touch && !s->pair_fired;
-    pd_real reach = rest * (1 + 1e-6);
+    pd_real reach = pair_reach(s);
     s->task_fired[task] = 0;
     for (size_t k = 0; k < count; ++k) {
         uint32_t p = particles[k];
@@ -500,14 +506,29 @@ static void colored_sweep(sweep_job* job) {
     }
 }
 
-/* Per chunk: the largest |v|^2. */
+/* Per chunk k: the largest |v|^2 (speed_chunk[2 k]) and the smallest pair_gap (speed_chunk[2 k +
+ * 1]: 2 per chunk of 256 fit the array's cap + 2). */
 static void speed_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     sweep_job* job = ctx;
-    pd_real most = 0;
-    for (size_t i = begin; i < end; ++i)
+    pd_real most = 0, gap = INFINITY;
+    for (size_t i = begin; i < end; ++i) {
         most = fmax(most, pd_v3_len2(job->v[i]));
-    job->s->speed_chunk[begin / PD_XPBI_GRAIN] = most;
+        gap = fmin(gap, job->s->pair_gap[i]);
+    }
+    job->s->speed_chunk[2 * (begin / PD_XPBI_GRAIN)] = most;
+    job->s->speed_chunk[2 * (begin / PD_XPBI_GRAIN) + 1] = gap;
+}
+
+/* pair_task's bound holds for every particle at once: with |v_p| <= S (the largest speed) and
+ * pair_gap[p] >= the smallest gap, and rounding monotone, gap - dt (|v_p| + S) >= gap_min - dt
+ * (S + S) in floating point too, so where the latter passes pair_task would skip every particle
+ * (its bound, as it stands before anything acts): the sweep's 8 parallel loops are not run, the
+ * same bits. */
+static int pairs_all_hold(const pd_xpbi_state* s, pd_real dt, pd_real gap_min) {
+    if (s->bodies_touch || s->pair_fired)
+        return 0;
+    return gap_min - dt * (s->pair_speed + s->pair_speed) > pair_reach(s);
 }
 
 /* The pair constraints' sweep (pair_task): the colours in turn as colored_sweep, with the
@@ -516,11 +537,15 @@ static void pair_sweep(sweep_job* job) {
     pd_xpbi_state* s = job->s;
     size_t chunks = (s->n + PD_XPBI_GRAIN - 1) / PD_XPBI_GRAIN;
     pd_parallel_for(s->n, PD_XPBI_GRAIN, speed_range, job);
-    pd_real most = 0;
-    for (size_t k = 0; k < chunks; ++k)
-        most = fmax(most, s->speed_chunk[k]);
+    pd_real most = 0, gap_min = INFINITY;
+    for (size_t k = 0; k < chunks; ++k) {
+        most = fmax(most, s->speed_chunk[2 * k]);
+        gap_min = fmin(gap_min, s->speed_chunk[2 * k + 1]);
+    }
     s->pair_speed = sqrt(most);
     s->pair_fired = !(most < INFINITY); /* NaN or infinite: test every pair */
+    if (pairs_all_hold(s, job->dt, gap_min))
+        return;
     for (int c = 0; c < PD_XPBI_COLORS; ++c) {
         job->first = s->color_task[c];
         pd_parallel_for(s->color_task[c + 1] - s->color_task[c], 1, run_tasks, job);
