@@ -506,18 +506,50 @@ static void colored_sweep(sweep_job* job) {
     }
 }
 
-/* Per chunk k: the largest |v|^2 (speed_chunk[2 k]) and the smallest pair_gap (speed_chunk[2 k +
- * 1]: 2 per chunk of 256 fit the array's cap + 2). */
+/* How far a particle at velocity v may reach a collider in this iteration: dt |v| and a margin
+ * of 1e-6 r (collider_range). */
+static pd_real collider_reach(const pd_xpbi_state* s, pd_real dt, pd_vec3 v) {
+    return dt * pd_v3_len(v) + 1e-6 * s->r;
+}
+
+/* Collider k passes particle i by (collider_range): it has not touched it this step and the
+ * particle's candidate stays clear of it by more than reach. */
+static int collider_passes(const pd_xpbi_state* s, size_t i, int k, pd_real reach) {
+    size_t a = i * (size_t)s->collider_count + (size_t)k;
+    return s->contact_n[a] == 0 && s->collider_gap[a] > reach;
+}
+
+/* collider_range would leave particle i at velocity v as it is: not moved by the constraints,
+ * its contact skipped, or passed by every collider. */
+static int colliders_idle_at(const pd_xpbi_state* s, size_t i, pd_vec3 v, pd_real dt) {
+    const pd_step_context* c = s->step;
+    if (s->inv_mass[i] == 0 || (c->contact_skip && c->contact_skip[i]))
+        return 1;
+    pd_real reach = collider_reach(s, dt, v);
+    for (int k = 0; k < s->collider_count; ++k)
+        if (!collider_passes(s, i, k, reach))
+            return 0;
+    return 1;
+}
+
+/* Per chunk k: the largest |v|^2 (speed_chunk[3 k]), the smallest pair_gap (speed_chunk[3 k +
+ * 1]) and 1 where every particle's colliders are idle at v (speed_chunk[3 k + 2]): 3 per chunk
+ * of 256 fit the array's cap + 2 (3 ceil(n / 256) <= n + 2). */
 static void speed_range(void* ctx, size_t begin, size_t end, int thread) {
     (void)thread;
     sweep_job* job = ctx;
-    pd_real most = 0, gap = INFINITY;
+    const pd_xpbi_state* s = job->s;
+    pd_real most = 0, gap = INFINITY, idle = 1;
     for (size_t i = begin; i < end; ++i) {
         most = fmax(most, pd_v3_len2(job->v[i]));
-        gap = fmin(gap, job->s->pair_gap[i]);
+        gap = fmin(gap, s->pair_gap[i]);
+        if (idle && s->collider_count > 0 && !colliders_idle_at(s, i, job->v[i], job->dt))
+            idle = 0;
     }
-    job->s->speed_chunk[2 * (begin / PD_XPBI_GRAIN)] = most;
-    job->s->speed_chunk[2 * (begin / PD_XPBI_GRAIN) + 1] = gap;
+    size_t k = begin / PD_XPBI_GRAIN;
+    job->s->speed_chunk[3 * k] = most;
+    job->s->speed_chunk[3 * k + 1] = gap;
+    job->s->speed_chunk[3 * k + 2] = idle;
 }
 
 /* pair_task's bound holds for every particle at once: with |v_p| <= S (the largest speed) and
@@ -532,26 +564,31 @@ static int pairs_all_hold(const pd_xpbi_state* s, pd_real dt, pd_real gap_min) {
 }
 
 /* The pair constraints' sweep (pair_task): the colours in turn as colored_sweep, with the
- * largest speed before it and, after each colour, whether a distance constraint acted. */
-static void pair_sweep(sweep_job* job) {
+ * largest speed before it and, after each colour, whether a distance constraint acted. Returns
+ * 1 where it left the velocities as they were and the colliders are idle at them (the
+ * iteration's collider loop would change nothing). */
+static int pair_sweep(sweep_job* job) {
     pd_xpbi_state* s = job->s;
     size_t chunks = (s->n + PD_XPBI_GRAIN - 1) / PD_XPBI_GRAIN;
     pd_parallel_for(s->n, PD_XPBI_GRAIN, speed_range, job);
     pd_real most = 0, gap_min = INFINITY;
+    int idle = 1;
     for (size_t k = 0; k < chunks; ++k) {
-        most = fmax(most, s->speed_chunk[2 * k]);
-        gap_min = fmin(gap_min, s->speed_chunk[2 * k + 1]);
+        most = fmax(most, s->speed_chunk[3 * k]);
+        gap_min = fmin(gap_min, s->speed_chunk[3 * k + 1]);
+        idle &= s->speed_chunk[3 * k + 2] != 0;
     }
     s->pair_speed = sqrt(most);
     s->pair_fired = !(most < INFINITY); /* NaN or infinite: test every pair */
     if (pairs_all_hold(s, job->dt, gap_min))
-        return;
+        return idle;
     for (int c = 0; c < PD_XPBI_COLORS; ++c) {
         job->first = s->color_task[c];
         pd_parallel_for(s->color_task[c + 1] - s->color_task[c], 1, run_tasks, job);
         for (size_t t = s->color_task[c]; t < s->color_task[c + 1]; ++t)
             s->pair_fired |= s->task_fired[t] != 0;
     }
+    return 0;
 }
 
 /* Jacobi (Sec. 5.1, Fig. 14's comparison): every dlambda_p from the same velocities ... */
@@ -659,17 +696,16 @@ static void collider_range(void* ctx, size_t begin, size_t end, int thread) {
     pd_xpbi_state* s = job->s;
     const pd_step_context* c = s->step;
     int k_count = s->collider_count;
-    pd_real margin = 1e-6 * s->r;
     for (size_t i = begin; i < end; ++i) {
         if (s->inv_mass[i] == 0 || (c->contact_skip && c->contact_skip[i]))
             continue;
-        pd_real reach = job->dt * pd_v3_len(job->v[i]) + margin;
+        pd_real reach = collider_reach(s, job->dt, job->v[i]);
         for (int k = 0; k < k_count; ++k) {
             size_t a = i * (size_t)k_count + (size_t)k;
             /* the signed distance changes by at most |dx| (1-Lipschitz): a particle that has
              * not touched and whose candidate x^n + dt v stays outside returns unchanged, as
              * collider_contact would return it */
-            if (s->contact_n[a] == 0 && s->collider_gap[a] > reach)
+            if (collider_passes(s, i, k, reach))
                 continue;
             job->v[i] = collider_contact(&c->colliders->items[k], c->step_start[i], job->v[i],
                                          job->dt, &s->contact_n[a], &s->contact_t[a]);
@@ -852,9 +888,10 @@ static void deformation_range(void* ctx, size_t begin, size_t end, int thread) {
 static pd_real iterate(pd_xpbi_state* s, pd_particles* p, pd_vec3* impulse) {
     pd_real h2 = elastic_sweep(s, p, impulse);
     sweep_job job = {s, p, p->vel, impulse, s->step->dt, 0, pair_task};
+    int idle = 0; /* the colliders known to change nothing (pair_sweep) */
     if (s->prm.distance_epsilon < 1 || s->bodies_touch)
-        pair_sweep(&job);
-    if (s->collider_count > 0)
+        idle = pair_sweep(&job);
+    if (s->collider_count > 0 && !idle)
         pd_parallel_for(s->n, PD_XPBI_GRAIN, collider_range, &job);
     return h2;
 }
