@@ -83,6 +83,11 @@ typedef struct pd_material_def {
     pd_real cohesion;               /* Pa */
     pd_dp_cone_kind cone;           /* drucker_prager: the cone of friction_angle and cohesion */
     int volume_correction;          /* drucker_prager: 1 on, 0 off, -1 the method's (not given) */
+    int rate_dependence;            /* drucker_prager: 0 none, 1 mu_i (`rate_dependence` block) */
+    pd_real mui_mu_2;               /* mu_i: mu_2 (1); 0: mu_s + Jop 2006's mu_2 - mu_s */
+    pd_real mui_i0;                 /* mu_i: I_0 (1) */
+    pd_real mui_grain_diameter;     /* mu_i: d (m) */
+    pd_real mui_solid_fraction;     /* mu_i: density / rho_s (1) */
     pd_real yield_stress;           /* Pa */
     pd_real hb_viscosity;           /* herschel_bulkley: eta (Pa s^h) */
     pd_real hb_exponent;            /* herschel_bulkley: h (1) */

@@ -39,6 +39,13 @@ pd_material_def pd_default_material_def(void) {
     m.cc_tension_ratio = 0.05;
     m.cc_hardening = 30;
     m.cc_log_plastic_volume = -0.0005;
+    /* drucker_prager's mu(I): Jop, Forterre & Pouliquen 2006's glass beads (d 0.5 mm, I_0
+     * 0.279, solid fraction 0.6; mu_2 - mu_s = tan 32.76 - tan 20.9 where mu_2 is not given) */
+    m.rate_dependence = 0;
+    m.mui_mu_2 = 0;
+    m.mui_i0 = 0.279;
+    m.mui_grain_diameter = 0.5e-3;
+    m.mui_solid_fraction = 0.6;
     return m;
 }
 

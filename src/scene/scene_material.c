@@ -58,7 +58,7 @@ static pd_status parse_elasticity(const cJSON* obj, const char* path, pd_materia
 static const char* plasticity_keys(pd_plasticity_model model) {
     switch (model) {
         case PD_PLASTICITY_DRUCKER_PRAGER:
-            return "model|friction_angle|cohesion|cone|volume_correction";
+            return "model|friction_angle|cohesion|cone|volume_correction|rate_dependence";
         case PD_PLASTICITY_CAM_CLAY:
             return "model|friction_angle|cohesion|tension_ratio|hardening|log_plastic_volume";
         case PD_PLASTICITY_VON_MISES:
@@ -90,6 +90,24 @@ static pd_status check_yield_stress(const char* p, const pd_material_def* m, pd_
     return PD_OK;
 }
 
+/* drucker_prager's `rate_dependence` block (mu(I)): its model and keys; mu_2 > mu_s is checked
+ * where the cone is known (the method's set-up). */
+static pd_status parse_rate(const cJSON* plasticity, const char* path, pd_material_def* m,
+                            pd_error* err) {
+    char p[PD_JPATH_MAX];
+    pd_jpath_key(p, path, "rate_dependence");
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(plasticity, "rate_dependence");
+    if (!item)
+        return PD_OK;
+    const pd_scene_table* t = &pd_scene_rate_table;
+    PD_JTRY(pd_scene_check_keys(item, p, t, NULL, err));
+    int model = 0;
+    PD_JTRY(
+        pd_json_choice(item, "model", p, 1, pd_scene_key_find(t, "model")->p.choices, &model, err));
+    m->rate_dependence = model + 1;
+    return pd_scene_read_keys(t, item, p, m, err);
+}
+
 static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_material_def* m,
                                   pd_error* err) {
     char p[PD_JPATH_MAX];
@@ -109,6 +127,7 @@ static pd_status parse_plasticity(const cJSON* obj, const char* path, pd_materia
     if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) {
         PD_JTRY(pd_scene_read_key(t, "cone", item, p, 0, m, err));
         PD_JTRY(pd_scene_read_key(t, "volume_correction", item, p, 0, m, err));
+        PD_JTRY(parse_rate(item, p, m, err));
     }
     if (m->plasticity == PD_PLASTICITY_CAM_CLAY) {
         PD_JTRY(pd_scene_read_key(t, "tension_ratio", item, p, 0, m, err));

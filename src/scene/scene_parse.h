@@ -22,6 +22,7 @@
 /* PD_PLASTICITY_* minus one (none is the absence of the block). */
 #define PD_SCENE_PLASTICITY_MODELS "drucker_prager|von_mises|cam_clay|herschel_bulkley"
 #define PD_SCENE_VISCO_MODELS      "prony|hencky_maxwell"
+#define PD_SCENE_RATE_MODELS       "mu_i"
 /* Bit i is 1 << i of PD_FORMAT_* / PD_ATTR_*. */
 #define PD_SCENE_FORMATS    "ply|vtk|vtu"
 #define PD_SCENE_ATTRIBUTES PD_ATTRIBUTE_NAMES

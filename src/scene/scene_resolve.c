@@ -184,6 +184,15 @@ static void add_plasticity(cJSON* obj, const pd_material_def* m, const pd_materi
         WRITE_KEYS(p, t, m, "friction_angle", "cohesion", "cone");
         /* what the running method does (a key left out: its own default) */
         cJSON_AddBoolToObject(p, "volume_correction", pd_material_volume_correction(m, sup));
+        if (m->rate_dependence) {
+            const pd_scene_table* r = &pd_scene_rate_table;
+            cJSON* q = cJSON_AddObjectToObject(p, "rate_dependence");
+            add_choice(q, "model", pd_scene_key_find(r, "model")->p.choices,
+                       m->rate_dependence - 1);
+            if (m->mui_mu_2 > 0)
+                pd_scene_write_key(q, r, "mu_2", m);
+            WRITE_KEYS(q, r, m, "I_0", "grain_diameter", "solid_fraction");
+        }
     } else if (m->plasticity == PD_PLASTICITY_CAM_CLAY)
         WRITE_KEYS(p, t, m, "friction_angle", "cohesion", "tension_ratio", "hardening",
                    "log_plastic_volume");

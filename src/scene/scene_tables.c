@@ -164,6 +164,13 @@ static const pd_scene_key k_plasticity[] = {
            "compact beyond the volume it had. Implemented by mpm (on by default there); true is "
            "refused by the methods without it."},
      .def_doc = "the method's (mpm: true)"},
+    {.p = {"rate_dependence", PD_PARAM_STRING, 0, 0, 0, 0, "-", NULL,
+           "drucker_prager: a rate-dependent friction (section `rate_dependence`), beyond the "
+           "papers. Implemented by mpm; refused by the methods without it."},
+     .flags = HAND,
+     .type_doc = "object",
+     .def_doc = "none",
+     .range_doc = "a method that implements it"},
     {.p = {"yield_stress", PD_PARAM_REAL, offsetof(pd_material_def, yield_stress), 0, 0, INF, "Pa",
            NULL,
            "Yield stress sigma_Y (von_mises, herschel_bulkley; required there): flow from "
@@ -198,6 +205,38 @@ static const pd_scene_key k_plasticity[] = {
            "cam_clay: alpha_0, ln J^P at the start: below 0 the material starts compacted, with "
            "p_0 = K sinh(-xi alpha_0); above 0 it has no strength until compacted (Yu 2024 "
            "Table 2: -0.0005 for snow, -0.02)."}},
+};
+
+/* `model` is stored as rate_dependence, whose 0 is none (the absence of the block). */
+static const pd_scene_key k_rate[] = {
+    {.p = {"model", PD_PARAM_ENUM, 0, 0, 0, 0, "-", PD_SCENE_RATE_MODELS,
+           "mu_i: the mu(I) rheology of dense granular flow (GDR MiDi 2004; Jop, Forterre & "
+           "Pouliquen 2006 Eq. 2-3) as a rate-dependent Drucker-Prager cone, a departure beyond "
+           "Klar 2016 (src/constitutive/hencky_plasticity.h): the friction sqrt(J2) / p is "
+           "mu(I) = mu_s + (mu_2 - mu_s) / (I_0 / I + 1), I = gamma_dot d / sqrt(p / rho_s), "
+           "gamma_dot the plastic shear rate the return takes over the step (du/dy in simple "
+           "shear), p = I1 / 3, rho_s = density / solid_fraction. mu_s is the cone's own 3 b "
+           "(the friction its sand bears in shear along a plane; friction_angle and cone set "
+           "it)."},
+     .flags = HAND | REQ},
+    {.p = {"mu_2", PD_PARAM_REAL, offsetof(pd_material_def, mui_mu_2), 0, 0, INF, "1", NULL,
+           "mu_i: the friction at large I (> mu_s). Left out: mu_s + 0.2616, Jop 2006's glass "
+           "beads' tan 32.76 - tan 20.9 (their mu_2 0.643 over mu_s 0.382)."},
+     .def_doc = "mu_s + 0.2616",
+     .range_doc = "> mu_s"},
+    {.p = {"I_0", PD_PARAM_REAL, offsetof(pd_material_def, mui_i0), 0.279, 0, INF, "1", NULL,
+           "mu_i: the inertial number at which the friction is halfway from mu_s to mu_2 (Jop "
+           "2006: 0.279)."},
+     .flags = PD_KEY_MIN_OPEN},
+    {.p = {"grain_diameter", PD_PARAM_REAL, offsetof(pd_material_def, mui_grain_diameter), 0.5e-3,
+           0, INF, "m", NULL,
+           "mu_i: d, the grains' diameter (a property of the sand, not of the particles; Jop "
+           "2006: 0.5 mm glass beads)."},
+     .flags = PD_KEY_MIN_OPEN},
+    {.p = {"solid_fraction", PD_PARAM_REAL, offsetof(pd_material_def, mui_solid_fraction), 0.6, 0,
+           1, "1", NULL,
+           "mu_i: phi, the material's density over its grains' rho_s (Jop 2006: 0.6)."},
+     .flags = PD_KEY_MIN_OPEN},
 };
 
 static const pd_scene_key k_visco[] = {
@@ -549,10 +588,16 @@ const pd_scene_table pd_scene_material_table = {
 const pd_scene_table pd_scene_plasticity_table = {
     "`materials.<name>.plasticity`",
     "Only the keys of the chosen model are accepted: drucker_prager reads `friction_angle`, "
-    "`cohesion`, `cone` and `volume_correction`, cam_clay `friction_angle`, `cohesion`, "
+    "`cohesion`, `cone`, `volume_correction` and `rate_dependence`, cam_clay `friction_angle`, "
+    "`cohesion`, "
     "`tension_ratio`, `hardening` and `log_plastic_volume`, "
     "von_mises `yield_stress`, herschel_bulkley `yield_stress`, `viscosity` and `exponent`.",
     k_plasticity, COUNT(k_plasticity)};
+const pd_scene_table pd_scene_rate_table = {
+    "`materials.<name>.plasticity.rate_dependence`",
+    "drucker_prager only; the keys of mu_i: `mu_2`, `I_0`, `grain_diameter`, `solid_fraction` "
+    "(defaults: Jop et al. 2006's glass beads). Off where p <= 0 (the static cone there).",
+    k_rate, COUNT(k_rate)};
 const pd_scene_table pd_scene_visco_table = {
     "`materials.<name>.viscoelasticity`",
     "Only the keys of the chosen model are accepted: prony reads `moduli` and `times`, "
@@ -593,6 +638,7 @@ const pd_scene_table* const pd_scene_tables[] = {
     &pd_scene_time_table,
     &pd_scene_material_table,
     &pd_scene_plasticity_table,
+    &pd_scene_rate_table,
     &pd_scene_visco_table,
     &pd_scene_body_table,
     &pd_scene_shape_table,

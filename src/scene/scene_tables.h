@@ -51,6 +51,7 @@ extern const pd_scene_table pd_scene_top_table;             /* pd_scene_top */
 extern const pd_scene_table pd_scene_time_table;            /* pd_world_def */
 extern const pd_scene_table pd_scene_material_table;        /* pd_material_def */
 extern const pd_scene_table pd_scene_plasticity_table;      /* pd_material_def */
+extern const pd_scene_table pd_scene_rate_table;            /* pd_material_def */
 extern const pd_scene_table pd_scene_visco_table;           /* pd_material_def */
 extern const pd_scene_table pd_scene_body_table;            /* pd_body_def */
 extern const pd_scene_table pd_scene_shape_table;           /* pd_shape_def */

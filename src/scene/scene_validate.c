@@ -74,6 +74,13 @@ static pd_status check_material_blocks(const pd_scene* s, pd_error* err) {
                            "ignored (leave it out or give false; mpm implements it)",
                            s->solver->name, plasticity_name(m->plasticity, name, sizeof name));
         }
+        if (m->rate_dependence && !(sup->rate_dependence & (1u << m->plasticity))) {
+            pd_jpath_key(child, path, "plasticity.rate_dependence");
+            return pd_fail(err, PD_ERR_BAD_SCENE, child,
+                           "method %s's %s return has no rate dependence, so the block would be "
+                           "ignored (leave it out; mpm implements mu_i on drucker_prager)",
+                           s->solver->name, plasticity_name(m->plasticity, name, sizeof name));
+        }
         if (m->viscoelasticity != PD_VISCO_NONE &&
             !(sup->viscoelasticity & (1u << m->viscoelasticity))) {
             pd_jpath_key(child, path,

@@ -95,6 +95,8 @@ typedef struct pd_material_support {
     unsigned viscoelasticity; /* bit (1u << PD_VISCO_*) for each `viscoelasticity` model */
     unsigned volume_correction; /* bit (1u << PD_PLASTICITY_*) for each model whose return has
                                  * the volume correction (`plasticity.volume_correction`) */
+    unsigned rate_dependence;   /* bit (1u << PD_PLASTICITY_*) for each model whose return takes
+                                 * `plasticity.rate_dependence` (mu(I)) */
 } pd_material_support;
 
 /* 1 when material m's return takes the volume correction under the method whose support is

@@ -1157,6 +1157,50 @@ PD_TEST(volume_correction_is_refused_where_not_implemented) {
     free(good);
 }
 
+/* drucker_prager's rate_dependence (mu(I), hencky_plasticity.h): refused, at its path, by a
+ * method whose return has none (projective_pd, sbpd) and in von_mises; under mpm a mu_2 not
+ * above the cone's mu_s = 3 b is refused at mu_2, an unknown model at model, and a good block is
+ * taken and written back with its defaults (Jop 2006's I_0 0.279). */
+PD_TEST(rate_dependence_is_refused_where_not_implemented) {
+    char* good = good_scene(NULL, NULL);
+    PD_REQUIRE(good);
+    const char* dp = "materials.sand.plasticity={\"model\":\"drucker_prager\","
+                     "\"rate_dependence\":{\"model\":\"mu_i\"}}";
+    const char* ppd[] = {dp};
+    PD_CHECK(refused(good, ppd, 1, "materials.sand.plasticity.rate_dependence", 0,
+                     "rate_dependence under projective_pd"));
+    PD_CHECK(strstr(last_message, "mpm") != NULL);
+    const char* sbpd[] = {dp, "method=sbpd", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, sbpd, 4, "materials.sand.plasticity.rate_dependence", 0,
+                     "rate_dependence under sbpd"));
+    const char* vm[] = {"materials.sand.plasticity={\"model\":\"von_mises\",\"yield_stress\":"
+                        "1e3,\"rate_dependence\":{\"model\":\"mu_i\"}}",
+                        "method=mpm", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, vm, 4, "materials.sand.plasticity.rate_dependence", 0,
+                     "rate_dependence in von_mises"));
+    const char* weak[] = {"materials.sand.plasticity={\"model\":\"drucker_prager\","
+                          "\"rate_dependence\":{\"model\":\"mu_i\",\"mu_2\":0.5}}",
+                          "method=mpm", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, weak, 4, "materials.sand.plasticity.rate_dependence.mu_2", 0,
+                     "mu_2 below mu_s (0.693)"));
+    const char* unknown[] = {"materials.sand.plasticity={\"model\":\"drucker_prager\","
+                             "\"rate_dependence\":{\"model\":\"bingham\"}}",
+                             "method=mpm", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, unknown, 4, "materials.sand.plasticity.rate_dependence.model", 0,
+                     "an unknown rate model"));
+    const char* on_mpm[] = {dp, "method=mpm", "solver={}", "time.dt=auto"};
+    pd_scene s;
+    pd_error err = {0};
+    pd_status st = pd_scene_parse(good, "good.json", ".", on_mpm, 4, &s, &err);
+    printf("  mu_i under mpm: %s %s\n", st == PD_OK ? "accepted" : "refused:", err.message);
+    PD_CHECK(st == PD_OK);
+    if (st == PD_OK) {
+        PD_CHECK(strstr(s.resolved_json, "\"I_0\":\t0.279") != NULL);
+        pd_scene_free(&s);
+    }
+    free(good);
+}
+
 /* A method that does not declare one-line bodies refuses `kind: rod` at the body's kind (it
  * would simulate a loose line of particles); projective_pd, which declares rods, takes it. */
 PD_TEST(rods_are_refused_by_methods_without_them) {

@@ -139,3 +139,67 @@ PD_TEST(volume_correction_cone_keeps_the_corrected_volume) {
            s.x * s.y * s.z, trial.x * trial.y * trial.z * exp(v), scale, worst);
     PD_CHECK(worst < 1e-6 * scale);
 }
+
+/* mu(I) (hencky_plasticity.h's pd_mu_i): the sand of sand() with Jop 2006's glass beads' span,
+ * I_0 and a grain of 1 mm at rho_s 2650, over a step of 1e-4 s. */
+static pd_hencky_yield mu_i_sand(void) {
+    pd_hencky_yield y = sand();
+    y.rate = (pd_mu_i){PD_MU_I_JOP_SPAN, 0.279, 1e-3 * sqrt(2650.0), 1e-4};
+    return y;
+}
+
+/* The returned state is on the cone of the friction mu(I) at the inertial number of the plastic
+ * shear rate the return took (an independent evaluation of Jop 2006 Eq. 2 at I = sqrt 2 Delta /
+ * dt d sqrt(rho_s / p), Delta the deviator's loss), with the volume kept, stronger than the
+ * static cone's and weaker than mu_2's; a rate of 0 (dt -> infinity) gives Klar's return. A
+ * return that took mu_s, or I from the trial's strain instead of the plastic increment, fails. */
+PD_TEST(mu_i_return_lands_on_the_cone_of_its_own_rate) {
+    pd_hencky_yield y = mu_i_sand(), klar = sand();
+    pd_vec3 trial = pd_v3(1.05, 0.97, 0.93), s, sk;
+    PD_REQUIRE(pd_hencky_return(&y, trial, &s, NULL) == PD_DP_CONE);
+    pd_hencky_return(&klar, trial, &sk, NULL);
+    double e[3] = {log(s.x), log(s.y), log(s.z)},
+           et[3] = {log(trial.x), log(trial.y), log(trial.z)};
+    double tr = e[0] + e[1] + e[2], n = 0, nt = 0;
+    for (int a = 0; a < 3; ++a)
+        n += (e[a] - tr / 3) * (e[a] - tr / 3), nt += (et[a] - tr / 3) * (et[a] - tr / 3);
+    n = sqrt(n), nt = sqrt(nt);
+    double p = -y.kappa * tr, rate = sqrt(2.0) * (nt - n) / y.rate.dt;
+    double inertial = rate * 1e-3 / sqrt(p / 2650), mu_s = 3 * y.cone.b;
+    double mu = mu_s + PD_MU_I_JOP_SPAN / (0.279 / inertial + 1);
+    double friction = sqrt(2.0) * y.mu * n / p;
+    printf("  I %.4g: sqrt(J2) / p %.6f, mu(I) %.6f (mu_s %.4f, mu_2 %.4f)\n", inertial, friction,
+           mu, mu_s, mu_s + PD_MU_I_JOP_SPAN);
+    PD_CHECK_REL(friction, mu, 1e-9);
+    PD_CHECK(inertial > 0.01 && inertial < 10); /* a state where the rate matters */
+    PD_CHECK_NEAR(s.x * s.y * s.z, trial.x * trial.y * trial.z, 1e-12);
+    y.rate.dt = 1e9; /* I -> 0: Klar's cone */
+    pd_hencky_return(&y, trial, &s, NULL);
+    PD_CHECK_NEAR(pd_v3_len(pd_v3_sub(s, sk)), 0, 1e-9);
+}
+
+/* ds/ds_tr of the rate-dependent return (the implicit function's derivatives of its scalar
+ * equation: dr/dn and dr/dtr) against central differences, where both are non-zero. */
+PD_TEST(mu_i_return_derivative_matches_finite_differences) {
+    pd_hencky_yield y = mu_i_sand();
+    pd_vec3 trial = pd_v3(1.05, 0.97, 0.93), s;
+    pd_mat3 dz, dk;
+    PD_REQUIRE(pd_hencky_return(&y, trial, &s, &dz) == PD_DP_CONE);
+    pd_hencky_yield klar = sand();
+    pd_hencky_return(&klar, trial, &s, &dk);
+    double h = 1e-7, worst = 0, scale = 0, apart = 0;
+    for (int j = 0; j < 3; ++j) {
+        pd_vec3 up = trial, down = trial, su, sd;
+        (&up.x)[j] += h, (&down.x)[j] -= h;
+        pd_hencky_return(&y, up, &su, NULL), pd_hencky_return(&y, down, &sd, NULL);
+        for (int i = 0; i < 3; ++i) {
+            worst = fmax(worst, fabs(((&su.x)[i] - (&sd.x)[i]) / (2 * h) - dz.m[i][j]));
+            scale = fmax(scale, fabs(dz.m[i][j]));
+            apart = fmax(apart, fabs(dz.m[i][j] - dk.m[i][j]));
+        }
+    }
+    printf("  largest entry %.4f, worst difference %.2e, apart from Klar's %.3g\n", scale, worst,
+           apart);
+    PD_CHECK(worst < 1e-6 * scale);
+    PD_CHECK(apart > 1e-2 * scale); /* the rate's terms are exercised */
+}

@@ -791,7 +791,7 @@ static void table_defaults(const pd_scene_table* t, any_def* d) {
     } else if (t == &pd_scene_time_table)
         d->world = w;
     else if (t == &pd_scene_material_table || t == &pd_scene_plasticity_table ||
-             t == &pd_scene_visco_table)
+             t == &pd_scene_visco_table || t == &pd_scene_rate_table)
         d->material = pd_default_material_def();
     else if (t == &pd_scene_body_table)
         d->body = pd_default_body_def();
@@ -962,6 +962,9 @@ static int scene_keys_declared(const cJSON* root, const pd_scene* s) {
                             s->solver->material_params);
         ok &= keys_declared(cJSON_GetObjectItemCaseSensitive(m, "plasticity"), "plasticity",
                             &pd_scene_plasticity_table, NULL, NULL);
+        const cJSON* p = cJSON_GetObjectItemCaseSensitive(m, "plasticity");
+        ok &= keys_declared(cJSON_GetObjectItemCaseSensitive(p, "rate_dependence"),
+                            "rate_dependence", &pd_scene_rate_table, NULL, NULL);
         ok &= keys_declared(cJSON_GetObjectItemCaseSensitive(m, "viscoelasticity"),
                             "viscoelasticity", &pd_scene_visco_table, NULL, NULL);
     }
@@ -988,7 +991,8 @@ PD_TEST(scene_tables_are_the_keys_parsed_and_written) {
     make_mesh_dir(dir, sizeof dir);
     PD_REQUIRE(dir[0]);
     const char* sets[] = {
-        "materials.sand.plasticity={\"model\": \"drucker_prager\", \"friction_angle\": 35}",
+        "materials.sand.plasticity={\"model\": \"drucker_prager\", \"friction_angle\": 35, "
+        "\"rate_dependence\": {\"model\": \"mu_i\", \"mu_2\": 1.2}}",
         "materials.metal.plasticity={\"model\": \"von_mises\", \"yield_stress\": 1e4}",
         "materials.rubber.plasticity={\"model\": \"herschel_bulkley\", \"yield_stress\": 50, "
         "\"viscosity\": 2, \"exponent\": 0.5}",

@@ -407,9 +407,11 @@ static pd_status mpm_step(void* state, pd_world* w, const pd_step_context* ctx,
     pd_particles* p = ctx->particles;
     pd_real dt = ctx->dt;
     double t0 = pd_now();
-    for (int k = 0; k < s->material_count; ++k) /* Eq. 8's A and B for this dt */
+    for (int k = 0; k < s->material_count; ++k) { /* Eq. 8's A and B for this dt */
         if (s->mat[k].maxwell)
             s->mat[k].step = pd_hencky_maxwell_coefficients(&s->mat[k].branch, dt);
+        s->mat[k].yield.rate.dt = dt; /* mu(I)'s plastic rate: the increment over dt */
+    }
     pd_status st = pd_grid_fit(&s->grid, p->pos, s->n, 2,
                                (s->n + 1) * (size_t)MPM_MAX_NODES_PER_PARTICLE, NULL);
     if (st != PD_OK)
@@ -468,7 +470,8 @@ static pd_status mpm_order(void* state, const pd_world* w, const pd_vec3* x, uin
 const pd_material_support pd_mpm_material_support = {
     .plasticity = (1u << PD_PLASTICITY_DRUCKER_PRAGER) | (1u << PD_PLASTICITY_VON_MISES),
     .viscoelasticity = 1u << PD_VISCO_HENCKY_MAXWELL,
-    .volume_correction = 1u << PD_PLASTICITY_DRUCKER_PRAGER}; /* Tampubolon 2017 Sec. 4.3.1 */
+    .volume_correction = 1u << PD_PLASTICITY_DRUCKER_PRAGER, /* Tampubolon 2017 Sec. 4.3.1 */
+    .rate_dependence = 1u << PD_PLASTICITY_DRUCKER_PRAGER};  /* mu(I): hencky_plasticity.h */
 
 static const pd_field_info k_fields[] = {
     {PD_ATTR_STRESS,

@@ -277,6 +277,9 @@ typedef struct pd_mpm_state {
 
 pd_status pd_mpm_create(struct pd_world* w, const void* params, void** state, pd_error* err);
 void pd_mpm_destroy(void* state);
+/* mu(I)'s constants of material m (drucker_prager with `rate_dependence`; dt left 0, set by each
+ * step): 1, or 0 and a zero rate (Klar's cone) without it. mu_s is the cone's 3 b. */
+int pd_mpm_rate_dependence(const pd_material_def* m, pd_mu_i* rate);
 pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, const char* path,
                                 pd_error* err);
 pd_status pd_mpm_check_body_material(const struct pd_scene* scene, int body, int material,

@@ -5,6 +5,7 @@
 
 #include "core/alloc.h"
 #include "constitutive/drucker_prager.h"
+#include "constitutive/hencky_plasticity.h"
 #include "constitutive/elastic_constants.h"
 #include "core/error.h"
 #include "scene/scene_json.h"
@@ -34,12 +35,33 @@ pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, co
     pd_status st = pd_contact_check_friction(prm->contact, mp->contact_friction, path, err);
     if (st != PD_OK)
         return st;
+    pd_mu_i rate;
+    if (pd_mpm_rate_dependence(m, &rate) && !(rate.span > 0)) {
+        char at[PD_JPATH_MAX];
+        pd_jpath_key(at, path, "plasticity.rate_dependence.mu_2");
+        return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                       "expected mu_2 above mu_s = 3 b = %g, the friction the cone of "
+                       "friction_angle and cone bears in shear (got %g)",
+                       3 * pd_dp_material_cone(m).b, m->mui_mu_2);
+    }
     pd_elastic el = pd_material_elastic(m);
     if (el.mu <= 0 || el.K <= 0)
         return pd_fail(err, PD_ERR_BAD_SCENE, path,
                        "mpm needs a positive shear and bulk modulus (got mu %g Pa, K %g Pa)", el.mu,
                        el.K);
     return PD_OK;
+}
+
+int pd_mpm_rate_dependence(const pd_material_def* m, pd_mu_i* rate) {
+    *rate = (pd_mu_i){0};
+    if (m->plasticity != PD_PLASTICITY_DRUCKER_PRAGER || !m->rate_dependence)
+        return 0;
+    pd_real mu_s = 3 * pd_dp_material_cone(m).b;
+    pd_real mu_2 = m->mui_mu_2 > 0 ? m->mui_mu_2 : mu_s + PD_MU_I_JOP_SPAN;
+    rate->span = mu_2 - mu_s;
+    rate->i0 = m->mui_i0;
+    rate->d_root_rho = m->mui_grain_diameter * sqrt(m->density / m->mui_solid_fraction);
+    return 1;
 }
 
 /* The grid's stress is a volume's: a one-layer shell or a rod has none, and a fixed body (ghost
@@ -66,10 +88,15 @@ pd_status pd_mpm_check_body_material(const pd_scene* scene, int body, int materi
  * volume, the stress is isotropic plus the shear (the plastic flow is the strain rate, a pure
  * shear), so sqrt(J2) = tau and I1 = 3 sigma_n (0.495 on the extension cone at 30 degrees,
  * 0.693 on the compression cone; Mohr-Coulomb's sin phi for plane strain's b = sin phi / 3).
- * INFINITY (held) for any other material (a cohesive one's a + b I1 is no ratio). */
+ * INFINITY (held) for any other material (a cohesive one's a + b I1 is no ratio). With mu(I)
+ * (`rate_dependence`) the sand bears up to mu_2 in shear, at the rate it shears at: the wall,
+ * whose friction has no rate, bears mu_2 (it holds the sand's nodes below that ratio, and the
+ * sand above them shears at its own mu(I); at mu_s a steady flow down a slope between mu_s and
+ * mu_2 would slide on its floor as a block). */
 static pd_real wall_friction(const pd_material_def* m) {
+    pd_mu_i rate;
     if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER && m->cohesion == 0)
-        return 3 * pd_dp_material_cone(m).b;
+        return 3 * pd_dp_material_cone(m).b + (pd_mpm_rate_dependence(m, &rate) ? rate.span : 0);
     return INFINITY;
 }
 
@@ -88,10 +115,11 @@ static pd_status materials(pd_mpm_state* s, const pd_world* w, pd_error* err) {
         *mm = (pd_mpm_material){
             .energy = mp->elastic_energy, .mu = el.mu, .lambda = el.lambda, .density = m->density};
         mm->yield.mu = el.mu, mm->yield.kappa = el.K;
-        if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER)
-            mm->plastic = 1, mm->yield.cone = pd_dp_material_cone(m),
+        if (m->plasticity == PD_PLASTICITY_DRUCKER_PRAGER) {
+            mm->plastic = 1, mm->yield.cone = pd_dp_material_cone(m);
             mm->volume_correction = pd_material_volume_correction(m, &pd_mpm_material_support);
-        else if (m->plasticity == PD_PLASTICITY_VON_MISES)
+            pd_mpm_rate_dependence(m, &mm->yield.rate); /* its dt: each step's (mpm_step) */
+        } else if (m->plasticity == PD_PLASTICITY_VON_MISES)
             mm->plastic = 1, mm->yield.cone = pd_von_mises_cone(m->yield_stress);
         if (m->viscoelasticity == PD_VISCO_HENCKY_MAXWELL) { /* Eq. 6-7's constants */
             mm->maxwell = s->has_maxwell = 1;
