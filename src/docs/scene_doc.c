@@ -281,8 +281,11 @@ static void print_material_support(const pd_solver_vtable* m) {
         size_t len = strcspn(s, "|");
         if (plasticity & (1u << model)) {
             printf("%s`%.*s`", first ? "" : ", ", (int)len, s);
-            if (m->materials->volume_correction & (1u << model))
-                printf(" (with `volume_correction`)");
+            unsigned vc = m->materials->volume_correction & (1u << model);
+            unsigned rate = m->materials->rate_dependence & (1u << model);
+            if (vc || rate)
+                printf(" (with %s%s%s)", vc ? "`volume_correction`" : "", vc && rate ? " and " : "",
+                       rate ? "`rate_dependence`" : "");
             first = 0;
         }
         s += len + (s[len] == '|');

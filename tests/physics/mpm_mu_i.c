@@ -134,10 +134,10 @@ PD_TEST(mu_i_layer_flows_at_bagnolds_velocity) {
            theta * 180 / PD_PI, mu_s, mu_2, i_theta, mui.late_v, bagnold, mui.late_a, mui.rise,
            control.late_a, coulomb, c1, (double)(clock() - c0) / CLOCKS_PER_SEC - c1);
     PD_REQUIRE(mui.ok && control.ok);
-    pd_test_method_check("mu(I) layer's mean velocity (m/s), Bagnold's depth average", mui.late_v,
-                         bagnold, TOLERANCE, 1);
+    pd_test_method_check("mu(I) layer's mean velocity (m/s) against Bagnold's depth average",
+                         mui.late_v, bagnold, TOLERANCE, 1);
     pd_test_method_bound("mu(I) layer's acceleration (m/s^2) over its last 0.4 s", mui.late_a,
                          -0.1 * coulomb, 0.1 * coulomb);
-    pd_test_method_check("control's acceleration (m/s^2), no mu(I)", control.late_a, coulomb, 0.1,
-                         1);
+    pd_test_method_check("control's acceleration (m/s^2) without mu(I)", control.late_a, coulomb,
+                         0.1, 1);
 }
