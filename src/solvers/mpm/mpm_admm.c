@@ -253,6 +253,60 @@ pd_real pd_mpm_node_friction(const pd_mpm_state* s, const pd_collider* col, size
     return mu;
 }
 
+/* A node that a second collider reaches too (the channel's floor and a side wall) holds that
+ * collider's normal velocity as well, as the explicit step applies every collider in turn
+ * (grid_boundary.c): the normal made orthogonal to the first (bc_normal2), held through the
+ * solve without friction or let-go. Holding the first alone left the floor's row of nodes free
+ * across the channel: the solve carried the bottom row's grains into the walls at about 5 mm/s,
+ * F recorded the widening, and the world's projection clipped the positions (docs/methods/mpm.md,
+ * "The ADMM's slip walls"). A normal parallel to the first adds nothing. */
+static int hold_second_normal(pd_mpm_state* s, size_t n, pd_vec3 normal, pd_vec3 vc) {
+    pd_vec3 first = s->bc_normal[n];
+    pd_vec3 other = pd_v3_sub(normal, pd_v3_scale(first, pd_v3_dot(normal, first)));
+    pd_real len = pd_v3_len(other);
+    if (len < 0.1)
+        return 0;
+    other = pd_v3_scale(other, 1 / len);
+    s->bc_normal2[n] = other;
+    s->bc_target2[n] = pd_v3_scale(other, pd_v3_dot(pd_v3_sub(vc, s->grid.velocity[n]), other));
+    return 1;
+}
+
+/* Holds node n's velocity along collider q's (col) normal (vc the collider's velocity there): the
+ * first normal as Sec. 7.2 below, a second by hold_second_normal, a third independent one
+ * whole (a corner of three faces). 0 when the normal adds nothing (parallel to those held). */
+static int hold_normal(pd_mpm_state* s, size_t n, int q, const pd_collider* col, pd_vec3 normal,
+                       pd_vec3 vc) {
+    pd_vec3 v = s->grid.velocity[n];
+    if (s->bc_kind[n] == PD_MPM_BC_NORMAL) {
+        if (pd_v3_len2(s->bc_normal2[n]) == 0)
+            return hold_second_normal(s, n, normal, vc);
+        pd_vec3 a = s->bc_normal[n], b = s->bc_normal2[n];
+        pd_vec3 other = pd_v3_sub(normal, pd_v3_scale(a, pd_v3_dot(normal, a)));
+        other = pd_v3_sub(other, pd_v3_scale(b, pd_v3_dot(other, b)));
+        if (pd_v3_len(other) < 0.1)
+            return 0;
+        s->bc_kind[n] = PD_MPM_BC_FULL; /* three faces: every component held */
+        s->bc_target[n] = pd_v3_sub(vc, v);
+        s->bc_normal2[n] = s->bc_target2[n] = pd_v3(0, 0, 0);
+        return 1;
+    }
+    s->bc_collider[n] = q;
+    if (col->def.boundary == PD_BOUNDARY_NO_SLIP && !isfinite(pd_mpm_node_friction(s, col, n))) {
+        s->bc_kind[n] = PD_MPM_BC_FULL;
+        s->bc_target[n] = pd_v3_sub(vc, v); /* dv that sticks */
+        return 1;
+    }
+    s->bc_kind[n] = PD_MPM_BC_NORMAL;
+    s->bc_normal[n] = normal;
+    s->bc_target[n] = pd_v3_scale(normal, pd_v3_dot(pd_v3_sub(vc, v), normal));
+    s->bc_stick[n] = pd_v3_sub(vc, v);
+    s->bc_friction[n] = pd_v3(0, 0, 0);
+    s->bc_slide[n] = pd_v3(0, 0, 0); /* the split starts stuck */
+    s->bc_mu[n] = pd_mpm_node_friction(s, col, n);
+    return 1;
+}
+
 /* Sec. 7.2: the nodes whose material lies within reach of a collider's solid at the step's start
  * (grid_boundary.h, as in the explicit step) keep, through the solve, the collider's velocity
  * along its normal (no_slip: all of it, but a sand's node only the normal part, as the explicit
@@ -266,6 +320,7 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
     for (size_t n = 0; n < g->nodes; ++n) {
         s->bc_kind[n] = PD_MPM_BC_FREE;
         s->bc_flips[n] = 0;
+        s->bc_normal2[n] = s->bc_target2[n] = pd_v3(0, 0, 0);
         if (!(g->mass[n] > 0))
             continue;
         if (s->has_pins && s->pin_node_hold[n] > 0) { /* moves with its pins (mpm_pins.c) */
@@ -276,30 +331,21 @@ static void find_constraints(admm_ctx* c, const pd_colliders* colliders) {
         int i = (int)(n / ((size_t)ny * nz)), j = (int)(n / nz % ny), k = (int)(n % nz);
         pd_vec3 x = pd_grid_node(g, i, j, k), centre = x;
         int gathered = 0;
-        for (int q = 0; q < colliders->count && s->bc_kind[n] == PD_MPM_BC_FREE; ++q) {
+        for (int q = 0; q < colliders->count && s->bc_kind[n] != PD_MPM_BC_FULL; ++q) {
             const pd_collider* col = &colliders->items[q];
-            pd_vec3 normal;
             if (pd_collider_sdf(col, x, NULL) > margin)
                 continue;    /* the node's material is out of reach */
             if (!gathered++) /* where its material lies (grid_boundary.h) */
                 centre = pd_grid_node_material_centre(g, c->p->mass, n);
-            if (pd_collider_sdf(col, centre, &normal) > reach)
-                continue;
-            pd_vec3 vc = pd_collider_velocity_at(col, centre);
-            s->bc_collider[n] = q;
-            if (col->def.boundary == PD_BOUNDARY_NO_SLIP &&
-                !isfinite(pd_mpm_node_friction(s, col, n))) {
-                s->bc_kind[n] = PD_MPM_BC_FULL;
-                s->bc_target[n] = pd_v3_sub(vc, g->velocity[n]); /* dv that sticks */
-            } else {
-                s->bc_kind[n] = PD_MPM_BC_NORMAL;
-                s->bc_normal[n] = normal;
-                s->bc_target[n] =
-                    pd_v3_scale(normal, pd_v3_dot(pd_v3_sub(vc, g->velocity[n]), normal));
-                s->bc_stick[n] = pd_v3_sub(vc, g->velocity[n]);
-                s->bc_friction[n] = pd_v3(0, 0, 0);
-                s->bc_slide[n] = pd_v3(0, 0, 0); /* the split starts stuck */
-                s->bc_mu[n] = pd_mpm_node_friction(s, col, n);
+            pd_vec3 vc = pd_collider_velocity_at(col, centre), at = centre, normal;
+            /* each of the collider's faces within reach: a box's edge holds two, its corner
+             * three; the next face seen from the centre moved off the faces found */
+            for (int face = 0; face < 3 && s->bc_kind[n] != PD_MPM_BC_FULL; ++face) {
+                if (pd_collider_sdf(col, at, &normal) > reach)
+                    break;
+                if (!hold_normal(s, n, q, col, normal, vc))
+                    break; /* a face already held: no other within reach */
+                at = pd_v3_madd(at, 2 * reach, normal);
             }
         }
     }
@@ -312,7 +358,9 @@ static pd_vec3 free_part(const pd_mpm_state* s, size_t n, pd_vec3 u) {
     if (s->bc_kind[n] == PD_MPM_BC_FULL)
         return pd_v3(0, 0, 0);
     if (s->bc_kind[n] == PD_MPM_BC_NORMAL)
-        return pd_v3_sub(u, pd_v3_scale(s->bc_normal[n], pd_v3_dot(u, s->bc_normal[n])));
+        u = pd_v3_sub(u, pd_v3_scale(s->bc_normal[n], pd_v3_dot(u, s->bc_normal[n])));
+    if (s->bc_kind[n] != PD_MPM_BC_FREE) /* a corner's second normal, let go or not */
+        u = pd_v3_sub(u, pd_v3_scale(s->bc_normal2[n], pd_v3_dot(u, s->bc_normal2[n])));
     return u;
 }
 
@@ -333,7 +381,7 @@ static void impose_constraints(const pd_mpm_state* s, pd_vec3* dv) {
     project_free(s, dv);
     for (size_t n = 0; n < s->grid.nodes; ++n)
         if (s->bc_kind[n] != PD_MPM_BC_FREE)
-            dv[n] = pd_v3_add(dv[n], s->bc_target[n]);
+            dv[n] = pd_v3_add(pd_v3_add(dv[n], s->bc_target[n]), s->bc_target2[n]);
 }
 
 /* The conditions above for the optimiser's step (mpm_implicit.c), on the same node arrays. */
@@ -578,6 +626,8 @@ static int normal_axis(pd_vec3 n) {
 static int component_free(const pd_mpm_state* s, size_t n, int a) {
     if (!(s->grid.mass[n] > 0) || s->bc_kind[n] == PD_MPM_BC_FULL)
         return 0;
+    if (pd_v3_len2(s->bc_normal2[n]) > 0 && normal_axis(s->bc_normal2[n]) == a)
+        return 0; /* a corner's second normal, held let go or not */
     return s->bc_kind[n] != PD_MPM_BC_NORMAL || normal_axis(s->bc_normal[n]) != a;
 }
 
@@ -691,7 +741,8 @@ static void factor_grid_matrix(admm_ctx* c) {
     if (s->prm.grid_solver != PD_MPM_GRID_CHOLESKY || s->has_pins)
         return;
     for (size_t n = 0; n < nn; ++n)
-        if (s->bc_kind[n] == PD_MPM_BC_NORMAL && normal_axis(s->bc_normal[n]) < 0)
+        if ((s->bc_kind[n] == PD_MPM_BC_NORMAL && normal_axis(s->bc_normal[n]) < 0) ||
+            (pd_v3_len2(s->bc_normal2[n]) > 0 && normal_axis(s->bc_normal2[n]) < 0))
             return;
     if (!reserve_direct(s, nn))
         return;
@@ -1343,6 +1394,8 @@ pd_real pd_mpm_implicit_residual(pd_mpm_state* s, const pd_particles* particles,
     X(cg_ad, pd_vec3)                                                                              \
     X(bc_normal, pd_vec3)                                                                          \
     X(bc_target, pd_vec3)                                                                          \
+    X(bc_normal2, pd_vec3)                                                                         \
+    X(bc_target2, pd_vec3)                                                                         \
     X(bc_stick, pd_vec3)                                                                           \
     X(bc_friction, pd_vec3)                                                                        \
     X(bc_slide, pd_vec3)                                                                           \

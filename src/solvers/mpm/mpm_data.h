@@ -226,6 +226,9 @@ typedef struct pd_mpm_state {
     /* ... and per node (capacity admm_nodes) */
     size_t admm_nodes;
     pd_vec3 *admm_dv, *admm_rhs, *cg_r, *cg_z, *cg_d, *cg_ad, *bc_normal, *bc_target;
+    pd_vec3* bc_normal2;  /* a second collider's normal held at the node (zero: none), made
+                             orthogonal to bc_normal: a corner of two colliders */
+    pd_vec3* bc_target2;  /* ... and the dv along it that holds it there */
     pd_vec3* bc_stick;    /* a NORMAL node's dv that holds it on its collider */
     pd_vec3* bc_friction; /* ... its friction impulse, the split's multiplier (m v) */
     pd_vec3* bc_slide;    /* ... the split's sliding velocity z (friction_in_solve) */
