@@ -285,12 +285,17 @@ static pd_real return_to_apex(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
  * weighted RMS of |D_p| / |X|. Eq. 18 returns the strain state onto the surface to first
  * order in the strain; the correction is repeated (with R = I: the first one took the
  * rotation out) until it lies within PLASTIC_RETURN_TOL of it (measured on the indented clay
- * of tests/physics/plasticity.c: 4.9 % outside after one correction). */
+ * of tests/physics/plasticity.c: 4.9 % outside after one correction). Each correction moves
+ * the references, so i's shape tensor (X*X)^+ is refreshed before F is read again: with the
+ * one of the references before the move, the in-solve layer of repose.c outran its cone. */
 static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     const pd_ppd_material* m = &s->mat[s->material[i]];
     pd_real alpha, beta, dp = 0;
-    if (loose_grain(s, m, y, i))
-        return return_to_apex(s, y, i);
+    if (loose_grain(s, m, y, i)) {
+        dp = return_to_apex(s, y, i);
+        pd_ppd_shape_tensor(s, i);
+        return dp;
+    }
     if (!m->plastic || s->planar[i] || s->fixed[i])
         return 0;
     strain_state st = strain_of(s, m, y, i);
@@ -302,6 +307,7 @@ static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     pd_polar3(F, &R, &S);
     for (int pass = 0; pass < PLASTIC_RETURNS; ++pass) {
         dp += move_references(s, y, i, R, st, alpha, beta);
+        pd_ppd_shape_tensor(s, i);
         R = pd_m3_identity();
         st = strain_of(s, m, y, i);
         pd_real lim = m->yield_a + m->yield_b * st.i1;
@@ -454,8 +460,7 @@ static void return_kernel(void* vctx, size_t begin, size_t end, int thread) {
             s->dens_pressure[i] = s->prm.density_stiffness * m->bulk *
                                   fmax(pd_density_ratio(&s->dens_def, c->y, i) - 1, 0);
         pd_real dp = flow_particle(s, c->y, (uint32_t)i);
-        if (dp > 0) {
-            pd_ppd_shape_tensor(s, (uint32_t)i);
+        if (dp > 0) { /* its shape tensor refreshed by flow_particle */
             s->ret_moved[i] |= 1;
             s->ret_dp[i] = dp;
             yielded = 1;
