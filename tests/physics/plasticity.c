@@ -5,6 +5,9 @@
  * plasticity against elasticity: a perfectly plastic (von Mises) block keeps its dent after
  * unloading (depth at rest within 20 % of the depth at full load), the same block elastic recovers
  * (its dent at rest below 2 % of the loaded one). */
+#include <stdlib.h>
+
+#include "methods.h"
 #include "projective_pd_support.h"
 #include "triaxial.h"
 #include "core/alloc.h"
@@ -69,11 +72,24 @@ typedef struct indent_result {
     int ok;
 } indent_result;
 
-static indent_result run_indent(const char* plasticity) {
+/* The paper's order (Sec. 5): the return once after the step's elastic solve. */
+#define AFTER_SOLVE "solver.plastic_return=after_solve"
+
+/* The return inside the solve (issue 37; a departure, docs/methods/projective_pd.md). */
+#define IN_SOLVE "solver.plastic_return=in_solve"
+
+/* The indentation with `plasticity` (NULL: elastic) and `solver` (a --set, or NULL: the
+ * defaults). */
+static indent_result run_indent_with(const char* plasticity, const char* solver) {
     indent_result out = {0};
     pd_test_sim t;
-    const char* sets[] = {plasticity};
-    if (!pd_test_sim_open(&t, k_indent, sets, plasticity ? 1 : 0))
+    const char* sets[2];
+    int n = 0;
+    if (plasticity)
+        sets[n++] = plasticity;
+    if (solver)
+        sets[n++] = solver;
+    if (!pd_test_sim_open(&t, k_indent, sets, n))
         return out;
     pd_error err = {0};
     out.worst_excess = -1;
@@ -93,6 +109,10 @@ static indent_result run_indent(const char* plasticity) {
     out.ok = 1;
     pd_test_sim_close(&t);
     return out;
+}
+
+static indent_result run_indent(const char* plasticity) {
+    return run_indent_with(plasticity, NULL);
 }
 
 /* Each indentation runs once for both tests. */
@@ -263,18 +283,50 @@ PD_TEST(plastic_body_memory_stays_bounded_over_1000_renewals) {
  * strain. (With I1's sign reversed the friction angle weakens it: measured, this test then
  * fails.) Friction angle 0 with cohesion 500 Pa is von Mises at sqrt(3) A = 1 kPa (Eq. 15),
  * and must dent as the von Mises clay does. */
+#define DP0                                                                                        \
+    "materials.clay.plasticity={\"model\":\"drucker_prager\",\"friction_angle\":0,\"cohesion\":"   \
+    "500}"
+#define DP30                                                                                       \
+    "materials.clay.plasticity={\"model\":\"drucker_prager\",\"friction_angle\":30,\"cohesion\":"  \
+    "500}"
+
+/* Measured in the paper's order (plastic_return after_solve, the default, set here); with the
+ * return in the solve the test below. */
 PD_TEST(friction_angle_strengthens_compressed_clay) {
-    const char* dp0 = "materials.clay.plasticity={\"model\":\"drucker_prager\","
-                      "\"friction_angle\":0,\"cohesion\":500}";
-    const char* dp30 = "materials.clay.plasticity={\"model\":\"drucker_prager\","
-                       "\"friction_angle\":30,\"cohesion\":500}";
-    indent_result vm = indent(VON_MISES), a = run_indent(dp0), b = run_indent(dp30);
+    indent_result vm = run_indent_with(VON_MISES, AFTER_SOLVE),
+                  a = run_indent_with(DP0, AFTER_SOLVE), b = run_indent_with(DP30, AFTER_SOLVE);
     PD_REQUIRE(vm.ok && a.ok && b.ok);
     printf("  dent at rest: %.3g mm (friction angle 0), %.3g mm (30 deg), %.3g mm (von Mises "
            "1 kPa); largest plastic strain %.3g, %.3g\n",
            1e3 * a.rest, 1e3 * b.rest, 1e3 * vm.rest, a.max_plastic, b.max_plastic);
     PD_CHECK_REL(a.rest, vm.rest, 1e-3);
     PD_CHECK(b.rest < 0.95 * a.rest); /* shallower by more than 5 %: the qualitative law */
+    PD_CHECK(b.max_plastic < a.max_plastic);
+}
+
+/* The same law with the return in the solve (plastic_return in_solve): a known failure. Every
+ * dent kept all of its depth at rest (4.11 mm at 0 and 30 degrees and von Mises alike) while the
+ * return's repeated corrections read F with the shape tensor of the step's start; with the
+ * shape tensor refreshed the von Mises dent springs back to 3.60 mm but the 30 degree clay ends
+ * 2.66 mm above its far surface (docs/validation.md, "Known failures and limits"). */
+PD_TEST(known_failure_return_in_the_solve_friction_angle_strengthens_compressed_clay) {
+    indent_result vm = run_indent_with(VON_MISES, IN_SOLVE), a = run_indent_with(DP0, IN_SOLVE),
+                  b = run_indent_with(DP30, IN_SOLVE);
+    PD_REQUIRE(vm.ok && a.ok && b.ok);
+    printf("  the return in the solve: dent at rest %.3g mm (friction angle 0), %.3g mm (30 deg), "
+           "%.3g mm (von Mises 1 kPa); largest plastic strain %.3g, %.3g\n",
+           1e3 * a.rest, 1e3 * b.rest, 1e3 * vm.rest, a.max_plastic, b.max_plastic);
+    const char* path = getenv("PD_MEASURED");
+    if (path && *path) {
+        const char* key = "drucker_prager,return_in_the_solve_friction_angle_strengthens_"
+                          "compressed_clay,projective_pd,dent at rest at 30 degrees over 0 "
+                          "degrees,";
+        char row[512];
+        snprintf(row, sizeof row, "%s%.4g,,0..0.95,known failure", key, b.rest / a.rest);
+        pd_test_record_row(path, key, row);
+    }
+    PD_CHECK_REL(a.rest, vm.rest, 1e-3);
+    PD_CHECK(b.rest > 0 && b.rest < 0.95 * a.rest);
     PD_CHECK(b.max_plastic < a.max_plastic);
 }
 
