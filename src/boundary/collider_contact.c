@@ -194,21 +194,45 @@ static int touching_at_start(const pd_collider_contact* c, size_t i, pd_vec3 x) 
     return d <= (c->hold ? c->hold[i] : 0.5 * c->spacing[i]);
 }
 
-/* Particle i's friction from the iterate: anchor, normal and limit when it touches a
- * collider (at its start position x, or held at y), else no friction. */
+/* Particle i's friction limit from the iterate y with residual r: mu lambda when it touches a
+ * collider (at its start position x, or held at y), else 0; *col and *n get the collider and
+ * its normal when it touches. */
+static pd_real renewed_limit(const pd_collider_contact* c, size_t i, pd_vec3 x, pd_vec3 y,
+                             pd_vec3 r, const pd_collider** col, pd_vec3* n) {
+    *col = NULL;
+    if (c->skip[i] || (!c->held[i] && !touching_at_start(c, i, x)))
+        return 0;
+    *col = &c->colliders->items[pd_colliders_nearest(c->colliders, c->held[i] ? y : x, NULL, n)];
+    pd_real rn = c->push[i] > 0 ? c->push[i] : pd_v3_dot(r, *n);
+    return pd_friction_limit(&(*col)->def, rn);
+}
+
+/* Particle i's friction from the iterate: anchor, normal and limit (renewed_limit). */
 static void renew_one(pd_collider_contact* c, size_t i, pd_vec3 x, pd_vec3 y, pd_vec3 r) {
-    c->limit[i] = 0;
-    if (c->skip[i])
-        return;
-    if (!c->held[i] && !touching_at_start(c, i, x))
-        return;
+    const pd_collider* col;
     pd_vec3 n;
-    const pd_collider* col =
-        &c->colliders->items[pd_colliders_nearest(c->colliders, c->held[i] ? y : x, NULL, &n)];
-    pd_real rn = c->push[i] > 0 ? c->push[i] : pd_v3_dot(r, n);
-    c->limit[i] = pd_friction_limit(&col->def, rn);
+    c->limit[i] = renewed_limit(c, i, x, y, r, &col, &n);
+    if (!col)
+        return;
     c->anchor[i] = pd_friction_anchor(col, x, c->dt);
     c->normal[i] = n;
+}
+
+pd_real pd_collider_contact_friction_change(const pd_collider_contact* c, const pd_vec3* x,
+                                            const pd_vec3* y, const pd_vec3* r) {
+    if (!c->colliders || !c->colliders->count)
+        return 0;
+    pd_real sum = 0;
+    for (size_t i = 0; i < c->n; ++i) {
+        const pd_collider* col;
+        pd_vec3 n;
+        pd_real old = c->limit[i], now = renewed_limit(c, i, x[i], y[i], r[i], &col, &n);
+        if (isinf(old) != isinf(now))
+            return INFINITY; /* a no_slip contact came or went */
+        if (isfinite(old))
+            sum += (now - old) * (now - old);
+    }
+    return sqrt(sum);
 }
 
 int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x, const pd_vec3* y,

@@ -96,6 +96,13 @@ pd_vec3 pd_collider_contact_filter(const pd_collider_contact* c, size_t i, pd_ve
 int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x, const pd_vec3* y,
                                        const pd_vec3* r);
 
+/* How far a renewal at the iterate y (residual r) would move friction's limits: the 2-norm over
+ * the particles of mu lambda renewed - mu lambda lagged (N), which bounds the change of the
+ * residual at y that the renewal makes; infinite when a no_slip contact would come or go.
+ * Changes nothing. */
+pd_real pd_collider_contact_friction_change(const pd_collider_contact* c, const pd_vec3* x,
+                                            const pd_vec3* y, const pd_vec3* r);
+
 /* Friction's limits lagged from the last step's solution instead of the start guess: a
  * particle touching a Coulomb (slip) collider at the step's start position x gets mu fn[i],
  * fn[i] the normal force its contact took at the end of the last step (cc.push then), or keeps

@@ -119,6 +119,27 @@ PD_TEST(friction_limit_is_mu_times_the_contact_force) {
     floor_close(&f);
 }
 
+/* What a renewal would move, measured without renewing (the lagged normal forces' error that
+ * decides a renewal inside a solve): the 2-norm of mu lambda renewed - mu lambda lagged. The
+ * floor case renewed at pushes 2 and 1 N (limits 1 and 0.5 N); then pushes 4 and 3 N: the
+ * limits would become 2 and 1.5 N, a change of sqrt(1^2 + 1^2) N, and stay 1 and 0.5 N. A
+ * function that summed the changes would read 2, one of the relative changes 2.83. */
+PD_TEST(friction_change_is_what_a_renewal_would_move) {
+    floor_case f;
+    pd_vec3 r[4] = {pd_v3(0.3, 2.0, 0), pd_v3(0, 1.0, 0), pd_v3(0, 1, 0), pd_v3(0, 1, 0)};
+    PD_REQUIRE(floor_touched(&f, PD_BOUNDARY_SLIP, 0.5, r));
+    pd_collider_contact_renew_friction(&f.cc, f.x, f.y, r);
+    PD_CHECK_NEAR(pd_collider_contact_friction_change(&f.cc, f.x, f.y, r), 0, 0);
+    r[0].y = 4.0, r[1].y = 3.0;
+    for (int i = 0; i < 2; ++i)
+        pd_collider_contact_apply(&f.cc, (size_t)i, f.y[i], &r[i]);
+    pd_real change = pd_collider_contact_friction_change(&f.cc, f.x, f.y, r);
+    printf("  change %.6g N (sqrt 2); limits kept %g %g N\n", change, f.cc.limit[0], f.cc.limit[1]);
+    PD_CHECK_NEAR(change, sqrt(2.0), 1e-15);
+    PD_CHECK(f.cc.limit[0] == 1.0 && f.cc.limit[1] == 0.5);
+    floor_close(&f);
+}
+
 /* no_slip: once its friction is set, a touching particle's trial is put back at its anchor
  * tangentially, its residual and directions keep only the normal part, and a point off the
  * anchor has infinite potential (never accepted). */

@@ -33,10 +33,9 @@
 /* det F below which a particle counts as inverted for the fix of Sec. 4.1 (see local_particle) */
 #define PPD_INVERTED 0.05
 /* Times a step may renew its friction limits from the normal forces it converged to, and
- * the iterations after which (and how many times) it renews them before (solve_with_friction) */
-#define PPD_FRICTION_REFRESHES     2
-#define PPD_FRICTION_LAG           8
-#define PPD_FRICTION_LAGGED_PASSES 2
+ * from an iterate on the way there (solve_with_friction) */
+#define PPD_FRICTION_REFRESHES 2
+#define PPD_FRICTION_IN_SOLVE  2
 
 /* ---------------------------------------------------------------- local step (Eq. 8-11) */
 
@@ -811,24 +810,46 @@ static int stopped_at_cap(const pd_ppd_state* s, const pd_descent_report* part, 
            part->residual > s->prm.tolerance * r0;
 }
 
-/* The descent with friction's normal forces lagged: renewed from the iterate (friction_limits)
- * after the first PPD_FRICTION_LAG iterations and again after as many more while they change
- * (a body that lands or is placed on a slope: the start point's lambda knows only the
- * touching particles' own weight, and a whole budget of 20 iterations on it let a block that
- * sticks slide 2.6 mm in its first step), and when the solve converges with other normal
- * forces than it used (an impact, a body that bounces), at most PPD_FRICTION_REFRESHES times;
- * all within the step's iteration budget. The L-BFGS pairs go on across a renewal (only the
- * friction limits change; dropping them cost convergence on the demo's landing). */
+/* How far the lagged problem is from the one at the iterate: the change of friction's limits a
+ * renewal at y would make (N, 2-norm over the particles), which bounds the change of the
+ * residual at y that the renewal makes. */
+static pd_real friction_lag_error(pd_ppd_state* s, const pd_particles* p) {
+    return pd_collider_contact_friction_change(&s->cc, p->pos, s->opt.y, s->opt.r);
+}
+
+/* After friction's limits changed: the merit evaluated again at the iterate (another
+ * function now), its L-BFGS pairs dropped (a sticking contact's tangential spring, stiffness
+ * up to 2 mu lambda / eps, is in their curvature with the old lambda). */
+static pd_real after_renewal(pd_ppd_state* s, pd_real* r) {
+    pd_descent* d = &s->opt;
+    pd_descent_problem pr = problem(s);
+    project_contacts(s, d->y); /* a new no-slip contact is put at its anchor */
+    d->keep_history = 0;
+    return pd_descent_evaluate(d, &pr, r);
+}
+
+/* The descent with friction's normal forces lagged (Li et al. 2020 Sec. 5). The lagged lambda
+ * (the start point's, implicit_step.c) is renewed from an iterate when the renewal would change
+ * the residual there by more than the residual itself (friction_lag_error > |r|): the
+ * iterations then solve a problem farther from the one at their own iterate than they are
+ * from its solution. Checked after every iteration, at most PPD_FRICTION_IN_SOLVE times a step.
+ * A body placed on a slope or landing needs it (its start knows only the touching particles'
+ * own weight: a block released on a 35 degree plane takes 1.00 N there, 4.02 N converged);
+ * one at rest does not (the dress's heap: renewed after the first iteration whatever the
+ * change, the worst step ended at 0.0633; docs/methods/projective_pd.md, lambda). When the
+ * solve converges with other normal forces than it used (an impact, a body that bounces), they
+ * are renewed and the iterations go on, at most PPD_FRICTION_REFRESHES times; all within the
+ * step's iteration budget. */
 static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_real merit,
                                      pd_real r, pd_real r0, int budget) {
     pd_descent* d = &s->opt;
     pd_descent_problem pr = problem(s);
     pd_descent_report part;
-    for (int pass = 0, renewals = 0;; ++pass) {
+    for (int renewals = 0, in_solve = 0;;) {
         int left = budget - s->report.iterations;
-        int lagged =
-            s->cc.colliders->count && pass < PPD_FRICTION_LAGGED_PASSES && left > PPD_FRICTION_LAG;
-        d->def.iterations = lagged ? PPD_FRICTION_LAG : left;
+        /* one iteration at a time while a renewal on the way may come */
+        int watch = s->cc.colliders->count && in_solve < PPD_FRICTION_IN_SOLVE && left > 1;
+        d->def.iterations = watch ? 1 : left;
         pd_status st = pd_descent_solve(d, &pr, merit, r, r0, &part);
         pd_descent_report_add(&s->report, &part);
         if (st == PD_OK)
@@ -848,15 +869,18 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
         }
         if (!s->cc.colliders->count)
             return PD_OK;
-        int cut = lagged && stopped_at_cap(s, &part, PPD_FRICTION_LAG, r0);
-        int changed = friction_limits(s, p);
-        if (!cut && (!changed || ++renewals > PPD_FRICTION_REFRESHES))
-            return PD_OK;
-        if (changed) {
-            project_contacts(s, d->y); /* a new no-slip contact is put at its anchor */
-            merit = pd_descent_evaluate(d, &pr, &r);
+        if (watch && stopped_at_cap(s, &part, 1, r0)) {
+            d->keep_history = 1; /* the same descent goes on */
+            if (friction_lag_error(s, p) > r) {
+                friction_limits(s, p);
+                merit = after_renewal(s, &r);
+                in_solve++;
+            }
+            continue;
         }
-        d->keep_history = 1;
+        if (!friction_limits(s, p) || ++renewals > PPD_FRICTION_REFRESHES)
+            return PD_OK;
+        merit = after_renewal(s, &r);
     }
 }
 
