@@ -47,12 +47,19 @@ pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const pd_par
     c->grad = PD_NEW_ARRAY(pd_vec3, c->n + 1);
     c->diag = PD_NEW_ARRAY(pd_real, c->n + 1);
     c->partial = PD_NEW_ARRAY(pd_real, 4 * c->chunks + 1);
-    c->f_offsets = PD_NEW_ARRAY(uint32_t, c->n + 1);
-    c->pair_count = PD_NEW_ARRAY(uint32_t, c->n + 1);
+    if (def->friction) /* the friction pairs' offsets: 4 bytes a particle where none is */
+        c->f_offsets = PD_NEW_ARRAY(uint32_t, c->n + 1);
     c->near_at = PD_NEW_ARRAY(float, 3 * c->n + 1);
-    if (!c->grad || !c->diag || !c->partial || !c->f_offsets || !c->pair_count || !c->near_at)
+    if (!c->grad || !c->diag || !c->partial || (def->friction && !c->f_offsets) || !c->near_at)
         return PD_ERR_OUT_OF_MEMORY;
     return PD_OK;
+}
+
+void pd_contact_add_gradient_to_callers(pd_contact* c) {
+    if (!c->grad_adds)
+        PD_FREE_ARRAY(c->grad, pd_vec3, c->n + 1);
+    c->grad = NULL;
+    c->grad_adds = 1;
 }
 
 static void free_friction_pairs(pd_contact* c) {
@@ -64,9 +71,8 @@ static void free_friction_pairs(pd_contact* c) {
 }
 
 static void free_pairs(pd_contact* c) {
-    PD_FREE_ARRAY(c->pair_j, uint32_t, c->pair_capacity);
     PD_FREE_ARRAY(c->pair_k, pd_real, c->pair_capacity);
-    c->pair_j = NULL, c->pair_k = NULL;
+    c->pair_k = NULL;
     c->pair_capacity = 0;
 }
 
@@ -117,10 +123,10 @@ void pd_contact_free(pd_contact* c) {
     PD_FREE_ARRAY(c->own_modulus, pd_real, (size_t)c->material_count + 1);
     PD_FREE_ARRAY(c->own_friction, pd_real, (size_t)c->material_count + 1);
     PD_FREE_ARRAY(c->own_renews, uint8_t, (size_t)c->material_count + 1);
-    PD_FREE_ARRAY(c->pair_count, uint32_t, c->n + 1);
     PD_FREE_ARRAY(c->near_at, float, 3 * c->n + 1);
     free_pairs(c);
-    PD_FREE_ARRAY(c->grad, pd_vec3, c->n + 1);
+    if (!c->grad_adds)
+        PD_FREE_ARRAY(c->grad, pd_vec3, c->n + 1);
     PD_FREE_ARRAY(c->diag, pd_real, c->n + 1);
     PD_FREE_ARRAY(c->partial, pd_real, 4 * c->chunks + 1);
     PD_FREE_ARRAY(c->f_offsets, uint32_t, c->n + 1);
@@ -186,16 +192,15 @@ static pd_real pair_friction(const pd_contact* c, uint32_t i, uint32_t j) {
 
 /* ---------------------------------------------------------------- pairs */
 
-/* Room for one pair per candidate (grown, never shrunk). */
+/* Room for a pair stiffness per candidate (grown, never shrunk). */
 static pd_status reserve_pairs(pd_contact* c, size_t need) {
-    if (need <= c->pair_capacity && c->pair_j)
+    if (need <= c->pair_capacity && c->pair_k)
         return PD_OK;
     free_pairs(c);
     size_t grown = need + need / 4 + 16;
-    c->pair_j = PD_NEW_ARRAY(uint32_t, grown);
     c->pair_k = PD_NEW_ARRAY(pd_real, grown);
     c->pair_capacity = grown;
-    if (!c->pair_j || !c->pair_k) {
+    if (!c->pair_k) {
         free_pairs(c);
         return PD_ERR_OUT_OF_MEMORY;
     }
@@ -293,7 +298,8 @@ static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
     if (st != PD_OK)
         return st;
     keep_found_at(c, y);
-    memset(c->pair_count, 0, c->n * sizeof(uint32_t)); /* the pairs were of the old list */
+    /* the pairs were of the old list */
+    memset(c->pair_k, 0, c->near.offsets[c->n] * sizeof(pd_real));
     c->near_valid = 1;
     return PD_OK;
 }
@@ -405,9 +411,9 @@ pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt) {
 static pd_real penalty_of(pd_contact* c, const pd_vec3* y, uint32_t i, pd_vec3* g, pd_real* diag,
                           size_t* pairs, pd_real* closest) {
     pd_real e = 0;
-    uint32_t first = c->near.offsets[i], count = 0;
     for (uint32_t k = c->near.offsets[i]; k < c->near.offsets[i + 1]; ++k) {
         uint32_t j = c->near.indices[k];
+        c->pair_k[k] = 0; /* no pair, unless it is one below */
         if (!pd_contact_eligible(c, i, j))
             continue;
         pd_vec3 dx = pd_v3_sub(y[i], y[j]);
@@ -419,12 +425,10 @@ static pd_real penalty_of(pd_contact* c, const pd_vec3* y, uint32_t i, pd_vec3* 
         e += 0.25 * kij * gap * gap; /* half of k/2 (d_c - d)^2: j adds the other half */
         *diag += kij;
         *pairs += j > i;
-        c->pair_j[first + count] = j;
-        c->pair_k[first + count++] = kij;
+        c->pair_k[k] = kij;
         if (d > 1e-12 * dc) /* coincident particles: no direction, no force */
             *g = pd_v3_madd(*g, -kij * gap / d, dx);
     }
-    c->pair_count[i] = count;
     return e;
 }
 
@@ -466,7 +470,10 @@ static void evaluate_range(void* ctx, size_t begin, size_t end, int thread) {
         e += penalty_of(c, job->y, (uint32_t)i, &g, &diag, &pairs, &closest);
         if (c->f_ready)
             e += friction_of(c, job->y, (uint32_t)i, &g, &diag, &sticking);
-        c->grad[i] = g;
+        if (!c->grad_adds)
+            c->grad[i] = g;
+        else if (c->grad)
+            c->grad[i] = pd_v3_add(c->grad[i], g); /* the caller's gradient, then the contact's */
         c->diag[i] = diag;
     }
     size_t chunk = begin / PD_CONTACT_GRAIN;

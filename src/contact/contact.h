@@ -98,15 +98,19 @@ typedef struct pd_contact {
      * that list) */
     int eligible_only;
     /* per particle, at the last evaluation */
-    pd_vec3* grad; /* dE_contact/dy_i (N) */
+    /* dE_contact/dy_i (N): the contact's own array, or with grad_adds the caller's, into which
+     * an evaluation adds it (NULL there: none kept) */
+    pd_vec3* grad;
+    int grad_adds;
     pd_real* diag; /* sum of the pair stiffnesses acting on i: a diagonal Hessian bound (N/m) */
-    /* the pairs of i at the last evaluation: pair_j / pair_k[near.offsets[i] + m] for
-     * m < pair_count[i] (a spring Laplacian a preconditioner may add) */
-    uint32_t* pair_count;
-    uint32_t* pair_j;
-    pd_real* pair_k; /* N/m */
+    /* the pairs at the last evaluation, read through the candidate list: pair_k[k] is the
+     * stiffness of the pair (i, near.indices[k]) for k in i's row (N/m), 0 where that candidate
+     * is no pair (a spring Laplacian a preconditioner may add: no index or count stored apart,
+     * 4 bytes a candidate and 4 a particle less) */
+    pd_real* pair_k;
     size_t pair_capacity;
-    /* lagged friction pairs, per particle (CSR), recorded by pd_contact_begin_step */
+    /* lagged friction pairs, per particle (CSR), recorded by pd_contact_begin_step; f_offsets
+     * only where some material has friction */
     const pd_vec3* x0;
     pd_real eps; /* slip length (m) */
     uint32_t* f_offsets;
@@ -189,6 +193,10 @@ int pd_contact_admissible(const pd_contact* c);
 /* Prepares contact for the world's particles: allocates the per-particle arrays once. */
 pd_status pd_contact_init(pd_contact* c, const pd_contact_def* def, const struct pd_particles* p);
 void pd_contact_free(pd_contact* c);
+/* From now on an evaluation adds dE_contact/dy_i into c->grad, which the caller points at an
+ * array of its own before each evaluation (a gradient it has filled; NULL: none), instead of
+ * keeping it apart: the contact's own array is freed (24 bytes a particle). */
+void pd_contact_add_gradient_to_callers(pd_contact* c);
 
 /* 1 when i and j may touch (not the same particle, not bonded, no ghost, not both fixed, not
  * of one body that renews its families unless both are grains). */

@@ -497,8 +497,6 @@ static void residual_kernel(void* vctx, size_t begin, size_t end, int thread) {
     pd_ppd_state* s = c->s;
     pd_real r2 = 0, inertia = 0, ih2 = c->ih2;
     for (size_t i = begin; i < end; ++i) {
-        if (s->prm.contact)
-            s->g[i] = pd_v3_add(s->g[i], s->contact.grad[i]);
         pd_vec3 r = pd_v3(0, 0, 0);
         if (is_free(c, i)) {
             pd_vec3 d = pd_v3_sub(c->y[i], s->ystar[i]);
@@ -527,12 +525,13 @@ static pd_real contact_jacobi_bound(const pd_ppd_state* s) {
     return rho;
 }
 
-/* The contact energy between bodies at y (src/contact): its gradient and diagonal stay in
- * s->contact for gather_gradient and the Jacobi sweeps. */
-static pd_real contact_energy(pd_ppd_state* s, const pd_vec3* y) {
+/* The contact energy between bodies at y (src/contact): its gradient added into g (NULL:
+ * none), its diagonal and pairs kept in s->contact for the Jacobi sweeps. */
+static pd_real contact_energy(pd_ppd_state* s, const pd_vec3* y, pd_vec3* g) {
     if (!s->prm.contact)
         return 0;
     pd_real e;
+    s->contact.grad = g; /* pd_contact_add_gradient_to_callers (set-up) */
     pd_status st = pd_contact_evaluate(&s->contact, y, &e);
     if (st != PD_OK)
         s->contact_status = st;
@@ -548,8 +547,11 @@ static pd_real evaluate_at(pd_ppd_state* s, const pd_vec3* y, const uint8_t* fla
     ppd_ctx c = {.s = s, .y = y, .flags = flags, .ih2 = ih2, .r = r};
     pd_real energy = bond_energy(s, &c);
     double t1 = pd_now();
-    energy += contact_energy(s, y);
-    energy += pd_ppd_granular_energy(s, y); /* Sec. 8's density and repulsion, in_solve */
+    /* g = (bonds + granular) + contact, as when the contact's gradient was added last in
+     * residual_kernel; the energy summed in its order too */
+    pd_real granular = pd_ppd_granular_energy(s, y); /* Sec. 8's density and repulsion */
+    energy += contact_energy(s, y, s->g);
+    energy += granular;
     double t2 = pd_now();
     pd_parallel_for(s->n, PPD_GRAIN, residual_kernel, &c);
     pd_real r2 = sum_partials(s->partial, s->chunks);
@@ -591,7 +593,7 @@ static pd_status precondition(void* ctx, const pd_vec3* b, pd_vec3* z) {
      * particles of one body; it stays symmetric positive definite. The Cholesky factor keeps A
      * alone. */
     const pd_contact* ct = &s->contact;
-    pd_sym_csr pairs = {s->n, ct->near.offsets, ct->pair_j, ct->pair_k, NULL, ct->pair_count, NULL};
+    pd_sym_csr pairs = {s->n, ct->near.offsets, ct->near.indices, ct->pair_k, NULL, NULL, NULL};
     if (s->prm.contact) {
         cheb.extra = &pairs;
         cheb.extra_diag = ct->diag;
@@ -767,7 +769,7 @@ static int semi_start_toward_x(pd_ppd_state* s, const pd_particles* p) {
             d->y[i] = s->fixed[i] ? s->ystar[i]
                                   : pd_v3_madd(p->pos[i], t, pd_v3_sub(d->ytrial[i], p->pos[i]));
         project_contacts(s, d->y);
-        contact_energy(s, d->y);
+        contact_energy(s, d->y, NULL); /* its closest pair only */
         if (s->contact.closest >= PD_CONTACT_FLOOR)
             return 1;
     }
@@ -1168,6 +1170,15 @@ static int any_material_granular(const pd_scene* scene) {
     return 0;
 }
 
+/* Whether some material has contact friction (the contact's friction pairs). */
+static int any_material_has_friction(const pd_scene* scene) {
+    for (int m = 0; m < scene->material_count; ++m)
+        if (((const pd_ppd_material_params*)scene->materials[m].method_params)->contact_friction >
+            0)
+            return 1;
+    return 0;
+}
+
 /* Whether some material is plastic (the in-solve plastic return's arrays). */
 static int any_material_plastic(const pd_scene* scene) {
     for (int m = 0; m < scene->material_count; ++m)
@@ -1230,17 +1241,17 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
         per_bond += 1.25 * sizeof(pd_vec3),
             per_particle += sizeof(pd_ppd_sym3) + sizeof(pd_real) + 1;
     double direct = prm->global_solve == PD_PPD_DIRECT ? bonds * 40 : 0; /* factor fill-in */
-    /* src/contact: gradient, diagonal, the positions the candidates were found at (single
-     * precision), the pair and friction counts; its candidate list, its grid's rows and its
-     * pair slots (index and stiffness) of the eligible candidates only (the grid drops the
-     * bonded ones): about 4 a particle (the 25K bunny's landing: 3.9 at its most), a quarter
-     * spare; its lean grid */
+    /* src/contact: diagonal (its gradient added into g), the positions the candidates were
+     * found at (single precision), the list's offsets and, where a material has friction, the
+     * friction pairs' offsets; its candidate list, its grid's rows and its pair stiffnesses of
+     * the eligible candidates only (the grid drops the bonded ones): about 4 a particle (the
+     * 25K bunny's landing: 3.9 at its most), a quarter spare; its lean grid */
     double eligible = 1.25 * 4;
     double contact = prm->contact
-                         ? sizeof(pd_vec3) + 3 * sizeof(float) + sizeof(pd_real) +
-                               3 * sizeof(uint32_t) + eligible * sizeof(uint32_t) +
-                               PPD_CONTACT_GRID_BYTES + pd_hash_grid_kept_row_bytes(eligible) +
-                               eligible * (sizeof(uint32_t) + sizeof(pd_real))
+                         ? 3 * sizeof(float) + sizeof(pd_real) +
+                               (1 + any_material_has_friction(scene)) * sizeof(uint32_t) +
+                               eligible * sizeof(uint32_t) + PPD_CONTACT_GRID_BYTES +
+                               pd_hash_grid_kept_row_bytes(eligible) + eligible * sizeof(pd_real)
                          : 0;
     return (size_t)ceil(bonds * per_bond + per_particle + direct + contact);
 }

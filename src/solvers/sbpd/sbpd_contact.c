@@ -110,7 +110,7 @@ static void push_kernel(void* ctx, size_t begin, size_t end, int thread) {
     pd_real deepest = 0;
     for (size_t i = begin; i < end; ++i) {
         pd_vec3 sum = pd_v3(0, 0, 0);
-        uint32_t first = c->near.offsets[i], count = c->pair_count[i], pushes = 0;
+        uint32_t pushes = 0;
         pd_real wi = inverse_mass(s, (uint32_t)i);
         pd_real depth_b = pd_sbpd_boundary_push(s, (uint32_t)i, s->y[i], s->x0[i], &sum);
         if (depth_b > 0) {
@@ -118,8 +118,10 @@ static void push_kernel(void* ctx, size_t begin, size_t end, int thread) {
             if (s->touched) /* Eq. 28 looks at it after the rounds */
                 s->touched[i] |= PD_SBPD_TOUCHED_BOUNDARY;
         }
-        for (uint32_t k = first; k < first + count; ++k) {
-            uint32_t j = c->pair_j[k];
+        for (uint32_t k = c->near.offsets[i]; k < c->near.offsets[i + 1]; ++k) {
+            uint32_t j = c->near.indices[k];
+            if (!(c->pair_k[k] > 0)) /* no pair at the last evaluation */
+                continue;
             if (rigid_by_phi && (s->flags[j] & PD_P_FIXED))
                 continue;
             pd_vec3 d = pd_v3_sub(s->y[i], s->y[j]);
