@@ -298,6 +298,7 @@ static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
     if (st != PD_OK)
         return st;
     keep_found_at(c, y);
+    c->step_most = c->step_most > c->near.offsets[c->n] ? c->step_most : c->near.offsets[c->n];
     /* the pairs were of the old list */
     memset(c->pair_k, 0, c->near.offsets[c->n] * sizeof(pd_real));
     c->near_valid = 1;
@@ -374,6 +375,46 @@ static pd_status reserve_friction(pd_contact* c, size_t need) {
     return PD_OK;
 }
 
+/* The candidates' buffers sized to `most` candidates, a quarter spare, each freed before its
+ * smaller one is made (no peak beyond what was held): the list is dropped (found again at the
+ * next evaluation: the same pairs, in the same order) and with it the last evaluation's pairs;
+ * the grid's rows are given back whole (the next search grows them to its need). */
+static pd_status fit_room(pd_contact* c, size_t most) {
+    size_t fitted = most + most / 4 + 16;
+    c->near_valid = 0;
+    free_pairs(c);
+    pd_hash_grid_release_rows(&c->grid);
+    pd_status st = pd_neighbor_list_fit(&c->near, fitted, &c->grid);
+    if (st != PD_OK)
+        return st;
+    c->pair_k = PD_NEW_ARRAY(pd_real, fitted);
+    if (!c->pair_k)
+        return PD_ERR_OUT_OF_MEMORY;
+    c->pair_capacity = fitted;
+    return PD_OK;
+}
+
+/* Once a step, the rule of contact.h: the step that ended was quiet when its searches held
+ * under a quarter of the room; after PD_CONTACT_QUIET_STEPS quiet steps in a row the room is
+ * fitted to the most they held (the list kept into this step included), when that at least
+ * halves it. */
+static pd_status follow_the_need(pd_contact* c) {
+    size_t ended = c->step_most;
+    c->step_most = c->near_valid ? c->near.offsets[c->n] : 0; /* the kept list is this step's */
+    if (!c->pair_k || 4 * ended >= c->pair_capacity) {
+        c->quiet_steps = 0, c->quiet_most = 0;
+        return PD_OK;
+    }
+    c->quiet_most = c->quiet_most > ended ? c->quiet_most : ended;
+    if (++c->quiet_steps < PD_CONTACT_QUIET_STEPS)
+        return PD_OK;
+    size_t most = c->quiet_most > c->step_most ? c->quiet_most : c->step_most;
+    c->quiet_steps = 0, c->quiet_most = 0;
+    if (2 * (most + most / 4 + 16) > c->pair_capacity)
+        return PD_OK;
+    return fit_room(c, most);
+}
+
 void pd_contact_particles_reordered(pd_contact* c) {
     c->near_valid = 0;
 }
@@ -381,6 +422,9 @@ void pd_contact_particles_reordered(pd_contact* c) {
 pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt) {
     if (!c->keep_candidates)
         c->near_valid = 0; /* the world may have reordered the particles since the last step */
+    pd_status room = follow_the_need(c);
+    if (room != PD_OK)
+        return room;
     c->x0 = x0;
     c->eps = c->def.slip_velocity * dt;
     c->f_ready = 0;

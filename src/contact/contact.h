@@ -48,8 +48,12 @@
  * Pair forces are computed on both sides from the same operands (antisymmetric
  * differences, commutative means), so they are exactly equal and opposite. Evaluation runs in
  * parallel over particles, each writing only its own gradient; sums are per-chunk partials
- * added in order: the same bits for any thread count. Buffers only grow: no allocation once
- * warm. */
+ * added in order: the same bits for any thread count. The candidates' buffers (the list, the
+ * grid's rows, the pair stiffnesses) grow with the candidates and give their room back once
+ * PD_CONTACT_QUIET_STEPS steps in a row held under a quarter of it, sized then to the most
+ * those steps held (a quarter spare): no allocation once warm, in a steady state or one that
+ * swings within what its last quiet steps held (the 25K bunny's landing held 78.8K eligible
+ * candidates, its steps after it 8-19K; docs/benchmarks.md, Memory). */
 #ifndef PD_CONTACT_H
 #define PD_CONTACT_H
 
@@ -109,6 +113,10 @@ typedef struct pd_contact {
      * 4 bytes a candidate and 4 a particle less) */
     pd_real* pair_k;
     size_t pair_capacity;
+    /* the room's rule (pd_contact_begin_step): the most candidates the searches of the step
+     * under way held, the most of the quiet steps before it and how many there were */
+    size_t step_most, quiet_most;
+    int quiet_steps;
     /* lagged friction pairs, per particle (CSR), recorded by pd_contact_begin_step; f_offsets
      * only where some material has friction */
     const pd_vec3* x0;
@@ -144,6 +152,8 @@ typedef struct pd_contact {
 /* How much closer a pair that starts a line search at or near that floor may come (d_c): no
  * slack froze bodies whose pairs sat at the floor (projective_pd's Fig. 19 dress). */
 #define PD_CONTACT_SLACK 0.01
+/* Steps in a row whose candidates held under a quarter of their room before it is given back */
+#define PD_CONTACT_QUIET_STEPS 3
 
 /* The keys every method with this contact declares, written once: in its `solver` table ... */
 #define PD_CONTACT_SOLVER_ROWS(T, on, stiffness)                                                   \

@@ -588,3 +588,25 @@ void pd_neighbor_list_destroy(pd_neighbor_list* list) {
     pd_free(list->indices, list->indices_capacity * sizeof(uint32_t));
     *list = (pd_neighbor_list){0};
 }
+
+pd_status pd_neighbor_list_fit(pd_neighbor_list* list, size_t capacity, pd_hash_grid* grid) {
+    if (capacity >= list->indices_capacity && list->indices)
+        return PD_OK;
+    pd_free(list->indices, list->indices_capacity * sizeof(uint32_t)); /* first: no peak */
+    if (list->offsets) /* every row empty until the next build */
+        memset(list->offsets, 0, (list->count + 1) * sizeof(uint32_t));
+    list->indices_capacity = 0, list->count = 0;
+    list->indices = pd_alloc((capacity ? capacity : 1) * sizeof(uint32_t));
+    if (!list->indices)
+        return PD_ERR_OUT_OF_MEMORY;
+    grid->allocations++;
+    list->indices_capacity = capacity ? capacity : 1;
+    return PD_OK;
+}
+
+void pd_hash_grid_release_rows(pd_hash_grid* grid) {
+    for (size_t c = 0; c < grid->chunk_capacity; ++c) {
+        pd_free(grid->chunks[c].upper, grid->chunks[c].capacity * sizeof(uint32_t));
+        grid->chunks[c] = (pd_grid_chunk){0};
+    }
+}

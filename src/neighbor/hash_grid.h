@@ -69,5 +69,10 @@ void pd_hash_grid_destroy(pd_hash_grid* grid);
  * `entries`, a particle's list entries, grown by up to half again) and the two counts. */
 double pd_hash_grid_kept_row_bytes(double entries);
 void pd_neighbor_list_destroy(pd_neighbor_list* list);
+/* Gives back the room of a list beyond `capacity` indices, its contents dropped (the next
+ * build fills it): a caller whose lists grew for a while and then shrank for good. */
+pd_status pd_neighbor_list_fit(pd_neighbor_list* list, size_t capacity, pd_hash_grid* grid);
+/* Gives back the scan's kept rows (keep_rows): the next build grows them again to its need. */
+void pd_hash_grid_release_rows(pd_hash_grid* grid);
 
 #endif

@@ -1,11 +1,13 @@
 /* src/contact: the pairs the grid finds are the pairs a brute-force search finds; the
  * gradient is the derivative of the energy (central finite differences), penalty and lagged
  * friction; pair forces are equal and opposite; friction never exceeds Coulomb's mu lambda;
- * bonded particles of one body are no pair, far-apart ones are (self-contact). */
+ * bonded particles of one body are no pair, far-apart ones are (self-contact); the candidates'
+ * room follows their need. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "contact/contact.h"
+#include "peridot/memory.h"
 #include "test.h"
 #include "world/world.h"
 
@@ -213,4 +215,66 @@ PD_TEST(friction_force_is_bounded_by_coulomb) {
     PD_CHECK_REL(f[2], mu * lambda, 1e-9);
     pd_contact_free(&ct);
     pd_contact_free(&penalty);
+}
+
+/* Allocations the library makes, counted by an allocator hook (pd_set_allocator). */
+static long g_allocations;
+static void* counting_alloc(size_t bytes) {
+    __atomic_add_fetch(&g_allocations, 1, __ATOMIC_RELAXED);
+    return malloc(bytes);
+}
+
+/* One step of a method at y (its start and end): the begin_step, the candidates found anew (a
+ * reorder: every step searches), an evaluation. */
+static void contact_step(pd_contact* ct, const pd_vec3* y) {
+    pd_real e;
+    pd_contact_particles_reordered(ct);
+    PD_REQUIRE(pd_contact_begin_step(ct, y, 0.01) == PD_OK);
+    PD_REQUIRE(pd_contact_evaluate(ct, y, &e) == PD_OK);
+}
+
+/* The candidates' room (contact.h's rule): the cloud compressed (its rest positions shrunk 4
+ * times: many candidates) for a step, then at its rest positions (few): after
+ * PD_CONTACT_QUIET_STEPS quiet steps the pair stiffnesses and the list are sized to the few
+ * (a quarter spare, 16 more), the bytes held fall, and 10 more steps at rest allocate nothing;
+ * then compressed and at rest in turn (the need swinging by more than 4 times every step):
+ * the room grows back once and nothing is allocated after, as no 3 quiet steps come in a row.
+ * Buffers that only grow fail the fitted room; a room given back at every quiet step
+ * allocates in the swing. */
+PD_TEST(candidate_room_follows_the_need) {
+    static cloud c;
+    make_cloud(&c, 11);
+    pd_contact_def def = make_def(0);
+    pd_contact ct;
+    PD_REQUIRE(pd_contact_init(&ct, &def, &c.p) == PD_OK);
+    contact_step(&ct, c.pos);
+    size_t many = ct.near.offsets[NP], room = ct.pair_capacity, bytes = pd_bytes_in_use();
+    for (int k = 0; k < PD_CONTACT_QUIET_STEPS + 1; ++k)
+        contact_step(&ct, c.rest);
+    size_t few = ct.near.offsets[NP], fitted = few + few / 4 + 16;
+    long freed = (long)bytes - (long)pd_bytes_in_use();
+    printf("  compressed: %zu candidates, room %zu; at rest: %zu, room %zu (list %zu), %ld bytes "
+           "given back\n",
+           many, room, few, ct.pair_capacity, ct.near.indices_capacity, freed);
+    PD_REQUIRE(4 * fitted < room); /* the cloud makes the case */
+    PD_CHECK(ct.pair_capacity == fitted && ct.near.indices_capacity == fitted);
+    PD_CHECK(freed >= (long)((room - fitted) * (sizeof(pd_real) + sizeof(uint32_t))));
+    pd_set_allocator(counting_alloc, NULL);
+    g_allocations = 0;
+    for (int k = 0; k < 10; ++k)
+        contact_step(&ct, c.rest);
+    long at_rest = g_allocations;
+    contact_step(&ct, c.pos);
+    contact_step(&ct, c.rest);
+    g_allocations = 0;
+    for (int k = 0; k < 12; ++k)
+        contact_step(&ct, k % 2 ? c.rest : c.pos);
+    long swinging = g_allocations;
+    pd_set_allocator(NULL, NULL);
+    printf("  allocations: %ld in 10 steps at rest, %ld in 12 swinging steps (room %zu)\n", at_rest,
+           swinging, ct.pair_capacity);
+    PD_CHECK(at_rest == 0);
+    PD_CHECK(swinging == 0);
+    PD_CHECK(ct.pair_capacity >= many);
+    pd_contact_free(&ct);
 }
