@@ -292,13 +292,14 @@ static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
     }
     pd_status st = pd_neighbors_build(&c->grid, y, c->n, c->radius + 2 * c->skin, &c->near);
     if (st == PD_OK) {
+        size_t listed = c->near.offsets[c->n]; /* the list's need, before keep_eligible */
+        c->step_most = c->step_most > listed ? c->step_most : listed;
         keep_eligible(c);
         st = reserve_pairs(c, c->near.offsets[c->n]);
     }
     if (st != PD_OK)
         return st;
     keep_found_at(c, y);
-    c->step_most = c->step_most > c->near.offsets[c->n] ? c->step_most : c->near.offsets[c->n];
     /* the pairs were of the old list */
     memset(c->pair_k, 0, c->near.offsets[c->n] * sizeof(pd_real));
     c->near_valid = 1;
@@ -394,14 +395,15 @@ static pd_status fit_room(pd_contact* c, size_t most) {
     return PD_OK;
 }
 
-/* Once a step, the rule of contact.h: the step that ended was quiet when its searches held
- * under a quarter of the room; after PD_CONTACT_QUIET_STEPS quiet steps in a row the room is
- * fitted to the most they held (the list kept into this step included), when that at least
- * halves it. */
+/* Once a step, the rule of contact.h: the step that ended was quiet when its searches listed
+ * under a quarter of the list's room (their lists before keep_eligible: a method that keeps
+ * every pair within the reach lists many more than are eligible); after PD_CONTACT_QUIET_STEPS
+ * quiet steps in a row the room is fitted to the most they held (the list kept into this step
+ * included), when that at least halves it. */
 static pd_status follow_the_need(pd_contact* c) {
     size_t ended = c->step_most;
     c->step_most = c->near_valid ? c->near.offsets[c->n] : 0; /* the kept list is this step's */
-    if (!c->pair_k || 4 * ended >= c->pair_capacity) {
+    if (!c->pair_k || 4 * ended >= c->near.indices_capacity) {
         c->quiet_steps = 0, c->quiet_most = 0;
         return PD_OK;
     }
@@ -410,7 +412,7 @@ static pd_status follow_the_need(pd_contact* c) {
         return PD_OK;
     size_t most = c->quiet_most > c->step_most ? c->quiet_most : c->step_most;
     c->quiet_steps = 0, c->quiet_most = 0;
-    if (2 * (most + most / 4 + 16) > c->pair_capacity)
+    if (2 * (most + most / 4 + 16) > c->near.indices_capacity)
         return PD_OK;
     return fit_room(c, most);
 }

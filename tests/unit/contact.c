@@ -236,7 +236,8 @@ static void contact_step(pd_contact* ct, const pd_vec3* y) {
 /* The candidates' room (contact.h's rule): the cloud compressed (its rest positions shrunk 4
  * times: many candidates) for a step, then at its rest positions (few): after
  * PD_CONTACT_QUIET_STEPS quiet steps the pair stiffnesses and the list are sized to the few
- * (a quarter spare, 16 more), the bytes held fall, and 10 more steps at rest allocate nothing;
+ * (their list before keep_eligible, a quarter spare), under a quarter of the room, the bytes
+ * held fall, and 10 more steps at rest allocate nothing;
  * then compressed and at rest in turn (the need swinging by more than 4 times every step):
  * the room grows back once and nothing is allocated after, as no 3 quiet steps come in a row.
  * Buffers that only grow fail the fitted room; a room given back at every quiet step
@@ -251,14 +252,16 @@ PD_TEST(candidate_room_follows_the_need) {
     size_t many = ct.near.offsets[NP], room = ct.pair_capacity, bytes = pd_bytes_in_use();
     for (int k = 0; k < PD_CONTACT_QUIET_STEPS + 1; ++k)
         contact_step(&ct, c.rest);
-    size_t few = ct.near.offsets[NP], fitted = few + few / 4 + 16;
+    size_t few = ct.near.offsets[NP];
     long freed = (long)bytes - (long)pd_bytes_in_use();
     printf("  compressed: %zu candidates, room %zu; at rest: %zu, room %zu (list %zu), %ld bytes "
            "given back\n",
            many, room, few, ct.pair_capacity, ct.near.indices_capacity, freed);
-    PD_REQUIRE(4 * fitted < room); /* the cloud makes the case */
-    PD_CHECK(ct.pair_capacity == fitted && ct.near.indices_capacity == fitted);
-    PD_CHECK(freed >= (long)((room - fitted) * (sizeof(pd_real) + sizeof(uint32_t))));
+    PD_REQUIRE(16 * (few + 16) < room); /* the cloud makes the case */
+    /* fitted to the list before keep_eligible (at least the eligible few), a quarter spare */
+    PD_CHECK(ct.pair_capacity >= few && 4 * ct.pair_capacity < room);
+    PD_CHECK(ct.near.indices_capacity == ct.pair_capacity);
+    PD_CHECK(freed >= (long)((room - ct.pair_capacity) * (sizeof(pd_real) + sizeof(uint32_t))));
     pd_set_allocator(counting_alloc, NULL);
     g_allocations = 0;
     for (int k = 0; k < 10; ++k)
