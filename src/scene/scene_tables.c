@@ -222,6 +222,7 @@ static const pd_scene_key k_rate[] = {
     {.p = {"mu_2", PD_PARAM_REAL, offsetof(pd_material_def, mui_mu_2), 0, 0, INF, "1", NULL,
            "mu_i: the friction at large I (> mu_s). Left out: mu_s + 0.2616, Jop 2006's glass "
            "beads' tan 32.76 - tan 20.9 (their mu_2 0.643 over mu_s 0.382)."},
+     .flags = PD_KEY_MIN_OPEN,
      .def_doc = "mu_s + 0.2616",
      .range_doc = "> mu_s"},
     {.p = {"I_0", PD_PARAM_REAL, offsetof(pd_material_def, mui_i0), 0.279, 0, INF, "1", NULL,

@@ -1183,6 +1183,17 @@ PD_TEST(rate_dependence_is_refused_where_not_implemented) {
                           "method=mpm", "solver={}", "time.dt=auto"};
     PD_CHECK(refused(good, weak, 4, "materials.sand.plasticity.rate_dependence.mu_2", 0,
                      "mu_2 below mu_s (0.693)"));
+    const char* zero[] = {"materials.sand.plasticity={\"model\":\"drucker_prager\","
+                          "\"rate_dependence\":{\"model\":\"mu_i\",\"mu_2\":0}}",
+                          "method=mpm", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, zero, 4, "materials.sand.plasticity.rate_dependence.mu_2", 0,
+                     "mu_2 0 (not the default's mark)"));
+    const char* flat[] = {"materials.sand.plasticity={\"model\":\"drucker_prager\","
+                          "\"friction_angle\":0,\"cohesion\":500,"
+                          "\"rate_dependence\":{\"model\":\"mu_i\"}}",
+                          "method=mpm", "solver={}", "time.dt=auto"};
+    PD_CHECK(refused(good, flat, 4, "materials.sand.plasticity.rate_dependence", 0,
+                     "mu(I) on a cone of friction angle 0"));
     const char* unknown[] = {"materials.sand.plasticity={\"model\":\"drucker_prager\","
                              "\"rate_dependence\":{\"model\":\"bingham\"}}",
                              "method=mpm", "solver={}", "time.dt=auto"};

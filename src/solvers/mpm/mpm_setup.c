@@ -36,6 +36,13 @@ pd_status pd_mpm_check_material(const pd_material_def* m, const void* params, co
     if (st != PD_OK)
         return st;
     pd_mu_i rate;
+    if (pd_mpm_rate_dependence(m, &rate) && !(pd_dp_material_cone(m).b > 0)) {
+        char at[PD_JPATH_MAX];
+        pd_jpath_key(at, path, "plasticity.rate_dependence");
+        return pd_fail(err, PD_ERR_BAD_SCENE, at,
+                       "mu(I) scales the friction of a cone: expected a friction_angle above 0 "
+                       "(a cone of slope 0 has no mu_s for it to raise)");
+    }
     if (pd_mpm_rate_dependence(m, &rate) && !(rate.span > 0)) {
         char at[PD_JPATH_MAX];
         pd_jpath_key(at, path, "plasticity.rate_dependence.mu_2");
