@@ -158,10 +158,11 @@ typedef struct pd_xpbi_state {
     pd_real* collider_gap;   /* ... and the collider's signed distance at x^n (m; -inf: mesh) */
     pd_real* sweep_h2;       /* per task (per chunk: jacobi): the sum of h^2 of the last sweep */
     pd_real* pair_gap;       /* per particle: min |x_b^n - x_p^n| over its neighbours b > p (m) */
-    pd_real* speed_chunk;    /* per chunk: the largest |v| before a distance sweep (m/s) */
-    uint32_t* task_fired;    /* per task: a distance constraint of it acted in this sweep */
-    pd_real pair_speed;      /* the largest |v| before this distance sweep (m/s) */
-    int pair_fired;          /* a distance constraint of an earlier colour of this sweep acted */
+    pd_real*
+        speed_chunk; /* 3 per chunk: the largest |v|^2, the smallest pair_gap, colliders idle */
+    uint32_t* task_fired; /* per task: a distance constraint of it acted in this sweep */
+    pd_real pair_speed;   /* the largest |v| before this distance sweep (m/s) */
+    int pair_fired;       /* a distance constraint of an earlier colour of this sweep acted */
     pd_hash_grid grid;
     double search_seconds; /* the last pd_xpbi_neighborhoods' V^n and search (the bench's stage) */
     pd_neighbor_list near; /* within k at the step's start, all bodies */
