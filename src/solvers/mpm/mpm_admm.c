@@ -812,15 +812,10 @@ static int grid_solve(admm_ctx* c, const pd_vec3* rhs, pd_vec3* dv) {
 /* u in the tangent plane of the normals node n holds: the first, and a corner's second
  * (bc_normal2, zero where none). The slip along the second is the second collider's, held: a cut
  * of it would undo the held normal (a piston moving along its normal beside a rough floor). */
-static pd_vec3 slip_part(const pd_mpm_state* s, size_t n, pd_vec3 u) {
-    u = pd_v3_sub(u, pd_v3_scale(s->bc_normal[n], pd_v3_dot(u, s->bc_normal[n])));
-    return pd_v3_sub(u, pd_v3_scale(s->bc_normal2[n], pd_v3_dot(u, s->bc_normal2[n])));
-}
-
 /* Coulomb friction at the constrained nodes of a slip collider: the constraint's normal impulse
  * per mass, j = (A dv - rhs) . n / m (the reaction of the last grid step: A dv = rhs + j m where
  * the constraint holds dv), takes up to mu j of the tangential speed relative to the collider
- * (all of it when less; tangent to both normals at a corner, slip_part). */
+ * (all of it when less; tangent to both normals at a corner, pd_mpm_slip_part). */
 static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
     pd_mpm_state* s = c->s;
     const pd_grid* g = &s->grid;
@@ -840,7 +835,7 @@ static void friction_after_solve(admm_ctx* c, const pd_colliders* colliders) {
         pd_vec3 nrm = s->bc_normal[n];
         pd_real jn = pd_v3_dot(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), nrm) / g->mass[n];
         pd_vec3 rel = pd_v3_sub(pd_v3_add(g->velocity[n], s->admm_dv[n]), vc);
-        pd_vec3 vt = slip_part(s, n, rel);
+        pd_vec3 vt = pd_mpm_slip_part(s, n, rel);
         pd_real speed = pd_v3_len(vt);
         if (jn <= 0 || speed == 0)
             continue;
@@ -921,7 +916,7 @@ static void friction_step(admm_ctx* c, pd_real sums[3]) {
         pd_vec3 nrm = s->bc_normal[n], dv = s->admm_dv[n];
         pd_real jn =
             (pd_v3_dot(pd_v3_sub(s->cg_ad[n], s->admm_rhs[n]), nrm) - k * pd_v3_dot(dv, nrm)) / m;
-        pd_vec3 vt = slip_part(s, n, pd_v3_sub(dv, s->bc_stick[n]));
+        pd_vec3 vt = pd_mpm_slip_part(s, n, pd_v3_sub(dv, s->bc_stick[n]));
         pd_vec3 u = pd_v3_add(vt, pd_v3_scale(s->bc_friction[n], 1 / k));
         int held = s->bc_kind[n] == PD_MPM_BC_NORMAL; /* a let-go node bears nothing */
         pd_real speed = pd_v3_len(u), limit = held && jn > 0 ? s->bc_mu[n] * jn * m / k : 0;
@@ -931,7 +926,7 @@ static void friction_step(admm_ctx* c, pd_real sums[3]) {
             pd_v3_add(s->bc_friction[n], pd_v3_scale(pd_v3_sub(vt, s->bc_slide[n]), k));
         sums[0] += k * pd_v3_len2(pd_v3_sub(vt, s->bc_slide[n]));
         sums[1] += k * pd_v3_len2(pd_v3_sub(s->bc_slide[n], last));
-        sums[2] += k * pd_v3_len2(slip_part(s, n, s->bc_stick[n]));
+        sums[2] += k * pd_v3_len2(pd_mpm_slip_part(s, n, s->bc_stick[n]));
     }
 }
 

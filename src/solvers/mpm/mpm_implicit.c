@@ -526,7 +526,7 @@ static pd_real momentum_scale(const pd_mpm_optimiser* o) {
  * pins is the constraint's, +dE/d dv there (M dv = dt M g - D^T V0 P + j: the impulse j that
  * holds the node is the residual the free equation leaves); at a slip node Coulomb friction takes
  * up to mu j_n of the tangential speed relative to the collider, j_n = dE/d dv . n / m (tangent
- * to a corner's second normal too: the ADMM's slip_part). */
+ * to a corner's second normal too: pd_mpm_slip_part). */
 static void friction_and_pins(pd_mpm_optimiser* o, const pd_colliders* colliders, pd_vec3* dv) {
     pd_mpm_state* s = o->st;
     const pd_grid* g = &s->grid;
@@ -542,8 +542,7 @@ static void friction_and_pins(pd_mpm_optimiser* o, const pd_colliders* colliders
         pd_vec3 nrm = s->bc_normal[n];
         pd_real jn = pd_v3_dot(o->gradient[n], nrm) / g->mass[n];
         pd_vec3 rel = pd_v3_sub(pd_v3_add(g->velocity[n], dv[n]), vc);
-        pd_vec3 vt = pd_v3_sub(rel, pd_v3_scale(nrm, pd_v3_dot(rel, nrm))), n2 = s->bc_normal2[n];
-        vt = pd_v3_sub(vt, pd_v3_scale(n2, pd_v3_dot(vt, n2))); /* a corner's second: held */
+        pd_vec3 vt = pd_mpm_slip_part(s, n, rel);
         pd_real speed = pd_v3_len(vt);
         if (jn <= 0 || speed == 0)
             continue;

@@ -5,6 +5,13 @@
 #include "boundary/collider.h"
 #include "solvers/mpm/mpm_data.h"
 
+/* u's part tangent to node n's held collider normals (bc_normal, and bc_normal2 at a corner;
+ * zero where none): the slip friction acts on, in the ADMM and in the optimiser's step. */
+static inline pd_vec3 pd_mpm_slip_part(const pd_mpm_state* s, size_t n, pd_vec3 u) {
+    u = pd_v3_sub(u, pd_v3_scale(s->bc_normal[n], pd_v3_dot(u, s->bc_normal[n])));
+    return pd_v3_sub(u, pd_v3_scale(s->bc_normal2[n], pd_v3_dot(u, s->bc_normal2[n])));
+}
+
 /* Psi_E of a material in the stretches s > 0 of F_E (mpm_energy.c): the energy density (Pa), the
  * principal Kirchhoff stress tau_a = s_a dPsi/ds_a (Pa), and the gradient dPsi/ds and Hessian
  * d^2 Psi / ds^2 (the ADMM's particle step, Eq. 10, and the optimiser's step). */
