@@ -288,8 +288,10 @@ PD_TEST(known_failure_return_in_the_solve_channel_low_column_runs_out_as_lube200
 /* a = 1: 1.2 a = 1.20, band 0.90..1.80, at the scene's 16 grains across (1024 grains): 1.0625,
  * at rest at 0.28 s (0.9375 before friction's lambda renewal); 1.0625 / 1.1875 with the walls moved
  * by 1e-3 of their offset (x 0.999 / x 1.001), 1.1875 at 24 across (2304 grains, 135 s of CPU: the
- * suite's 16 across is confirmed in the band; 32 across not run). */
-PD_TEST(return_in_the_solve_channel_unit_column_runs_out_as_lube2005) {
+ * suite's 16 across is confirmed in the band; 32 across not run). A known failure: the portable
+ * build (SSE2) reads 0.8125, below the band, so the margin is less than the spread across
+ * builds. */
+PD_TEST(known_failure_return_in_the_solve_channel_unit_column_runs_out_as_lube2005) {
     in_solve_channel("lube2005_channel_a1.json", 1,
                      "return_in_the_solve_channel_unit_column_runs_out_as_lube2005");
 }
