@@ -30,6 +30,13 @@ typedef struct pd_test_method_ctx {
 
 static pd_test_method_ctx g_pd_method;
 
+/* A single-method test: its measured.csv rows and its checks' labels go under `method`. */
+static inline void pd_test_as_method(const char* method, const char* test, unsigned capability) {
+    for (const pd_solver_vtable* const* m = pd_solver_all(); *m; ++m)
+        if (strcmp((*m)->name, method) == 0)
+            g_pd_method = (pd_test_method_ctx){*m, test, capability, 0};
+}
+
 static inline double pd_test_wall_seconds(void) {
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);

@@ -7,24 +7,19 @@
  * u = (2/5) I_theta sqrt(phi g cos theta) h^(3/2) / d (GDR MiDi 2004; Jop, Forterre & Pouliquen
  * 2005/2006). Without mu(I) (the control) the same layer past its cone's angle accelerates at g
  * (sin theta - mu_s cos theta) and has no steady speed (measured over 0.1-0.3 s, as there).
- * The layer: physics.mpm_sand_layer's (tests/physics/mpm_sand_layer.c): spacing 1 cm, 6 grains
- * (3 cells) thick, 1.2 m long, a frictionless channel 4 grains deep, extension cone at phi 30
- * (mu_s = 3 b = 0.495), settled 0.1 s, then gravity tilted; the middle third (0.4 m from either
- * end) measured. Jop 2006's span mu_2 - mu_s (0.2616: mu_2 = 0.757) and I_0 (0.279), its
- * solid fraction 0.6; the grain diameter d chosen so that the steady speed is reached within the
- * run (the rheology's own time to steady flow, u / (g cos theta mu'(I_theta) I_theta), grows
- * as 1 / d). */
+ * The layer: sand_layer.h's (physics.mpm_sand_layer's), extension cone at phi 30 (mu_s = 3 b =
+ * 0.495), the middle third measured. Jop 2006's span mu_2 - mu_s (0.2616: mu_2 = 0.757) and I_0
+ * (0.279), its solid fraction 0.6; the grain diameter d chosen so that the steady speed is reached
+ * within the run (the rheology's own time to steady flow, u / (g cos theta mu'(I_theta) I_theta),
+ * grows as 1 / d). */
 #include <math.h>
 #include <time.h>
 
 #include "constitutive/drucker_prager.h"
 #include "constitutive/hencky_plasticity.h"
 #include "methods.h"
+#include "sand_layer.h"
 
-#define SPACING   0.01
-#define LENGTH    1.2
-#define THICK     (6 * SPACING)
-#define SETTLE    0.1
 #define GRAIN     0.02  /* m: mu(I)'s d */
 #define FRACTION  0.6   /* mu(I)'s solid fraction (Jop 2006) */
 #define I0        0.279 /* Jop 2006 */
@@ -39,9 +34,7 @@ typedef struct incline_run {
 
 /* The measured.csv rows of this file's tests go under mpm (methods.h). */
 static void as_mpm(const char* test) {
-    for (const pd_solver_vtable* const* m = pd_solver_all(); *m; ++m)
-        if (strcmp((*m)->name, "mpm") == 0)
-            g_pd_method = (pd_test_method_ctx){*m, test, PD_CAP_DRUCKER_PRAGER, 0};
+    pd_test_as_method("mpm", test, PD_CAP_DRUCKER_PRAGER);
 }
 
 static double mu_s_of_extension_cone(void) {
@@ -51,49 +44,25 @@ static double mu_s_of_extension_cone(void) {
 /* The layer tilted by theta for `flow` s, with mu(I) (rate 1) or without: the middle third's
  * mean velocity over the last 0.2 s and its slope over the last `window` s. */
 static incline_run tilted_layer(double theta, int rate, double flow, double window) {
-    incline_run r = {0};
-    char json[2048], block[256] = "";
+    char block[256] = "";
     if (rate)
         snprintf(block, sizeof block,
                  ",\"rate_dependence\":{\"model\":\"mu_i\",\"I_0\":%.17g,"
                  "\"grain_diameter\":%.17g,\"solid_fraction\":%.17g}",
                  I0, GRAIN, FRACTION);
-    snprintf(json, sizeof json,
-             "{\"version\":1,\"method\":\"mpm\",\"time\":{\"dt\":\"auto\",\"fps\":50,"
-             "\"frames\":100},\"gravity\":[0,-9.81,0],\"materials\":{\"sand\":{"
-             "\"density\":1600,\"youngs_modulus\":3e5,\"poisson_ratio\":0.3,"
-             "\"plasticity\":{\"model\":\"drucker_prager\",\"friction_angle\":30,\"cohesion\":0,"
-             "\"cone\":\"extension\"%s}}},\"bodies\":[{\"name\":\"layer\","
-             "\"material\":\"sand\",\"spacing\":%.17g,\"shape\":{\"type\":\"box\","
-             "\"min\":[0,0,0],\"max\":[%.17g,%.17g,%.17g]}}],\"colliders\":[{\"type\":"
-             "\"plane\",\"normal\":[0,1,0],\"boundary\":\"no_slip\"},{\"type\":\"box\","
-             "\"min\":[-1,-1,0],\"max\":[3,2,%.17g],\"inside\":true,\"boundary\":"
-             "\"slip\",\"friction\":0}]}",
-             block, SPACING, LENGTH, THICK, 4 * SPACING, 4 * SPACING);
-    pd_test_sim s;
-    if (!pd_test_sim_open(&s, json, NULL, 0))
-        return r;
-    const pd_particles* p = &s.world->particles;
-    int ok = pd_test_sim_run(&s, SETTLE);
-    s.world->def.gravity = pd_v3(9.81 * sin(theta), -9.81 * cos(theta), 0);
-    double* x0 = malloc(p->count * sizeof *x0);
+    pd_sand_layer l;
+    pd_sand_layer_open(&l, "extension", block, theta);
     int frames = (int)lround(flow / 0.02), fit = (int)lround(window / 0.02);
     double v[128] = {0};
-    for (size_t i = 0; ok && x0 && i < p->count; ++i)
-        x0[p->id[i]] = p->pos[i].x;
-    for (int f = 1; ok && x0 && f <= frames && f < 128; ++f) {
-        ok = pd_test_sim_run(&s, SETTLE + f * 0.02);
-        int n = 0;
-        for (size_t i = 0; i < p->count; ++i) {
-            double a = x0[p->id[i]];
-            if (a > LENGTH / 3 && a < 2 * LENGTH / 3)
-                v[f] += p->vel[i].x, ++n;
-        }
-        v[f] /= n;
+    for (int f = 1; l.ok && f <= frames && f < 128; ++f) {
+        double moved;
+        if (!pd_sand_layer_middle_at(&l, f * 0.02, &v[f], &moved))
+            break;
         if (f % 5 == 0)
             printf("    t %.2f s after the tilt: middle's mean vx %.4f m/s\n", f * 0.02, v[f]);
     }
-    if (ok && x0) {
+    incline_run r = {0};
+    if (l.ok) {
         double st = 0, sv = 0, stt = 0, stv = 0, late = 0;
         int k = 0, m = 0;
         for (int f = frames - fit + 1; f <= frames; ++f) {
@@ -105,8 +74,7 @@ static incline_run tilted_layer(double theta, int rate, double flow, double wind
         r = (incline_run){1, late / m, (k * stv - st * sv) / (k * stt - st * st),
                           v[frames] / v[frames / 2]};
     }
-    free(x0);
-    pd_test_sim_close(&s);
+    pd_sand_layer_close(&l);
     return r;
 }
 
@@ -123,7 +91,8 @@ PD_TEST(mu_i_layer_flows_at_bagnolds_velocity) {
     double mu_s = mu_s_of_extension_cone(), mu_2 = mu_s + PD_MU_I_JOP_SPAN;
     double tan_theta = 0.5 * (mu_s + mu_2), theta = atan(tan_theta);
     double i_theta = I0 * (tan_theta - mu_s) / (mu_2 - tan_theta);
-    double bagnold = 0.4 * i_theta * sqrt(FRACTION * 9.81 * cos(theta)) * pow(THICK, 1.5) / GRAIN;
+    double bagnold =
+        0.4 * i_theta * sqrt(FRACTION * 9.81 * cos(theta)) * pow(LAYER_THICK, 1.5) / GRAIN;
     double coulomb = 9.81 * (sin(theta) - mu_s * cos(theta));
     incline_run mui = tilted_layer(theta, 1, FLOW_TIME, 0.4);
     double c1 = (double)(clock() - c0) / CLOCKS_PER_SEC;

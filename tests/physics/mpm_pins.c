@@ -248,9 +248,7 @@ static void check_pin_plane(const char* integrator) {
 
 /* The measured.csv rows of this file's tests go under mpm (methods.h). */
 static void as_mpm(const char* test) {
-    for (const pd_solver_vtable* const* m = pd_solver_all(); *m; ++m)
-        if (strcmp((*m)->name, "mpm") == 0)
-            g_pd_method = (pd_test_method_ctx){*m, test, PD_CAP_ELASTIC, 0};
+    pd_test_as_method("mpm", test, PD_CAP_ELASTIC);
 }
 
 PD_TEST(pin_inside_a_bar_moves_with_it_under_admm) {

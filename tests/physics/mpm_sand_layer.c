@@ -8,19 +8,14 @@
  * obliquity when it flows without dilation). Above that angle the layer's centre of mass runs
  * down at g (sin theta - 3 b cos theta), the floor (no_slip: rough, bearing 3 b of the load,
  * grid_boundary.h) holding its grains and the sand shearing on itself.
- * The layer: spacing 1 cm (a 2 cm grid), 6 grains (3 cells) thick, 1.2 m long, in a frictionless
- * channel 4 grains deep, settled flat for 0.1 s, then gravity tilted by theta along it. Its free
- * ends slump (the downhill one runs off at 0.1-0.25 m/s below the angle) and the layer behind
- * stretches towards it: the middle third, 0.4 m from either end, is measured. */
+ * The layer: sand_layer.h's. Its free ends slump (the downhill one runs off at 0.1-0.25 m/s below
+ * the angle) and the layer behind stretches towards it: the middle third is measured. */
 #include <math.h>
 #include <time.h>
 
 #include "methods.h"
+#include "sand_layer.h"
 
-#define SPACING 0.01
-#define LENGTH  1.2
-#define THICK   (6 * SPACING)
-#define SETTLE  0.1
 /* relative, on the accelerations: measured -2 % (both cones); the floor that bore tan phi, more
  * than the sand, held the extension cone's layer to -27 % */
 #define TOLERANCE 0.1
@@ -40,62 +35,27 @@ static double shear_angle(double phi, const char* cone) {
 
 /* The measured.csv rows of this file's tests go under mpm (methods.h). */
 static void as_mpm(const char* test) {
-    for (const pd_solver_vtable* const* m = pd_solver_all(); *m; ++m)
-        if (strcmp((*m)->name, "mpm") == 0)
-            g_pd_method = (pd_test_method_ctx){*m, test, PD_CAP_DRUCKER_PRAGER, 0};
+    pd_test_as_method("mpm", test, PD_CAP_DRUCKER_PRAGER);
 }
 
-/* The scenes' start: 20 frames at 50 fps, the sand (phi 30, cohesionless) up to its cone. */
-#define SAND_SCENE_HEAD                                                                            \
-    "{\"version\":1,\"method\":\"mpm\",\"time\":{\"dt\":\"auto\",\"fps\":50,"                      \
-    "\"frames\":20},\"gravity\":[0,-9.81,0],\"materials\":{\"sand\":{"                             \
-    "\"density\":1600,\"youngs_modulus\":3e5,\"poisson_ratio\":0.3,"                               \
-    "\"plasticity\":{\"model\":\"drucker_prager\",\"friction_angle\":30,\"cohesion\":0,"
-
 static layer_run tilted_layer(const char* cone, double theta_degrees) {
-    layer_run r = {0};
-    double th = theta_degrees * PD_PI / 180;
-    char json[2048];
-    snprintf(json, sizeof json,
-             SAND_SCENE_HEAD
-             "\"cone\":\"%s\"}}},\"bodies\":[{\"name\":\"layer\","
-             "\"material\":\"sand\",\"spacing\":%.17g,\"shape\":{\"type\":\"box\","
-             "\"min\":[0,0,0],\"max\":[%.17g,%.17g,%.17g]}}],\"colliders\":[{\"type\":"
-             "\"plane\",\"normal\":[0,1,0],\"boundary\":\"no_slip\"},{\"type\":\"box\","
-             "\"min\":[-1,-1,0],\"max\":[3,2,%.17g],\"inside\":true,\"boundary\":"
-             "\"slip\",\"friction\":0}]}",
-             cone, SPACING, LENGTH, THICK, 4 * SPACING, 4 * SPACING);
-    pd_test_sim s;
-    if (!pd_test_sim_open(&s, json, NULL, 0))
-        return r;
-    const pd_particles* p = &s.world->particles;
-    int ok = pd_test_sim_run(&s, SETTLE);
-    s.world->def.gravity = pd_v3(9.81 * sin(th), -9.81 * cos(th), 0);
-    double* x0 = malloc(p->count * sizeof *x0);
+    pd_sand_layer l;
+    pd_sand_layer_open(&l, cone, "", theta_degrees * PD_PI / 180);
     double st = 0, sv = 0, stt = 0, stv = 0, at_start = 0, at_end = 0;
     int k = 0;
-    for (size_t i = 0; ok && x0 && i < p->count; ++i)
-        x0[p->id[i]] = p->pos[i].x;
-    for (int f = 1; ok && x0 && f <= 15; ++f) {
-        double t = f * 0.02;
-        ok = pd_test_sim_run(&s, SETTLE + t);
-        double v = 0, x = 0;
-        int n = 0;
-        for (size_t i = 0; i < p->count; ++i) {
-            double a = x0[p->id[i]];
-            if (a > LENGTH / 3 && a < 2 * LENGTH / 3)
-                v += p->vel[i].x, x += p->pos[i].x - a, ++n;
-        }
-        v /= n, x /= n;
+    for (int f = 1; l.ok && f <= 15; ++f) {
+        double t = f * 0.02, v, x;
+        if (!pd_sand_layer_middle_at(&l, t, &v, &x))
+            break;
         if (f == 5)
             at_start = x;
         if (f >= 5)
             st += t, sv += v, stt += t * t, stv += t * v, ++k, at_end = x;
     }
-    if (ok && x0)
+    layer_run r = {0};
+    if (l.ok)
         r = (layer_run){1, at_end - at_start, (k * stv - st * sv) / (k * stt - st * st)};
-    free(x0);
-    pd_test_sim_close(&s);
+    pd_sand_layer_close(&l);
     return r;
 }
 
@@ -174,11 +134,11 @@ static double sliding_sheet(double spacing) {
         return 0;
     pd_particles* p = &s.world->particles;
     double moved = 0;
-    if (pd_test_sim_run(&s, SETTLE)) {
+    if (pd_test_sim_run(&s, LAYER_SETTLE)) {
         double m = 0, x0 = 0, x = 0;
         for (size_t i = 0; i < p->count; ++i) /* a uniform velocity leaves APIC's C as it is */
             p->vel[i].x += SHEET_V0, m += p->mass[i], x0 += p->mass[i] * p->pos[i].x;
-        if (pd_test_sim_run(&s, SETTLE + SHEET_SLIDE)) {
+        if (pd_test_sim_run(&s, LAYER_SETTLE + SHEET_SLIDE)) {
             for (size_t i = 0; i < p->count; ++i)
                 x += p->mass[i] * p->pos[i].x;
             moved = (x - x0) / m;
