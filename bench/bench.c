@@ -105,6 +105,19 @@ static const bench_case k_cases[] = {
      PPD_BUNNY_PAPER, 0, 1},
     {"squashed_25k_accurate_r002", "bunny_25k_squashed.json", PPD_ACCURATE_002, 14, 6, 41.1, 4,
      PPD_BUNNY_PAPER, 0, 1},
+    /* a body on a mesh collider with friction (issue 36): scenes/ball_in_mesh_bowl.json, where
+     * the start queries of friction's renewal check (a BVH closest point a particle) were a
+     * quarter of the run */
+    {"mesh_bowl_ball_280",
+     "mesh_bowl_ball_280.json",
+     {NULL},
+     0,
+     10,
+     40,
+     0,
+     0,
+     "none: no paper scene (the ball of scenes/ball_in_mesh_bowl.json rolling in the bowl)",
+     0},
     {"dry_sand_100k",
      "dry_sand_100k.json",
      {"solver.plastic_passes=4"},
