@@ -7,6 +7,10 @@
 #include "boundary/friction.h"
 #include "core/alloc.h"
 #include "linalg/chebyshev.h"
+#include "parallel/parallel.h"
+
+/* Particles a task of begin_step's pass takes: each costs a distance query per collider. */
+#define PD_CC_GRAIN 256
 
 /* The per-particle arrays every scene with colliders uses: one list drives allocation and
  * release. */
@@ -19,7 +23,10 @@
     X(normal, pd_vec3)                                                                             \
     X(limit, pd_real)                                                                              \
     X(ktan, pd_real)                                                                               \
-    X(active, uint8_t)
+    X(active, uint8_t)                                                                             \
+    X(start_collider, int32_t)                                                                     \
+    X(start_dist, pd_real)                                                                         \
+    X(start_normal, pd_vec3)
 
 /* The i-th of count collider definitions `stride` bytes apart. */
 static const pd_collider_def* def_at(const pd_collider_def* defs, size_t stride, int i) {
@@ -40,7 +47,7 @@ unsigned pd_collider_contact_features(const pd_collider_def* defs, int count, si
 }
 
 size_t pd_collider_contact_bytes(unsigned features) {
-    size_t bytes = 3 * sizeof(pd_vec3) + 3 * sizeof(pd_real) + 3; /* CC_ARRAYS */
+    size_t bytes = 4 * sizeof(pd_vec3) + 4 * sizeof(pd_real) + 3 + sizeof(int32_t); /* CC_ARRAYS */
     if (features & PD_CC_CORNERS)
         bytes += sizeof(pd_vec3);
     if (features & PD_CC_STICKS)
@@ -86,9 +93,36 @@ void pd_collider_contact_free(pd_collider_contact* c) {
     memset(c, 0, sizeof *c);
 }
 
+typedef struct begin_ctx {
+    pd_collider_contact* c;
+    const pd_vec3* start;
+    const pd_vec3* predicted;
+    const uint8_t* skip_always;
+} begin_ctx;
+
+/* Particles [begin, end): skipped or not (begin_step), and where not, the collider nearest the
+ * start position. */
+static void begin_range(void* vctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    const begin_ctx* b = vctx;
+    pd_collider_contact* c = b->c;
+    const pd_colliders* col = c->colliders;
+    for (size_t i = begin; i < end; ++i) {
+        int near = 0;
+        for (int k = 0; k < col->count && !near; ++k)
+            near = pd_collider_sdf(&col->items[k], b->predicted[i], NULL) < 3 * c->spacing[i];
+        c->skip[i] = (uint8_t)(!near || (b->skip_always && b->skip_always[i]));
+        c->start_collider[i] = -1;
+        if (!c->skip[i])
+            c->start_collider[i] =
+                pd_colliders_nearest(col, b->start[i], &c->start_dist[i], &c->start_normal[i]);
+    }
+}
+
 void pd_collider_contact_begin_step(pd_collider_contact* c, const pd_colliders* colliders,
-                                    const pd_vec3* predicted, const pd_real* spacing,
-                                    const uint8_t* skip_always, pd_real dt) {
+                                    const pd_vec3* start, const pd_vec3* predicted,
+                                    const pd_real* spacing, const uint8_t* skip_always,
+                                    pd_real dt) {
     memset(c->held, 0, c->n);
     memset(c->limit, 0, c->n * sizeof(pd_real));
     if (c->stuck)
@@ -98,12 +132,8 @@ void pd_collider_contact_begin_step(pd_collider_contact* c, const pd_colliders* 
     c->dt = dt;
     if (!colliders || !colliders->count)
         return;
-    for (size_t i = 0; i < c->n; ++i) {
-        int near = 0;
-        for (int k = 0; k < colliders->count && !near; ++k)
-            near = pd_collider_sdf(&colliders->items[k], predicted[i], NULL) < 3 * spacing[i];
-        c->skip[i] = (uint8_t)(!near || (skip_always && skip_always[i]));
-    }
+    begin_ctx b = {c, start, predicted, skip_always};
+    pd_parallel_for(c->n, PD_CC_GRAIN, begin_range, &b);
 }
 
 void pd_collider_contact_project(pd_collider_contact* c, pd_vec3* y) {
@@ -178,16 +208,17 @@ pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, p
     return d;
 }
 
-/* Whether particle i touched a collider at the step's start position x. A no_slip collider
- * holds the particles within half a spacing of it (the grain's radius), or within the method's
- * hold distance: a granular or fluid particle rests there, on the density the collider's share
- * gives it (src/sph/wall_density.h), not on the surface, and would otherwise slide on the floor
- * without friction (He 2017 Sec. 8 holds such particles by ghost particles bonded to them). */
-static int touching_at_start(const pd_collider_contact* c, size_t i, pd_vec3 x) {
-    pd_real d;
-    int k = pd_colliders_nearest(c->colliders, x, &d, NULL);
+/* Whether particle i (not skipped) touched a collider at the step's start position, by the
+ * nearest one begin_step found there. A no_slip collider holds the particles within half a
+ * spacing of it (the grain's radius), or within the method's hold distance: a granular or fluid
+ * particle rests there, on the density the collider's share gives it (src/sph/wall_density.h),
+ * not on the surface, and would otherwise slide on the floor without friction (He 2017 Sec. 8
+ * holds such particles by ghost particles bonded to them). */
+static int touching_at_start(const pd_collider_contact* c, size_t i) {
+    int k = c->start_collider[i];
     if (k < 0)
         return 0;
+    pd_real d = c->start_dist[i];
     int sticks = c->colliders->items[k].def.boundary == PD_BOUNDARY_NO_SLIP && c->spacing;
     if (!sticks)
         return d < PD_FRICTION_TOUCH;
@@ -195,14 +226,19 @@ static int touching_at_start(const pd_collider_contact* c, size_t i, pd_vec3 x) 
 }
 
 /* Particle i's friction limit from the iterate y with residual r: mu lambda when it touches a
- * collider (at its start position x, or held at y), else 0; *col and *n get the collider and
- * its normal when it touches. */
-static pd_real renewed_limit(const pd_collider_contact* c, size_t i, pd_vec3 x, pd_vec3 y,
-                             pd_vec3 r, const pd_collider** col, pd_vec3* n) {
+ * collider (at its start position, or held at y), else 0; *col and *n get the collider and
+ * its normal (at y when held, else at the start) when it touches. */
+static pd_real renewed_limit(const pd_collider_contact* c, size_t i, pd_vec3 y, pd_vec3 r,
+                             const pd_collider** col, pd_vec3* n) {
     *col = NULL;
-    if (c->skip[i] || (!c->held[i] && !touching_at_start(c, i, x)))
+    if (c->skip[i] || (!c->held[i] && !touching_at_start(c, i)))
         return 0;
-    *col = &c->colliders->items[pd_colliders_nearest(c->colliders, c->held[i] ? y : x, NULL, n)];
+    int k = c->start_collider[i];
+    if (c->held[i])
+        k = pd_colliders_nearest(c->colliders, y, NULL, n);
+    else
+        *n = c->start_normal[i];
+    *col = &c->colliders->items[k];
     pd_real rn = c->push[i] > 0 ? c->push[i] : pd_v3_dot(r, *n);
     return pd_friction_limit(&(*col)->def, rn);
 }
@@ -211,22 +247,22 @@ static pd_real renewed_limit(const pd_collider_contact* c, size_t i, pd_vec3 x, 
 static void renew_one(pd_collider_contact* c, size_t i, pd_vec3 x, pd_vec3 y, pd_vec3 r) {
     const pd_collider* col;
     pd_vec3 n;
-    c->limit[i] = renewed_limit(c, i, x, y, r, &col, &n);
+    c->limit[i] = renewed_limit(c, i, y, r, &col, &n);
     if (!col)
         return;
     c->anchor[i] = pd_friction_anchor(col, x, c->dt);
     c->normal[i] = n;
 }
 
-pd_real pd_collider_contact_friction_change(const pd_collider_contact* c, const pd_vec3* x,
-                                            const pd_vec3* y, const pd_vec3* r) {
+pd_real pd_collider_contact_friction_change(const pd_collider_contact* c, const pd_vec3* y,
+                                            const pd_vec3* r) {
     if (!c->colliders || !c->colliders->count)
         return 0;
     pd_real sum = 0;
     for (size_t i = 0; i < c->n; ++i) {
         const pd_collider* col;
         pd_vec3 n;
-        pd_real old = c->limit[i], now = renewed_limit(c, i, x[i], y[i], r[i], &col, &n);
+        pd_real old = c->limit[i], now = renewed_limit(c, i, y[i], r[i], &col, &n);
         if (isinf(old) != isinf(now))
             return INFINITY; /* a no_slip contact came or went */
         if (isfinite(old))
@@ -252,18 +288,16 @@ int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x,
     return switched || change > 0.01 * total;
 }
 
-void pd_collider_contact_lag_friction(pd_collider_contact* c, const pd_vec3* x, const pd_real* fn) {
+void pd_collider_contact_lag_friction(pd_collider_contact* c, const pd_real* fn) {
     if (!c->colliders || !c->colliders->count)
         return;
     for (size_t i = 0; i < c->n; ++i) {
         if (isinf(c->limit[i]) || c->skip[i])
             continue; /* no_slip: held whatever the force */
-        if (!touching_at_start(c, i, x[i]))
+        if (!touching_at_start(c, i))
             c->limit[i] = 0;
         else if (!isnan(fn[i])) /* anchor and normal: set by the renewal of step 3 */
-            c->limit[i] = pd_friction_limit(
-                &c->colliders->items[pd_colliders_nearest(c->colliders, x[i], NULL, NULL)].def,
-                fn[i]);
+            c->limit[i] = pd_friction_limit(&c->colliders->items[c->start_collider[i]].def, fn[i]);
     }
 }
 

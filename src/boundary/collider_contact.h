@@ -52,6 +52,13 @@ typedef struct pd_collider_contact {
     uint8_t* active; /* 1: blocked, blocked2, line or ktan set (pd_collider_contact_sweeps) */
     uint8_t* stuck;  /* 1: a no_slip contact, held on its normal line (NULL: none is no_slip) */
     pd_vec3* line;   /* normal where stuck, else 0 (NULL: none is no_slip) */
+    /* the collider nearest each particle's step-start position x (pd_colliders_nearest), found
+     * once a step by pd_collider_contact_begin_step for the particles not skipped: the renewal
+     * and its check after every iteration read them (neither x nor the colliders' poses change
+     * within a step; a mesh's closest-point query at every check cost a quarter of a run) */
+    int32_t* start_collider; /* its index; -1: none (or skipped) */
+    pd_real* start_dist;     /* signed distance of x to it (m) */
+    pd_vec3* start_normal;   /* its outward normal at x */
 } pd_collider_contact;
 
 /* What of the contact's state colliders may need beyond every contact's: a second normal where
@@ -71,10 +78,12 @@ void pd_collider_contact_free(pd_collider_contact* c);
 
 /* The step begins: nothing held, no friction. A particle is skipped for the step when
  * skip_always[i] (may be NULL) or when its predicted position lies farther than three of its
- * spacings from every collider. */
+ * spacings from every collider; of every other one the collider nearest its start position
+ * (start: the step's x, which the renewal calls below must be given) is kept. The colliders
+ * must be posed for the step. */
 void pd_collider_contact_begin_step(pd_collider_contact* c, const pd_colliders* colliders,
-                                    const pd_vec3* predicted, const pd_real* spacing,
-                                    const uint8_t* skip_always, pd_real dt);
+                                    const pd_vec3* start, const pd_vec3* predicted,
+                                    const pd_real* spacing, const uint8_t* skip_always, pd_real dt);
 
 /* A start point or trial y: no_slip contacts put at their anchors, then projected out of the
  * colliders (held gets the particles that touch). */
@@ -90,7 +99,8 @@ pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, p
 pd_vec3 pd_collider_contact_filter(const pd_collider_contact* c, size_t i, pd_vec3 v);
 
 /* Friction's limits mu lambda from an iterate y with residual r: every particle touching a
- * collider at the step's start position x (or held at y) gets its anchor, normal and limit,
+ * collider at the step's start position x (begin_step's start; or held at y) gets its anchor,
+ * normal and limit,
  * lambda = the push of its blocked contact, or r . n. Returns 1 when a contact came or went
  * or the limits moved by more than 1 % of their sum. */
 int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x, const pd_vec3* y,
@@ -100,18 +110,19 @@ int pd_collider_contact_renew_friction(pd_collider_contact* c, const pd_vec3* x,
  * the particles of mu lambda renewed - mu lambda lagged (N), which bounds the change of the
  * residual at y that the renewal makes; infinite when a no_slip contact would come or go.
  * Changes nothing. */
-pd_real pd_collider_contact_friction_change(const pd_collider_contact* c, const pd_vec3* x,
-                                            const pd_vec3* y, const pd_vec3* r);
+pd_real pd_collider_contact_friction_change(const pd_collider_contact* c, const pd_vec3* y,
+                                            const pd_vec3* r);
 
 /* Friction's limits lagged from the last step's solution instead of the start guess: a
- * particle touching a Coulomb (slip) collider at the step's start position x gets mu fn[i],
- * fn[i] the normal force its contact took at the end of the last step (cc.push then), or keeps
- * the guess where fn[i] is NaN (no last step); one that does not touch at x gets none (a
+ * particle touching a Coulomb (slip) collider at the step's start position x (begin_step's)
+ * gets mu fn[i], fn[i] the normal force its contact took at the end of the last step (cc.push
+ * then), or keeps the guess where fn[i] is NaN (no last step); one that does not touch at x
+ * gets none (a
  * contact that begins during the step: a renewal at an iterate gives it its force). The guess
  * from x + h v (optim/implicit_step.c) holds the touching particles alone where the projection
  * put them, so that a body still moving into the floor counts the elastic force of its bottom
  * layer lifted against the next (implicit_step.h's step 3 holds for a body at rest). */
-void pd_collider_contact_lag_friction(pd_collider_contact* c, const pd_vec3* x, const pd_real* fn);
+void pd_collider_contact_lag_friction(pd_collider_contact* c, const pd_real* fn);
 
 /* Points the sweeps' constraint arrays (blocked, line) and tangential stiffness at c, and
  * marks the particles that have any of them in c->active (the sweeps skip the rest). */

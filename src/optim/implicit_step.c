@@ -55,8 +55,8 @@ static void finish(const pd_implicit_step* m, const pd_step_context* ctx) {
 pd_status pd_implicit_step_run(const pd_implicit_step* m, const pd_step_context* ctx) {
     pd_particles* p = ctx->particles;
     pd_implicit_predict(p, ctx->dt, ctx->gravity, m->ystar);
-    pd_collider_contact_begin_step(m->cc, ctx->colliders, m->ystar, p->spacing, ctx->contact_skip,
-                                   ctx->dt);
+    pd_collider_contact_begin_step(m->cc, ctx->colliders, p->pos, m->ystar, p->spacing,
+                                   ctx->contact_skip, ctx->dt);
     pd_status st = m->contact ? pd_contact_begin_step(m->contact, p->pos, ctx->dt) : PD_OK;
     if (st != PD_OK)
         return st;

@@ -38,7 +38,7 @@ static int floor_open(floor_case* f, int boundary, pd_real friction) {
     f->x[3] = pd_v3(0.3, 0.5, 0), f->y[3] = pd_v3(0.3, -0.1, 0);     /* far: skipped */
     for (int i = 0; i < 4; ++i)
         f->spacing[i] = 0.01;
-    pd_collider_contact_begin_step(&f->cc, &f->col, f->x, f->spacing, NULL, 1.0 / 30);
+    pd_collider_contact_begin_step(&f->cc, &f->col, f->x, f->x, f->spacing, NULL, 1.0 / 30);
     return 1;
 }
 
@@ -129,11 +129,11 @@ PD_TEST(friction_change_is_what_a_renewal_would_move) {
     pd_vec3 r[4] = {pd_v3(0.3, 2.0, 0), pd_v3(0, 1.0, 0), pd_v3(0, 1, 0), pd_v3(0, 1, 0)};
     PD_REQUIRE(floor_touched(&f, PD_BOUNDARY_SLIP, 0.5, r));
     pd_collider_contact_renew_friction(&f.cc, f.x, f.y, r);
-    PD_CHECK_NEAR(pd_collider_contact_friction_change(&f.cc, f.x, f.y, r), 0, 0);
+    PD_CHECK_NEAR(pd_collider_contact_friction_change(&f.cc, f.y, r), 0, 0);
     r[0].y = 4.0, r[1].y = 3.0;
     for (int i = 0; i < 2; ++i)
         pd_collider_contact_apply(&f.cc, (size_t)i, f.y[i], &r[i]);
-    pd_real change = pd_collider_contact_friction_change(&f.cc, f.x, f.y, r);
+    pd_real change = pd_collider_contact_friction_change(&f.cc, f.y, r);
     printf("  change %.6g N (sqrt 2); limits kept %g %g N\n", change, f.cc.limit[0], f.cc.limit[1]);
     PD_CHECK_NEAR(change, sqrt(2.0), 1e-15);
     PD_CHECK(f.cc.limit[0] == 1.0 && f.cc.limit[1] == 0.5);
@@ -216,7 +216,7 @@ static void corner_check(const pd_colliders* col, pd_vec3 y, pd_vec3 r, pd_vec3 
     PD_REQUIRE(pd_collider_contact_init(&cc, 1, col) == PD_OK);
     PD_REQUIRE(cc.blocked2 != NULL); /* a box, two planes: they may make a corner */
     pd_real spacing = 0.01;
-    pd_collider_contact_begin_step(&cc, col, &y, &spacing, NULL, 1.0 / 30);
+    pd_collider_contact_begin_step(&cc, col, &y, &y, &spacing, NULL, 1.0 / 30);
     pd_collider_contact_project(&cc, &y);
     PD_REQUIRE(cc.held[0]);
     pd_collider_contact_apply(&cc, 0, y, &r);

@@ -300,7 +300,7 @@ typedef struct hpd_step_hooks {
 
 static pd_real hook_start_point(void* ctx, pd_real* r) {
     hpd_step_hooks* h = ctx;
-    pd_collider_contact_lag_friction(&h->s->cc, h->s->step->particles->pos, h->s->last_push);
+    pd_collider_contact_lag_friction(&h->s->cc, h->s->last_push);
     return start_point(h->s, h->s->step->particles, r);
 }
 

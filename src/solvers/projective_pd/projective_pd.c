@@ -815,8 +815,8 @@ static int stopped_at_cap(const pd_ppd_state* s, const pd_descent_report* part, 
 /* How far the lagged problem is from the one at the iterate: the change of friction's limits a
  * renewal at y would make (N, 2-norm over the particles), which bounds the change of the
  * residual at y that the renewal makes. */
-static pd_real friction_lag_error(pd_ppd_state* s, const pd_particles* p) {
-    return pd_collider_contact_friction_change(&s->cc, p->pos, s->opt.y, s->opt.r);
+static pd_real friction_lag_error(pd_ppd_state* s) {
+    return pd_collider_contact_friction_change(&s->cc, s->opt.y, s->opt.r);
 }
 
 /* After friction's limits changed: the merit evaluated again at the iterate (another
@@ -873,7 +873,7 @@ static pd_status solve_with_friction(pd_ppd_state* s, const pd_particles* p, pd_
             return PD_OK;
         if (watch && stopped_at_cap(s, &part, 1, r0)) {
             d->keep_history = 1; /* the same descent goes on */
-            if (friction_lag_error(s, p) > r) {
+            if (friction_lag_error(s) > r) {
                 friction_limits(s, p);
                 merit = after_renewal(s, &r);
                 in_solve++;
