@@ -23,7 +23,10 @@
     X(normal, pd_vec3)                                                                             \
     X(limit, pd_real)                                                                              \
     X(ktan, pd_real)                                                                               \
-    X(active, uint8_t)                                                                             \
+    X(active, uint8_t)
+
+/* The start queries (pd_collider_contact_begin_step), where there is a collider. */
+#define CC_START_ARRAYS(X)                                                                         \
     X(start_collider, int32_t)                                                                     \
     X(start_dist, pd_real)                                                                         \
     X(start_normal, pd_vec3)
@@ -37,7 +40,7 @@ static const pd_collider_def* def_at(const pd_collider_def* defs, size_t stride,
  * residual with its normal taken out moves a particle along it, at the same distance, and
  * corner_normal finds nothing. Only a no_slip collider's contacts are stuck. */
 unsigned pd_collider_contact_features(const pd_collider_def* defs, int count, size_t stride) {
-    unsigned f = 0;
+    unsigned f = count > 0 ? PD_CC_ANY : 0;
     if (count > 1 || (count == 1 && defs->type != PD_COLLIDER_PLANE))
         f |= PD_CC_CORNERS;
     for (int k = 0; k < count; ++k)
@@ -47,7 +50,9 @@ unsigned pd_collider_contact_features(const pd_collider_def* defs, int count, si
 }
 
 size_t pd_collider_contact_bytes(unsigned features) {
-    size_t bytes = 4 * sizeof(pd_vec3) + 4 * sizeof(pd_real) + 3 + sizeof(int32_t); /* CC_ARRAYS */
+    size_t bytes = 3 * sizeof(pd_vec3) + 3 * sizeof(pd_real) + 3; /* CC_ARRAYS */
+    if (features & PD_CC_ANY)                                     /* CC_START_ARRAYS */
+        bytes += sizeof(int32_t) + sizeof(pd_real) + sizeof(pd_vec3);
     if (features & PD_CC_CORNERS)
         bytes += sizeof(pd_vec3);
     if (features & PD_CC_STICKS)
@@ -63,12 +68,15 @@ pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n,
     int ok = 1;
 #define ALLOC_ONE(a, T) ok &= (c->a = PD_NEW_ARRAY(T, n + 1)) != NULL;
     CC_ARRAYS(ALLOC_ONE)
-#undef ALLOC_ONE
-    unsigned f = PD_CC_CORNERS | PD_CC_STICKS;
+    unsigned f = PD_CC_CORNERS | PD_CC_STICKS | PD_CC_ANY;
     if (colliders)
         f = colliders->count ? pd_collider_contact_features(&colliders->items[0].def,
                                                             colliders->count, sizeof(pd_collider))
                              : 0;
+    if (f & PD_CC_ANY) {
+        CC_START_ARRAYS(ALLOC_ONE)
+    }
+#undef ALLOC_ONE
     if (f & PD_CC_CORNERS)
         ok &= (c->blocked2 = PD_NEW_ARRAY(pd_vec3, n + 1)) != NULL;
     if (f & PD_CC_STICKS) {
@@ -86,6 +94,7 @@ void pd_collider_contact_free(pd_collider_contact* c) {
     size_t n = c->n;
 #define FREE_ONE(a, T) PD_FREE_ARRAY(c->a, T, n + 1);
     CC_ARRAYS(FREE_ONE)
+    CC_START_ARRAYS(FREE_ONE)
 #undef FREE_ONE
     PD_FREE_ARRAY(c->blocked2, pd_vec3, n + 1);
     PD_FREE_ARRAY(c->stuck, uint8_t, n + 1);
