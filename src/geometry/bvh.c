@@ -235,30 +235,39 @@ static void leaf_closest(const pd_bvh* bvh, const pd_bvh_node* node, pd_vec3 p, 
     }
 }
 
+/* A node waiting to be searched and its box's squared distance, found when it was pushed (its
+ * parent compares both children's to order them): popped, it is pruned by that same number
+ * against the best found since, not recomputed. */
+typedef struct bvh_pending {
+    uint32_t node;
+    pd_real dist2;
+} bvh_pending;
+
 pd_bvh_hit pd_bvh_closest(const pd_bvh* bvh, pd_vec3 p) {
     pd_bvh_hit best = {0, p, INFINITY, PD_TRI_FACE};
     if (bvh->node_count == 0)
         return best;
-    uint32_t stack[BVH_STACK];
+    bvh_pending stack[BVH_STACK];
     int top = 0;
-    stack[top++] = 0;
+    stack[top++] = (bvh_pending){0, box_dist2(&bvh->nodes[0], p)};
     while (top > 0) {
-        const pd_bvh_node* node = &bvh->nodes[stack[--top]];
-        if (!(box_dist2(node, p) < best.dist2))
+        bvh_pending at = stack[--top];
+        if (!(at.dist2 < best.dist2))
             continue;
+        const pd_bvh_node* node = &bvh->nodes[at.node];
         if (node->count > 0) {
             leaf_closest(bvh, node, p, &best);
             continue;
         }
-        uint32_t left = (uint32_t)(node - bvh->nodes) + 1, right = node->right;
+        uint32_t left = at.node + 1, right = node->right;
         pd_real dl = box_dist2(&bvh->nodes[left], p), dr = box_dist2(&bvh->nodes[right], p);
         /* The nearer child is pushed last, so it is searched first and prunes the other. */
         if (dl <= dr) {
-            stack[top++] = right;
-            stack[top++] = left;
+            stack[top++] = (bvh_pending){right, dr};
+            stack[top++] = (bvh_pending){left, dl};
         } else {
-            stack[top++] = left;
-            stack[top++] = right;
+            stack[top++] = (bvh_pending){left, dl};
+            stack[top++] = (bvh_pending){right, dr};
         }
     }
     return best;
