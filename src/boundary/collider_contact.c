@@ -25,7 +25,7 @@
     X(ktan, pd_real)                                                                               \
     X(active, uint8_t)
 
-/* The start queries (pd_collider_contact_begin_step), where there is a collider. */
+/* The start queries (pd_collider_contact_begin_step), where a collider is a mesh. */
 #define CC_START_ARRAYS(X)                                                                         \
     X(start_collider, int32_t)                                                                     \
     X(start_dist, pd_real)                                                                         \
@@ -40,18 +40,21 @@ static const pd_collider_def* def_at(const pd_collider_def* defs, size_t stride,
  * residual with its normal taken out moves a particle along it, at the same distance, and
  * corner_normal finds nothing. Only a no_slip collider's contacts are stuck. */
 unsigned pd_collider_contact_features(const pd_collider_def* defs, int count, size_t stride) {
-    unsigned f = count > 0 ? PD_CC_ANY : 0;
+    unsigned f = 0;
     if (count > 1 || (count == 1 && defs->type != PD_COLLIDER_PLANE))
         f |= PD_CC_CORNERS;
-    for (int k = 0; k < count; ++k)
+    for (int k = 0; k < count; ++k) {
         if (def_at(defs, stride, k)->boundary == PD_BOUNDARY_NO_SLIP)
             f |= PD_CC_STICKS;
+        if (def_at(defs, stride, k)->type == PD_COLLIDER_MESH)
+            f |= PD_CC_MESH;
+    }
     return f;
 }
 
 size_t pd_collider_contact_bytes(unsigned features) {
     size_t bytes = 3 * sizeof(pd_vec3) + 3 * sizeof(pd_real) + 3; /* CC_ARRAYS */
-    if (features & PD_CC_ANY)                                     /* CC_START_ARRAYS */
+    if (features & PD_CC_MESH)                                    /* CC_START_ARRAYS */
         bytes += sizeof(int32_t) + sizeof(pd_real) + sizeof(pd_vec3);
     if (features & PD_CC_CORNERS)
         bytes += sizeof(pd_vec3);
@@ -68,12 +71,12 @@ pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n,
     int ok = 1;
 #define ALLOC_ONE(a, T) ok &= (c->a = PD_NEW_ARRAY(T, n + 1)) != NULL;
     CC_ARRAYS(ALLOC_ONE)
-    unsigned f = PD_CC_CORNERS | PD_CC_STICKS | PD_CC_ANY;
+    unsigned f = PD_CC_CORNERS | PD_CC_STICKS | PD_CC_MESH;
     if (colliders)
         f = colliders->count ? pd_collider_contact_features(&colliders->items[0].def,
                                                             colliders->count, sizeof(pd_collider))
                              : 0;
-    if (f & PD_CC_ANY) {
+    if (f & PD_CC_MESH) {
         CC_START_ARRAYS(ALLOC_ONE)
     }
 #undef ALLOC_ONE
@@ -121,11 +124,23 @@ static void begin_range(void* vctx, size_t begin, size_t end, int thread) {
         for (int k = 0; k < col->count && !near; ++k)
             near = pd_collider_sdf(&col->items[k], b->predicted[i], NULL) < 3 * c->spacing[i];
         c->skip[i] = (uint8_t)(!near || (b->skip_always && b->skip_always[i]));
+        if (!c->start_collider)
+            continue;
         c->start_collider[i] = -1;
         if (!c->skip[i])
             c->start_collider[i] =
                 pd_colliders_nearest(col, b->start[i], &c->start_dist[i], &c->start_normal[i]);
     }
+}
+
+/* The collider nearest particle i's step-start position (not skipped): begin_step's where a
+ * collider is a mesh, else found now (an analytic distance costs less than the 36 bytes a
+ * particle of keeping it); its signed distance and outward normal there. */
+static int start_nearest(const pd_collider_contact* c, size_t i, pd_real* d, pd_vec3* n) {
+    if (!c->start_collider)
+        return pd_colliders_nearest(c->colliders, c->start[i], d, n);
+    *d = c->start_dist[i], *n = c->start_normal[i];
+    return c->start_collider[i];
 }
 
 void pd_collider_contact_begin_step(pd_collider_contact* c, const pd_colliders* colliders,
@@ -138,6 +153,7 @@ void pd_collider_contact_begin_step(pd_collider_contact* c, const pd_colliders* 
         memset(c->stuck, 0, c->n);
     c->colliders = colliders;
     c->spacing = spacing;
+    c->start = start;
     c->dt = dt;
     if (!colliders || !colliders->count)
         return;
@@ -224,10 +240,11 @@ pd_real pd_collider_contact_apply(pd_collider_contact* c, size_t i, pd_vec3 y, p
  * not on the surface, and would otherwise slide on the floor without friction (He 2017 Sec. 8
  * holds such particles by ghost particles bonded to them). */
 static int touching_at_start(const pd_collider_contact* c, size_t i) {
-    int k = c->start_collider[i];
+    pd_real d;
+    pd_vec3 n;
+    int k = start_nearest(c, i, &d, &n);
     if (k < 0)
         return 0;
-    pd_real d = c->start_dist[i];
     int sticks = c->colliders->items[k].def.boundary == PD_BOUNDARY_NO_SLIP && c->spacing;
     if (!sticks)
         return d < PD_FRICTION_TOUCH;
@@ -242,11 +259,9 @@ static pd_real renewed_limit(const pd_collider_contact* c, size_t i, pd_vec3 y, 
     *col = NULL;
     if (c->skip[i] || (!c->held[i] && !touching_at_start(c, i)))
         return 0;
-    int k = c->start_collider[i];
-    if (c->held[i])
-        k = pd_colliders_nearest(c->colliders, y, NULL, n);
-    else
-        *n = c->start_normal[i];
+    pd_real d;
+    int k =
+        c->held[i] ? pd_colliders_nearest(c->colliders, y, NULL, n) : start_nearest(c, i, &d, n);
     *col = &c->colliders->items[k];
     pd_real rn = c->push[i] > 0 ? c->push[i] : pd_v3_dot(r, *n);
     return pd_friction_limit(&(*col)->def, rn);
@@ -305,8 +320,12 @@ void pd_collider_contact_lag_friction(pd_collider_contact* c, const pd_real* fn)
             continue; /* no_slip: held whatever the force */
         if (!touching_at_start(c, i))
             c->limit[i] = 0;
-        else if (!isnan(fn[i])) /* anchor and normal: set by the renewal of step 3 */
-            c->limit[i] = pd_friction_limit(&c->colliders->items[c->start_collider[i]].def, fn[i]);
+        else if (!isnan(fn[i])) { /* anchor and normal: set by the renewal of step 3 */
+            pd_real d;
+            pd_vec3 n;
+            int k = start_nearest(c, i, &d, &n);
+            c->limit[i] = pd_friction_limit(&c->colliders->items[k].def, fn[i]);
+        }
     }
 }
 

@@ -52,11 +52,12 @@ typedef struct pd_collider_contact {
     uint8_t* active; /* 1: blocked, blocked2, line or ktan set (pd_collider_contact_sweeps) */
     uint8_t* stuck;  /* 1: a no_slip contact, held on its normal line (NULL: none is no_slip) */
     pd_vec3* line;   /* normal where stuck, else 0 (NULL: none is no_slip) */
+    const pd_vec3* start; /* the step's start positions x (begin_step's; unchanged in a step) */
     /* the collider nearest each particle's step-start position x (pd_colliders_nearest), found
      * once a step by pd_collider_contact_begin_step for the particles not skipped: the renewal
      * and its check after every iteration read them (neither x nor the colliders' poses change
      * within a step; a mesh's closest-point query at every check cost a quarter of a run);
-     * NULL when there is no collider */
+     * NULL unless a collider is a mesh (an analytic one's query is found again when read) */
     int32_t* start_collider; /* its index; -1: none (or skipped) */
     pd_real* start_dist;     /* signed distance of x to it (m) */
     pd_vec3* start_normal;   /* its outward normal at x */
@@ -64,17 +65,17 @@ typedef struct pd_collider_contact {
 
 /* What of the contact's state colliders may need beyond every contact's: a second normal where
  * they may make a corner (more than a lone plane), the stuck flags and lines where one is
- * no_slip, the start queries (start_collider, start_dist, start_normal) where there is any.
+ * no_slip, the start queries (start_collider, start_dist, start_normal) where one is a mesh.
  * Of count definitions `stride` bytes apart (a pd_collider_def array's or a pd_colliders'
  * items). */
-enum { PD_CC_CORNERS = 1, PD_CC_STICKS = 2, PD_CC_ANY = 4 };
+enum { PD_CC_CORNERS = 1, PD_CC_STICKS = 2, PD_CC_MESH = 4 };
 unsigned pd_collider_contact_features(const pd_collider_def* defs, int count, size_t stride);
 /* Bytes a particle the contact holds for those features (for memory estimates). */
 size_t pd_collider_contact_bytes(unsigned features);
 
 /* The arrays for n particles; blocked2 only where the colliders may make a corner (more than a
- * lone plane), stuck and line only where one is no_slip, the start queries only where there is
- * a collider: NULL otherwise (colliders NULL: all).
+ * lone plane), stuck and line only where one is no_slip, the start queries only where one is
+ * a mesh: NULL otherwise (colliders NULL: all).
  * The colliders the steps pass must not make more of them. */
 pd_status pd_collider_contact_init(pd_collider_contact* c, size_t n, const pd_colliders* colliders);
 void pd_collider_contact_free(pd_collider_contact* c);
