@@ -78,17 +78,20 @@ typedef struct indent_result {
 /* The return inside the solve (issue 37; a departure, docs/methods/projective_pd.md). */
 #define IN_SOLVE "solver.plastic_return=in_solve"
 
-/* The indentation with `plasticity` (NULL: elastic) and `solver` (a --set, or NULL: the
- * defaults). */
-static indent_result run_indent_with(const char* plasticity, const char* solver) {
+/* The indentation with `plasticity` (NULL: elastic), `solver` and `solver2` (--sets, or NULL:
+ * the defaults). */
+static indent_result run_indent_with2(const char* plasticity, const char* solver,
+                                      const char* solver2) {
     indent_result out = {0};
     pd_test_sim t;
-    const char* sets[2];
+    const char* sets[3];
     int n = 0;
     if (plasticity)
         sets[n++] = plasticity;
     if (solver)
         sets[n++] = solver;
+    if (solver2)
+        sets[n++] = solver2;
     if (!pd_test_sim_open(&t, k_indent, sets, n))
         return out;
     pd_error err = {0};
@@ -109,6 +112,10 @@ static indent_result run_indent_with(const char* plasticity, const char* solver)
     out.ok = 1;
     pd_test_sim_close(&t);
     return out;
+}
+
+static indent_result run_indent_with(const char* plasticity, const char* solver) {
+    return run_indent_with2(plasticity, solver, NULL);
 }
 
 static indent_result run_indent(const char* plasticity) {
@@ -304,28 +311,31 @@ PD_TEST(friction_angle_strengthens_compressed_clay) {
     PD_CHECK(b.max_plastic < a.max_plastic);
 }
 
-/* The same law with the return in the solve (plastic_return in_solve): a known failure. Every
- * dent kept all of its depth at rest (4.11 mm at 0 and 30 degrees and von Mises alike) while the
- * return's repeated corrections read F with the shape tensor of the step's start; with the
- * shape tensor refreshed the von Mises dent springs back to 3.60 mm but the 30 degree clay ends
- * 2.66 mm above its far surface (docs/validation.md, "Known failures and limits"). */
-PD_TEST(known_failure_return_in_the_solve_friction_angle_strengthens_compressed_clay) {
-    indent_result vm = run_indent_with(VON_MISES, IN_SOLVE), a = run_indent_with(DP0, IN_SOLVE),
-                  b = run_indent_with(DP30, IN_SOLVE);
-    PD_REQUIRE(vm.ok && a.ok && b.ok);
-    printf("  the return in the solve: dent at rest %.3g mm (friction angle 0), %.3g mm (30 deg), "
-           "%.3g mm (von Mises 1 kPa); largest plastic strain %.3g, %.3g\n",
-           1e3 * a.rest, 1e3 * b.rest, 1e3 * vm.rest, a.max_plastic, b.max_plastic);
+/* The same law with the return in the solve (plastic_return in_solve) and the apex after the
+ * solve (apex_return after_solve: at the iterates a state past the apex keeps its tension, the
+ * correction after the solve takes it to the apex). Returned to the apex at every iterate the 30
+ * degree clay gained ln J_p 0.18 under the sphere (the first touch, then five steps of the
+ * unloading at the apex) and ended 2.66 mm above its far surface, the 0 degree and von Mises
+ * clays at 3.60 mm (docs/validation.md). Friction angle 0 is von Mises by the cone's constants,
+ * which the test above checks: the von Mises run is not repeated here. */
+#define APEX_AFTER "solver.apex_return=after_solve"
+PD_TEST(return_in_the_solve_friction_angle_strengthens_compressed_clay) {
+    indent_result a = run_indent_with2(DP0, IN_SOLVE, APEX_AFTER),
+                  b = run_indent_with2(DP30, IN_SOLVE, APEX_AFTER);
+    PD_REQUIRE(a.ok && b.ok);
+    printf("  the return in the solve, the apex after it: dent at rest %.3g mm (friction angle 0), "
+           "%.3g mm (30 deg); largest plastic strain %.3g, %.3g\n",
+           1e3 * a.rest, 1e3 * b.rest, a.max_plastic, b.max_plastic);
     const char* path = getenv("PD_MEASURED");
+    int ok = b.rest > 0 && b.rest < 0.95 * a.rest && b.max_plastic < a.max_plastic;
     if (path && *path) {
         const char* key = "drucker_prager,return_in_the_solve_friction_angle_strengthens_"
                           "compressed_clay,projective_pd,dent at rest at 30 degrees over 0 "
                           "degrees,";
         char row[512];
-        snprintf(row, sizeof row, "%s%.4g,,0..0.95,known failure", key, b.rest / a.rest);
+        snprintf(row, sizeof row, "%s%.4g,,0..0.95,%s", key, b.rest / a.rest, ok ? "pass" : "fail");
         pd_test_record_row(path, key, row);
     }
-    PD_CHECK_REL(a.rest, vm.rest, 1e-3);
     PD_CHECK(b.rest > 0 && b.rest < 0.95 * a.rest);
     PD_CHECK(b.max_plastic < a.max_plastic);
 }

@@ -33,7 +33,7 @@ static const layer_keys k_passes = {"\"plastic_passes\":4", "", ""};
  * of the middle third into `rows` (LAYER_ROWS of them) unless NULL. -1 on failure. */
 static double slide_rows_between(layer_keys keys, double phi, double theta, double t_settle,
                                  double t_end, const char* floor, double y_lo, double y_hi,
-                                 double* rows) {
+                                 double* rows, double* above_1cm) {
     char json[4096];
     double t = theta * PD_PI / 180;
     pd_vec3 tilted = pd_v3(9.81 * sin(t), -9.81 * cos(t), 0);
@@ -65,38 +65,45 @@ static double slide_rows_between(layer_keys keys, double phi, double theta, doub
     size_t n = p->count;
     double* x0 = malloc(n * sizeof *x0);
     int* row = malloc(n * sizeof *row);
+    double* y0 = malloc(n * sizeof *y0);
     double out = -1;
-    if (x0 && row) {
+    if (x0 && row && y0) {
         for (size_t i = 0; i < n; ++i) {
             x0[p->id[i]] = p->pos[i].y >= y_lo && p->pos[i].y < y_hi ? p->pos[i].x : -1;
             row[p->id[i]] = (int)(p->pos[i].y / SPACING);
+            y0[p->id[i]] = p->pos[i].y;
         }
         if (pd_test_sim_run(&s, t_settle + t_end)) {
-            double sum = 0, row_sum[LAYER_ROWS] = {0};
-            int count = 0, row_count[LAYER_ROWS] = {0};
+            double sum = 0, row_sum[LAYER_ROWS] = {0}, sum_1cm = 0;
+            int count = 0, row_count[LAYER_ROWS] = {0}, count_1cm = 0;
             for (size_t i = 0; i < n; ++i) {
                 double a = x0[p->id[i]];
                 int r = row[p->id[i]];
                 if (!(a > 0.04 && a < 0.08))
                     continue;
                 sum += p->pos[i].x - a, ++count;
+                if (y0[p->id[i]] >= 0.01)
+                    sum_1cm += p->pos[i].x - a, ++count_1cm;
                 if (r >= 0 && r < LAYER_ROWS)
                     row_sum[r] += p->pos[i].x - a, ++row_count[r];
             }
             out = count > 5 ? sum / count : -1;
+            if (above_1cm)
+                *above_1cm = count_1cm > 5 ? sum_1cm / count_1cm : -1;
             for (int r = 0; rows && r < LAYER_ROWS; ++r)
                 rows[r] = row_count[r] ? row_sum[r] / row_count[r] : 0;
         }
     }
     free(x0);
     free(row);
+    free(y0);
     pd_test_sim_close(&s);
     return out;
 }
 
 static double slide_between(layer_keys keys, double phi, double theta, double t_settle,
                             double t_end, const char* floor, double y_lo, double y_hi) {
-    return slide_rows_between(keys, phi, theta, t_settle, t_end, floor, y_lo, y_hi, NULL);
+    return slide_rows_between(keys, phi, theta, t_settle, t_end, floor, y_lo, y_hi, NULL, NULL);
 }
 
 /* The middle of the layer, more than 1 cm above the floor (the floor holds its own layer),
@@ -182,10 +189,14 @@ PD_TEST(known_failure_in_solve_layer_flows_above_its_angle) {
 
 /* The same layer with the return inside the solve (plastic_return in_solve: the references
  * returned from the step's start at every iterate, no viscosity G h), the yield check's moduli
- * those the energy has at the granular factor, and compaction read against the family's
- * reference sum (granular.compaction reference_kernel: a free surface keeps its friction). */
+ * those the energy has at the granular factor, compaction read against the family's reference
+ * sum (granular.compaction reference_kernel: a free surface keeps its friction), and I1's
+ * penalty pressure the mean over the density kernel (yield_pressure kernel_mean: the settled
+ * lattice's penalty compresses alternate rows, whose own pressure read 2-2.5 times their load
+ * and held the layer at 35 degrees, 9.8 mm in 0.3 s; docs/methods/projective_pd.md). */
 static const layer_keys k_return = {
-    "\"plastic_return\":\"in_solve\",\"granular_constraints\":\"in_solve\"",
+    "\"plastic_return\":\"in_solve\",\"granular_constraints\":\"in_solve\","
+    "\"yield_pressure\":\"kernel_mean\"",
     "\"static_friction\":false,\"compaction\":\"reference_kernel\"", "\"cone\":\"extension\""};
 
 /* A row of docs/measured.csv when PD_MEASURED names a file: the slide in mm. */
@@ -208,17 +219,34 @@ static void record(const char* test, const char* quantity, double slide, const c
     pd_test_record_row(path, key, row);
 }
 
-/* A known failure since the repeated corrections read F with their own shape tensor: 9.8 mm at
- * 35 degrees, against 23.6 (docs/validation.md). */
-PD_TEST(known_failure_return_in_the_solve_lets_the_layer_flow_above_its_angle) {
+/* The layer at 35 degrees (phi 30), run once for the two tests that read it: the middle third's
+ * mean slide above 1 cm (layer_slide's) and above the bottom row per row (rows 1-4). */
+typedef struct tilt_run {
+    double above_1cm, mean, rows[LAYER_ROWS];
+    int done;
+} tilt_run;
+
+static const tilt_run* layer_at_35(void) {
+    static tilt_run r;
+    if (!r.done) {
+        r.mean = slide_rows_between(k_return, 30, 35, 0.3, 0.3, "no_slip", SPACING, 1, r.rows,
+                                    &r.above_1cm);
+        r.done = 1;
+    }
+    return &r;
+}
+
+/* With the kernel's mean pressure in I1 (k_return): 53.2 mm at 35 degrees; 9.8 mm with the
+ * grain's own, the alternate rows' excess (docs/validation.md). */
+PD_TEST(return_in_the_solve_lets_the_layer_flow_above_its_angle) {
     double theta = 35, t = 0.3, a = coulomb_acceleration(30, theta);
-    double above = layer_slide(k_return, 30, theta, t), want = 0.5 * (0.5 * a) * t * t;
+    double above = layer_at_35()->above_1cm, want = 0.5 * (0.5 * a) * t * t;
     printf("  return in the solve: the middle slid %.4f m at %g degrees in %g s; half of Coulomb's "
            "acceleration moves it %.4f m, all of it %.4f m\n",
            above, theta, t, want, 2 * want);
     char range[64];
     snprintf(range, sizeof range, ">= %.1f", 1000 * want);
-    record("known_failure_return_in_the_solve_lets_the_layer_flow_above_its_angle",
+    record("return_in_the_solve_lets_the_layer_flow_above_its_angle",
            "middle third's slide (mm) in 0.3 s at 35 degrees (half of Coulomb's acceleration)",
            above, range, above >= want);
     PD_CHECK(above >= want);
@@ -226,13 +254,14 @@ PD_TEST(known_failure_return_in_the_solve_lets_the_layer_flow_above_its_angle) {
 
 /* Read from F (plastic_invariants auto under the return in the solve): from the bond strains
  * the density penalty's pressure, which alternates by row in the settled layer, left the
- * uncompressed rows' I1 to their bonds alone, and the layer slumped 2.3 mm on tilting. A known
- * failure: its upper rows, their I1 a fraction of their weight's, creep (docs/validation.md). */
-PD_TEST(known_failure_return_in_the_solve_layer_stands_below_its_angle) {
+ * uncompressed rows' I1 to their bonds alone, and the layer slumped 2.3 mm on tilting. With the
+ * kernel's mean pressure in I1 (k_return) 0.09 mm; with the grain's own 1.44 mm, its upper rows
+ * flowing for 0.16 s (docs/validation.md). */
+PD_TEST(return_in_the_solve_layer_stands_below_its_angle) {
     double below = layer_slide(k_return, 30, 25, 0.3);
     printf("  return in the solve: the middle slid %.5f m at 25 degrees in 0.3 s\n", below);
     int ok = below >= 0 && below < 0.001;
-    record("known_failure_return_in_the_solve_layer_stands_below_its_angle",
+    record("return_in_the_solve_layer_stands_below_its_angle",
            "middle third's slide (mm) in 0.3 s at 25 degrees", below, "< 1", ok);
     PD_CHECK(ok);
 }
@@ -248,11 +277,16 @@ PD_TEST(known_failure_return_in_the_solve_layer_stands_below_its_angle) {
  * not shear, the rows above move with the rows below. So no row of the middle third slides
  * farther than g (sin theta - 3 b cos theta) t^2 / 2 in t from rest: 74.3 mm at 35 degrees in
  * 0.3 s, asked within 10 %. */
-PD_TEST(return_in_the_solve_layer_flows_no_faster_than_its_cone_allows) {
+/* A known failure with the kernel's mean pressure (k_return): the top row slid 82.4 mm, 0.9 %
+ * over the bound's 10 % (with the grain's own pressure the layer arrested, 14.3 mm, a pass that
+ * measured the over-hold; docs/validation.md). */
+PD_TEST(known_failure_return_in_the_solve_layer_flows_no_faster_than_its_cone_allows) {
     double theta = 35, t = 0.3, th = theta * PD_PI / 180;
     double three_b = sin(plane_strain_angle(30) * PD_PI / 180);
-    double bound = 0.5 * 9.81 * (sin(th) - three_b * cos(th)) * t * t, rows[LAYER_ROWS] = {0};
-    double mean = slide_rows_between(k_return, 30, theta, 0.3, t, "no_slip", SPACING, 1, rows);
+    double bound = 0.5 * 9.81 * (sin(th) - three_b * cos(th)) * t * t;
+    const tilt_run* run = layer_at_35();
+    const double* rows = run->rows;
+    double mean = run->mean;
     double fastest = 0;
     for (int r = 1; r < LAYER_ROWS; ++r)
         fastest = fmax(fastest, rows[r]);
@@ -263,7 +297,7 @@ PD_TEST(return_in_the_solve_layer_flows_no_faster_than_its_cone_allows) {
     char range[64];
     snprintf(range, sizeof range, "<= %.1f", 1100 * bound);
     int ok = mean > 0 && fastest <= 1.1 * bound;
-    record("return_in_the_solve_layer_flows_no_faster_than_its_cone_allows",
+    record("known_failure_return_in_the_solve_layer_flows_no_faster_than_its_cone_allows",
            "fastest row of the middle third (mm) in 0.3 s at 35 degrees (the cone's simple shear)",
            fastest, range, ok);
     PD_CHECK(ok);

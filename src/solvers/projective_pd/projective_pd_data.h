@@ -15,6 +15,10 @@ enum { PD_PPD_GRANULAR_AFTER_SOLVE, PD_PPD_GRANULAR_IN_SOLVE };
 enum { PD_PPD_COMPACTION_KERNEL, PD_PPD_COMPACTION_REFERENCE };
 /* Where the plastic return acts (projective_pd_plastic.c) */
 enum { PD_PPD_RETURN_AFTER_SOLVE, PD_PPD_RETURN_IN_SOLVE };
+/* The density penalty's pressure the yield check adds to I1 (plastic_return in_solve). */
+enum { PD_PPD_YIELD_PRESSURE_OWN, PD_PPD_YIELD_PRESSURE_KERNEL_MEAN };
+/* Where a state past the cone's apex goes to the apex (plastic_return in_solve). */
+enum { PD_PPD_APEX_IN_SOLVE, PD_PPD_APEX_AFTER_SOLVE };
 /* Where the yield test's I1 and J2 come from (projective_pd_plastic.c) */
 enum {
     PD_PPD_INVARIANTS_AUTO,
@@ -48,6 +52,8 @@ typedef struct pd_ppd_params {
     pd_real density_relaxation;
     int granular_constraints;  /* PD_PPD_GRANULAR_IN_SOLVE or _AFTER_SOLVE */
     pd_real density_stiffness; /* in-solve density penalty, over the material's bulk modulus */
+    int yield_pressure;        /* PD_PPD_YIELD_PRESSURE_* */
+    int apex_return;           /* PD_PPD_APEX_* */
 } pd_ppd_params;
 
 /* Most L-BFGS pairs `history` may keep. */

@@ -121,6 +121,23 @@ static const pd_param_info k_params[] = {
      "granular_constraints in_solve: the density penalty's energy V K/2 max(rho/rho_0 - 1, 0)^2 "
      "per grain, K this times the material's bulk modulus.",
      "granular_constraints=in_solve"},
+    {"yield_pressure", PD_PARAM_ENUM, P(yield_pressure), PD_PPD_YIELD_PRESSURE_OWN, 0, 0, "-",
+     "own|kernel_mean",
+     "plastic_return in_solve, granular matter: the density penalty's pressure the yield check "
+     "(Eq. 14) adds to I1. own: the grain's own K max(C, 0). kernel_mean (beyond the paper): "
+     "its Shepard mean over the density kernel's neighbourhood, the pressure field an SPH "
+     "pressure exerts at the grain (a settled lattice layer's penalty compresses alternate rows: "
+     "their own pressure read 2-2.5 times the weight they bear; docs/methods/projective_pd.md).",
+     "plastic_return=in_solve"},
+    {"apex_return", PD_PARAM_ENUM, P(apex_return), PD_PPD_APEX_IN_SOLVE, 0, 0, "-",
+     "in_solve|after_solve",
+     "plastic_return in_solve: where a state past the Drucker-Prager cone's apex (Eq. 18's "
+     "second case) goes to the apex. in_solve: at every iterate, a state with no stiffness in "
+     "further tension, so a transient's tension becomes plastic volume (the indented clay at 30 "
+     "degrees rose 2.66 mm above its far surface). after_solve (beyond the paper): at the "
+     "iterates its deviator alone returns and the solve resists its tension elastically; the "
+     "correction after the solve takes it to the apex (docs/methods/projective_pd.md).",
+     "plastic_return=in_solve"},
 };
 
 const pd_param_table pd_ppd_param_table = {k_params, (int)(sizeof k_params / sizeof k_params[0]),

@@ -36,6 +36,7 @@
 #include "core/alloc.h"
 #include "math/svd3.h"
 #include "parallel/parallel.h"
+#include "sph/kernels.h"
 #include "solvers/projective_pd/projective_pd_internal.h"
 #include "world/world.h"
 
@@ -160,6 +161,28 @@ static void moduli_at_granular_factor(const pd_ppd_material* m, pd_real vs, pd_r
     *shear = g_mu + vs * (m->shear - g_mu);
 }
 
+/* The density penalty's pressure the yield check adds to grain i's I1. `own`: its K max(C, 0).
+ * `kernel_mean` (yield_pressure): the Shepard mean of the grains' pressures over i's density
+ * kernel, sum_j V_j p_j W_ij / sum_j V_j W_ij (Poly6, i included): an SPH pressure pushes a grain
+ * with the pressures of its whole neighbourhood (the penalty's force on i is sum_k V_k p_k
+ * grad_i C_k), and the stress it carries at i is that field's, not i's own. In a settled
+ * lattice layer the penalty compresses alternate rows (817, 0, 440, 0, 0 Pa from the floor up),
+ * whose own pressure is 2-2.5 times the weight above them (docs/methods/projective_pd.md). */
+static pd_real yield_pressure(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
+    const pd_density_constraint_def* d = &s->dens_def;
+    if (s->prm.yield_pressure != PD_PPD_YIELD_PRESSURE_KERNEL_MEAN || !d->offsets ||
+        s->prm.plastic_return != PD_PPD_RETURN_IN_SOLVE)
+        return s->dens_pressure[i];
+    pd_real H = d->radius[i], w0 = pd_sph_poly6(0, H) * d->volume[i];
+    pd_real sw = w0, sp = w0 * s->dens_pressure[i];
+    for (uint32_t b = d->offsets[i]; b < d->offsets[i + 1]; ++b) {
+        uint32_t j = d->nbr[b];
+        pd_real w = pd_sph_poly6(pd_v3_len2(pd_v3_sub(y[i], y[j])), H) * d->volume[j];
+        sw += w, sp += w * s->dens_pressure[j];
+    }
+    return sw > 0 ? sp / sw : s->dens_pressure[i];
+}
+
 static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
                               uint32_t i) {
     strain_state out = {0, 0, 0, 0};
@@ -175,7 +198,7 @@ static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, c
         out.i1 = -9 * m->bulk * pd_ppd_vscale(s, i) * out.e_iso; /* granular: lambda = k_f + k_c */
     }
     if (m->granular) /* and the pressure the density constraints carry */
-        out.i1 += 3 * s->dens_pressure[i];
+        out.i1 += 3 * yield_pressure(s, y, i);
     out.sqrt_j2 = sqrt(15 * dev2) * shear;
     out.shear = shear;
     return out;
@@ -207,11 +230,22 @@ pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
     return st.sqrt_j2 - *limit;
 }
 
-/* alpha and beta of Eq. 18 (beta as radial return, see the file's comment); 0 when inside. */
-static int flow_fractions(const pd_ppd_material* m, strain_state st, pd_real* alpha,
-                          pd_real* beta) {
+/* alpha and beta of Eq. 18 (beta as radial return, see the file's comment); 0 when inside.
+ * With apex_return after_solve a state past the apex at an iterate of the solve (ret_active)
+ * has its deviator removed and keeps its isotropic part (alpha = 0), so the solve resists its
+ * tension elastically; the correction after the solve (pd_ppd_plastic_flow_at_step_end) takes
+ * it to the apex. Returned to the apex at every iterate, a state has no stiffness in further
+ * tension, and a transient's tension became volume for good: the indented clay at 30 degrees
+ * gained ln J_p 0.18 under the sphere and ended 2.66 mm above its far surface, with the apex
+ * after the solve 0.0085 and 0.705 mm below it (docs/validation.md). */
+static int flow_fractions(const pd_ppd_state* s, const pd_ppd_material* m, strain_state st,
+                          pd_real* alpha, pd_real* beta) {
     pd_dp_cone cone = {m->yield_a, m->yield_b};
-    return pd_dp_radial_return(cone, st.i1, st.sqrt_j2, alpha, beta);
+    int flows = pd_dp_radial_return(cone, st.i1, st.sqrt_j2, alpha, beta);
+    if (flows && s->ret_active && s->prm.apex_return == PD_PPD_APEX_AFTER_SOLVE &&
+        m->yield_a + m->yield_b * st.i1 <= 0)
+        *alpha = 0;
+    return flows;
 }
 
 typedef struct flow_ctx {
@@ -299,7 +333,7 @@ static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     if (!m->plastic || s->planar[i] || s->fixed[i])
         return 0;
     strain_state st = strain_of(s, m, y, i);
-    if (!flow_fractions(m, st, &alpha, &beta))
+    if (!flow_fractions(s, m, st, &alpha, &beta))
         return 0;
     pd_mat3 F = pd_ppd_deformation_gradient(s, y, i), R, S;
     if (!(pd_m3_det(F) > 0)) /* inverted or flat: the inversion fix steers it first */
@@ -312,7 +346,7 @@ static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
         st = strain_of(s, m, y, i);
         pd_real lim = m->yield_a + m->yield_b * st.i1;
         if (st.sqrt_j2 <= lim + PLASTIC_RETURN_TOL * fabs(lim) ||
-            !flow_fractions(m, st, &alpha, &beta))
+            !flow_fractions(s, m, st, &alpha, &beta))
             break;
     }
     return dp;
@@ -456,9 +490,6 @@ static void return_kernel(void* vctx, size_t begin, size_t end, int thread) {
         s->ret_dp[i] = 0;
         if (!m->plastic)
             continue;
-        if (m->granular && pd_ppd_granular_in_solve(s) && !s->fixed[i]) /* I1's pressure at y */
-            s->dens_pressure[i] = s->prm.density_stiffness * m->bulk *
-                                  fmax(pd_density_ratio(&s->dens_def, c->y, i) - 1, 0);
         pd_real dp = flow_particle(s, c->y, (uint32_t)i);
         if (dp > 0) { /* its shape tensor refreshed by flow_particle */
             s->ret_moved[i] |= 1;
@@ -469,10 +500,26 @@ static void return_kernel(void* vctx, size_t begin, size_t end, int thread) {
     s->partial[begin / PLASTIC_GRAIN] = yielded;
 }
 
+/* I1's pressure at y: the density penalty's at the iterate, every grain's before any returns
+ * (yield_pressure's kernel mean reads the neighbours'). */
+static void pressure_kernel(void* vctx, size_t begin, size_t end, int thread) {
+    return_ctx* c = vctx;
+    pd_ppd_state* s = c->s;
+    (void)thread;
+    for (size_t i = begin; i < end; ++i) {
+        const pd_ppd_material* m = &s->mat[s->material[i]];
+        if (m->plastic && m->granular && !s->fixed[i])
+            s->dens_pressure[i] = s->prm.density_stiffness * m->bulk *
+                                  fmax(pd_density_ratio(&s->dens_def, c->y, i) - 1, 0);
+    }
+}
+
 int pd_ppd_return_at(pd_ppd_state* s, const pd_vec3* y) {
     if (!s->ret_active)
         return 0;
     return_ctx c = {s, y};
+    if (s->granular && pd_ppd_granular_in_solve(s))
+        pd_parallel_for(s->n, PLASTIC_GRAIN, pressure_kernel, &c);
     pd_parallel_for(s->n, PLASTIC_GRAIN, return_kernel, &c);
     int yielded = 0;
     for (size_t k = 0; k < s->chunks; ++k)
