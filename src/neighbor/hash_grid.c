@@ -203,6 +203,11 @@ static int buckets_to_scan(const pd_hash_grid* grid, pd_vec3 p, cell_query* q, u
     return m;
 }
 
+int pd_hash_grid_buckets_near(const pd_hash_grid* grid, pd_vec3 p, uint32_t out[27]) {
+    cell_query q = {.valid = 0};
+    return buckets_to_scan(grid, p, &q, out);
+}
+
 /* |b - a|^2, the one expression every pass (and the brute force) compares with radius^2. */
 static inline pd_real dist2(pd_vec3 a, pd_vec3 b) {
     pd_vec3 d = pd_v3_sub(b, a);

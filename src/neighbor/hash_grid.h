@@ -61,6 +61,11 @@ typedef struct pd_hash_grid {
 
 pd_status pd_neighbors_build(pd_hash_grid* grid, const pd_vec3* pos, size_t n, pd_real radius,
                              pd_neighbor_list* out);
+/* The buckets of the last build whose cells come within one cell size of p, each once (at most
+ * 27; returns their number): every particle that build placed within the cell size of p is in
+ * sorted[cell_start[b], cell_start[b + 1]) of one of them, beside others that share a bucket.
+ * For a caller that asks which of the last build's positions lie near a point. */
+int pd_hash_grid_buckets_near(const pd_hash_grid* grid, pd_vec3 p, uint32_t out[27]);
 /* The same list by brute force, O(n^2): for tests. */
 pd_status pd_neighbors_brute_force(const pd_vec3* pos, size_t n, pd_real radius,
                                    pd_neighbor_list* out);

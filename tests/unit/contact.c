@@ -121,6 +121,51 @@ PD_TEST(bodies_that_renew_their_families_have_no_self_contact) {
     pd_contact_free(&ct);
 }
 
+/* Pairs closer than d_c at y by brute force. */
+static size_t brute_pairs(const pd_contact* ct, const pd_vec3* y) {
+    size_t pairs = 0;
+    for (uint32_t i = 0; i < NP; ++i)
+        for (uint32_t j = i + 1; j < NP; ++j)
+            pairs += pd_contact_eligible(ct, i, j) &&
+                     pd_v3_len(pd_v3_sub(y[i], y[j])) < pd_contact_distance(ct, i, j);
+    return pairs;
+}
+
+/* One particle moved far beyond the skin while the rest stay (candidates_stale's few moved):
+ * out of the cloud, where it touches nothing, the candidates are kept (no search); beside a
+ * particle of another body that was never its candidate, they are found anew. The pairs are
+ * the brute force's each time. A test that kept the list whenever few moved would miss the
+ * second pair; one that searched whenever any moved would search twice. */
+PD_TEST(few_moved_particles_keep_their_candidates_until_they_touch) {
+    static cloud c;
+    static pd_vec3 y[NP];
+    make_cloud(&c, 7);
+    pd_contact_def def = make_def(0);
+    pd_contact ct;
+    PD_REQUIRE(pd_contact_init(&ct, &def, &c.p) == PD_OK);
+    pd_real e;
+    PD_REQUIRE(pd_contact_evaluate(&ct, c.pos, &e) == PD_OK);
+    size_t built = ct.grid.builds;
+    memcpy(y, c.pos, sizeof y);
+    y[0] = pd_v3(-0.3, -0.3, -0.3); /* 0.1 m beyond the cloud's corner */
+    PD_REQUIRE(pd_contact_evaluate(&ct, y, &e) == PD_OK);
+    size_t away = ct.pairs, away_brute = brute_pairs(&ct, y), away_builds = ct.grid.builds;
+    uint32_t far = 1; /* the farthest particle of body 1 from 0's start: no candidate of 0 */
+    for (uint32_t j = 1; j < NP; j += 3)
+        if (pd_v3_len2(pd_v3_sub(c.pos[j], c.pos[0])) > pd_v3_len2(pd_v3_sub(c.pos[far], c.pos[0])))
+            far = j;
+    y[0] = pd_v3_add(c.pos[far], pd_v3(0.01, 0, 0));
+    PD_REQUIRE(pd_contact_evaluate(&ct, y, &e) == PD_OK);
+    size_t beside = ct.pairs, beside_brute = brute_pairs(&ct, y);
+    printf("  moved out: %zu pairs (brute force %zu), %zu searches; beside particle %u: %zu pairs "
+           "(brute force %zu), %zu searches\n",
+           away, away_brute, away_builds - built, far, beside, beside_brute,
+           ct.grid.builds - away_builds);
+    PD_CHECK(away == away_brute && away_builds == built);
+    PD_CHECK(beside == beside_brute && ct.grid.builds == away_builds + 1);
+    pd_contact_free(&ct);
+}
+
 /* Energy at y with particle i moved by h along axis a. */
 static double energy_moved(pd_contact* ct, pd_vec3* y, int i, int a, double h) {
     pd_vec3 keep = y[i];
