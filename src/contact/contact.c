@@ -573,6 +573,20 @@ static pd_real penalty_of(pd_contact* c, const pd_vec3* y, uint32_t i, pd_vec3* 
     return e;
 }
 
+/* The closest eligible pair of i at y over its d_c, as penalty_of finds it. */
+static pd_real closest_of(const pd_contact* c, const pd_vec3* y, uint32_t i) {
+    pd_real closest = 1;
+    for (uint32_t k = c->near.offsets[i]; k < c->near.offsets[i + 1]; ++k) {
+        uint32_t j = c->near.indices[k];
+        if (!pd_contact_eligible(c, i, j))
+            continue;
+        pd_real d = pd_v3_len(pd_v3_sub(y[i], y[j])), dc = pd_contact_distance(c, i, j);
+        if (d < dc)
+            closest = fmin(closest, d / dc);
+    }
+    return closest;
+}
+
 /* Lagged friction of i's pairs (contact.h): adds dD/dy_i to *g and the tangential stiffness
  * to *diag; returns i's half of the friction energy. */
 static pd_real friction_of(const pd_contact* c, const pd_vec3* y, uint32_t i, pd_vec3* g,
@@ -622,6 +636,29 @@ static void evaluate_range(void* ctx, size_t begin, size_t end, int thread) {
     c->partial[c->chunks + chunk] = (pd_real)pairs;
     c->partial[2 * c->chunks + chunk] = (pd_real)sticking;
     c->partial[3 * c->chunks + chunk] = closest;
+}
+
+static void closest_range(void* ctx, size_t begin, size_t end, int thread) {
+    (void)thread;
+    contact_job* job = ctx;
+    pd_real closest = 1;
+    for (size_t i = begin; i < end; ++i)
+        closest = fmin(closest, closest_of(job->c, job->y, (uint32_t)i));
+    job->c->partial[3 * job->c->chunks + begin / PD_CONTACT_GRAIN] = closest;
+}
+
+pd_status pd_contact_closest(pd_contact* c, const pd_vec3* y) {
+    c->closest = 1;
+    if (c->n == 0)
+        return PD_OK;
+    pd_status st = find_candidates(c, y);
+    if (st != PD_OK)
+        return st;
+    contact_job job = {c, y};
+    pd_parallel_for(c->n, PD_CONTACT_GRAIN, closest_range, &job);
+    for (size_t k = 0; k < c->chunks; ++k)
+        c->closest = fmin(c->closest, c->partial[3 * c->chunks + k]);
+    return PD_OK;
 }
 
 pd_status pd_contact_evaluate(pd_contact* c, const pd_vec3* y, pd_real* energy) {

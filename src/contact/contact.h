@@ -20,9 +20,10 @@
  * the sampled surfaces meet. The pairs are found through the hash grid (src/neighbor/hash_grid.h)
  * from a candidate list (every pair within d_c + 2 skins, skin at least a quarter of the
  * smallest spacing, up to where the list reaches the horizon) that is rebuilt at the start of each
- * step and whenever a particle has moved more than a skin since: every pair closer than d_c is
- * always in it, so the contact energy is a function of the positions alone (a Verlet list; measured
- * on the demo, a rebuild at every evaluation cost 37 % of the run time, this 11 %).
+ * step and whenever a particle has moved more than a skin since (unless the few that did, at
+ * most a quarter, touch nothing through a pair not listed: candidates_stale): every pair closer
+ * than d_c is always in it, so the contact energy is a function of the positions alone (a Verlet
+ * list; measured on the demo, a rebuild at every evaluation cost 37 % of the run time, this 11 %).
  *
  * Energy per pair (a quadratic penalty, zero beyond d_c, C1 at d_c):
  *   E_ij = k_ij / 2 (d_c - d)^2,  d = |y_i - y_j| < d_c,
@@ -219,7 +220,8 @@ pd_real pd_contact_stiffness(const pd_contact* c, uint32_t i, uint32_t j);
 /* Call at the start of every step (the particles may have been reordered since the last):
  * drops the candidate list (unless keep_candidates: then only after
  * pd_contact_particles_reordered; the list is rebuilt anyway once a particle has moved more
- * than a skin since it was found) and records the friction pairs at the step's start positions
+ * than a skin since it was found and touches a particle through a pair not listed, or many
+ * have) and records the friction pairs at the step's start positions
  * x0 (kept until the step ends) with slip length eps = slip_velocity * dt. */
 pd_status pd_contact_begin_step(pd_contact* c, const pd_vec3* x0, pd_real dt);
 /* The world renumbered the particles (a method's on_reorder): the candidate list is stale. */
@@ -228,5 +230,9 @@ void pd_contact_particles_reordered(pd_contact* c);
 /* Finds the pairs at y and evaluates the contact (+ friction) energy; fills grad and diag.
  * Returns PD_OK or PD_ERR_OUT_OF_MEMORY (a buffer could not grow); *energy gets J. */
 pd_status pd_contact_evaluate(pd_contact* c, const pd_vec3* y, pd_real* energy);
+/* Only c->closest at y (pd_contact_evaluate's, the same number), for a caller that asks whether
+ * a point keeps its pairs apart: no energy, gradient, diagonal or pair stiffness (those of the
+ * last evaluation are stale until the next pd_contact_evaluate). */
+pd_status pd_contact_closest(pd_contact* c, const pd_vec3* y);
 
 #endif
