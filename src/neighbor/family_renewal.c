@@ -184,6 +184,21 @@ static void fill_range(void* ctx, size_t begin, size_t end, int thread) {
     }
 }
 
+/* A spare's arrays, not cleared: the renewal writes every particle's entries and every bond's
+ * up to bond_count, so the room beyond is never touched and its pages never become resident
+ * (cleared, the eighth more room raised the 100K sand's peak by 6.6 %). */
+static pd_status allocate_uncleared(pd_family* f, size_t n, size_t bonds) {
+    f->count = n;
+    f->bond_count = f->bond_capacity = bonds;
+    f->offsets = pd_alloc((n + 1) * sizeof(uint32_t));
+    f->j = pd_alloc((bonds + 1) * sizeof(uint32_t));
+    f->rev = pd_alloc((bonds + 1) * sizeof(uint32_t));
+    f->xi = pd_alloc((bonds + 1) * sizeof(pd_vec3));
+    f->w = pd_alloc((n + 1) * sizeof(pd_real));
+    pd_family_touch(f);
+    return f->offsets && f->j && f->rev && f->xi && f->w ? PD_OK : PD_ERR_OUT_OF_MEMORY;
+}
+
 /* out's arrays for n particles and `bonds` bonds. With `reuse`: kept when they hold them (a
  * spare family of the same particles), else allocated anew with an eighth more room, so that
  * a count that grows a little at the next renewal still fits; without, exactly `bonds`. */
@@ -195,7 +210,8 @@ static pd_status family_room(pd_family* out, size_t n, size_t bonds, int reuse) 
         return PD_OK;
     }
     pd_family_free(out);
-    pd_status st = pd_family_allocate(out, n, reuse ? bonds + bonds / 8 + 16 : bonds);
+    pd_status st = reuse ? allocate_uncleared(out, n, bonds + bonds / 8 + 16)
+                         : pd_family_allocate(out, n, bonds);
     out->bond_count = bonds;
     return st;
 }

@@ -1212,12 +1212,19 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
         per_bond += sizeof(float);
     if (flows)
         per_bond += sizeof(uint32_t) + sizeof(pd_vec3) + sizeof(pd_real);
+    /* a renewing body: the family before the last renewal, kept for the next to write into
+     * (j, its opposite bond and X), and an eighth more room in the renewed arrays (allocated,
+     * not touched: pd_family_renew_into) */
+    if (flows)
+        per_bond = 1.125 * (per_bond + 2 * sizeof(uint32_t) + sizeof(pd_vec3));
     /* per particle: the family's offsets and w, the scatter plan's order and task; kinv (upper
      * triangle), diag, ystar, g, plastic strain and density (made when the fields are asked
      * for: counted, as a run that writes them holds them), three flags (planar, fixed,
      * weighted); the Chebyshev scratch is the optimiser's (share_sweep_scratch) */
     double per_particle = 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(uint32_t) +
                           sizeof(pd_ppd_sym3) + 3 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 3;
+    if (flows) /* the spare family's offsets and w */
+        per_particle += sizeof(uint32_t) + sizeof(pd_real);
     /* the optimiser's y, r, ytrial, yold, rold, dir, work and its L-BFGS pairs in single
      * precision (none in semi_iterative, which runs no descent) */
     size_t pairs = prm->iteration == PD_PPD_SEMI_ITERATIVE ? 0 : (size_t)prm->history;

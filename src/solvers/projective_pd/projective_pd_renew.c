@@ -119,15 +119,16 @@ static pd_status renew(pd_ppd_state* s, pd_world* w, const uint8_t* body_renews,
                           .horizon = s->prm.horizon,
                           .cache = &s->renewal_list};
     s->renewal_list.skin_spacings = PPD_VERLET_SKIN;
-    s->grid.keep_rows = 1; /* renewed every few steps: the search's rows kept */
-    pd_family fresh;
+    s->grid.keep_rows = 1;          /* renewed every few steps: the search's rows kept */
+    pd_family fresh = s->fam_spare; /* written into: the family of two renewals ago */
     uint32_t* map = NULL;
-    pd_status st = pd_family_renew(&s->fam, &s->grid, &def, &fresh, &map);
+    memset(&s->fam_spare, 0, sizeof s->fam_spare);
+    pd_status st = pd_family_renew_into(&s->fam, &s->grid, &def, &fresh, &map);
     if (st != PD_OK)
         return pd_fail(err, st, "", "renewing the families failed (%s)", pd_status_string(st));
     place_new_bonds(s, w, body_renews, map, &fresh);
     pd_bonds_map_free(map, &fresh); /* every per-bond array is rebuilt from the family */
-    pd_family_free(&s->fam);
+    s->fam_spare = s->fam;          /* kept for the next renewal to write into */
     s->fam = fresh;
     w->bond_count = s->fam.bond_count;
     return pd_state_bonds_reserve(&s->persist, s->fam.bond_capacity);

@@ -987,6 +987,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     pd_contact_free(&s->contact);
     pd_sym_direct_free(&s->direct);
     pd_family_free(&s->fam);
+    pd_family_free(&s->fam_spare);
     pd_bond_set_free(&s->broken);
     pd_hash_grid_destroy(&s->grid);
     pd_neighbor_cache_destroy(&s->renewal_list);
