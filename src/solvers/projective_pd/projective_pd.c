@@ -1223,8 +1223,8 @@ static size_t ppd_bytes_per_particle(const pd_scene* scene, double bond_fraction
      * weighted); the Chebyshev scratch is the optimiser's (share_sweep_scratch) */
     double per_particle = 2 * sizeof(uint32_t) + sizeof(pd_real) + 2 * sizeof(uint32_t) +
                           sizeof(pd_ppd_sym3) + 3 * sizeof(pd_real) + 2 * sizeof(pd_vec3) + 3;
-    if (flows) /* the spare family's offsets and w */
-        per_particle += sizeof(uint32_t) + sizeof(pd_real);
+    if (flows) /* the spare family's offsets and w, the rebuild's stale marks */
+        per_particle += sizeof(uint32_t) + sizeof(pd_real) + 1;
     /* the optimiser's y, r, ytrial, yold, rold, dir, work and its L-BFGS pairs in single
      * precision (none in semi_iterative, which runs no descent) */
     size_t pairs = prm->iteration == PD_PPD_SEMI_ITERATIVE ? 0 : (size_t)prm->history;

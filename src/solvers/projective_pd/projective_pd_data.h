@@ -180,6 +180,14 @@ typedef struct pd_ppd_state {
                      * it from c: 4 bytes a bond less) */
     pd_real* gcorr; /* a rebuild's surface correction per bond, kept in scenes that flow */
     size_t gcorr_capacity;
+    /* per particle, made at the first renewal (NULL before): what changed since the last
+     * rebuild, for the incremental one after a renewal (pd_ppd_rebuild_renewed): PPD_STALE_REFS
+     * its references moved (its shape tensor refreshed then), PPD_STALE_FAMILY the renewal
+     * changed its bonds */
+    uint8_t* stale;
+    /* 1: kb, gcorr and the shape tensors are those of a complete rebuild, carried through the
+     * renewals since (a reordering, a checkpoint or an array grown sets 0: rebuilt whole) */
+    int stale_valid;
     /* per particle */
     pd_ppd_sym3* kinv;       /* (X*X)^+ of the family (pd_ppd_kinv) */
     uint8_t* planar;         /* family spans a plane or a line: no inversion fix, no dilatation */

@@ -28,6 +28,14 @@ pd_sym_csr pd_ppd_matrix(const pd_ppd_state* s);
 /* Rebuilds what depends on the families and on dt (shape tensors, stiffness, diagonal, Jacobi
  * bound, Cholesky factor), after a renewal, a removal of bonds or a new time step. */
 pd_status pd_ppd_build_system(pd_ppd_state* s, const struct pd_world* w, pd_error* err);
+/* The same after a renewal, for the particles whose family or references changed since the
+ * last rebuild (s->stale) and their neighbours; the others keep their shape tensor, surface
+ * correction and bond stiffness, moved to their new bonds' places (old offsets in
+ * s->fam_spare). The same bits as pd_ppd_build_system; it falls back to it where the carried
+ * values are not at hand (s->stale_valid). */
+pd_status pd_ppd_rebuild_renewed(pd_ppd_state* s, const struct pd_world* w, pd_error* err);
+#define PPD_STALE_REFS   1
+#define PPD_STALE_FAMILY 2
 /* Particles per task of the local step's scatter plan (a few cells: the colours' tasks balance
  * over the threads). */
 #define PPD_TASK_GRAIN 128

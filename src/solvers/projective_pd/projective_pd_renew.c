@@ -70,6 +70,28 @@ static void place_new_bonds(pd_ppd_state* s, const pd_world* w, const uint8_t* b
     pd_parallel_for(s->n, 256, place_new_bonds_range, &job);
 }
 
+/* Marks the particles whose bonds the renewal changed (a bond new or gone), for the rebuild in
+ * part (pd_ppd_rebuild_renewed): a kept family is its old bonds in their order. */
+static void mark_changed_range(void* ctx, size_t begin, size_t end, int thread) {
+    const new_bonds_job* job = ctx;
+    const pd_family *old = &job->s->fam, *fresh = job->fresh;
+    (void)thread;
+    for (size_t i = begin; i < end; ++i) {
+        uint32_t b = fresh->offsets[i], o = old->offsets[i], count = fresh->offsets[i + 1] - b;
+        int kept = count == old->offsets[i + 1] - o;
+        for (uint32_t k = 0; kept && k < count; ++k)
+            kept = job->map[b + k] == o + k;
+        if (!kept)
+            job->s->stale[i] |= PPD_STALE_FAMILY;
+    }
+}
+
+static void mark_changed(pd_ppd_state* s, const uint32_t* map, pd_family* fresh) {
+    new_bonds_job job = {s, NULL, NULL, NULL, map, fresh};
+    if (s->stale)
+        pd_parallel_for(s->n, 256, mark_changed_range, &job);
+}
+
 /* Whether particle i flows (a plastic material: Drucker-Prager, von Mises, granular, fluid). */
 static int flows(const pd_ppd_state* s, size_t i) {
     return s->mat[s->material[i]].plastic;
@@ -127,11 +149,16 @@ static pd_status renew(pd_ppd_state* s, pd_world* w, const uint8_t* body_renews,
     if (st != PD_OK)
         return pd_fail(err, st, "", "renewing the families failed (%s)", pd_status_string(st));
     place_new_bonds(s, w, body_renews, map, &fresh);
+    mark_changed(s, map, &fresh);
     pd_bonds_map_free(map, &fresh); /* every per-bond array is rebuilt from the family */
     s->fam_spare = s->fam;          /* kept for the next renewal to write into */
     s->fam = fresh;
     w->bond_count = s->fam.bond_count;
-    return pd_state_bonds_reserve(&s->persist, s->fam.bond_capacity);
+    const float* kb = s->kb;
+    st = pd_state_bonds_reserve(&s->persist, s->fam.bond_capacity);
+    if (s->kb != kb) /* grown: the old kb is gone, the next rebuild is whole */
+        s->stale_valid = 0;
+    return st;
 }
 
 pd_status pd_ppd_reserve_bonds(void* state, size_t bonds) {
@@ -150,6 +177,7 @@ pd_status pd_ppd_reserve_bonds(void* state, size_t bonds) {
         pd_family_drop_reverse(&grown);
     pd_family_free(&s->fam);
     s->fam = grown;
+    s->stale_valid = 0;
     return pd_state_bonds_reserve(&s->persist, bonds);
 }
 
@@ -157,11 +185,13 @@ pd_status pd_ppd_renew_families(void* state, pd_world* w, const uint8_t* body_re
                                 pd_error* err) {
     pd_ppd_state* s = state;
     uint8_t* particle_renews = NULL;
-    pd_status st = flowing_particles(s, w, &particle_renews);
+    if (!s->stale) /* the marks for the rebuilds in part (the next rebuild is whole) */
+        s->stale = PD_NEW_ARRAY(uint8_t, s->n + 1);
+    pd_status st = s->stale ? flowing_particles(s, w, &particle_renews) : PD_ERR_OUT_OF_MEMORY;
     if (st == PD_OK)
         st = renew(s, w, body_renews, particle_renews, err);
     PD_FREE_ARRAY(particle_renews, uint8_t, s->n + 1);
-    return st == PD_OK ? pd_ppd_build_system(s, w, err) : st;
+    return st == PD_OK ? pd_ppd_rebuild_renewed(s, w, err) : st;
 }
 
 pd_status pd_ppd_update_renewal(pd_ppd_state* s, pd_world* w, int at_creation, pd_error* err) {

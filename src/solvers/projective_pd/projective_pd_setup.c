@@ -390,14 +390,20 @@ pd_ppd_sym3 pd_ppd_family_kinv(const pd_ppd_state* s, uint32_t i, int* planar) {
                          kinv.m[1][1], kinv.m[1][2], kinv.m[2][2]};
 }
 
-void pd_ppd_shape_tensor(pd_ppd_state* s, uint32_t i) {
+static void refresh_shape_tensor(pd_ppd_state* s, uint32_t i) {
     int planar;
     s->kinv[i] = pd_ppd_family_kinv(s, i, &planar);
     s->planar[i] = (uint8_t)planar;
 }
 
+void pd_ppd_shape_tensor(pd_ppd_state* s, uint32_t i) {
+    refresh_shape_tensor(s, i);
+    if (s->stale) /* its references moved: the next rebuild redoes its bonds' stiffness */
+        s->stale[i] |= PPD_STALE_REFS;
+}
+
 static void shape_tensor(const build_job* job, uint32_t i) {
-    pd_ppd_shape_tensor(job->s, i);
+    refresh_shape_tensor(job->s, i);
 }
 
 static void shape_tensors(pd_ppd_state* s) {
@@ -573,11 +579,15 @@ static void matrix_row(const build_job* job, uint32_t i) {
 
 /* The bond stiffness, the matrix weights and diagonal, and the Jacobi bound rho. gcorr: the
  * surface correction per bond, or NULL. */
-static void stiffness(pd_ppd_state* s, pd_real* gcorr) {
-    for_each_particle(s, gcorr, bond_stiffness);
+static void matrix_and_bound(pd_ppd_state* s) {
     for_each_particle(s, NULL, matrix_row);
     pd_sym_csr m = pd_ppd_matrix(s);
     s->rho = pd_jacobi_bound(&m, s->fixed);
+}
+
+static void stiffness(pd_ppd_state* s, pd_real* gcorr) {
+    for_each_particle(s, gcorr, bond_stiffness);
+    matrix_and_bound(s);
 }
 
 /* The global matrix of Eq. 12 as the shared solvers see it: the families' CSR with the
@@ -645,10 +655,11 @@ static pd_real* surface_scratch(pd_ppd_state* s) {
     size_t nb = s->fam.bond_count + 1;
     if (!scene_flows(s))
         return PD_NEW_ARRAY(pd_real, nb);
-    if (s->gcorr_capacity < nb) {
+    if (s->gcorr_capacity < nb) { /* an eighth more, as the renewed families' arrays, not
+                                   * cleared (a rebuild writes every bond's): not resident */
         PD_FREE_ARRAY(s->gcorr, pd_real, s->gcorr_capacity);
-        s->gcorr = PD_NEW_ARRAY(pd_real, nb);
-        s->gcorr_capacity = s->gcorr ? nb : 0;
+        s->gcorr = pd_alloc((nb + nb / 8) * sizeof(pd_real));
+        s->gcorr_capacity = s->gcorr ? nb + nb / 8 : 0;
     }
     return s->gcorr;
 }
@@ -658,6 +669,10 @@ static pd_real* surface_scratch(pd_ppd_state* s) {
  * the Jacobi bound, and for the direct solve the Cholesky factor. At creation, after a renewal,
  * a removal of bonds or a new time step; the material constants stay as calibrated at
  * creation. */
+/* What every rebuild ends with: the local step's plan, the direct solve's factor; the stale
+ * marks cleared. */
+static pd_status finish_build(pd_ppd_state* s, const pd_world* w, pd_error* err);
+
 pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err) {
     s->matrix_dt = w->def.dt;
     s->system_stale = 0;
@@ -671,6 +686,89 @@ pd_status pd_ppd_build_system(pd_ppd_state* s, const pd_world* w, pd_error* err)
     stiffness(s, gcorr);
     if (gcorr != s->gcorr)
         PD_FREE_ARRAY(gcorr, pd_real, s->fam.bond_count + 1);
+    /* the next renewal may rebuild in part: kb kept, and the surface correction where on */
+    s->stale_valid = s->stale && s->kb && (!s->prm.surface_correction || gcorr == s->gcorr);
+    return finish_build(s, w, err);
+}
+
+/* ------------------------------------------- the rebuild after a renewal, in part
+ * A grain whose family and references did not change since the last rebuild keeps its shape
+ * tensor (X*X)^+, its surface correction g_i(n) and its direction weights f(n) (which read its
+ * own bonds only), and, where no neighbour changed either, its bond stiffness kb (which reads
+ * the neighbour's g_j(n) and weight): only the marked grains (s->stale) and their neighbours
+ * are rebuilt, the same arithmetic on the same values. The granular factor, the matrix weights
+ * c, the diagonal and the Jacobi bound change with every step's densities: rebuilt whole. */
+
+/* Whether i's bonds are rebuilt: its family or references changed, or a neighbour's. */
+static int bonds_stale(const pd_ppd_state* s, uint32_t i) {
+    const pd_family* f = &s->fam;
+    if (s->stale[i])
+        return 1;
+    for (uint32_t b = f->offsets[i]; b < f->offsets[i + 1]; ++b)
+        if (s->stale[f->j[b]])
+            return 1;
+    return 0;
+}
+
+static void stale_shape_tensor(const build_job* job, uint32_t i) {
+    if (job->s->stale[i] & PPD_STALE_FAMILY) /* a moved reference refreshed its own */
+        shape_tensor(job, i);
+}
+
+static void stale_bond_geometry(const build_job* job, uint32_t i) {
+    if (bonds_stale(job->s, i))
+        bond_geometry(job, i);
+}
+
+static void stale_bond_stiffness(const build_job* job, uint32_t i) {
+    if (bonds_stale(job->s, i))
+        bond_stiffness(job, i);
+}
+
+/* i's kb and surface correction from its place in the old family (the spare) to its place in
+ * the new one (the same bonds in the same order). */
+static void move_bonds(pd_ppd_state* s, pd_real* gcorr, uint32_t i) {
+    uint32_t from = s->fam_spare.offsets[i], to = s->fam.offsets[i];
+    uint32_t count = s->fam.offsets[i + 1] - to;
+    memmove(s->kb + to, s->kb + from, count * sizeof(float));
+    if (gcorr)
+        memmove(gcorr + to, gcorr + from, count * sizeof(pd_real));
+}
+
+/* The kept grains' bonds to their new places: the blocks moving down in increasing order,
+ * those moving up in decreasing order. Both families keep the grains in order, so a block
+ * moving down lands only where earlier blocks moving down were (and up, later ones moving up):
+ * no block is overwritten before it moved. Sequential: a memory move of 12 bytes a bond. */
+static void carry_kept_bonds(pd_ppd_state* s, pd_real* gcorr) {
+    const uint32_t *from = s->fam_spare.offsets, *to = s->fam.offsets;
+    for (uint32_t i = 0; i < s->n; ++i)
+        if (!s->stale[i] && to[i] < from[i])
+            move_bonds(s, gcorr, i);
+    for (uint32_t i = (uint32_t)s->n; i-- > 0;)
+        if (!s->stale[i] && to[i] > from[i])
+            move_bonds(s, gcorr, i);
+}
+
+pd_status pd_ppd_rebuild_renewed(pd_ppd_state* s, const pd_world* w, pd_error* err) {
+    pd_real* gcorr = s->prm.surface_correction ? s->gcorr : NULL;
+    if (!s->stale_valid || s->fam_spare.count != s->n ||
+        (gcorr && s->gcorr_capacity < s->fam.bond_count + 1))
+        return pd_ppd_build_system(s, w, err);
+    s->matrix_dt = w->def.dt;
+    s->system_stale = 0;
+    carry_kept_bonds(s, gcorr);
+    for_each_particle(s, NULL, stale_shape_tensor);
+    mark_weighted(s, w, s->weighted);
+    pd_ppd_granular_stiffness(s, w);
+    for_each_particle(s, gcorr, stale_bond_geometry);
+    for_each_particle(s, gcorr, stale_bond_stiffness);
+    matrix_and_bound(s);
+    return finish_build(s, w, err);
+}
+
+static pd_status finish_build(pd_ppd_state* s, const pd_world* w, pd_error* err) {
+    if (s->stale)
+        memset(s->stale, 0, s->n);
     pd_status st = pd_ppd_plan_local_step(s, w);
     if (st != PD_OK)
         return pd_fail(err, st, "solver", "out of memory");
@@ -824,6 +922,7 @@ pd_status pd_ppd_on_reorder(void* state, pd_world* w, const uint32_t* perm) {
     pd_ppd_state* s = state;
     pd_reorder r;
     pd_status st = pd_state_arrays_reorder(&s->persist, perm, &r); /* factor_row too */
+    s->stale_valid = 0;      /* the surface correction and the marks are of the old order */
     s->density_in_order = 0; /* the published density is of the old order */
     pd_neighbor_cache_invalidate(&s->renewal_list);
     pd_contact_particles_reordered(&s->contact);
@@ -918,6 +1017,7 @@ pd_status pd_ppd_restored(void* state, pd_world* w, pd_ckpt_reader* r, pd_error*
     /* A run may have written its system before rebuilding it after the last plastic flow
      * (system_stale): the next step's renewal rebuilds it, as in the run that wrote it. */
     s->system_stale = 0;
+    s->stale_valid = 0; /* the surface correction is not in a checkpoint */
     pd_bond_set_free(&s->broken);
     size_t pairs = bytes / sizeof(uint64_t);
     if (pairs) {
@@ -977,6 +1077,7 @@ void pd_ppd_destroy_state(pd_ppd_state* s) {
     FREE(zero_strain, pd_real, n);
     pd_state_bonds_free(&s->persist);
     PD_FREE_ARRAY(s->gcorr, pd_real, s->gcorr_capacity);
+    PD_FREE_ARRAY(s->stale, uint8_t, s->stale ? n + 1 : 0);
     pd_ppd_return_free(s);
     pd_descent_free(&s->opt);
     pd_collider_contact_free(&s->cc);
