@@ -188,6 +188,7 @@ typedef struct pd_ppd_state {
     /* 1: kb, gcorr and the shape tensors are those of a complete rebuild, carried through the
      * renewals since (a reordering, a checkpoint or an array grown sets 0: rebuilt whole) */
     int stale_valid;
+    size_t rebuilds_in_part; /* counted, for tests and measurements */
     /* per particle */
     pd_ppd_sym3* kinv;       /* (X*X)^+ of the family (pd_ppd_kinv) */
     uint8_t* planar;         /* family spans a plane or a line: no inversion fix, no dilatation */

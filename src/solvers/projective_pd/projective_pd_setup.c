@@ -756,6 +756,7 @@ pd_status pd_ppd_rebuild_renewed(pd_ppd_state* s, const pd_world* w, pd_error* e
         return pd_ppd_build_system(s, w, err);
     s->matrix_dt = w->def.dt;
     s->system_stale = 0;
+    s->rebuilds_in_part++;
     carry_kept_bonds(s, gcorr);
     for_each_particle(s, NULL, stale_shape_tensor);
     mark_weighted(s, w, s->weighted);
