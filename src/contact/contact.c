@@ -647,15 +647,24 @@ static void closest_range(void* ctx, size_t begin, size_t end, int thread) {
     job->c->partial[3 * job->c->chunks + begin / PD_CONTACT_GRAIN] = closest;
 }
 
-pd_status pd_contact_closest(pd_contact* c, const pd_vec3* y) {
-    c->closest = 1;
-    if (c->n == 0)
-        return PD_OK;
+/* The candidates at y found (or kept), then fn over the particles in chunks of
+ * PD_CONTACT_GRAIN, each chunk writing its partial sums. */
+static pd_status over_candidates(pd_contact* c, const pd_vec3* y, pd_range_fn* fn) {
     pd_status st = find_candidates(c, y);
     if (st != PD_OK)
         return st;
     contact_job job = {c, y};
-    pd_parallel_for(c->n, PD_CONTACT_GRAIN, closest_range, &job);
+    pd_parallel_for(c->n, PD_CONTACT_GRAIN, fn, &job);
+    return PD_OK;
+}
+
+pd_status pd_contact_closest(pd_contact* c, const pd_vec3* y) {
+    c->closest = 1;
+    if (c->n == 0)
+        return PD_OK;
+    pd_status st = over_candidates(c, y, closest_range);
+    if (st != PD_OK)
+        return st;
     for (size_t k = 0; k < c->chunks; ++k)
         c->closest = fmin(c->closest, c->partial[3 * c->chunks + k]);
     return PD_OK;
@@ -666,11 +675,9 @@ pd_status pd_contact_evaluate(pd_contact* c, const pd_vec3* y, pd_real* energy) 
     c->energy = 0, c->pairs = 0, c->sticking = 0, c->closest = 1;
     if (c->n == 0)
         return PD_OK;
-    pd_status st = find_candidates(c, y);
+    pd_status st = over_candidates(c, y, evaluate_range);
     if (st != PD_OK)
         return st;
-    contact_job job = {c, y};
-    pd_parallel_for(c->n, PD_CONTACT_GRAIN, evaluate_range, &job);
     pd_real e = 0, pairs = 0, sticking = 0;
     for (size_t k = 0; k < c->chunks; ++k) {
         c->closest = fmin(c->closest, c->partial[3 * c->chunks + k]); /* any order: a min */
