@@ -389,6 +389,7 @@ static pd_status find_candidates(pd_contact* c, const pd_vec3* y) {
     if (st == PD_OK) {
         size_t listed = c->near.offsets[c->n]; /* the list's need, before keep_eligible */
         c->step_most = c->step_most > listed ? c->step_most : listed;
+        c->kept_listed = listed;
         keep_eligible(c);
         st = reserve_pairs(c, c->near.offsets[c->n]);
     }
@@ -497,7 +498,9 @@ static pd_status fit_room(pd_contact* c, size_t most) {
  * included), when that at least halves it. */
 static pd_status follow_the_need(pd_contact* c) {
     size_t ended = c->step_most;
-    c->step_most = c->near_valid ? c->near.offsets[c->n] : 0; /* the kept list is this step's */
+    /* the kept list is this step's, counted as its search counted it (before keep_eligible: a
+     * step that kept the list is as quiet as the search that made it) */
+    c->step_most = c->near_valid ? c->kept_listed : 0;
     if (!c->pair_k || 4 * ended >= c->near.indices_capacity) {
         c->quiet_steps = 0, c->quiet_most = 0;
         return PD_OK;

@@ -115,8 +115,9 @@ typedef struct pd_contact {
     pd_real* pair_k;
     size_t pair_capacity;
     /* the room's rule (pd_contact_begin_step): the most candidates the searches of the step
-     * under way held, the most of the quiet steps before it and how many there were */
-    size_t step_most, quiet_most;
+     * under way held, the most of the quiet steps before it and how many there were; what the
+     * search that made the list held (a kept list's need, in the searches' units) */
+    size_t step_most, quiet_most, kept_listed;
     int quiet_steps;
     /* lagged friction pairs, per particle (CSR), recorded by pd_contact_begin_step; f_offsets
      * only where some material has friction */
