@@ -230,6 +230,11 @@ pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
     return st.sqrt_j2 - *limit;
 }
 
+/* flow_fractions' answer for a state past the apex under apex_return after_solve: its deviator
+ * returns and nothing else at the iterates, so one correction is the whole of it (the repeated
+ * corrections' test, sqrt(J2) within the cone, cannot hold past the apex). */
+#define FLOWS_DEVIATOR_ONLY 2
+
 /* alpha and beta of Eq. 18 (beta as radial return, see the file's comment); 0 when inside.
  * With apex_return after_solve a state past the apex at an iterate of the solve (ret_active)
  * has its deviator removed and keeps its isotropic part (alpha = 0), so the solve resists its
@@ -237,14 +242,17 @@ pd_real pd_ppd_yield_excess(const pd_ppd_state* s, const pd_vec3* y, uint32_t i,
  * it to the apex. Returned to the apex at every iterate, a state has no stiffness in further
  * tension, and a transient's tension became volume for good: the indented clay at 30 degrees
  * gained ln J_p 0.18 under the sphere and ended 2.66 mm above its far surface, with the apex
- * after the solve 0.0085 and 0.705 mm below it (docs/validation.md). */
+ * after the solve 0.687 mm below it (ln J_p 0.0085 while it took four corrections)
+ * (docs/validation.md). */
 static int flow_fractions(const pd_ppd_state* s, const pd_ppd_material* m, strain_state st,
                           pd_real* alpha, pd_real* beta) {
     pd_dp_cone cone = {m->yield_a, m->yield_b};
     int flows = pd_dp_radial_return(cone, st.i1, st.sqrt_j2, alpha, beta);
     if (flows && s->ret_active && s->prm.apex_return == PD_PPD_APEX_AFTER_SOLVE &&
-        m->yield_a + m->yield_b * st.i1 <= 0)
+        m->yield_a + m->yield_b * st.i1 <= 0) {
         *alpha = 0;
+        return FLOWS_DEVIATOR_ONLY;
+    }
     return flows;
 }
 
@@ -333,7 +341,8 @@ static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     if (!m->plastic || s->planar[i] || s->fixed[i])
         return 0;
     strain_state st = strain_of(s, m, y, i);
-    if (!flow_fractions(s, m, st, &alpha, &beta))
+    int flows = flow_fractions(s, m, st, &alpha, &beta);
+    if (!flows)
         return 0;
     pd_mat3 F = pd_ppd_deformation_gradient(s, y, i), R, S;
     if (!(pd_m3_det(F) > 0)) /* inverted or flat: the inversion fix steers it first */
@@ -342,11 +351,13 @@ static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     for (int pass = 0; pass < PLASTIC_RETURNS; ++pass) {
         dp += move_references(s, y, i, R, st, alpha, beta);
         pd_ppd_shape_tensor(s, i);
+        if (flows == FLOWS_DEVIATOR_ONLY)
+            break;
         R = pd_m3_identity();
         st = strain_of(s, m, y, i);
         pd_real lim = m->yield_a + m->yield_b * st.i1;
         if (st.sqrt_j2 <= lim + PLASTIC_RETURN_TOL * fabs(lim) ||
-            !flow_fractions(s, m, st, &alpha, &beta))
+            !(flows = flow_fractions(s, m, st, &alpha, &beta)))
             break;
     }
     return dp;
