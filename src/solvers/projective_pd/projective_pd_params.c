@@ -123,12 +123,13 @@ static const pd_param_info k_params[] = {
      "granular_constraints=in_solve"},
     {"yield_pressure", PD_PARAM_ENUM, P(yield_pressure), PD_PPD_YIELD_PRESSURE_OWN, 0, 0, "-",
      "own|kernel_mean",
-     "plastic_return in_solve, granular matter: the density penalty's pressure the yield check "
+     "plastic_return and granular_constraints in_solve, granular matter: the density penalty's "
+     "pressure the yield check "
      "(Eq. 14) adds to I1. own: the grain's own K max(C, 0). kernel_mean (beyond the paper): "
      "its Shepard mean over the density kernel's neighbourhood, the pressure field an SPH "
      "pressure exerts at the grain (a settled lattice layer's penalty compresses alternate rows: "
      "their own pressure read 2-2.5 times the weight they bear; docs/methods/projective_pd.md).",
-     "plastic_return=in_solve"},
+     "plastic_return=in_solve,granular_constraints=in_solve"},
     {"apex_return", PD_PARAM_ENUM, P(apex_return), PD_PPD_APEX_IN_SOLVE, 0, 0, "-",
      "in_solve|after_solve",
      "plastic_return in_solve: where a state past the Drucker-Prager cone's apex (Eq. 18's "
