@@ -1,8 +1,9 @@
 /* projective_pd families that change: a new time step, renewed neighbourhoods (He 2017 Sec. 8
  * renews them for plastic and granular bodies), bonds broken for good. Each rebuilds what
- * depends on the families and h through pd_ppd_build_system: the shape tensors, stiffness,
- * diagonal, Jacobi bound and Cholesky factor. Infrequent: temporary arrays are allocated per
- * call. */
+ * depends on the families and h (the shape tensors, stiffness, diagonal, Jacobi bound and
+ * Cholesky factor) through pd_ppd_build_system, or after a renewal in part through
+ * pd_ppd_rebuild_renewed (the grains whose family or references changed). Infrequent: temporary
+ * arrays are allocated per call. */
 #include <stdio.h>
 #include <string.h>
 
