@@ -55,14 +55,19 @@ static pd_contact_def make_def(int friction) {
     return d;
 }
 
+/* The frictionless contact of the cloud (seed 7), evaluated once at its positions. */
+static int frictionless_contact_of(cloud* c, pd_contact* ct) {
+    make_cloud(c, 7);
+    pd_contact_def def = make_def(0);
+    pd_real e;
+    return pd_contact_init(ct, &def, &c->p) == PD_OK &&
+           pd_contact_evaluate(ct, c->pos, &e) == PD_OK;
+}
+
 PD_TEST(pairs_match_brute_force) {
     static cloud c;
-    make_cloud(&c, 7);
-    pd_contact_def def = make_def(0);
     pd_contact ct;
-    PD_REQUIRE(pd_contact_init(&ct, &def, &c.p) == PD_OK);
-    pd_real e;
-    PD_REQUIRE(pd_contact_evaluate(&ct, c.pos, &e) == PD_OK);
+    PD_REQUIRE(frictionless_contact_of(&c, &ct));
     size_t brute = 0, same_body = 0;
     for (uint32_t i = 0; i < NP; ++i)
         for (uint32_t j = i + 1; j < NP; ++j) {
@@ -139,13 +144,10 @@ static size_t brute_pairs(const pd_contact* ct, const pd_vec3* y) {
 PD_TEST(few_moved_particles_keep_their_candidates_until_they_touch) {
     static cloud c;
     static pd_vec3 y[NP];
-    make_cloud(&c, 7);
-    pd_contact_def def = make_def(0);
     pd_contact ct;
-    PD_REQUIRE(pd_contact_init(&ct, &def, &c.p) == PD_OK);
-    pd_real e;
-    PD_REQUIRE(pd_contact_evaluate(&ct, c.pos, &e) == PD_OK);
+    PD_REQUIRE(frictionless_contact_of(&c, &ct));
     size_t built = ct.grid.builds;
+    pd_real e;
     memcpy(y, c.pos, sizeof y);
     y[0] = pd_v3(-0.3, -0.3, -0.3); /* 0.1 m beyond the cloud's corner */
     PD_REQUIRE(pd_contact_evaluate(&ct, y, &e) == PD_OK);
