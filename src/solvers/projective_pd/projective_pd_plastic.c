@@ -183,8 +183,10 @@ static pd_real yield_pressure(const pd_ppd_state* s, const pd_vec3* y, uint32_t 
     return sw > 0 ? sp / sw : s->dens_pressure[i];
 }
 
-static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
-                              uint32_t i) {
+/* The strain state of i at y with `pressure` the density constraints carry (granular: added to
+ * I1; yield_pressure). */
+static strain_state strain_at(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
+                              uint32_t i, pd_real pressure) {
     strain_state out = {0, 0, 0, 0};
     pd_real dev2 = 0;
     if (!strain_moments(s, m, y, i, &out.e_iso, &dev2))
@@ -198,10 +200,15 @@ static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, c
         out.i1 = -9 * m->bulk * pd_ppd_vscale(s, i) * out.e_iso; /* granular: lambda = k_f + k_c */
     }
     if (m->granular) /* and the pressure the density constraints carry */
-        out.i1 += 3 * yield_pressure(s, y, i);
+        out.i1 += 3 * pressure;
     out.sqrt_j2 = sqrt(15 * dev2) * shear;
     out.shear = shear;
     return out;
+}
+
+static strain_state strain_of(const pd_ppd_state* s, const pd_ppd_material* m, const pd_vec3* y,
+                              uint32_t i) {
+    return strain_at(s, m, y, i, m->granular ? yield_pressure(s, y, i) : 0);
 }
 
 pd_mat3 pd_ppd_new_bond_map(const pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
@@ -340,7 +347,9 @@ static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
     }
     if (!m->plastic || s->planar[i] || s->fixed[i])
         return 0;
-    strain_state st = strain_of(s, m, y, i);
+    /* the pressure at y, the same for every correction (kernel_mean: a loop over neighbours) */
+    pd_real pressure = m->granular ? yield_pressure(s, y, i) : 0;
+    strain_state st = strain_at(s, m, y, i, pressure);
     int flows = flow_fractions(s, m, st, &alpha, &beta);
     if (!flows)
         return 0;
@@ -354,7 +363,7 @@ static pd_real flow_particle(pd_ppd_state* s, const pd_vec3* y, uint32_t i) {
         if (flows == FLOWS_DEVIATOR_ONLY)
             break;
         R = pd_m3_identity();
-        st = strain_of(s, m, y, i);
+        st = strain_at(s, m, y, i, pressure);
         pd_real lim = m->yield_a + m->yield_b * st.i1;
         if (st.sqrt_j2 <= lim + PLASTIC_RETURN_TOL * fabs(lim) ||
             !(flows = flow_fractions(s, m, st, &alpha, &beta)))
